@@ -1,0 +1,28 @@
+"""meeplelab game engines: the catalogue and the uniform Python face of every game.
+
+    >>> import core_cy
+    >>> core_cy.games()
+    ['maori']
+    >>> game = core_cy.load("maori")
+    >>> state = game.new(3, rules={"mode": "pro"}, seed=7)
+"""
+from __future__ import annotations
+
+import importlib
+
+# Game name -> module inside core_cy.  Adding a game is adding a line here.
+CATALOGUE = {
+    "maori": "core_cy.maori",
+}
+
+
+def games() -> list[str]:
+    """The names of the games in the catalogue."""
+    return sorted(CATALOGUE)
+
+
+def load(name: str):
+    """The game object for `name` (ValueError for an unknown game)."""
+    if name not in CATALOGUE:
+        raise ValueError(f"unknown game {name!r}; choose one of {games()}")
+    return importlib.import_module(CATALOGUE[name]).GAME

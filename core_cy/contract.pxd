@@ -1,0 +1,81 @@
+# The engine contract shared by every game (see ../shared/ARCHITECTURE.md, "The engine contract").
+#
+# An engine is a table of C functions over one flat state struct of `state_size` bytes.
+# Agents and the batch runner only ever see `Engine*` and `void*` states, so they never know
+# which game they play.  Everything here is nogil and allocation-free.
+from libc.stdint cimport uint64_t, uint32_t
+
+cdef extern from "meeple_rng.h":
+    ctypedef struct Rng:
+        uint64_t key
+        uint64_t ctr
+    void rng_seed(Rng* r, uint64_t seed, uint64_t a, uint64_t b, uint64_t c) noexcept nogil
+    uint64_t rng_next(Rng* r) noexcept nogil
+    uint32_t rng_below(Rng* r, uint32_t n) noexcept nogil
+    double rng_uniform(Rng* r) noexcept nogil
+
+cdef enum:
+    MAX_SEATS = 8            # the largest player count any engine may declare
+    MAX_LEGAL = 4096         # capacity of a legal-action buffer
+    MAX_GAME_OUTCOMES = 16   # game-level outcome fields an engine may report
+    MAX_SEAT_OUTCOMES = 16   # per-seat outcome fields an engine may report
+    STREAM_CHANCE = 0        # RNG stream id for the game's own chance events
+    STREAM_SEAT = 1          # seat k's agent uses stream STREAM_SEAT + k
+    POLICY_SCRATCH = 65536   # bytes of scratch memory handed to Engine.policy
+
+# Per-seat parameters that belong to the player rather than to its decisions,
+# e.g. the speed of a hand in a real-time game (action durations are divided by it).
+ctypedef struct SeatParams:
+    double speed
+
+ctypedef struct Engine:
+    size_t state_size
+    size_t rules_size
+    int num_actions          # actions are integers in [0, num_actions)
+    int min_players
+    int max_players
+    bint cooperative         # win shares are the team outcome (0 or 1 for every seat)
+    int num_game_outcomes
+    int num_seat_outcomes
+    int num_policies         # engine-specific policies (planners) callable by agents
+    # Set up a new game: copies `rules` (rules_size bytes) into the state, draws all
+    # chance it needs from `rng` (which the state keeps for later chance events).
+    void (*setup)(void* st, const void* rules, int players, const SeatParams* seats,
+                  const Rng* rng) noexcept nogil
+    int (*num_players)(const void* st) noexcept nogil
+    # The seat that acts next; in real-time games the hand whose decision comes first.
+    int (*current_player)(const void* st) noexcept nogil
+    bint (*is_terminal)(const void* st) noexcept nogil
+    # Writes the legal actions (ascending) into out, returns how many.
+    int (*legal_actions)(const void* st, int* out) noexcept nogil
+    # Applies a legal action; chance is drawn from the rng inside the state.
+    void (*apply)(void* st, int action) noexcept nogil
+    # Final scores and win shares per seat (shares sum to 1, or team 0/1 when cooperative).
+    void (*scores)(const void* st, double* out) noexcept nogil
+    void (*win_shares)(const void* st, double* out) noexcept nogil
+    # Number of decisions taken so far (the game length in moves) and the end reason code.
+    int (*num_moves)(const void* st) noexcept nogil
+    int (*end_reason)(const void* st) noexcept nogil
+    # Game-specific outcome fields: game_out[num_game_outcomes],
+    # seat_out[seat * num_seat_outcomes + k].
+    void (*outcomes)(const void* st, double* game_out, double* seat_out) noexcept nogil
+    # A heuristic value of the state for `seat` (higher is better for that seat).
+    double (*heuristic)(const void* st, int seat) noexcept nogil
+    # Copies st to out as `seat` may see it: hidden information is re-drawn from rng
+    # (a determinization), so look-ahead agents never peek.
+    void (*observe)(const void* st, int seat, void* out, Rng* rng) noexcept nogil
+    # Optional (may be NULL): engine-specific policy number `which` picks an action.
+    int (*policy)(const void* st, int which, Rng* rng, void* scratch) noexcept nogil
+
+cdef class EngineHandle:
+    cdef const Engine* engine
+
+
+cdef class State:
+    cdef EngineHandle handle
+    cdef void* buf
+    cdef readonly object game      # the Python game object (rules, names, dict codec)
+    cdef void _check_alive(self) except *
+
+
+cdef State new_state(object game, EngineHandle handle)

@@ -1,0 +1,174 @@
+"""The uniform Python face of a game: rules options, validation, new/from_dict, info.
+
+Each game module defines a subclass of `Game` that supplies its engine handle, its rule
+options and its state-dict codec; everything else (validation, schemas, seeding, agents,
+fingerprints) is shared here so that every game looks the same to tests, the CLI and the API.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from core_cy import contract
+from core_cy.agents import GENERIC_AGENTS
+
+PACKAGE_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One rule option: a variant switch, a numeric parameter or a replaceable data value."""
+
+    name: str
+    kind: str  # "enum" | "int" | "bool" | "data"
+    default: Any
+    description: str
+    choices: tuple = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    assumption: bool = False  # the spec marks this value as an ASSUMPTION
+
+    def json_schema(self) -> dict:
+        schema: dict[str, Any] = {"description": self.description, "default": self.default}
+        if self.kind == "enum":
+            schema.update(type="string", enum=list(self.choices))
+        elif self.kind == "int":
+            schema["type"] = "integer"
+            if self.minimum is not None:
+                schema["minimum"] = self.minimum
+            if self.maximum is not None:
+                schema["maximum"] = self.maximum
+        elif self.kind == "bool":
+            schema["type"] = "boolean"
+        else:
+            schema["type"] = "array" if isinstance(self.default, list) else "object"
+        if self.assumption:
+            schema["x-assumption"] = True
+        return schema
+
+    def validate(self, game: str, value: Any) -> Any:
+        where = f"rule option '{self.name}' of {game}"
+        if self.kind == "enum":
+            if value not in self.choices:
+                raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
+        elif self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+                    value = int(value)
+                else:
+                    raise ValueError(f"{where} must be an integer, got {value!r}")
+            if self.minimum is not None and value < self.minimum:
+                raise ValueError(f"{where} must be >= {self.minimum}, got {value}")
+            if self.maximum is not None and value > self.maximum:
+                raise ValueError(f"{where} must be <= {self.maximum}, got {value}")
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"{where} must be true or false, got {value!r}")
+        return value
+
+
+class Game:
+    """Base of every game's Python face.  Subclasses fill the class attributes and hooks."""
+
+    name: str = ""
+    title: str = ""
+    min_players: int = 1
+    max_players: int = 1
+    cooperative: bool = False
+    engine_version: str = ""
+    options: tuple = ()
+    end_reasons: tuple = ()
+    game_outcome_names: tuple = ()
+    seat_outcome_names: tuple = ()
+    policies: tuple = ()  # engine-specific agent names (Engine.policy numbers, in order)
+    policy_descriptions: dict = {}
+    handle: Any = None
+
+    # ---- hooks a game supplies -------------------------------------------------------
+    def check_rules(self, rules: dict, players: int) -> None:
+        """Cross-option checks (e.g. a board side's player limit); raise ValueError."""
+
+    def pack_rules(self, rules: dict, players: int) -> bytes:
+        raise NotImplementedError  # every game module overrides this
+
+    def to_dict(self, state) -> dict:
+        raise NotImplementedError  # every game module overrides this
+
+    def from_dict(self, data: dict):
+        raise NotImplementedError  # every game module overrides this
+
+    def describe(self, state, action) -> str:
+        raise NotImplementedError  # every game module overrides this
+
+    def score_breakdown(self, state) -> list:
+        raise NotImplementedError  # every game module overrides this
+
+    # ---- shared face -----------------------------------------------------------------
+    @property
+    def agents(self) -> dict:
+        return {**GENERIC_AGENTS, **{p: self.policy_descriptions.get(p, "") for p in self.policies}}
+
+    def rules_schema(self) -> dict:
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {o.name: o.json_schema() for o in self.options},
+        }
+
+    def info(self) -> dict:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "cooperative": self.cooperative,
+            "engine_version": self.engine_version,
+            "rules": self.rules_schema(),
+            "agents": self.agents,
+            "end_reasons": list(self.end_reasons),
+            "game_outcomes": list(self.game_outcome_names),
+            "seat_outcomes": list(self.seat_outcome_names),
+        }
+
+    def check_players(self, players: Any) -> int:
+        if isinstance(players, bool) or not isinstance(players, int):
+            raise ValueError(f"players must be an integer, got {players!r}")
+        if not self.min_players <= players <= self.max_players:
+            raise ValueError(f"players must be between {self.min_players} and "
+                             f"{self.max_players} for {self.name}, got {players}")
+        return players
+
+    def resolve_rules(self, rules: dict | None, players: int) -> dict:
+        """Validated rules with every default filled in; ValueError names a bad option."""
+        rules = {} if rules is None else rules
+        if not isinstance(rules, dict):
+            raise ValueError(f"rules must be an object of rule options, got {type(rules).__name__}")
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(rules) - set(known))
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {unknown} for {self.name}; "
+                             f"known options: {sorted(known)}")
+        resolved = {name: opt.validate(self.name, rules.get(name, opt.default))
+                    for name, opt in known.items()}
+        self.check_rules(resolved, self.check_players(players))
+        return resolved
+
+    def rules_fingerprint(self, rules: dict | None, players: int) -> str:
+        """A short hash of the fully resolved rules and data (what the engine really plays)."""
+        resolved = self.resolve_rules(rules, players)
+        blob = json.dumps([self.name, self.engine_version, resolved], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def new(self, players: int, rules: dict | None = None, seed: int = 0, speeds=None):
+        """A new game; chance comes from `seed` alone (game 0 of that seed in a batch)."""
+        resolved = self.resolve_rules(rules, players)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
+        return contract.setup_state(self, self.handle, self.pack_rules(resolved, players),
+                                    players, seed, speeds)
+
+    def __hash__(self):
+        return hash(self.name)

@@ -1,0 +1,48 @@
+/* Counter-based random streams for meeplelab.
+ *
+ * A stream is a 64-bit key plus a counter; output n is a SplitMix64 finaliser of
+ * key + n * golden-ratio.  Keys are derived from (seed, a, b, c) only, so game i of an
+ * experiment gets the same stream however the games are split into shards or workers.
+ * Header-only and static inline so that every engine inlines it into its hot loop.
+ */
+#ifndef MEEPLE_RNG_H
+#define MEEPLE_RNG_H
+#include <stdint.h>
+
+typedef struct {
+    uint64_t key;
+    uint64_t ctr;
+} Rng;
+
+static inline uint64_t meeple_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static inline void rng_seed(Rng *r, uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t k = meeple_mix64(seed + 0x9e3779b97f4a7c15ULL);
+    k = meeple_mix64(k ^ (a + 0x632be59bd9b4e019ULL));
+    k = meeple_mix64(k ^ (b + 0x85157af5ULL));
+    k = meeple_mix64(k ^ (c + 0xd6e8feb86659fd93ULL));
+    r->key = k;
+    r->ctr = 0;
+}
+
+static inline uint64_t rng_next(Rng *r) {
+    r->ctr += 1;
+    return meeple_mix64(r->key + r->ctr * 0x9e3779b97f4a7c15ULL);
+}
+
+/* Uniform integer in [0, n) by Lemire's multiply-shift (bias below 2^-32 for n < 2^32). */
+static inline uint32_t rng_below(Rng *r, uint32_t n) {
+    uint64_t x = rng_next(r) >> 32;
+    return (uint32_t)((x * (uint64_t)n) >> 32);
+}
+
+/* Uniform double in [0, 1). */
+static inline double rng_uniform(Rng *r) {
+    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#endif

@@ -1,0 +1,1443 @@
+# cython: language_level=3
+"""Maori (Günter Burkhardt, Hans im Glück 2009) on the engine contract.
+
+Rules: ../shared/rules/maori.md (section numbers below refer to it).  The state is one flat C
+struct (`MState`, rules and tile data included) so that clone is a memcpy; every function of
+the engine table is nogil and allocation-free.  The Python face (`MaoriGame`) at the bottom
+validates rules, packs them into the struct and converts states to and from dicts.
+
+A turn is split into decisions, each one action:
+  PH_SHIP_START  the last seat places the explorer ship (setup, section 3 step 7)
+  PH_MOVE        move the explorer ship d steps clockwise (section 4.1)
+  PH_DISCOVER    one of the five discover options (section 4.2); in advanced/pro mode the
+                 paid small-ship steps before a placement are folded into the placement
+                 action at their minimum cost (a longer paid path is never better, because
+                 the ship's final spot is chosen afterwards anyway, section 7)
+  PH_SMALL_SHIP  advanced mode, step 3: move the small ship onto any own tile (or keep it)
+"""
+from libc.string cimport memcpy, memset
+from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
+from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+                               MAX_SEATS, MAX_LEGAL)
+from core_cy import contract
+from core_cy.game import Game, Option
+
+import json
+from importlib import resources
+
+ENGINE_VERSION = "1.0"
+
+cdef enum:
+    MAX_PLAYERS = 5
+    MAX_CELLS = 25          # a board has at most 5 x 5 cells
+    MAX_TILES = 127         # tile ids fit an int8; -1 means "no tile"
+    DISPLAY = 16            # 4 x 4 face-up tiles
+    TRACK = 16              # explorer-ship positions round the display
+    NO_TILE = -1
+
+# Tile shapes (section 2.2).
+cdef enum:
+    SH_SINGLE = 0
+    SH_END = 1
+    SH_MIDDLE = 2
+    SH_WATER = 3
+    SH_VOLCANO = 4
+
+# Edge bits, clockwise.
+cdef enum:
+    EDGE_N = 1
+    EDGE_E = 2
+    EDGE_S = 4
+    EDGE_W = 8
+
+# Cell kinds of a board layout.
+cdef enum:
+    CELL_PRINTED = 0        # printed land: inert
+    CELL_PLAYABLE = 1
+
+cdef enum:
+    MODE_BASIC = 0
+    MODE_ADVANCED = 1
+    MODE_PRO = 2
+
+cdef enum:
+    PH_SHIP_START = 0
+    PH_MOVE = 1
+    PH_DISCOVER = 2
+    PH_SMALL_SHIP = 3
+
+cdef enum:
+    END_RUNNING = 0
+    END_BOARD_FULL = 1
+    END_STALL = 2
+    END_TURN_LIMIT = 3
+
+# Action ids (section 4): contiguous blocks, ascending in the order legal_actions emits them.
+cdef enum:
+    A_SHIP_START = 0                                  # + track position
+    A_MOVE = A_SHIP_START + TRACK                     # + (distance - 1), distance 1..16
+    A_TAKE = A_MOVE + TRACK                           # + k*100 + cell*4 + rotation
+    A_STORE = A_TAKE + 4 * MAX_CELLS * 4              # + k
+    A_FROM_STORE = A_STORE + 4                        # + cell*4 + rotation
+    A_REMOVE = A_FROM_STORE + MAX_CELLS * 4           # + cell
+    A_PASS = A_REMOVE + MAX_CELLS
+    A_SMALL_SHIP = A_PASS + 1                         # + cell
+    NUM_ACTIONS = A_SMALL_SHIP + MAX_CELLS
+
+# Scoring constants printed in the rulebook (section 5.2); not assumptions.
+cdef enum:
+    LEI_POINTS = 10
+    HUT_MULTIPLIER = 2
+    REEF_MULTIPLIER = 2
+
+ctypedef struct MTile:
+    uint8_t shape
+    uint8_t open_mask       # edges where the island continues, as printed (rotation 0)
+    uint8_t lei_mask        # edge carrying a lei half, as printed
+    uint8_t palms
+    uint8_t hut
+    uint8_t boats
+    uint8_t shells
+
+ctypedef struct MRules:
+    int32_t mode
+    int32_t rotate_palmless       # section 8.2
+    int32_t lei_whole_on_tile     # section 8.4: 0 = edge halves must meet, 1 = whole on tile
+    int32_t skip_per_position     # section 8.3: 0 = pay per skipped tile, 1 = per position
+    int32_t shortfall_none        # section 4.2: 0 = partial gain, 1 = all or nothing
+    int32_t ship_start_random     # section 3.7: 0 = the last seat chooses, 1 = at random
+    int32_t reef_boat_uncovered   # section 2.4: printed reef boat counts while uncovered
+    int32_t stall_rounds          # section 6 safety
+    int32_t max_turns             # simulator safety: end the game after this many turns
+    int32_t start_shells
+    int32_t total_shells
+    int32_t rows
+    int32_t cols
+    int32_t fixed_boats           # printed boats that always count
+    int32_t n_tiles
+    uint8_t cell_kind[MAX_CELLS]
+    uint8_t cell_reef[MAX_CELLS]
+    uint8_t cell_boat[MAX_CELLS]  # a printed boat on a playable cell
+    MTile tiles[MAX_TILES]
+
+ctypedef struct MPlayer:
+    int8_t cell_tile[MAX_CELLS]   # tile id on the cell, or NO_TILE
+    uint8_t cell_rot[MAX_CELLS]   # clockwise quarter turns of that tile
+    int8_t storage                # the storage space (section 3.5)
+    int8_t ship_cell              # small ship (advanced/pro), -1 while beside the board
+    int16_t shells
+    int16_t score                 # final score, set at the end
+    int16_t removed_at_end        # tiles of incomplete islands removed before scoring
+
+ctypedef struct MState:
+    MRules rules
+    Rng rng
+    int32_t players
+    int32_t current
+    int32_t phase
+    int32_t ship_pos              # explorer ship position 0..15, -1 before setup ends
+    int32_t bank
+    int32_t pile_len
+    int32_t box_len
+    int32_t end_trigger           # the seat whose full board ended the game, or -1
+    int32_t end_reason
+    int32_t terminal
+    int32_t moves
+    int32_t turns
+    int32_t stall_turns
+    int8_t display[DISPLAY]       # row-major 4 x 4, NO_TILE for an empty slot
+    int8_t pile[MAX_TILES]        # face-down draw pile; the top is pile[pile_len - 1]
+    int8_t box[MAX_TILES]         # tiles out of the game (removed, or incomplete at the end)
+    MPlayer p[MAX_PLAYERS]
+    double share[MAX_PLAYERS]     # win shares, set at the end
+
+# Per-player scoring lines (section 5.2) for the breakdown, outcomes and heuristic.
+ctypedef struct MScore:
+    int palms_plain               # palms on complete islands without a hut
+    int palms_hut                 # palms on complete islands with a hut
+    int palm_points               # their points, reef doubling included
+    int leis
+    int boats
+    int shells
+    int empty
+    int boat_points
+    int shell_points
+    int incomplete_tiles
+    double open_palm_value        # heuristic only: palm points of completable open islands
+    int total
+
+
+# ---------------------------------------------------------------- geometry helpers
+
+cdef inline uint8_t rotate_mask(uint8_t mask, int r) noexcept nogil:
+    """Edge mask turned r quarter turns clockwise (N->E->S->W)."""
+    r = r & 3
+    return <uint8_t>(((mask << r) | (mask >> (4 - r))) & 15)
+
+
+cdef inline int neighbour(const MRules* R, int cell, int edge) noexcept nogil:
+    """The cell across `edge` of `cell`, or -1 beyond the board."""
+    cdef int r = cell // R.cols, c = cell % R.cols
+    if edge == EDGE_N:
+        r -= 1
+    elif edge == EDGE_E:
+        c += 1
+    elif edge == EDGE_S:
+        r += 1
+    else:
+        c -= 1
+    if r < 0 or c < 0 or r >= R.rows or c >= R.cols:
+        return -1
+    return r * R.cols + c
+
+
+cdef inline bint king_adjacent(const MRules* R, int a, int b) noexcept nogil:
+    cdef int dr = a // R.cols - b // R.cols, dc = a % R.cols - b % R.cols
+    return a != b and -1 <= dr <= 1 and -1 <= dc <= 1
+
+
+cdef inline int line_slot(int pos, int k) noexcept nogil:
+    """Display slot of the k-th tile (0 = nearest) in the line faced from ship position pos
+    (section 2.5: positions 0-3 top, 4-7 right, 8-11 bottom, 12-15 left, clockwise)."""
+    if pos < 4:
+        return k * 4 + pos
+    if pos < 8:
+        return (pos - 4) * 4 + (3 - k)
+    if pos < 12:
+        return (3 - k) * 4 + (11 - pos)
+    return (15 - pos) * 4 + k
+
+
+cdef inline bint is_land(const MTile* t) noexcept nogil:
+    return t.shape == SH_SINGLE or t.shape == SH_END or t.shape == SH_MIDDLE
+
+
+cdef inline uint8_t tile_open(const MState* s, const MPlayer* pl, int cell) noexcept nogil:
+    cdef const MTile* t = &s.rules.tiles[pl.cell_tile[cell]]
+    return rotate_mask(t.open_mask, pl.cell_rot[cell]) if is_land(t) else 0
+
+
+cdef inline uint8_t tile_lei(const MState* s, const MPlayer* pl, int cell) noexcept nogil:
+    return rotate_mask(s.rules.tiles[pl.cell_tile[cell]].lei_mask, pl.cell_rot[cell])
+
+
+cdef inline int n_cells(const MRules* R) noexcept nogil:
+    return R.rows * R.cols
+
+
+# ---------------------------------------------------------------- counting helpers
+
+cdef int board_boats(const MState* s, const MPlayer* pl) noexcept nogil:
+    """Boats that count (section 4.1): printed ones plus boats on tiles on the board."""
+    cdef int c, b = s.rules.fixed_boats
+    for c in range(n_cells(&s.rules)):
+        if pl.cell_tile[c] != NO_TILE:
+            b += s.rules.tiles[pl.cell_tile[c]].boats
+        elif s.rules.cell_boat[c] and s.rules.reef_boat_uncovered:
+            b += 1
+    return b
+
+
+cdef int empty_cells(const MState* s, const MPlayer* pl) noexcept nogil:
+    cdef int c, n = 0
+    for c in range(n_cells(&s.rules)):
+        if s.rules.cell_kind[c] == CELL_PLAYABLE and pl.cell_tile[c] == NO_TILE:
+            n += 1
+    return n
+
+
+cdef int tiles_on_board(const MState* s, const MPlayer* pl) noexcept nogil:
+    cdef int c, n = 0
+    for c in range(n_cells(&s.rules)):
+        if pl.cell_tile[c] != NO_TILE:
+            n += 1
+    return n
+
+
+cdef int skip_cost(const MState* s, int k) noexcept nogil:
+    """Shells to reach the k-th slot of the faced line (section 4.2 A, section 8.3), or -1
+    if it holds no takable tile (empty slot, volcano, or behind a volcano)."""
+    cdef int i, cost = 0, t
+    for i in range(k + 1):
+        t = s.display[line_slot(s.ship_pos, i)]
+        if t != NO_TILE and s.rules.tiles[t].shape == SH_VOLCANO:
+            return -1
+        if i < k and (t != NO_TILE or s.rules.skip_per_position):
+            cost += 1
+    if s.display[line_slot(s.ship_pos, k)] == NO_TILE:
+        return -1
+    return cost
+
+
+cdef void step_costs(const MState* s, const MPlayer* pl, int* cost) noexcept nogil:
+    """Shells of small-ship steps needed before placing on each cell (sections 7.1-7.2):
+    0 in basic mode or before the first tile, else the fewest king steps over tiles from the
+    ship to a tile next to the cell (99 if none)."""
+    cdef int nc = n_cells(&s.rules)
+    cdef int dist[MAX_CELLS]
+    cdef int queue[MAX_CELLS]
+    cdef int head = 0, tail = 0, c, d, a, best
+    for c in range(nc):
+        cost[c] = 0
+    if s.rules.mode == MODE_BASIC or pl.ship_cell < 0:
+        return
+    for c in range(nc):
+        dist[c] = 99
+    dist[pl.ship_cell] = 0
+    queue[tail] = pl.ship_cell
+    tail += 1
+    while head < tail:
+        a = queue[head]
+        head += 1
+        for c in range(nc):
+            if dist[c] == 99 and pl.cell_tile[c] != NO_TILE and king_adjacent(&s.rules, a, c):
+                dist[c] = dist[a] + 1
+                queue[tail] = c
+                tail += 1
+    for c in range(nc):
+        best = 99
+        for d in range(nc):
+            if dist[d] < best and king_adjacent(&s.rules, c, d):
+                best = dist[d]
+        cost[c] = best
+
+
+cdef int step_target(const MState* s, const MPlayer* pl, int cell, int steps) noexcept nogil:
+    """The tile the small ship ends on after `steps` paid steps toward `cell`: the lowest
+    numbered tile next to the cell at that distance (any choice is equivalent, section 7)."""
+    cdef int nc = n_cells(&s.rules)
+    cdef int dist[MAX_CELLS]
+    cdef int queue[MAX_CELLS]
+    cdef int head = 0, tail = 0, c, a
+    for c in range(nc):
+        dist[c] = 99
+    dist[pl.ship_cell] = 0
+    queue[tail] = pl.ship_cell
+    tail += 1
+    while head < tail:
+        a = queue[head]
+        head += 1
+        for c in range(nc):
+            if dist[c] == 99 and pl.cell_tile[c] != NO_TILE and king_adjacent(&s.rules, a, c):
+                dist[c] = dist[a] + 1
+                queue[tail] = c
+                tail += 1
+    for c in range(nc):
+        if dist[c] == steps and king_adjacent(&s.rules, c, cell):
+            return c
+    return pl.ship_cell
+
+
+cdef int rotations(const MState* s, int tile, int* out) noexcept nogil:
+    """Legal rotations of a tile: only 0 for a tile with palms (palms upright, section 4.2),
+    else each distinct turn if rotate_palmless (section 8.2)."""
+    cdef const MTile* t = &s.rules.tiles[tile]
+    cdef int r, q, n = 0
+    cdef bint seen
+    out[0] = 0
+    n = 1
+    if t.palms > 0 or not s.rules.rotate_palmless:
+        return 1
+    for r in range(1, 4):
+        seen = False
+        for q in range(r):
+            if (rotate_mask(t.open_mask, r) == rotate_mask(t.open_mask, q) and
+                    rotate_mask(t.lei_mask, r) == rotate_mask(t.lei_mask, q)):
+                seen = True
+        if not seen:
+            out[n] = r
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------- scoring (section 5)
+
+cdef void islands(const MState* s, const MPlayer* pl, int* label, bint* complete,
+                  int* n_islands) noexcept nogil:
+    """Labels the islands (components of joined land tiles) and marks the complete ones."""
+    cdef int nc = n_cells(&s.rules)
+    cdef int stack[MAX_CELLS]
+    cdef int c, top, a, e, nb, n = 0
+    cdef uint8_t om
+    for c in range(nc):
+        label[c] = -1
+    for c in range(nc):
+        if label[c] >= 0 or pl.cell_tile[c] == NO_TILE or not is_land(&s.rules.tiles[pl.cell_tile[c]]):
+            continue
+        complete[n] = True
+        label[c] = n
+        stack[0] = c
+        top = 1
+        while top > 0:
+            top -= 1
+            a = stack[top]
+            om = tile_open(s, pl, a)
+            for e in range(4):
+                if not (om & (1 << e)):
+                    continue
+                nb = neighbour(&s.rules, a, 1 << e)
+                if (nb < 0 or pl.cell_tile[nb] == NO_TILE or
+                        not (tile_open(s, pl, nb) & rotate_mask(<uint8_t>(1 << e), 2))):
+                    complete[n] = False
+                    continue
+                if label[nb] < 0:
+                    label[nb] = n
+                    stack[top] = nb
+                    top += 1
+        n += 1
+    n_islands[0] = n
+
+
+cdef bint completable(const MState* s, const MPlayer* pl, const int* label, int isl) noexcept nogil:
+    """Heuristic: every unmatched open edge of the island faces an empty playable cell."""
+    cdef int c, e, nb
+    cdef uint8_t om
+    for c in range(n_cells(&s.rules)):
+        if label[c] != isl:
+            continue
+        om = tile_open(s, pl, c)
+        for e in range(4):
+            if not (om & (1 << e)):
+                continue
+            nb = neighbour(&s.rules, c, 1 << e)
+            if nb < 0:
+                return False
+            if pl.cell_tile[nb] == NO_TILE:
+                if s.rules.cell_kind[nb] != CELL_PLAYABLE:
+                    return False
+            elif not (tile_open(s, pl, nb) & rotate_mask(<uint8_t>(1 << e), 2)):
+                return False
+    return True
+
+
+cdef void score_lines(const MState* s, const MPlayer* pl, MScore* out) noexcept nogil:
+    """The seat's own scoring lines on its board as it stands (majority points not included).
+    Incomplete islands are counted in incomplete_tiles and scored nothing."""
+    cdef int nc = n_cells(&s.rules)
+    cdef int label[MAX_CELLS]
+    cdef bint complete[MAX_CELLS]
+    cdef bint hut[MAX_CELLS]
+    cdef bint in_reef[MAX_CELLS]
+    cdef int palms[MAX_CELLS]
+    cdef int n, c, i, nb, mult, e
+    cdef const MTile* t
+    memset(out, 0, sizeof(MScore))
+    islands(s, pl, label, complete, &n)
+    for i in range(n):
+        hut[i] = False
+        in_reef[i] = True
+        palms[i] = 0
+    for c in range(nc):
+        if label[c] >= 0:
+            t = &s.rules.tiles[pl.cell_tile[c]]
+            palms[label[c]] += t.palms
+            if t.hut:
+                hut[label[c]] = True
+            if not s.rules.cell_reef[c]:
+                in_reef[label[c]] = False
+    for i in range(n):
+        mult = (HUT_MULTIPLIER if hut[i] else 1) * (REEF_MULTIPLIER if in_reef[i] else 1)
+        if complete[i]:
+            if hut[i]:
+                out.palms_hut += palms[i]
+            else:
+                out.palms_plain += palms[i]
+            out.palm_points += palms[i] * mult
+        elif completable(s, pl, label, i):
+            out.open_palm_value += palms[i] * mult
+    for c in range(nc):
+        if label[c] >= 0 and not complete[label[c]]:
+            out.incomplete_tiles += 1
+    # Leis (section 5.2, section 8.4) on the tiles that stay: complete islands and water.
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE or (label[c] >= 0 and not complete[label[c]]):
+            continue
+        if s.rules.lei_whole_on_tile:
+            if s.rules.tiles[pl.cell_tile[c]].lei_mask:
+                out.leis += 1
+            continue
+        # Each meeting pair is counted once, from its north or west tile.
+        for i in range(2):
+            e = EDGE_E if i == 0 else EDGE_S
+            nb = neighbour(&s.rules, c, e)
+            if (nb >= 0 and pl.cell_tile[nb] != NO_TILE and (tile_lei(s, pl, c) & e) and
+                    not (label[nb] >= 0 and not complete[label[nb]]) and
+                    (tile_lei(s, pl, nb) & rotate_mask(<uint8_t>e, 2))):
+                out.leis += 1
+    out.boats = s.rules.fixed_boats
+    for c in range(nc):
+        if pl.cell_tile[c] != NO_TILE:
+            if not (label[c] >= 0 and not complete[label[c]]):
+                out.boats += s.rules.tiles[pl.cell_tile[c]].boats
+        elif s.rules.cell_boat[c] and s.rules.reef_boat_uncovered:
+            out.boats += 1
+    for c in range(nc):
+        if s.rules.cell_kind[c] == CELL_PLAYABLE and (
+                pl.cell_tile[c] == NO_TILE or (label[c] >= 0 and not complete[label[c]])):
+            out.empty += 1
+    out.shells = pl.shells
+
+
+cdef void score_all(const MState* s, MScore* sc) noexcept nogil:
+    """Every seat's scoring lines with the boat and shell majorities (ties all score)."""
+    cdef int i, best_boats = -1, best_shells = -1
+    for i in range(s.players):
+        score_lines(s, &s.p[i], &sc[i])
+        if sc[i].boats > best_boats:
+            best_boats = sc[i].boats
+        if sc[i].shells > best_shells:
+            best_shells = sc[i].shells
+    for i in range(s.players):
+        sc[i].boat_points = sc[i].boats if sc[i].boats == best_boats else 0
+        sc[i].shell_points = sc[i].shells if sc[i].shells == best_shells else 0
+        sc[i].total = (sc[i].palm_points + LEI_POINTS * sc[i].leis + sc[i].boat_points +
+                       sc[i].shell_points - sc[i].empty)
+
+
+cdef void finish(MState* s, int reason) noexcept nogil:
+    """Game end (section 5.2): remove incomplete islands, score, share the win."""
+    cdef MScore sc[MAX_PLAYERS]
+    cdef int label[MAX_CELLS]
+    cdef bint complete[MAX_CELLS]
+    cdef int i, c, n, best = -100000, best_shells = -1, k = 0
+    cdef MPlayer* pl
+    for i in range(s.players):
+        pl = &s.p[i]
+        islands(s, pl, label, complete, &n)
+        pl.removed_at_end = 0
+        for c in range(n_cells(&s.rules)):
+            if label[c] >= 0 and not complete[label[c]]:
+                s.box[s.box_len] = pl.cell_tile[c]
+                s.box_len += 1
+                pl.cell_tile[c] = NO_TILE
+                pl.cell_rot[c] = 0
+                pl.removed_at_end += 1
+        if pl.ship_cell >= 0 and pl.cell_tile[pl.ship_cell] == NO_TILE:
+            pl.ship_cell = -1     # its tile left with an incomplete island
+    score_all(s, sc)
+    for i in range(s.players):
+        s.p[i].score = <int16_t>sc[i].total
+        if sc[i].total > best:
+            best = sc[i].total
+    # Tie-break: more shells; still tied, a shared win (section 6).
+    for i in range(s.players):
+        if sc[i].total == best and s.p[i].shells > best_shells:
+            best_shells = s.p[i].shells
+    for i in range(s.players):
+        if sc[i].total == best and s.p[i].shells == best_shells:
+            k += 1
+    for i in range(s.players):
+        s.share[i] = (1.0 / k) if (sc[i].total == best and s.p[i].shells == best_shells) else 0.0
+    s.terminal = 1
+    s.end_reason = reason
+
+
+# ---------------------------------------------------------------- setup (section 3)
+
+cdef inline int8_t pop_pile(MState* s) noexcept nogil:
+    """Draws the top tile; the freed slot is zeroed so that equal positions are equal bytes."""
+    s.pile_len -= 1
+    cdef int8_t t = s.pile[s.pile_len]
+    s.pile[s.pile_len] = 0
+    return t
+
+
+cdef void shuffle(int8_t* a, int n, Rng* rng) noexcept nogil:
+    cdef int i, j
+    cdef int8_t t
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
+
+
+cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* seats,
+                  const Rng* rng) noexcept nogil:
+    cdef MState* s = <MState*>vs
+    cdef int i, c, t, aside_n = 0
+    cdef int8_t aside[MAX_TILES]
+    memset(s, 0, sizeof(MState))
+    memcpy(&s.rules, rules, sizeof(MRules))
+    s.rng = rng[0]
+    s.players = players
+    s.end_trigger = -1
+    s.ship_pos = -1
+    for i in range(s.rules.n_tiles):
+        s.pile[i] = <int8_t>i
+    s.pile_len = s.rules.n_tiles
+    shuffle(s.pile, s.pile_len, &s.rng)
+    # Deal the display; volcanoes drawn now are set aside and shuffled back afterwards.
+    for c in range(DISPLAY):
+        s.display[c] = NO_TILE
+        while s.pile_len > 0:
+            t = pop_pile(s)
+            if s.rules.tiles[t].shape == SH_VOLCANO:
+                aside[aside_n] = <int8_t>t
+                aside_n += 1
+            else:
+                s.display[c] = <int8_t>t
+                break
+    for i in range(aside_n):
+        s.pile[s.pile_len] = aside[i]
+        s.pile_len += 1
+    shuffle(s.pile, s.pile_len, &s.rng)
+    s.bank = s.rules.total_shells - players * s.rules.start_shells
+    for i in range(MAX_PLAYERS):
+        for c in range(MAX_CELLS):
+            s.p[i].cell_tile[c] = NO_TILE
+        s.p[i].storage = NO_TILE
+        s.p[i].ship_cell = -1
+        if i < players:
+            s.p[i].shells = <int16_t>s.rules.start_shells
+    # The oldest player (the last seat, right of the starting seat 0) places the ship.
+    if s.rules.ship_start_random:
+        s.ship_pos = rng_below(&s.rng, TRACK)
+        s.phase = PH_MOVE
+        s.current = 0
+    else:
+        s.phase = PH_SHIP_START
+        s.current = players - 1
+
+
+# ---------------------------------------------------------------- legal actions
+
+cdef int m_legal(const void* vs, int* out) noexcept nogil:
+    cdef const MState* s = <const MState*>vs
+    cdef const MPlayer* pl = &s.p[s.current]
+    cdef int n = 0, i, k, c, j, nr, nc = n_cells(&s.rules), tile, maxd, boats
+    cdef int kcost[4]
+    cdef int scost[MAX_CELLS]
+    cdef int rots[4]
+    if s.terminal:
+        return 0
+    if s.phase == PH_SHIP_START:
+        for i in range(TRACK):
+            out[n] = A_SHIP_START + i
+            n += 1
+        return n
+    if s.phase == PH_MOVE:
+        boats = board_boats(s, pl)
+        maxd = boats + pl.shells
+        if maxd > TRACK:
+            maxd = TRACK
+        if maxd < 1:
+            maxd = 1      # a board without printed boats still moves one step (data guard)
+        for i in range(maxd):
+            out[n] = A_MOVE + i
+            n += 1
+        return n
+    if s.phase == PH_SMALL_SHIP:
+        for c in range(nc):
+            if pl.cell_tile[c] != NO_TILE:
+                out[n] = A_SMALL_SHIP + c
+                n += 1
+        return n
+    # PH_DISCOVER
+    for k in range(4):
+        kcost[k] = skip_cost(s, k)
+        if kcost[k] > pl.shells:
+            kcost[k] = -1
+    step_costs(s, pl, scost)
+    for k in range(4):
+        if kcost[k] < 0:
+            continue
+        tile = s.display[line_slot(s.ship_pos, k)]
+        nr = rotations(s, tile, rots)
+        for c in range(nc):
+            if (s.rules.cell_kind[c] == CELL_PLAYABLE and pl.cell_tile[c] == NO_TILE and
+                    kcost[k] + scost[c] <= pl.shells):
+                for j in range(nr):
+                    out[n] = A_TAKE + k * MAX_CELLS * 4 + c * 4 + rots[j]
+                    n += 1
+    if pl.storage == NO_TILE:
+        for k in range(4):
+            if kcost[k] >= 0:
+                out[n] = A_STORE + k
+                n += 1
+    else:
+        nr = rotations(s, pl.storage, rots)
+        for c in range(nc):
+            if (s.rules.cell_kind[c] == CELL_PLAYABLE and pl.cell_tile[c] == NO_TILE and
+                    scost[c] <= pl.shells):
+                for j in range(nr):
+                    out[n] = A_FROM_STORE + c * 4 + rots[j]
+                    n += 1
+    for c in range(nc):
+        if pl.cell_tile[c] != NO_TILE and not (s.rules.mode != MODE_BASIC and c == pl.ship_cell):
+            out[n] = A_REMOVE + c
+            n += 1
+    out[n] = A_PASS
+    n += 1
+    return n
+
+
+# ---------------------------------------------------------------- apply
+
+cdef inline void pay(MState* s, MPlayer* pl, int shells) noexcept nogil:
+    pl.shells -= shells
+    s.bank += shells
+
+
+cdef void refill(MState* s, int slot) noexcept nogil:
+    """A taken display tile is replaced from the pile (a volcano drawn now stays)."""
+    if s.pile_len > 0:
+        s.display[slot] = pop_pile(s)
+    else:
+        s.display[slot] = NO_TILE
+
+
+cdef void place(MState* s, MPlayer* pl, int tile, int cell, int rot) noexcept nogil:
+    """Put a tile on the board, pay the small-ship steps, gain its printed shells, and move
+    the small ship (advanced: onto the first tile; pro: onto every placed tile)."""
+    cdef int scost[MAX_CELLS]
+    cdef int gain = s.rules.tiles[tile].shells
+    step_costs(s, pl, scost)
+    if scost[cell] > 0:
+        pay(s, pl, scost[cell])
+        pl.ship_cell = <int8_t>step_target(s, pl, cell, scost[cell])
+    pl.cell_tile[cell] = <int8_t>tile
+    pl.cell_rot[cell] = <uint8_t>rot
+    if gain > s.bank:
+        gain = 0 if s.rules.shortfall_none else s.bank
+    pl.shells += gain
+    s.bank -= gain
+    if s.rules.mode != MODE_BASIC and (pl.ship_cell < 0 or s.rules.mode == MODE_PRO):
+        pl.ship_cell = <int8_t>cell
+
+
+cdef bint display_has_takable(const MState* s) noexcept nogil:
+    cdef int i
+    for i in range(DISPLAY):
+        if s.display[i] != NO_TILE and s.rules.tiles[s.display[i]].shape != SH_VOLCANO:
+            return True
+    return False
+
+
+cdef void end_turn(MState* s) noexcept nogil:
+    """Section 6: a full board at the end of a turn triggers the end; every other seat then
+    plays once more.  Section 6 safety: a long stall ends the game too."""
+    cdef int i
+    cdef bint stuck
+    s.turns += 1
+    if s.end_trigger < 0 and empty_cells(s, &s.p[s.current]) == 0:
+        s.end_trigger = s.current
+    stuck = not display_has_takable(s)
+    for i in range(s.players):
+        if s.p[i].storage != NO_TILE:
+            stuck = False
+    s.stall_turns = s.stall_turns + 1 if stuck else 0
+    s.current = (s.current + 1) % s.players
+    s.phase = PH_MOVE
+    if s.end_trigger >= 0 and s.current == s.end_trigger:
+        finish(s, END_BOARD_FULL)
+    elif s.stall_turns >= s.rules.stall_rounds * s.players:
+        finish(s, END_STALL)
+    elif s.turns >= s.rules.max_turns:
+        finish(s, END_TURN_LIMIT)
+
+
+cdef void end_discover(MState* s, MPlayer* pl) noexcept nogil:
+    """Advanced mode offers step 3 (move the small ship) when there is a choice."""
+    if s.rules.mode == MODE_ADVANCED and pl.ship_cell >= 0 and tiles_on_board(s, pl) > 1:
+        s.phase = PH_SMALL_SHIP
+    else:
+        end_turn(s)
+
+
+cdef void m_apply(void* vs, int a) noexcept nogil:
+    cdef MState* s = <MState*>vs
+    cdef MPlayer* pl = &s.p[s.current]
+    cdef int k, slot, tile, cell, d, boats
+    s.moves += 1
+    if a < A_MOVE:
+        s.ship_pos = a - A_SHIP_START
+        s.phase = PH_MOVE
+        s.current = 0
+    elif a < A_TAKE:
+        d = a - A_MOVE + 1
+        boats = board_boats(s, pl)
+        if d > boats:
+            pay(s, pl, d - boats)
+        s.ship_pos = (s.ship_pos + d) % TRACK
+        s.phase = PH_DISCOVER
+    elif a < A_STORE:
+        k = (a - A_TAKE) // (MAX_CELLS * 4)
+        cell = ((a - A_TAKE) // 4) % MAX_CELLS
+        slot = line_slot(s.ship_pos, k)
+        tile = s.display[slot]
+        pay(s, pl, skip_cost(s, k))
+        refill(s, slot)
+        place(s, pl, tile, cell, (a - A_TAKE) % 4)
+        end_discover(s, pl)
+    elif a < A_FROM_STORE:
+        k = a - A_STORE
+        slot = line_slot(s.ship_pos, k)
+        pay(s, pl, skip_cost(s, k))
+        pl.storage = s.display[slot]
+        refill(s, slot)
+        end_discover(s, pl)
+    elif a < A_REMOVE:
+        tile = pl.storage
+        pl.storage = NO_TILE
+        place(s, pl, tile, (a - A_FROM_STORE) // 4, (a - A_FROM_STORE) % 4)
+        end_discover(s, pl)
+    elif a < A_PASS:
+        cell = a - A_REMOVE
+        s.box[s.box_len] = pl.cell_tile[cell]
+        s.box_len += 1
+        pl.cell_tile[cell] = NO_TILE
+        pl.cell_rot[cell] = 0
+        end_discover(s, pl)
+    elif a == A_PASS:
+        end_discover(s, pl)
+    else:
+        pl.ship_cell = <int8_t>(a - A_SMALL_SHIP)
+        end_turn(s)
+
+
+# ---------------------------------------------------------------- rest of the contract
+
+cdef int m_num_players(const void* vs) noexcept nogil:
+    return (<const MState*>vs).players
+
+
+cdef int m_current(const void* vs) noexcept nogil:
+    return (<const MState*>vs).current
+
+
+cdef bint m_terminal(const void* vs) noexcept nogil:
+    return (<const MState*>vs).terminal != 0
+
+
+cdef void m_scores(const void* vs, double* out) noexcept nogil:
+    """Final scores; before the end, the score each seat would get if the game ended now."""
+    cdef const MState* s = <const MState*>vs
+    cdef MState tmp
+    cdef int i
+    if s.terminal:
+        for i in range(s.players):
+            out[i] = s.p[i].score
+        return
+    memcpy(&tmp, s, sizeof(MState))
+    finish(&tmp, END_RUNNING)
+    for i in range(s.players):
+        out[i] = tmp.p[i].score
+
+
+cdef void m_shares(const void* vs, double* out) noexcept nogil:
+    cdef const MState* s = <const MState*>vs
+    cdef int i
+    for i in range(s.players):
+        out[i] = s.share[i]
+
+
+cdef int m_num_moves(const void* vs) noexcept nogil:
+    return (<const MState*>vs).moves
+
+
+cdef int m_end_reason(const void* vs) noexcept nogil:
+    return (<const MState*>vs).end_reason
+
+
+GAME_OUTCOMES = ("turns", "tiles_left_in_pile")
+SEAT_OUTCOMES = ("palm_points", "leis", "boats", "shells", "empty_cells", "removed_at_end",
+                 "boat_majority", "shell_majority")
+
+
+cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
+    cdef const MState* s = <const MState*>vs
+    cdef MScore sc[MAX_PLAYERS]
+    cdef int i, ns = 8
+    score_all(s, sc)
+    g[0] = s.turns
+    g[1] = s.pile_len
+    for i in range(s.players):
+        so[i * ns + 0] = sc[i].palm_points
+        so[i * ns + 1] = sc[i].leis
+        so[i * ns + 2] = sc[i].boats
+        so[i * ns + 3] = sc[i].shells
+        so[i * ns + 4] = sc[i].empty
+        so[i * ns + 5] = s.p[i].removed_at_end
+        so[i * ns + 6] = 1 if sc[i].boat_points > 0 else 0
+        so[i * ns + 7] = 1 if sc[i].shell_points > 0 else 0
+
+
+cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
+    """Score if the game ended now, plus half the palm value of islands that can still be
+    completed, a small value per shell (mobility), and the margin over the best rival."""
+    cdef const MState* s = <const MState*>vs
+    cdef MScore sc[MAX_PLAYERS]
+    cdef int i
+    cdef double best_other = -1e9, mine
+    if s.terminal:
+        for i in range(s.players):
+            if i != seat and s.p[i].score > best_other:
+                best_other = s.p[i].score
+        return s.p[seat].score + 0.01 * (s.p[seat].score - best_other)
+    score_all(s, sc)
+    mine = (sc[seat].total + 0.5 * sc[seat].open_palm_value + 0.2 * sc[seat].shells
+            + 0.3 * sc[seat].boats)
+    for i in range(s.players):
+        if i != seat and sc[i].total > best_other:
+            best_other = sc[i].total
+    return mine + 0.01 * (mine - best_other)
+
+
+cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
+    """The order of the face-down pile is hidden from everyone: re-shuffle it."""
+    cdef MState* o = <MState*>out
+    memcpy(o, vs, sizeof(MState))
+    shuffle(o.pile, o.pile_len, rng)
+
+
+cdef Engine MAORI_ENGINE
+MAORI_ENGINE.state_size = sizeof(MState)
+MAORI_ENGINE.rules_size = sizeof(MRules)
+MAORI_ENGINE.num_actions = NUM_ACTIONS
+MAORI_ENGINE.min_players = 2
+MAORI_ENGINE.max_players = MAX_PLAYERS
+MAORI_ENGINE.cooperative = False
+MAORI_ENGINE.num_game_outcomes = 2
+MAORI_ENGINE.num_seat_outcomes = 8
+MAORI_ENGINE.num_policies = 0
+MAORI_ENGINE.setup = m_setup
+MAORI_ENGINE.num_players = m_num_players
+MAORI_ENGINE.current_player = m_current
+MAORI_ENGINE.is_terminal = m_terminal
+MAORI_ENGINE.legal_actions = m_legal
+MAORI_ENGINE.apply = m_apply
+MAORI_ENGINE.scores = m_scores
+MAORI_ENGINE.win_shares = m_shares
+MAORI_ENGINE.num_moves = m_num_moves
+MAORI_ENGINE.end_reason = m_end_reason
+MAORI_ENGINE.outcomes = m_outcomes
+MAORI_ENGINE.heuristic = m_heuristic
+MAORI_ENGINE.observe = m_observe
+MAORI_ENGINE.policy = NULL
+
+cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
+_HANDLE.engine = &MAORI_ENGINE
+
+
+# ================================================================ Python face
+
+SHAPES = ("SINGLE", "END", "MIDDLE", "WATER", "VOLCANO")
+EDGES = {"N": EDGE_N, "E": EDGE_E, "S": EDGE_S, "W": EDGE_W}
+EDGE_NAMES = {v: k for k, v in EDGES.items()}
+MODES = ("basic", "advanced", "pro")
+PHASES = ("ship_start", "move", "discover", "small_ship")
+END_REASONS = ("running", "board_full", "stall", "turn_limit")
+CELL_CODES = {".": (CELL_PLAYABLE, 0, 0), "R": (CELL_PLAYABLE, 1, 0), "B": (CELL_PLAYABLE, 1, 1),
+              "b": (CELL_PLAYABLE, 0, 1), "P": (CELL_PRINTED, 0, 0)}
+
+
+def _load_data(name):
+    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())
+
+
+DEFAULT_TILES = _load_data("maori_tiles.json")["tiles"]
+DEFAULT_BOARDS = {k: v for k, v in _load_data("maori_boards.json").items() if not k.startswith("_")}
+
+
+def _edge_mask(text, where):
+    if not isinstance(text, str) or any(ch not in EDGES for ch in text) or len(set(text)) != len(text):
+        raise ValueError(f"{where}: edges must be letters from N, E, S, W, got {text!r}")
+    mask = 0
+    for ch in text:
+        mask |= EDGES[ch]
+    return mask
+
+
+def _mask_text(mask):
+    return "".join(ch for ch in "NESW" if mask & EDGES[ch])
+
+
+def parse_tiles(entries):
+    """The tile list (data option `tiles`) expanded to one (shape, open, lei, palms, hut,
+    boats, shells) tuple per tile; ValueError names the bad entry."""
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("rule option 'tiles' must be a non-empty list of tile entries")
+    out = []
+    fields = {"shape", "open", "palms", "hut", "boats", "shells", "lei", "count"}
+    for i, e in enumerate(entries):
+        where = f"rule option 'tiles'[{i}]"
+        if not isinstance(e, dict):
+            raise ValueError(f"{where} must be an object")
+        extra = set(e) - fields
+        if extra:
+            raise ValueError(f"{where}: unknown field(s) {sorted(extra)}")
+        shape = e.get("shape")
+        if shape not in SHAPES:
+            raise ValueError(f"{where}: shape must be one of {list(SHAPES)}, got {shape!r}")
+        nums = {}
+        for f, hi in (("palms", 9), ("hut", 1), ("boats", 9), ("shells", 9), ("count", MAX_TILES)):
+            v = e.get(f, 1 if f == "count" else 0)
+            if isinstance(v, bool) or not isinstance(v, int) or not (0 if f != "count" else 1) <= v <= hi:
+                raise ValueError(f"{where}: {f} must be an integer in 0..{hi}, got {v!r}")
+            nums[f] = v
+        open_mask = _edge_mask(e.get("open", ""), where + ".open")
+        lei_mask = _edge_mask(e.get("lei", ""), where + ".lei")
+        need = {"SINGLE": (0,), "END": (1, 2, 4, 8), "MIDDLE": (5, 10), "WATER": (0,), "VOLCANO": (0,)}
+        if open_mask not in need[shape]:
+            raise ValueError(f"{where}: a {shape} tile cannot have open edges {e.get('open')!r}")
+        if bin(lei_mask).count("1") > 1:
+            raise ValueError(f"{where}: a tile carries at most one lei half")
+        if shape in ("WATER", "VOLCANO") and (nums["palms"] or nums["hut"]):
+            raise ValueError(f"{where}: {shape} tiles carry no palms or huts")
+        if shape == "VOLCANO" and (nums["boats"] or nums["shells"] or lei_mask):
+            raise ValueError(f"{where}: volcano tiles carry no symbols")
+        out += [(SHAPES.index(shape), open_mask, lei_mask, nums["palms"], nums["hut"],
+                 nums["boats"], nums["shells"])] * nums["count"]
+    if len(out) > MAX_TILES:
+        raise ValueError(f"rule option 'tiles' lists {len(out)} tiles; at most {MAX_TILES}")
+    if sum(1 for t in out if t[0] != SH_VOLCANO) < DISPLAY:
+        raise ValueError(f"rule option 'tiles' needs at least {DISPLAY} non-volcano tiles")
+    return out
+
+
+def parse_board(side, layout):
+    """(rows, cols, cell codes, fixed boats, max players) of a board layout; ValueError."""
+    where = f"rule option 'boards'.{side}"
+    if not isinstance(layout, dict) or set(layout) - {"cells", "fixed_boats", "max_players"}:
+        raise ValueError(f"{where} must be an object with cells, fixed_boats, max_players")
+    cells = layout.get("cells")
+    if (not isinstance(cells, list) or not cells or not all(isinstance(r, str) for r in cells)
+            or len({len(r) for r in cells}) != 1):
+        raise ValueError(f"{where}.cells must be a list of equally long strings")
+    rows, cols = len(cells), len(cells[0])
+    if rows * cols > MAX_CELLS or rows > 5 or cols > 5:
+        raise ValueError(f"{where}.cells: at most 5 x 5 cells, got {rows} x {cols}")
+    bad = {ch for r in cells for ch in r} - set(CELL_CODES)
+    if bad:
+        raise ValueError(f"{where}.cells: unknown cell code(s) {sorted(bad)}; use {sorted(CELL_CODES)}")
+    if not any(ch != "P" for r in cells for ch in r):
+        raise ValueError(f"{where}.cells: a board needs a playable cell")
+    fixed = layout.get("fixed_boats", 0)
+    maxp = layout.get("max_players", MAX_PLAYERS)
+    if isinstance(fixed, bool) or not isinstance(fixed, int) or not 0 <= fixed <= 9:
+        raise ValueError(f"{where}.fixed_boats must be an integer in 0..9")
+    if isinstance(maxp, bool) or not isinstance(maxp, int) or not 2 <= maxp <= MAX_PLAYERS:
+        raise ValueError(f"{where}.max_players must be an integer in 2..{MAX_PLAYERS}")
+    if fixed == 0 and not any(ch in "Bb" for r in cells for ch in r):
+        raise ValueError(f"{where}: a board needs at least one printed boat to move the ship")
+    return rows, cols, "".join(cells), fixed, maxp
+
+
+cdef bytes _pack(dict r, int players):
+    cdef MRules R
+    memset(&R, 0, sizeof(MRules))
+    tiles = parse_tiles(r["tiles"])
+    rows, cols, cells, fixed, _ = parse_board(r["board_side"], r["boards"][r["board_side"]])
+    R.mode = MODES.index(r["mode"])
+    R.rotate_palmless = r["rotate_palmless"]
+    R.lei_whole_on_tile = r["lei_model"] == "whole_on_tile"
+    R.skip_per_position = r["skip_cost"] == "per_position"
+    R.shortfall_none = r["shell_shortfall"] == "none"
+    R.ship_start_random = r["ship_start"] == "random"
+    R.reef_boat_uncovered = r["reef_boat_counts_while_uncovered"]
+    R.stall_rounds = r["stall_rounds"]
+    R.max_turns = r["max_turns"]
+    R.start_shells = r["start_shells"]
+    R.total_shells = r["total_shells"]
+    R.rows = rows
+    R.cols = cols
+    R.fixed_boats = fixed
+    for c, ch in enumerate(cells):
+        R.cell_kind[c], R.cell_reef[c], R.cell_boat[c] = CELL_CODES[ch]
+    R.n_tiles = len(tiles)
+    for i, t in enumerate(tiles):
+        (R.tiles[i].shape, R.tiles[i].open_mask, R.tiles[i].lei_mask, R.tiles[i].palms,
+         R.tiles[i].hut, R.tiles[i].boats, R.tiles[i].shells) = t
+    return (<char*>&R)[:sizeof(MRules)]
+
+
+cdef dict _rules_of(const MRules* R, str side):
+    """The resolved rules dict a packed rules struct was made from (tiles one per entry)."""
+    cells = ""
+    codes = {v: k for k, v in CELL_CODES.items()}
+    for c in range(R.rows * R.cols):
+        cells += codes[(R.cell_kind[c], R.cell_reef[c], R.cell_boat[c])]
+    cdef const MTile* t
+    tiles = []
+    for i in range(R.n_tiles):
+        t = &R.tiles[i]
+        tiles.append({"shape": SHAPES[t.shape], "open": _mask_text(t.open_mask),
+                      "palms": t.palms, "hut": t.hut, "boats": t.boats, "shells": t.shells,
+                      "lei": _mask_text(t.lei_mask)})
+    return {
+        "mode": MODES[R.mode], "board_side": side,
+        "rotate_palmless": bool(R.rotate_palmless),
+        "lei_model": "whole_on_tile" if R.lei_whole_on_tile else "edge_halves",
+        "skip_cost": "per_position" if R.skip_per_position else "per_tile",
+        "shell_shortfall": "none" if R.shortfall_none else "partial",
+        "ship_start": "random" if R.ship_start_random else "chosen",
+        "reef_boat_counts_while_uncovered": bool(R.reef_boat_uncovered),
+        "stall_rounds": R.stall_rounds, "max_turns": R.max_turns,
+        "start_shells": R.start_shells, "total_shells": R.total_shells,
+        "tiles": tiles,
+        "boards": {side: {"cells": [cells[i * R.cols:(i + 1) * R.cols] for i in range(R.rows)],
+                          "fixed_boats": R.fixed_boats, "max_players": MAX_PLAYERS}},
+    }
+
+
+cdef inline MState* _st(State s):
+    s._check_alive()
+    return <MState*>s.buf
+
+
+cdef str _tile_text(const MRules* R, int t):
+    cdef const MTile* x = &R.tiles[t]
+    bits = [SHAPES[x.shape]]
+    if x.open_mask:
+        bits.append("open " + _mask_text(x.open_mask))
+    for name, v in (("palms", x.palms), ("hut", x.hut), ("boats", x.boats), ("shells", x.shells)):
+        if v:
+            bits.append(f"{name}={v}")
+    if x.lei_mask:
+        bits.append("lei " + _mask_text(x.lei_mask))
+    return f"#{t} " + " ".join(bits)
+
+
+def _id_or_none(v):
+    return None if v == NO_TILE else int(v)
+
+
+class MaoriGame(Game):
+    name = "maori"
+    title = "Maori"
+    min_players = 2
+    max_players = MAX_PLAYERS
+    cooperative = False
+    engine_version = ENGINE_VERSION
+    end_reasons = END_REASONS
+    game_outcome_names = GAME_OUTCOMES
+    seat_outcome_names = SEAT_OUTCOMES
+    handle = _HANDLE
+    options = (
+        Option("mode", "enum", "basic", "basic game, advanced (may move the small ship) or "
+               "pro (must move it onto the placed tile)", choices=MODES),
+        Option("board_side", "enum", "standard", "player board side: standard (2-5 players) "
+               "or coral_reef (palms on islands inside the reef score double; 2-4 players)",
+               choices=tuple(DEFAULT_BOARDS)),
+        Option("rotate_palmless", "bool", True, "tiles without palms may be turned in 90 degree "
+               "steps (spec 8.2)", assumption=True),
+        Option("lei_model", "enum", "edge_halves", "edge_halves: a lei is complete when two "
+               "adjacent tiles' halves meet; whole_on_tile: each lei tile scores (spec 8.4)",
+               choices=("edge_halves", "whole_on_tile"), assumption=True),
+        Option("skip_cost", "enum", "per_tile", "pay one shell per skipped tile (empty slots "
+               "free) or per skipped position (spec 8.3)", choices=("per_tile", "per_position"),
+               assumption=True),
+        Option("shell_shortfall", "enum", "partial", "when the bank is short, gain what is left "
+               "(partial) or nothing (none) (spec 4.2)", choices=("partial", "none"),
+               assumption=True),
+        Option("ship_start", "enum", "chosen", "the explorer ship's start: chosen by the last "
+               "seat (the oldest player, right of seat 0) or placed at random (spec 3.7)",
+               choices=("chosen", "random")),
+        Option("reef_boat_counts_while_uncovered", "bool", True, "the boat printed on a reef "
+               "cell counts for movement and majority while the cell is uncovered (spec 2.4)",
+               assumption=True),
+        Option("stall_rounds", "int", 2, "end the game after this many full rounds in which "
+               "nobody can place a tile (spec 6 safety)", minimum=1, maximum=100,
+               assumption=True),
+        Option("max_turns", "int", 2000, "simulator safety: end the game after this many "
+               "turns (not a rule; never reached by sensible play)", minimum=10,
+               maximum=1_000_000),
+        Option("start_shells", "int", 5, "shells each player starts with", minimum=0, maximum=60),
+        Option("total_shells", "int", 30, "wooden shells in the box (the bank is the rest)",
+               minimum=0, maximum=200),
+        Option("tiles", "data", DEFAULT_TILES, "the island tiles (default: "
+               "core_cy/data/maori_tiles.json, spec 2.3)", assumption=True),
+        Option("boards", "data", DEFAULT_BOARDS, "player board layouts per side (default: "
+               "core_cy/data/maori_boards.json, spec 2.4)", assumption=True),
+    )
+
+    def check_rules(self, rules, players):
+        if not isinstance(rules["boards"], dict) or rules["board_side"] not in rules["boards"]:
+            raise ValueError(f"rule option 'boards' has no layout for board_side "
+                             f"{rules['board_side']!r}")
+        *_, maxp = parse_board(rules["board_side"], rules["boards"][rules["board_side"]])
+        if players > maxp:
+            raise ValueError(f"board_side {rules['board_side']!r} allows at most {maxp} "
+                             f"players, got {players}")
+        parse_tiles(rules["tiles"])
+        if rules["total_shells"] < players * rules["start_shells"]:
+            raise ValueError(f"rule option 'total_shells' ({rules['total_shells']}) is less "
+                             f"than {players} players x start_shells ({rules['start_shells']})")
+
+    def pack_rules(self, rules, players):
+        return _pack(rules, players)
+
+    # ---- state dict ------------------------------------------------------------------
+    def to_dict(self, State state):
+        cdef MState* s = _st(state)
+        cdef MPlayer* pl
+        cdef MRules* R = &s.rules
+        side = self._side_of(state)
+        seats = []
+        for i in range(s.players):
+            pl = &s.p[i]
+            board = [[None if pl.cell_tile[r * R.cols + c] == NO_TILE else
+                      {"tile": int(pl.cell_tile[r * R.cols + c]),
+                       "rotation": int(pl.cell_rot[r * R.cols + c])}
+                      for c in range(R.cols)] for r in range(R.rows)]
+            seats.append({
+                "shells": int(pl.shells), "storage": _id_or_none(pl.storage),
+                "small_ship": None if pl.ship_cell < 0 else [pl.ship_cell // R.cols, pl.ship_cell % R.cols],
+                "board": board, "score": int(pl.score), "removed_at_end": int(pl.removed_at_end),
+                "win_share": float(s.share[i]),
+            })
+        return {
+            "game": self.name, "players": int(s.players), "rules": _rules_of(R, side),
+            "phase": PHASES[s.phase], "current_player": int(s.current),
+            "ship_position": None if s.ship_pos < 0 else int(s.ship_pos),
+            "bank": int(s.bank),
+            "display": [[_id_or_none(s.display[r * 4 + c]) for c in range(4)] for r in range(4)],
+            "pile": [int(t) for t in s.pile[:s.pile_len]],
+            "box": [int(t) for t in s.box[:s.box_len]],
+            "end_trigger": None if s.end_trigger < 0 else int(s.end_trigger),
+            "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
+            "moves": int(s.moves), "turns": int(s.turns), "stall_turns": int(s.stall_turns),
+            "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+            "seats": seats,
+        }
+
+    def _side_of(self, State state):
+        # The struct keeps the chosen layout, not its name: match it against the known sides.
+        cdef MState* s = _st(state)
+        for side, layout in DEFAULT_BOARDS.items():
+            rows, cols, cells, fixed, _ = parse_board(side, layout)
+            if (rows, cols, fixed) == (s.rules.rows, s.rules.cols, s.rules.fixed_boats) and all(
+                    CELL_CODES[ch] == (s.rules.cell_kind[c], s.rules.cell_reef[c], s.rules.cell_boat[c])
+                    for c, ch in enumerate(cells)):
+                return side
+        return "custom"
+
+    def from_dict(self, data):
+        """Rebuild a state from to_dict() output; ValueError names the first problem."""
+        return _from_dict(self, data)
+
+    # ---- descriptions ----------------------------------------------------------------
+    def describe(self, State state, action):
+        cdef MState* s = _st(state)
+        cdef MPlayer* pl = &s.p[s.current]
+        cdef MRules* R = &s.rules
+        cols = R.cols
+        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+        a = action
+        cell = lambda c: f"({c // cols},{c % cols})"
+        if a < A_MOVE:
+            return f"place the explorer ship at position {a}"
+        if a < A_TAKE:
+            d = a - A_MOVE + 1
+            pay = max(0, d - board_boats(s, pl))
+            return (f"move the explorer ship {d} step{'s' if d > 1 else ''}"
+                    + (f", paying {pay} shell{'s' if pay > 1 else ''}" if pay else ""))
+        if a < A_STORE:
+            k, c, r = (a - A_TAKE) // (MAX_CELLS * 4), ((a - A_TAKE) // 4) % MAX_CELLS, (a - A_TAKE) % 4
+            t = s.display[line_slot(s.ship_pos, k)] if s.ship_pos >= 0 else NO_TILE
+            what = _tile_text(R, t) if t != NO_TILE else "nothing"
+            return (f"take tile {k + 1} of the line ({what}) and place it on {cell(c)}"
+                    + (f" turned {90 * r} degrees" if r else ""))
+        if a < A_FROM_STORE:
+            return f"take tile {a - A_STORE + 1} of the line into storage"
+        if a < A_REMOVE:
+            c, r = (a - A_FROM_STORE) // 4, (a - A_FROM_STORE) % 4
+            return (f"place the stored tile on {cell(c)}" + (f" turned {90 * r} degrees" if r else ""))
+        if a < A_PASS:
+            return f"remove the tile on {cell(a - A_REMOVE)} from the board"
+        if a == A_PASS:
+            return "do nothing"
+        return f"move the small ship to {cell(a - A_SMALL_SHIP)}"
+
+    def score_breakdown(self, State state):
+        """Per seat, each scoring line of section 5.2 (as if the game ended now, before the
+        end: incomplete islands are then left out)."""
+        cdef MState tmp
+        cdef MScore sc[MAX_PLAYERS]
+        memcpy(&tmp, _st(state), sizeof(MState))
+        if not tmp.terminal:
+            finish(&tmp, END_RUNNING)
+        score_all(&tmp, sc)
+        out = []
+        for i in range(tmp.players):
+            x = sc[i]
+            out.append({
+                "seat": i, "palms_without_hut": x.palms_plain, "palms_with_hut": x.palms_hut,
+                "palm_points": x.palm_points, "leis": x.leis, "lei_points": LEI_POINTS * x.leis,
+                "boats": x.boats, "boat_points": x.boat_points, "shells": x.shells,
+                "shell_points": x.shell_points, "empty_cells": x.empty,
+                "empty_points": -x.empty, "removed_at_end": int(tmp.p[i].removed_at_end),
+                "total": x.total,
+            })
+        return out
+
+
+def _need(data, key, kind, where="state"):
+    if key not in data:
+        raise ValueError(f"{where}: missing field '{key}'")
+    v = data[key]
+    if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
+    if kind is not int and not isinstance(v, kind):
+        raise ValueError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {v!r}")
+    return v
+
+
+def _from_dict(game, data):
+    if not isinstance(data, dict):
+        raise ValueError("state must be a dict (from to_dict())")
+    if data.get("game") != game.name:
+        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
+    players = game.check_players(_need(data, "players", int))
+    rules = game.resolve_rules(_need(data, "rules", dict), players)
+    cdef State state = contract.blank_state(game, game.handle)
+    cdef MState* s = <MState*>state.buf
+    cdef bytes packed = _pack(rules, players)
+    memcpy(&s.rules, <const char*>packed, sizeof(MRules))
+    cdef MRules* R = &s.rules
+    cdef MPlayer* pl
+    n_tiles = R.n_tiles
+    seen = {}
+
+    def tile_id(v, where):
+        if v is None:
+            return NO_TILE
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n_tiles:
+            raise ValueError(f"{where} must be a tile id in 0..{n_tiles - 1} or null, got {v!r}")
+        if v in seen:
+            raise ValueError(f"{where}: tile {v} is also at {seen[v]}")
+        seen[v] = where
+        return v
+
+    s.players = players
+    phase = _need(data, "phase", str)
+    if phase not in PHASES:
+        raise ValueError(f"state.phase must be one of {list(PHASES)}, got {phase!r}")
+    s.phase = PHASES.index(phase)
+    s.current = _need(data, "current_player", int)
+    if not 0 <= s.current < players:
+        raise ValueError(f"state.current_player must be in 0..{players - 1}")
+    ship = data.get("ship_position")
+    if ship is None:
+        if s.phase != PH_SHIP_START:
+            raise ValueError("state.ship_position may be null only in phase ship_start")
+        s.ship_pos = -1
+    elif isinstance(ship, bool) or not isinstance(ship, int) or not 0 <= ship < TRACK:
+        raise ValueError(f"state.ship_position must be in 0..{TRACK - 1} or null")
+    else:
+        s.ship_pos = ship
+    display = _need(data, "display", list)
+    if len(display) != 4 or any(not isinstance(r, list) or len(r) != 4 for r in display):
+        raise ValueError("state.display must be 4 rows of 4 tile ids (or null)")
+    for r in range(4):
+        for c in range(4):
+            s.display[r * 4 + c] = tile_id(display[r][c], f"state.display[{r}][{c}]")
+    for key, arr in (("pile", 0), ("box", 1)):
+        items = _need(data, key, list)
+        for i, v in enumerate(items):
+            t = tile_id(v, f"state.{key}[{i}]")
+            if t == NO_TILE:
+                raise ValueError(f"state.{key}[{i}] must be a tile id")
+            if arr == 0:
+                s.pile[i] = t
+            else:
+                s.box[i] = t
+        if arr == 0:
+            s.pile_len = len(items)
+        else:
+            s.box_len = len(items)
+    seats = _need(data, "seats", list)
+    if len(seats) != players:
+        raise ValueError(f"state.seats must list {players} seats")
+    total_shells = 0
+    for i in range(MAX_PLAYERS):
+        for c in range(MAX_CELLS):
+            s.p[i].cell_tile[c] = NO_TILE
+        s.p[i].storage = NO_TILE
+        s.p[i].ship_cell = -1
+    for i, seat in enumerate(seats):
+        where = f"state.seats[{i}]"
+        if not isinstance(seat, dict):
+            raise ValueError(f"{where} must be an object")
+        pl = &s.p[i]
+        pl.shells = _need(seat, "shells", int, where)
+        if pl.shells < 0:
+            raise ValueError(f"{where}.shells must be >= 0")
+        total_shells += pl.shells
+        pl.storage = tile_id(seat.get("storage"), where + ".storage")
+        board = _need(seat, "board", list, where)
+        if len(board) != R.rows or any(not isinstance(r, list) or len(r) != R.cols for r in board):
+            raise ValueError(f"{where}.board must be {R.rows} rows of {R.cols} cells")
+        for r in range(R.rows):
+            for c in range(R.cols):
+                cellv = board[r][c]
+                if cellv is None:
+                    continue
+                w = f"{where}.board[{r}][{c}]"
+                if not isinstance(cellv, dict):
+                    raise ValueError(f"{w} must be null or {{'tile': id, 'rotation': 0..3}}")
+                if R.cell_kind[r * R.cols + c] != CELL_PLAYABLE:
+                    raise ValueError(f"{w} is printed land: no tile can lie there")
+                t = tile_id(cellv.get("tile"), w + ".tile")
+                if t == NO_TILE:
+                    raise ValueError(f"{w}.tile must be a tile id")
+                if R.tiles[t].shape == SH_VOLCANO:
+                    raise ValueError(f"{w}: a volcano cannot be on a board")
+                rot = cellv.get("rotation", 0)
+                if rot not in (0, 1, 2, 3) or isinstance(rot, bool):
+                    raise ValueError(f"{w}.rotation must be 0..3")
+                if rot and (R.tiles[t].palms or not R.rotate_palmless):
+                    raise ValueError(f"{w}: this tile cannot be turned (palms stay upright)")
+                pl.cell_tile[r * R.cols + c] = t
+                pl.cell_rot[r * R.cols + c] = rot
+        ship_cell = seat.get("small_ship")
+        if ship_cell is not None:
+            if (not isinstance(ship_cell, list) or len(ship_cell) != 2
+                    or not all(isinstance(x, int) for x in ship_cell)
+                    or not (0 <= ship_cell[0] < R.rows and 0 <= ship_cell[1] < R.cols)):
+                raise ValueError(f"{where}.small_ship must be [row, col] on the board or null")
+            if R.mode == MODE_BASIC:
+                raise ValueError(f"{where}.small_ship: the basic game has no small ships")
+            pl.ship_cell = ship_cell[0] * R.cols + ship_cell[1]
+            if pl.cell_tile[pl.ship_cell] == NO_TILE:
+                raise ValueError(f"{where}.small_ship must stand on a tile")
+        elif R.mode != MODE_BASIC and tiles_on_board(s, pl) > 0 and not data.get("terminal"):
+            raise ValueError(f"{where}.small_ship: a player with tiles has placed the ship")
+        pl.score = seat.get("score", 0)
+        pl.removed_at_end = seat.get("removed_at_end", 0)
+        s.share[i] = float(seat.get("win_share", 0.0))
+    if len(seen) != n_tiles:
+        missing = sorted(set(range(n_tiles)) - set(seen))
+        raise ValueError(f"state: tiles {missing[:10]} are nowhere (every tile must be in the "
+                         f"display, pile, box, a storage or on a board)")
+    s.bank = _need(data, "bank", int)
+    if s.bank < 0 or s.bank + total_shells != R.total_shells:
+        raise ValueError(f"state: bank ({s.bank}) plus the seats' shells ({total_shells}) "
+                         f"must equal total_shells ({R.total_shells})")
+    trig = data.get("end_trigger")
+    if trig is not None and (not isinstance(trig, int) or not 0 <= trig < players):
+        raise ValueError(f"state.end_trigger must be a seat or null")
+    s.end_trigger = -1 if trig is None else trig
+    s.terminal = bool(data.get("terminal", False))
+    reason = data.get("end_reason", "running")
+    if reason not in END_REASONS:
+        raise ValueError(f"state.end_reason must be one of {list(END_REASONS)}")
+    s.end_reason = END_REASONS.index(reason)
+    for key in ("moves", "turns", "stall_turns"):
+        v = data.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"state.{key} must be a non-negative integer")
+    s.moves, s.turns, s.stall_turns = data.get("moves", 0), data.get("turns", 0), data.get("stall_turns", 0)
+    rng = data.get("rng", {"key": 0, "counter": 0})
+    try:
+        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
+    except (TypeError, KeyError, OverflowError):
+        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
+    if s.terminal and s.end_reason == END_RUNNING:
+        raise ValueError("state: a terminal state needs an end_reason")
+    return state
+
+
+GAME = MaoriGame()

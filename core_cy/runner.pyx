@@ -1,0 +1,110 @@
+# cython: language_level=3
+"""The batch runner: plays a shard of games of one (game, rules, players, agents) in nogil.
+
+Game `i` draws its chance from stream (seed, stream, i, STREAM_CHANCE) and seat k's agent from
+(seed, stream, i, STREAM_SEAT + k): a game's result depends only on those numbers, never on how
+the games were split into shards.  Experiments pass the same `stream` to every arm, so arms
+play the same deals game by game (common random numbers).
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport uint64_t
+from core_cy.contract cimport (Engine, EngineHandle, Rng, SeatParams, MAX_SEATS,
+                               MAX_GAME_OUTCOMES, MAX_SEAT_OUTCOMES, rng_seed,
+                               STREAM_CHANCE, STREAM_SEAT)
+from core_cy.agents cimport AgentSpec, Workspace, workspace_init, workspace_free, agent_act
+
+cnp.import_array()
+
+
+cdef int play_one(const Engine* e, void* st, const char* rules, int players,
+                  const SeatParams* seats, const AgentSpec* agents, uint64_t seed,
+                  uint64_t stream, uint64_t index, long max_moves, Workspace* w) noexcept nogil:
+    """Plays one game to the end (or max_moves); returns 0, or 1 if it hit max_moves."""
+    cdef Rng chance
+    cdef Rng seat_rng[MAX_SEATS]
+    cdef int k, seat, action
+    cdef long moves = 0
+    rng_seed(&chance, seed, stream, index, STREAM_CHANCE)
+    for k in range(players):
+        rng_seed(&seat_rng[k], seed, stream, index, STREAM_SEAT + k)
+    e.setup(st, rules, players, seats, &chance)
+    while not e.is_terminal(st):
+        if moves >= max_moves:
+            return 1
+        seat = e.current_player(st)
+        action = agent_act(e, st, seat, &agents[seat], &seat_rng[seat], w)
+        e.apply(st, action)
+        moves += 1
+    return 0
+
+
+def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
+               uint64_t seed, uint64_t stream, uint64_t start, long count,
+               long max_moves=10_000_000):
+    """Plays games start..start+count-1 and returns a dict of numpy arrays.
+
+    agents: per seat, (kind, policy) pairs from core_cy.agents.agent_spec.
+    """
+    cdef const Engine* e = handle.engine
+    if len(rules) != e.rules_size:
+        raise ValueError("packed rules do not match the engine")
+    if not e.min_players <= players <= e.max_players:
+        raise ValueError(f"players must be in {e.min_players}..{e.max_players}")
+    if count < 0:
+        raise ValueError("count must be >= 0")
+    cdef int ng = e.num_game_outcomes, ns = e.num_seat_outcomes
+    cdef AgentSpec specs[MAX_SEATS]
+    cdef SeatParams seats[MAX_SEATS]
+    cdef long g
+    cdef int k, j
+    for k in range(players):
+        specs[k].kind, specs[k].policy = agents[k]
+        seats[k].speed = 1.0 if speeds is None else float(speeds[k])
+    scores = np.zeros((count, players), dtype=np.float64)
+    shares = np.zeros((count, players), dtype=np.float64)
+    length = np.zeros(count, dtype=np.int32)
+    reason = np.zeros(count, dtype=np.int16)
+    truncated = np.zeros(count, dtype=np.bool_)
+    game_out = np.zeros((count, max(ng, 1)), dtype=np.float64)
+    seat_out = np.zeros((count, players, max(ns, 1)), dtype=np.float64)
+    cdef double[:, ::1] v_scores = scores, v_shares = shares, v_game = game_out
+    cdef double[:, :, ::1] v_seat = seat_out
+    cdef int[::1] v_len = length
+    cdef short[::1] v_reason = reason
+    cdef cnp.npy_bool[::1] v_trunc = truncated
+    cdef const char* r = rules
+    cdef Workspace w
+    cdef void* st = malloc(e.state_size)
+    cdef double tmp_g[MAX_GAME_OUTCOMES]
+    cdef double tmp_s[MAX_SEATS * MAX_SEAT_OUTCOMES]
+    cdef double tmp_p[MAX_SEATS]
+    if st == NULL or workspace_init(&w, e) != 0:
+        free(st)
+        raise MemoryError()
+    try:
+        with nogil:
+            for g in range(count):
+                v_trunc[g] = play_one(e, st, r, players, seats, specs, seed, stream,
+                                      start + g, max_moves, &w)
+                e.scores(st, tmp_p)
+                for k in range(players):
+                    v_scores[g, k] = tmp_p[k]
+                e.win_shares(st, tmp_p)
+                for k in range(players):
+                    v_shares[g, k] = tmp_p[k]
+                v_len[g] = e.num_moves(st)
+                v_reason[g] = e.end_reason(st)
+                e.outcomes(st, tmp_g, tmp_s)
+                for j in range(ng):
+                    v_game[g, j] = tmp_g[j]
+                for k in range(players):
+                    for j in range(ns):
+                        v_seat[g, k, j] = tmp_s[k * ns + j]
+    finally:
+        workspace_free(&w)
+        free(st)
+    return {"scores": scores, "win_shares": shares, "length": length, "end_reason": reason,
+            "truncated": truncated, "game_outcomes": game_out[:, :ng],
+            "seat_outcomes": seat_out[:, :, :ns]}
