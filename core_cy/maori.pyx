@@ -520,16 +520,17 @@ cdef void score_masks(const MRules* R, Board* b, int shells, MScore* out,
                  (b.open_n & ~(join_s << cols) & ~(empty_after << cols)))
     # Whole islands are found by spreading cell sets along the joins: an island is
     # incomplete if it has a bad cell, doubled (hut) if it has a hut cell, and so on.
-    b.incomplete = spread(bad, join_e, join_s, cols)
+    b.incomplete = spread(bad, join_e, join_s, cols) if bad else 0
     complete = b.land & ~b.incomplete
-    hut_isl = spread(b.hut, join_e, join_s, cols)
-    out_reef = spread(b.land & ~b.reef, join_e, join_s, cols)
+    hut_isl = spread(b.hut, join_e, join_s, cols) if b.hut else 0
+    out_reef = spread(b.land & ~b.reef, join_e, join_s, cols) if b.reef else b.land
     if full:
         out.palms_hut = plane_sum(b.palm_bit, complete & hut_isl)
         out.palms_plain = plane_sum(b.palm_bit, complete & ~hut_isl)
     out.palm_points = palm_value(b, complete, hut_isl, out_reef)
-    out.open_palm_value = palm_value(
-        b, b.incomplete & ~spread(unfixable, join_e, join_s, cols), hut_isl, out_reef)
+    if b.incomplete:
+        out.open_palm_value = palm_value(
+            b, b.incomplete & ~spread(unfixable, join_e, join_s, cols), hut_isl, out_reef)
     keep = b.occupied & ~b.incomplete
     out.incomplete_tiles = popcount(b.incomplete)
     if R.lei_whole_on_tile:
@@ -1017,8 +1018,9 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     for i in range(n):
         a = acts[i]
         shells = pl.shells
-        board_changes = True
-        memcpy(&b, &base, sizeof(Board))
+        board_changes = A_TAKE <= a < A_STORE or A_FROM_STORE <= a < A_PASS
+        if board_changes:
+            memcpy(&b, &base, sizeof(Board))
         if a < A_MOVE:
             board_changes = False  # placing the explorer ship changes no seat's own lines
         elif a < A_TAKE:
