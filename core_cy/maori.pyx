@@ -1051,7 +1051,6 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             # Same board: the lines are the base lines with the new shell count.
             memcpy(&me, &base_me, sizeof(MScore))
             me.shells = shells
-        score_masks(&s.rules, &b, shells, &me)
         out[i] = own_value(&me, rb, rs)
     return 1
 
