@@ -1143,8 +1143,9 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     if empty == 0 or rem < tau:
         jump = True
     elif not s.rules.solo and chip_now > 0 and can < empty:
-        # Jump now for the chip, or fill what time allows (no chip left by then)?
-        go_on = can
+        # Jump now for the chip, or fill what time allows (no chip left by then)?  A
+        # placed tile is worth about 1.5 (an empty space avoided, half an animal).
+        go_on = 1.5 * can
         jump = chip_now > go_on
     elif not s.rules.solo and chip_now > 0:
         go_on = chip_later          # filling everything first still leaves the next chip
