@@ -235,12 +235,6 @@ class ExperimentSpec(BaseModel):
     def max_games_per_cell(self) -> int:
         return self.stop_when.max_games if self.stop_when else self.games_per_arm
 
-    def shards(self, games: int | None = None) -> list[tuple[int, int]]:
-        """(start, count) of each shard of one cell covering games 0..games-1 (the same for
-        every cell; default: every game the cell may play)."""
-        games = self.max_games_per_cell() if games is None else games
-        return [(s, min(self.shard_size, games - s)) for s in range(0, games, self.shard_size)]
-
     def waves(self) -> list[int]:
         """Game counts per cell after which the runner may stop (stop_when), ascending; the
         last is every game.  Without stop_when there is one wave."""
@@ -249,6 +243,19 @@ class ExperimentSpec(BaseModel):
             return [total]
         step = self.games_per_arm
         return [min(g, total) for g in range(step, total + step, step)]
+
+    def wave_shards(self) -> list[list[tuple[int, int]]]:
+        """Per wave, the (start, count) shards that extend every cell to the wave's end."""
+        out, begin = [], 0
+        for end in self.waves():
+            out.append([(s, min(self.shard_size, end - s))
+                        for s in range(begin, end, self.shard_size)])
+            begin = end
+        return out
+
+    def shards(self) -> list[tuple[int, int]]:
+        """(start, count) of every shard of one cell, in order (the same for every cell)."""
+        return [shard for wave in self.wave_shards() for shard in wave]
 
     def total_games(self) -> int:
         return len(self.cells()) * self.max_games_per_cell()

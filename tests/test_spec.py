@@ -216,6 +216,8 @@ def test_waves_with_stop_when():
     spec = ExperimentSpec.model_validate(
         _base(games_per_arm=300, stop_when={"half_width": 0.05, "max_games": 1000}))
     assert spec.waves() == [300, 600, 900, 1000]
+    # shards never straddle a wave boundary (each wave extends every cell exactly)
+    assert [sum(c for _, c in w) for w in spec.wave_shards()] == [300, 300, 300, 100]
     assert sum(c for _, c in spec.shards()) == 1000
     assert spec.total_games() == 1000
 
