@@ -17,6 +17,41 @@ log = logging.getLogger("meeplelab.worker")
 
 PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second while a run is going
 
+_ray_lock = threading.Lock()
+_ray_thread: threading.Thread | None = None
+
+
+def start_ray() -> None:
+    """Start the local Ray (or connect to RAY_ADDRESS) from a thread that lives as long as
+    the process, and wait until it is up.
+
+    Why a thread of its own: Ray's local processes (GCS, raylet) die with the *thread* that
+    started them (Linux parent-death signal), so starting Ray from a worker thread that a
+    service stop ends would kill Ray under the next worker of the same process.
+    """
+    global _ray_thread
+    from services.runner import init_ray
+
+    with _ray_lock:
+        if _ray_thread is None:
+            ready = threading.Event()
+            failure: list[BaseException] = []
+
+            def own_ray() -> None:
+                try:
+                    init_ray()
+                except BaseException as exc:  # reported to the caller below
+                    failure.append(exc)
+                ready.set()
+                threading.Event().wait()  # live until the process exits
+
+            _ray_thread = threading.Thread(target=own_ray, name="meeplelab-ray", daemon=True)
+            _ray_thread.start()
+            ready.wait()
+            if failure:
+                _ray_thread = None
+                raise failure[0]
+
 
 class Worker:
     """One daemon thread consuming experiment ids; `cancel` and `stop` are thread-safe."""
@@ -67,10 +102,8 @@ class Worker:
 
     # ---- the thread ---------------------------------------------------------------------
     def _loop(self) -> None:
-        from services.runner import init_ray
-
         try:
-            init_ray()  # pay Ray's start-up once, before the first experiment arrives
+            start_ray()  # pay Ray's start-up once, before the first experiment arrives
         except Exception:
             log.exception("Ray did not start; experiments will fail until it does")
         while not self._stopping.is_set():
