@@ -14,6 +14,7 @@ restarted task can only ever produce the same file, and a file that exists is co
 """
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import threading
@@ -57,10 +58,10 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
         return
     address = address or os.environ.get(RAY_ADDRESS_ENV)
     if address:
-        ray.init(address=address, log_to_driver=False)
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     else:
         ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False,
-                 log_to_driver=False)
+                 log_to_driver=False, logging_level=logging.WARNING)
 
 
 def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
