@@ -258,3 +258,14 @@ def test_games_of_the_catalogue_only_come_from_core_cy():
         for path in sources:
             assert game not in path.read_text().lower(), (game, path)
     assert INFO["rules"]["properties"]
+
+
+def test_serve_subcommand_defaults_to_loopback(monkeypatch):
+    import services.app
+    from services import cli
+
+    calls = []
+    monkeypatch.setattr(services.app, "serve", lambda host, port: calls.append((host, port)))
+    assert cli.main(["serve"]) == 0
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
+    assert calls == [("127.0.0.1", 8000), ("0.0.0.0", 9001)]
