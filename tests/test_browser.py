@@ -161,3 +161,12 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     browser.get(server + "/")
     row = _wait(browser, lambda d: _css(d, f"tr[data-id='{eid}']"), 20)[0]
     assert "from the browser" in row.text and "done" in row.text and GAME
+
+
+def test_api_docs_render_offline(server, browser):
+    """Swagger UI from the local package renders the OpenAPI 3.1 document."""
+    browser.get(f"{server}/docs")
+    blocks = _wait(browser, lambda d: _css(d, ".opblock-summary-path"), 30, "docs not rendered")
+    paths = {b.text.replace("\u200b", "") for b in blocks}
+    assert {"/api/games", "/api/experiments", "/api/experiments/{eid}/compare"} <= paths
+    _no_page_errors(browser)
