@@ -21,6 +21,19 @@ def _list_column(values: np.ndarray) -> pa.Array:
     return pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), seats)
 
 
+def _agent_column(names: list[str], start: int, n: int, rotate: bool) -> pa.Array:
+    """Per-game seat agents as a fixed-size list column (dictionary indices, no loop per game)."""
+    players = len(names)
+    seats = np.arange(players)
+    if rotate:
+        index = (seats[None, :] + np.arange(start, start + n)[:, None]) % players
+    else:
+        index = np.broadcast_to(seats, (n, players))
+    values = pa.DictionaryArray.from_arrays(pa.array(index.reshape(-1).astype(np.int32)),
+                                            pa.array(names, pa.string()))
+    return pa.FixedSizeListArray.from_arrays(values.cast(pa.string()), players)
+
+
 def check_agents(game, players: int, agents) -> list[str]:
     """Per-seat agent names (one name means every seat); ValueError names the problem."""
     if isinstance(agents, str):
@@ -35,14 +48,19 @@ def check_agents(game, players: int, agents) -> list[str]:
 
 def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
          start: int = 0, count: int = 1, stream: int = 0, speeds=None,
-         experiment: str = "", arm: str = "") -> pa.RecordBatch:
-    """Games start..start+count-1 of (game, players, rules, agents, seed) as a record batch."""
+         experiment: str = "", arm: str = "", rotate: bool = False) -> pa.RecordBatch:
+    """Games start..start+count-1 of (game, players, rules, agents, seed) as a record batch.
+
+    rotate: the agent list turns one seat per game (game i puts agents[(k + i) % players] in
+    seat k), so every agent sits in every seat equally often.
+    """
     resolved = game.resolve_rules(rules, players)
     names = check_agents(game, players, agents)
     if speeds is not None and len(speeds) != players:
         raise ValueError(f"speeds must give one value per seat ({players})")
     out = play_batch(game.handle, game.pack_rules(resolved, players), players,
-                     [agent_spec(game, a) for a in names], speeds, seed, stream, start, count)
+                     [agent_spec(game, a) for a in names], speeds, seed, stream, start, count,
+                     rotate=bool(rotate))
     if out["truncated"].any():
         raise RuntimeError(f"{game.name}: a game did not end within the move limit")
     n = count
@@ -53,7 +71,7 @@ def play(game, players: int, rules: dict | None = None, agents="random", seed: i
         "game_index": pa.array(np.arange(start, start + n, dtype=np.int64)),
         "seed": pa.array(np.full(n, seed, dtype=np.uint64)),
         "players": pa.array(np.full(n, players, dtype=np.int8)),
-        "seat_agent": pa.FixedSizeListArray.from_arrays(pa.array(names * n, pa.string()), players),
+        "seat_agent": _agent_column(names, start, n, rotate),
         "seat_score": _list_column(out["scores"]),
         "seat_win_share": _list_column(shares),
         "num_winners": pa.array((shares > 0).sum(axis=1).astype(np.int8)),

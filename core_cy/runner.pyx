@@ -42,10 +42,12 @@ cdef int play_one(const Engine* e, void* st, const char* rules, int players,
 
 def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
                uint64_t seed, uint64_t stream, uint64_t start, long count,
-               long max_moves=10_000_000):
+               long max_moves=10_000_000, bint rotate=False):
     """Plays games start..start+count-1 and returns a dict of numpy arrays.
 
     agents: per seat, (kind, policy) pairs from core_cy.agents.agent_spec.
+    rotate: game i seats agents[(k + i) % players] in seat k, so that over any `players`
+    consecutive games every agent sits in every seat once (depends on i alone, not on shards).
     """
     cdef const Engine* e = handle.engine
     if len(rules) != e.rules_size:
@@ -56,6 +58,8 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
         raise ValueError("count must be >= 0")
     cdef int ng = e.num_game_outcomes, ns = e.num_seat_outcomes
     cdef AgentSpec specs[MAX_SEATS]
+    cdef AgentSpec rotated[MAX_SEATS]
+    cdef const AgentSpec* seat_agents = specs
     cdef SeatParams seats[MAX_SEATS]
     cdef long g
     cdef int k, j
@@ -86,7 +90,11 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
     try:
         with nogil:
             for g in range(count):
-                v_trunc[g] = play_one(e, st, r, players, seats, specs, seed, stream,
+                if rotate:
+                    for k in range(players):
+                        rotated[k] = specs[(k + (start + g)) % players]
+                    seat_agents = rotated
+                v_trunc[g] = play_one(e, st, r, players, seats, seat_agents, seed, stream,
                                       start + g, max_moves, &w)
                 e.scores(st, tmp_p)
                 for k in range(players):

@@ -1,0 +1,210 @@
+"""The `meeplelab` command line: the game catalogue, experiments on the Ray runner, a demo.
+
+    meeplelab games                         # every game: players, rule options, agents
+    meeplelab run SPEC [--out DIR] [--workers N]
+    meeplelab demo [--out DIR] [--workers N]
+    meeplelab serve [--host H] [--port P]  # API + dashboard (services.app), loopback by default
+
+`run` and the API service use the same runner (services.runner.run_experiment).  The results
+of a spec go to <out>/<name>-<hash of the spec>/, so running the same spec again resumes it
+(written shards are skipped) and a changed spec never mixes with older rows.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+import core_cy
+
+DEMO_FILE = "maori_demo.json"  # in examples/: a few thousand games, well under a minute
+
+
+def _demo_spec_path() -> Path:
+    here = Path(__file__).resolve().parent.parent / "examples" / DEMO_FILE
+    return here if here.exists() else Path.cwd() / "examples" / DEMO_FILE
+
+
+# ---- output --------------------------------------------------------------------------------
+def _pct(x: float) -> str:
+    return f"{100 * x:5.1f}%"
+
+
+def _options_text(schema: dict) -> list[str]:
+    lines = []
+    for name, opt in schema["properties"].items():
+        allowed = ""
+        if "enum" in opt:
+            allowed = " (" + " | ".join(map(str, opt["enum"])) + ")"
+        elif opt.get("type") == "integer":
+            allowed = f" ({opt.get('minimum', '')}..{opt.get('maximum', '')})"
+        default = opt["default"]
+        if isinstance(default, (list, dict)):
+            default = "<data>"
+        lines.append(f"    {name} = {default}{allowed}")
+    return lines
+
+
+def print_catalogue(out=None) -> None:
+    out = out or sys.stdout
+    for name in core_cy.games():
+        info = core_cy.load(name).info()
+        kind = ", cooperative" if info["cooperative"] else ""
+        print(f"{name}: {info['title']} ({info['min_players']}-{info['max_players']} players"
+              f"{kind})", file=out)
+        print("  rule options (default, allowed):", file=out)
+        for line in _options_text(info["rules"]):
+            print(line, file=out)
+        print("  agents: " + ", ".join(sorted(info["agents"])), file=out)
+        print(file=out)
+
+
+def print_results(path: str, spec, out=None) -> None:
+    """Per arm and player count: seat win shares and mean scores with 95% intervals, game
+    length, tie rate; per-agent shares when agents differ; the comparison with the baseline
+    when there are several arms."""
+    import pipelines
+
+    out = out or sys.stdout
+    table = pipelines.summary(path)
+    for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
+        cell = part.row(0, named=True)
+        print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games", file=out)
+        team = cell["team_win_rate"]
+        if team is not None:
+            print(f"  team win rate {_pct(team)} [{_pct(cell['team_win_lo'])}, "
+                  f"{_pct(cell['team_win_hi'])}]", file=out)
+        print(f"  game length mean {cell['length_mean']:.1f} (p10 {cell['length_p10']:.0f}, "
+              f"p50 {cell['length_p50']:.0f}, p90 {cell['length_p90']:.0f}); "
+              f"ties {_pct(cell['tie_rate'])}; first-second margin {cell['margin_mean']:.2f}",
+              file=out)
+        if cell["seat_p_value"] is not None:
+            print(f"  seat balance: chi-square {cell['seat_chi2']:.2f}, "
+                  f"p = {cell['seat_p_value']:.3g}", file=out)
+        print("  seat  agent     win share [95% CI]          mean score [95% CI]", file=out)
+        for s in part.iter_rows(named=True):
+            print(f"  {s['seat']:>4}  {s['agent']:<8}  {_pct(s['win_share'])} "
+                  f"[{_pct(s['win_lo'])}, {_pct(s['win_hi'])}]   "
+                  f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]",
+                  file=out)
+    if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
+        print("\nwin share per agent:", file=out)
+        for a in pipelines.agent_summary(path).iter_rows(named=True):
+            print(f"  {a['arm']}, {a['players']} players, {a['agent']:<8} "
+                  f"{_pct(a['win_share'])} [{_pct(a['win_lo'])}, {_pct(a['win_hi'])}] "
+                  f"over {a['seat_games']} seat-games; mean score {a['score_mean']:.2f}",
+                  file=out)
+    if len(spec.arm_rules()) > 1:
+        _print_comparison(pipelines.compare(path, spec.baseline_arm()), spec, out)
+
+
+def _print_comparison(table, spec, out) -> None:
+    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; "
+          "p Holm-adjusted; * = significant at 5%):", file=out)
+    print("  arm / players / seat        win share diff [95% CI]        p      "
+          "score diff [95% CI]          p", file=out)
+    for c in table.iter_rows(named=True):
+        mark = "*" if c["significant"] else " "
+        print(f" {mark}{c['arm']} / {c['players']} / {c['seat']}".ljust(29)
+              + f"{100 * c['win_share_diff']:+6.2f} pts [{100 * c['win_diff_lo']:+.2f}, "
+              f"{100 * c['win_diff_hi']:+.2f}]  {c['win_p_holm']:.3g}   "
+              f"{c['score_diff']:+7.2f} [{c['score_diff_lo']:+.2f}, "
+              f"{c['score_diff_hi']:+.2f}]  {c['score_p_holm']:.3g}", file=out)
+
+
+# ---- commands ----------------------------------------------------------------------------
+def _spec_error(path, exc: Exception) -> int:
+    if isinstance(exc, ValidationError):
+        print(f"error: invalid experiment spec {path}:", file=sys.stderr)
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e["loc"]) or "(spec)"
+            print(f"  {where}: {e['msg']}", file=sys.stderr)
+    else:
+        print(f"error: {exc}", file=sys.stderr)
+    return 2
+
+
+def experiment_id(spec) -> str:
+    """<name>-<first 8 hex digits of the spec's hash>: stable for one spec."""
+    digest = hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:8]
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in spec.name)
+    return f"{safe}-{digest}"
+
+
+def run_spec_file(path, out_dir: str, workers: int | None) -> int:
+    from services.spec import ExperimentSpec
+
+    try:
+        spec = ExperimentSpec.from_file(path)
+    except (ValidationError, ValueError) as exc:
+        return _spec_error(path, exc)
+    return run_spec(spec, out_dir, workers)
+
+
+def run_spec(spec, out_dir: str, workers: int | None) -> int:
+    from tqdm import tqdm
+
+    from services.runner import experiment_path, init_ray, run_experiment
+
+    exp_id = experiment_id(spec)
+    init_ray(num_cpus=workers)
+    print(f"experiment {exp_id}: {len(spec.cells())} cell(s), up to {spec.total_games()} games "
+          f"-> {experiment_path(out_dir, exp_id)}", file=sys.stderr)
+    bar = tqdm(total=spec.total_games(), unit="games", file=sys.stderr, dynamic_ncols=True)
+    last = {}
+
+    def progress(p):
+        bar.total = p.total
+        bar.update(p.done - bar.n)
+        last["p"] = p
+
+    status = run_experiment(spec, out_dir, exp_id, progress=progress,
+                            max_in_flight=2 * workers if workers else None)
+    bar.close()
+    if status != "done":
+        error = last["p"].error if "p" in last and last["p"].error else status
+        print(f"error: experiment {status}: {error}", file=sys.stderr)
+        return 1
+    print_results(experiment_path(out_dir, exp_id), spec)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="meeplelab",
+                                     description="Monte Carlo balance analysis of tabletop games")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("games", help="print the game catalogue")
+    for name, text in (("run", "play an experiment spec (JSON or TOML)"),
+                       ("demo", f"play examples/{DEMO_FILE} and print its table")):
+        p = sub.add_parser(name, help=text)
+        if name == "run":
+            p.add_argument("spec", help="experiment spec file (.json or .toml)")
+        p.add_argument("--out", default="results", help="results folder or pyarrow.fs URI "
+                       "(default ./results)")
+        p.add_argument("--workers", type=int, default=None,
+                       help="local Ray worker processes (default: every core)")
+    p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_DB, "
+                       "MEEPLELAB_RESULTS, RAY_ADDRESS)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        from services.app import serve
+
+        serve(args.host, args.port)
+        return 0
+    if getattr(args, "workers", None) is not None and args.workers < 1:
+        parser.error("--workers must be >= 1")
+    if args.command == "games":
+        print_catalogue()
+        return 0
+    spec_path = args.spec if args.command == "run" else _demo_spec_path()
+    return run_spec_file(spec_path, args.out, args.workers)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""Plays an experiment on Ray: one task per shard, one Parquet file per shard.
+
+Layout of the results (a hive-partitioned Parquet dataset):
+
+    <results>/<experiment_id>/arm=<arm>/players=<n>/shard-<start:012d>.parquet
+
+`<arm>` is percent-encoded (urllib.parse.quote, safe="") so that any arm name is one path
+segment.  Every file also holds the `arm` and `players` columns, so readers need not parse
+paths.  A shard task is a pure function of its arguments (game i depends only on the seed and
+i), writes its file under a temporary name in the same folder and renames it, so a retried or
+restarted task can only ever produce the same file, and a file that exists is complete.
+
+`results` is a local folder or any pyarrow.fs URI (s3://bucket/prefix, gs://...).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import quote
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import ray
+
+from pipelines.stats import wilson_half_width
+from services.spec import Cell, ExperimentSpec
+
+RAY_ADDRESS_ENV = "RAY_ADDRESS"
+TASK_RETRIES = 3
+
+
+@dataclass
+class Progress:
+    """What the progress callback receives (after every finished shard and once at the end)."""
+
+    done: int  # games finished, including shards found already written
+    total: int  # games planned (with stop_when: the most the experiment may play)
+    games_per_s: float  # games played by this run per second of wall time
+    eta_s: float | None  # seconds left at the current rate (None before any game is played)
+    elapsed_s: float
+    status: str = "running"  # running | done | cancelled | failed
+    error: str | None = None
+
+
+# ---- Ray and storage ---------------------------------------------------------------------
+def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
+    """Starts an in-process local Ray (all cores by default), or connects to `address` /
+    $RAY_ADDRESS.  Does nothing when Ray is already initialised."""
+    if ray.is_initialized():
+        return
+    address = address or os.environ.get(RAY_ADDRESS_ENV)
+    if address:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    else:
+        ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False,
+                 log_to_driver=False, logging_level=logging.WARNING)
+
+
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """(filesystem, path inside it) for a local folder or a pyarrow.fs URI."""
+    if "://" in uri:
+        return pafs.FileSystem.from_uri(uri)
+    return pafs.LocalFileSystem(), os.path.abspath(uri)
+
+
+def experiment_path(results: str, experiment_id: str) -> str:
+    """The dataset root of one experiment (a local path or a URI, like `results`)."""
+    return posixpath.join(str(results).rstrip("/"), experiment_id) if "://" in str(results) \
+        else os.path.join(os.path.abspath(results), experiment_id)
+
+
+def cell_dir(root: str, arm: str, players: int) -> str:
+    return posixpath.join(root, f"arm={quote(arm, safe='')}", f"players={players}")
+
+
+def shard_name(start: int) -> str:
+    return f"shard-{start:012d}.parquet"
+
+
+def _storage_table(batch: pa.RecordBatch) -> pa.Table:
+    """The batch as stored: plain strings and variable-size lists, so files of different
+    player counts share one schema and scan together."""
+    fields, arrays = [], []
+    for field, column in zip(batch.schema, batch.columns):
+        if pa.types.is_dictionary(field.type):
+            column = column.cast(field.type.value_type)
+        elif pa.types.is_fixed_size_list(field.type):
+            column = column.cast(pa.list_(field.type.value_type))
+        fields.append(pa.field(field.name, column.type))
+        arrays.append(column)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def write_atomically(table: pa.Table, fs: pa.fs.FileSystem, path: str) -> None:
+    """Writes under a temporary name in the same folder, then renames onto `path`."""
+    folder = posixpath.dirname(path)
+    fs.create_dir(folder, recursive=True)
+    tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(table, tmp, filesystem=fs)
+        fs.move(tmp, path)
+    except BaseException:
+        try:
+            fs.delete_file(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _seat_wins(shares: pa.Array) -> tuple[int, list[float]]:
+    """(games, per-seat sums of win shares) of a seat_win_share list column."""
+    games = len(shares)
+    if games == 0:
+        return 0, []
+    flat = shares.flatten().to_numpy(zero_copy_only=False)
+    return games, flat.reshape(games, -1).sum(axis=0).tolist()
+
+
+# ---- the shard task ----------------------------------------------------------------------
+@ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
+def play_shard(job: dict) -> dict:
+    """Plays one shard and writes its Parquet file; returns (count, per-seat wins)."""
+    import core_cy
+    from core_cy import batch
+
+    game = core_cy.load(job["game"])
+    rows = batch.play(game, job["players"], job["rules"], job["agents"], seed=job["seed"],
+                      start=job["start"], count=job["count"], speeds=job["speeds"],
+                      experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"])
+    fs, root = _filesystem(job["root"])
+    path = posixpath.join(cell_dir(root, job["arm"], job["players"]), shard_name(job["start"]))
+    write_atomically(_storage_table(rows), fs, path)
+    games, wins = _seat_wins(rows.column("seat_win_share"))
+    return {"games": games, "wins": wins}
+
+
+# ---- the driver --------------------------------------------------------------------------
+class _Cells:
+    """Per-cell tallies (games and seat wins) for progress and the stop_when check."""
+
+    def __init__(self, cells: list[Cell]):
+        self.games = [0] * len(cells)
+        self.wins = [np.zeros(c.players) for c in cells]
+
+    def add(self, i: int, games: int, wins) -> None:
+        self.games[i] += games
+        self.wins[i] += np.asarray(wins, dtype=np.float64)
+
+    def precise(self, half_width: float) -> bool:
+        for n, wins in zip(self.games, self.wins):
+            if n == 0 or np.any(wilson_half_width(wins / n, n) >= half_width):
+                return False
+        return True
+
+
+def _written_shards(fs, root: str, cell: Cell) -> set[str]:
+    info = fs.get_file_info(pafs.FileSelector(cell_dir(root, cell.arm, cell.players),
+                                              allow_not_found=True))
+    return {i.base_name for i in info if i.type == pafs.FileType.File}
+
+
+def _read_wins(fs, root: str, cell: Cell, start: int) -> tuple[int, list[float]]:
+    path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard_name(start))
+    table = pq.read_table(path, columns=["seat_win_share"], filesystem=fs)
+    return _seat_wins(table.column("seat_win_share").combine_chunks())
+
+
+def _error_text(exc: BaseException) -> str:
+    cause = getattr(exc, "cause", None) or exc
+    return f"{type(cause).__name__}: {cause}".strip()
+
+
+def _default_in_flight() -> int:
+    cpus = int(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
+    return max(2, 2 * cpus)  # keep every worker busy while results come back
+
+
+def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
+                   progress: Callable[[Progress], None] | None = None,
+                   cancel: threading.Event | None = None,
+                   max_in_flight: int | None = None) -> str:
+    """Plays `spec` into <results>/<experiment_id>/ and returns "done", "cancelled" or
+    "failed".  Shards already written are skipped; `progress` gets a Progress after each
+    shard and a last one with the final status (and the error text when failed)."""
+    init_ray()
+    started = time.monotonic()
+    root_uri = experiment_path(results, experiment_id)
+    fs, root = _filesystem(root_uri)
+    cells = spec.cells()
+    tally = _Cells(cells)
+    written = [_written_shards(fs, root, c) for c in cells]
+    limit = max_in_flight or _default_in_flight()
+    total = spec.total_games()
+    state = {"done": 0, "played": 0}
+
+    def report(status="running", error=None):
+        if progress is None:
+            return
+        elapsed = time.monotonic() - started
+        rate = state["played"] / elapsed if elapsed > 0 else 0.0
+        eta = (total - state["done"]) / rate if rate > 0 else None
+        progress(Progress(state["done"], total, rate, eta, elapsed, status, error))
+
+    def finish(status, error=None):
+        report(status, error)
+        return status
+
+    for wave in spec.wave_shards():
+        jobs = []
+        for i, cell in enumerate(cells):
+            for start, count in wave:
+                if shard_name(start) in written[i]:
+                    tally.add(i, *_read_wins(fs, root, cell, start))
+                    state["done"] += count
+                else:
+                    jobs.append((i, start, count))
+        report()
+        outcome = _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state,
+                            cancel, report)
+        if outcome is not None:
+            return finish(*outcome)
+        if spec.stop_when and tally.precise(spec.stop_when.half_width):
+            total = state["done"]
+            break
+    return finish("done")
+
+
+def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, start: int,
+         count: int) -> dict:
+    return {"game": spec.game, "players": cell.players, "rules": cell.rules,
+            "agents": spec.agent_list(cell.players), "rotate": spec.rotate_agents,
+            "speeds": spec.speeds, "seed": spec.seed, "start": start, "count": count,
+            "experiment": experiment_id, "arm": cell.arm, "root": root_uri}
+
+
+def _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state, cancel,
+              report):
+    """Submits the wave's shards with at most `limit` in flight and handles them in
+    completion order; returns None when the wave is complete, else (status, error)."""
+    pending: dict = {}
+    queue = list(reversed(jobs))
+    while queue or pending:
+        if cancel is not None and cancel.is_set():
+            _cancel_all(pending)
+            return "cancelled", None
+        while queue and len(pending) < limit:
+            i, start, count = queue.pop()
+            ref = play_shard.remote(_job(spec, experiment_id, root_uri, cells[i], start, count))
+            pending[ref] = i
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+        for ref in ready:
+            i = pending.pop(ref)
+            try:
+                out = ray.get(ref)
+            except Exception as exc:  # the task failed after its retries
+                _cancel_all(pending)
+                return "failed", _error_text(exc)
+            tally.add(i, out["games"], out["wins"])
+            state["done"] += out["games"]
+            state["played"] += out["games"]
+            report()
+    return None
+
+
+def _cancel_all(pending: dict) -> None:
+    # force: a shard runs in nogil C code that a KeyboardInterrupt would not reach
+    for ref in pending:
+        ray.cancel(ref, force=True)
+    pending.clear()

@@ -1,0 +1,279 @@
+"""The experiment spec: what to play, validated against the game catalogue.
+
+An experiment plays every *cell* (arm x player count) for `games_per_arm` games (or in waves
+until `stop_when` is met).  Every arm uses the same seed and the same RNG stream, so game `i`
+of every arm is dealt the same way (common random numbers): comparisons pair arms by
+`game_index`.  Nothing here names a game: the game's own `resolve_rules`, player range and
+agent list do the checking.
+
+    >>> spec = ExperimentSpec.from_file("examples/maori_demo.json")
+    >>> spec.cells()[0]
+    Cell(arm='basic', rules={'mode': 'basic'}, players=3)
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+import core_cy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+MAX_SEED = 2**63 - 1
+
+
+class Cell(NamedTuple):
+    """One combination to play: an arm's rule options at one player count."""
+
+    arm: str
+    rules: dict
+    players: int
+
+
+class StopWhen(BaseModel):
+    """Play in waves until every seat's 95% Wilson half-width on win share is below
+    `half_width` (checked between waves only), or until `max_games` per cell."""
+
+    model_config = ConfigDict(extra="forbid")
+    half_width: float = Field(gt=0, lt=0.5)
+    max_games: int = Field(ge=1)
+
+
+def _error(loc: tuple, message: str, value: Any) -> InitErrorDetails:
+    return InitErrorDetails(type=PydanticCustomError("spec", "{message}", {"message": message}),
+                            loc=loc, input=value)
+
+
+def _raise(errors: list[InitErrorDetails]) -> None:
+    if errors:
+        raise ValidationError.from_exception_data("ExperimentSpec", errors)
+
+
+def _value_text(value: Any) -> str:
+    """A sweep value as it appears in an arm name (JSON spelling for booleans)."""
+    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+
+
+def _allowed(option) -> str:
+    schema = option.json_schema()
+    if "enum" in schema:
+        return f"allowed values: {schema['enum']}"
+    bounds = [f"{k} {schema[k]}" for k in ("minimum", "maximum") if k in schema]
+    return f"allowed: {schema['type']}" + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+class ExperimentSpec(BaseModel):
+    """A balance experiment (the format of the CLI's spec files and the API's request body)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "experiment"
+    game: str
+    players: int | list[int]
+    arms: dict[str, dict[str, Any]] | None = None
+    sweep: dict[str, list[Any]] | None = None
+    baseline: str | None = None
+    agents: str | list[str] = "random"
+    rotate_agents: bool = False
+    speeds: list[float] | None = None
+    games_per_arm: int = Field(default=1000, ge=1)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    shard_size: int = Field(default=5000, ge=100)
+    stop_when: StopWhen | None = None
+
+    # ---- field checks that need no game ------------------------------------------------
+    @field_validator("game")
+    @classmethod
+    def _known_game(cls, value: str) -> str:
+        if value not in core_cy.games():
+            raise ValueError(f"unknown game {value!r}; choose one of {core_cy.games()}")
+        return value
+
+    @field_validator("players")
+    @classmethod
+    def _players_list(cls, value):
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("players must name at least one player count")
+            if len(set(value)) != len(value):
+                raise ValueError(f"players lists a count twice: {value}")
+        return value
+
+    @field_validator("speeds")
+    @classmethod
+    def _positive_speeds(cls, value):
+        if value is not None and any(not s > 0 for s in value):
+            raise ValueError(f"every speed must be > 0, got {value}")
+        return value
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep_values(cls, value):
+        if value is not None:
+            for option, values in value.items():
+                if not values:
+                    raise ValueError(f"sweep option {option!r} needs at least one value")
+        return value
+
+    # ---- checks against the game -------------------------------------------------------
+    @model_validator(mode="after")
+    def _check_against_game(self) -> "ExperimentSpec":
+        game = core_cy.load(self.game)
+        errors: list[InitErrorDetails] = []
+        counts = self.player_counts()
+        for i, n in enumerate(counts):
+            try:
+                game.check_players(n)
+            except ValueError as exc:
+                loc = ("players", i) if isinstance(self.players, list) else ("players",)
+                errors.append(_error(loc, str(exc), n))
+        _raise(errors)
+        arms = self.arm_rules()
+        if not arms:
+            errors.append(_error(("arms",), "an experiment needs at least one arm", self.arms))
+        for arm, rules in arms.items():
+            errors += self._arm_errors(game, arm, rules, counts)
+        if self.baseline is not None and self.baseline not in arms:
+            errors.append(_error(("baseline",), f"baseline {self.baseline!r} is not an arm; "
+                                 f"arms: {list(arms)}", self.baseline))
+        errors += self._agent_errors(game, counts)
+        _raise(errors)
+        return self
+
+    def _arm_loc(self, arm: str, option: str | None = None) -> tuple:
+        where = ("arms", arm) if self.arms and arm in self.arms else ("sweep",)
+        return where + ((option,) if option is not None else ())
+
+    def _arm_errors(self, game, arm: str, rules: dict, counts: list[int]) -> list:
+        if not arm or "/" in arm or "\\" in arm or len(arm) > 200:
+            return [_error(self._arm_loc(arm), f"arm name {arm!r} must be 1-200 characters "
+                           "without '/' or '\\'", arm)]
+        known = {o.name: o for o in game.options}
+        errors = []
+        for option, value in rules.items():
+            if option not in known:
+                errors.append(_error(self._arm_loc(arm, option), f"unknown rule option "
+                                     f"{option!r} for {game.name}; known options: "
+                                     f"{sorted(known)}", value))
+                continue
+            try:
+                known[option].validate(game.name, value)
+            except ValueError as exc:
+                text = str(exc)
+                if "one of" not in text:  # enum messages already list the allowed values
+                    text += f"; {_allowed(known[option])}"
+                errors.append(_error(self._arm_loc(arm, option), text, value))
+        if errors:
+            return errors
+        for n in counts:  # cross-option checks may depend on the player count
+            try:
+                game.resolve_rules(rules, n)
+            except ValueError as exc:
+                errors.append(_error(self._arm_loc(arm), f"arm {arm!r} with {n} players: {exc}",
+                                     rules))
+        return errors
+
+    def _agent_errors(self, game, counts: list[int]) -> list:
+        names = [self.agents] if isinstance(self.agents, str) else list(self.agents)
+        errors = []
+        for i, name in enumerate(names):
+            if name not in game.agents:
+                loc = ("agents",) if isinstance(self.agents, str) else ("agents", i)
+                errors.append(_error(loc, f"unknown agent {name!r} for {game.name}; "
+                                     f"choose one of {sorted(game.agents)}", name))
+        for n in counts:
+            if isinstance(self.agents, list) and len(self.agents) != n:
+                errors.append(_error(("agents",), f"agents must name one agent per seat "
+                                     f"({n} players), got {len(self.agents)}", self.agents))
+            if self.speeds is not None and len(self.speeds) != n:
+                errors.append(_error(("speeds",), f"speeds must give one value per seat "
+                                     f"({n} players), got {len(self.speeds)}", self.speeds))
+        if self.rotate_agents and isinstance(self.agents, str):
+            errors.append(_error(("rotate_agents",), "rotate_agents needs a list of agents, "
+                                 "one per seat", self.rotate_agents))
+        return errors
+
+    # ---- what to play ------------------------------------------------------------------
+    def player_counts(self) -> list[int]:
+        return [self.players] if isinstance(self.players, int) else list(self.players)
+
+    def arm_rules(self) -> dict[str, dict]:
+        """Arm name -> rule options (the sweep's grid crossed with the named arms)."""
+        base = dict(self.arms) if self.arms else {}
+        if not self.sweep:
+            return base or {"default": {}}
+        keys = list(self.sweep)
+        grid = []
+        for values in itertools.product(*(self.sweep[k] for k in keys)):
+            name = ",".join(f"{k}={_value_text(v)}" for k, v in zip(keys, values))
+            grid.append((name, dict(zip(keys, values))))
+        if not base:
+            return dict(grid)
+        return {f"{arm},{name}": {**rules, **point}
+                for arm, rules in base.items() for name, point in grid}
+
+    def baseline_arm(self) -> str:
+        return self.baseline if self.baseline is not None else next(iter(self.arm_rules()))
+
+    def agent_list(self, players: int) -> list[str]:
+        return [self.agents] * players if isinstance(self.agents, str) else list(self.agents)
+
+    def cells(self) -> list[Cell]:
+        """Every (arm, rules, players) to play, arms in spec order, then player counts."""
+        return [Cell(arm, rules, n) for arm, rules in self.arm_rules().items()
+                for n in self.player_counts()]
+
+    def max_games_per_cell(self) -> int:
+        return self.stop_when.max_games if self.stop_when else self.games_per_arm
+
+    def waves(self) -> list[int]:
+        """Game counts per cell after which the runner may stop (stop_when), ascending; the
+        last is every game.  Without stop_when there is one wave."""
+        total = self.max_games_per_cell()
+        if not self.stop_when:
+            return [total]
+        step = self.games_per_arm
+        return [min(g, total) for g in range(step, total + step, step)]
+
+    def wave_shards(self) -> list[list[tuple[int, int]]]:
+        """Per wave, the (start, count) shards that extend every cell to the wave's end."""
+        out, begin = [], 0
+        for end in self.waves():
+            out.append([(s, min(self.shard_size, end - s))
+                        for s in range(begin, end, self.shard_size)])
+            begin = end
+        return out
+
+    def shards(self) -> list[tuple[int, int]]:
+        """(start, count) of every shard of one cell, in order (the same for every cell)."""
+        return [shard for wave in self.wave_shards() for shard in wave]
+
+    def total_games(self) -> int:
+        return len(self.cells()) * self.max_games_per_cell()
+
+    # ---- loading -----------------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ExperimentSpec":
+        """Reads a .json or .toml spec (ValueError for an unreadable file, ValidationError
+        for a bad spec)."""
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ValueError(f"cannot read spec file {path}: {exc.strerror}") from None
+        try:
+            data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"spec file {path} is not valid "
+                             f"{'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}") \
+                from None
+        return cls.model_validate(data)

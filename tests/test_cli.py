@@ -1,0 +1,107 @@
+"""The meeplelab command line: catalogue, spec errors, run (with resume), demo."""
+import json
+import re
+
+import pytest
+from ray_support import ray_local  # noqa: F401  (session fixture)
+
+import core_cy
+from services import cli
+
+GAME = core_cy.games()[0]
+
+
+def _write_spec(tmp_path, **extra):
+    g = core_cy.load(GAME)
+    opt = next(o for o in g.options if o.kind == "enum" and len(o.choices) > 1)
+    data = {"name": "cli-test", "game": GAME, "players": g.min_players + 1, "games_per_arm": 300,
+            "shard_size": 100, "seed": 3,
+            "arms": {"first": {opt.name: opt.choices[0]}, "second": {opt.name: opt.choices[1]}}}
+    data.update(extra)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_games_prints_the_catalogue(capsys):
+    assert cli.main(["games"]) == 0
+    out = capsys.readouterr().out
+    for name in core_cy.games():
+        g = core_cy.load(name)
+        assert f"{name}: {g.title} ({g.min_players}-{g.max_players} players" in out
+        for o in g.options:
+            assert f"    {o.name} = " in out
+        assert "agents: " + ", ".join(sorted(g.agents)) in out
+
+
+def test_bad_spec_is_one_clear_message(tmp_path, capsys):
+    path = _write_spec(tmp_path, arms={"x": {"no_such_option": 1}}, players=1)
+    assert cli.main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "invalid experiment spec" in err
+    assert "players:" in err
+    assert "Traceback" not in err
+
+
+def test_bad_option_value_names_the_arm_and_option(tmp_path, capsys):
+    opt = next(o for o in core_cy.load(GAME).options if o.kind == "enum")
+    path = _write_spec(tmp_path, arms={"x": {opt.name: "zzz"}})
+    assert cli.main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"arms.x.{opt.name}:" in err and opt.choices[0] in err
+
+
+def test_missing_and_malformed_spec_files(tmp_path, capsys):
+    assert cli.main(["run", str(tmp_path / "nope.json")]) == 2
+    (tmp_path / "bad.json").write_text("{")
+    assert cli.main(["run", str(tmp_path / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "not valid JSON" in err and "Traceback" not in err
+
+
+def test_workers_must_be_positive(tmp_path):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["run", str(_write_spec(tmp_path)), "--workers", "0"])
+    assert info.value.code == 2
+
+
+def test_run_writes_parquet_and_prints_tables(ray_local, tmp_path, capsys):
+    spec_path = _write_spec(tmp_path)
+    out_dir = tmp_path / "results"
+    assert cli.main(["run", str(spec_path), "--out", str(out_dir)]) == 0
+    printed = capsys.readouterr().out
+    [exp] = list(out_dir.iterdir())
+    assert exp.name.startswith("cli-test-")
+    assert len(list(exp.rglob("*.parquet"))) == 6
+    players = core_cy.load(GAME).min_players + 1
+    for arm in ("first", "second"):
+        assert f"arm '{arm}', {players} players: 300 games" in printed
+    assert len(re.findall(r"^\s+\d+\s+random\s+", printed, re.M)) == 2 * players
+    assert "comparison with baseline 'first'" in printed
+    assert printed.count("second / ") == players
+    assert "ties" in printed and "game length mean" in printed
+    # the same spec again resumes: nothing new is written, the same table is printed
+    before = {p: p.stat().st_mtime_ns for p in exp.rglob("*.parquet")}
+    assert cli.main(["run", str(spec_path), "--out", str(out_dir)]) == 0
+    assert capsys.readouterr().out == printed
+    assert {p: p.stat().st_mtime_ns for p in exp.rglob("*.parquet")} == before
+
+
+def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, capsys):
+    n = core_cy.load(GAME).min_players
+    spec_path = _write_spec(tmp_path, arms=None, players=n, rotate_agents=True,
+                            agents=["greedy"] + ["random"] * (n - 1), games_per_arm=100 * n)
+    assert cli.main(["run", str(spec_path), "--out", str(tmp_path / "r")]) == 0
+    printed = capsys.readouterr().out
+    assert "win share per agent:" in printed
+    assert "rotated" in printed and "greedy" in printed
+    assert "comparison" not in printed  # one arm: nothing to compare
+
+
+def test_demo_runs_the_example(ray_local, tmp_path, capsys):
+    demo = json.loads(cli._demo_spec_path().read_text())
+    assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    for arm in demo["arms"]:
+        assert f"arm '{arm}'" in printed
+    assert f"{demo['games_per_arm']} games" in printed

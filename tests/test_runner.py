@@ -1,0 +1,204 @@
+"""The Ray runner: layout, reproducibility whatever the sharding, resume, cancel, failure,
+stop_when, agent rotation and progress."""
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from ray_support import ray_local  # noqa: F401  (session fixture)
+
+import core_cy
+from core_cy import batch
+from services.runner import Progress, run_experiment
+from services.spec import ExperimentSpec
+
+GAME = core_cy.games()[0]
+PLAYERS = core_cy.load(GAME).min_players + 1
+
+
+def _enum_arms() -> dict:
+    opt = next(o for o in core_cy.load(GAME).options if o.kind == "enum" and len(o.choices) > 1)
+    return {"a": {opt.name: opt.choices[0]}, "b": {opt.name: opt.choices[1]}}
+
+
+def _spec(**extra) -> ExperimentSpec:
+    data = {"game": GAME, "players": PLAYERS, "arms": _enum_arms(), "games_per_arm": 400,
+            "seed": 99, "shard_size": 100}
+    data.update(extra)
+    return ExperimentSpec.model_validate(data)
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _rows(root: Path) -> list[dict]:
+    table = pa.concat_tables(pq.read_table(p) for p in _files(root))
+    rows = table.to_pylist()
+    return sorted(rows, key=lambda r: (r["arm"], r["players"], r["game_index"]))
+
+
+def test_layout_one_file_per_shard(ray_local, tmp_path):
+    spec = _spec()
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    files = [p.relative_to(tmp_path / "exp").as_posix() for p in _files(tmp_path / "exp")]
+    expected = sorted(f"arm={arm}/players={PLAYERS}/shard-{start:012d}.parquet"
+                      for arm in ("a", "b") for start in (0, 100, 200, 300))
+    assert files == expected  # and no temporary file left behind
+    table = pq.read_table(tmp_path / "exp" / files[0])
+    assert table.num_rows == 100
+    assert set(table.column("experiment").to_pylist()) == {"exp"}
+    assert set(table.column("arm").to_pylist()) == {"a"}
+
+
+def test_rows_equal_a_single_process_batch(ray_local, tmp_path):
+    """The runner adds nothing and loses nothing: its rows are batch.play's rows."""
+    spec = _spec(games_per_arm=250)
+    run_experiment(spec, str(tmp_path), "exp")
+    rows = [r for r in _rows(tmp_path / "exp") if r["arm"] == "b"]
+    game = core_cy.load(GAME)
+    direct = batch.play(game, PLAYERS, spec.arm_rules()["b"], "random", seed=99, start=0,
+                        count=250, experiment="exp", arm="b").to_pylist()
+    assert rows == direct
+
+
+def test_same_rows_with_one_worker_or_many_and_any_shard_size(ray_local, tmp_path):
+    one = _spec(shard_size=400)  # one shard per cell, one task at a time
+    many = _spec(shard_size=100)  # four shards per cell, several in flight
+    assert run_experiment(one, str(tmp_path / "one"), "exp", max_in_flight=1) == "done"
+    assert run_experiment(many, str(tmp_path / "many"), "exp", max_in_flight=4) == "done"
+    assert len(_files(tmp_path / "one" / "exp")) == 2
+    assert len(_files(tmp_path / "many" / "exp")) == 8
+    rows = _rows(tmp_path / "one" / "exp")
+    assert len(rows) == 800
+    assert rows == _rows(tmp_path / "many" / "exp")
+
+
+def test_arms_share_seeds_game_by_game(ray_local, tmp_path):
+    """Common random numbers: with identical rules, two arms play identical games."""
+    spec = _spec(arms={"x": {}, "y": {}}, games_per_arm=200)
+    run_experiment(spec, str(tmp_path), "exp")
+    rows = _rows(tmp_path / "exp")
+    x = [{k: v for k, v in r.items() if k != "arm"} for r in rows if r["arm"] == "x"]
+    y = [{k: v for k, v in r.items() if k != "arm"} for r in rows if r["arm"] == "y"]
+    assert x == y and len(x) == 200
+
+
+def test_restart_skips_written_shards(ray_local, tmp_path):
+    spec = _spec()
+    run_experiment(spec, str(tmp_path), "exp")
+    files = _files(tmp_path / "exp")
+    before = {p: p.stat().st_mtime_ns for p in files}
+    files[3].unlink()
+    seen = []
+    assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "done"
+    assert seen[0].done == 700  # the seven shards found written count as done
+    assert seen[-1].done == seen[-1].total == 800
+    after = {p: p.stat().st_mtime_ns for p in _files(tmp_path / "exp")}
+    assert set(after) == set(before)
+    changed = [p for p in after if after[p] != before[p]]
+    assert changed == [files[3]]
+
+
+def test_progress_reports(ray_local, tmp_path):
+    seen: list[Progress] = []
+    run_experiment(_spec(), str(tmp_path), "exp", progress=seen.append)
+    done = [p.done for p in seen]
+    assert done == sorted(done) and done[0] == 0
+    assert all(p.total == 800 for p in seen)
+    assert seen[-1].status == "done" and seen[-1].done == 800 and seen[-1].error is None
+    assert seen[-1].games_per_s > 0 and seen[-2].eta_s == pytest.approx(0.0)
+    assert all(p.status == "running" for p in seen[:-1])
+
+
+def test_cancel_stops_and_a_restart_completes_identically(ray_local, tmp_path):
+    spec = _spec(games_per_arm=1500, shard_size=100)
+    cancel = threading.Event()
+
+    def stop_after_first(p: Progress):
+        if p.done > 0:
+            cancel.set()
+
+    seen = []
+    status = run_experiment(spec, str(tmp_path / "c"), "exp", max_in_flight=2,
+                            progress=lambda p: (seen.append(p), stop_after_first(p)),
+                            cancel=cancel)
+    assert status == "cancelled" and seen[-1].status == "cancelled"
+    written = len(_files(tmp_path / "c" / "exp"))
+    assert 1 <= written < 30
+    assert run_experiment(spec, str(tmp_path / "c"), "exp") == "done"
+    run_experiment(spec, str(tmp_path / "full"), "exp")
+    assert _rows(tmp_path / "c" / "exp") == _rows(tmp_path / "full" / "exp")
+
+
+def test_failure_reports_the_error(ray_local, tmp_path):
+    # a file where a cell's folder must go: every write of that cell fails, even on retry
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "arm=b").write_text("not a folder")
+    seen = []
+    status = run_experiment(_spec(), str(tmp_path), "exp", progress=seen.append)
+    assert status == "failed"
+    assert seen[-1].status == "failed" and seen[-1].error
+    assert "arm=b" in seen[-1].error or "exists" in seen[-1].error.lower()
+
+
+def _wilson_half(wins: np.ndarray, n: int) -> np.ndarray:
+    z = 1.959963984540054
+    p = wins / n
+    return z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+
+
+def test_stop_when_stops_after_the_first_precise_wave(ray_local, tmp_path):
+    half = 0.09
+    spec = _spec(games_per_arm=100, stop_when={"half_width": half, "max_games": 2000})
+    seen = []
+    assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "done"
+    rows = _rows(tmp_path / "exp")
+    per_arm = len(rows) // 2
+    assert per_arm % 100 == 0 and 100 <= per_arm < 2000
+    shares = {arm: np.array([r["seat_win_share"] for r in rows if r["arm"] == arm])
+              for arm in ("a", "b")}
+
+    def precise(n):
+        return all(np.all(_wilson_half(s[:n].sum(axis=0), n) < half) for s in shares.values())
+
+    assert precise(per_arm)
+    assert not precise(per_arm - 100)  # the wave before was not yet precise enough
+    assert seen[-1].done == seen[-1].total == 2 * per_arm
+
+
+def test_stop_when_caps_at_max_games(ray_local, tmp_path):
+    spec = _spec(games_per_arm=100, stop_when={"half_width": 0.001, "max_games": 250})
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    rows = _rows(tmp_path / "exp")
+    assert len(rows) == 500
+    assert sorted({r["game_index"] for r in rows}) == list(range(250))
+
+
+def test_rotation_seats_every_agent_everywhere_equally(ray_local, tmp_path):
+    agents = ["greedy"] + ["random"] * (PLAYERS - 1)
+    spec = _spec(arms=None, agents=agents, rotate_agents=True, games_per_arm=PLAYERS * 40)
+    run_experiment(spec, str(tmp_path), "exp")
+    rows = _rows(tmp_path / "exp")
+    greedy_seat = [r["seat_agent"].index("greedy") for r in rows]
+    assert all(r["seat_agent"].count("greedy") == 1 for r in rows)
+    assert np.bincount(greedy_seat).tolist() == [40] * PLAYERS
+
+
+def test_results_given_as_a_uri(ray_local, tmp_path):
+    assert run_experiment(_spec(games_per_arm=100), f"file://{tmp_path}", "exp") == "done"
+    assert len(_files(tmp_path / "exp")) == 2
+
+
+def test_arm_names_are_one_path_segment(ray_local, tmp_path):
+    opt = next(o for o in core_cy.load(GAME).options if o.kind == "enum")
+    spec = _spec(arms=None, sweep={opt.name: list(opt.choices[:2])}, games_per_arm=100)
+    run_experiment(spec, str(tmp_path), "exp")
+    dirs = sorted(p.name for p in (tmp_path / "exp").iterdir())
+    assert dirs == sorted(f"arm={opt.name}%3D{c}" for c in opt.choices[:2])
+    arms = {r["arm"] for r in _rows(tmp_path / "exp")}
+    assert arms == set(spec.arm_rules())
+    assert not any(name.startswith(".") for name in os.listdir(tmp_path / "exp"))

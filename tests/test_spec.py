@@ -1,0 +1,246 @@
+"""The experiment spec: validation against the catalogue, arms, sweeps, cells and shards."""
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+import core_cy
+from services.spec import ExperimentSpec
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GAME = core_cy.games()[0]
+
+
+def _game():
+    return core_cy.load(GAME)
+
+
+def _enum_option():
+    """The first enum rule option of the game and two of its values."""
+    for o in _game().options:
+        if o.kind == "enum" and len(o.choices) >= 2:
+            return o
+    pytest.fail("the game has no enum option")
+
+
+def _errors(data) -> list[tuple[tuple, str]]:
+    with pytest.raises(ValidationError) as info:
+        ExperimentSpec.model_validate(data)
+    return [(e["loc"], e["msg"]) for e in info.value.errors()]
+
+
+def _base(**extra):
+    return {"game": GAME, "players": _game().min_players, **extra}
+
+
+def test_defaults_give_one_default_arm():
+    spec = ExperimentSpec.model_validate(_base())
+    assert spec.name == "experiment"
+    assert spec.arm_rules() == {"default": {}}
+    assert spec.baseline_arm() == "default"
+    assert spec.shard_size == 5000
+    assert spec.cells() == [("default", {}, _game().min_players)]
+
+
+def test_unknown_game_lists_the_games():
+    [(loc, msg)] = _errors({"game": "no-such-game", "players": 2})
+    assert loc == ("game",)
+    for name in core_cy.games():
+        assert name in msg
+
+
+def test_unknown_field_is_rejected():
+    [(loc, _)] = _errors(_base(colour="blue"))
+    assert loc == ("colour",)
+
+
+def test_player_count_outside_the_games_range():
+    g = _game()
+    [(loc, msg)] = _errors(_base(players=[g.min_players, g.max_players + 1]))
+    assert loc == ("players", 1)
+    assert str(g.max_players) in msg
+    [(loc, _)] = _errors(_base(players=g.min_players - 1))
+    assert loc == ("players",)
+
+
+def test_bad_arm_option_value_names_arm_option_and_allowed_values():
+    opt = _enum_option()
+    [(loc, msg)] = _errors(_base(arms={"mine": {opt.name: "not-a-choice"}}))
+    assert loc == ("arms", "mine", opt.name)
+    for choice in opt.choices:
+        assert choice in msg
+
+
+def test_unknown_arm_option_lists_known_options():
+    [(loc, msg)] = _errors(_base(arms={"a": {"no_such_option": 1}}))
+    assert loc == ("arms", "a", "no_such_option")
+    assert _game().options[0].name in msg
+
+
+def test_integer_option_bounds_are_reported():
+    opt = next(o for o in _game().options if o.kind == "int" and o.maximum is not None)
+    [(loc, msg)] = _errors(_base(arms={"big": {opt.name: opt.maximum + 1}}))
+    assert loc == ("arms", "big", opt.name)
+    assert str(opt.maximum) in msg
+
+
+def _count_dependent_option():
+    """(game, option, value, bad player count) for a rule value valid only at some counts."""
+    for name in core_cy.games():
+        g = core_cy.load(name)
+        counts = range(g.min_players, g.max_players + 1)
+        for o in g.options:
+            for value in o.choices:
+                bad = []
+                for n in counts:
+                    try:
+                        g.resolve_rules({o.name: value}, n)
+                    except ValueError:
+                        bad.append(n)
+                if bad and len(bad) < len(counts):
+                    return g, o.name, value, bad[0]
+    return None
+
+
+def test_rules_checked_at_every_player_count():
+    """An arm valid at one player count but not another is rejected, naming the arm."""
+    found = _count_dependent_option()
+    assert found is not None, "the catalogue has no player-count-dependent rule option"
+    g, name, value, n = found
+    counts = list(range(g.min_players, g.max_players + 1))
+    with pytest.raises(ValidationError) as info:
+        ExperimentSpec.model_validate({"game": g.name, "players": counts,
+                                       "arms": {"x": {name: value}}})
+    [error] = info.value.errors()
+    assert error["loc"] == ("arms", "x")
+    assert f"{n} players" in error["msg"]
+
+
+def test_agents_validated_per_seat():
+    g = _game()
+    n = g.min_players
+    errors = _errors(_base(agents=["random"] * (n - 1) + ["no-such-agent"]))
+    assert errors[0][0] == ("agents", n - 1)
+    assert "random" in errors[0][1]
+    [(loc, msg)] = _errors(_base(agents=["random"] * (n + 1)))
+    assert loc == ("agents",) and "one agent per seat" in msg
+
+
+def test_rotation_needs_an_agent_list():
+    [(loc, _)] = _errors(_base(rotate_agents=True))
+    assert loc == ("rotate_agents",)
+
+
+def test_speeds_positive_and_one_per_seat():
+    n = _game().min_players
+    [(loc, _)] = _errors(_base(speeds=[1.0] * (n - 1) + [0.0]))
+    assert loc == ("speeds",)
+    [(loc, _)] = _errors(_base(speeds=[1.0] * (n + 1)))
+    assert loc == ("speeds",)
+
+
+@pytest.mark.parametrize("field,value", [("games_per_arm", 0), ("seed", -1), ("seed", 2**63),
+                                         ("shard_size", 99)])
+def test_numeric_bounds(field, value):
+    [(loc, _)] = _errors(_base(**{field: value}))
+    assert loc == (field,)
+
+
+@pytest.mark.parametrize("stop", [{"half_width": 0, "max_games": 10},
+                                  {"half_width": 0.5, "max_games": 10},
+                                  {"half_width": 0.1, "max_games": 0}])
+def test_stop_when_bounds(stop):
+    errors = _errors(_base(stop_when=stop))
+    assert errors[0][0][0] == "stop_when"
+
+
+def test_baseline_must_be_an_arm():
+    [(loc, msg)] = _errors(_base(arms={"a": {}, "b": {}}, baseline="c"))
+    assert loc == ("baseline",) and "'a'" in msg
+
+
+def test_sweep_expands_into_a_grid_of_named_arms():
+    opt = _enum_option()
+    flag = next(o for o in _game().options if o.kind == "bool")
+    spec = ExperimentSpec.model_validate(
+        _base(sweep={opt.name: list(opt.choices[:2]), flag.name: [True, False]}))
+    arms = spec.arm_rules()
+    assert len(arms) == 4
+    first = f"{opt.name}={opt.choices[0]},{flag.name}=true"
+    assert arms[first] == {opt.name: opt.choices[0], flag.name: True}
+    assert spec.baseline_arm() == first
+
+
+def test_bad_sweep_value_is_located_in_the_sweep():
+    opt = _enum_option()
+    errors = _errors(_base(sweep={opt.name: [opt.choices[0], "nope"]}))
+    assert errors[0][0] == ("sweep", opt.name)
+
+
+def test_arms_crossed_with_sweep():
+    opt = _enum_option()
+    flag = next(o for o in _game().options if o.kind == "bool")
+    spec = ExperimentSpec.model_validate(
+        _base(arms={"a": {opt.name: opt.choices[0]}, "b": {opt.name: opt.choices[1]}},
+              sweep={flag.name: [False, True]}))
+    assert list(spec.arm_rules()) == [f"a,{flag.name}=false", f"a,{flag.name}=true",
+                                      f"b,{flag.name}=false", f"b,{flag.name}=true"]
+
+
+def test_cells_cover_arms_times_player_counts():
+    g = _game()
+    counts = [g.min_players, g.min_players + 1]
+    spec = ExperimentSpec.model_validate(_base(players=counts, arms={"x": {}, "y": {}},
+                                               games_per_arm=10))
+    assert [(c.arm, c.players) for c in spec.cells()] == [
+        ("x", counts[0]), ("x", counts[1]), ("y", counts[0]), ("y", counts[1])]
+    assert spec.total_games() == 40
+
+
+@settings(max_examples=50, deadline=None)
+@given(games=st.integers(1, 20000), shard=st.integers(100, 3000))
+def test_shards_tile_the_games_exactly(games, shard):
+    spec = ExperimentSpec.model_validate(_base(games_per_arm=games, shard_size=shard))
+    shards = spec.shards()
+    assert shards[0][0] == 0
+    for (s, c), (s2, _) in zip(shards, shards[1:]):
+        assert s + c == s2 and c == shard
+    assert sum(c for _, c in shards) == games
+    assert all(0 < c <= shard for _, c in shards)
+
+
+def test_waves_with_stop_when():
+    spec = ExperimentSpec.model_validate(
+        _base(games_per_arm=300, stop_when={"half_width": 0.05, "max_games": 1000}))
+    assert spec.waves() == [300, 600, 900, 1000]
+    # shards never straddle a wave boundary (each wave extends every cell exactly)
+    assert [sum(c for _, c in w) for w in spec.wave_shards()] == [300, 300, 300, 100]
+    assert sum(c for _, c in spec.shards()) == 1000
+    assert spec.total_games() == 1000
+
+
+def test_from_file_json_and_toml(tmp_path):
+    data = _base(name="t", games_per_arm=123)
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    (tmp_path / "s.toml").write_text(f'name = "t"\ngame = "{GAME}"\n'
+                                     f'players = {data["players"]}\ngames_per_arm = 123\n')
+    assert ExperimentSpec.from_file(tmp_path / "s.json") == ExperimentSpec.from_file(
+        tmp_path / "s.toml")
+
+
+def test_from_file_errors(tmp_path):
+    with pytest.raises(ValueError, match="cannot read"):
+        ExperimentSpec.from_file(tmp_path / "missing.json")
+    (tmp_path / "bad.toml").write_text("game = ")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        ExperimentSpec.from_file(tmp_path / "bad.toml")
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")) + sorted(EXAMPLES.glob("*.toml")))
+def test_examples_are_valid(path):
+    spec = ExperimentSpec.from_file(path)
+    assert spec.cells()
+    assert spec.baseline_arm() in spec.arm_rules()
