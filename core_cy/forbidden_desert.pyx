@@ -20,7 +20,7 @@ Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with it
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int32_t
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
                                MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.game import Game, Option
@@ -1793,3 +1793,85 @@ cdef str _describe(const DState* s, int a):
 
 
 GAME = ForbiddenDesertGame()
+
+
+_NUM_ACTIONS = NUM_ACTIONS
+
+
+class Actions:
+    """Action ids by name, for tests, tools and agents written in Python.  Cells are
+    (row, column); seats are pawn indices; passenger/companion None means nobody."""
+    END_ACTIONS = A_END_ACTIONS
+    DRAW = A_DRAW
+    EXCAVATE = A_EXCAVATE
+    PICKUP = A_PICKUP
+    METEO_SKIP = A_METEO_SKIP
+    METEO_PEEK = A_METEO_PEEK
+    WC_DRAW = A_WC_DRAW
+    TAKEOFF = A_TAKEOFF
+    PEEK_KEEP = A_PEEK_KEEP
+    COUNT = _NUM_ACTIONS
+
+    @staticmethod
+    def peek_bottom(i):
+        return A_PEEK_BOTTOM + i
+
+    @staticmethod
+    def move(r, c, passenger=None):
+        return A_MOVE + (r * SIDE + c) * 6 + (NO_PASSENGER if passenger is None else passenger)
+
+    @staticmethod
+    def dig(r, c):
+        return A_DIG + r * SIDE + c
+
+    @staticmethod
+    def navigate(target, r, c, passenger=None):
+        return (A_NAV + target * N_CELLS * 6 + (r * SIDE + c) * 6
+                + (NO_PASSENGER if passenger is None else passenger))
+
+    @staticmethod
+    def give(giver, receiver):
+        return A_GIVE + giver * MAX_PLAYERS + receiver
+
+    @staticmethod
+    def pass_equipment(kind, giver, receiver):
+        return A_PASS + EQUIPMENT.index(kind) * MAX_PLAYERS * MAX_PLAYERS + giver * MAX_PLAYERS + receiver
+
+    @staticmethod
+    def blast(holder, r, c):
+        return A_BLAST + holder * N_CELLS + r * SIDE + c
+
+    @staticmethod
+    def jet(holder, r, c, companion=None):
+        return (A_JET + holder * N_CELLS * 6 + (r * SIDE + c) * 6
+                + (NO_PASSENGER if companion is None else companion))
+
+    @staticmethod
+    def shield(holder):
+        return A_SHIELD + holder
+
+    @staticmethod
+    def scope(holder, r, c):
+        return A_SCOPE + holder * N_CELLS + r * SIDE + c
+
+    @staticmethod
+    def reserve(holder):
+        return A_RESERVE + holder
+
+    @staticmethod
+    def throttle(holder):
+        return A_THROTTLE + holder
+
+    @staticmethod
+    def tracker(holder):
+        return A_TRACKER + holder
+
+
+def observe_dict(State state, int seat, unsigned long long seed=0):
+    """The state as `seat` may see it (Engine.observe with its own RNG), as a dict."""
+    cdef State out = contract.blank_state(state.game, state.handle)
+    cdef Rng rng
+    from core_cy.contract import blank_state  # noqa: F401  (keeps the face importable)
+    rng_seed(&rng, seed, 0, 0, 1 + seat)
+    d_observe(_st(state), seat, out.buf, &rng)
+    return _to_dict(state.game, out)
