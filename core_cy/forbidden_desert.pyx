@@ -19,6 +19,7 @@ The game is cooperative: one team outcome (win 1 / loss 0) for every seat.  Deci
 Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with its tile.
 """
 from libc.string cimport memcpy, memset
+from libc.stdlib cimport abs
 from libc.stdint cimport int8_t, uint8_t, int32_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
                                MAX_SEATS, MAX_LEGAL)

@@ -16,7 +16,9 @@
 cdef enum:
     PLAN_FAR = 1000
     METEO_WORK_ACTIONS = 2     # the Meteorologist's productive actions before he skips
-    THIRSTY = 1                # water at or below this: go for water now
+    THIRSTY = 2                # water at or below this: go for water now
+    TEAM_SPREAD = 2            # one cost unit per this many cells away from the Water Carrier
+    PARCHED = 0                # at or below this without help: take shade in a tunnel
 
 
 cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
@@ -214,10 +216,18 @@ cdef int explore(const DState* s, int p, const int* legal, int n, const int* dis
         return A_PICKUP
     if plan_legal(legal, n, A_EXCAVATE) and (visible_kind(s, t) != K_PAD or all_parts):
         return A_EXCAVATE
+    cdef int wc = -1, spread
+    for q in range(s.players):
+        if s.role[q] == WATER_CARRIER and q != p:
+            wc = s.tile_cell[s.pawn_tile[q]]
     for c in range(N_CELLS):
         v = s.cell_tile[c]
         if v < 0 or dist[c] >= PLAN_FAR:
             continue
+        # Stay near the Water Carrier: water can only be shared close by.
+        spread = 0
+        if wc >= 0:
+            spread = (abs(c // SIDE - wc // SIDE) + abs(c % SIDE - wc % SIDE)) // TEAM_SPREAD
         cost = PLAN_FAR
         for i in range(N_PARTS):
             if s.part_state[i] == P_TILE and s.part_tile[i] == v:
@@ -230,6 +240,8 @@ cdef int explore(const DState* s, int p, const int* legal, int n, const int* dis
             for q in range(s.players):
                 if q != p and s.pawn_tile[q] == v:
                     cost += 2   # someone is already there
+        if cost < PLAN_FAR:
+            cost += spread
         if cost < best_cost:
             best_cost = cost
             best = c
@@ -253,7 +265,7 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
     if plan_legal(legal, n, A_WC_DRAW):
         return A_WC_DRAW
     for q in range(s.players):
-        if q != p and s.water[q] <= 2 and (worst < 0 or s.water[q] < s.water[worst]):
+        if q != p and s.water[q] <= THIRSTY and (worst < 0 or s.water[q] < s.water[worst]):
             worst = q
     if worst >= 0 and s.water[p] >= 2:
         c = s.tile_cell[s.pawn_tile[worst]]
@@ -262,7 +274,7 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
             if q >= 0:
                 return q
         return -1
-    if s.water[p] <= 2:
+    if s.water[p] <= s.rules.adv_water[WATER_CARRIER] - 2:
         for t in range(N_TILES):
             if s.kind[t] == K_WELL and s.excavated[t]:
                 c = s.tile_cell[t]
@@ -278,11 +290,37 @@ cdef int thirsty(const DState* s, int p, const int* legal, int n, const int* fir
     """A nearly dry pawn walks to a Water Carrier who has water to give."""
     cdef int q, c
     for q in range(s.players):
-        if s.role[q] == WATER_CARRIER and q != p and s.water[q] >= 2:
+        if s.role[q] == WATER_CARRIER and q != p and s.water[q] >= 3:
             c = s.tile_cell[s.pawn_tile[q]]
             if adjacent(c, s.tile_cell[s.pawn_tile[p]], False) or s.pawn_tile[q] == s.pawn_tile[p]:
                 return -1
             return step_toward(s, p, c, first, legal, n, NO_PASSENGER)
+    return -1
+
+
+cdef int take_shade(const DState* s, int p, const int* legal, int n, const int* dist,
+                    const int* first) noexcept nogil:
+    """A parched pawn ends its turn on an excavated tunnel (shade from the sun) if it can
+    reach one this turn; on one already, it only digs or excavates around it."""
+    cdef int t = s.pawn_tile[p], c, best = -1, best_d = PLAN_FAR, u
+    if s.kind[t] == K_TUNNEL and s.excavated[t]:
+        if plan_legal(legal, n, A_PICKUP):
+            return A_PICKUP
+        for c in range(N_CELLS):
+            u = s.cell_tile[c]
+            if u >= 0 and s.sand[u] > 0 and plan_legal(legal, n, A_DIG + c):
+                return A_DIG + c
+        if plan_legal(legal, n, A_METEO_SKIP):
+            return A_METEO_SKIP
+        return A_END_ACTIONS
+    for u in range(N_TILES):
+        if s.kind[u] == K_TUNNEL and s.excavated[u]:
+            c = s.tile_cell[u]
+            if dist[c] < best_d:
+                best_d = dist[c]
+                best = c
+    if best >= 0 and best_d <= s.actions_left:
+        return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
     return -1
 
 
@@ -318,6 +356,10 @@ cdef int plan_actions(const DState* s, const int* legal, int n) noexcept nogil:
         a = thirsty(s, p, legal, n, first)
         if a >= 0:
             return a
+        if s.water[p] <= PARCHED:
+            a = take_shade(s, p, legal, n, dist, first)
+            if a >= 0:
+                return a
     a = explore(s, p, legal, n, dist, first)
     if a >= 0:
         return a
