@@ -114,3 +114,11 @@ def test_observe_hides_undersides_and_deck_orders():
                     assert o["kind"] == e["kind"]
         assert v["pawns"] == d["pawns"] and sorted(v["storm_draw_pile"]) == sorted(d["storm_draw_pile"])
     assert len(seen_kinds) > 1 and len(seen_piles) > 1
+
+
+def test_planner_beats_random_and_feels_difficulty():
+    def parts(agent, difficulty):
+        rb = batch.play(GAME, 4, {"difficulty": difficulty}, agent, seed=2, count=400)
+        return sum(rb.column("parts_collected").to_pylist()) / 400
+    assert parts("planner", "novice") > parts("random", "novice") + 0.5
+    assert parts("planner", "novice") > parts("planner", "legendary") + 0.2
