@@ -2,7 +2,7 @@
 
     >>> import core_cy
     >>> core_cy.games()
-    ['maori']
+    ['forbidden_desert', 'maori']
     >>> game = core_cy.load("maori")
     >>> state = game.new(3, rules={"mode": "pro"}, seed=7)
 """
@@ -12,6 +12,7 @@ import importlib
 
 # Game name -> module inside core_cy.  Adding a game is adding a line here.
 CATALOGUE = {
+    "forbidden_desert": "core_cy.forbidden_desert",
     "maori": "core_cy.maori",
     "mondo": "core_cy.mondo",
 }

@@ -1,0 +1,55 @@
+"""Forbidden Desert planner benchmark: team win rate per difficulty (4 players), loss causes,
+planner games/s and random-agent moves/s on one core.
+
+    python benchmarks/desert_planner.py [--games 10000] [--players 4]
+"""
+import argparse
+import collections
+import math
+import time
+
+import numpy as np
+
+import core_cy
+from core_cy import batch
+
+
+def wilson(k, n, z=1.96):
+    if n == 0:
+        return (0.0, 0.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
+
+
+def run(game, players, difficulty, agent, games, seed=1):
+    t = time.perf_counter()
+    rb = batch.play(game, players, {"difficulty": difficulty}, agent, seed=seed, count=games)
+    dt = time.perf_counter() - t
+    reasons = collections.Counter(rb.column("end_reason").to_pylist())
+    wins = reasons.get("win", 0)
+    lo, hi = wilson(wins, games)
+    moves = int(np.sum(rb.column("length").to_numpy()))
+    parts = float(np.mean(rb.column("parts_collected").to_numpy()))
+    turns = float(np.mean(rb.column("turns").to_numpy()))
+    print(f"{agent:8s} {difficulty:10s} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
+          f"parts held {parts:4.2f}  turns {turns:5.1f}  losses {dict(reasons)}  "
+          f"{games / dt:8.0f} games/s  {moves / dt:10.0f} moves/s")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--games", type=int, default=10_000)
+    ap.add_argument("--players", type=int, default=4)
+    args = ap.parse_args()
+    game = core_cy.load("forbidden_desert")
+    for difficulty in ("novice", "normal", "elite", "legendary"):
+        run(game, args.players, difficulty, "planner", args.games)
+    for difficulty in ("novice", "legendary"):
+        run(game, args.players, difficulty, "random", args.games)
+
+
+if __name__ == "__main__":
+    main()

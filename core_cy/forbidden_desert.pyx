@@ -1,0 +1,1878 @@
+# cython: language_level=3
+"""Forbidden Desert (Matt Leacock, Gamewright 2013) on the engine contract.
+
+Rules: ../shared/rules/forbidden_desert.md (section numbers below refer to it).  The state is
+one flat C struct (`DState`, rules and data included) so that clone is a memcpy; every function
+of the engine table is nogil and allocation-free.  The Python face (`ForbiddenDesertGame`) at
+the bottom validates rules, packs them into the struct and converts states to and from dicts.
+
+The game is cooperative: one team outcome (win 1 / loss 0) for every seat.  Decisions:
+  PH_ACTIONS  the current player's action phase: the four actions, the adventurers' powers,
+              and the team's free operations (share water, pass and play equipment).  The
+              team speaks through the current player: a free operation of any pawn is an
+              action of the current seat (open-information cooperative play).
+              A_END_ACTIONS starts the storm phase.
+  PH_STORM    the storm phase: free operations between storm cards, A_DRAW draws and
+              resolves the next card (spec 4.7, 4.10: never in response to a revealed card).
+  PH_PEEK     after a Meteorologist peek or a Storm Tracker: move one of the seen top cards
+              to the bottom, or keep the order.
+Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with its tile.
+"""
+from libc.string cimport memcpy, memset
+from libc.stdlib cimport abs
+from libc.stdint cimport int8_t, uint8_t, int32_t
+from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
+                               MAX_SEATS, MAX_LEGAL)
+from core_cy import contract
+from core_cy.game import Game, Option
+
+import json
+from importlib import resources
+
+ENGINE_VERSION = "1.0"
+
+cdef enum:
+    MAX_PLAYERS = 5
+    N_CELLS = 25
+    SIDE = 5
+    N_TILES = 24
+    N_ADV = 6
+    N_PARTS = 4
+    MAX_METER = 24
+    MAX_STORM = 48
+    MAX_EQ = 16
+    NO_TILE = -1
+    STORM_CELL = -1          # cell_tile value of the storm cell
+
+# Tile kinds (spec 2.2).
+cdef enum:
+    K_CRASH = 0
+    K_PAD = 1
+    K_TUNNEL = 2
+    K_WELL = 3
+    K_MIRAGE = 4
+    K_CLUE = 5
+    K_GEAR = 6
+    N_KINDS = 7
+
+# Adventurers (spec 2.6), in data-file order.
+cdef enum:
+    ARCHEOLOGIST = 0
+    CLIMBER = 1
+    EXPLORER = 2
+    METEOROLOGIST = 3
+    NAVIGATOR = 4
+    WATER_CARRIER = 5
+
+# Equipment card types (spec 2.5).
+cdef enum:
+    EQ_BLASTER = 0
+    EQ_JETPACK = 1
+    EQ_SHIELD = 2
+    EQ_SCOPE = 3
+    EQ_RESERVE = 4
+    EQ_THROTTLE = 5
+    EQ_TRACKER = 6
+    N_EQ_TYPES = 7
+
+# Storm cards (spec 2.4).
+cdef enum:
+    SC_WIND = 0
+    SC_PICKS_UP = 1
+    SC_SUN = 2
+
+# Part states.
+cdef enum:
+    P_HIDDEN = 0     # second clue not excavated yet
+    P_TILE = 1       # lies on tile part_tile
+    P_STORM = 2      # waits in the storm cell for the next tile that slides in (spec 4.6)
+    P_HELD = 3       # picked up
+
+cdef enum:
+    PH_ACTIONS = 0
+    PH_STORM = 1
+    PH_PEEK = 2
+
+cdef enum:
+    END_RUNNING = 0
+    END_WIN = 1
+    END_THIRST = 2
+    END_BURIED = 3
+    END_SWEPT_AWAY = 4
+    END_TURN_LIMIT = 5
+
+cdef enum:
+    ACTIONS_PER_TURN = 4       # printed rule (spec 4)
+    WELL_WATER = 2             # printed rule (spec 4.4, 4.8, 2.5)
+    THROTTLE_ACTIONS = 2
+    NAV_STEPS = 3
+    NO_PASSENGER = 5           # passenger slot meaning "nobody"
+
+# Action ids: contiguous blocks, ascending in the order legal_actions emits them.
+cdef enum:
+    A_END_ACTIONS = 0
+    A_DRAW = 1
+    A_EXCAVATE = 2
+    A_PICKUP = 3
+    A_METEO_SKIP = 4           # Meteorologist: spend 1 action, draw 1 storm card fewer
+    A_METEO_PEEK = 5           # Meteorologist: look at the top cards (spec 4.8)
+    A_WC_DRAW = 6              # Water Carrier: +2 water from an excavated well
+    A_TAKEOFF = 7              # only with takeoff_costs_action
+    A_PEEK_KEEP = 8
+    A_PEEK_BOTTOM = 9                                   # + i (i-th card from the top)
+    A_MOVE = A_PEEK_BOTTOM + MAX_METER                  # + cell*6 + passenger
+    A_DIG = A_MOVE + N_CELLS * 6                        # + cell
+    A_NAV = A_DIG + N_CELLS                             # + target*150 + cell*6 + passenger
+    A_GIVE = A_NAV + MAX_PLAYERS * N_CELLS * 6          # + giver*5 + receiver
+    A_PASS = A_GIVE + MAX_PLAYERS * MAX_PLAYERS         # + type*25 + giver*5 + receiver
+    A_BLAST = A_PASS + N_EQ_TYPES * MAX_PLAYERS * MAX_PLAYERS   # + holder*25 + cell
+    A_JET = A_BLAST + MAX_PLAYERS * N_CELLS             # + holder*150 + cell*6 + companion
+    A_SHIELD = A_JET + MAX_PLAYERS * N_CELLS * 6        # + holder
+    A_SCOPE = A_SHIELD + MAX_PLAYERS                    # + holder*25 + cell
+    A_RESERVE = A_SCOPE + MAX_PLAYERS * N_CELLS         # + holder
+    A_THROTTLE = A_RESERVE + MAX_PLAYERS                # + holder
+    A_TRACKER = A_THROTTLE + MAX_PLAYERS                # + holder
+    NUM_ACTIONS = A_TRACKER + MAX_PLAYERS
+
+ctypedef struct StormCard:
+    uint8_t kind
+    uint8_t dir                # 0 N, 1 E, 2 S, 3 W: the direction the tiles slide
+    uint8_t strength
+
+ctypedef struct DRules:
+    int32_t meter_len          # ticks before the skull for this player count
+    int32_t start_index        # difficulty
+    int32_t n_storm
+    int32_t n_eq
+    int32_t sand_total
+    int32_t storm_start        # cell
+    int32_t discard_per_card   # spec 4.7 storm_discard_timing
+    int32_t shield_anchor_tile # spec 4.10 solar_shield_anchor
+    int32_t jetpack_when_buried
+    int32_t navigator_can_move_buried
+    int32_t takeoff_costs_action
+    int32_t tunnel_shade_requires_unblocked
+    int32_t tiebreak_random    # spec 3.6 first player among the thirstiest
+    int32_t roles_fixed
+    int32_t max_turns          # simulator safety
+    int32_t max_free_ops       # simulator safety: free operations per turn
+    int32_t known_kinds        # bit k: kind k is recognisable from the desert side
+    int8_t roles[MAX_PLAYERS]
+    uint8_t meter[MAX_METER]
+    uint8_t adv_water[N_ADV]
+    uint8_t start_sand[N_CELLS]
+    uint8_t tile_kind[N_TILES]
+    uint8_t tile_gear[N_TILES]
+    int8_t tile_clue[N_TILES]  # part*2 + axis (0 row, 1 column), or -1
+    StormCard storm[MAX_STORM]
+    uint8_t eq_type[MAX_EQ]
+
+ctypedef struct DState:
+    DRules rules
+    Rng rng
+    int32_t players
+    int32_t current
+    int32_t phase
+    int32_t return_phase       # the phase a peek returns to
+    int32_t storm              # the storm's cell
+    int32_t supply             # sand markers off the board
+    int32_t meter_index
+    int32_t actions_left
+    int32_t meteo_reduction
+    int32_t storm_left         # cards still to draw in this storm phase
+    int32_t free_ops
+    int32_t draw_len           # storm draw pile; the top is draw[draw_len - 1]
+    int32_t discard_len
+    int32_t limbo_len          # cards drawn this storm phase, not yet discarded
+    int32_t deck_known         # top cards of the draw pile the team has seen
+    int32_t peek_n             # cards seen by the pending peek
+    int32_t eq_len             # equipment draw pile; top is eq_deck[eq_len - 1]
+    int32_t terminal
+    int32_t end_reason
+    int32_t moves
+    int32_t turns
+    int8_t cell_tile[N_CELLS]
+    int8_t tile_cell[N_TILES]
+    uint8_t kind[N_TILES]      # per tile id (hidden while unexcavated: observe re-deals it)
+    uint8_t gear[N_TILES]
+    int8_t clue[N_TILES]
+    uint8_t sand[N_TILES]
+    uint8_t excavated[N_TILES]
+    uint8_t known[N_TILES]     # underside seen with a Terrascope
+    int8_t role[MAX_PLAYERS]
+    int8_t water[MAX_PLAYERS]
+    int8_t pawn_tile[MAX_PLAYERS]
+    uint8_t shield[MAX_PLAYERS]      # a Solar Shield played by this seat is active
+    int8_t shield_tile[MAX_PLAYERS]  # with anchor=tile: the tile it protects
+    uint8_t part_state[N_PARTS]
+    int8_t part_tile[N_PARTS]
+    int8_t part_holder[N_PARTS]
+    uint8_t draw[MAX_STORM]
+    uint8_t discard[MAX_STORM]
+    uint8_t limbo[MAX_STORM]
+    uint8_t eq_deck[MAX_EQ]
+    int8_t eq_owner[MAX_EQ]    # -1 in the deck, -2 used (out of the game), else a seat
+
+cdef enum:
+    EQ_IN_DECK = -1
+    EQ_USED = -2
+
+
+# ---------------------------------------------------------------- geometry
+
+cdef int DR[8]
+cdef int DC[8]
+# N, E, S, W, then the diagonals NE, SE, SW, NW.
+DR[:] = [-1, 0, 1, 0, -1, 1, 1, -1]
+DC[:] = [0, 1, 0, -1, 1, 1, -1, -1]
+
+
+cdef inline int step_cell(int cell, int d) noexcept nogil:
+    """The cell one step in direction d (0..7) from cell, or -1 off the board."""
+    cdef int r = cell // SIDE + DR[d], c = cell % SIDE + DC[d]
+    if r < 0 or r >= SIDE or c < 0 or c >= SIDE:
+        return -1
+    return r * SIDE + c
+
+
+cdef inline bint adjacent(int a, int b, bint diag) noexcept nogil:
+    cdef int dr = a // SIDE - b // SIDE, dc = a % SIDE - b % SIDE
+    if dr < 0:
+        dr = -dr
+    if dc < 0:
+        dc = -dc
+    if diag:
+        return (dr | dc) != 0 and dr <= 1 and dc <= 1
+    return dr + dc == 1
+
+
+# ---------------------------------------------------------------- predicates (spec 4.1)
+
+cdef inline bint blocked(const DState* s, int t) noexcept nogil:
+    return s.sand[t] >= 2
+
+
+cdef inline bint climber_on(const DState* s, int t) noexcept nogil:
+    cdef int p
+    for p in range(s.players):
+        if s.role[p] == CLIMBER and s.pawn_tile[p] == t:
+            return True
+    return False
+
+
+cdef inline bint buried(const DState* s, int p) noexcept nogil:
+    """On a blocked tile without the Climber there (the Climber is never buried)."""
+    cdef int t = s.pawn_tile[p]
+    return s.role[p] != CLIMBER and blocked(s, t) and not climber_on(s, t)
+
+
+cdef inline bint can_enter(const DState* s, int p, int t) noexcept nogil:
+    return t >= 0 and (s.role[p] == CLIMBER or not blocked(s, t))
+
+
+cdef inline bint tunnel_open(const DState* s, int p, int t) noexcept nogil:
+    """An excavated tunnel usable for a hop by pawn p (spec 4.2; the Climber ignores sand)."""
+    return s.kind[t] == K_TUNNEL and s.excavated[t] and can_enter(s, p, t)
+
+
+cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept nogil:
+    """Cells pawn p may step to from from_cell in one move: adjacent (Explorer: diagonal
+    too) enterable tiles, then tunnel hops (spec 4.2).  Ascending, without duplicates."""
+    cdef bint seen[N_CELLS]
+    cdef int d, c, t, n = 0, nd = 8 if s.role[p] == EXPLORER else 4
+    cdef int from_t = s.cell_tile[from_cell]
+    memset(seen, 0, sizeof(seen))
+    for d in range(nd):
+        c = step_cell(from_cell, d)
+        if c >= 0 and can_enter(s, p, s.cell_tile[c]):
+            seen[c] = True
+    if from_t >= 0 and tunnel_open(s, p, from_t):
+        for t in range(N_TILES):
+            if t != from_t and tunnel_open(s, p, t):
+                seen[s.tile_cell[t]] = True
+    for c in range(N_CELLS):
+        if seen[c]:
+            out[n] = c
+            n += 1
+    return n
+
+
+cdef int nav_targets(const DState* s, int p, bint* reach) noexcept nogil:
+    """Cells the Navigator can move pawn p to: 1..3 legal steps for that pawn (spec 4.8)."""
+    cdef int frontier[N_CELLS]
+    cdef int nxt[N_CELLS]
+    cdef int steps[N_CELLS]
+    cdef int nf = 1, nn, i, j, k, c, start = s.tile_cell[s.pawn_tile[p]], count = 0
+    cdef bint seen[N_CELLS]
+    memset(seen, 0, sizeof(seen))
+    memset(reach, 0, N_CELLS * sizeof(bint))
+    frontier[0] = start
+    seen[start] = True
+    for i in range(NAV_STEPS):
+        nn = 0
+        for j in range(nf):
+            k = step_targets(s, p, frontier[j], steps)
+            for c in range(k):
+                if not seen[steps[c]]:
+                    seen[steps[c]] = True
+                    reach[steps[c]] = True
+                    nxt[nn] = steps[c]
+                    nn += 1
+                    count += 1
+        for j in range(nn):
+            frontier[j] = nxt[j]
+        nf = nn
+    return count
+
+
+cdef inline int held_card(const DState* s, int seat, int typ) noexcept nogil:
+    """The lowest-numbered equipment card of type typ held by seat, or -1."""
+    cdef int i
+    for i in range(s.rules.n_eq):
+        if s.eq_owner[i] == seat and s.rules.eq_type[i] == typ:
+            return i
+    return -1
+
+
+cdef inline int draw_value(const DState* s) noexcept nogil:
+    if s.meter_index >= s.rules.meter_len:
+        return 0
+    return s.rules.meter[s.meter_index]
+
+
+cdef inline int pad_tile(const DState* s) noexcept nogil:
+    cdef int t
+    for t in range(N_TILES):
+        if s.kind[t] == K_PAD:
+            return t
+    return -1
+
+
+cdef bint win_condition(const DState* s) noexcept nogil:
+    """Spec 5: all parts picked up, the Launch Pad excavated and unblocked, every pawn on it."""
+    cdef int i, t = pad_tile(s)
+    if t < 0 or not s.excavated[t] or blocked(s, t):
+        return False
+    for i in range(N_PARTS):
+        if s.part_state[i] != P_HELD:
+            return False
+    for i in range(s.players):
+        if s.pawn_tile[i] != t:
+            return False
+    return True
+
+
+cdef inline bint shaded(const DState* s, int p) noexcept nogil:
+    """Spec 4.7 Sun Beats Down: an excavated tunnel or an active Solar Shield protects."""
+    cdef int t = s.pawn_tile[p], q
+    if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
+            s.rules.tunnel_shade_requires_unblocked and blocked(s, t)):
+        return True
+    for q in range(s.players):
+        if s.shield[q]:
+            if s.rules.shield_anchor_tile:
+                if s.shield_tile[q] == t:
+                    return True
+            elif s.pawn_tile[q] == t:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------- chance helpers
+
+cdef void shuffle8(uint8_t* a, int n, Rng* rng) noexcept nogil:
+    cdef int i, j
+    cdef uint8_t t
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
+
+
+cdef void finish(DState* s, int reason) noexcept nogil:
+    s.terminal = 1
+    s.end_reason = reason
+
+
+# ---------------------------------------------------------------- setup (spec 3)
+
+cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* seats,
+                  const Rng* rng) noexcept nogil:
+    cdef DState* s = <DState*>vs
+    cdef uint8_t perm[N_TILES]
+    cdef uint8_t roles[N_ADV]
+    cdef int i, c, k = 0, t, crash = 0, low = 99, ties = 0
+    memset(s, 0, sizeof(DState))
+    memcpy(&s.rules, rules, sizeof(DRules))
+    s.rng = rng[0]
+    s.players = players
+    for t in range(N_TILES):
+        s.kind[t] = s.rules.tile_kind[t]
+        s.gear[t] = s.rules.tile_gear[t]
+        s.clue[t] = s.rules.tile_clue[t]
+        perm[t] = <uint8_t>t
+        if s.kind[t] == K_CRASH:
+            crash = t
+    # 1. The storm in the centre, the tiles shuffled into the other cells.
+    shuffle8(perm, N_TILES, &s.rng)
+    s.storm = s.rules.storm_start
+    for c in range(N_CELLS):
+        if c == s.storm:
+            s.cell_tile[c] = STORM_CELL
+        else:
+            s.cell_tile[c] = <int8_t>perm[k]
+            s.tile_cell[perm[k]] = <int8_t>c
+            k += 1
+    # 2. The starting sand diamond.
+    s.supply = s.rules.sand_total
+    for c in range(N_CELLS):
+        if s.rules.start_sand[c] and s.cell_tile[c] >= 0:
+            s.sand[s.cell_tile[c]] += 1
+            s.supply -= 1
+    # 3. Parts off the board; the meter at the difficulty's tick.
+    for i in range(N_PARTS):
+        s.part_tile[i] = NO_TILE
+        s.part_holder[i] = -1
+    s.meter_index = s.rules.start_index
+    # 4. Both decks shuffled.
+    for i in range(s.rules.n_storm):
+        s.draw[i] = <uint8_t>i
+    s.draw_len = s.rules.n_storm
+    shuffle8(s.draw, s.draw_len, &s.rng)
+    for i in range(s.rules.n_eq):
+        s.eq_deck[i] = <uint8_t>i
+        s.eq_owner[i] = EQ_IN_DECK
+    s.eq_len = s.rules.n_eq
+    shuffle8(s.eq_deck, s.eq_len, &s.rng)
+    # 5. Adventurers dealt at random (or fixed), full water, on the crash site.
+    for i in range(N_ADV):
+        roles[i] = <uint8_t>i
+    if not s.rules.roles_fixed:
+        shuffle8(roles, N_ADV, &s.rng)
+    for i in range(MAX_PLAYERS):
+        s.shield_tile[i] = NO_TILE
+        s.role[i] = -1
+        s.pawn_tile[i] = NO_TILE
+    for i in range(players):
+        s.role[i] = s.rules.roles[i] if s.rules.roles_fixed else <int8_t>roles[i]
+        s.water[i] = <int8_t>s.rules.adv_water[s.role[i]]
+        s.pawn_tile[i] = <int8_t>crash
+    # 6. The thirstiest player starts (ties: at random, or the lowest seat).
+    for i in range(players):
+        if s.water[i] < low:
+            low = s.water[i]
+    for i in range(players):
+        if s.water[i] == low:
+            ties += 1
+    k = rng_below(&s.rng, ties) if (s.rules.tiebreak_random and ties > 1) else 0
+    for i in range(players):
+        if s.water[i] == low:
+            if k == 0:
+                s.current = i
+                break
+            k -= 1
+    s.phase = PH_ACTIONS
+    s.actions_left = ACTIONS_PER_TURN
+
+
+# ---------------------------------------------------------------- legal actions
+
+cdef inline bint can_act(const DState* s) noexcept nogil:
+    return s.phase == PH_ACTIONS and s.actions_left > 0
+
+
+cdef inline bint free_ok(const DState* s) noexcept nogil:
+    return s.phase != PH_PEEK and s.free_ops < s.rules.max_free_ops
+
+
+cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
+    """Free operations (spec 4.9, 4.10, 4.8 Water Carrier), ascending by action id."""
+    cdef int g, r, typ, h, c, tc, t, k, comp, d
+    cdef bint diag
+    # Water: same tile, or the Water Carrier to orthogonally adjacent tiles.
+    for g in range(s.players):
+        for r in range(s.players):
+            if g == r or s.water[g] <= 0 or s.water[r] >= s.rules.adv_water[s.role[r]]:
+                continue
+            if s.pawn_tile[g] == s.pawn_tile[r] or (
+                    s.role[g] == WATER_CARRIER and adjacent(
+                        s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False)):
+                out[n] = A_GIVE + g * MAX_PLAYERS + r
+                n += 1
+    # Pass equipment to a pawn on the same tile.
+    for typ in range(N_EQ_TYPES):
+        for g in range(s.players):
+            if held_card(s, g, typ) < 0:
+                continue
+            for r in range(s.players):
+                if r != g and s.pawn_tile[g] == s.pawn_tile[r]:
+                    out[n] = A_PASS + typ * MAX_PLAYERS * MAX_PLAYERS + g * MAX_PLAYERS + r
+                    n += 1
+    # Dune Blaster: own tile or a neighbour with sand (Explorer: diagonal too).
+    for h in range(s.players):
+        if held_card(s, h, EQ_BLASTER) < 0:
+            continue
+        tc = s.tile_cell[s.pawn_tile[h]]
+        diag = s.role[h] == EXPLORER
+        for c in range(N_CELLS):
+            t = s.cell_tile[c]
+            if t >= 0 and s.sand[t] > 0 and (c == tc or adjacent(c, tc, diag)):
+                out[n] = A_BLAST + h * N_CELLS + c
+                n += 1
+    # Jet Pack: to any unblocked tile, maybe with one pawn from the start tile.
+    for h in range(s.players):
+        if held_card(s, h, EQ_JETPACK) < 0:
+            continue
+        if buried(s, h) and not s.rules.jetpack_when_buried:
+            continue
+        for c in range(N_CELLS):
+            t = s.cell_tile[c]
+            if t < 0 or blocked(s, t) or t == s.pawn_tile[h]:
+                continue
+            for comp in range(s.players):
+                if comp != h and s.pawn_tile[comp] == s.pawn_tile[h]:
+                    out[n] = A_JET + h * N_CELLS * 6 + c * 6 + comp
+                    n += 1
+            out[n] = A_JET + h * N_CELLS * 6 + c * 6 + NO_PASSENGER
+            n += 1
+    for h in range(s.players):
+        if held_card(s, h, EQ_SHIELD) >= 0:
+            out[n] = A_SHIELD + h
+            n += 1
+    for h in range(s.players):
+        if held_card(s, h, EQ_SCOPE) < 0:
+            continue
+        for c in range(N_CELLS):
+            t = s.cell_tile[c]
+            if (t >= 0 and not s.excavated[t] and not s.known[t]
+                    and not (s.rules.known_kinds >> s.kind[t]) & 1):
+                out[n] = A_SCOPE + h * N_CELLS + c
+                n += 1
+    for h in range(s.players):
+        if held_card(s, h, EQ_RESERVE) >= 0:
+            out[n] = A_RESERVE + h
+            n += 1
+    # Time Throttle: only on the holder's own turn, in the action phase (spec 4.10).
+    if s.phase == PH_ACTIONS and held_card(s, s.current, EQ_THROTTLE) >= 0:
+        out[n] = A_THROTTLE + s.current
+        n += 1
+    for h in range(s.players):
+        if held_card(s, h, EQ_TRACKER) >= 0 and s.draw_len > 0:
+            out[n] = A_TRACKER + h
+            n += 1
+    return n
+
+
+cdef int d_legal(const void* vs, int* out) noexcept nogil:
+    cdef const DState* s = <const DState*>vs
+    cdef int n = 0, p = s.current, t, c, i, q, k, tc, nd, d
+    cdef int steps[N_CELLS]
+    cdef bint reach[N_CELLS]
+    cdef bint bur, act
+    if s.terminal:
+        return 0
+    if s.phase == PH_PEEK:
+        out[0] = A_PEEK_KEEP
+        for i in range(s.peek_n):
+            out[1 + i] = A_PEEK_BOTTOM + i
+        return 1 + s.peek_n
+    if s.phase == PH_STORM:
+        out[0] = A_DRAW
+        n = 1
+        if free_ok(s):
+            n = legal_free(s, out, n)
+        return n
+    t = s.pawn_tile[p]
+    tc = s.tile_cell[t]
+    bur = buried(s, p)
+    act = can_act(s)
+    out[n] = A_END_ACTIONS
+    n += 1
+    if act and not bur:
+        if not s.excavated[t] and s.sand[t] == 0:
+            out[n] = A_EXCAVATE
+            n += 1
+        if s.excavated[t] and not blocked(s, t):
+            for i in range(N_PARTS):
+                if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+                    out[n] = A_PICKUP
+                    n += 1
+                    break
+        if s.role[p] == METEOROLOGIST:
+            if s.meteo_reduction < draw_value(s):
+                out[n] = A_METEO_SKIP
+                n += 1
+            if s.draw_len > 0:
+                out[n] = A_METEO_PEEK
+                n += 1
+        if (s.role[p] == WATER_CARRIER and s.kind[t] == K_WELL and s.excavated[t]
+                and not blocked(s, t) and s.water[p] < s.rules.adv_water[WATER_CARRIER]):
+            out[n] = A_WC_DRAW
+            n += 1
+        if s.rules.takeoff_costs_action and win_condition(s):
+            out[n] = A_TAKEOFF
+            n += 1
+        k = step_targets(s, p, tc, steps)
+        for i in range(k):
+            for q in range(MAX_PLAYERS + 1):
+                if q == NO_PASSENGER or (q < s.players and s.role[p] == CLIMBER and q != p
+                                         and s.pawn_tile[q] == t):
+                    out[n] = A_MOVE + steps[i] * 6 + q
+                    n += 1
+    if act:
+        # Remove Sand: own tile, or (not buried) an adjacent tile (Explorer: diagonal).
+        for c in range(N_CELLS):
+            q = s.cell_tile[c]
+            if q < 0 or s.sand[q] == 0:
+                continue
+            if c == tc or (not bur and adjacent(c, tc, s.role[p] == EXPLORER)):
+                out[n] = A_DIG + c
+                n += 1
+    if act and not bur and s.role[p] == NAVIGATOR:
+        for q in range(s.players):
+            if q == p or (buried(s, q) and not s.rules.navigator_can_move_buried):
+                continue
+            if nav_targets(s, q, reach) == 0:
+                continue
+            for c in range(N_CELLS):
+                if not reach[c]:
+                    continue
+                for i in range(MAX_PLAYERS + 1):
+                    if i == NO_PASSENGER or (i < s.players and s.role[q] == CLIMBER and i != q
+                                             and s.pawn_tile[i] == s.pawn_tile[q]):
+                        out[n] = A_NAV + q * N_CELLS * 6 + c * 6 + i
+                        n += 1
+    if free_ok(s):
+        n = legal_free(s, out, n)
+    return n
+
+
+# ---------------------------------------------------------------- effects
+
+cdef inline void gain_water(DState* s, int p, int amount) noexcept nogil:
+    cdef int w = s.water[p] + amount, cap = s.rules.adv_water[s.role[p]]
+    s.water[p] = <int8_t>(cap if w > cap else w)
+
+
+cdef void draw_equipment(DState* s, int seat) noexcept nogil:
+    """Spec 4.4: the acting player draws the top equipment card (nothing if none left)."""
+    cdef int card
+    if s.eq_len == 0:
+        return
+    s.eq_len -= 1
+    card = s.eq_deck[s.eq_len]
+    s.eq_deck[s.eq_len] = 0
+    s.eq_owner[card] = <int8_t>seat
+
+
+cdef void place_part(DState* s, int part) noexcept nogil:
+    """Spec 4.6: once both clues of a part are excavated, the part appears where the ROW
+    clue's row meets the COLUMN clue's column (positions taken now, A5)."""
+    cdef int t, row = -1, col = -1, cell
+    for t in range(N_TILES):
+        if s.kind[t] == K_CLUE and s.clue[t] // 2 == part:
+            if not s.excavated[t]:
+                return
+            if s.clue[t] % 2 == 0:
+                row = s.tile_cell[t] // SIDE
+            else:
+                col = s.tile_cell[t] % SIDE
+    if row < 0 or col < 0:
+        return
+    cell = row * SIDE + col
+    if s.cell_tile[cell] == STORM_CELL:
+        s.part_state[part] = P_STORM
+    else:
+        s.part_state[part] = P_TILE
+        s.part_tile[part] = s.cell_tile[cell]
+
+
+cdef void excavate(DState* s, int p) noexcept nogil:
+    cdef int t = s.pawn_tile[p], q
+    s.excavated[t] = 1
+    s.known[t] = 0          # no longer hidden: the Terrascope mark is moot
+    if s.kind[t] == K_WELL:
+        for q in range(s.players):
+            if s.pawn_tile[q] == t:
+                gain_water(s, q, WELL_WATER)
+    elif s.kind[t] == K_CLUE:
+        place_part(s, s.clue[t] // 2)
+    if s.gear[t]:
+        draw_equipment(s, p)
+
+
+cdef inline void remove_sand(DState* s, int t, int amount) noexcept nogil:
+    if amount > s.sand[t]:
+        amount = s.sand[t]
+    s.sand[t] -= amount
+    s.supply += amount
+
+
+cdef inline void move_pawn(DState* s, int p, int cell, int passenger) noexcept nogil:
+    cdef int t = s.cell_tile[cell]
+    if passenger != NO_PASSENGER:
+        s.pawn_tile[passenger] = <int8_t>t
+    s.pawn_tile[p] = <int8_t>t
+
+
+cdef inline void use_card(DState* s, int seat, int typ) noexcept nogil:
+    s.eq_owner[held_card(s, seat, typ)] = EQ_USED
+
+
+cdef void start_peek(DState* s) noexcept nogil:
+    """Meteorologist or Storm Tracker: see the top draw_value cards (fewer if the pile is
+    short; no reshuffle for a peek, spec 4.8 ASSUMPTION)."""
+    cdef int n = draw_value(s)
+    if n > s.draw_len:
+        n = s.draw_len
+    if n == 0:
+        return
+    s.peek_n = n
+    if s.deck_known < n:
+        s.deck_known = n
+    s.return_phase = s.phase
+    s.phase = PH_PEEK
+
+
+cdef void peek_to_bottom(DState* s, int i) noexcept nogil:
+    """Moves the i-th card from the top of the draw pile to the bottom."""
+    cdef int pos = s.draw_len - 1 - i, j
+    cdef uint8_t card = s.draw[pos]
+    for j in range(pos, 0, -1):
+        s.draw[j] = s.draw[j - 1]
+    s.draw[0] = card
+    # The other seen cards are still known on top; this one is forgotten at the bottom.
+    s.deck_known -= 1
+
+
+cdef void discard_limbo(DState* s) noexcept nogil:
+    cdef int i
+    for i in range(s.limbo_len):
+        s.discard[s.discard_len] = s.limbo[i]
+        s.discard_len += 1
+        s.limbo[i] = 0
+    s.limbo_len = 0
+
+
+cdef void begin_turn(DState* s) noexcept nogil:
+    s.phase = PH_ACTIONS
+    s.actions_left = ACTIONS_PER_TURN
+    s.meteo_reduction = 0
+    s.free_ops = 0
+    # A Solar Shield lasts until the start of its user's next turn (spec 2.5).
+    s.shield[s.current] = 0
+    s.shield_tile[s.current] = NO_TILE
+
+
+cdef void end_storm_phase(DState* s) noexcept nogil:
+    discard_limbo(s)
+    s.storm_left = 0
+    s.turns += 1
+    if s.turns >= s.rules.max_turns:
+        finish(s, END_TURN_LIMIT)
+        return
+    s.current = (s.current + 1) % s.players
+    begin_turn(s)
+
+
+cdef void start_storm_phase(DState* s) noexcept nogil:
+    """Spec 4.7: the count is fixed now, minus the Meteorologist's reduction (floor 0)."""
+    cdef int k = draw_value(s) - s.meteo_reduction
+    s.actions_left = 0
+    s.storm_left = k if k > 0 else 0
+    s.phase = PH_STORM
+    s.free_ops = 0
+    if s.storm_left == 0:
+        end_storm_phase(s)
+
+
+cdef void wind(DState* s, int d, int strength) noexcept nogil:
+    """Spec 4.7 Wind Blows: tiles slide in direction d into the storm, each +1 sand."""
+    cdef int i, src, t, j, back = (d + 2) % 4
+    for i in range(strength):
+        src = step_cell(s.storm, back)
+        if src < 0:
+            return              # respite for the rest of this card
+        t = s.cell_tile[src]
+        s.cell_tile[s.storm] = <int8_t>t
+        s.tile_cell[t] = <int8_t>s.storm
+        for j in range(N_PARTS):
+            if s.part_state[j] == P_STORM:
+                s.part_state[j] = P_TILE
+                s.part_tile[j] = <int8_t>t
+        s.cell_tile[src] = STORM_CELL
+        s.storm = src
+        if s.supply == 0:
+            finish(s, END_BURIED)
+            return
+        s.supply -= 1
+        s.sand[t] += 1
+
+
+cdef void sun(DState* s) noexcept nogil:
+    cdef int p
+    cdef bint dead = False
+    for p in range(s.players):
+        if not shaded(s, p):
+            s.water[p] -= 1
+            if s.water[p] < 0:
+                dead = True
+    if dead:
+        finish(s, END_THIRST)
+
+
+cdef void draw_storm_card(DState* s) noexcept nogil:
+    cdef int card, i
+    cdef const StormCard* sc
+    if s.draw_len == 0:
+        # Reshuffle the discard pile (cards of this phase stay out with end_of_phase).
+        for i in range(s.discard_len):
+            s.draw[i] = s.discard[i]
+            s.discard[i] = 0
+        s.draw_len = s.discard_len
+        s.discard_len = 0
+        s.deck_known = 0
+        shuffle8(s.draw, s.draw_len, &s.rng)
+        if s.draw_len == 0:
+            s.storm_left = 0     # nothing left to draw (only with custom decks)
+            return
+    s.draw_len -= 1
+    card = s.draw[s.draw_len]
+    s.draw[s.draw_len] = 0
+    if s.deck_known > 0:
+        s.deck_known -= 1
+    if s.rules.discard_per_card:
+        s.discard[s.discard_len] = <uint8_t>card
+        s.discard_len += 1
+    else:
+        s.limbo[s.limbo_len] = <uint8_t>card
+        s.limbo_len += 1
+    s.storm_left -= 1
+    sc = &s.rules.storm[card]
+    if sc.kind == SC_WIND:
+        wind(s, sc.dir, sc.strength)
+    elif sc.kind == SC_PICKS_UP:
+        s.meter_index += 1
+        if s.meter_index >= s.rules.meter_len:
+            finish(s, END_SWEPT_AWAY)
+    else:
+        sun(s)
+
+
+cdef void apply_free(DState* s, int a) noexcept nogil:
+    cdef int x, typ, g, r, h, c, t, comp, q, card
+    s.free_ops += 1
+    if a < A_PASS:
+        x = a - A_GIVE
+        g = x // MAX_PLAYERS
+        r = x % MAX_PLAYERS
+        s.water[g] -= 1
+        s.water[r] += 1
+    elif a < A_BLAST:
+        x = a - A_PASS
+        typ = x // (MAX_PLAYERS * MAX_PLAYERS)
+        g = (x // MAX_PLAYERS) % MAX_PLAYERS
+        r = x % MAX_PLAYERS
+        s.eq_owner[held_card(s, g, typ)] = <int8_t>r
+    elif a < A_JET:
+        h = (a - A_BLAST) // N_CELLS
+        c = (a - A_BLAST) % N_CELLS
+        use_card(s, h, EQ_BLASTER)
+        remove_sand(s, s.cell_tile[c], 255)
+    elif a < A_SHIELD:
+        x = a - A_JET
+        h = x // (N_CELLS * 6)
+        c = (x // 6) % N_CELLS
+        comp = x % 6
+        use_card(s, h, EQ_JETPACK)
+        move_pawn(s, h, c, comp)
+    elif a < A_SCOPE:
+        h = a - A_SHIELD
+        use_card(s, h, EQ_SHIELD)
+        s.shield[h] = 1
+        s.shield_tile[h] = s.pawn_tile[h] if s.rules.shield_anchor_tile else NO_TILE
+    elif a < A_RESERVE:
+        h = (a - A_SCOPE) // N_CELLS
+        c = (a - A_SCOPE) % N_CELLS
+        use_card(s, h, EQ_SCOPE)
+        s.known[s.cell_tile[c]] = 1
+    elif a < A_THROTTLE:
+        h = a - A_RESERVE
+        use_card(s, h, EQ_RESERVE)
+        for q in range(s.players):
+            if s.pawn_tile[q] == s.pawn_tile[h]:
+                gain_water(s, q, WELL_WATER)
+    elif a < A_TRACKER:
+        h = a - A_THROTTLE
+        use_card(s, h, EQ_THROTTLE)
+        s.actions_left += THROTTLE_ACTIONS
+    else:
+        h = a - A_TRACKER
+        use_card(s, h, EQ_TRACKER)
+        start_peek(s)
+
+
+cdef void after_decision(DState* s, int p) noexcept nogil:
+    # Spec 5: the win is checked after every action and free operation.
+    if not s.rules.takeoff_costs_action and win_condition(s):
+        finish(s, END_WIN)
+        return
+    # The action phase ends by itself once no action and no Time Throttle is left.
+    if (s.phase == PH_ACTIONS and s.actions_left == 0
+            and held_card(s, p, EQ_THROTTLE) < 0):
+        start_storm_phase(s)
+
+
+cdef void d_apply(void* vs, int a) noexcept nogil:
+    cdef DState* s = <DState*>vs
+    cdef int p = s.current, t = s.pawn_tile[p], x, q, c, i
+    s.moves += 1
+    if a == A_DRAW:
+        draw_storm_card(s)
+        if not s.terminal and s.storm_left == 0:
+            end_storm_phase(s)
+        return
+    if a == A_END_ACTIONS:
+        start_storm_phase(s)
+        return
+    if a == A_PEEK_KEEP or (A_PEEK_BOTTOM <= a < A_MOVE):
+        if a != A_PEEK_KEEP:
+            peek_to_bottom(s, a - A_PEEK_BOTTOM)
+        s.phase = s.return_phase
+        s.peek_n = 0
+        s.return_phase = 0
+        after_decision(s, p)
+        return
+    if a >= A_GIVE:
+        apply_free(s, a)
+    else:
+        s.actions_left -= 1
+        if a == A_EXCAVATE:
+            excavate(s, p)
+        elif a == A_PICKUP:
+            for i in range(N_PARTS):
+                if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+                    s.part_state[i] = P_HELD
+                    s.part_tile[i] = NO_TILE
+                    s.part_holder[i] = <int8_t>p
+                    break
+        elif a == A_METEO_SKIP:
+            s.meteo_reduction += 1
+        elif a == A_METEO_PEEK:
+            start_peek(s)
+        elif a == A_WC_DRAW:
+            gain_water(s, p, WELL_WATER)
+        elif a == A_TAKEOFF:
+            finish(s, END_WIN)
+            return
+        elif a < A_DIG:
+            x = a - A_MOVE
+            move_pawn(s, p, x // 6, x % 6)
+        elif a < A_NAV:
+            remove_sand(s, s.cell_tile[a - A_DIG], 2 if s.role[p] == ARCHEOLOGIST else 1)
+        else:
+            x = a - A_NAV
+            q = x // (N_CELLS * 6)
+            move_pawn(s, q, (x // 6) % N_CELLS, x % 6)
+    after_decision(s, p)
+
+
+# ---------------------------------------------------------------- rest of the contract
+
+cdef int d_num_players(const void* vs) noexcept nogil:
+    return (<const DState*>vs).players
+
+
+cdef int d_current(const void* vs) noexcept nogil:
+    return (<const DState*>vs).current
+
+
+cdef bint d_terminal(const void* vs) noexcept nogil:
+    return (<const DState*>vs).terminal != 0
+
+
+cdef void d_scores(const void* vs, double* out) noexcept nogil:
+    """The team outcome for every seat: 1 for a win, else 0 (progress is in outcomes)."""
+    cdef const DState* s = <const DState*>vs
+    cdef int i
+    for i in range(s.players):
+        out[i] = 1.0 if (s.terminal and s.end_reason == END_WIN) else 0.0
+
+
+cdef int d_num_moves(const void* vs) noexcept nogil:
+    return (<const DState*>vs).moves
+
+
+cdef int d_end_reason(const void* vs) noexcept nogil:
+    return (<const DState*>vs).end_reason
+
+
+GAME_OUTCOMES = ("win", "turns", "parts_found", "parts_collected", "water_left",
+                 "storm_level", "sand_supply", "tiles_excavated", "team")
+SEAT_OUTCOMES = ("adventurer", "water_left", "equipment_held")
+
+
+cdef int parts_count(const DState* s, int at_least) noexcept nogil:
+    cdef int i, n = 0
+    for i in range(N_PARTS):
+        if s.part_state[i] >= at_least:
+            n += 1
+    return n
+
+
+cdef void d_outcomes(const void* vs, double* g, double* so) noexcept nogil:
+    cdef const DState* s = <const DState*>vs
+    cdef int i, w = 0, ex = 0, team = 0, held, k
+    for i in range(s.players):
+        w += s.water[i] if s.water[i] > 0 else 0
+        team |= 1 << s.role[i]
+    for i in range(N_TILES):
+        ex += s.excavated[i]
+    g[0] = 1.0 if s.end_reason == END_WIN else 0.0
+    g[1] = s.turns
+    g[2] = parts_count(s, P_TILE)
+    g[3] = parts_count(s, P_HELD)
+    g[4] = w
+    g[5] = s.meter_index
+    g[6] = s.supply
+    g[7] = ex
+    g[8] = team                 # bitmask of the adventurers in play (bit = adventurer index)
+    for i in range(s.players):
+        held = 0
+        for k in range(s.rules.n_eq):
+            if s.eq_owner[k] == i:
+                held += 1
+        so[i * 3 + 0] = s.role[i]
+        so[i * 3 + 1] = s.water[i]
+        so[i * 3 + 2] = held
+
+
+cdef double d_heuristic(const void* vs, int seat) noexcept nogil:
+    """Team progress: parts, clues, excavations, water, minus sand and buried pawns."""
+    cdef const DState* s = <const DState*>vs
+    cdef int i
+    cdef double v = 0.0
+    if s.terminal:
+        return 1000.0 if s.end_reason == END_WIN else -1000.0
+    v += 50.0 * parts_count(s, P_HELD) + 20.0 * parts_count(s, P_TILE)
+    for i in range(N_TILES):
+        if s.excavated[i]:
+            v += 8.0 if s.kind[i] == K_CLUE else 4.0
+        v -= 0.5 * s.sand[i]
+    for i in range(s.players):
+        v += 3.0 * (s.water[i] if s.water[i] < 3 else 3) + 0.5 * s.water[i]
+        if buried(s, i):
+            v -= 5.0
+    return v
+
+
+cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
+    """Hidden from everyone: the undersides of unexcavated tiles (except kinds recognisable
+    from the desert side and Terrascoped tiles), the storm pile below the seen top cards,
+    and the equipment pile.  Re-deal the hidden tile faces and reshuffle the piles."""
+    cdef DState* o = <DState*>out
+    cdef uint8_t ids[N_TILES]
+    cdef uint8_t perm[N_TILES]
+    cdef uint8_t kinds[N_TILES]
+    cdef uint8_t gears[N_TILES]
+    cdef int8_t clues[N_TILES]
+    cdef int t, n = 0, i
+    memcpy(o, vs, sizeof(DState))
+    for t in range(N_TILES):
+        if not o.excavated[t] and not o.known[t] and not (o.rules.known_kinds >> o.kind[t]) & 1:
+            ids[n] = <uint8_t>t
+            perm[n] = <uint8_t>n
+            kinds[n] = o.kind[t]
+            gears[n] = o.gear[t]
+            clues[n] = o.clue[t]
+            n += 1
+    shuffle8(perm, n, rng)
+    for i in range(n):
+        o.kind[ids[i]] = kinds[perm[i]]
+        o.gear[ids[i]] = gears[perm[i]]
+        o.clue[ids[i]] = clues[perm[i]]
+    shuffle8(o.draw, o.draw_len - o.deck_known, rng)
+    shuffle8(o.eq_deck, o.eq_len, rng)
+
+
+include "forbidden_desert_planner.pxi"
+
+
+cdef Engine DESERT_ENGINE
+DESERT_ENGINE.state_size = sizeof(DState)
+DESERT_ENGINE.rules_size = sizeof(DRules)
+DESERT_ENGINE.num_actions = NUM_ACTIONS
+DESERT_ENGINE.min_players = 2
+DESERT_ENGINE.max_players = MAX_PLAYERS
+DESERT_ENGINE.cooperative = True
+DESERT_ENGINE.num_game_outcomes = 9
+DESERT_ENGINE.num_seat_outcomes = 3
+DESERT_ENGINE.num_policies = 1
+DESERT_ENGINE.setup = d_setup
+DESERT_ENGINE.num_players = d_num_players
+DESERT_ENGINE.current_player = d_current
+DESERT_ENGINE.is_terminal = d_terminal
+DESERT_ENGINE.legal_actions = d_legal
+DESERT_ENGINE.apply = d_apply
+DESERT_ENGINE.scores = d_scores
+DESERT_ENGINE.win_shares = d_scores
+DESERT_ENGINE.num_moves = d_num_moves
+DESERT_ENGINE.end_reason = d_end_reason
+DESERT_ENGINE.outcomes = d_outcomes
+DESERT_ENGINE.heuristic = d_heuristic
+DESERT_ENGINE.observe = d_observe
+DESERT_ENGINE.policy = d_policy
+
+cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
+_HANDLE.engine = &DESERT_ENGINE
+
+
+# ================================================================ Python face
+
+KINDS = ("crash_site", "launch_pad", "tunnel", "well", "mirage", "clue", "gear")
+PARTS = ("propeller", "engine", "solar_crystal", "navigation_deck")
+AXES = ("row", "column")
+ADVENTURERS = ("archeologist", "climber", "explorer", "meteorologist", "navigator",
+               "water_carrier")
+EQUIPMENT = ("dune_blaster", "jet_pack", "solar_shield", "terrascope", "secret_water_reserve",
+             "time_throttle", "storm_tracker")
+DIRECTIONS = ("N", "E", "S", "W")
+STORM_KINDS = ("wind", "storm_picks_up", "sun_beats_down")
+DIFFICULTIES = ("novice", "normal", "elite", "legendary")
+PHASES = ("actions", "storm", "peek")
+PART_STATES = ("hidden", "on_tile", "in_storm", "held")
+END_REASONS = ("running", "win", "thirst", "buried", "swept_away", "turn_limit")
+
+
+def _load_data(name):
+    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())
+
+
+_TILES_FILE = _load_data("forbidden_desert_tiles.json")
+_STORM_FILE = _load_data("forbidden_desert_storm.json")
+DEFAULT_TILES = _TILES_FILE["tiles"]
+DEFAULT_START_SAND = _TILES_FILE["start_sand"]
+DEFAULT_STORM_START = _TILES_FILE["storm_start"]
+DEFAULT_SAND_MARKERS = _TILES_FILE["sand_markers"]
+DEFAULT_METER = _STORM_FILE["storm_meter"]
+DEFAULT_DIFFICULTY_START = _STORM_FILE["difficulty_start_index"]
+DEFAULT_STORM_DECK = _STORM_FILE["storm_deck"]
+DEFAULT_EQUIPMENT = _load_data("forbidden_desert_equipment.json")["equipment"]
+DEFAULT_ADVENTURERS = _load_data("forbidden_desert_adventurers.json")["adventurers"]
+
+
+def _int_in(v, lo, hi, where):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
+    return v
+
+
+def _cell(v, where):
+    if (not isinstance(v, (list, tuple)) or len(v) != 2
+            or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < SIDE for x in v)):
+        raise ValueError(f"{where} must be [row, column] with both in 0..{SIDE - 1}, got {v!r}")
+    return v[0] * SIDE + v[1]
+
+
+def parse_tiles(entries):
+    """The tile list (rule option `tiles`) as 24 (kind, gear, clue) tuples; ValueError."""
+    if not isinstance(entries, list):
+        raise ValueError("rule option 'tiles' must be a list of tile entries")
+    out = []
+    for i, e in enumerate(entries):
+        where = f"rule option 'tiles'[{i}]"
+        if not isinstance(e, dict):
+            raise ValueError(f"{where} must be an object")
+        extra = set(e) - {"kind", "gear", "part", "axis", "count"}
+        if extra:
+            raise ValueError(f"{where}: unknown field(s) {sorted(extra)}")
+        if e.get("kind") not in KINDS:
+            raise ValueError(f"{where}.kind must be one of {list(KINDS)}, got {e.get('kind')!r}")
+        gear = e.get("gear", False)
+        if not isinstance(gear, bool):
+            raise ValueError(f"{where}.gear must be true or false")
+        clue = -1
+        if e["kind"] == "clue":
+            if e.get("part") not in PARTS or e.get("axis") not in AXES:
+                raise ValueError(f"{where}: a clue needs part in {list(PARTS)} and axis in "
+                                 f"{list(AXES)}")
+            clue = PARTS.index(e["part"]) * 2 + AXES.index(e["axis"])
+        elif "part" in e or "axis" in e:
+            raise ValueError(f"{where}: only clue tiles have a part and an axis")
+        count = _int_in(e.get("count", 1), 1, N_TILES, where + ".count")
+        out += [(KINDS.index(e["kind"]), int(gear), clue)] * count
+    if len(out) != N_TILES:
+        raise ValueError(f"rule option 'tiles' must describe {N_TILES} tiles, got {len(out)}")
+    for k in ("crash_site", "launch_pad"):
+        if sum(1 for t in out if t[0] == KINDS.index(k)) != 1:
+            raise ValueError(f"rule option 'tiles' needs exactly one {k}")
+    clues = sorted(t[2] for t in out if t[2] >= 0)
+    if clues != list(range(2 * N_PARTS)):
+        raise ValueError("rule option 'tiles' needs exactly one row and one column clue per part")
+    return out
+
+
+def parse_storm_deck(entries):
+    if not isinstance(entries, list):
+        raise ValueError("rule option 'storm_deck' must be a list of card entries")
+    out = []
+    for i, e in enumerate(entries):
+        where = f"rule option 'storm_deck'[{i}]"
+        if not isinstance(e, dict) or e.get("kind") not in STORM_KINDS:
+            raise ValueError(f"{where} must be an object with kind in {list(STORM_KINDS)}")
+        extra = set(e) - {"kind", "direction", "strength", "count"}
+        if extra:
+            raise ValueError(f"{where}: unknown field(s) {sorted(extra)}")
+        count = _int_in(e.get("count", 1), 1, MAX_STORM, where + ".count")
+        if e["kind"] == "wind":
+            if e.get("direction") not in DIRECTIONS:
+                raise ValueError(f"{where}.direction must be one of {list(DIRECTIONS)}")
+            card = (SC_WIND, DIRECTIONS.index(e["direction"]),
+                    _int_in(e.get("strength"), 1, 4, where + ".strength"))
+        else:
+            if "direction" in e or "strength" in e:
+                raise ValueError(f"{where}: only wind cards have a direction and strength")
+            card = (STORM_KINDS.index(e["kind"]), 0, 0)
+        out += [card] * count
+    if not 1 <= len(out) <= MAX_STORM:
+        raise ValueError(f"rule option 'storm_deck' must hold 1..{MAX_STORM} cards")
+    return out
+
+
+def parse_equipment(counts, tracker):
+    if not isinstance(counts, dict) or set(counts) - set(EQUIPMENT[:-1]):
+        raise ValueError(f"rule option 'equipment' must map names from {list(EQUIPMENT[:-1])} "
+                         f"to counts (the Storm Tracker is include_storm_tracker)")
+    out = []
+    for k, name in enumerate(EQUIPMENT[:-1]):
+        out += [k] * _int_in(counts.get(name, 0), 0, MAX_EQ, f"rule option 'equipment'.{name}")
+    if tracker:
+        out.append(EQ_TRACKER)
+    if len(out) > MAX_EQ:
+        raise ValueError(f"rule option 'equipment' holds more than {MAX_EQ} cards")
+    return out
+
+
+class ForbiddenDesertGame(Game):
+    name = "forbidden_desert"
+    title = "Forbidden Desert"
+    min_players = 2
+    max_players = MAX_PLAYERS
+    cooperative = True
+    engine_version = ENGINE_VERSION
+    end_reasons = END_REASONS
+    game_outcome_names = GAME_OUTCOMES
+    seat_outcome_names = SEAT_OUTCOMES
+    policies = ("planner",)
+    policy_descriptions = {"planner": "rule-based team planner: water first, dig toward "
+                           "clues and wells, gather on the Launch Pad with all parts"}
+    handle = _HANDLE
+    adventurers = ADVENTURERS
+    options = (
+        Option("difficulty", "enum", "novice", "starting tick of the storm meter (spec 2.3)",
+               choices=DIFFICULTIES),
+        Option("roles", "data", [], "adventurer per seat (names from "
+               f"{list(ADVENTURERS)}); empty = dealt at random (spec 3.5)"),
+        Option("include_storm_tracker", "bool", False, "add the Storm Tracker to the "
+               "equipment deck (spec 2.5; later editions)"),
+        Option("storm_discard_timing", "enum", "end_of_phase", "storm cards drawn this turn "
+               "go to the discard pile at the end of the storm phase (English rulebook) or "
+               "each right away (Hungarian seed) (spec 4.7, A9)",
+               choices=("end_of_phase", "per_card"), assumption=True),
+        Option("solar_shield_anchor", "enum", "pawn", "a Solar Shield protects the pawns on "
+               "its user's current tile (pawn) or on the tile where it was played (tile) "
+               "(spec 4.10)", choices=("pawn", "tile"), assumption=True),
+        Option("jetpack_when_buried", "bool", True, "a buried pawn may use a Jet Pack "
+               "(spec 4.10)", assumption=True),
+        Option("navigator_can_move_buried", "bool", False, "the Navigator may move a buried "
+               "pawn (spec 4.8)", assumption=True),
+        Option("takeoff_costs_action", "bool", False, "the takeoff is an action (else the "
+               "team wins as soon as the win condition holds) (spec 5)", assumption=True),
+        Option("tunnel_shade_requires_unblocked", "bool", False, "a blocked excavated tunnel "
+               "gives no shade (spec 7 A3)", assumption=True),
+        Option("first_player_tiebreak", "enum", "random", "who starts among the thirstiest "
+               "players (spec 3.6)", choices=("random", "lowest_seat"), assumption=True),
+        Option("known_desert_sides", "data", ["crash_site", "launch_pad"], "tile kinds "
+               "recognisable before excavation (spec 2.2)", assumption=True),
+        Option("max_turns", "int", 500, "simulator safety: the game ends (end reason "
+               "turn_limit, a loss) after this many turns", minimum=1, maximum=100_000),
+        Option("max_free_ops_per_phase", "int", 24, "simulator safety: free operations "
+               "(water, equipment) allowed per action or storm phase", minimum=0,
+               maximum=10_000),
+        Option("sand_markers", "int", DEFAULT_SAND_MARKERS, "sand markers in the box (spec 2.1)",
+               minimum=0, maximum=255),
+        Option("tiles", "data", DEFAULT_TILES, "the 24 tiles (default: "
+               "core_cy/data/forbidden_desert_tiles.json, spec 2.2)", assumption=True),
+        Option("start_sand", "data", DEFAULT_START_SAND, "cells of the starting sand (spec 3.2)"),
+        Option("storm_start", "data", DEFAULT_STORM_START, "the storm's starting cell (spec 3.1)"),
+        Option("storm_meter", "data", DEFAULT_METER, "cards drawn per meter tick per player "
+               "count (default: core_cy/data/forbidden_desert_storm.json, spec 2.3)",
+               assumption=True),
+        Option("difficulty_start_index", "data", DEFAULT_DIFFICULTY_START, "meter tick per "
+               "difficulty (spec 2.3)"),
+        Option("storm_deck", "data", DEFAULT_STORM_DECK, "the storm deck (spec 2.4)"),
+        Option("equipment", "data", DEFAULT_EQUIPMENT, "equipment cards per kind (spec 2.5)"),
+        Option("adventurers", "data", DEFAULT_ADVENTURERS, "water capacity per adventurer "
+               "(spec 2.6)"),
+    )
+
+    def check_rules(self, rules, players):
+        _pack(rules, players)
+
+    def pack_rules(self, rules, players):
+        return _pack(rules, players)
+
+    # ---- state dict ------------------------------------------------------------------
+    def to_dict(self, State state):
+        return _to_dict(self, state)
+
+    def from_dict(self, data):
+        """Rebuild a state from to_dict() output; ValueError names the first problem."""
+        return _from_dict(self, data)
+
+    # ---- descriptions ----------------------------------------------------------------
+    def describe(self, State state, action):
+        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+        return _describe(_st(state), action)
+
+    def score_breakdown(self, State state):
+        """The team's progress and each adventurer's water and equipment."""
+        cdef DState* s = _st(state)
+        game, seats = state.outcomes()
+        team = {k: game[k] for k in GAME_OUTCOMES if k != "team"}
+        team["end_reason"] = END_REASONS[s.end_reason]
+        team["adventurers"] = [ADVENTURERS[s.role[i]] for i in range(s.players)]
+        return [dict(team, seat=i, adventurer=ADVENTURERS[s.role[i]],
+                     water=int(s.water[i]), max_water=int(s.rules.adv_water[s.role[i]]),
+                     equipment=[EQUIPMENT[s.rules.eq_type[k]] for k in range(s.rules.n_eq)
+                                if s.eq_owner[k] == i])
+                for i in range(s.players)]
+
+
+cdef inline DState* _st(State s):
+    s._check_alive()
+    return <DState*>s.buf
+
+
+cdef bytes _pack(dict r, int players):
+    cdef DRules R
+    memset(&R, 0, sizeof(DRules))
+    tiles = parse_tiles(r["tiles"])
+    storm = parse_storm_deck(r["storm_deck"])
+    eq = parse_equipment(r["equipment"], r["include_storm_tracker"])
+    adv = r["adventurers"]
+    if not isinstance(adv, dict) or set(adv) != set(ADVENTURERS):
+        raise ValueError(f"rule option 'adventurers' must give the water of each of {list(ADVENTURERS)}")
+    meter_all = r["storm_meter"]
+    if not isinstance(meter_all, dict) or str(players) not in meter_all:
+        raise ValueError(f"rule option 'storm_meter' has no column for {players} players")
+    meter = meter_all[str(players)]
+    if not isinstance(meter, list) or not 1 <= len(meter) <= MAX_METER:
+        raise ValueError(f"rule option 'storm_meter'.{players} must list 1..{MAX_METER} ticks")
+    for i, v in enumerate(meter):
+        _int_in(v, 0, MAX_STORM, f"rule option 'storm_meter'.{players}[{i}]")
+    starts = r["difficulty_start_index"]
+    if not isinstance(starts, dict) or set(starts) != set(DIFFICULTIES):
+        raise ValueError(f"rule option 'difficulty_start_index' must map {list(DIFFICULTIES)}")
+    start = _int_in(starts[r["difficulty"]], 0, len(meter) - 1,
+                    f"rule option 'difficulty_start_index'.{r['difficulty']}")
+    roles = r["roles"]
+    if not isinstance(roles, list) or (roles and (
+            len(roles) != players or any(x not in ADVENTURERS for x in roles)
+            or len(set(roles)) != len(roles))):
+        raise ValueError(f"rule option 'roles' must be empty (random) or {players} different "
+                         f"names from {list(ADVENTURERS)}, got {roles!r}")
+    known = r["known_desert_sides"]
+    if not isinstance(known, list) or any(k not in KINDS for k in known):
+        raise ValueError(f"rule option 'known_desert_sides' must list kinds from {list(KINDS)}")
+    storm_cell = _cell(r["storm_start"], "rule option 'storm_start'")
+    sand_cells = r["start_sand"]
+    if not isinstance(sand_cells, list):
+        raise ValueError("rule option 'start_sand' must be a list of [row, column] cells")
+    for i, c in enumerate(sand_cells):
+        c = _cell(c, f"rule option 'start_sand'[{i}]")
+        if R.start_sand[c]:
+            raise ValueError(f"rule option 'start_sand'[{i}] repeats a cell")
+        R.start_sand[c] = 1
+    if sum(1 for c in range(N_CELLS) if R.start_sand[c] and c != storm_cell) > r["sand_markers"]:
+        raise ValueError("rule option 'sand_markers' is less than the starting sand")
+    R.meter_len = len(meter)
+    for i, v in enumerate(meter):
+        R.meter[i] = v
+    R.start_index = start
+    R.n_storm = len(storm)
+    for i, (k, d, st) in enumerate(storm):
+        R.storm[i].kind, R.storm[i].dir, R.storm[i].strength = k, d, st
+    R.n_eq = len(eq)
+    for i, k in enumerate(eq):
+        R.eq_type[i] = k
+    R.sand_total = r["sand_markers"]
+    R.storm_start = storm_cell
+    R.discard_per_card = r["storm_discard_timing"] == "per_card"
+    R.shield_anchor_tile = r["solar_shield_anchor"] == "tile"
+    R.jetpack_when_buried = r["jetpack_when_buried"]
+    R.navigator_can_move_buried = r["navigator_can_move_buried"]
+    R.takeoff_costs_action = r["takeoff_costs_action"]
+    R.tunnel_shade_requires_unblocked = r["tunnel_shade_requires_unblocked"]
+    R.tiebreak_random = r["first_player_tiebreak"] == "random"
+    R.roles_fixed = bool(roles)
+    for i, x in enumerate(roles):
+        R.roles[i] = ADVENTURERS.index(x)
+    R.max_turns = r["max_turns"]
+    R.max_free_ops = r["max_free_ops_per_phase"]
+    R.known_kinds = sum(1 << KINDS.index(k) for k in set(known))
+    for i, name in enumerate(ADVENTURERS):
+        R.adv_water[i] = _int_in(adv[name], 0, 100, f"rule option 'adventurers'.{name}")
+    for t, (k, g, c) in enumerate(tiles):
+        R.tile_kind[t], R.tile_gear[t], R.tile_clue[t] = k, g, c
+    return (<char*>&R)[:sizeof(DRules)]
+
+
+cdef dict _rules_of(const DRules* R, int players):
+    """A resolved rules dict that packs to exactly this struct (data one entry per item)."""
+    meter = {k: list(v) for k, v in DEFAULT_METER.items()}
+    meter[str(players)] = [int(R.meter[i]) for i in range(R.meter_len)]
+    starts = dict(DEFAULT_DIFFICULTY_START)
+    difficulty = next((d for d in DIFFICULTIES if starts[d] == R.start_index), None)
+    if difficulty is None:
+        difficulty = "novice"
+        starts["novice"] = R.start_index
+    tiles = []
+    for t in range(N_TILES):
+        e = {"kind": KINDS[R.tile_kind[t]]}
+        if R.tile_gear[t]:
+            e["gear"] = True
+        if R.tile_clue[t] >= 0:
+            e["part"], e["axis"] = PARTS[R.tile_clue[t] // 2], AXES[R.tile_clue[t] % 2]
+        tiles.append(e)
+    deck = []
+    for i in range(R.n_storm):
+        if R.storm[i].kind == SC_WIND:
+            deck.append({"kind": "wind", "direction": DIRECTIONS[R.storm[i].dir],
+                         "strength": int(R.storm[i].strength)})
+        else:
+            deck.append({"kind": STORM_KINDS[R.storm[i].kind]})
+    types = [R.eq_type[i] for i in range(R.n_eq)]
+    tracker = EQ_TRACKER in types
+    return {
+        "difficulty": difficulty,
+        "roles": [ADVENTURERS[R.roles[i]] for i in range(players)] if R.roles_fixed else [],
+        "include_storm_tracker": tracker,
+        "storm_discard_timing": "per_card" if R.discard_per_card else "end_of_phase",
+        "solar_shield_anchor": "tile" if R.shield_anchor_tile else "pawn",
+        "jetpack_when_buried": bool(R.jetpack_when_buried),
+        "navigator_can_move_buried": bool(R.navigator_can_move_buried),
+        "takeoff_costs_action": bool(R.takeoff_costs_action),
+        "tunnel_shade_requires_unblocked": bool(R.tunnel_shade_requires_unblocked),
+        "first_player_tiebreak": "random" if R.tiebreak_random else "lowest_seat",
+        "known_desert_sides": [k for i, k in enumerate(KINDS) if (R.known_kinds >> i) & 1],
+        "max_turns": R.max_turns, "max_free_ops_per_phase": R.max_free_ops,
+        "sand_markers": R.sand_total, "tiles": tiles,
+        "start_sand": [[c // SIDE, c % SIDE] for c in range(N_CELLS) if R.start_sand[c]],
+        "storm_start": [R.storm_start // SIDE, R.storm_start % SIDE],
+        "storm_meter": meter, "difficulty_start_index": starts, "storm_deck": deck,
+        "equipment": {name: types.count(k) for k, name in enumerate(EQUIPMENT[:-1])},
+        "adventurers": {name: int(R.adv_water[i]) for i, name in enumerate(ADVENTURERS)},
+    }
+
+
+cdef str _storm_card_text(const DRules* R, int card):
+    k = R.storm[card].kind
+    if k == SC_WIND:
+        return f"wind {DIRECTIONS[R.storm[card].dir]} {R.storm[card].strength}"
+    return STORM_KINDS[k]
+
+
+cdef dict _to_dict(game, State state):
+    cdef DState* s = _st(state)
+    cdef int t
+    board = []
+    for r in range(SIDE):
+        row = []
+        for c in range(SIDE):
+            t = s.cell_tile[r * SIDE + c]
+            if t < 0:
+                row.append(None)
+                continue
+            e = {"tile": t, "kind": KINDS[s.kind[t]], "gear": bool(s.gear[t]),
+                 "sand": int(s.sand[t]), "excavated": bool(s.excavated[t]),
+                 "known": bool(s.known[t])}
+            if s.clue[t] >= 0:
+                e["part"], e["axis"] = PARTS[s.clue[t] // 2], AXES[s.clue[t] % 2]
+            row.append(e)
+        board.append(row)
+    pawns = [{"adventurer": ADVENTURERS[s.role[i]], "water": int(s.water[i]),
+              "tile": int(s.pawn_tile[i]), "shield": bool(s.shield[i]),
+              "shield_tile": None if s.shield_tile[i] < 0 else int(s.shield_tile[i])}
+             for i in range(s.players)]
+    parts = [{"part": PARTS[i], "state": PART_STATES[s.part_state[i]],
+              "tile": None if s.part_tile[i] < 0 else int(s.part_tile[i]),
+              "holder": None if s.part_holder[i] < 0 else int(s.part_holder[i])}
+             for i in range(N_PARTS)]
+    owners = {-1: "deck", -2: "used"}
+    return {
+        "game": game.name, "players": int(s.players),
+        "rules": _rules_of(&s.rules, s.players),
+        "phase": PHASES[s.phase], "return_phase": PHASES[s.return_phase],
+        "current_player": int(s.current),
+        "storm": [s.storm // SIDE, s.storm % SIDE], "sand_supply": int(s.supply),
+        "storm_meter_index": int(s.meter_index), "actions_left": int(s.actions_left),
+        "meteorologist_reduction": int(s.meteo_reduction),
+        "storm_cards_left": int(s.storm_left), "free_ops": int(s.free_ops),
+        "board": board, "pawns": pawns, "parts": parts,
+        "storm_draw_pile": [int(x) for x in s.draw[:s.draw_len]],
+        "storm_discard_pile": [int(x) for x in s.discard[:s.discard_len]],
+        "storm_drawn_this_phase": [int(x) for x in s.limbo[:s.limbo_len]],
+        "storm_known_on_top": int(s.deck_known), "peek": int(s.peek_n),
+        "equipment_pile": [int(x) for x in s.eq_deck[:s.eq_len]],
+        "equipment_owner": [owners.get(int(s.eq_owner[i]), int(s.eq_owner[i]))
+                            for i in range(s.rules.n_eq)],
+        "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
+        "moves": int(s.moves), "turns": int(s.turns),
+        "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+    }
+
+
+def _need(data, key, kind, where="state"):
+    if key not in data:
+        raise ValueError(f"{where}: missing field '{key}'")
+    v = data[key]
+    if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
+    if kind is bool and not isinstance(v, bool):
+        raise ValueError(f"{where}.{key} must be true or false, got {v!r}")
+    if kind not in (int, bool) and not isinstance(v, kind):
+        raise ValueError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {v!r}")
+    return v
+
+
+def _choice(data, key, choices, where="state"):
+    v = _need(data, key, str, where)
+    if v not in choices:
+        raise ValueError(f"{where}.{key} must be one of {list(choices)}, got {v!r}")
+    return choices.index(v)
+
+
+def _from_dict(game, data):
+    if not isinstance(data, dict):
+        raise ValueError("state must be a dict (from to_dict())")
+    if data.get("game") != game.name:
+        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
+    players = game.check_players(_need(data, "players", int))
+    rules = game.resolve_rules(_need(data, "rules", dict), players)
+    cdef State state = contract.blank_state(game, game.handle)
+    cdef DState* s = <DState*>state.buf
+    cdef bytes packed = _pack(rules, players)
+    memcpy(&s.rules, <const char*>packed, sizeof(DRules))
+    cdef DRules* R = &s.rules
+    s.players = players
+    s.phase = _choice(data, "phase", PHASES)
+    s.return_phase = _choice(data, "return_phase", PHASES) if "return_phase" in data else 0
+    s.current = _int_in(_need(data, "current_player", int), 0, players - 1, "state.current_player")
+    # The board: every cell a tile or the storm; each tile id exactly once.
+    board = _need(data, "board", list)
+    if len(board) != SIDE or any(not isinstance(r, list) or len(r) != SIDE for r in board):
+        raise ValueError(f"state.board must be {SIDE} rows of {SIDE} cells")
+    seen = set()
+    storms = []
+    sand = 0
+    for r in range(SIDE):
+        for c in range(SIDE):
+            e = board[r][c]
+            cell = r * SIDE + c
+            where = f"state.board[{r}][{c}]"
+            if e is None:
+                s.cell_tile[cell] = STORM_CELL
+                storms.append(cell)
+                continue
+            if not isinstance(e, dict):
+                raise ValueError(f"{where} must be a tile object or null (the storm)")
+            t = _int_in(_need(e, "tile", int, where), 0, N_TILES - 1, where + ".tile")
+            if t in seen:
+                raise ValueError(f"{where}.tile {t} appears twice")
+            seen.add(t)
+            s.cell_tile[cell] = t
+            s.tile_cell[t] = cell
+            s.kind[t] = _choice(e, "kind", KINDS, where)
+            s.gear[t] = _need(e, "gear", bool, where)
+            s.sand[t] = _int_in(_need(e, "sand", int, where), 0, 255, where + ".sand")
+            sand += s.sand[t]
+            s.excavated[t] = _need(e, "excavated", bool, where)
+            s.known[t] = bool(e.get("known", False))
+            if s.kind[t] == K_CLUE:
+                if e.get("part") not in PARTS or e.get("axis") not in AXES:
+                    raise ValueError(f"{where}: a clue needs part and axis")
+                s.clue[t] = PARTS.index(e["part"]) * 2 + AXES.index(e["axis"])
+            else:
+                s.clue[t] = -1
+    if len(storms) != 1:
+        raise ValueError(f"state.board must have exactly one storm cell (null), got {len(storms)}")
+    s.storm = storms[0]
+    if sorted((s.kind[t], s.gear[t], s.clue[t]) for t in range(N_TILES)) != sorted(
+            (R.tile_kind[t], R.tile_gear[t], R.tile_clue[t]) for t in range(N_TILES)):
+        raise ValueError("state.board: the tiles do not match rule option 'tiles'")
+    s.supply = _int_in(_need(data, "sand_supply", int), 0, 255, "state.sand_supply")
+    if s.supply + sand != R.sand_total:
+        raise ValueError(f"state: sand on the board ({sand}) plus sand_supply ({s.supply}) "
+                         f"must equal sand_markers ({R.sand_total})")
+    s.meter_index = _int_in(_need(data, "storm_meter_index", int), 0, R.meter_len,
+                            "state.storm_meter_index")
+    s.actions_left = _int_in(data.get("actions_left", 0), 0, 1000, "state.actions_left")
+    s.meteo_reduction = _int_in(data.get("meteorologist_reduction", 0), 0, 1000,
+                                "state.meteorologist_reduction")
+    s.storm_left = _int_in(data.get("storm_cards_left", 0), 0, 1000, "state.storm_cards_left")
+    s.free_ops = _int_in(data.get("free_ops", 0), 0, 1_000_000, "state.free_ops")
+    pawns = _need(data, "pawns", list)
+    if len(pawns) != players:
+        raise ValueError(f"state.pawns must list {players} pawns")
+    for i in range(MAX_PLAYERS):
+        s.role[i] = -1
+        s.pawn_tile[i] = NO_TILE
+        s.shield_tile[i] = NO_TILE
+    roles_seen = set()
+    for i, pw in enumerate(pawns):
+        where = f"state.pawns[{i}]"
+        if not isinstance(pw, dict):
+            raise ValueError(f"{where} must be an object")
+        s.role[i] = _choice(pw, "adventurer", ADVENTURERS, where)
+        if s.role[i] in roles_seen:
+            raise ValueError(f"{where}.adventurer {ADVENTURERS[s.role[i]]} is already in play")
+        roles_seen.add(s.role[i])
+        s.water[i] = _int_in(_need(pw, "water", int, where), -1, R.adv_water[s.role[i]],
+                             where + ".water")
+        s.pawn_tile[i] = _int_in(_need(pw, "tile", int, where), 0, N_TILES - 1, where + ".tile")
+        s.shield[i] = bool(pw.get("shield", False))
+        st = pw.get("shield_tile")
+        if st is not None:
+            s.shield_tile[i] = _int_in(st, 0, N_TILES - 1, where + ".shield_tile")
+    parts = _need(data, "parts", list)
+    if len(parts) != N_PARTS:
+        raise ValueError(f"state.parts must list {N_PARTS} parts")
+    for i, pt in enumerate(parts):
+        where = f"state.parts[{i}]"
+        if not isinstance(pt, dict):
+            raise ValueError(f"{where} must be an object")
+        s.part_state[i] = _choice(pt, "state", PART_STATES, where)
+        tile = pt.get("tile")
+        holder = pt.get("holder")
+        s.part_tile[i] = NO_TILE if tile is None else _int_in(tile, 0, N_TILES - 1, where + ".tile")
+        s.part_holder[i] = -1 if holder is None else _int_in(holder, 0, players - 1, where + ".holder")
+        if (s.part_state[i] == P_TILE) != (s.part_tile[i] >= 0):
+            raise ValueError(f"{where}: a tile is given exactly when the part is on_tile")
+    for key, arr, cap in (("storm_draw_pile", 0, R.n_storm), ("storm_discard_pile", 1, R.n_storm),
+                          ("storm_drawn_this_phase", 2, R.n_storm)):
+        items = _need(data, key, list)
+        for i, v in enumerate(items):
+            _int_in(v, 0, cap - 1, f"state.{key}[{i}]")
+            if arr == 0:
+                s.draw[i] = v
+            elif arr == 1:
+                s.discard[i] = v
+            else:
+                s.limbo[i] = v
+        if arr == 0:
+            s.draw_len = len(items)
+        elif arr == 1:
+            s.discard_len = len(items)
+        else:
+            s.limbo_len = len(items)
+    cards = (data["storm_draw_pile"] + data["storm_discard_pile"]
+             + data["storm_drawn_this_phase"])
+    if sorted(cards) != list(range(R.n_storm)):
+        raise ValueError("state: the storm piles must hold every storm card exactly once")
+    s.deck_known = _int_in(data.get("storm_known_on_top", 0), 0, s.draw_len, "state.storm_known_on_top")
+    s.peek_n = _int_in(data.get("peek", 0), 0, s.draw_len, "state.peek")
+    pile = _need(data, "equipment_pile", list)
+    owners = _need(data, "equipment_owner", list)
+    if len(owners) != R.n_eq:
+        raise ValueError(f"state.equipment_owner must list {R.n_eq} cards")
+    for i, o in enumerate(owners):
+        if o == "deck":
+            s.eq_owner[i] = EQ_IN_DECK
+        elif o == "used":
+            s.eq_owner[i] = EQ_USED
+        else:
+            s.eq_owner[i] = _int_in(o, 0, players - 1, f"state.equipment_owner[{i}]")
+    for i, v in enumerate(pile):
+        v = _int_in(v, 0, R.n_eq - 1, f"state.equipment_pile[{i}]")
+        if s.eq_owner[v] != EQ_IN_DECK:
+            raise ValueError(f"state.equipment_pile[{i}]: card {v} is not owned by the deck")
+        s.eq_deck[i] = v
+    s.eq_len = len(pile)
+    if len(set(pile)) != len(pile) or len(pile) != sum(1 for o in owners if o == "deck"):
+        raise ValueError("state.equipment_pile must list each card owned by the deck once")
+    s.terminal = _need(data, "terminal", bool)
+    s.end_reason = _choice(data, "end_reason", END_REASONS)
+    if bool(s.terminal) != (s.end_reason != END_RUNNING):
+        raise ValueError("state: terminal exactly when end_reason is not 'running'")
+    s.moves = _int_in(data.get("moves", 0), 0, 2**31 - 1, "state.moves")
+    s.turns = _int_in(data.get("turns", 0), 0, 2**31 - 1, "state.turns")
+    rng = data.get("rng", {"key": 0, "counter": 0})
+    try:
+        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
+    except (TypeError, KeyError, OverflowError):
+        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
+    return state
+
+
+def _cell_text(c):
+    return f"({c // SIDE},{c % SIDE})"
+
+
+cdef str _describe(const DState* s, int a):
+    p = s.current
+    who = ADVENTURERS[s.role[p]] if s.role[p] >= 0 else f"seat {p}"
+
+    names = [ADVENTURERS[s.role[q]] for q in range(s.players)]
+
+    def pawn(q):
+        return names[q] if q < len(names) else f"seat {q}"
+
+    if a == A_END_ACTIONS:
+        return f"{who} ends the action phase"
+    if a == A_DRAW:
+        return "draw a storm card"
+    if a == A_EXCAVATE:
+        return f"{who} excavates the tile at {_cell_text(s.tile_cell[s.pawn_tile[p]])}"
+    if a == A_PICKUP:
+        return f"{who} picks up a part"
+    if a == A_METEO_SKIP:
+        return f"{who} holds the storm back (one card fewer)"
+    if a == A_METEO_PEEK:
+        return f"{who} looks at the top storm cards"
+    if a == A_WC_DRAW:
+        return f"{who} draws 2 water from the well"
+    if a == A_TAKEOFF:
+        return "take off"
+    if a == A_PEEK_KEEP:
+        return "keep the storm cards in order"
+    if a < A_MOVE:
+        i = a - A_PEEK_BOTTOM
+        card = ""
+        if i < s.draw_len:
+            card = " (" + _storm_card_text(&s.rules, s.draw[s.draw_len - 1 - i]) + ")"
+        return f"put storm card {i + 1} from the top{card} on the bottom"
+    if a < A_DIG:
+        x = a - A_MOVE
+        extra = "" if x % 6 == NO_PASSENGER else f" with the {pawn(x % 6)}"
+        return f"{who} moves to {_cell_text(x // 6)}{extra}"
+    if a < A_NAV:
+        return f"{who} removes sand at {_cell_text(a - A_DIG)}"
+    if a < A_GIVE:
+        x = a - A_NAV
+        q = x // (N_CELLS * 6)
+        extra = "" if x % 6 == NO_PASSENGER else f" with the {pawn(x % 6)}"
+        return f"{who} moves the {pawn(q)} to {_cell_text((x // 6) % N_CELLS)}{extra}"
+    if a < A_PASS:
+        x = a - A_GIVE
+        return f"the {pawn(x // MAX_PLAYERS)} gives 1 water to the {pawn(x % MAX_PLAYERS)}"
+    if a < A_BLAST:
+        x = a - A_PASS
+        typ = x // (MAX_PLAYERS * MAX_PLAYERS)
+        return (f"the {pawn((x // MAX_PLAYERS) % MAX_PLAYERS)} passes a {EQUIPMENT[typ]} to "
+                f"the {pawn(x % MAX_PLAYERS)}")
+    if a < A_JET:
+        x = a - A_BLAST
+        return f"the {pawn(x // N_CELLS)} fires a dune blaster at {_cell_text(x % N_CELLS)}"
+    if a < A_SHIELD:
+        x = a - A_JET
+        extra = "" if x % 6 == NO_PASSENGER else f" with the {pawn(x % 6)}"
+        return (f"the {pawn(x // (N_CELLS * 6))} flies a jet pack to "
+                f"{_cell_text((x // 6) % N_CELLS)}{extra}")
+    if a < A_SCOPE:
+        return f"the {pawn(a - A_SHIELD)} raises a solar shield"
+    if a < A_RESERVE:
+        x = a - A_SCOPE
+        return f"the {pawn(x // N_CELLS)} looks under {_cell_text(x % N_CELLS)} with a terrascope"
+    if a < A_THROTTLE:
+        return f"the {pawn(a - A_RESERVE)} opens the secret water reserve"
+    if a < A_TRACKER:
+        return f"the {pawn(a - A_THROTTLE)} uses the time throttle (+2 actions)"
+    return f"the {pawn(a - A_TRACKER)} uses the storm tracker"
+
+
+GAME = ForbiddenDesertGame()
+
+
+_NUM_ACTIONS = NUM_ACTIONS
+
+
+class Actions:
+    """Action ids by name, for tests, tools and agents written in Python.  Cells are
+    (row, column); seats are pawn indices; passenger/companion None means nobody."""
+    END_ACTIONS = A_END_ACTIONS
+    DRAW = A_DRAW
+    EXCAVATE = A_EXCAVATE
+    PICKUP = A_PICKUP
+    METEO_SKIP = A_METEO_SKIP
+    METEO_PEEK = A_METEO_PEEK
+    WC_DRAW = A_WC_DRAW
+    TAKEOFF = A_TAKEOFF
+    PEEK_KEEP = A_PEEK_KEEP
+    COUNT = _NUM_ACTIONS
+
+    @staticmethod
+    def peek_bottom(i):
+        return A_PEEK_BOTTOM + i
+
+    @staticmethod
+    def move(r, c, passenger=None):
+        return A_MOVE + (r * SIDE + c) * 6 + (NO_PASSENGER if passenger is None else passenger)
+
+    @staticmethod
+    def dig(r, c):
+        return A_DIG + r * SIDE + c
+
+    @staticmethod
+    def navigate(target, r, c, passenger=None):
+        return (A_NAV + target * N_CELLS * 6 + (r * SIDE + c) * 6
+                + (NO_PASSENGER if passenger is None else passenger))
+
+    @staticmethod
+    def give(giver, receiver):
+        return A_GIVE + giver * MAX_PLAYERS + receiver
+
+    @staticmethod
+    def pass_equipment(kind, giver, receiver):
+        return A_PASS + EQUIPMENT.index(kind) * MAX_PLAYERS * MAX_PLAYERS + giver * MAX_PLAYERS + receiver
+
+    @staticmethod
+    def blast(holder, r, c):
+        return A_BLAST + holder * N_CELLS + r * SIDE + c
+
+    @staticmethod
+    def jet(holder, r, c, companion=None):
+        return (A_JET + holder * N_CELLS * 6 + (r * SIDE + c) * 6
+                + (NO_PASSENGER if companion is None else companion))
+
+    @staticmethod
+    def shield(holder):
+        return A_SHIELD + holder
+
+    @staticmethod
+    def scope(holder, r, c):
+        return A_SCOPE + holder * N_CELLS + r * SIDE + c
+
+    @staticmethod
+    def reserve(holder):
+        return A_RESERVE + holder
+
+    @staticmethod
+    def throttle(holder):
+        return A_THROTTLE + holder
+
+    @staticmethod
+    def tracker(holder):
+        return A_TRACKER + holder
+
+
+def observe_dict(State state, int seat, unsigned long long seed=0):
+    """The state as `seat` may see it (Engine.observe with its own RNG), as a dict."""
+    cdef State out = contract.blank_state(state.game, state.handle)
+    cdef Rng rng
+    from core_cy.contract import blank_state  # noqa: F401  (keeps the face importable)
+    rng_seed(&rng, seed, 0, 0, 1 + seat)
+    d_observe(_st(state), seat, out.buf, &rng)
+    return _to_dict(state.game, out)
