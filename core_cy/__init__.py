@@ -2,7 +2,7 @@
 
     >>> import core_cy
     >>> core_cy.games()
-    ['forbidden_desert', 'maori']
+    ['forbidden_desert', 'maori', 'mondo']
     >>> game = core_cy.load("maori")
     >>> state = game.new(3, rules={"mode": "pro"}, seed=7)
 """

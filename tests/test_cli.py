@@ -8,7 +8,7 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 import core_cy
 from services import cli
 
-GAME = core_cy.games()[0]
+GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
 
 
 def _write_spec(tmp_path, **extra):

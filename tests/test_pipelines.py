@@ -14,7 +14,7 @@ from pipelines.stats import holm, wilson_interval
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
-GAME = core_cy.games()[0]
+GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
 Z = 1.959963984540054
 
 

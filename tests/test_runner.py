@@ -15,7 +15,7 @@ from core_cy import batch
 from services.runner import Progress, run_experiment
 from services.spec import ExperimentSpec
 
-GAME = core_cy.games()[0]
+GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
 PLAYERS = core_cy.load(GAME).min_players + 1
 
 

@@ -11,7 +11,7 @@ import core_cy
 from services.spec import ExperimentSpec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-GAME = core_cy.games()[0]
+GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
 
 
 def _game():
