@@ -100,18 +100,23 @@ def print_results(path: str, spec, out=None) -> None:
         _print_comparison(pipelines.compare(path, spec.baseline_arm()), spec, out)
 
 
+def _p_text(p: float) -> str:
+    return f"{p:.3g}" + ("*" if p < 0.05 else " ")
+
+
 def _print_comparison(table, spec, out) -> None:
-    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; "
-          "p Holm-adjusted; * = significant at 5%):", file=out)
-    print("  arm / players / seat        win share diff [95% CI]        p      "
-          "score diff [95% CI]          p", file=out)
-    for c in table.iter_rows(named=True):
-        mark = "*" if c["significant"] else " "
-        print(f" {mark}{c['arm']} / {c['players']} / {c['seat']}".ljust(29)
-              + f"{100 * c['win_share_diff']:+6.2f} pts [{100 * c['win_diff_lo']:+.2f}, "
-              f"{100 * c['win_diff_hi']:+.2f}]  {c['win_p_holm']:.3g}   "
-              f"{c['score_diff']:+7.2f} [{c['score_diff_lo']:+.2f}, "
-              f"{c['score_diff_hi']:+.2f}]  {c['score_p_holm']:.3g}", file=out)
+    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; p Holm-adjusted "
+          "over the table; * = significant at 5%):", file=out)
+    labels = [f"{c['arm']} / {c['players']}p / seat {c['seat']}" for c in table.iter_rows(named=True)]
+    width = max([len(x) for x in labels] + [len("arm / players / seat")])
+    print(f"  {'arm / players / seat':<{width}}  win share diff [95% CI]          p        "
+          "score diff [95% CI]         p", file=out)
+    for label, c in zip(labels, table.iter_rows(named=True)):
+        print(f"  {label:<{width}}  {100 * c['win_share_diff']:+6.2f} pts "
+              f"[{100 * c['win_diff_lo']:+6.2f}, {100 * c['win_diff_hi']:+6.2f}]  "
+              f"{_p_text(c['win_p_holm']):<9}{c['score_diff']:+7.2f} "
+              f"[{c['score_diff_lo']:+7.2f}, {c['score_diff_hi']:+7.2f}]  "
+              f"{_p_text(c['score_p_holm'])}", file=out)
 
 
 # ---- commands ----------------------------------------------------------------------------
