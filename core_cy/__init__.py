@@ -13,6 +13,7 @@ import importlib
 # Game name -> module inside core_cy.  Adding a game is adding a line here.
 CATALOGUE = {
     "maori": "core_cy.maori",
+    "mondo": "core_cy.mondo",
 }
 
 

@@ -16,6 +16,7 @@ ctypedef struct Workspace:
     void* view           # a state: the acting seat's determinized view
     void* trial          # a state: the view after one candidate action
     void* scratch        # POLICY_SCRATCH bytes for engine policies
+    double* values       # MAX_LEGAL action values
 
 cdef int workspace_init(Workspace* w, const Engine* e) noexcept nogil
 cdef void workspace_free(Workspace* w) noexcept nogil

@@ -17,7 +17,9 @@ cdef int workspace_init(Workspace* w, const Engine* e) noexcept nogil:
     w.view = malloc(e.state_size)
     w.trial = malloc(e.state_size)
     w.scratch = malloc(POLICY_SCRATCH)
-    if w.legal == NULL or w.view == NULL or w.trial == NULL or w.scratch == NULL:
+    w.values = <double*>malloc(MAX_LEGAL * sizeof(double))
+    if (w.legal == NULL or w.view == NULL or w.trial == NULL or w.scratch == NULL
+            or w.values == NULL):
         workspace_free(w)
         return -1
     return 0
@@ -28,6 +30,8 @@ cdef void workspace_free(Workspace* w) noexcept nogil:
     free(w.view)
     free(w.trial)
     free(w.scratch)
+    free(w.values)
+    w.values = NULL
     w.legal = NULL
     w.view = NULL
     w.trial = NULL
@@ -41,17 +45,21 @@ cdef inline int act_random(const Engine* e, const void* st, Rng* rng, Workspace*
 
 cdef int act_greedy(const Engine* e, const void* st, int seat, Rng* rng,
                     Workspace* w) noexcept nogil:
-    # Look ahead only on what this seat may see: a determinized view of the state.
-    e.observe(st, seat, w.view, rng)
-    cdef int n = e.legal_actions(w.view, w.legal)
+    cdef int n = e.legal_actions(st, w.legal)
     cdef int i, best = w.legal[0], ties = 0
     cdef double v, best_v = -1e300
     if n == 1:
         return best
+    # The engine's fast path sees only what the seat may see (contract); the generic path
+    # looks ahead on a determinized view so that it never peeks at hidden information.
+    if e.action_values == NULL or not e.action_values(st, seat, w.legal, n, w.values):
+        e.observe(st, seat, w.view, rng)
+        for i in range(n):
+            memcpy(w.trial, w.view, e.state_size)
+            e.apply(w.trial, w.legal[i])
+            w.values[i] = e.heuristic(w.trial, seat)
     for i in range(n):
-        memcpy(w.trial, w.view, e.state_size)
-        e.apply(w.trial, w.legal[i])
-        v = e.heuristic(w.trial, seat)
+        v = w.values[i]
         if v > best_v:
             best_v = v
             best = w.legal[i]
@@ -62,6 +70,28 @@ cdef int act_greedy(const Engine* e, const void* st, int seat, Rng* rng,
             if rng_below(rng, ties) == 0:
                 best = w.legal[i]
     return best
+
+
+def action_values(State state, int seat, bint generic=False):
+    """{action: heuristic value after it} for the seat to act, by the engine's fast path
+    (or the generic clone+apply path); tests check that both agree exactly."""
+    cdef EngineHandle h = state.handle
+    cdef const Engine* e = h.engine
+    cdef Workspace w
+    if state.is_terminal():
+        raise ValueError("the game is over")
+    if workspace_init(&w, e) != 0:
+        raise MemoryError()
+    try:
+        n = e.legal_actions(state.buf, w.legal)
+        if generic or e.action_values == NULL or not e.action_values(state.buf, seat, w.legal, n, w.values):
+            for i in range(n):
+                memcpy(w.trial, state.buf, e.state_size)
+                e.apply(w.trial, w.legal[i])
+                w.values[i] = e.heuristic(w.trial, seat)
+        return {w.legal[i]: w.values[i] for i in range(n)}
+    finally:
+        workspace_free(&w)
 
 
 cdef int agent_act(const Engine* e, const void* st, int seat, const AgentSpec* a,

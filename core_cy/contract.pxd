@@ -66,6 +66,12 @@ ctypedef struct Engine:
     void (*observe)(const void* st, int seat, void* out, Rng* rng) noexcept nogil
     # Optional (may be NULL): engine-specific policy number `which` picks an action.
     int (*policy)(const void* st, int which, Rng* rng, void* scratch) noexcept nogil
+    # Optional (may be NULL): fills out[i] = heuristic(apply(st, actions[i]), seat) exactly,
+    # faster than clone+apply, using only what `seat` may see (the values of a hidden-
+    # information game must not depend on hidden parts); returns 0 (out untouched) to ask
+    # for the generic path (determinize with observe, then clone+apply+heuristic).
+    int (*action_values)(const void* st, int seat, const int* actions, int n,
+                         double* out) noexcept nogil
 
 cdef class EngineHandle:
     cdef const Engine* engine

@@ -351,138 +351,204 @@ cdef int rotations(const MState* s, int tile, int* out) noexcept nogil:
 
 
 # ---------------------------------------------------------------- scoring (section 5)
+#
+# A board is at most 5 x 5 = 25 cells, so scoring works on 32-bit cell masks (bit = cell
+# index row * cols + col): island joins, flood fills and symbol counts are a handful of
+# shifts and popcounts.  That keeps the heuristic cheap enough for one-ply agents.
 
-cdef void islands(const MState* s, const MPlayer* pl, int* label, bint* complete,
-                  int* n_islands) noexcept nogil:
-    """Labels the islands (components of joined land tiles) and marks the complete ones."""
-    cdef int nc = n_cells(&s.rules)
-    cdef int stack[MAX_CELLS]
-    cdef int c, top, a, e, nb, n = 0
-    cdef uint8_t om
-    for c in range(nc):
-        label[c] = -1
-    for c in range(nc):
-        if label[c] >= 0 or pl.cell_tile[c] == NO_TILE or not is_land(&s.rules.tiles[pl.cell_tile[c]]):
-            continue
-        complete[n] = True
-        label[c] = n
-        stack[0] = c
-        top = 1
-        while top > 0:
-            top -= 1
-            a = stack[top]
-            om = tile_open(s, pl, a)
-            for e in range(4):
-                if not (om & (1 << e)):
-                    continue
-                nb = neighbour(&s.rules, a, 1 << e)
-                if (nb < 0 or pl.cell_tile[nb] == NO_TILE or
-                        not (tile_open(s, pl, nb) & rotate_mask(<uint8_t>(1 << e), 2))):
-                    complete[n] = False
-                    continue
-                if label[nb] < 0:
-                    label[nb] = n
-                    stack[top] = nb
-                    top += 1
-        n += 1
-    n_islands[0] = n
+cdef extern from "meeple_bits.h":
+    int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
+
+ctypedef unsigned int Mask
+
+ctypedef struct Board:
+    Mask cells            # every cell of the layout
+    Mask playable
+    Mask first_col
+    Mask last_col
+    Mask occupied         # cells holding a tile
+    Mask land
+    Mask open_e           # land cells whose tile continues east (after rotation), etc.
+    Mask open_w
+    Mask open_n
+    Mask open_s
+    Mask lei_e
+    Mask lei_w
+    Mask lei_n
+    Mask lei_s
+    Mask hut
+    Mask palm_bit[4]      # bit planes of the palm count per cell
+    Mask boat_bit[4]      # bit planes of the boat count per cell
+    Mask reef             # reef cells of the layout (coral-reef side)
+    Mask printed_boat     # playable cells with a printed boat
+    Mask incomplete       # cells of incomplete islands (filled by score_masks)
 
 
-cdef bint completable(const MState* s, const MPlayer* pl, const int* label, int isl) noexcept nogil:
-    """Heuristic: every unmatched open edge of the island faces an empty playable cell."""
-    cdef int c, e, nb
-    cdef uint8_t om
-    for c in range(n_cells(&s.rules)):
-        if label[c] != isl:
-            continue
-        om = tile_open(s, pl, c)
-        for e in range(4):
-            if not (om & (1 << e)):
-                continue
-            nb = neighbour(&s.rules, c, 1 << e)
-            if nb < 0:
-                return False
-            if pl.cell_tile[nb] == NO_TILE:
-                if s.rules.cell_kind[nb] != CELL_PLAYABLE:
-                    return False
-            elif not (tile_open(s, pl, nb) & rotate_mask(<uint8_t>(1 << e), 2)):
-                return False
-    return True
+cdef inline int plane_sum(const Mask* planes, Mask sel) noexcept nogil:
+    return (popcount(planes[0] & sel) + 2 * popcount(planes[1] & sel) +
+            4 * popcount(planes[2] & sel) + 8 * popcount(planes[3] & sel))
 
 
-cdef void score_lines(const MState* s, const MPlayer* pl, MScore* out) noexcept nogil:
-    """The seat's own scoring lines on its board as it stands (majority points not included).
-    Incomplete islands are counted in incomplete_tiles and scored nothing."""
-    cdef int nc = n_cells(&s.rules)
-    cdef int label[MAX_CELLS]
-    cdef bint complete[MAX_CELLS]
-    cdef bint hut[MAX_CELLS]
-    cdef bint in_reef[MAX_CELLS]
-    cdef int palms[MAX_CELLS]
-    cdef int n, c, i, nb, mult, e
-    cdef const MTile* t
-    memset(out, 0, sizeof(MScore))
-    islands(s, pl, label, complete, &n)
-    for i in range(n):
-        hut[i] = False
-        in_reef[i] = True
-        palms[i] = 0
+cdef void read_board(const MState* s, const MPlayer* pl, Board* b) noexcept nogil:
+    """The board's cell masks."""
+    cdef const MRules* R = &s.rules
+    cdef int c, nc = n_cells(R)
+    cdef Mask bit
+    memset(b, 0, sizeof(Board))
     for c in range(nc):
-        if label[c] >= 0:
-            t = &s.rules.tiles[pl.cell_tile[c]]
-            palms[label[c]] += t.palms
-            if t.hut:
-                hut[label[c]] = True
-            if not s.rules.cell_reef[c]:
-                in_reef[label[c]] = False
-    for i in range(n):
-        mult = (HUT_MULTIPLIER if hut[i] else 1) * (REEF_MULTIPLIER if in_reef[i] else 1)
-        if complete[i]:
-            if hut[i]:
-                out.palms_hut += palms[i]
-            else:
-                out.palms_plain += palms[i]
-            out.palm_points += palms[i] * mult
-        elif completable(s, pl, label, i):
-            out.open_palm_value += palms[i] * mult
-    for c in range(nc):
-        if label[c] >= 0 and not complete[label[c]]:
-            out.incomplete_tiles += 1
-    # Leis (section 5.2, section 8.4) on the tiles that stay: complete islands and water.
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE or (label[c] >= 0 and not complete[label[c]]):
-            continue
-        if s.rules.lei_whole_on_tile:
-            if s.rules.tiles[pl.cell_tile[c]].lei_mask:
-                out.leis += 1
-            continue
-        # Each meeting pair is counted once, from its north or west tile.
-        for i in range(2):
-            e = EDGE_E if i == 0 else EDGE_S
-            nb = neighbour(&s.rules, c, e)
-            if (nb >= 0 and pl.cell_tile[nb] != NO_TILE and (tile_lei(s, pl, c) & e) and
-                    not (label[nb] >= 0 and not complete[label[nb]]) and
-                    (tile_lei(s, pl, nb) & rotate_mask(<uint8_t>e, 2))):
-                out.leis += 1
-    out.boats = s.rules.fixed_boats
-    for c in range(nc):
+        bit = (<Mask>1) << c
+        b.cells |= bit
+        if R.cell_kind[c] == CELL_PLAYABLE:
+            b.playable |= bit
+        if R.cell_reef[c]:
+            b.reef |= bit
+        if R.cell_boat[c]:
+            b.printed_boat |= bit
+        if c % R.cols == 0:
+            b.first_col |= bit
+        if c % R.cols == R.cols - 1:
+            b.last_col |= bit
         if pl.cell_tile[c] != NO_TILE:
-            if not (label[c] >= 0 and not complete[label[c]]):
-                out.boats += s.rules.tiles[pl.cell_tile[c]].boats
-        elif s.rules.cell_boat[c] and s.rules.reef_boat_uncovered:
-            out.boats += 1
-    for c in range(nc):
-        if s.rules.cell_kind[c] == CELL_PLAYABLE and (
-                pl.cell_tile[c] == NO_TILE or (label[c] >= 0 and not complete[label[c]])):
-            out.empty += 1
-    out.shells = pl.shells
+            add_tile(R, b, c, pl.cell_tile[c], pl.cell_rot[c])
 
 
-cdef void score_all(const MState* s, MScore* sc) noexcept nogil:
-    """Every seat's scoring lines with the boat and shell majorities (ties all score)."""
+cdef void add_tile(const MRules* R, Board* b, int c, int tile, int rot) noexcept nogil:
+    """Sets the masks of a tile lying on cell c."""
+    cdef const MTile* t = &R.tiles[tile]
+    cdef Mask bit = (<Mask>1) << c
+    cdef uint8_t lm = rotate_mask(t.lei_mask, rot)
+    cdef uint8_t om
+    cdef int i
+    b.occupied |= bit
+    if lm & EDGE_E:
+        b.lei_e |= bit
+    if lm & EDGE_W:
+        b.lei_w |= bit
+    if lm & EDGE_N:
+        b.lei_n |= bit
+    if lm & EDGE_S:
+        b.lei_s |= bit
+    for i in range(4):
+        if (t.boats >> i) & 1:
+            b.boat_bit[i] |= bit
+    if not is_land(t):
+        return
+    b.land |= bit
+    om = rotate_mask(t.open_mask, rot)
+    if om & EDGE_E:
+        b.open_e |= bit
+    if om & EDGE_W:
+        b.open_w |= bit
+    if om & EDGE_N:
+        b.open_n |= bit
+    if om & EDGE_S:
+        b.open_s |= bit
+    if t.hut:
+        b.hut |= bit
+    for i in range(4):
+        if (t.palms >> i) & 1:
+            b.palm_bit[i] |= bit
+
+
+cdef void clear_cell(Board* b, int c) noexcept nogil:
+    """Clears the masks of whatever tile lies on cell c."""
+    cdef Mask keep = ~((<Mask>1) << c)
+    cdef int i
+    b.occupied &= keep
+    b.land &= keep
+    b.open_e &= keep
+    b.open_w &= keep
+    b.open_n &= keep
+    b.open_s &= keep
+    b.lei_e &= keep
+    b.lei_w &= keep
+    b.lei_n &= keep
+    b.lei_s &= keep
+    b.hut &= keep
+    for i in range(4):
+        b.palm_bit[i] &= keep
+        b.boat_bit[i] &= keep
+
+
+cdef void analyse(const MState* s, const MPlayer* pl, Board* b, MScore* out) noexcept nogil:
+    """The seat's own scoring lines on its board as it stands (see score_masks)."""
+    read_board(s, pl, b)
+    score_masks(&s.rules, b, pl.shells, out)
+
+
+cdef inline Mask spread(Mask x, Mask join_e, Mask join_s, int cols) noexcept nogil:
+    """The cells of every island that holds a cell of x."""
+    cdef Mask prev = 0
+    while prev != x:
+        prev = x
+        x |= (((x & join_e) << 1) | ((x >> 1) & join_e) |
+              ((x & join_s) << cols) | ((x >> cols) & join_s))
+    return x
+
+
+cdef inline int palm_value(const Board* b, Mask sel, Mask hut_isl, Mask out_reef) noexcept nogil:
+    """Palm points of the cells in sel: x2 on an island with a hut, x2 on an island lying
+    entirely inside the reef (section 5.2, 5.2.3)."""
+    return (plane_sum(b.palm_bit, sel & ~hut_isl & out_reef)
+            + HUT_MULTIPLIER * plane_sum(b.palm_bit, sel & hut_isl & out_reef)
+            + REEF_MULTIPLIER * plane_sum(b.palm_bit, sel & ~hut_isl & ~out_reef)
+            + HUT_MULTIPLIER * REEF_MULTIPLIER * plane_sum(b.palm_bit, sel & hut_isl & ~out_reef))
+
+
+cdef void score_masks(const MRules* R, Board* b, int shells, MScore* out,
+                      bint full=True) noexcept nogil:
+    """A seat's own scoring lines (section 5.2) from its board masks, majority points
+    not included.  Islands are components of joined land tiles (section 5.1); an island with
+    an open edge that does not meet a facing open edge is incomplete: it scores nothing,
+    its cells count as empty water and its boats and leis do not count.  full=False skips
+    the lines the heuristic does not use (palms split by hut)."""
+    cdef int cols = R.cols
+    cdef Mask join_e, join_s, bad, unfixable, empty_after, complete, hut_isl, out_reef, keep
+    memset(out, 0, sizeof(MScore))
+    b.incomplete = 0
+    # A cell joins its east (south) neighbour when both open edges face each other.
+    join_e = b.open_e & ~b.last_col & (b.open_w >> 1)
+    join_s = b.open_s & (b.open_n >> cols)
+    # Cells with an open edge that meets nothing (empty cell, board edge, other tile).
+    bad = ((b.open_e & ~join_e) | (b.open_s & ~join_s) |
+           (b.open_w & ~(join_e << 1)) | (b.open_n & ~(join_s << cols)))
+    # Heuristic: an unmatched edge that faces an empty playable cell could still be closed.
+    empty_after = b.playable & ~b.occupied
+    unfixable = ((b.open_e & ~join_e & (b.last_col | ~(empty_after >> 1))) |
+                 (b.open_w & ~(join_e << 1) & (b.first_col | ~(empty_after << 1))) |
+                 (b.open_s & ~join_s & ~(empty_after >> cols)) |
+                 (b.open_n & ~(join_s << cols) & ~(empty_after << cols)))
+    # Whole islands are found by spreading cell sets along the joins: an island is
+    # incomplete if it has a bad cell, doubled (hut) if it has a hut cell, and so on.
+    b.incomplete = spread(bad, join_e, join_s, cols) if bad else 0
+    complete = b.land & ~b.incomplete
+    hut_isl = spread(b.hut, join_e, join_s, cols) if b.hut else 0
+    out_reef = spread(b.land & ~b.reef, join_e, join_s, cols) if b.reef else b.land
+    if full:
+        out.palms_hut = plane_sum(b.palm_bit, complete & hut_isl)
+        out.palms_plain = plane_sum(b.palm_bit, complete & ~hut_isl)
+    out.palm_points = palm_value(b, complete, hut_isl, out_reef)
+    if b.incomplete:
+        out.open_palm_value = palm_value(
+            b, b.incomplete & ~spread(unfixable, join_e, join_s, cols), hut_isl, out_reef)
+    keep = b.occupied & ~b.incomplete
+    out.incomplete_tiles = popcount(b.incomplete)
+    if R.lei_whole_on_tile:
+        out.leis = popcount(keep & (b.lei_e | b.lei_w | b.lei_n | b.lei_s))
+    else:
+        out.leis = (popcount(b.lei_e & keep & ~b.last_col & ((b.lei_w & keep) >> 1)) +
+                    popcount(b.lei_s & keep & ((b.lei_n & keep) >> cols)))
+    out.boats = R.fixed_boats + plane_sum(b.boat_bit, keep)
+    if R.reef_boat_uncovered:
+        out.boats += popcount(b.printed_boat & ~keep)
+    out.empty = popcount(b.playable & ~keep)
+    out.shells = shells
+
+
+cdef void majorities(const MState* s, MScore* sc) noexcept nogil:
+    """Boat and shell majorities: every tied leader scores its count (section 5.2)."""
     cdef int i, best_boats = -1, best_shells = -1
     for i in range(s.players):
-        score_lines(s, &s.p[i], &sc[i])
         if sc[i].boats > best_boats:
             best_boats = sc[i].boats
         if sc[i].shells > best_shells:
@@ -494,19 +560,27 @@ cdef void score_all(const MState* s, MScore* sc) noexcept nogil:
                        sc[i].shell_points - sc[i].empty)
 
 
+cdef void score_all(const MState* s, MScore* sc) noexcept nogil:
+    """Every seat's scoring lines with the majorities."""
+    cdef Board b
+    cdef int i
+    for i in range(s.players):
+        analyse(s, &s.p[i], &b, &sc[i])
+    majorities(s, sc)
+
+
 cdef void finish(MState* s, int reason) noexcept nogil:
     """Game end (section 5.2): remove incomplete islands, score, share the win."""
     cdef MScore sc[MAX_PLAYERS]
-    cdef int label[MAX_CELLS]
-    cdef bint complete[MAX_CELLS]
-    cdef int i, c, n, best = -100000, best_shells = -1, k = 0
+    cdef Board b
+    cdef int i, c, best = -100000, best_shells = -1, k = 0
     cdef MPlayer* pl
     for i in range(s.players):
         pl = &s.p[i]
-        islands(s, pl, label, complete, &n)
+        analyse(s, pl, &b, &sc[i])
         pl.removed_at_end = 0
         for c in range(n_cells(&s.rules)):
-            if label[c] >= 0 and not complete[label[c]]:
+            if (b.incomplete >> c) & 1:
                 s.box[s.box_len] = pl.cell_tile[c]
                 s.box_len += 1
                 pl.cell_tile[c] = NO_TILE
@@ -514,7 +588,7 @@ cdef void finish(MState* s, int reason) noexcept nogil:
                 pl.removed_at_end += 1
         if pl.ship_cell >= 0 and pl.cell_tile[pl.ship_cell] == NO_TILE:
             pl.ship_cell = -1     # its tile left with an incomplete island
-    score_all(s, sc)
+    majorities(s, sc)
     for i in range(s.players):
         s.p[i].score = <int16_t>sc[i].total
         if sc[i].total > best:
@@ -863,25 +937,122 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
         so[i * ns + 7] = 1 if sc[i].shell_points > 0 else 0
 
 
+cdef inline double own_value(const MScore* me, int rival_boats, int rival_shells) noexcept nogil:
+    """The heuristic from a seat's own lines: score if the game ended now, plus half the palm
+    value of islands that can still be completed, a little per shell and boat (mobility), and
+    the majorities the seat would win against its rivals' current counts."""
+    cdef double v = (me.palm_points + LEI_POINTS * me.leis - me.empty + 0.5 * me.open_palm_value
+                     + 0.2 * me.shells + 0.3 * me.boats)
+    if me.boats >= rival_boats:
+        v += me.boats
+    if me.shells >= rival_shells:
+        v += me.shells
+    return v
+
+
+cdef void rivals(const MState* s, int seat, int* boats, int* shells) noexcept nogil:
+    """The best rival's boats (every tile on the board, cheap) and shells."""
+    cdef int i, v
+    boats[0] = 0
+    shells[0] = 0
+    for i in range(s.players):
+        if i != seat:
+            v = board_boats(s, &s.p[i])
+            if v > boats[0]:
+                boats[0] = v
+            if s.p[i].shells > shells[0]:
+                shells[0] = s.p[i].shells
+
+
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
-    """Score if the game ended now, plus half the palm value of islands that can still be
-    completed, a small value per shell (mobility), and the margin over the best rival."""
+    """own_value() while the game runs; at the end, the final score plus a hundredth of the
+    margin over the best rival."""
     cdef const MState* s = <const MState*>vs
-    cdef MScore sc[MAX_PLAYERS]
-    cdef int i
-    cdef double best_other = -1e9, mine
+    cdef MScore me
+    cdef Board b
+    cdef int i, rb, rs
+    cdef double best_other = -1e9
     if s.terminal:
         for i in range(s.players):
             if i != seat and s.p[i].score > best_other:
                 best_other = s.p[i].score
         return s.p[seat].score + 0.01 * (s.p[seat].score - best_other)
-    score_all(s, sc)
-    mine = (sc[seat].total + 0.5 * sc[seat].open_palm_value + 0.2 * sc[seat].shells
-            + 0.3 * sc[seat].boats)
-    for i in range(s.players):
-        if i != seat and sc[i].total > best_other:
-            best_other = sc[i].total
-    return mine + 0.01 * (mine - best_other)
+    analyse(s, &s.p[seat], &b, &me)
+    rivals(s, seat, &rb, &rs)
+    return own_value(&me, rb, rs)
+
+
+cdef inline int gain_after(const MState* s, int tile, int paid) noexcept nogil:
+    """Shells gained by placing `tile` after paying `paid` into the bank (as place())."""
+    cdef int gain = s.rules.tiles[tile].shells
+    cdef int bank = s.bank + paid
+    if gain > bank:
+        gain = 0 if s.rules.shortfall_none else bank
+    return gain
+
+
+cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
+                         double* out) noexcept nogil:
+    """heuristic(apply(state, a), seat) for every action, without copying the state: only
+    the seat's own board and shells change, so each value is its board masks plus one tile
+    (or minus one) and its new shell count.  Turns that could end the game take the
+    generic path (returns 0), since the value of a finished game is computed differently."""
+    cdef const MState* s = <const MState*>vs
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef Board base, b
+    cdef MScore me, base_me
+    cdef bint board_changes
+    cdef int kcost[4]
+    cdef int scost[MAX_CELLS]
+    cdef int i, a, k, c, tile, paid, shells, rb, rs, boats
+    if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.turns + 1 >= s.rules.max_turns
+            or s.stall_turns + 1 >= s.rules.stall_rounds * s.players):
+        return 0
+    rivals(s, seat, &rb, &rs)
+    read_board(s, pl, &base)
+    score_masks(&s.rules, &base, pl.shells, &base_me, False)
+    step_costs(s, pl, scost)
+    for k in range(4):
+        kcost[k] = skip_cost(s, k) if s.ship_pos >= 0 else 0
+    boats = board_boats(s, pl)
+    for i in range(n):
+        a = acts[i]
+        shells = pl.shells
+        board_changes = A_TAKE <= a < A_STORE or A_FROM_STORE <= a < A_PASS
+        if board_changes:
+            memcpy(&b, &base, sizeof(Board))
+        if a < A_MOVE:
+            board_changes = False  # placing the explorer ship changes no seat's own lines
+        elif a < A_TAKE:
+            board_changes = False
+            if a - A_MOVE + 1 > boats:
+                shells -= a - A_MOVE + 1 - boats
+        elif a < A_STORE:
+            k = (a - A_TAKE) // (MAX_CELLS * 4)
+            c = ((a - A_TAKE) // 4) % MAX_CELLS
+            tile = s.display[line_slot(s.ship_pos, k)]
+            paid = kcost[k] + scost[c]
+            shells += gain_after(s, tile, paid) - paid
+            add_tile(&s.rules, &b, c, tile, (a - A_TAKE) % 4)
+        elif a < A_FROM_STORE:
+            board_changes = False
+            shells -= kcost[a - A_STORE]
+        elif a < A_REMOVE:
+            c = (a - A_FROM_STORE) // 4
+            shells += gain_after(s, pl.storage, scost[c]) - scost[c]
+            add_tile(&s.rules, &b, c, pl.storage, (a - A_FROM_STORE) % 4)
+        elif a < A_PASS:
+            clear_cell(&b, a - A_REMOVE)
+        else:
+            board_changes = False
+        if board_changes:
+            score_masks(&s.rules, &b, shells, &me, False)
+        else:
+            # Same board: the lines are the base lines with the new shell count.
+            memcpy(&me, &base_me, sizeof(MScore))
+            me.shells = shells
+        out[i] = own_value(&me, rb, rs)
+    return 1
 
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
@@ -915,6 +1086,7 @@ MAORI_ENGINE.outcomes = m_outcomes
 MAORI_ENGINE.heuristic = m_heuristic
 MAORI_ENGINE.observe = m_observe
 MAORI_ENGINE.policy = NULL
+MAORI_ENGINE.action_values = m_action_values
 
 cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
 _HANDLE.engine = &MAORI_ENGINE

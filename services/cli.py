@@ -3,6 +3,7 @@
     meeplelab games                         # every game: players, rule options, agents
     meeplelab run SPEC [--out DIR] [--workers N]
     meeplelab demo [--out DIR] [--workers N]
+    meeplelab serve [--host H] [--port P]  # API + dashboard (services.app), loopback by default
 
 `run` and the API service use the same runner (services.runner.run_experiment).  The results
 of a spec go to <out>/<name>-<hash of the spec>/, so running the same spec again resumes it
@@ -190,7 +191,17 @@ def main(argv: list[str] | None = None) -> int:
                        "(default ./results)")
         p.add_argument("--workers", type=int, default=None,
                        help="local Ray worker processes (default: every core)")
+    p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_DB, "
+                       "MEEPLELAB_RESULTS, RAY_ADDRESS)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        from services.app import serve
+
+        serve(args.host, args.port)
+        return 0
     if getattr(args, "workers", None) is not None and args.workers < 1:
         parser.error("--workers must be >= 1")
     if args.command == "games":

@@ -1,0 +1,18 @@
+/* Bit helpers for engines that keep board cells in 32-bit masks. */
+#ifndef MEEPLE_BITS_H
+#define MEEPLE_BITS_H
+#include <stdint.h>
+
+/* Population count: the POPCNT instruction where the build enables it (setup.py does on
+ * x86-64), else a portable SWAR sum (a plain __builtin_popcount would be a library call). */
+static inline int meeple_popcount32(uint32_t x) {
+#if defined(__POPCNT__)
+    return __builtin_popcount(x);
+#else
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0Fu;
+    return (int)((x * 0x01010101u) >> 24);
+#endif
+}
+#endif

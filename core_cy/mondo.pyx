@@ -1,0 +1,1955 @@
+# cython: language_level=3
+"""Mondo (Michael Schacht, Pegasus Spiele / Z-Man 2011) on the engine contract.
+
+Rules: ../shared/rules/mondo.md (section numbers below refer to it).  The state is one flat C
+struct (`MState`, rules and tile data included) so that clone is a memcpy; every function of
+the engine table is nogil and allocation-free.  The Python face (`MondoGame`) at the bottom
+validates rules, packs them into the struct and converts states to and from dicts.
+
+Real time (section 4.3) is a discrete-event simulation.  Every hand (player) has the time of
+its next decision, `t_next`; the current player is the unfinished hand with the smallest
+t_next (ties: lowest seat).  A decision starts an operation whose duration comes from the
+timing data divided by the hand's speed (SeatParams.speed times a LogNormal skill draw); its
+effect lands when it completes, which is when that hand decides again:
+  PICK(tile)        the tile enters the hand at completion if it is still in the pool (two
+                    hands racing for a tile: the first to complete gets it, the other loses
+                    the time); its duration includes scanning `scan_tiles` pool tiles
+  FLIP(tile)        turns a pool tile's visible face at completion (if still in the pool)
+  PLACE(c, f, r)    puts the hand's tile on the board (face f, r quarter turns clockwise);
+                    a placement that would complete after the timer is cancelled and the
+                    tile goes back to the pool at the round end
+  RETURN            the hand's tile goes back to the pool at completion
+  TASK(card)        Master level: takes a face-up extra task card at completion
+  JUMP              jump out: at completion takes the top bonus chip and finishes the round;
+                    a jump started before the timer completes even after it
+The round ends when the earliest next decision is at or after the timer, or when every hand
+has finished; pending jumps complete, tiles in hands return, and the round is scored.
+"""
+from libc.string cimport memcpy, memset
+from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
+from libc.math cimport sqrt, log, cos, exp, M_PI
+from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_uniform, MAX_SEATS, MAX_LEGAL)
+from core_cy import contract
+from core_cy.game import Game, Option
+
+import json
+from importlib import resources
+
+ENGINE_VERSION = "1.0"
+
+cdef enum:
+    MAX_PLAYERS = 4
+    MAX_DIM = 6             # at most 6 rows and 6 columns
+    MAX_CELLS = 36
+    MAX_TILES = 200         # tile ids fit a uint8; NO_TILE marks "none"
+    NO_TILE = 255
+    MAX_SEGS = 6            # segments per face (4 edge groups plus internal patches)
+    MAX_NODES = MAX_CELLS * MAX_SEGS
+    N_SPECIES = 16
+    N_MODIFIERS = 5
+    MAX_TASKS = 12
+    MAX_ROUNDS = 5
+    MAX_BONUS = 4
+
+# Terrains (section 2.3).
+cdef enum:
+    T_WATER = 0
+    T_PLAINS = 1
+    T_FOREST = 2
+    T_DESERT = 3
+
+# Volcano on a face.
+cdef enum:
+    V_NONE = 0
+    V_ACTIVE = 1
+    V_DORMANT = 2
+
+cdef enum:
+    LEVEL_BEGINNER = 0
+    LEVEL_ADVANCED = 1
+    LEVEL_MASTER = 2
+
+cdef enum:
+    HANDICAP_OFF = 0
+    HANDICAP_ON = 1
+    HANDICAP_STRONG = 2
+
+# Scoring modifiers (section 2.6), in the order of MODIFIERS below.
+cdef enum:
+    MOD_MOST_AREAS = 0
+    MOD_MOST_LAKES = 1
+    MOD_MOST_WATER_ANIMALS = 2
+    MOD_LARGEST_LAKE = 3
+    MOD_LARGEST_FOREST = 4
+
+# Task kinds (section 2.7).
+cdef enum:
+    TK_SPECIES3 = 0
+    TK_ALL4 = 1
+    TK_PERFECT = 2
+    TK_IN_TIME = 3
+    TK_FIRST = 4
+
+# Where a tile is: the pool, a hand, or a board (plus the seat).
+cdef enum:
+    LOC_POOL = 0
+    LOC_HAND = 1            # + seat
+    LOC_BOARD = 8           # + seat
+
+# Operation a hand has started and that completes at its t_next.
+cdef enum:
+    OP_NONE = 0
+    OP_PICK = 1
+    OP_FLIP = 2
+    OP_RETURN = 3
+    OP_TASK = 4
+    OP_JUMP = 5
+
+cdef enum:
+    END_RUNNING = 0
+    END_ROUNDS = 1          # every round was played
+    END_SAFETY = 2          # a round hit the decision limit (simulator safety)
+
+# Action ids: contiguous blocks, ascending in the order legal_actions emits them.
+cdef enum:
+    A_PICK = 0                                  # + tile
+    A_FLIP = A_PICK + MAX_TILES                 # + tile
+    A_TASK = A_FLIP + MAX_TILES                 # + task card
+    A_JUMP = A_TASK + MAX_TASKS
+    A_PLACE = A_JUMP + 1                        # + cell*8 + face*4 + rotation
+    A_RETURN = A_PLACE + MAX_CELLS * 8
+    NUM_ACTIONS = A_RETURN + 1
+
+# Printed scoring constants (section 5.3, 2.6): not assumptions.
+cdef enum:
+    AREA_POINTS = 2
+    MODIFIER_POINTS = 4
+
+# Per-seat statistics summed over rounds (the seat outcome columns read them).
+cdef enum:
+    ST_EMPTY = 0
+    ST_ERRORS = 1
+    ST_BONUS_POINTS = 2
+    ST_CHIPS = 3
+    ST_ANIMALS = 4
+    ST_AREAS = 5
+    ST_VOLCANO = 6
+    ST_MODIFIER = 7
+    ST_TASKS = 8
+    ST_PLACED = 9
+    ST_JUMPED = 10
+    ST_CHIP_ROUNDS = 11
+    N_STATS = 12
+
+ctypedef struct MFace:
+    uint8_t edge[4]             # terrain of N, E, S, W at rotation 0
+    uint8_t seg_of_edge[4]      # segment index of each edge
+    uint8_t nseg
+    uint8_t seg_terrain[MAX_SEGS]
+    int8_t animal               # species, -1 for none
+    uint8_t animal_seg
+    uint8_t volcano
+
+ctypedef struct MRules:
+    int32_t level
+    int32_t rows
+    int32_t cols
+    int32_t frame               # 1: landscape-frame side (rim terrains from data)
+    int32_t n_tiles
+    int32_t rounds
+    int32_t solo                # one player: the solo game (section 5.5)
+    int32_t solo_threshold      # win if penalty < this
+    int32_t n_marked
+    int32_t marked[4]
+    int32_t handicap
+    int32_t advantaged          # bit mask of advantaged seats (handicap variant)
+    int32_t volcano_scoring     # 0 in the children variant (ASSUMPTION)
+    int32_t modifiers_on
+    int32_t tasks_on
+    int32_t n_tasks
+    int32_t hidden_timer
+    int32_t per_placement       # timing mode "per_placement"
+    int32_t scan_tiles
+    int32_t max_round_decisions
+    int32_t bonus_n
+    int32_t bonus[MAX_BONUS]    # the stack for this player count, top first
+    int32_t task_kind[MAX_TASKS]
+    int32_t task_arg[MAX_TASKS]
+    int32_t task_points[MAX_TASKS]
+    double timer                # seconds
+    double hidden_sigma
+    double skill_sigma
+    double t_scan, t_pick, t_look, t_rotate, t_place, t_return, t_flip, t_task, t_jump
+    double pp_mean, pp_sd, pp_min
+    uint8_t rim[MAX_CELLS * 4]  # terrain outside each cell edge on the rim, NO_TILE inside
+    uint8_t species_terrain[N_SPECIES]
+    MFace faces[MAX_TILES][2]
+
+ctypedef struct MPlayer:
+    uint8_t cell_tile[MAX_CELLS]
+    uint8_t cell_face[MAX_CELLS]
+    uint8_t cell_rot[MAX_CELLS]
+    uint8_t hand                # tile in hand or NO_TILE
+    uint8_t hand_face           # the face that was up when it was picked
+    uint8_t finished
+    uint8_t pend                # OP_* started, completing at t_next
+    uint8_t pend_arg
+    uint8_t chip                # bonus chip value taken this round
+    uint8_t jump_order          # 1 = first to jump out this round, 0 = not jumped
+    uint8_t volcano_chip        # holds the volcano chip this round
+    uint16_t tasks              # task cards held (bit mask)
+    int16_t placed
+    double t_next
+    double speed                # seat speed times skill
+    double noise                # hidden timer: this hand's error on the remaining time
+    int32_t round_score[MAX_ROUNDS]
+    int32_t stat[N_STATS]
+
+ctypedef struct MState:
+    MRules rules
+    Rng rng
+    int32_t players
+    int32_t round
+    int32_t current
+    int32_t terminal
+    int32_t end_reason
+    int32_t moves
+    int32_t round_moves
+    int32_t safety_cuts
+    int32_t timeouts            # rounds ended by the timer
+    int32_t bonus_top           # chips taken from the stack this round
+    int32_t jumps               # hands jumped out this round
+    int32_t solo_penalty
+    int32_t solo_win
+    uint32_t task_up            # face-up task cards (bit mask)
+    int32_t mod_deck[N_MODIFIERS]
+    double clock
+    uint8_t loc[MAX_TILES]
+    uint8_t up[MAX_TILES]       # visible face of a pool tile (0 elsewhere)
+    MPlayer p[MAX_PLAYERS]
+    double share[MAX_PLAYERS]
+
+ctypedef struct BoardInfo:
+    int placed
+    int empty
+    int errors
+    int matched                 # matching shared edges (heuristic)
+    int animals
+    int water_animals
+    int active
+    int dormant
+    int closed_land             # enclosed error-free non-water areas (+2 each)
+    int closed_by_terrain[4]
+    int lakes
+    int largest_lake
+    int largest_forest
+    uint32_t species3           # bit k: an enclosed area holds >= 3 of species k
+    uint32_t all4               # bit t: an enclosed area of terrain t holds all its species
+
+ctypedef struct RoundLines:
+    BoardInfo b
+    int chip
+    int volcano
+    int modifier_value
+    int modifier
+    int tasks
+    int total
+
+
+# ---------------------------------------------------------------- geometry
+
+cdef inline int n_cells(const MRules* R) noexcept nogil:
+    return R.rows * R.cols
+
+
+cdef inline int neighbour(const MRules* R, int cell, int d) noexcept nogil:
+    """The cell across direction d (0 N, 1 E, 2 S, 3 W) of `cell`, or -1 off the board."""
+    cdef int r = cell // R.cols, c = cell % R.cols
+    if d == 0:
+        r -= 1
+    elif d == 1:
+        c += 1
+    elif d == 2:
+        r += 1
+    else:
+        c -= 1
+    if r < 0 or c < 0 or r >= R.rows or c >= R.cols:
+        return -1
+    return r * R.cols + c
+
+
+cdef inline const MFace* cell_face(const MState* s, const MPlayer* pl, int c) noexcept nogil:
+    return &s.rules.faces[pl.cell_tile[c]][pl.cell_face[c]]
+
+
+cdef inline int edge_at(const MFace* f, int rot, int d) noexcept nogil:
+    """Terrain a face turned `rot` quarter turns clockwise shows in direction d."""
+    return f.edge[(d - rot) & 3]
+
+
+cdef inline int seg_at(const MFace* f, int rot, int d) noexcept nogil:
+    return f.seg_of_edge[(d - rot) & 3]
+
+
+cdef inline bint adjacent_to_tile(const MState* s, const MPlayer* pl, int c) noexcept nogil:
+    cdef int d, nb
+    for d in range(4):
+        nb = neighbour(&s.rules, c, d)
+        if nb >= 0 and pl.cell_tile[nb] != NO_TILE:
+            return True
+    return False
+
+
+cdef inline bint can_place(const MState* s, const MPlayer* pl, int c) noexcept nogil:
+    """Section 4.1: an empty cell; after the first tile, sharing an edge with a tile."""
+    if pl.cell_tile[c] != NO_TILE:
+        return False
+    return pl.placed == 0 or adjacent_to_tile(s, pl, c)
+
+
+# ---------------------------------------------------------------- board analysis (section 5.1)
+
+cdef inline int uf_find(int* parent, int x) noexcept nogil:
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint species) noexcept nogil:
+    """Errors, empties, animals, volcanoes and the areas of one board.  An area is closed
+    (enclosed and error-free) when every segment edge meets an equal terrain across a shared
+    edge or, on the frame side, an equal rim terrain; a water area touching the rim is sea."""
+    cdef const MRules* R = &s.rules
+    cdef int nc = n_cells(R)
+    cdef int parent[MAX_NODES]
+    cdef uint8_t bad[MAX_NODES]
+    cdef uint8_t rim[MAX_NODES]
+    cdef int size[MAX_NODES]
+    cdef int last[MAX_NODES]
+    cdef uint8_t cnt[MAX_NODES][N_SPECIES]
+    cdef int c, d, k, nb, t, t2, n, m, r, sp, terr
+    cdef const MFace* f
+    cdef const MFace* g
+    cdef uint32_t mask
+    memset(bi, 0, sizeof(BoardInfo))
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            bi.empty += 1
+            continue
+        f = cell_face(s, pl, c)
+        bi.placed += 1
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            parent[n] = n
+            bad[n] = 0
+            rim[n] = 0
+            size[n] = 0
+            last[n] = -1
+        if f.animal >= 0:
+            bi.animals += 1
+            if R.species_terrain[f.animal] == T_WATER:
+                bi.water_animals += 1
+        if f.volcano == V_ACTIVE:
+            bi.active += 1
+        elif f.volcano == V_DORMANT:
+            bi.dormant += 1
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for d in range(4):
+            t = edge_at(f, pl.cell_rot[c], d)
+            n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
+            nb = neighbour(R, c, d)
+            if nb < 0:
+                rim[n] = 1
+                if t != R.rim[c * 4 + d]:
+                    bi.errors += 1          # section 5.1: rim mismatch (B1)
+                    bad[n] = 1
+                elif not R.frame:
+                    bad[n] = 1              # water at the sea rim: the sea, never closed
+            elif pl.cell_tile[nb] == NO_TILE:
+                bad[n] = 1                  # open towards an empty space, not an error
+            else:
+                g = cell_face(s, pl, nb)
+                t2 = edge_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                if t2 != t:
+                    bad[n] = 1
+                    if d == 1 or d == 2:    # each shared edge once, from its W or N tile
+                        bi.errors += 1
+                else:
+                    if d == 1 or d == 2:
+                        bi.matched += 1
+                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                    r = uf_find(parent, n)
+                    k = uf_find(parent, m)
+                    if r != k:
+                        parent[r] = k
+    # Fold the flags onto the roots; size = distinct tiles of the area (B12).
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            r = uf_find(parent, n)
+            bad[r] |= bad[n]
+            rim[r] |= rim[n]
+            if last[r] != c:
+                last[r] = c
+                size[r] += 1
+    if species:
+        for c in range(nc):
+            if pl.cell_tile[c] == NO_TILE:
+                continue
+            f = cell_face(s, pl, c)
+            for k in range(f.nseg):
+                if uf_find(parent, c * MAX_SEGS + k) == c * MAX_SEGS + k:
+                    memset(cnt[c * MAX_SEGS + k], 0, N_SPECIES)
+        for c in range(nc):
+            if pl.cell_tile[c] == NO_TILE:
+                continue
+            f = cell_face(s, pl, c)
+            if f.animal >= 0:
+                r = uf_find(parent, c * MAX_SEGS + f.animal_seg)
+                cnt[r][f.animal] += 1
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            if parent[n] != n or bad[n]:
+                continue
+            terr = f.seg_terrain[k]
+            if terr == T_WATER:
+                if not rim[n]:              # section 5.2: a lake never touches the rim
+                    bi.lakes += 1
+                    if size[n] > bi.largest_lake:
+                        bi.largest_lake = size[n]
+            else:
+                bi.closed_land += 1
+                bi.closed_by_terrain[terr] += 1
+                if terr == T_FOREST and size[n] > bi.largest_forest:
+                    bi.largest_forest = size[n]
+            if species:
+                mask = 0
+                for sp in range(N_SPECIES):
+                    if cnt[n][sp] >= 3:
+                        bi.species3 |= (1u << sp)
+                    if cnt[n][sp] > 0:
+                        mask |= (1u << sp)
+                if all_species_of(R, terr, mask):
+                    bi.all4 |= (1u << terr)
+
+
+cdef inline bint all_species_of(const MRules* R, int terr, uint32_t mask) noexcept nogil:
+    cdef int sp, n = 0
+    for sp in range(N_SPECIES):
+        if R.species_terrain[sp] == terr:
+            n += 1
+            if not (mask & (1u << sp)):
+                return False
+    return n > 0
+
+
+# ---------------------------------------------------------------- round scoring (section 5)
+
+cdef int modifier_value(const BoardInfo* b, int mod) noexcept nogil:
+    if mod == MOD_MOST_AREAS:
+        return b.closed_land
+    if mod == MOD_MOST_LAKES:
+        return b.lakes
+    if mod == MOD_MOST_WATER_ANIMALS:
+        return b.water_animals
+    if mod == MOD_LARGEST_LAKE:
+        return b.largest_lake
+    return b.largest_forest
+
+
+cdef bint task_done(const MState* s, const MPlayer* pl, const BoardInfo* b, int k) noexcept nogil:
+    cdef int kind = s.rules.task_kind[k]
+    if kind == TK_SPECIES3:
+        return (b.species3 >> s.rules.task_arg[k]) & 1
+    if kind == TK_ALL4:
+        return (b.all4 >> s.rules.task_arg[k]) & 1
+    if kind == TK_PERFECT:
+        return b.empty == 0 and b.errors == 0          # B8: rim errors count too
+    if kind == TK_IN_TIME:
+        return b.empty == 0
+    return pl.jump_order == 1 and s.rules.bonus_n > 0  # B7: took the top (4) chip
+
+
+cdef inline int current_modifier(const MState* s) noexcept nogil:
+    return s.mod_deck[s.round % N_MODIFIERS]
+
+
+cdef void score_round(const MState* s, RoundLines* L) noexcept nogil:
+    """Every seat's lines for the current round as the boards stand (section 5.3; solo 5.5)."""
+    cdef const MRules* R = &s.rules
+    cdef int i, k, vmax = 0, lo = 1 << 30, hi = -1, mod
+    cdef int counted[MAX_PLAYERS]
+    cdef const MPlayer* pl
+    for i in range(s.players):
+        pl = &s.p[i]
+        memset(&L[i], 0, sizeof(RoundLines))
+        analyse(s, pl, &L[i].b, R.tasks_on)
+        L[i].chip = pl.chip
+        counted[i] = L[i].b.active + (L[i].b.dormant if pl.volcano_chip else 0)
+        if counted[i] > vmax:
+            vmax = counted[i]
+    if R.solo:
+        L[0].volcano = -(L[0].b.active + L[0].b.dormant)     # every volcano counts
+        L[0].total = -L[0].b.empty - L[0].b.errors + L[0].volcano
+        return
+    for i in range(s.players):
+        if not R.volcano_scoring:
+            L[i].volcano = 0
+        elif R.handicap != HANDICAP_OFF:
+            if (R.advantaged >> i) & 1:
+                L[i].volcano = 0
+            else:
+                L[i].volcano = -(L[i].b.active +
+                                 (L[i].b.dormant if R.handicap == HANDICAP_STRONG else 0))
+        elif vmax > 0 and counted[i] == vmax:                   # ties all pay (B10)
+            L[i].volcano = -counted[i]
+    if R.modifiers_on:
+        mod = current_modifier(s)
+        for i in range(s.players):
+            L[i].modifier_value = modifier_value(&L[i].b, mod)
+            if L[i].modifier_value < lo:
+                lo = L[i].modifier_value
+            if L[i].modifier_value > hi:
+                hi = L[i].modifier_value
+        if hi != lo:
+            for i in range(s.players):
+                if L[i].modifier_value == hi:
+                    L[i].modifier = MODIFIER_POINTS
+                elif L[i].modifier_value == lo:
+                    L[i].modifier = -MODIFIER_POINTS
+    if R.tasks_on:
+        for i in range(s.players):
+            for k in range(R.n_tasks):
+                if (s.p[i].tasks >> k) & 1:
+                    L[i].tasks += (R.task_points[k] if task_done(s, &s.p[i], &L[i].b, k)
+                                   else -R.task_points[k])
+    for i in range(s.players):
+        L[i].total = (L[i].b.animals + AREA_POINTS * L[i].b.closed_land + L[i].chip
+                      + L[i].volcano - L[i].b.empty - L[i].b.errors + L[i].modifier
+                      + L[i].tasks)
+
+
+# ---------------------------------------------------------------- chance helpers
+
+cdef inline double normal(Rng* rng) noexcept nogil:
+    """A standard normal draw (Box-Muller, one value per two uniforms)."""
+    cdef double u1 = 1.0 - rng_uniform(rng), u2 = rng_uniform(rng)
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2)
+
+
+cdef void shuffle_int(int32_t* a, int n, Rng* rng) noexcept nogil:
+    cdef int i, j
+    cdef int32_t t
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
+
+
+cdef inline int face_terrains(const MFace* f) noexcept nogil:
+    cdef int k, m = 0
+    for k in range(f.nseg):
+        m |= 1 << f.seg_terrain[k]
+    return (m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1)
+
+
+# ---------------------------------------------------------------- rounds
+
+cdef void put_on_board(MState* s, int p, int tile, int face, int cell, int rot) noexcept nogil:
+    cdef MPlayer* pl = &s.p[p]
+    pl.cell_tile[cell] = <uint8_t>tile
+    pl.cell_face[cell] = <uint8_t>face
+    pl.cell_rot[cell] = <uint8_t>rot
+    pl.placed += 1
+    s.loc[tile] = <uint8_t>(LOC_BOARD + p)
+    s.up[tile] = 0
+
+
+cdef void solo_preplace(MState* s) noexcept nogil:
+    """Section 3, solo: a random tile on each marked space, a face with >= 2 terrains up,
+    redrawn while it shows a volcano; orientation random (ASSUMPTION)."""
+    cdef int m, t, f, tries
+    cdef bint ok0, ok1
+    for m in range(s.rules.n_marked):
+        for tries in range(100000):
+            t = rng_below(&s.rng, s.rules.n_tiles)
+            if s.loc[t] != LOC_POOL:
+                continue
+            ok0 = face_terrains(&s.rules.faces[t][0]) >= 2
+            ok1 = face_terrains(&s.rules.faces[t][1]) >= 2
+            if not ok0 and not ok1:
+                continue
+            f = (rng_below(&s.rng, 2)) if (ok0 and ok1) else (0 if ok0 else 1)
+            if s.rules.faces[t][f].volcano != V_NONE:
+                continue
+            put_on_board(s, 0, t, f, s.rules.marked[m], rng_below(&s.rng, 4))
+            break
+
+
+cdef void start_round(MState* s) noexcept nogil:
+    """Section 3/4: all tiles back in the pool (random face up), empty boards, full bonus
+    stack, task cards dealt (Master), the clock at 0."""
+    cdef int t, i, c
+    cdef int32_t order[MAX_TASKS]
+    cdef MPlayer* pl
+    for t in range(MAX_TILES):
+        s.loc[t] = LOC_POOL
+        s.up[t] = 0
+    for t in range(s.rules.n_tiles):
+        s.up[t] = <uint8_t>rng_below(&s.rng, 2)
+    for i in range(MAX_PLAYERS):
+        pl = &s.p[i]
+        for c in range(MAX_CELLS):
+            pl.cell_tile[c] = NO_TILE
+            pl.cell_face[c] = 0
+            pl.cell_rot[c] = 0
+        pl.hand = NO_TILE
+        pl.hand_face = 0
+        pl.finished = 0
+        pl.pend = OP_NONE
+        pl.pend_arg = 0
+        pl.chip = 0
+        pl.jump_order = 0
+        pl.tasks = 0
+        pl.placed = 0
+        pl.t_next = 0.0
+        pl.noise = 0.0
+        if i < s.players and s.rules.hidden_timer:
+            pl.noise = normal(&s.rng) * s.rules.hidden_sigma
+    s.bonus_top = 0
+    s.jumps = 0
+    s.clock = 0.0
+    s.round_moves = 0
+    s.task_up = 0
+    if s.rules.tasks_on:
+        for i in range(s.rules.n_tasks):
+            order[i] = i
+        shuffle_int(order, s.rules.n_tasks, &s.rng)
+        for i in range(min(2 * s.players, s.rules.n_tasks)):
+            s.task_up |= 1u << order[i]
+    if s.rules.solo:
+        solo_preplace(s)
+
+
+cdef void resolve(MState* s, int p) noexcept nogil:
+    """The operation hand p started completes now."""
+    cdef MPlayer* pl = &s.p[p]
+    cdef int t = pl.pend_arg
+    if pl.pend == OP_PICK:
+        if s.loc[t] == LOC_POOL:            # else another hand got it first: time lost
+            s.loc[t] = <uint8_t>(LOC_HAND + p)
+            pl.hand = <uint8_t>t
+            pl.hand_face = s.up[t]
+            s.up[t] = 0
+    elif pl.pend == OP_FLIP:
+        if s.loc[t] == LOC_POOL:
+            s.up[t] ^= 1
+    elif pl.pend == OP_RETURN:
+        s.loc[pl.hand] = LOC_POOL
+        s.up[pl.hand] = pl.hand_face
+        pl.hand = NO_TILE
+        pl.hand_face = 0
+    elif pl.pend == OP_TASK:
+        if (s.task_up >> t) & 1:
+            s.task_up &= ~(1u << t)
+            pl.tasks |= <uint16_t>(1 << t)
+    elif pl.pend == OP_JUMP:
+        if s.bonus_top < s.rules.bonus_n:
+            pl.chip = <uint8_t>s.rules.bonus[s.bonus_top]
+            s.bonus_top += 1
+        s.jumps += 1
+        pl.jump_order = <uint8_t>s.jumps
+        pl.finished = 1
+    pl.pend = OP_NONE
+    pl.pend_arg = 0
+
+
+cdef void finish_game(MState* s, int reason) noexcept nogil:
+    cdef int i, r, best = -(1 << 30), k = 0
+    cdef int tot[MAX_PLAYERS]
+    for i in range(s.players):
+        tot[i] = 0
+        for r in range(s.rules.rounds):
+            tot[i] += s.p[i].round_score[r]
+        if tot[i] > best:
+            best = tot[i]
+    if s.rules.solo:
+        s.share[0] = 1.0 if s.solo_win else 0.0
+    else:
+        for i in range(s.players):
+            if tot[i] == best:
+                k += 1
+        for i in range(s.players):
+            s.share[i] = (1.0 / k) if tot[i] == best else 0.0
+    s.terminal = 1
+    s.end_reason = reason
+
+
+cdef void end_round(MState* s) noexcept nogil:
+    """Section 4.2 and 5: jumps started before the timer complete (in completion order),
+    tiles in hands go back, then the round is scored and the volcano chip moves."""
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef int i, p, best = -(1 << 30)
+    cdef MPlayer* pl
+    while True:
+        p = -1
+        for i in range(s.players):
+            if not s.p[i].finished and s.p[i].pend == OP_JUMP and (
+                    p < 0 or s.p[i].t_next < s.p[p].t_next):
+                p = i
+        if p < 0:
+            break
+        resolve(s, p)
+    for i in range(s.players):
+        pl = &s.p[i]
+        pl.pend = OP_NONE
+        pl.pend_arg = 0
+        if pl.hand != NO_TILE:
+            s.loc[pl.hand] = LOC_POOL
+            s.up[pl.hand] = pl.hand_face
+            pl.hand = NO_TILE
+            pl.hand_face = 0
+    score_round(s, L)
+    for i in range(s.players):
+        pl = &s.p[i]
+        pl.round_score[s.round] = L[i].total
+        pl.stat[ST_EMPTY] += L[i].b.empty
+        pl.stat[ST_ERRORS] += L[i].b.errors
+        pl.stat[ST_BONUS_POINTS] += L[i].chip
+        pl.stat[ST_CHIPS] += 1 if L[i].chip > 0 else 0
+        pl.stat[ST_ANIMALS] += L[i].b.animals
+        pl.stat[ST_AREAS] += L[i].b.closed_land
+        pl.stat[ST_VOLCANO] += L[i].volcano
+        pl.stat[ST_MODIFIER] += L[i].modifier
+        pl.stat[ST_TASKS] += L[i].tasks
+        pl.stat[ST_PLACED] += L[i].b.placed
+        pl.stat[ST_JUMPED] += 1 if pl.jump_order > 0 else 0
+        pl.stat[ST_CHIP_ROUNDS] += pl.volcano_chip
+        if L[i].total > best:
+            best = L[i].total
+    if s.rules.solo:
+        s.solo_penalty = -L[0].total
+        s.solo_win = 1 if s.solo_penalty < s.rules.solo_threshold else 0
+    # The volcano chip goes to the round's top scorer(s) (B11); not used with the handicap.
+    for i in range(s.players):
+        s.p[i].volcano_chip = 1 if (not s.rules.solo and s.rules.handicap == HANDICAP_OFF
+                                    and L[i].total == best) else 0
+    s.round += 1
+    if s.round >= s.rules.rounds:
+        finish_game(s, END_SAFETY if s.safety_cuts else END_ROUNDS)
+    else:
+        start_round(s)
+
+
+cdef int next_hand(const MState* s) noexcept nogil:
+    cdef int i, p = -1
+    for i in range(s.players):
+        if not s.p[i].finished and (p < 0 or s.p[i].t_next < s.p[p].t_next):
+            p = i
+    return p
+
+
+cdef void advance(MState* s) noexcept nogil:
+    """Runs the clock to the next decision: completes operations, ends rounds."""
+    cdef int p
+    while not s.terminal:
+        p = next_hand(s)
+        if p < 0:
+            end_round(s)                    # every hand jumped out
+            continue
+        if s.p[p].t_next >= s.rules.timer:
+            s.timeouts += 1
+            end_round(s)
+            continue
+        if s.round_moves >= s.rules.max_round_decisions:
+            s.safety_cuts += 1              # simulator safety: never reached in practice
+            end_round(s)
+            continue
+        resolve(s, p)
+        if s.p[p].finished:
+            continue
+        s.current = p
+        s.clock = s.p[p].t_next
+        return
+
+
+# ---------------------------------------------------------------- setup
+
+cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* seats,
+                  const Rng* rng) noexcept nogil:
+    cdef MState* s = <MState*>vs
+    cdef int i
+    cdef double sp
+    memset(s, 0, sizeof(MState))
+    memcpy(&s.rules, rules, sizeof(MRules))
+    s.rng = rng[0]
+    s.players = players
+    for i in range(players):
+        sp = seats[i].speed
+        if not (sp >= 0.01):                 # guards a zero, negative or NaN speed
+            sp = 0.01
+        if sp > 100.0:
+            sp = 100.0
+        s.p[i].speed = sp * exp(s.rules.skill_sigma * normal(&s.rng))
+    for i in range(N_MODIFIERS):
+        s.mod_deck[i] = i
+    shuffle_int(s.mod_deck, N_MODIFIERS, &s.rng)
+    start_round(s)
+    advance(s)
+
+
+# ---------------------------------------------------------------- legal actions and apply
+
+cdef int m_legal(const void* vs, int* out) noexcept nogil:
+    cdef const MState* s = <const MState*>vs
+    cdef const MPlayer* pl = &s.p[s.current]
+    cdef int n = 0, t, c, k, nt = s.rules.n_tiles
+    if s.terminal:
+        return 0
+    if pl.hand == NO_TILE:
+        for t in range(nt):
+            if s.loc[t] == LOC_POOL:
+                out[n] = A_PICK + t
+                n += 1
+        for t in range(nt):
+            if s.loc[t] == LOC_POOL:
+                out[n] = A_FLIP + t
+                n += 1
+        if s.rules.tasks_on and pl.placed >= 3 and task_count(pl) < 2:
+            for k in range(s.rules.n_tasks):
+                if (s.task_up >> k) & 1:
+                    out[n] = A_TASK + k
+                    n += 1
+        out[n] = A_JUMP
+        return n + 1
+    for c in range(n_cells(&s.rules)):
+        if can_place(s, pl, c):
+            for k in range(8):
+                out[n] = A_PLACE + c * 8 + k
+                n += 1
+    out[n] = A_RETURN
+    return n + 1
+
+
+cdef inline int task_count(const MPlayer* pl) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(MAX_TASKS):
+        n += (pl.tasks >> k) & 1
+    return n
+
+
+cdef double place_seconds(MState* s, const MPlayer* pl, int face, int rot) noexcept nogil:
+    cdef double d
+    if s.rules.per_placement:
+        d = s.rules.pp_mean + s.rules.pp_sd * normal(&s.rng)
+        return d if d > s.rules.pp_min else s.rules.pp_min
+    d = s.rules.t_place
+    if face != pl.hand_face:
+        d += s.rules.t_look
+    if rot != 0:
+        d += s.rules.t_rotate
+    return d
+
+
+cdef void m_apply(void* vs, int a) noexcept nogil:
+    cdef MState* s = <MState*>vs
+    cdef int p = s.current, cell, face, rot
+    cdef MPlayer* pl = &s.p[p]
+    cdef double t = s.clock, end
+    s.moves += 1
+    s.round_moves += 1
+    if a < A_FLIP:
+        if s.rules.per_placement:
+            # The simpler model: the tile leaves the pool at decision time, no pick time.
+            pl.pend = OP_PICK
+            pl.pend_arg = <uint8_t>(a - A_PICK)
+            resolve(s, p)
+        else:
+            pl.pend = OP_PICK
+            pl.pend_arg = <uint8_t>(a - A_PICK)
+            pl.t_next = t + (s.rules.t_pick + s.rules.t_scan * s.rules.scan_tiles) / pl.speed
+    elif a < A_TASK:
+        pl.pend = OP_FLIP
+        pl.pend_arg = <uint8_t>(a - A_FLIP)
+        pl.t_next = t + s.rules.t_flip / pl.speed
+    elif a < A_JUMP:
+        pl.pend = OP_TASK
+        pl.pend_arg = <uint8_t>(a - A_TASK)
+        pl.t_next = t + s.rules.t_task / pl.speed
+    elif a == A_JUMP:
+        pl.pend = OP_JUMP
+        pl.t_next = t + s.rules.t_jump / pl.speed
+    elif a < A_RETURN:
+        cell = (a - A_PLACE) // 8
+        face = ((a - A_PLACE) // 4) & 1
+        rot = (a - A_PLACE) & 3
+        end = t + place_seconds(s, pl, face, rot) / pl.speed
+        if end <= s.rules.timer:
+            put_on_board(s, p, pl.hand, face, cell, rot)
+            pl.hand = NO_TILE
+            pl.hand_face = 0
+        # else: cancelled by the timer; the tile goes back at the round end (section 4.3)
+        pl.t_next = end
+    else:
+        pl.pend = OP_RETURN
+        pl.t_next = t + s.rules.t_return / pl.speed
+    advance(s)
+
+
+# ---------------------------------------------------------------- rest of the contract
+
+cdef int m_num_players(const void* vs) noexcept nogil:
+    return (<const MState*>vs).players
+
+
+cdef int m_current(const void* vs) noexcept nogil:
+    return (<const MState*>vs).current
+
+
+cdef bint m_terminal(const void* vs) noexcept nogil:
+    return (<const MState*>vs).terminal != 0
+
+
+cdef void m_scores(const void* vs, double* out) noexcept nogil:
+    """Sum of round scores; before the end the current round counts as it stands."""
+    cdef const MState* s = <const MState*>vs
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef int i, r
+    if not s.terminal:
+        score_round(s, L)
+    for i in range(s.players):
+        out[i] = 0
+        for r in range(s.round if not s.terminal else s.rules.rounds):
+            out[i] += s.p[i].round_score[r]
+        if not s.terminal:
+            out[i] += L[i].total
+
+
+cdef void m_shares(const void* vs, double* out) noexcept nogil:
+    cdef const MState* s = <const MState*>vs
+    cdef int i
+    for i in range(s.players):
+        out[i] = s.share[i]
+
+
+cdef int m_num_moves(const void* vs) noexcept nogil:
+    return (<const MState*>vs).moves
+
+
+cdef int m_end_reason(const void* vs) noexcept nogil:
+    return (<const MState*>vs).end_reason
+
+
+GAME_OUTCOMES = ("solo_win", "solo_penalty", "rounds_timed_out", "safety_cuts")
+SEAT_OUTCOMES = ("round1_score", "round2_score", "round3_score", "empty_spaces",
+                 "error_edges", "bonus_points", "bonus_chips", "animals", "areas",
+                 "volcano_points", "modifier_points", "task_points", "tiles_placed",
+                 "jumped_out", "volcano_chip_rounds")
+cdef enum:
+    N_GAME_OUT = 4
+    N_SEAT_OUT = 15
+
+
+cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
+    cdef const MState* s = <const MState*>vs
+    cdef int i, r
+    g[0] = s.solo_win if s.rules.solo else 0.0
+    g[1] = s.solo_penalty if s.rules.solo else 0.0
+    g[2] = s.timeouts
+    g[3] = s.safety_cuts
+    for i in range(s.players):
+        for r in range(3):
+            so[i * N_SEAT_OUT + r] = s.p[i].round_score[r]
+        for r in range(N_STATS):
+            so[i * N_SEAT_OUT + 3 + r] = s.p[i].stat[r]
+
+
+# ---------------------------------------------------------------- heuristic and policy
+
+cdef inline double tile_seconds(const MState* s, const MPlayer* pl) noexcept nogil:
+    """Expected seconds a hand needs per placed tile (pick with scanning, then place)."""
+    if s.rules.per_placement:
+        return s.rules.pp_mean / pl.speed
+    return (s.rules.t_pick + s.rules.t_scan * s.rules.scan_tiles + s.rules.t_place
+            + 0.5 * s.rules.t_look + 0.75 * s.rules.t_rotate) / pl.speed
+
+
+cdef inline double remaining(const MState* s, const MPlayer* pl) noexcept nogil:
+    """Seconds left as this hand believes (hidden timer: with its own error)."""
+    cdef double r = s.rules.timer - pl.t_next
+    if s.rules.hidden_timer:
+        r += pl.noise
+    return r if r > 0 else 0.0
+
+
+cdef inline double volcano_weight(const MState* s, int v) noexcept nogil:
+    if v == V_NONE or not s.rules.volcano_scoring:
+        return 0.0
+    if s.rules.solo:
+        return 1.0
+    return 0.5 if v == V_ACTIVE else 0.2
+
+
+cdef double board_value(const MState* s, const MPlayer* pl) noexcept nogil:
+    """What a board is worth now, without empties, chips and majorities."""
+    cdef BoardInfo b
+    analyse(s, pl, &b, False)
+    if s.rules.solo:
+        return -b.errors - b.active - b.dormant + 0.1 * b.matched
+    return (b.animals + AREA_POINTS * b.closed_land - b.errors + 0.25 * b.matched
+            - 0.5 * b.active - 0.2 * b.dormant)
+
+
+cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
+    """Past rounds + this board's value + the chip (taken or being taken) - the empties
+    that the remaining time cannot fill (all of them once the hand has finished)."""
+    cdef const MState* s = <const MState*>vs
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef double v = 0, fill, best_other = -1e9
+    cdef double out[MAX_PLAYERS]
+    cdef int r, empty, i
+    if s.terminal:
+        m_scores(vs, out)
+        for i in range(s.players):
+            if i != seat and out[i] > best_other:
+                best_other = out[i]
+        return out[seat] + 0.01 * (out[seat] - best_other)
+    for r in range(s.round):
+        v += pl.round_score[r]
+    v += board_value(s, pl) + pl.chip
+    empty = n_cells(&s.rules) - pl.placed
+    if pl.pend == OP_JUMP:
+        if s.bonus_top < s.rules.bonus_n:
+            v += s.rules.bonus[s.bonus_top]
+        fill = 0
+    elif pl.finished:
+        fill = 0
+    else:
+        fill = remaining(s, pl) / tile_seconds(s, pl)
+    if empty > fill:
+        v -= empty - fill
+    return v
+
+
+cdef double local_value(const MState* s, const MPlayer* pl, int c, const MFace* f,
+                        int rot) noexcept nogil:
+    """Quick worth of a face at a cell: matches and errors on its edges, animal, volcano."""
+    cdef int d, nb, t
+    cdef double v = 0
+    for d in range(4):
+        t = edge_at(f, rot, d)
+        nb = neighbour(&s.rules, c, d)
+        if nb < 0:
+            v += 0.25 if t == s.rules.rim[c * 4 + d] else -1.0
+        elif pl.cell_tile[nb] != NO_TILE:
+            v += 0.5 if t == edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], (d + 2) & 3) else -1.0
+    if f.animal >= 0 and not s.rules.solo:
+        v += 1.0
+    return v - volcano_weight(s, f.volcano)
+
+
+cdef double best_spot(const MState* s, const MPlayer* pl, const MFace* f) noexcept nogil:
+    cdef int c, r
+    cdef double v, best = -1e9
+    for c in range(n_cells(&s.rules)):
+        if can_place(s, pl, c):
+            for r in range(4):
+                v = local_value(s, pl, c, f, r)
+                if v > best:
+                    best = v
+    return best
+
+
+cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
+    """Best (cell, face, rotation) for the tile in hand by the change of board_value."""
+    cdef MPlayer tmp                       # trial placements on a copy of the board
+    cdef const MPlayer* pl = &s.p[p]
+    cdef int c, k, best = -1, tile = pl.hand
+    cdef double base = board_value(s, pl), v, best_v = -1e9
+    memcpy(&tmp, pl, sizeof(MPlayer))
+    tmp.placed += 1
+    for c in range(n_cells(&s.rules)):
+        if not can_place(s, pl, c):
+            continue
+        for k in range(8):
+            tmp.cell_tile[c] = <uint8_t>tile
+            tmp.cell_face[c] = <uint8_t>(k >> 2)
+            tmp.cell_rot[c] = <uint8_t>(k & 3)
+            v = board_value(s, &tmp) - base
+            if (k >> 2) != pl.hand_face:
+                v -= 0.01                   # the look at the other face costs a little time
+            if v > best_v:
+                best_v = v
+                best = A_PLACE + c * 8 + k
+        tmp.cell_tile[c] = NO_TILE
+        tmp.cell_face[c] = 0
+        tmp.cell_rot[c] = 0
+    value[0] = best_v
+    return best
+
+
+cdef int satisfied_task(const MState* s, const MPlayer* pl) noexcept nogil:
+    """A face-up task this board fulfils if the hand jumps out now, or -1."""
+    cdef BoardInfo b
+    cdef MPlayer tmp
+    cdef int k
+    if not s.rules.tasks_on or pl.placed < 3 or task_count(pl) >= 2 or s.task_up == 0:
+        return -1
+    memcpy(&tmp, pl, sizeof(MPlayer))
+    tmp.jump_order = <uint8_t>(s.jumps + 1)    # FIRST: nobody has jumped out yet
+    analyse(s, pl, &b, True)
+    for k in range(s.rules.n_tasks):
+        if (s.task_up >> k) & 1 and task_done(s, &tmp, &b, k):
+            return k
+    return -1
+
+
+cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
+    """Scans `scan_tiles` pool tiles (visible faces only), picks the one that fits best,
+    places it where it scores best (either face, any rotation), returns a hopeless tile,
+    and jumps out for a bonus chip when the chip beats what the remaining time can fill."""
+    cdef const MState* s = <const MState*>vs
+    cdef int p = s.current, n = 0, i, j, t, k, best = -1, empty, can
+    cdef const MPlayer* pl = &s.p[p]
+    cdef uint8_t pool[MAX_TILES]
+    cdef uint8_t tmp
+    cdef double v, best_v = -1e9, rem = remaining(s, pl), tau = tile_seconds(s, pl)
+    cdef double chip_now = 0, chip_later = 0, go_on
+    cdef bint jump = False
+    if pl.hand != NO_TILE:
+        k = place_choice(s, p, &v)
+        if k < 0 or (v < -1.5 and rem > 3 * tau):
+            return A_RETURN
+        return k
+    empty = n_cells(&s.rules) - pl.placed
+    if s.bonus_top < s.rules.bonus_n:
+        chip_now = s.rules.bonus[s.bonus_top]
+    if s.bonus_top + 1 < s.rules.bonus_n:
+        chip_later = s.rules.bonus[s.bonus_top + 1]
+    can = <int>(rem / tau)
+    if empty == 0 or rem < tau:
+        jump = True
+    elif not s.rules.solo and chip_now > 0 and can < empty:
+        # Jump now for the chip, or fill what time allows (no chip left by then)?  A
+        # placed tile is worth about 1.5 (an empty space avoided, half an animal).
+        go_on = 1.5 * can
+        jump = chip_now > go_on
+    elif not s.rules.solo and chip_now > 0:
+        go_on = chip_later          # filling everything first still leaves the next chip
+        jump = False
+    for t in range(s.rules.n_tiles):
+        if s.loc[t] == LOC_POOL:
+            pool[n] = <uint8_t>t
+            n += 1
+    if n == 0:
+        jump = True
+    if jump:
+        k = satisfied_task(s, pl)
+        return A_TASK + k if k >= 0 else A_JUMP
+    k = s.rules.scan_tiles if s.rules.scan_tiles < n else n
+    if k < 1:
+        k = 1
+    for i in range(k):
+        j = i + rng_below(rng, n - i)
+        tmp = pool[i]
+        pool[i] = pool[j]
+        pool[j] = tmp
+        t = pool[i]
+        v = best_spot(s, pl, &s.rules.faces[t][s.up[t]])
+        if v > best_v:
+            best_v = v
+            best = t
+    return A_PICK + best
+
+
+cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+    return greedy_placer(vs, rng)
+
+
+cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
+    """Nothing is hidden in the simulation state but the down faces of pool tiles, which
+    the policies never read; the hidden timer lives in the seat's own `noise`."""
+    memcpy(out, vs, sizeof(MState))
+
+
+cdef Engine MONDO_ENGINE
+MONDO_ENGINE.state_size = sizeof(MState)
+MONDO_ENGINE.rules_size = sizeof(MRules)
+MONDO_ENGINE.num_actions = NUM_ACTIONS
+MONDO_ENGINE.min_players = 1
+MONDO_ENGINE.max_players = MAX_PLAYERS
+MONDO_ENGINE.cooperative = False
+MONDO_ENGINE.num_game_outcomes = N_GAME_OUT
+MONDO_ENGINE.num_seat_outcomes = N_SEAT_OUT
+MONDO_ENGINE.num_policies = 1
+MONDO_ENGINE.setup = m_setup
+MONDO_ENGINE.num_players = m_num_players
+MONDO_ENGINE.current_player = m_current
+MONDO_ENGINE.is_terminal = m_terminal
+MONDO_ENGINE.legal_actions = m_legal
+MONDO_ENGINE.apply = m_apply
+MONDO_ENGINE.scores = m_scores
+MONDO_ENGINE.win_shares = m_shares
+MONDO_ENGINE.num_moves = m_num_moves
+MONDO_ENGINE.end_reason = m_end_reason
+MONDO_ENGINE.outcomes = m_outcomes
+MONDO_ENGINE.heuristic = m_heuristic
+MONDO_ENGINE.observe = m_observe
+MONDO_ENGINE.policy = m_policy
+
+cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
+_HANDLE.engine = &MONDO_ENGINE
+
+
+
+# ================================================================ Python face
+
+TERRAINS = "WPFD"
+TERRAIN_NAMES = {"W": "water", "P": "plains", "F": "forest", "D": "desert"}
+EDGE_LETTERS = "NESW"
+LEVELS = ("beginner", "advanced", "master")
+MODIFIERS = ("MOST_AREAS", "MOST_LAKES", "MOST_WATER_ANIMALS", "LARGEST_LAKE", "LARGEST_FOREST")
+TASK_KINDS = ("species3", "all4", "perfect", "in_time", "first")
+VOLCANOES = (None, "active", "dormant")
+OPS = (None, "pick", "flip", "return", "task", "jump")
+END_REASONS = ("running", "rounds_complete", "safety_limit")
+LEVEL_TIMER = {"beginner": 420, "advanced": 360, "master": 300}           # section 3
+SOLO = {"easy": (600, 3), "medium": (360, 2), "hard": (300, 1)}          # seconds, threshold
+TIMING_KEYS = ("scan", "pick", "look", "rotate", "place", "return", "flip", "task", "jump")
+
+
+def _load_data(name):
+    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())
+
+
+def _strip(d):
+    return {k: v for k, v in d.items() if not k.startswith("_")}
+
+
+_TILE_DATA = _load_data("mondo_tiles.json")
+DEFAULT_TILES = _TILE_DATA["tiles"]
+DEFAULT_SPECIES = _TILE_DATA["species"]
+DEFAULT_BOARD = _strip(_load_data("mondo_board.json"))
+DEFAULT_TIMING = _strip(_load_data("mondo_timing.json"))
+DEFAULT_TASKS = _load_data("mondo_tasks.json")["tasks"]
+DEFAULT_BONUS = {"1": [], "2": [4, 3], "3": [4, 3, 2], "4": [4, 3, 2, 1]}
+
+
+def _int(v, where, lo, hi):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
+    return v
+
+
+def _num(v, where, lo, hi):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+        raise ValueError(f"{where} must be a number in {lo}..{hi}, got {v!r}")
+    return float(v)
+
+
+def _terrain_string(v, where, n):
+    if not isinstance(v, str) or len(v) != n or any(ch not in TERRAINS for ch in v):
+        raise ValueError(f"{where} must be {n} terrain letters from {TERRAINS}, got {v!r}")
+    return v
+
+
+def parse_species(species):
+    if (not isinstance(species, dict) or not 1 <= len(species) <= N_SPECIES
+            or any(t not in TERRAINS or not isinstance(t, str) for t in species.values())):
+        raise ValueError(f"rule option 'species' must map up to {N_SPECIES} animal names to a "
+                         f"terrain letter from {TERRAINS}")
+    return list(species), [TERRAINS.index(t) for t in species.values()]
+
+
+def default_segments(edges):
+    """Section 2.3: same-terrain edges form one segment, except the alternating pattern
+    (N=S=a, E=W=b) where a crosses the tile and b is split in two (ASSUMPTION)."""
+    if edges[0] == edges[2] and edges[1] == edges[3] and edges[0] != edges[1]:
+        return [(edges[0], "NS"), (edges[1], "E"), (edges[1], "W")]
+    segs = []
+    for i, t in enumerate(edges):
+        for j, (tt, es) in enumerate(segs):
+            if tt == t:
+                segs[j] = (tt, es + EDGE_LETTERS[i])
+                break
+        else:
+            segs.append((t, EDGE_LETTERS[i]))
+    return segs
+
+
+def parse_face(f, names, where):
+    """(edges, seg_of_edge, segment terrains, animal, animal segment, volcano) of a face."""
+    if not isinstance(f, dict) or set(f) - {"edges", "segments", "animal", "animal_segment", "volcano"}:
+        raise ValueError(f"{where} must be an object with edges and optional segments, "
+                         f"animal, animal_segment, volcano")
+    edges = _terrain_string(f.get("edges"), where + ".edges", 4)
+    if "segments" in f:
+        segs = f["segments"]
+        if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGS:
+            raise ValueError(f"{where}.segments must list 1..{MAX_SEGS} segments")
+        parsed = []
+        for i, sg in enumerate(segs):
+            w = f"{where}.segments[{i}]"
+            if not isinstance(sg, dict) or set(sg) != {"terrain", "edges"}:
+                raise ValueError(f"{w} must be {{'terrain': letter, 'edges': letters}}")
+            t = _terrain_string(sg["terrain"], w + ".terrain", 1)
+            es = sg["edges"]
+            if not isinstance(es, str) or any(ch not in EDGE_LETTERS for ch in es):
+                raise ValueError(f"{w}.edges must be letters from NESW (empty: internal)")
+            for ch in es:
+                if edges[EDGE_LETTERS.index(ch)] != t:
+                    raise ValueError(f"{w}: edge {ch} shows {edges[EDGE_LETTERS.index(ch)]}, not {t}")
+            parsed.append((t, es))
+        covered = "".join(es for _, es in parsed)
+        if sorted(covered) != sorted(EDGE_LETTERS):
+            raise ValueError(f"{where}.segments must cover each edge N, E, S, W exactly once")
+    else:
+        parsed = default_segments(edges)
+    seg_of_edge = [0] * 4
+    for k, (_, es) in enumerate(parsed):
+        for ch in es:
+            seg_of_edge[EDGE_LETTERS.index(ch)] = k
+    if f.get("volcano") not in VOLCANOES:
+        raise ValueError(f"{where}.volcano must be 'active', 'dormant' or absent")
+    animal, animal_seg = -1, -1    # the segment is found by terrain in parse_tiles
+    if f.get("animal") is not None:
+        if f["animal"] not in names:
+            raise ValueError(f"{where}.animal must be one of {names}, got {f['animal']!r}")
+        animal = names.index(f["animal"])
+        if "animal_segment" in f:
+            animal_seg = _int(f["animal_segment"], where + ".animal_segment", 0, len(parsed) - 1)
+    return edges, seg_of_edge, parsed, animal, animal_seg, VOLCANOES.index(f.get("volcano"))
+
+
+def parse_tiles(tiles, species):
+    names, terrains = parse_species(species)
+    if not isinstance(tiles, list) or not 1 <= len(tiles) <= MAX_TILES - 1:
+        raise ValueError(f"rule option 'tiles' must list 1..{MAX_TILES - 1} tiles")
+    out = []
+    for i, tile in enumerate(tiles):
+        where = f"rule option 'tiles'[{i}]"
+        if not isinstance(tile, dict) or set(tile) != {"faces"} or not isinstance(
+                tile["faces"], list) or len(tile["faces"]) != 2:
+            raise ValueError(f"{where} must be {{'faces': [face, face]}}")
+        faces = []
+        for k, f in enumerate(tile["faces"]):
+            w = f"{where}.faces[{k}]"
+            edges, soe, segs, animal, aseg, volc = parse_face(f, names, w)
+            if animal >= 0:
+                want = TERRAINS[terrains[animal]]
+                if aseg < 0:
+                    aseg = next((j for j, (t, _) in enumerate(segs) if t == want), -1)
+                if aseg < 0 or segs[aseg][0] != want:
+                    raise ValueError(f"{w}: the {names[animal]} lives in {want}, and the face "
+                                     f"has no such segment for it")
+            faces.append((edges, soe, segs, animal, aseg, volc))
+        out.append(faces)
+    return out
+
+
+def parse_board(board, side):
+    where = "rule option 'board'"
+    if not isinstance(board, dict) or set(board) - {"rows", "cols", "frame", "solo_marked_cells"}:
+        raise ValueError(f"{where} must be an object with rows, cols, frame, solo_marked_cells")
+    rows = _int(board.get("rows"), where + ".rows", 1, MAX_DIM)
+    cols = _int(board.get("cols"), where + ".cols", 1, MAX_DIM)
+    frame = board.get("frame")
+    lens = {"top": cols, "right": rows, "bottom": cols, "left": rows}
+    if not isinstance(frame, dict) or set(frame) != set(lens):
+        raise ValueError(f"{where}.frame must have top, right, bottom and left")
+    for k, n in lens.items():
+        _terrain_string(frame[k], f"{where}.frame.{k}", n)
+    marked = board.get("solo_marked_cells", [])
+    if not isinstance(marked, list) or len(marked) > 4 or any(
+            not isinstance(m, list) or len(m) != 2 or not all(isinstance(x, int) for x in m)
+            or not (0 <= m[0] < rows and 0 <= m[1] < cols) for m in marked):
+        raise ValueError(f"{where}.solo_marked_cells must list up to 4 [row, col] cells")
+    if len({tuple(m) for m in marked}) != len(marked):
+        raise ValueError(f"{where}.solo_marked_cells must be distinct")
+    rim = [NO_TILE] * (MAX_CELLS * 4)
+    for r in range(rows):
+        for c in range(cols):
+            cell = r * cols + c
+            if r == 0:
+                rim[cell * 4 + 0] = frame["top"][c]
+            if c == cols - 1:
+                rim[cell * 4 + 1] = frame["right"][r]
+            if r == rows - 1:
+                rim[cell * 4 + 2] = frame["bottom"][cols - 1 - c]    # right to left
+            if c == 0:
+                rim[cell * 4 + 3] = frame["left"][rows - 1 - r]      # bottom to top
+    rim = [x if x == NO_TILE else (TERRAINS.index(x) if side == "frame" else T_WATER) for x in rim]
+    return rows, cols, rim, [m[0] * cols + m[1] for m in marked]
+
+
+def parse_timing(t):
+    where = "rule option 'timing'"
+    keys = set(TIMING_KEYS) | {"mode", "scan_tiles", "skill_sigma", "per_placement"}
+    if not isinstance(t, dict) or set(t) != keys:
+        raise ValueError(f"{where} must have exactly the keys {sorted(keys)}")
+    if t["mode"] not in ("events", "per_placement"):
+        raise ValueError(f"{where}.mode must be 'events' or 'per_placement'")
+    out = {k: _num(t[k], f"{where}.{k}", 0.01, 600) for k in TIMING_KEYS}
+    out["scan"] = _num(t["scan"], f"{where}.scan", 0, 600)
+    out["scan_tiles"] = _int(t["scan_tiles"], f"{where}.scan_tiles", 1, MAX_TILES)
+    out["skill_sigma"] = _num(t["skill_sigma"], f"{where}.skill_sigma", 0, 2)
+    pp = t["per_placement"]
+    if not isinstance(pp, dict) or set(pp) != {"mean", "sd", "min"}:
+        raise ValueError(f"{where}.per_placement must have mean, sd, min")
+    out["pp"] = (_num(pp["mean"], f"{where}.per_placement.mean", 0.01, 600),
+                 _num(pp["sd"], f"{where}.per_placement.sd", 0, 600),
+                 _num(pp["min"], f"{where}.per_placement.min", 0.01, 600))
+    return out
+
+
+def parse_tasks(tasks, species):
+    names, _ = parse_species(species)
+    where = "rule option 'tasks'"
+    if not isinstance(tasks, list) or not 1 <= len(tasks) <= MAX_TASKS:
+        raise ValueError(f"{where} must list 1..{MAX_TASKS} task cards")
+    out = []
+    for i, t in enumerate(tasks):
+        w = f"{where}[{i}]"
+        if not isinstance(t, dict) or t.get("kind") not in TASK_KINDS or not isinstance(t.get("id"), str):
+            raise ValueError(f"{w} must have an id and a kind from {list(TASK_KINDS)}")
+        pts = _int(t.get("points"), w + ".points", 0, 50)
+        arg = 0
+        if t["kind"] == "species3":
+            if t.get("species") not in names:
+                raise ValueError(f"{w}.species must be one of {names}")
+            arg = names.index(t["species"])
+        elif t["kind"] == "all4":
+            arg = TERRAINS.index(_terrain_string(t.get("terrain"), w + ".terrain", 1))
+        out.append((t["id"], TASK_KINDS.index(t["kind"]), arg, pts))
+    if len({x[0] for x in out}) != len(out):
+        raise ValueError(f"{where}: task ids must be distinct")
+    return out
+
+
+def parse_bonus(bonus, players):
+    where = "rule option 'bonus_stack'"
+    if not isinstance(bonus, dict) or str(players) not in bonus:
+        raise ValueError(f"{where} must give a stack for {players} players")
+    stack = bonus[str(players)]
+    if (not isinstance(stack, list) or len(stack) > MAX_BONUS or
+            any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 50 for v in stack)):
+        raise ValueError(f"{where}.{players} must list up to {MAX_BONUS} chip values (top first)")
+    return stack
+
+
+def timer_of(r, players):
+    """Seconds on the timer (section 3, section 6 variants)."""
+    if r["timer_seconds"]:
+        return r["timer_seconds"]
+    if players == 1:
+        return SOLO[r["solo_difficulty"]][0]
+    if r["children"]:
+        return 60 * r["children_minutes"]
+    return LEVEL_TIMER[r["level"]]
+
+
+cdef bytes _pack(dict r, int players):
+    cdef MRules R
+    cdef MFace* F
+    memset(&R, 0, sizeof(MRules))
+    names, terrains = parse_species(r["species"])
+    tiles = parse_tiles(r["tiles"], r["species"])
+    rows, cols, rim, marked = parse_board(r["board"], r["board_side"])
+    tm = parse_timing(r["timing"])
+    tasks = parse_tasks(r["tasks"], r["species"])
+    stack = [] if players == 1 else parse_bonus(r["bonus_stack"], players)
+    solo = players == 1
+    R.level = LEVELS.index(r["level"])
+    R.rows, R.cols = rows, cols
+    R.frame = r["board_side"] == "frame"
+    R.n_tiles = len(tiles)
+    R.rounds = r["rounds"] or (1 if solo else 3)
+    R.solo = solo
+    R.solo_threshold = SOLO[r["solo_difficulty"]][1]
+    R.n_marked = len(marked) if solo else 0
+    for i, c in enumerate(marked):
+        R.marked[i] = c
+    R.handicap = ("off", "on", "strong").index(r["handicap"])
+    R.advantaged = sum(1 << s for s in set(r["advantaged_seats"]))
+    R.volcano_scoring = not (r["children"] and not r["children_volcanoes"])
+    R.modifiers_on = not solo and r["level"] != "beginner"
+    R.tasks_on = not solo and r["level"] == "master"
+    R.n_tasks = len(tasks)
+    R.hidden_timer = r["hidden_timer"]
+    R.per_placement = r["timing"]["mode"] == "per_placement"
+    R.scan_tiles = tm["scan_tiles"]
+    R.max_round_decisions = r["max_round_decisions"]
+    R.bonus_n = len(stack)
+    for i, v in enumerate(stack):
+        R.bonus[i] = v
+    for i, (_, kind, arg, pts) in enumerate(tasks):
+        R.task_kind[i], R.task_arg[i], R.task_points[i] = kind, arg, pts
+    R.timer = timer_of(r, players)
+    R.hidden_sigma = r["hidden_timer_sigma"]
+    R.skill_sigma = tm["skill_sigma"]
+    (R.t_scan, R.t_pick, R.t_look, R.t_rotate, R.t_place, R.t_return, R.t_flip, R.t_task,
+     R.t_jump) = [tm[k] for k in TIMING_KEYS]
+    R.pp_mean, R.pp_sd, R.pp_min = tm["pp"]
+    for i, v in enumerate(rim):
+        R.rim[i] = v
+    for i, t in enumerate(terrains):
+        R.species_terrain[i] = t
+    for i, faces in enumerate(tiles):
+        for k, (edges, soe, segs, animal, aseg, volc) in enumerate(faces):
+            F = &R.faces[i][k]
+            for d in range(4):
+                F.edge[d] = TERRAINS.index(edges[d])
+                F.seg_of_edge[d] = soe[d]
+            F.nseg = len(segs)
+            for j, (t, _) in enumerate(segs):
+                F.seg_terrain[j] = TERRAINS.index(t)
+            F.animal = animal
+            F.animal_seg = aseg if animal >= 0 else 0
+            F.volcano = volc
+    return (<char*>&R)[:sizeof(MRules)]
+
+
+cdef inline MState* _st(State s):
+    s._check_alive()
+    return <MState*>s.buf
+
+
+def _face_text(state, tile, face):
+    """A face as text: edges N,E,S,W, then the animal and volcano if any."""
+    t = state.game._rules_of(state)["tiles"][tile]["faces"][face]
+    bits = [t["edges"]]
+    if t.get("animal"):
+        bits.append(t["animal"])
+    if t.get("volcano"):
+        bits.append(t["volcano"] + " volcano")
+    return " ".join(bits)
+
+
+def _float(v, where, lo=0.0, hi=1e9):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+        raise ValueError(f"{where} must be a number in {lo}..{hi}, got {v!r}")
+    return float(v)
+
+
+class MondoGame(Game):
+    name = "mondo"
+    title = "Mondo"
+    min_players = 1
+    max_players = MAX_PLAYERS
+    cooperative = False
+    engine_version = ENGINE_VERSION
+    end_reasons = END_REASONS
+    game_outcome_names = GAME_OUTCOMES
+    seat_outcome_names = SEAT_OUTCOMES
+    handle = _HANDLE
+    policies = ("greedy_placer",)
+    policy_descriptions = {
+        "greedy_placer": "scans scan_tiles pool tiles (visible faces), takes the best fit, "
+                         "places it on the best face/rotation/space, returns a hopeless "
+                         "tile, and jumps out when the bonus chip beats what time can fill",
+    }
+    options = (
+        Option("level", "enum", "beginner", "beginner (7 min), advanced (6 min, one scoring "
+               "modifier per round) or master (5 min, modifiers and extra task cards); "
+               "solo plays the beginner rules", choices=LEVELS),
+        Option("solo_difficulty", "enum", "medium", "solo game (1 player): easy 10 min, "
+               "penalty < 3; medium 6 min, < 2; hard 5 min, < 1", choices=tuple(SOLO)),
+        Option("board_side", "enum", "water", "water side (sea all round) or the landscape "
+               "frame side (rim terrains from board.frame)", choices=("water", "frame")),
+        Option("handicap", "enum", "off", "handicap variant: no volcano chip; advantaged "
+               "seats never lose volcano points, the others lose 1 per active volcano "
+               "(strong: also per dormant one)", choices=("off", "on", "strong")),
+        Option("advantaged_seats", "data", [0], "the advantaged (less experienced) seats of "
+               "the handicap variant", assumption=True),
+        Option("hidden_timer", "bool", False, "the remaining time is not visible: each hand "
+               "misjudges it by Normal(0, hidden_timer_sigma) per round"),
+        Option("hidden_timer_sigma", "int", 20, "seconds of error on the remaining time "
+               "with the hidden timer (spec 4.3)", minimum=0, maximum=600, assumption=True),
+        Option("timer_seconds", "int", 0, "shorter (or longer) time variant: seconds per "
+               "round; 0 = the level's timer", minimum=0, maximum=3600),
+        Option("children", "bool", False, "children variant: beginner rules with a longer "
+               "timer and simpler scoring"),
+        Option("children_minutes", "int", 10, "timer of the children variant (spec 6)",
+               minimum=1, maximum=60, assumption=True),
+        Option("children_volcanoes", "bool", False, "whether volcanoes score in the children "
+               "variant (spec 6: simpler scoring = no volcano scoring)", assumption=True),
+        Option("rounds", "int", 0, "rounds per game; 0 = the rulebook's 3 (solo: 1)",
+               minimum=0, maximum=MAX_ROUNDS),
+        Option("max_round_decisions", "int", 200000, "simulator safety: a round ends after "
+               "this many decisions (never reached: every action takes time)",
+               minimum=10, maximum=10_000_000),
+        Option("bonus_stack", "data", DEFAULT_BONUS, "bonus chips per player count, top "
+               "first (spec 2.5; the 2-player stack is an ASSUMPTION)", assumption=True),
+        Option("board", "data", DEFAULT_BOARD, "board size, frame-side rim terrains and the "
+               "solo spaces (core_cy/data/mondo_board.json, spec 2.2)", assumption=True),
+        Option("tiles", "data", DEFAULT_TILES, "the 136 double-sided tiles "
+               "(core_cy/data/mondo_tiles.json, spec 2.3)", assumption=True),
+        Option("species", "data", DEFAULT_SPECIES, "animal species and their terrain "
+               "(spec 2.4)", assumption=True),
+        Option("tasks", "data", DEFAULT_TASKS, "the 12 extra task cards and their points "
+               "(core_cy/data/mondo_tasks.json, spec 2.7)", assumption=True),
+        Option("timing", "data", DEFAULT_TIMING, "the real-time model in seconds "
+               "(core_cy/data/mondo_timing.json, spec 4.3)", assumption=True),
+    )
+
+    def __init__(self):
+        self._rules_by_packed = {}
+
+    def check_rules(self, rules, players):
+        parse_tiles(rules["tiles"], rules["species"])
+        parse_board(rules["board"], rules["board_side"])
+        parse_timing(rules["timing"])
+        parse_tasks(rules["tasks"], rules["species"])
+        if players > 1:
+            parse_bonus(rules["bonus_stack"], players)
+        seats = rules["advantaged_seats"]
+        if not isinstance(seats, list) or any(
+                isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < MAX_PLAYERS for x in seats):
+            raise ValueError(f"rule option 'advantaged_seats' must list seats 0..{MAX_PLAYERS - 1}")
+        if players == 1 and rules["level"] != "beginner":
+            raise ValueError("rule option 'level': the solo game plays the beginner rules")
+        if rules["children"] and rules["level"] != "beginner":
+            raise ValueError("rule option 'children' uses the beginner level")
+        rows = rules["board"]["rows"]
+        cols = rules["board"]["cols"]
+        if players * rows * cols > len(rules["tiles"]) - 1:
+            raise ValueError(f"rule option 'tiles': {len(rules['tiles'])} tiles cannot fill "
+                             f"{players} boards of {rows * cols} spaces")
+
+    def pack_rules(self, rules, players):
+        packed = _pack(rules, players)
+        self._rules_by_packed[packed] = rules
+        return packed
+
+    def new(self, players, rules=None, seed=0, speeds=None):
+        if speeds is not None:
+            if not isinstance(speeds, (list, tuple)) or len(speeds) != players:
+                raise ValueError(f"speeds must give one value per seat ({players})")
+            for i, v in enumerate(speeds):
+                _float(v, f"speeds[{i}]", 0.01, 100.0)
+        return super().new(players, rules, seed, speeds)
+
+    def _rules_of(self, State state):
+        cdef MState* s = _st(state)
+        packed = (<char*>&s.rules)[:sizeof(MRules)]
+        if packed not in self._rules_by_packed:
+            raise ValueError("state: its rules were not packed by this process")
+        return self._rules_by_packed[packed]
+
+    # ---- state dict ------------------------------------------------------------------
+    def to_dict(self, State state):
+        cdef MState* s = _st(state)
+        cdef MPlayer* pl
+        cdef MRules* R = &s.rules
+        task_ids = [t["id"] for t in self._rules_of(state)["tasks"]]
+        seats = []
+        for i in range(s.players):
+            pl = &s.p[i]
+            board = [[None if pl.cell_tile[r * R.cols + c] == NO_TILE else
+                      {"tile": int(pl.cell_tile[r * R.cols + c]),
+                       "face": int(pl.cell_face[r * R.cols + c]),
+                       "rotation": int(pl.cell_rot[r * R.cols + c])}
+                      for c in range(R.cols)] for r in range(R.rows)]
+            pend = None
+            if pl.pend != OP_NONE:
+                pend = {"op": OPS[pl.pend]}
+                if pl.pend in (OP_PICK, OP_FLIP):
+                    pend["tile"] = int(pl.pend_arg)
+                elif pl.pend == OP_TASK:
+                    pend["task"] = task_ids[pl.pend_arg]
+            seats.append({
+                "speed": float(pl.speed), "t_next": float(pl.t_next), "noise": float(pl.noise),
+                "hand": None if pl.hand == NO_TILE else {"tile": int(pl.hand), "face": int(pl.hand_face)},
+                "pending": pend, "finished": bool(pl.finished), "chip": int(pl.chip),
+                "jump_order": int(pl.jump_order), "volcano_chip": bool(pl.volcano_chip),
+                "tasks": [task_ids[k] for k in range(R.n_tasks) if (pl.tasks >> k) & 1],
+                "board": board,
+                "round_scores": [int(pl.round_score[r]) for r in range(s.round if not s.terminal else R.rounds)],
+                "stats": {SEAT_OUTCOMES[3 + k]: int(pl.stat[k]) for k in range(N_STATS)},
+                "win_share": float(s.share[i]),
+            })
+        return {
+            "game": self.name, "players": int(s.players), "rules": self._rules_of(state),
+            "round": int(s.round), "clock": float(s.clock), "current_player": int(s.current),
+            "moves": int(s.moves), "round_moves": int(s.round_moves),
+            "safety_cuts": int(s.safety_cuts), "timeouts": int(s.timeouts),
+            "bonus_taken": int(s.bonus_top), "jumps": int(s.jumps),
+            "modifier_deck": [MODIFIERS[s.mod_deck[k]] for k in range(N_MODIFIERS)],
+            "tasks_face_up": [task_ids[k] for k in range(R.n_tasks) if (s.task_up >> k) & 1],
+            "pool": [[t, int(s.up[t])] for t in range(R.n_tiles) if s.loc[t] == LOC_POOL],
+            "solo_penalty": int(s.solo_penalty), "solo_win": bool(s.solo_win),
+            "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
+            "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+            "seats": seats,
+        }
+
+    def from_dict(self, data):
+        """Rebuild a state from to_dict() output (then run the clock to the next decision,
+        so a position where every hand has finished scores its round); ValueError names
+        the first bad field."""
+        return _from_dict(self, data)
+
+    # ---- descriptions ----------------------------------------------------------------
+    def describe(self, State state, action):
+        cdef MState* s = _st(state)
+        cdef MPlayer* pl = &s.p[s.current]
+        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+        a = action
+        if a < A_FLIP:
+            t = a - A_PICK
+            if t >= s.rules.n_tiles:
+                raise ValueError(f"action {a}: no tile {t}")
+            return f"pick tile #{t} (showing {_face_text(state, t, s.up[t])})"
+        if a < A_TASK:
+            t = a - A_FLIP
+            if t >= s.rules.n_tiles:
+                raise ValueError(f"action {a}: no tile {t}")
+            return f"flip pool tile #{t} (showing {_face_text(state, t, s.up[t])})"
+        if a < A_JUMP:
+            k = a - A_TASK
+            tasks = self._rules_of(state)["tasks"]
+            if k >= len(tasks):
+                raise ValueError(f"action {a}: no task card {k}")
+            return f"take task card {tasks[k]['id']}"
+        if a == A_JUMP:
+            chip = s.rules.bonus[s.bonus_top] if s.bonus_top < s.rules.bonus_n else 0
+            return "jump out" + (f" (top bonus chip {chip})" if chip else " (no bonus chip left)")
+        if a < A_RETURN:
+            cell, face, rot = (a - A_PLACE) // 8, ((a - A_PLACE) // 4) & 1, (a - A_PLACE) & 3
+            if cell >= s.rules.rows * s.rules.cols:
+                raise ValueError(f"action {a}: no space {cell}")
+            what = (f"tile #{pl.hand} face {face} ({_face_text(state, pl.hand, face)})"
+                    if pl.hand != NO_TILE else f"face {face}")
+            return (f"place {what} on ({cell // s.rules.cols},{cell % s.rules.cols})"
+                    + (f" turned {90 * rot} degrees" if rot else ""))
+        return "return the tile in hand to the pool"
+
+    def score_breakdown(self, State state):
+        """Per seat, the lines of the current round as the boards stand (section 5.3, solo
+        5.5) and the scores of the rounds already played; after the end, only the rounds."""
+        cdef MState* s = _st(state)
+        cdef RoundLines L[MAX_PLAYERS]
+        score_round(s, L)
+        out = []
+        for i in range(s.players):
+            x = L[i]
+            past = [int(s.p[i].round_score[r]) for r in range(s.round if not s.terminal else s.rules.rounds)]
+            row = {"seat": i, "past_rounds": past}
+            if not s.terminal:
+                row.update({
+                    "animals": x.b.animals, "areas": x.b.closed_land,
+                    "area_points": AREA_POINTS * x.b.closed_land,
+                    "areas_by_terrain": {TERRAIN_NAMES[TERRAINS[t]]: x.b.closed_by_terrain[t] for t in range(1, 4)},
+                    "lakes": x.b.lakes, "largest_lake": x.b.largest_lake,
+                    "largest_forest": x.b.largest_forest, "water_animals": x.b.water_animals,
+                    "bonus_chip": x.chip, "active_volcanoes": x.b.active,
+                    "dormant_volcanoes": x.b.dormant, "volcano_chip": bool(s.p[i].volcano_chip),
+                    "volcano_points": x.volcano, "empty_spaces": x.b.empty,
+                    "error_edges": x.b.errors,
+                    "modifier": MODIFIERS[current_modifier(s)] if s.rules.modifiers_on else None,
+                    "modifier_value": x.modifier_value, "modifier_points": x.modifier,
+                    "task_points": x.tasks, "round_total": x.total,
+                })
+            row["total"] = sum(past) + (0 if s.terminal else x.total)
+            out.append(row)
+        return out
+
+
+def _need(data, key, kind, where="state"):
+    if key not in data:
+        raise ValueError(f"{where}: missing field '{key}'")
+    v = data[key]
+    if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
+    if kind is float:
+        return _float(v, f"{where}.{key}", -1e9, 1e9)
+    if kind is not int and not isinstance(v, kind):
+        raise ValueError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {v!r}")
+    return v
+
+
+def _from_dict(game, data):
+    if not isinstance(data, dict):
+        raise ValueError("state must be a dict (from to_dict())")
+    if data.get("game") != game.name:
+        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
+    players = game.check_players(_need(data, "players", int))
+    rules = game.resolve_rules(_need(data, "rules", dict), players)
+    cdef State state = contract.blank_state(game, game.handle)
+    cdef MState* s = <MState*>state.buf
+    cdef bytes packed = game.pack_rules(rules, players)
+    memcpy(&s.rules, <const char*>packed, sizeof(MRules))
+    cdef MRules* R = &s.rules
+    cdef MPlayer* pl
+    n_tiles = R.n_tiles
+    task_ids = [t["id"] for t in rules["tasks"]]
+    seen = {}
+
+    def tile_id(v, where):
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n_tiles:
+            raise ValueError(f"{where} must be a tile id in 0..{n_tiles - 1}, got {v!r}")
+        if v in seen:
+            raise ValueError(f"{where}: tile {v} is also at {seen[v]}")
+        seen[v] = where
+        return v
+
+    def task_id(v, where):
+        if v not in task_ids:
+            raise ValueError(f"{where} must be a task id from {task_ids}, got {v!r}")
+        return task_ids.index(v)
+
+    s.players = players
+    s.round = _need(data, "round", int)
+    if not 0 <= s.round <= R.rounds:
+        raise ValueError(f"state.round must be in 0..{R.rounds}")
+    s.terminal = bool(data.get("terminal", False))
+    if (s.round == R.rounds) != bool(s.terminal):
+        raise ValueError(f"state.round is {R.rounds} exactly when the game is over (terminal)")
+    s.clock = _need(data, "clock", float)
+    for key in ("moves", "round_moves", "safety_cuts", "timeouts", "bonus_taken", "jumps"):
+        v = data.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"state.{key} must be a non-negative integer")
+    s.moves, s.round_moves = data.get("moves", 0), data.get("round_moves", 0)
+    s.safety_cuts, s.timeouts = data.get("safety_cuts", 0), data.get("timeouts", 0)
+    s.bonus_top, s.jumps = data.get("bonus_taken", 0), data.get("jumps", 0)
+    if s.bonus_top > R.bonus_n or s.jumps > players:
+        raise ValueError(f"state.bonus_taken must be <= {R.bonus_n} and jumps <= {players}")
+    deck = data.get("modifier_deck", list(MODIFIERS))
+    if not isinstance(deck, list) or sorted(deck) != sorted(MODIFIERS):
+        raise ValueError(f"state.modifier_deck must be an order of {list(MODIFIERS)}")
+    for k, m in enumerate(deck):
+        s.mod_deck[k] = MODIFIERS.index(m)
+    up = data.get("tasks_face_up", [])
+    if not isinstance(up, list):
+        raise ValueError("state.tasks_face_up must be a list of task ids")
+    for v in up:
+        s.task_up |= 1u << task_id(v, "state.tasks_face_up[]")
+    s.current = _need(data, "current_player", int)
+    for t in range(MAX_TILES):
+        s.loc[t] = LOC_POOL
+    pool = _need(data, "pool", list)
+    for i, entry in enumerate(pool):
+        if not isinstance(entry, list) or len(entry) != 2 or entry[1] not in (0, 1):
+            raise ValueError(f"state.pool[{i}] must be [tile, face 0/1]")
+        t = tile_id(entry[0], f"state.pool[{i}]")
+        s.up[t] = entry[1]
+    seats = _need(data, "seats", list)
+    if len(seats) != players:
+        raise ValueError(f"state.seats must list {players} seats")
+    for i in range(MAX_PLAYERS):
+        for c in range(MAX_CELLS):
+            s.p[i].cell_tile[c] = NO_TILE
+        s.p[i].hand = NO_TILE
+    for i, seat in enumerate(seats):
+        where = f"state.seats[{i}]"
+        if not isinstance(seat, dict):
+            raise ValueError(f"{where} must be an object")
+        pl = &s.p[i]
+        pl.speed = _float(seat.get("speed", 1.0), where + ".speed", 1e-4, 1e4)
+        pl.t_next = _float(seat.get("t_next", 0.0), where + ".t_next", 0.0, 1e6)
+        pl.noise = _float(seat.get("noise", 0.0), where + ".noise", -1e6, 1e6)
+        hand = seat.get("hand")
+        if hand is not None:
+            if not isinstance(hand, dict) or hand.get("face") not in (0, 1):
+                raise ValueError(f"{where}.hand must be null or {{'tile': id, 'face': 0/1}}")
+            pl.hand = tile_id(hand.get("tile"), where + ".hand")
+            pl.hand_face = hand["face"]
+            s.loc[pl.hand] = LOC_HAND + i
+        pend = seat.get("pending")
+        if pend is not None:
+            if not isinstance(pend, dict) or pend.get("op") not in OPS[1:]:
+                raise ValueError(f"{where}.pending must be null or {{'op': one of {list(OPS[1:])}, ...}}")
+            pl.pend = OPS.index(pend["op"])
+            if pl.pend in (OP_PICK, OP_FLIP):
+                t = pend.get("tile")
+                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n_tiles:
+                    raise ValueError(f"{where}.pending.tile must be a tile id")
+                pl.pend_arg = t
+            elif pl.pend == OP_TASK:
+                pl.pend_arg = task_id(pend.get("task"), where + ".pending.task")
+            if pl.pend == OP_RETURN and pl.hand == NO_TILE:
+                raise ValueError(f"{where}.pending: a return needs a tile in hand")
+            if pl.pend != OP_RETURN and pl.hand != NO_TILE:
+                raise ValueError(f"{where}.pending: a hand holding a tile can only be returning it")
+        pl.finished = bool(seat.get("finished", False))
+        if pl.finished and (pl.pend != OP_NONE or pl.hand != NO_TILE):
+            raise ValueError(f"{where}: a finished hand holds nothing and does nothing")
+        pl.chip = _int(seat.get("chip", 0), where + ".chip", 0, 50)
+        pl.jump_order = _int(seat.get("jump_order", 0), where + ".jump_order", 0, players)
+        pl.volcano_chip = bool(seat.get("volcano_chip", False))
+        tasks = seat.get("tasks", [])
+        if not isinstance(tasks, list) or len(tasks) > 2:
+            raise ValueError(f"{where}.tasks must list at most 2 task ids")
+        for v in tasks:
+            pl.tasks |= 1 << task_id(v, where + ".tasks[]")
+        board = _need(seat, "board", list, where)
+        if len(board) != R.rows or any(not isinstance(r, list) or len(r) != R.cols for r in board):
+            raise ValueError(f"{where}.board must be {R.rows} rows of {R.cols} cells")
+        for r in range(R.rows):
+            for c in range(R.cols):
+                cellv = board[r][c]
+                if cellv is None:
+                    continue
+                w = f"{where}.board[{r}][{c}]"
+                if not isinstance(cellv, dict):
+                    raise ValueError(f"{w} must be null or {{'tile', 'face', 'rotation'}}")
+                t = tile_id(cellv.get("tile"), w + ".tile")
+                face, rot = cellv.get("face", 0), cellv.get("rotation", 0)
+                if face not in (0, 1) or isinstance(face, bool):
+                    raise ValueError(f"{w}.face must be 0 or 1")
+                if rot not in (0, 1, 2, 3) or isinstance(rot, bool):
+                    raise ValueError(f"{w}.rotation must be 0..3")
+                put_on_board(s, i, t, face, r * R.cols + c, rot)
+        rs = seat.get("round_scores", [])
+        if not isinstance(rs, list) or len(rs) != (s.round if not s.terminal else R.rounds):
+            raise ValueError(f"{where}.round_scores must list one score per round played")
+        for r, v in enumerate(rs):
+            pl.round_score[r] = _int(v, f"{where}.round_scores[{r}]", -10000, 10000)
+        stats = seat.get("stats", {})
+        if not isinstance(stats, dict) or set(stats) - set(SEAT_OUTCOMES[3:]):
+            raise ValueError(f"{where}.stats must map names from {list(SEAT_OUTCOMES[3:])} to integers")
+        for k in range(N_STATS):
+            pl.stat[k] = _int(stats.get(SEAT_OUTCOMES[3 + k], 0), f"{where}.stats", -100000, 100000)
+        s.share[i] = _float(seat.get("win_share", 0.0), where + ".win_share", 0.0, 1.0)
+    for t in range(n_tiles):
+        if t not in seen:
+            raise ValueError(f"state: tile {t} is nowhere (every tile must be in the pool, "
+                             f"a hand or on a board)")
+    for t in range(n_tiles, MAX_TILES):
+        s.loc[t] = 0
+    s.solo_penalty = _int(data.get("solo_penalty", 0), "state.solo_penalty", -1000, 1000)
+    s.solo_win = bool(data.get("solo_win", False))
+    reason = data.get("end_reason", "running")
+    if reason not in END_REASONS:
+        raise ValueError(f"state.end_reason must be one of {list(END_REASONS)}")
+    s.end_reason = END_REASONS.index(reason)
+    if s.terminal and s.end_reason == END_RUNNING:
+        raise ValueError("state: a terminal state needs an end_reason")
+    rng = data.get("rng", {"key": 0, "counter": 0})
+    try:
+        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
+    except (TypeError, KeyError, OverflowError):
+        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
+    if not s.terminal:
+        if not 0 <= s.current < players:
+            raise ValueError(f"state.current_player must be in 0..{players - 1}")
+        advance(s)
+    return state
+
+
+GAME = MondoGame()

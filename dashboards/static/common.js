@@ -1,0 +1,76 @@
+// Shared helpers of the dashboard pages: JSON fetches, formatting, small DOM builders.
+"use strict";
+window.Meeple = window.Meeple || {};
+
+(function (M) {
+  M.getJSON = async function (url) {
+    const response = await fetch(url, {headers: {Accept: "application/json"}});
+    const body = await response.json().catch(() => null);
+    if (!response.ok) {
+      const error = new Error(M.errorText(body) || response.statusText);
+      error.status = response.status;
+      error.body = body;
+      throw error;
+    }
+    return body;
+  };
+
+  M.postJSON = async function (url, data) {
+    const response = await fetch(url, {method: "POST", body: JSON.stringify(data),
+                                       headers: {"Content-Type": "application/json"}});
+    const body = await response.json().catch(() => null);
+    return {status: response.status, ok: response.ok, body};
+  };
+
+  // The API's error detail as text: a string, or a list of {field, msg}.
+  M.errorText = function (body) {
+    if (!body || body.detail === undefined) return "";
+    if (typeof body.detail === "string") return body.detail;
+    return body.detail.map((e) => `${e.field}: ${e.msg}`).join("\n");
+  };
+
+  M.h = function (tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v);
+    }
+    for (const c of children.flat())
+      node.appendChild(c instanceof Node ? c : document.createTextNode(c ?? ""));
+    return node;
+  };
+
+  M.num = function (v, digits) {
+    if (v === null || v === undefined) return "–";
+    if (typeof v !== "number") return String(v);
+    if (Number.isInteger(v)) return v.toLocaleString("en");
+    return v.toFixed(digits ?? 3);
+  };
+
+  M.duration = function (s) {
+    if (s === null || s === undefined) return "–";
+    s = Math.round(s);
+    if (s < 60) return `${s} s`;
+    if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+    return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  };
+
+  // A progress bar element for an experiment view.
+  M.progressBar = function (exp) {
+    const p = exp.progress, total = p.total || 0;
+    const share = total ? Math.min(1, p.done / total) : 0;
+    return M.h("div", {class: "progress", title: `${p.done} / ${total} games`},
+               M.h("div", {class: `fill status-${exp.status}`,
+                           style: `width:${(share * 100).toFixed(1)}%`}),
+               M.h("span", {}, `${M.num(p.done)} / ${M.num(total)}`));
+  };
+
+  // A table from records and [key, header, formatter?] columns.
+  M.table = function (rows, columns, rowClass) {
+    return M.h("table", {class: "data"},
+      M.h("thead", {}, M.h("tr", {}, columns.map(([, head]) => M.h("th", {}, head)))),
+      M.h("tbody", {}, rows.map((row) => M.h("tr", {class: rowClass ? rowClass(row) : ""},
+        columns.map(([key, , f]) => M.h("td", {}, f ? f(row[key], row) : M.num(row[key])))))));
+  };
+})(window.Meeple);

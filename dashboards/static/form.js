@@ -1,0 +1,149 @@
+// The "new experiment" form, built from the catalogue's rule-option JSON schemas:
+// enum -> select, boolean -> checkbox, integer/number -> number input, data values (arrays,
+// objects) -> a JSON text area collapsed by default.  Only options that differ from the
+// game's defaults are sent, so a spec stays as short as one written by hand.
+"use strict";
+(function (M) {
+  let games = {};
+  const $ = (id) => document.getElementById(id);
+
+  function optionInput(name, schema) {
+    const help = M.h("span", {class: "help"}, " " + (schema.description || ""));
+    const mark = schema["x-assumption"] ? M.h("span", {class: "assumption",
+      title: "the rule spec marks this value as an assumption"}, "assumption") : "";
+    let input;
+    if (schema.enum) {
+      input = M.h("select", {}, schema.enum.map((v) => M.h("option", {value: v}, String(v))));
+      input.value = schema.default;
+    } else if (schema.type === "boolean") {
+      input = M.h("input", {type: "checkbox"});
+      input.checked = !!schema.default;
+    } else if (schema.type === "integer" || schema.type === "number") {
+      input = M.h("input", {type: "number", step: schema.type === "integer" ? "1" : "any"});
+      if (schema.minimum !== undefined) input.min = schema.minimum;
+      if (schema.maximum !== undefined) input.max = schema.maximum;
+      input.value = schema.default;
+    } else {
+      // Data values (tile lists, boards...): JSON text, sent only when edited.
+      input = M.h("textarea", {spellcheck: "false"});
+      input.value = JSON.stringify(schema.default, null, 1);
+      input.addEventListener("input", () => { input.dataset.edited = "1"; });
+      input.dataset.option = name;
+      input.dataset.kind = "data";
+      return M.h("details", {class: "option", "data-option": name},
+                 M.h("summary", {}, `${name} (data)`, mark), help, input);
+    }
+    input.dataset.option = name;
+    input.dataset.kind = schema.enum ? "enum" : schema.type;
+    return M.h("div", {class: "option", "data-option": name},
+               M.h("label", {class: "inline"}, `${name} `, input), mark, help);
+  }
+
+  function armFieldset(index) {
+    const game = games[$("f-game").value];
+    const props = game.rules.properties || {};
+    const name = M.h("input", {class: "arm-name", value: index === 0 ? "baseline" : `arm${index + 1}`,
+                               oninput: updateBaseline});
+    const remove = M.h("button", {type: "button", class: "remove-arm",
+                                  onclick: (e) => { e.target.closest("fieldset").remove(); updateBaseline(); }},
+                       "Remove arm");
+    return M.h("fieldset", {class: "arm"}, M.h("legend", {}, "Arm"),
+               M.h("label", {}, "Arm name ", name),
+               Object.entries(props).map(([n, s]) => optionInput(n, s)), remove);
+  }
+
+  function updateBaseline() {
+    const select = $("f-baseline"), previous = select.value;
+    const names = [...document.querySelectorAll(".arm-name")].map((i) => i.value);
+    select.replaceChildren(...names.map((n) => M.h("option", {value: n}, n)));
+    if (names.includes(previous)) select.value = previous;
+  }
+
+  function selectGame() {
+    const game = games[$("f-game").value];
+    $("game-help").textContent = `${game.title}: ${game.min_players}-${game.max_players} players` +
+      (game.cooperative ? ", cooperative" : "");
+    const counts = [];
+    for (let n = game.min_players; n <= game.max_players; n++) counts.push(n);
+    $("f-players").replaceChildren(...counts.map((n, i) => M.h("label", {class: "inline"},
+      M.h("input", {type: "checkbox", class: "players", value: n, ...(i === 0 ? {checked: ""} : {})}),
+      ` ${n}`)));
+    $("f-agent").replaceChildren(...Object.entries(game.agents).map(([n, d]) =>
+      M.h("option", {value: n, title: d}, n)));
+    $("arms").replaceChildren(armFieldset(0));
+    updateBaseline();
+  }
+
+  // The rule options of one arm that differ from the defaults; throws naming a bad JSON field.
+  function armRules(fieldset, props) {
+    const rules = {};
+    for (const input of fieldset.querySelectorAll("[data-option]:is(input,select,textarea)")) {
+      const name = input.dataset.option, schema = props[name];
+      let value;
+      if (input.dataset.kind === "boolean") value = input.checked;
+      else if (input.dataset.kind === "integer" || input.dataset.kind === "number") {
+        if (input.value === "") throw new Error(`${name}: a number is required`);
+        value = Number(input.value);
+      } else if (input.dataset.kind === "data") {
+        if (!input.dataset.edited) continue;
+        try { value = JSON.parse(input.value); } catch (e) { throw new Error(`${name}: not valid JSON (${e.message})`); }
+      } else value = input.value;
+      if (JSON.stringify(value) !== JSON.stringify(schema.default)) rules[name] = value;
+    }
+    return rules;
+  }
+
+  function buildSpec() {
+    const game = games[$("f-game").value];
+    const props = game.rules.properties || {};
+    const players = [...document.querySelectorAll(".players:checked")].map((c) => Number(c.value));
+    const spec = {name: $("f-name").value, game: game.name,
+                  players: players.length === 1 ? players[0] : players,
+                  games_per_arm: Number($("f-games").value), seed: Number($("f-seed").value),
+                  shard_size: Number($("f-shard").value)};
+    const perSeat = $("f-agents").value.split(",").map((s) => s.trim()).filter(Boolean);
+    spec.agents = perSeat.length ? perSeat : $("f-agent").value;
+    if ($("f-rotate").checked) spec.rotate_agents = true;
+    spec.arms = {};
+    for (const fs of document.querySelectorAll("fieldset.arm")) {
+      const name = fs.querySelector(".arm-name").value;
+      try { spec.arms[name] = armRules(fs, props); }
+      catch (e) { throw new Error(`arms.${name}.${e.message}`); }
+    }
+    if ($("f-baseline").value) spec.baseline = $("f-baseline").value;
+    return spec;
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    const errors = $("form-errors");
+    errors.hidden = true;
+    let spec;
+    try { spec = buildSpec(); } catch (e) { errors.textContent = e.message; errors.hidden = false; return; }
+    $("submit").disabled = true;
+    const result = await M.postJSON("/api/experiments", spec);
+    $("submit").disabled = false;
+    if (result.status === 201) { window.location.href = `/experiments/${result.body.id}`; return; }
+    errors.textContent = M.errorText(result.body) || `the server answered ${result.status}`;
+    errors.hidden = false;
+  }
+
+  async function init() {
+    try {
+      const list = await M.getJSON("/api/games");
+      games = Object.fromEntries(list.map((g) => [g.name, g]));
+      $("f-game").replaceChildren(...list.map((g) => M.h("option", {value: g.name}, g.title || g.name)));
+      $("f-game").addEventListener("change", selectGame);
+      $("add-arm").addEventListener("click", () => {
+        $("arms").appendChild(armFieldset(document.querySelectorAll("fieldset.arm").length));
+        updateBaseline();
+      });
+      $("experiment-form").addEventListener("submit", submit);
+      selectGame();
+    } catch (e) {
+      $("form-errors").textContent = `Cannot load the game catalogue: ${e.message}`;
+      $("form-errors").hidden = false;
+    }
+  }
+  init();
+})(window.Meeple);

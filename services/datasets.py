@@ -1,0 +1,162 @@
+"""What the API serves from an experiment's result dataset besides the pipelines' tables:
+histograms, JSON-safe records, CSV, and the raw shards as one Parquet file or a zip.
+
+Every function takes the dataset root (`services.runner.experiment_path(results, id)`), a
+local folder or a pyarrow.fs URI, and reads it through pyarrow.fs / Polars lazy scans.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import posixpath
+import zipfile
+from typing import Iterator
+
+import polars as pl
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+import pipelines
+from services.runner import _filesystem  # (filesystem, path) of a folder or a URI
+
+
+# ---- the raw shards ---------------------------------------------------------------------
+def shard_files(root: str) -> list[tuple[str, str]]:
+    """(path in the filesystem, path relative to the root) of every finished shard, sorted.
+    Temporary files of shards being written (dot-names) are not shards yet."""
+    fs, base = _filesystem(root)
+    info = fs.get_file_info(base)
+    if info.type != pafs.FileType.Directory:
+        return []
+    found = []
+    for f in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+        name = posixpath.basename(f.path)
+        if f.type == pafs.FileType.File and name.endswith(".parquet") and not name.startswith("."):
+            found.append((f.path, posixpath.relpath(f.path, base)))
+    return sorted(found, key=lambda p: p[1])
+
+
+def has_results(root: str) -> bool:
+    return bool(shard_files(root))
+
+
+def zip_bytes(root: str) -> Iterator[bytes]:
+    """The shards as a zip archive (stored, since Parquet is already compressed), streamed
+    one shard at a time so memory stays at one shard."""
+    fs, _ = _filesystem(root)
+    buffer = _Chunks()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for path, rel in shard_files(root):
+            with fs.open_input_stream(path) as src, archive.open(rel, "w", force_zip64=True) as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+                    yield from buffer.drain()
+    yield from buffer.drain()
+
+
+class _Chunks(io.RawIOBase):
+    """A write-only, non-seekable sink that hands written bytes to a generator."""
+
+    def __init__(self):
+        self._parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def drain(self) -> Iterator[bytes]:
+        parts, self._parts = self._parts, []
+        yield from parts
+
+
+def write_concatenated(root: str, out_path: str) -> int:
+    """Every shard's rows into one local Parquet file, shard by shard; returns the rows."""
+    fs, _ = _filesystem(root)
+    rows = 0
+    writer = None
+    try:
+        for path, _rel in shard_files(root):
+            table = pq.read_table(path, filesystem=fs)
+            if writer is None:
+                writer = pq.ParquetWriter(out_path, table.schema)
+            writer.write_table(table.cast(writer.schema))
+            rows += table.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
+
+
+# ---- tables as JSON and CSV -------------------------------------------------------------
+def _clean(value):
+    """JSON has no NaN or infinity: they become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
+def records(frame: pl.DataFrame) -> list[dict]:
+    return [_clean(row) for row in frame.to_dicts()]
+
+
+def csv_text(frame: pl.DataFrame) -> str:
+    """CSV of a table; nested columns (lists, structs) are written as JSON text."""
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    if nested:
+        frame = frame.with_columns(
+            pl.col(name).map_elements(lambda v: json.dumps(_clean(v.to_list() if hasattr(
+                v, "to_list") else v)), return_dtype=pl.String) for name in nested)
+    return frame.write_csv()
+
+
+# ---- histograms -------------------------------------------------------------------------
+def _edges(lo: float, hi: float, bins: int, integral: bool) -> list[float]:
+    """Common bin edges over [lo, hi]; integer data gets integer-wide bins centred on values."""
+    if integral:
+        width = max(1, math.ceil((hi - lo + 1) / bins))
+        count = math.ceil((hi - lo + 1) / width)
+        return [lo - 0.5 + k * width for k in range(count + 1)]
+    width = (hi - lo) / bins if hi > lo else 1.0
+    return [lo + k * width for k in range(bins + 1)]
+
+
+def _histogram(frame: pl.LazyFrame, value: str, keys: list[str], bins: int) -> dict:
+    """Counts of `value` per group of `keys` over one set of edges shared by all groups."""
+    stats = frame.select(lo=pl.col(value).min(), hi=pl.col(value).max(),
+                         integral=(pl.col(value) == pl.col(value).floor()).all()).collect()
+    lo, hi, integral = stats.row(0)
+    if lo is None:
+        return {"edges": [], "series": []}
+    edges = _edges(float(lo), float(hi), bins, bool(integral))
+    n, width = len(edges) - 1, edges[1] - edges[0]
+    counted = (frame.with_columns(bin=((pl.col(value) - edges[0]) / width).floor()
+                                  .cast(pl.Int64).clip(0, n - 1))
+               .group_by(keys + ["bin"]).agg(count=pl.len())
+               .sort(keys + ["bin"]).collect())
+    series: dict[tuple, list[int]] = {}
+    for row in counted.iter_rows(named=True):
+        key = tuple(row[k] for k in keys)
+        series.setdefault(key, [0] * n)[row["bin"]] = row["count"]
+    return {"edges": edges,
+            "series": [{**dict(zip(keys, key)), "counts": counts}
+                       for key, counts in series.items()]}
+
+
+def histograms(root: str, bins: int = 20) -> dict:
+    """Game length per (arm, players) and score per (arm, players, seat), from the raw rows."""
+    rows = pipelines.scan(root)
+    length = rows.select("arm", "players", pl.col("length").cast(pl.Float64))
+    scores = (rows.select("arm", "players", pl.col("seat_score").cast(pl.List(pl.Float64)))
+              .with_columns(seat=pl.int_ranges(0, pl.col("seat_score").list.len()))
+              .explode("seat_score", "seat"))
+    return {"bins": bins,
+            "length": _histogram(length, "length", ["arm", "players"], bins),
+            "score": _histogram(scores, "seat_score", ["arm", "players", "seat"], bins)}

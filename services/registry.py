@@ -1,0 +1,142 @@
+"""The experiment registry: one SQLite table of experiments (spec, status, progress, times, error).
+
+The registry is the service's memory across restarts: an experiment is written here before it
+is queued, its status and progress are updated while it runs, and a new service process finds
+every unfinished (queued or running) experiment here and runs it again (the runner skips the
+shards already written, so nothing is lost and nothing is played twice).
+
+Settings come from the environment: MEEPLELAB_DB (default ./meeplelab.db) and
+MEEPLELAB_RESULTS (default ./results; a local folder or a pyarrow.fs URI such as s3://...).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+
+STATUSES = ("queued", "running", "done", "failed", "cancelled")
+UNFINISHED = ("queued", "running")
+FINISHED = ("done", "failed", "cancelled")
+
+_COLUMNS = ("id", "name", "game", "spec", "status", "games_done", "games_total",
+            "games_per_second", "eta_seconds", "created_at", "started_at", "finished_at",
+            "error", "cancel_requested")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    game TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    games_done INTEGER NOT NULL DEFAULT 0,
+    games_total INTEGER,
+    games_per_second REAL,
+    eta_seconds REAL,
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    error TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    seq INTEGER
+)
+"""
+
+
+def db_path() -> str:
+    """The registry file: MEEPLELAB_DB, or ./meeplelab.db."""
+    return os.environ.get("MEEPLELAB_DB") or "meeplelab.db"
+
+
+def results_dir() -> str:
+    """Where result datasets go: MEEPLELAB_RESULTS, or ./results."""
+    return os.environ.get("MEEPLELAB_RESULTS") or "results"
+
+
+def new_id() -> str:
+    """A short, sortable-enough, collision-safe experiment id."""
+    return time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + uuid.uuid4().hex[:8]
+
+
+class Registry:
+    """Thread-safe access to the experiments table (one connection, one lock)."""
+
+    def __init__(self, path: str | None = None):
+        self.path = path or db_path()
+        self._lock = threading.Lock()
+        # The API handlers and the worker thread share this connection under the lock.
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _execute(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    @staticmethod
+    def _record(row: sqlite3.Row) -> dict:
+        record = {k: row[k] for k in _COLUMNS}
+        record["spec"] = json.loads(record["spec"])
+        record["cancel_requested"] = bool(record["cancel_requested"])
+        return record
+
+    # ---- writes -------------------------------------------------------------------------
+    def create(self, spec: dict, name: str, game: str, games_total: int | None = None) -> str:
+        """Store a validated spec (a JSON-able dict) as a queued experiment; return its id."""
+        eid = new_id()
+        self._execute(
+            "INSERT INTO experiments (id, name, game, spec, status, games_total, created_at, seq)"
+            " VALUES (?, ?, ?, ?, 'queued', ?, ?,"
+            " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))",
+            (eid, name, game, json.dumps(spec), games_total,
+             time.time()))
+        return eid
+
+    def set_status(self, eid: str, status: str, error: str | None = None) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {list(STATUSES)}, got {status!r}")
+        now = time.time()
+        if status == "running":
+            self._execute("UPDATE experiments SET status=?, started_at=COALESCE(started_at, ?),"
+                          " error=NULL WHERE id=?", (status, now, eid))
+        elif status in FINISHED:
+            self._execute("UPDATE experiments SET status=?, finished_at=?, error=?,"
+                          " eta_seconds=NULL WHERE id=?", (status, now, error, eid))
+        else:
+            self._execute("UPDATE experiments SET status=?, error=NULL WHERE id=?",
+                          (status, eid))
+
+    def set_progress(self, eid: str, done: int, total: int | None,
+                     games_per_second: float | None, eta_seconds: float | None) -> None:
+        self._execute("UPDATE experiments SET games_done=?, games_total=?, games_per_second=?,"
+                      " eta_seconds=? WHERE id=?",
+                      (int(done), None if total is None else int(total),
+                       games_per_second, eta_seconds, eid))
+
+    def request_cancel(self, eid: str) -> None:
+        self._execute("UPDATE experiments SET cancel_requested=1 WHERE id=?", (eid,))
+
+    # ---- reads --------------------------------------------------------------------------
+    def get(self, eid: str) -> dict | None:
+        rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE id=?", (eid,))
+        return self._record(rows[0]) if rows else None
+
+    def list(self) -> list[dict]:
+        """Every experiment, newest first."""
+        rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC")
+        return [self._record(r) for r in rows]
+
+    def unfinished(self) -> list[str]:
+        """Ids of queued or running experiments, oldest first (the order to resume them)."""
+        rows = self._execute("SELECT id FROM experiments WHERE status IN ('queued', 'running')"
+                             " ORDER BY seq")
+        return [r["id"] for r in rows]

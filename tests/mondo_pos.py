@@ -1,0 +1,98 @@
+"""Position builder and action encoders for the Mondo rule tests.
+
+Tests set up exact positions through `game.from_dict(...)` (the state-dict format of
+MondoGame.to_dict) with a custom tile list: every face a test names becomes face 0 of a new
+tile (face 1 plain water unless given), in the order added; filler tiles (plain water both
+sides) pad the list so that the boards can be filled and lie in the pool.
+Boards are given as {(row, col): (tile index, face, rotation)}.
+"""
+from __future__ import annotations
+
+import copy
+
+import core_cy
+
+GAME = core_cy.load("mondo")
+MAX_TILES, MAX_TASKS, MAX_CELLS = 200, 12, 36
+A_PICK, A_FLIP = 0, MAX_TILES
+A_TASK = 2 * MAX_TILES
+A_JUMP = A_TASK + MAX_TASKS
+A_PLACE = A_JUMP + 1
+A_RETURN = A_PLACE + MAX_CELLS * 8
+WATER_FACE = {"edges": "WWWW"}
+NO_SKILL = dict(GAME.options[[o.name for o in GAME.options].index("timing")].default,
+                skill_sigma=0.0)
+
+
+def PICK(t):
+    return A_PICK + t
+
+
+def FLIP(t):
+    return A_FLIP + t
+
+
+def TASK(k):
+    return A_TASK + k
+
+
+def PLACE(cell, face=0, rot=0):
+    return A_PLACE + cell * 8 + face * 4 + rot
+
+
+def board_rules(rows, cols, frame=None, marked=()):
+    """A `board` rule value of rows x cols; frame sides default to water."""
+    frame = frame or {}
+    return {"rows": rows, "cols": cols,
+            "frame": {"top": frame.get("top", "W" * cols), "right": frame.get("right", "W" * rows),
+                      "bottom": frame.get("bottom", "W" * cols), "left": frame.get("left", "W" * rows)},
+            "solo_marked_cells": [list(m) for m in marked]}
+
+
+def tiles(faces, total=None, players=4, rows=4, cols=6):
+    """Tile list: one tile per given face (face 0; a (face0, face1) pair gives both faces),
+    padded with plain water tiles."""
+    out = []
+    for f in faces:
+        pair = f if isinstance(f, tuple) else (f, WATER_FACE)
+        out.append({"faces": [copy.deepcopy(pair[0]), copy.deepcopy(pair[1])]})
+    need = total or max(len(out) + 1, players * rows * cols + 1)
+    while len(out) < need:
+        out.append({"faces": [dict(WATER_FACE), dict(WATER_FACE)]})
+    return out
+
+
+def position(players, rules, boards, seats=None, **top):
+    """A state dict: boards[i] = {(r, c): (tile, face, rot)}; the rest of the tiles in the
+    pool (face 0); seats[i] overrides seat fields; top overrides state fields."""
+    rules = GAME.resolve_rules(rules, players)
+    rows, cols = rules["board"]["rows"], rules["board"]["cols"]
+    used = set()
+    seat_list = []
+    for i in range(players):
+        grid = [[None] * cols for _ in range(rows)]
+        for (r, c), (t, face, rot) in boards[i].items():
+            grid[r][c] = {"tile": t, "face": face, "rotation": rot}
+            used.add(t)
+        seat = {"speed": 1.0, "t_next": 0.0, "hand": None, "pending": None, "finished": False,
+                "chip": 0, "jump_order": 0, "volcano_chip": False, "tasks": [], "board": grid,
+                "round_scores": [], "stats": {}, "win_share": 0.0}
+        seat.update((seats or [{}] * players)[i])
+        if seat["hand"] is not None:
+            used.add(seat["hand"]["tile"])
+        seat_list.append(seat)
+    state = {"game": "mondo", "players": players, "rules": rules, "round": 0, "clock": 0.0,
+             "current_player": 0, "moves": 0, "round_moves": 0,
+             "pool": [[t, 0] for t in range(len(rules["tiles"])) if t not in used],
+             "terminal": False, "end_reason": "running", "rng": {"key": 1, "counter": 0},
+             "seats": seat_list}
+    state.update(top)
+    return state
+
+
+def load(players, rules, boards, seats=None, **top):
+    return GAME.from_dict(position(players, rules, boards, seats, **top))
+
+
+def breakdown(state, seat=0):
+    return state.score_breakdown()[seat]

@@ -1,0 +1,41 @@
+"""Helpers shared by the service tests: a generic small spec, an app on a fresh registry, and
+waiting for an experiment to reach a status."""
+import time
+
+import core_cy
+
+GAME = core_cy.games()[0]
+INFO = core_cy.load(GAME).info()
+PLAYERS = INFO["min_players"]
+FINISHED = ("done", "failed", "cancelled")
+
+
+def enum_option() -> tuple[str, list]:
+    """The first rule option with a choice of values (every game has a variant switch)."""
+    for name, schema in INFO["rules"]["properties"].items():
+        if len(schema.get("enum", ())) > 1:
+            return name, schema["enum"]
+    raise AssertionError(f"{GAME} has no enum rule option to build arms from")
+
+
+def small_spec(**extra) -> dict:
+    """Two arms (two values of a variant switch), two player counts, a few hundred games."""
+    name, values = enum_option()
+    players = [PLAYERS, PLAYERS + 1] if INFO["max_players"] > PLAYERS else PLAYERS
+    spec = {"name": "small", "game": GAME, "players": players,
+            "arms": {"a": {name: values[0]}, "b": {name: values[1]}}, "baseline": "a",
+            "games_per_arm": 200, "seed": 5, "shard_size": 100}
+    spec.update(extra)
+    return spec
+
+
+def wait_for(client, eid: str, statuses=FINISHED, timeout: float = 120, condition=None) -> dict:
+    """Poll GET /api/experiments/{eid} until its status is in `statuses` (and `condition`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        exp = client.get(f"/api/experiments/{eid}").json()
+        if exp["status"] in statuses and (condition is None or condition(exp)):
+            return exp
+        if time.monotonic() > deadline:
+            raise AssertionError(f"experiment {eid} still {exp['status']} after {timeout} s: {exp}")
+        time.sleep(0.1)

@@ -1,0 +1,271 @@
+"""The FastAPI service through a test client: every endpoint, its 404s and 422s (naming the
+field), the download formats, and the offline docs and dashboard assets."""
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from fastapi.testclient import TestClient
+from service_support import GAME, INFO, enum_option, small_spec, wait_for
+
+import core_cy
+import pipelines
+from services.app import DASHBOARD, create_app
+from services.runner import experiment_path
+
+ENDPOINTS = ["", "/summary", "/compare", "/histograms", "/download/summary.csv",
+             "/download/results.parquet", "/download/results.zip"]
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    """A running app with one finished small experiment (played once for the module)."""
+    root = tmp_path_factory.mktemp("service")
+    app = create_app(db=str(root / "registry.db"), results=str(root / "results"))
+    with TestClient(app) as client:
+        response = client.post("/api/experiments", json=small_spec())
+        assert response.status_code == 201, response.text
+        eid = response.json()["id"]
+        exp = wait_for(client, eid)
+        assert exp["status"] == "done", exp
+        yield client, eid, experiment_path(str(root / "results"), eid)
+
+
+@pytest.fixture
+def idle(tmp_path):
+    """An app whose worker does not run: experiments stay queued."""
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"), run_worker=False)
+    with TestClient(app) as client:
+        yield client
+
+
+def test_games_lists_the_catalogue_with_schemas_and_agents(idle):
+    games = idle.get("/api/games").json()
+    assert [g["name"] for g in games] == core_cy.games()
+    for g in games:
+        info = core_cy.load(g["name"]).info()
+        assert g["rules"] == info["rules"] and g["agents"] == info["agents"]
+        assert g["min_players"] == info["min_players"] and g["max_players"] == info["max_players"]
+
+
+def test_submit_returns_201_and_the_experiment_is_listed_and_shown(idle):
+    spec = small_spec(name="listed")
+    response = idle.post("/api/experiments", json=spec)
+    assert response.status_code == 201
+    eid = response.json()["id"]
+    listed = idle.get("/api/experiments").json()
+    assert [e["id"] for e in listed] == [eid]
+    exp = idle.get(f"/api/experiments/{eid}").json()
+    assert exp["spec"] == spec and exp["name"] == "listed" and exp["game"] == GAME
+    assert exp["status"] == "queued"
+    cells = 2 * (len(spec["players"]) if isinstance(spec["players"], list) else 1)
+    assert exp["progress"]["total"] == cells * spec["games_per_arm"]
+    assert exp["progress"]["done"] == 0
+
+
+def test_newest_experiment_is_listed_first(idle):
+    ids = [idle.post("/api/experiments", json=small_spec(seed=s)).json()["id"] for s in (1, 2)]
+    assert [e["id"] for e in idle.get("/api/experiments").json()] == ids[::-1]
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"game": "no-such-game"}, "game"),
+    ({"colour": "red"}, "colour"),
+    ({"players": 99}, "players"),
+    ({"games_per_arm": 0}, "games_per_arm"),
+    ({"agents": "telepath"}, "agents"),
+    ({"baseline": "zzz"}, "baseline"),
+    ({"arms": {"a": {"no_such_option": 1}}}, "arms.a.no_such_option"),
+])
+def test_bad_specs_are_422_naming_the_field(idle, change, field):
+    response = idle.post("/api/experiments", json=small_spec(**change))
+    assert response.status_code == 422, response.text
+    detail = response.json()["detail"]
+    assert field in [d["field"] for d in detail], detail
+    assert all(d["msg"] for d in detail)
+    assert idle.get("/api/experiments").json() == []  # nothing stored
+
+
+def test_bad_rule_value_names_the_option_and_allowed_values(idle):
+    name, values = enum_option()
+    response = idle.post("/api/experiments", json=small_spec(arms={"x": {name: "nonsense"}},
+                                                             baseline=None))
+    assert response.status_code == 422
+    (item,) = response.json()["detail"]
+    assert item["field"] == f"arms.x.{name}" and str(values[0]) in item["msg"]
+
+
+def test_missing_game_and_malformed_json_are_422(idle):
+    response = idle.post("/api/experiments", json={"players": 3})
+    assert response.status_code == 422
+    assert "game" in [d["field"] for d in response.json()["detail"]]
+    response = idle.post("/api/experiments", content=b"{not json",
+                         headers={"Content-Type": "application/json"})
+    assert response.status_code == 422 and "Traceback" not in response.text
+
+
+@pytest.mark.parametrize("suffix", ENDPOINTS)
+def test_unknown_experiment_is_404(idle, suffix):
+    response = idle.get(f"/api/experiments/nope{suffix}")
+    assert response.status_code == 404 and "nope" in response.json()["detail"]
+
+
+def test_cancel_unknown_is_404(idle):
+    assert idle.post("/api/experiments/nope/cancel").status_code == 404
+
+
+def test_queued_experiment_has_no_results_yet(idle):
+    eid = idle.post("/api/experiments", json=small_spec()).json()["id"]
+    for suffix in ENDPOINTS[1:]:
+        response = idle.get(f"/api/experiments/{eid}{suffix}")
+        assert response.status_code == 409, (suffix, response.text)
+
+
+def test_cancel_queued_then_cancel_again_is_409(idle):
+    eid = idle.post("/api/experiments", json=small_spec()).json()["id"]
+    response = idle.post(f"/api/experiments/{eid}/cancel")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+    assert idle.get(f"/api/experiments/{eid}").json()["status"] == "cancelled"
+    assert idle.post(f"/api/experiments/{eid}/cancel").status_code == 409
+
+
+def test_finished_experiment_has_full_progress(service):
+    client, eid, _ = service
+    exp = client.get(f"/api/experiments/{eid}").json()
+    assert exp["progress"]["done"] == exp["progress"]["total"] > 0
+    assert exp["started_at"] <= exp["finished_at"] and exp["error"] is None
+    assert client.post(f"/api/experiments/{eid}/cancel").status_code == 409
+
+
+def test_summary_is_the_pipelines_summary(service):
+    client, eid, root = service
+    got = client.get(f"/api/experiments/{eid}/summary").json()
+    expected = pipelines.summary(root)
+    assert len(got) == expected.height > 0
+    assert [r["win_share"] for r in got] == pytest.approx(expected["win_share"].to_list())
+    assert {(r["arm"], r["players"], r["seat"]) for r in got} == set(
+        expected.select("arm", "players", "seat").iter_rows())
+
+
+def test_compare_defaults_to_the_baseline_and_rejects_unknown_arms(service):
+    client, eid, root = service
+    got = client.get(f"/api/experiments/{eid}/compare").json()
+    assert got and {r["baseline"] for r in got} == {"a"} and {r["arm"] for r in got} == {"b"}
+    other = client.get(f"/api/experiments/{eid}/compare", params={"baseline": "b"}).json()
+    assert {r["arm"] for r in other} == {"a"}
+    assert [r["win_share_diff"] for r in other] == pytest.approx(
+        pipelines.compare(root, "b")["win_share_diff"].to_list())
+    response = client.get(f"/api/experiments/{eid}/compare", params={"baseline": "zzz"})
+    assert response.status_code == 422
+    (item,) = response.json()["detail"]
+    assert item["field"] == "baseline" and "'a'" in item["msg"] and "'b'" in item["msg"]
+
+
+def test_histograms_count_every_game_and_seat(service):
+    client, eid, root = service
+    hist = client.get(f"/api/experiments/{eid}/histograms", params={"bins": 15}).json()
+    rows = pipelines.scan(root).collect()
+    games = rows.group_by("arm", "players").len()
+    expected = {(a, p): n for a, p, n in games.iter_rows()}
+    length = hist["length"]
+    assert len(length["edges"]) - 1 == len(length["series"][0]["counts"]) <= 15
+    assert {(s["arm"], s["players"]): sum(s["counts"]) for s in length["series"]} == expected
+    # the longest game falls in the last bin, the shortest in the first
+    assert length["edges"][0] <= rows["length"].min() and length["edges"][-1] >= rows["length"].max()
+    for s in hist["score"]["series"]:
+        assert sum(s["counts"]) == expected[(s["arm"], s["players"])]
+        assert 0 <= s["seat"] < s["players"]
+    seats = sum(p for _, p in expected)
+    assert len(hist["score"]["series"]) == seats
+    assert client.get(f"/api/experiments/{eid}/histograms",
+                      params={"bins": 0}).json()["detail"][0]["field"] == "query.bins"
+
+
+def test_summary_csv_download(service):
+    client, eid, root = service
+    response = client.get(f"/api/experiments/{eid}/download/summary.csv")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    assert "attachment" in response.headers["content-disposition"]
+    table = pl.read_csv(io.BytesIO(response.content))
+    expected = pipelines.summary(root)
+    assert table.columns == expected.columns and table.height == expected.height
+    assert table["win_share"].to_list() == pytest.approx(expected["win_share"].to_list())
+
+
+def test_parquet_download_holds_every_row(service, tmp_path):
+    client, eid, root = service
+    response = client.get(f"/api/experiments/{eid}/download/results.parquet")
+    assert response.status_code == 200
+    path = tmp_path / "all.parquet"
+    path.write_bytes(response.content)
+    table = pl.from_arrow(pq.read_table(path))
+    exp = client.get(f"/api/experiments/{eid}").json()
+    assert table.height == exp["progress"]["total"]
+    assert table.select("arm", "players", "game_index").unique().height == table.height
+    assert table.sort("arm", "players", "game_index").equals(
+        pipelines.scan(root).collect().select(table.columns).sort("arm", "players", "game_index"))
+
+
+def test_zip_download_holds_the_shard_files(service):
+    client, eid, root = service
+    response = client.get(f"/api/experiments/{eid}/download/results.zip")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = sorted(archive.namelist())
+    on_disk = sorted(str(p.relative_to(root)) for p in Path(root).rglob("shard-*.parquet"))
+    assert names == on_disk and names
+    assert all(re.fullmatch(r"arm=[^/]+/players=\d+/shard-\d{12}\.parquet", n) for n in names)
+    rows = sum(pq.read_table(io.BytesIO(archive.read(n))).num_rows for n in names)
+    assert rows == client.get(f"/api/experiments/{eid}").json()["progress"]["total"]
+
+
+def test_docs_work_offline(idle):
+    page = idle.get("/docs")
+    assert page.status_code == 200
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page.text) + re.findall(r"url: '([^']+)'",
+                                                                          page.text)
+    assert assets and all(a.startswith("/") for a in assets), assets
+    for asset in assets:
+        assert idle.get(asset).status_code == 200, asset
+    spec = idle.get("/openapi.json").json()
+    for path in ("/api/games", "/api/experiments", "/api/experiments/{eid}",
+                 "/api/experiments/{eid}/cancel", "/api/experiments/{eid}/compare"):
+        assert path in spec["paths"]
+
+
+def test_dashboard_pages_and_assets_are_local(idle):
+    for url in ("/", "/new", "/experiments/anything"):
+        page = idle.get(url)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        for asset in re.findall(r'(?:src|href)="(/static/[^"]+)"', page.text):
+            assert idle.get(asset).status_code == 200, asset
+    # no page or script loads anything from another host
+    for path in (DASHBOARD / "templates").glob("*.html"):
+        assert not re.search(r'(src|href)="(https?:)?//', path.read_text()), path
+    for path in (DASHBOARD / "static").glob("*"):
+        assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", path.read_text()), path
+
+
+def test_games_of_the_catalogue_only_come_from_core_cy():
+    """The service names no game: every game appears through core_cy's catalogue."""
+    services = Path(__file__).resolve().parents[1] / "services"
+    sources = [services / name for name in ("app.py", "worker.py", "datasets.py", "registry.py")]
+    sources += [*(DASHBOARD / "static").glob("*.js"), *(DASHBOARD / "templates").glob("*.html")]
+    for game in core_cy.games():
+        for path in sources:
+            assert game not in path.read_text().lower(), (game, path)
+    assert INFO["rules"]["properties"]
+
+
+def test_serve_subcommand_defaults_to_loopback(monkeypatch):
+    import services.app
+    from services import cli
+
+    calls = []
+    monkeypatch.setattr(services.app, "serve", lambda host, port: calls.append((host, port)))
+    assert cli.main(["serve"]) == 0
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
+    assert calls == [("127.0.0.1", 8000), ("0.0.0.0", 9001)]

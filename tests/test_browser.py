@@ -1,0 +1,172 @@
+"""The dashboard in a real headless Chromium (Debian's chromium + chromium-driver, installed by
+tests/setup_browser.sh): load the pages, submit a small experiment through the form built
+from the catalogue, and see its charts appear.  Never skipped: a missing browser fails."""
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from service_support import GAME, INFO, enum_option
+
+from services.app import create_app
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--window-size=1300,1000"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser")
+    app = create_app(db=str(root / "r.db"), results=str(root / "results"))
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(60)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    assert CHROMIUM and CHROMEDRIVER, ("chromium and chromedriver are required: run "
+                                       "tests/setup_browser.sh (apt-get install chromium "
+                                       "chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, condition, timeout=45, message=""):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition, message)
+
+
+def _css(driver, selector):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+def _no_page_errors(driver):
+    """No script error and no failed request except the API's expected answers: 409 (no
+    results yet, while the page polls a running experiment) and 422 (a rejected spec)."""
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
+              and not (e["source"] == "network" and ("(Conflict)" in e["message"]
+                                                     or "(Unprocessable" in e["message"]))]
+    assert not errors, errors
+
+
+def test_form_is_built_from_the_rule_schemas(server, browser):
+    browser.get(f"{server}/new")
+    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20, "form not built")
+    props = INFO["rules"]["properties"]
+    for name, schema in props.items():
+        (box,) = _css(browser, f"fieldset.arm [data-option='{name}']:is(div, details)")
+        if "enum" in schema:
+            assert box.find_element("css selector", "select").get_attribute("value") == \
+                str(schema["default"])
+        elif schema["type"] == "boolean":
+            assert box.find_element("css selector", "input[type=checkbox]").is_selected() == \
+                schema["default"]
+        elif schema["type"] == "integer":
+            assert box.find_element("css selector", "input[type=number]").get_attribute(
+                "value") == str(schema["default"])
+        else:  # data values: a JSON text area, collapsed
+            assert box.tag_name == "details" and box.get_attribute("open") is None
+    counts = [int(c.get_attribute("value")) for c in _css(browser, "input.players")]
+    assert counts == list(range(INFO["min_players"], INFO["max_players"] + 1))
+    _no_page_errors(browser)
+
+
+def test_form_shows_the_field_of_a_rejected_spec(server, browser):
+    browser.get(f"{server}/new")
+    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20)
+    games = _css(browser, "#f-games")[0]
+    games.clear()
+    games.send_keys("0")
+    _css(browser, "#submit")[0].click()
+    error = _wait(browser, lambda d: (e := _css(d, "#form-errors")) and e[0].is_displayed()
+                  and e[0], 20, "no error shown")
+    assert "games_per_arm" in error.text
+    assert browser.current_url.endswith("/new")
+
+
+def test_submit_experiment_and_see_its_charts(server, browser):
+    option, values = enum_option()
+    browser.get(f"{server}/new")
+    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20)
+    name = _css(browser, "#f-name")[0]
+    name.clear()
+    name.send_keys("from the browser")
+    for field, value in (("#f-games", "300"), ("#f-shard", "100"), ("#f-seed", "3")):
+        box = _css(browser, field)[0]
+        box.clear()
+        box.send_keys(value)
+    _css(browser, "#add-arm")[0].click()
+    second = _css(browser, "fieldset.arm")[1]
+    from selenium.webdriver.support.ui import Select
+
+    Select(second.find_element("css selector", f"select[data-option='{option}']")) \
+        .select_by_value(str(values[1]))
+    _css(browser, "#submit")[0].click()
+    _wait(browser, lambda d: "/experiments/" in d.current_url, 20, "not redirected")
+    eid = browser.current_url.rsplit("/", 1)[1]
+
+    # the win-share chart: one bar per seat per arm, each with an error bar
+    players = INFO["min_players"]
+    _wait(browser, lambda d: len(_css(d, "section.players svg.chart rect.bar")) >= 2 * players,
+          50, "no win-share chart appeared")
+    assert _css(browser, "#status")[0].text == "done"
+    (section,) = _css(browser, "section.players")
+    assert section.get_attribute("data-players") == str(players)
+    charts = section.find_elements("css selector", "svg.chart")
+    assert len(charts) == 2 + players  # win share, game length, one score histogram per seat
+    assert len(charts[0].find_elements("css selector", "rect.bar")) == 2 * players
+    assert len(charts[0].find_elements("css selector", "line.errorbar")) == 3 * 2 * players
+    assert len(charts[1].find_elements("css selector", "path.hist")) == 2
+    headers = [h.text for h in section.find_elements("css selector", "h3")]
+    assert headers[0] == "Summary" and headers[1].startswith("Comparison with the baseline")
+    tables = section.find_elements("css selector", "table.data")
+    assert len(tables[1].find_elements("css selector", "tbody tr")) == players
+    marked = tables[1].find_elements("css selector", "tbody tr.significant")
+    assert all("★" in row.text for row in marked)
+    _no_page_errors(browser)
+
+    # the list shows it as done
+    browser.get(server + "/")
+    row = _wait(browser, lambda d: _css(d, f"tr[data-id='{eid}']"), 20)[0]
+    assert "from the browser" in row.text and "done" in row.text and GAME
+
+
+def test_api_docs_render_offline(server, browser):
+    """Swagger UI from the local package renders the OpenAPI 3.1 document."""
+    browser.get(f"{server}/docs")
+    blocks = _wait(browser, lambda d: _css(d, ".opblock-summary-path"), 30, "docs not rendered")
+    paths = {b.text.replace("\u200b", "") for b in blocks}
+    assert {"/api/games", "/api/experiments", "/api/experiments/{eid}/compare"} <= paths
+    _no_page_errors(browser)
