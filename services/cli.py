@@ -84,16 +84,20 @@ def print_results(path: str, spec, out=None) -> None:
         if cell["seat_p_value"] is not None:
             print(f"  seat balance: chi-square {cell['seat_chi2']:.2f}, "
                   f"p = {cell['seat_p_value']:.3g}", file=out)
-        print("  seat  agent     win share [95% CI]          mean score [95% CI]", file=out)
+        w = max([len(x) for x in part["agent"]] + [8])
+        print(f"  seat  {'agent':<{w}}  win share [95% CI]          mean score [95% CI]",
+              file=out)
         for s in part.iter_rows(named=True):
-            print(f"  {s['seat']:>4}  {s['agent']:<8}  {_pct(s['win_share'])} "
+            print(f"  {s['seat']:>4}  {s['agent']:<{w}}  {_pct(s['win_share'])} "
                   f"[{_pct(s['win_lo'])}, {_pct(s['win_hi'])}]   "
                   f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]",
                   file=out)
     if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
         print("\nwin share per agent:", file=out)
-        for a in pipelines.agent_summary(path).iter_rows(named=True):
-            print(f"  {a['arm']}, {a['players']} players, {a['agent']:<8} "
+        agents = pipelines.agent_summary(path)
+        w = max(len(x) for x in agents["agent"])
+        for a in agents.iter_rows(named=True):
+            print(f"  {a['arm']}, {a['players']} players, {a['agent']:<{w}} "
                   f"{_pct(a['win_share'])} [{_pct(a['win_lo'])}, {_pct(a['win_hi'])}] "
                   f"over {a['seat_games']} seat-games; mean score {a['score_mean']:.2f}",
                   file=out)

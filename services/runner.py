@@ -26,7 +26,9 @@ from services.shard import (filesystem, seat_wins, cell_dir, experiment_path, pl
                             shard_name, warm_up)
 from services.spec import Cell, ExperimentSpec
 
-__all__ = ["Progress", "init_ray", "run_experiment", "experiment_path"]
+__all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
+
+_filesystem = filesystem  # the name services.datasets imports (before the shard module split)
 
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
 
