@@ -62,10 +62,27 @@ def _agent_of_seat() -> pl.Expr:
             .otherwise(pl.lit("rotated")).alias("agent"))
 
 
+def _top_two_gap(scores: pl.Series) -> pl.Series:
+    """Per game, best score minus second best (0 for a tie at the top).  Numpy partition on
+    the flat list values: a per-row list sort in Polars is ~50x slower on a million games."""
+    lengths = scores.list.len().to_numpy().astype(np.int64)
+    flat = scores.explode().to_numpy()
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    gap = np.full(len(scores), np.nan)
+    for width in np.unique(lengths):
+        if width < 2:
+            continue
+        rows = np.flatnonzero(lengths == width)
+        block = flat[starts[rows, None] + np.arange(width)]
+        top = np.partition(block, width - 2, axis=1)
+        gap[rows] = top[:, -1] - top[:, -2]
+    return pl.Series(gap, dtype=pl.Float64)
+
+
 def _margin() -> pl.Expr:
     """Score of the first minus score of the second, per game."""
-    ranked = pl.col("seat_score").list.sort(descending=True)
-    return ranked.list.get(0) - ranked.list.get(1)
+    return pl.col("seat_score").map_batches(_top_two_gap, return_dtype=pl.Float64,
+                                            is_elementwise=True)
 
 
 # ---- per seat ----------------------------------------------------------------------------

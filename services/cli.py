@@ -84,16 +84,20 @@ def print_results(path: str, spec, out=None) -> None:
         if cell["seat_p_value"] is not None:
             print(f"  seat balance: chi-square {cell['seat_chi2']:.2f}, "
                   f"p = {cell['seat_p_value']:.3g}", file=out)
-        print("  seat  agent     win share [95% CI]          mean score [95% CI]", file=out)
+        w = max([len(x) for x in part["agent"]] + [8])
+        print(f"  seat  {'agent':<{w}}  win share [95% CI]          mean score [95% CI]",
+              file=out)
         for s in part.iter_rows(named=True):
-            print(f"  {s['seat']:>4}  {s['agent']:<8}  {_pct(s['win_share'])} "
+            print(f"  {s['seat']:>4}  {s['agent']:<{w}}  {_pct(s['win_share'])} "
                   f"[{_pct(s['win_lo'])}, {_pct(s['win_hi'])}]   "
                   f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]",
                   file=out)
     if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
         print("\nwin share per agent:", file=out)
-        for a in pipelines.agent_summary(path).iter_rows(named=True):
-            print(f"  {a['arm']}, {a['players']} players, {a['agent']:<8} "
+        agents = pipelines.agent_summary(path)
+        w = max(len(x) for x in agents["agent"])
+        for a in agents.iter_rows(named=True):
+            print(f"  {a['arm']}, {a['players']} players, {a['agent']:<{w}} "
                   f"{_pct(a['win_share'])} [{_pct(a['win_lo'])}, {_pct(a['win_hi'])}] "
                   f"over {a['seat_games']} seat-games; mean score {a['score_mean']:.2f}",
                   file=out)
@@ -101,18 +105,23 @@ def print_results(path: str, spec, out=None) -> None:
         _print_comparison(pipelines.compare(path, spec.baseline_arm()), spec, out)
 
 
+def _p_text(p: float) -> str:
+    return f"{p:.3g}" + ("*" if p < 0.05 else " ")
+
+
 def _print_comparison(table, spec, out) -> None:
-    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; "
-          "p Holm-adjusted; * = significant at 5%):", file=out)
-    print("  arm / players / seat        win share diff [95% CI]        p      "
-          "score diff [95% CI]          p", file=out)
-    for c in table.iter_rows(named=True):
-        mark = "*" if c["significant"] else " "
-        print(f" {mark}{c['arm']} / {c['players']} / {c['seat']}".ljust(29)
-              + f"{100 * c['win_share_diff']:+6.2f} pts [{100 * c['win_diff_lo']:+.2f}, "
-              f"{100 * c['win_diff_hi']:+.2f}]  {c['win_p_holm']:.3g}   "
-              f"{c['score_diff']:+7.2f} [{c['score_diff_lo']:+.2f}, "
-              f"{c['score_diff_hi']:+.2f}]  {c['score_p_holm']:.3g}", file=out)
+    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; p Holm-adjusted "
+          "over the table; * = significant at 5%):", file=out)
+    labels = [f"{c['arm']} / {c['players']}p / seat {c['seat']}" for c in table.iter_rows(named=True)]
+    width = max([len(x) for x in labels] + [len("arm / players / seat")])
+    print(f"  {'arm / players / seat':<{width}}  win share diff [95% CI]          p        "
+          "score diff [95% CI]         p", file=out)
+    for label, c in zip(labels, table.iter_rows(named=True)):
+        print(f"  {label:<{width}}  {100 * c['win_share_diff']:+6.2f} pts "
+              f"[{100 * c['win_diff_lo']:+6.2f}, {100 * c['win_diff_hi']:+6.2f}]  "
+              f"{_p_text(c['win_p_holm']):<9}{c['score_diff']:+7.2f} "
+              f"[{c['score_diff_lo']:+7.2f}, {c['score_diff_hi']:+7.2f}]  "
+              f"{_p_text(c['score_p_holm'])}", file=out)
 
 
 # ---- commands ----------------------------------------------------------------------------

@@ -1,12 +1,6 @@
 """Plays an experiment on Ray: one task per shard, one Parquet file per shard.
 
-Layout of the results (a hive-partitioned Parquet dataset):
-
-    <results>/<experiment_id>/arm=<arm>/players=<n>/shard-<start:012d>.parquet
-
-`<arm>` is percent-encoded (urllib.parse.quote, safe="") so that any arm name is one path
-segment.  Every file also holds the `arm` and `players` columns, so readers need not parse
-paths.  A shard task is a pure function of its arguments (game i depends only on the seed and
+The layout of the results is in services.shard (the task itself).  A shard task is a pure function of its arguments (game i depends only on the seed and
 i), writes its file under a temporary name in the same folder and renames it, so a retried or
 restarted task can only ever produce the same file, and a file that exists is complete.
 
@@ -19,22 +13,24 @@ import os
 import posixpath
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Callable
-from urllib.parse import quote
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import ray
 
 from pipelines.stats import wilson_half_width
+from services.shard import (filesystem, seat_wins, cell_dir, experiment_path, play_shard,
+                            shard_name, warm_up)
 from services.spec import Cell, ExperimentSpec
 
+__all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
+
+_filesystem = filesystem  # the name services.datasets imports (before the shard module split)
+
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
-TASK_RETRIES = 3
 
 
 @dataclass
@@ -50,96 +46,22 @@ class Progress:
     error: str | None = None
 
 
-# ---- Ray and storage ---------------------------------------------------------------------
+# ---- Ray ---------------------------------------------------------------------------------
 def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
     """Starts an in-process local Ray (all cores by default), or connects to `address` /
-    $RAY_ADDRESS.  Does nothing when Ray is already initialised."""
+    $RAY_ADDRESS.  Does nothing when Ray is already initialised.  A local Ray's workers are
+    warmed up (engine modules imported) before this returns, so the first shards run at
+    full speed."""
     if ray.is_initialized():
         return
     address = address or os.environ.get(RAY_ADDRESS_ENV)
     if address:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-    else:
-        ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False,
-                 log_to_driver=False, logging_level=logging.WARNING)
-
-
-def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
-    """(filesystem, path inside it) for a local folder or a pyarrow.fs URI."""
-    if "://" in uri:
-        return pafs.FileSystem.from_uri(uri)
-    return pafs.LocalFileSystem(), os.path.abspath(uri)
-
-
-def experiment_path(results: str, experiment_id: str) -> str:
-    """The dataset root of one experiment (a local path or a URI, like `results`)."""
-    return posixpath.join(str(results).rstrip("/"), experiment_id) if "://" in str(results) \
-        else os.path.join(os.path.abspath(results), experiment_id)
-
-
-def cell_dir(root: str, arm: str, players: int) -> str:
-    return posixpath.join(root, f"arm={quote(arm, safe='')}", f"players={players}")
-
-
-def shard_name(start: int) -> str:
-    return f"shard-{start:012d}.parquet"
-
-
-def _storage_table(batch: pa.RecordBatch) -> pa.Table:
-    """The batch as stored: plain strings and variable-size lists, so files of different
-    player counts share one schema and scan together."""
-    fields, arrays = [], []
-    for field, column in zip(batch.schema, batch.columns):
-        if pa.types.is_dictionary(field.type):
-            column = column.cast(field.type.value_type)
-        elif pa.types.is_fixed_size_list(field.type):
-            column = column.cast(pa.list_(field.type.value_type))
-        fields.append(pa.field(field.name, column.type))
-        arrays.append(column)
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-
-
-def write_atomically(table: pa.Table, fs: pa.fs.FileSystem, path: str) -> None:
-    """Writes under a temporary name in the same folder, then renames onto `path`."""
-    folder = posixpath.dirname(path)
-    fs.create_dir(folder, recursive=True)
-    tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}.tmp")
-    try:
-        pq.write_table(table, tmp, filesystem=fs)
-        fs.move(tmp, path)
-    except BaseException:
-        try:
-            fs.delete_file(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _seat_wins(shares: pa.Array) -> tuple[int, list[float]]:
-    """(games, per-seat sums of win shares) of a seat_win_share list column."""
-    games = len(shares)
-    if games == 0:
-        return 0, []
-    flat = shares.flatten().to_numpy(zero_copy_only=False)
-    return games, flat.reshape(games, -1).sum(axis=0).tolist()
-
-
-# ---- the shard task ----------------------------------------------------------------------
-@ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
-def play_shard(job: dict) -> dict:
-    """Plays one shard and writes its Parquet file; returns (count, per-seat wins)."""
-    import core_cy
-    from core_cy import batch
-
-    game = core_cy.load(job["game"])
-    rows = batch.play(game, job["players"], job["rules"], job["agents"], seed=job["seed"],
-                      start=job["start"], count=job["count"], speeds=job["speeds"],
-                      experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"])
-    fs, root = _filesystem(job["root"])
-    path = posixpath.join(cell_dir(root, job["arm"], job["players"]), shard_name(job["start"]))
-    write_atomically(_storage_table(rows), fs, path)
-    games, wins = _seat_wins(rows.column("seat_win_share"))
-    return {"games": games, "wins": wins}
+        return
+    cpus = num_cpus or os.cpu_count() or 1
+    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.WARNING)
+    ray.get([warm_up.remote() for _ in range(cpus)])
 
 
 # ---- the driver --------------------------------------------------------------------------
@@ -170,7 +92,7 @@ def _written_shards(fs, root: str, cell: Cell) -> set[str]:
 def _read_wins(fs, root: str, cell: Cell, start: int) -> tuple[int, list[float]]:
     path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard_name(start))
     table = pq.read_table(path, columns=["seat_win_share"], filesystem=fs)
-    return _seat_wins(table.column("seat_win_share").combine_chunks())
+    return seat_wins(table.column("seat_win_share").combine_chunks())
 
 
 def _error_text(exc: BaseException) -> str:
@@ -193,7 +115,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     init_ray()
     started = time.monotonic()
     root_uri = experiment_path(results, experiment_id)
-    fs, root = _filesystem(root_uri)
+    fs, root = filesystem(root_uri)
     cells = spec.cells()
     tally = _Cells(cells)
     written = [_written_shards(fs, root, c) for c in cells]

@@ -76,19 +76,31 @@ class ExperimentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "experiment"
-    game: str
-    players: int | list[int]
-    arms: dict[str, dict[str, Any]] | None = None
-    sweep: dict[str, list[Any]] | None = None
-    baseline: str | None = None
-    agents: str | list[str] = "random"
-    rotate_agents: bool = False
-    speeds: list[float] | None = None
-    games_per_arm: int = Field(default=1000, ge=1)
-    seed: int = Field(default=0, ge=0, le=MAX_SEED)
-    shard_size: int = Field(default=5000, ge=100)
-    stop_when: StopWhen | None = None
+    name: str = Field(default="experiment", description="a label for the experiment")
+    game: str = Field(description="a game of the catalogue (core_cy.games())")
+    players: int | list[int] = Field(description="a player count, or several")
+    arms: dict[str, dict[str, Any]] | None = Field(
+        default=None, description="arm name -> rule options (default: one arm 'default' "
+        "with the game's default rules)")
+    sweep: dict[str, list[Any]] | None = Field(
+        default=None, description="rule option -> values; the grid expands into arms named "
+        "'option=value,option2=value' (crossed with `arms` when both are given)")
+    baseline: str | None = Field(default=None, description="the arm others are compared "
+                                 "with (default: the first arm)")
+    agents: str | list[str] = Field(default="random", description="one agent for every seat, "
+                                    "or one per seat")
+    rotate_agents: bool = Field(default=False, description="turn the agent list one seat per "
+                                "game so every agent sits in every seat equally often")
+    speeds: list[float] | None = Field(default=None, description="per-seat speed (> 0) for "
+                                       "real-time games")
+    games_per_arm: int = Field(default=1000, ge=1, description="games per arm and player "
+                               "count; with stop_when, the size of each wave")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="the experiment's seed; every "
+                      "arm plays the same deals game by game")
+    shard_size: int = Field(default=5000, ge=100, description="games per Ray task and per "
+                            "Parquet file")
+    stop_when: StopWhen | None = Field(default=None, description="stop early once every "
+                                       "seat's win share is precise enough")
 
     # ---- field checks that need no game ------------------------------------------------
     @field_validator("game")

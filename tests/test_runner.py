@@ -11,6 +11,7 @@ import pytest
 from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
+import pipelines
 from core_cy import batch
 from services.runner import Progress, run_experiment
 from services.spec import ExperimentSpec
@@ -32,7 +33,9 @@ def _spec(**extra) -> ExperimentSpec:
 
 
 def _files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file())
+    """The shard files (a worker killed while writing may leave a hidden .tmp file, which
+    no reader ever picks up)."""
+    return sorted(root.rglob("*.parquet"))
 
 
 def _rows(root: Path) -> list[dict]:
@@ -44,7 +47,8 @@ def _rows(root: Path) -> list[dict]:
 def test_layout_one_file_per_shard(ray_local, tmp_path):
     spec = _spec()
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
-    files = [p.relative_to(tmp_path / "exp").as_posix() for p in _files(tmp_path / "exp")]
+    files = sorted(p.relative_to(tmp_path / "exp").as_posix()
+                   for p in (tmp_path / "exp").rglob("*") if p.is_file())
     expected = sorted(f"arm={arm}/players={PLAYERS}/shard-{start:012d}.parquet"
                       for arm in ("a", "b") for start in (0, 100, 200, 300))
     assert files == expected  # and no temporary file left behind
@@ -202,3 +206,74 @@ def test_arm_names_are_one_path_segment(ray_local, tmp_path):
     arms = {r["arm"] for r in _rows(tmp_path / "exp")}
     assert arms == set(spec.arm_rules())
     assert not any(name.startswith(".") for name in os.listdir(tmp_path / "exp"))
+
+
+def test_tasks_in_flight_are_bounded(ray_local, tmp_path, monkeypatch):
+    import services.runner as runner
+
+    seen = []
+    real_wait = runner.ray.wait
+
+    def counting_wait(refs, **kw):
+        seen.append(len(refs))
+        return real_wait(refs, **kw)
+
+    monkeypatch.setattr(runner.ray, "wait", counting_wait)
+    assert run_experiment(_spec(), str(tmp_path), "exp", max_in_flight=3) == "done"
+    assert max(seen) == 3
+
+
+def _descendants(root: int) -> set[int]:
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in tree:
+                tree.add(child)
+                todo.append(child)
+    return tree
+
+
+def _busy_shard_workers() -> list[int]:
+    """Ray workers of this test session that are executing a shard right now."""
+    out = []
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().startswith(b"ray::play_shard"):
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def test_a_killed_worker_is_retried_and_rows_are_unchanged(ray_local, tmp_path):
+    import signal
+
+    spec = _spec(games_per_arm=4000, shard_size=1000)
+    killed = []
+
+    def kill_a_busy_worker(p: Progress):
+        if p.done > 0 and not killed:
+            for pid in _busy_shard_workers():
+                os.kill(pid, signal.SIGKILL)  # a worker of this session, by its id
+                killed.append(pid)
+
+    assert run_experiment(spec, str(tmp_path / "k"), "exp", max_in_flight=2,
+                          progress=kill_a_busy_worker) == "done"
+    assert killed, "no shard was running when the first one finished"
+    rows = _rows(tmp_path / "k" / "exp")
+    assert len(rows) == 8000
+    assert pipelines.summary(tmp_path / "k" / "exp")["games"].to_list() == [4000] * (2 * PLAYERS)
+    game = core_cy.load(GAME)
+    direct = batch.play(game, PLAYERS, spec.arm_rules()["a"], "random", seed=99, start=0,
+                        count=4000, experiment="exp", arm="a").to_pylist()
+    assert [r for r in rows if r["arm"] == "a"] == direct

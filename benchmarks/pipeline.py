@@ -1,0 +1,189 @@
+"""End-to-end pipeline benchmark: a Maori random-agent experiment on the Ray runner.
+
+    python benchmarks/pipeline.py                 # 1,000,000 games
+    python benchmarks/pipeline.py --games 200000
+
+Prints, measured in the same run:
+- single-process engine throughput (core_cy.batch.play in this process, no Ray);
+- end-to-end games/s of run_experiment (Ray tasks + Parquet writes), and its ratio to twice
+  the single-process rate (goal >= 0.90 on a 2-core machine);
+- Ray start time and time from submission to the first progress with games done (goal < 10 s);
+- aggregation time (pipelines.summary) as a share of the simulation time (goal <= 2%);
+- peak RSS of the driver and of the whole process tree (Ray processes included), sampled.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import core_cy  # noqa: E402
+from core_cy import batch  # noqa: E402
+
+import pipelines  # noqa: E402
+from services.runner import init_ray, run_experiment  # noqa: E402
+from services.spec import ExperimentSpec  # noqa: E402
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(root: int) -> set[int]:
+    """`root` and all its descendants (from /proc, Linux)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    tree, frontier = {root}, [root]
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return tree
+
+
+def _tree_rss_kib(root: int) -> int:
+    return sum(_rss_kib(p) for p in _tree(root))
+
+
+def _name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline") as f:
+            return f.read().replace("\0", " ")[:100]
+    except OSError:
+        return "?"
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def tree_cpu_seconds() -> dict[int, float]:
+    """CPU seconds used so far by this process and every descendant (Ray's included)."""
+    return {p: _cpu_seconds(p) for p in _tree(os.getpid())}
+
+
+class RssSampler(threading.Thread):
+    def __init__(self, every: float = 1.0):
+        super().__init__(daemon=True)
+        self.every, self.peak, self.stop = every, 0, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.peak = max(self.peak, _tree_rss_kib(os.getpid()))
+            self.stop.wait(self.every)
+
+
+def single_process_rate(players: int, games: int) -> float:
+    game = core_cy.load("maori")
+    batch.play(game, players, {}, "random", seed=1, start=0, count=200)  # warm up
+    t = time.perf_counter()
+    batch.play(game, players, {}, "random", seed=1, start=0, count=games)
+    return games / (time.perf_counter() - t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=1_000_000)
+    ap.add_argument("--players", type=int, default=3)
+    ap.add_argument("--shard-size", type=int, default=5000)
+    ap.add_argument("--single-games", type=int, default=20000,
+                    help="games for the single-process reference")
+    ap.add_argument("--verbose", action="store_true", help="CPU seconds per process")
+    ap.add_argument("--out", default=None, help="results folder (default: a temp folder)")
+    args = ap.parse_args()
+
+    out = args.out or tempfile.mkdtemp(prefix="meeplelab-bench-")
+    print(f"load average before: {os.getloadavg()[0]:.2f} (other work on the machine skews "
+          "the wall-clock ratio; the CPU-time ratio below does not depend on it)")
+    cpu0 = time.process_time()
+    single = single_process_rate(args.players, args.single_games)
+    single_cpu = (args.single_games + 200) / (time.process_time() - cpu0)
+    print(f"single process (core_cy.batch.play): {single:,.0f} games/s wall, "
+          f"{single_cpu:,.0f} games per CPU-second ({args.single_games} games)")
+
+    t = time.perf_counter()
+    init_ray()
+    ray_start = time.perf_counter() - t
+    import ray
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    print(f"Ray started in {ray_start:.1f} s with {cpus} CPUs")
+
+    spec = ExperimentSpec.model_validate(
+        {"name": "bench", "game": "maori", "players": args.players, "agents": "random",
+         "games_per_arm": args.games, "seed": 12345, "shard_size": args.shard_size})
+    sampler = RssSampler()
+    sampler.start()
+    first = {}
+    cpu_before = tree_cpu_seconds()
+    submitted = time.perf_counter()
+
+    def progress(p):
+        if p.done > 0 and "t" not in first:
+            first["t"] = time.perf_counter() - submitted
+
+    status = run_experiment(spec, out, "bench", progress=progress)
+    sim = time.perf_counter() - submitted
+    cpu_after = tree_cpu_seconds()
+    run_cpu = sum(cpu_after[p] - cpu_before.get(p, 0.0) for p in cpu_after)
+    if args.verbose:
+        for p in sorted(cpu_after, key=lambda p: cpu_before.get(p, 0.0) - cpu_after[p])[:12]:
+            print(f"  cpu {cpu_after[p] - cpu_before.get(p, 0.0):7.2f} s  {_name(p)}")
+    sampler.stop.set()
+    sampler.join()
+    assert status == "done", status
+
+    t = time.perf_counter()
+    table = pipelines.summary(os.path.join(out, "bench"))
+    agg = time.perf_counter() - t
+    assert int(table["games"][0]) == args.games
+
+    e2e = args.games / sim
+    print(f"end to end (run_experiment, {args.games:,} games, shards of {args.shard_size}): "
+          f"{e2e:,.0f} games/s in {sim:.1f} s")
+    print(f"ratio vs {cpus} x single process: {e2e / (cpus * single):.3f}   "
+          f"(vs 2 x single: {e2e / (2 * single):.3f}; goal >= 0.90)")
+    print(f"CPU efficiency: {args.games / run_cpu:,.0f} games per CPU-second of the whole "
+          f"process tree = {args.games / run_cpu / single_cpu:.3f} of the single process "
+          f"(1.0 = no overhead from Ray, Arrow and Parquet)")
+    print(f"time to first progress: {first.get('t', float('nan')):.2f} s after submission "
+          f"(+ {ray_start:.1f} s Ray start when not already running)")
+    print(f"aggregation (pipelines.summary): {agg:.3f} s = {100 * agg / sim:.2f}% of the "
+          f"simulation time (goal <= 2%)")
+    driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"peak RSS: driver {driver / 1024:.0f} MiB; process tree (Ray included, sampled "
+          f"every 1 s) {sampler.peak / 1024:.0f} MiB")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if args.out is None:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
