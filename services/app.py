@@ -244,9 +244,17 @@ def _mount_pages(app: FastAPI) -> None:
         return page("experiment.html")
 
 
-def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Run the service with uvicorn (loopback by default: pass --host 0.0.0.0 to expose it)."""
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, demo: bool = False) -> None:
+    """Run the service with uvicorn (loopback by default: pass --host 0.0.0.0 to expose it).
+    With demo, the demo experiment is queued first and its page is printed."""
     import uvicorn
 
-    print(f"meeplelab dashboard: http://{host}:{port}/  (API docs: /docs)", flush=True)
+    page = ""
+    if demo:
+        from services.demo import ensure_demo
+
+        registry = Registry(db_path())
+        page = f"experiments/{ensure_demo(registry)}"
+        registry.close()
+    print(f"meeplelab dashboard: http://{host}:{port}/{page}  (API docs: /docs)", flush=True)
     uvicorn.run(create_app(), host=host, port=port, log_level="info")

@@ -20,12 +20,11 @@ from pydantic import ValidationError
 
 import core_cy
 
-DEMO_FILE = "maori_demo.json"  # in examples/: a few thousand games, well under a minute
+from services.demo import DEMO_FILE
 
 
 def _demo_spec_path() -> Path:
-    here = Path(__file__).resolve().parent.parent / "examples" / DEMO_FILE
-    return here if here.exists() else Path.cwd() / "examples" / DEMO_FILE
+    return Path(__file__).resolve().parent / DEMO_FILE
 
 
 # ---- output --------------------------------------------------------------------------------
@@ -187,10 +186,16 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("games", help="print the game catalogue")
     for name, text in (("run", "play an experiment spec (JSON or TOML)"),
-                       ("demo", f"play examples/{DEMO_FILE} and print its table")):
+                       ("demo", "start the service with the demo experiment (Maori seat "
+                        "balance, basic vs pro) and print the dashboard URL")):
         p = sub.add_parser(name, help=text)
         if name == "run":
             p.add_argument("spec", help="experiment spec file (.json or .toml)")
+        else:
+            p.add_argument("--table", action="store_true",
+                           help="play the demo here and print its table instead of serving it")
+            p.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
+            p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
         p.add_argument("--out", default="results", help="results folder or pyarrow.fs URI "
                        "(default ./results)")
         p.add_argument("--workers", type=int, default=None,
@@ -201,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="interface to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     args = parser.parse_args(argv)
-    if args.command == "serve":
+    if args.command == "serve" or (args.command == "demo" and not args.table):
         from services.app import serve
 
-        serve(args.host, args.port)
+        serve(args.host, args.port, demo=args.command == "demo")
         return 0
     if getattr(args, "workers", None) is not None and args.workers < 1:
         parser.error("--workers must be >= 1")

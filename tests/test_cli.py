@@ -98,10 +98,31 @@ def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, caps
     assert "comparison" not in printed  # one arm: nothing to compare
 
 
-def test_demo_runs_the_example(ray_local, tmp_path, capsys):
+def test_demo_table_plays_the_embedded_demo(ray_local, tmp_path, capsys):
     demo = json.loads(cli._demo_spec_path().read_text())
-    assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    assert demo["game"] == "maori" and set(demo["arms"]) == {"basic", "pro"}
+    assert cli.main(["demo", "--table", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     for arm in demo["arms"]:
         assert f"arm '{arm}'" in printed
     assert f"{demo['games_per_arm']} games" in printed
+
+
+def test_demo_service_queues_the_demo_once(tmp_path, monkeypatch):
+    from services import app, demo
+    from services.registry import Registry
+
+    registry = Registry(str(tmp_path / "db.sqlite"))
+    first = demo.ensure_demo(registry)
+    assert demo.ensure_demo(registry) == first, "a restart reuses the queued demo"
+    record = registry.get(first)
+    assert record["status"] == "queued" and record["spec"] == demo.demo_spec()
+    registry.set_status(first, "failed", "boom")
+    assert demo.ensure_demo(registry) != first, "a failed demo is queued anew"
+    registry.close()
+    # `meeplelab demo` serves the app with the demo queued and prints its page.
+    served = {}
+    monkeypatch.setenv("MEEPLELAB_DB", str(tmp_path / "serve.sqlite"))
+    monkeypatch.setattr("uvicorn.run", lambda application, **kw: served.update(kw))
+    assert cli.main(["demo", "--port", "8123"]) == 0
+    assert served["port"] == 8123 and served["host"] == "127.0.0.1"
