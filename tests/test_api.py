@@ -265,7 +265,10 @@ def test_serve_subcommand_defaults_to_loopback(monkeypatch):
     from services import cli
 
     calls = []
-    monkeypatch.setattr(services.app, "serve", lambda host, port: calls.append((host, port)))
+    monkeypatch.setattr(services.app, "serve",
+                        lambda host, port, demo: calls.append((host, port, demo)))
     assert cli.main(["serve"]) == 0
     assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
-    assert calls == [("127.0.0.1", 8000), ("0.0.0.0", 9001)]
+    assert cli.main(["demo"]) == 0
+    assert calls == [("127.0.0.1", 8000, False), ("0.0.0.0", 9001, False),
+                     ("127.0.0.1", 8000, True)]
