@@ -781,9 +781,16 @@ cdef void place(MState* s, MPlayer* pl, int tile, int cell, int rot) noexcept no
 
 
 cdef bint display_has_takable(const MState* s) noexcept nogil:
-    cdef int i
-    for i in range(DISPLAY):
-        if s.display[i] != NO_TILE and s.rules.tiles[s.display[i]].shape != SH_VOLCANO:
+    """Some ship position faces a tile with no volcano before it (section 4.4): a tile
+    walled in by volcanoes on every line is not takable."""
+    cdef int pos, k, t
+    for pos in range(TRACK):
+        for k in range(4):
+            t = s.display[line_slot(pos, k)]
+            if t == NO_TILE:
+                continue
+            if s.rules.tiles[t].shape == SH_VOLCANO:
+                break
             return True
     return False
 
