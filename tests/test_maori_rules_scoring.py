@@ -259,3 +259,58 @@ def test_standard_side_has_no_doubling():
     p = Pos(2)
     p.put(0, 1, 1, SINGLE(2)); p.put(0, 2, 2, SINGLE(1, hut=1))
     assert _seat0(p)["palm_points"] == 4
+
+
+def test_coral_reef_cells_are_rows_1_2_columns_1_3():
+    reef = {(r, c) for r in (1, 2) for c in (1, 2, 3)}
+    for r in range(4):
+        for c in range(5):
+            p = Pos(2, REEF)
+            p.put(0, r, c, SINGLE(1))
+            assert _seat0(p)["palm_points"] == (2 if (r, c) in reef else 1), (r, c)
+
+
+def test_coral_reef_boat_counts_again_when_its_island_is_removed():
+    # reading of spec 2.4 with 8.5: removed tiles leave empty water, uncovering the boat
+    p = Pos(2, REEF)
+    p.put(0, 2, 2, END("E", 1))                  # incomplete: removed before scoring
+    b = _seat0(p)
+    assert b["removed_at_end"] == 1 and b["boats"] == 2 and b["empty_cells"] == 20
+
+
+def test_turned_lei_half_follows_the_turn():
+    # a palm-less water tile with its half on N, turned a quarter: the half is on E
+    p = Pos(2, phase="discover", ship=0)
+    p.disp(0, 0, WATER(lei="N"))
+    p.put(0, 1, 1, WATER(lei="W"))
+    s = p.build()
+    from maori_pos import TAKE, takes, take_k, take_cell, take_rot
+    rots = {take_rot(a) for a in takes(s.legal_actions()) if take_cell(a) == (1, 0)}
+    assert rots == {0, 1, 2, 3}
+    s.apply(TAKE(1, 1, 0, 1))
+    assert finish(s).score_breakdown()[0]["leis"] == 1
+
+
+# ---------------------------------------------------------------- component data (2.3, 2.4)
+def test_default_tiles_match_the_spec_distribution():
+    from collections import Counter
+    tiles = GAME.new(2).to_dict()["rules"]["tiles"]
+    assert len(tiles) == 97
+    assert Counter(t["shape"] for t in tiles) == {"SINGLE": 10, "END": 54, "MIDDLE": 14,
+                                                    "WATER": 17, "VOLCANO": 2}
+    assert Counter(t["open"] for t in tiles if t["shape"] == "END") == {"E": 14, "W": 14, "S": 13, "N": 13}
+    assert Counter(t["open"] for t in tiles if t["shape"] == "MIDDLE") == {"EW": 7, "NS": 7}
+    total = lambda f: sum(t[f] for t in tiles)
+    assert (total("palms"), total("hut"), total("boats"), total("shells")) == (106, 16, 17, 19)
+    assert sum(1 for t in tiles if t["lei"]) == 15
+    opposite = {"N": "S", "S": "N", "E": "W", "W": "E"}
+    assert all(t["lei"] == opposite[t["open"]] for t in tiles if t["shape"] == "END" and t["lei"])
+    assert Counter(t["lei"] for t in tiles if t["shape"] == "WATER" and t["lei"]) == {
+        "N": 1, "E": 2, "S": 1, "W": 2}
+    assert not any(t["palms"] or t["boats"] or t["shells"] or t["lei"]
+                   for t in tiles if t["shape"] == "VOLCANO")
+
+
+def test_standard_board_has_16_cells_and_2_printed_boats():
+    x = GAME.new(2).to_dict()["rules"]["boards"]["standard"]
+    assert x["cells"] == ["...PP", ".....", ".....", "PP..."] and x["fixed_boats"] == 2

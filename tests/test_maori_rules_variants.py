@@ -157,3 +157,31 @@ def test_coral_reef_board_has_20_playable_cells():
     p.disp(0, 0, SINGLE(1))
     cells = _cells_k1(p.build())
     assert cells == {(r, c) for r in range(4) for c in range(5)}
+
+
+@pytest.mark.parametrize("mode", ["advanced", "pro"])
+def test_skip_cost_and_ship_steps_are_paid_together(mode):
+    row = [(1, 0), (1, 1)]
+    # the 2nd tile (1 shell) onto (2,2) (one ship step, 1 shell): 2 shells needed
+    s = _pos(mode, shells=(1, 5), tiles=row, ship=(1, 0)).build()
+    assert (2, 2) not in {take_cell(a) for a in takes(s.legal_actions()) if take_k(a) == 2}
+    assert (2, 2) in {take_cell(a) for a in takes(s.legal_actions()) if take_k(a) == 1}
+    s = _pos(mode, shells=(2, 5), tiles=row, ship=(1, 0)).build()
+    s.apply(TAKE(2, 2, 2))
+    assert d(s)["seats"][0]["shells"] == 0 and d(s)["bank"] == 25
+
+
+@pytest.mark.parametrize("mode", ["advanced", "pro"])
+def test_storage_remove_and_pass_stay_available_when_no_cell_is_reachable(mode):
+    tiles = [rc for rc in PLAYABLE if rc not in ((3, 3),)]
+    s = _pos(mode, shells=(0, 5), tiles=tiles, ship=(0, 0)).build()
+    acts = s.legal_actions()
+    assert takes(acts) == []
+    assert STORE(1) in acts and PASS in acts and removes(acts)
+
+
+def test_advanced_small_ship_never_on_an_empty_cell_after_a_remove():
+    tiles = [(1, 0), (1, 1), (2, 2)]
+    s = _pos("advanced", tiles=tiles, ship=(1, 0)).build()
+    s.apply(REMOVE(2, 2))
+    assert smalls(s.legal_actions()) == [(1, 0), (1, 1)]
