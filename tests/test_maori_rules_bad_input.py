@@ -6,7 +6,7 @@ import pytest
 
 import core_cy
 from maori_pos import (GAME, Pos, MOVE, TAKE, STORE, FROM_STORE, REMOVE, PASS, SMALL, SINGLE,
-                       END, WATER, VOLCANO, d)
+                       END, VOLCANO, d)
 
 
 def test_catalogue_and_info():

@@ -3,7 +3,7 @@ and rotation of palm-less tiles (2.2, 8.2), shell gain and the bank limit (4.2, 
 refilling the display (4.2, 8.8)."""
 import pytest
 
-from maori_pos import (GAME, Pos, MOVE, STORE, TAKE, FROM_STORE, REMOVE, PASS, SINGLE, END,
+from maori_pos import (GAME, Pos, STORE, TAKE, FROM_STORE, REMOVE, PASS, SINGLE, END,
                        MID, WATER, VOLCANO, moves, stores, takes, take_k, take_cell, take_rot,
                        from_stores, removes, finish, d)
 

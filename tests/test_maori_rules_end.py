@@ -2,8 +2,8 @@
 safety, the winner, the shell tie-break and the shared win."""
 import pytest
 
-from maori_pos import (GAME, Pos, MOVE, STORE, TAKE, FROM_STORE, PASS, SINGLE, END, WATER,
-                       VOLCANO, finish, d)
+from maori_pos import (GAME, Pos, MOVE, TAKE, FROM_STORE, PASS, SINGLE, WATER, VOLCANO,
+                       finish, d)
 
 PLAYABLE = [(0, 0), (0, 1), (0, 2)] + [(r, c) for r in (1, 2) for c in range(5)] + [(3, 2), (3, 3), (3, 4)]
 LAST = (3, 4)

@@ -284,7 +284,7 @@ def test_turned_lei_half_follows_the_turn():
     p.disp(0, 0, WATER(lei="N"))
     p.put(0, 1, 1, WATER(lei="W"))
     s = p.build()
-    from maori_pos import TAKE, takes, take_k, take_cell, take_rot
+    from maori_pos import TAKE, takes, take_cell, take_rot
     rots = {take_rot(a) for a in takes(s.legal_actions()) if take_cell(a) == (1, 0)}
     assert rots == {0, 1, 2, 3}
     s.apply(TAKE(1, 1, 0, 1))

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from maori_pos import (GAME, Pos, MOVE, STORE, TAKE, PASS, SINGLE, END, MID, WATER, VOLCANO,
+from maori_pos import (GAME, Pos, MOVE, STORE, TAKE, PASS, SINGLE, END, WATER, VOLCANO,
                        moves, stores, takes, take_k, d)
 
 TOP_COL0 = [(0, 0), (1, 0), (2, 0), (3, 0)]      # column 0 seen from position 0

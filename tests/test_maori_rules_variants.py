@@ -2,7 +2,7 @@
 player limit (7.3)."""
 import pytest
 
-from maori_pos import (GAME, Pos, MOVE, STORE, TAKE, FROM_STORE, REMOVE, PASS, SINGLE, END,
+from maori_pos import (GAME, Pos, STORE, TAKE, FROM_STORE, REMOVE, PASS, SINGLE,
                        WATER, takes, take_k, take_cell, from_stores, removes, smalls, SMALL, d)
 
 COL0 = [(0, 0), (1, 0), (2, 0), (3, 0)]
@@ -152,7 +152,6 @@ def test_coral_reef_side_allows_2_to_4_players(mode):
 
 
 def test_coral_reef_board_has_20_playable_cells():
-    s = Pos(2, {"board_side": "coral_reef"}, phase="discover", ship=0).build()
     p = Pos(2, {"board_side": "coral_reef"}, phase="discover", ship=0)
     p.disp(0, 0, SINGLE(1))
     cells = _cells_k1(p.build())
