@@ -162,11 +162,12 @@ def test_highest_total_wins():
     assert s.winners() == [0] and s.win_shares() == [1.0, 0.0, 0.0]
 
 
-def test_tie_on_points_goes_to_more_shells():
-    s = finish(_scores_position([2, 1, 9]).build())
+@pytest.mark.parametrize("shells,winner", [([2, 1, 9], 0), ([1, 2, 9], 1)])
+def test_tie_on_points_goes_to_more_shells(shells, winner):
+    s = finish(_scores_position(shells).build())
     sc = s.scores()
     assert sc[0] == sc[1] > sc[2]
-    assert s.winners() == [0] and s.win_shares()[0] == 1.0
+    assert s.winners() == [winner] and s.win_shares()[winner] == 1.0
 
 
 def test_tie_on_points_and_shells_is_a_shared_win():

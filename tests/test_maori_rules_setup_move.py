@@ -72,6 +72,17 @@ def test_setup_sets_volcanoes_aside_even_when_many_are_drawn():
         assert sorted(x["pile"]) == list(range(16, 26))
 
 
+def test_set_aside_volcanoes_are_shuffled_into_the_pile_not_put_on_top():
+    # 36 islands and 4 volcanoes: about 1.8 volcanoes are set aside per setup.  Shuffled
+    # back, the pile's top is a volcano with chance 4/24; left on top, most of the time.
+    tiles = [SINGLE(1)] * 36 + [VOLCANO()] * 4
+    tops = 0
+    for seed in range(200):
+        x = d(GAME.new(2, rules={"tiles": tiles}, seed=seed))
+        tops += _is_volcano(x, x["pile"][-1])
+    assert 10 < tops < 70
+
+
 def test_setup_same_seed_same_game_other_seed_other_display():
     a, b, c = (d(GAME.new(3, seed=s)) for s in (9, 9, 10))
     assert a == b and a["display"] != c["display"]
