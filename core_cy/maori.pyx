@@ -781,9 +781,16 @@ cdef void place(MState* s, MPlayer* pl, int tile, int cell, int rot) noexcept no
 
 
 cdef bint display_has_takable(const MState* s) noexcept nogil:
-    cdef int i
-    for i in range(DISPLAY):
-        if s.display[i] != NO_TILE and s.rules.tiles[s.display[i]].shape != SH_VOLCANO:
+    """Some ship position faces a tile with no volcano before it (section 4.4): a tile
+    walled in by volcanoes on every line is not takable."""
+    cdef int pos, k, t
+    for pos in range(TRACK):
+        for k in range(4):
+            t = s.display[line_slot(pos, k)]
+            if t == NO_TILE:
+                continue
+            if s.rules.tiles[t].shape == SH_VOLCANO:
+                break
             return True
     return False
 
@@ -1457,6 +1464,14 @@ def _need(data, key, kind, where="state"):
     return v
 
 
+def _bounded(obj, key, lo, hi, where, default=None):
+    """An integer field of the state dict within [lo, hi] (the C field's range)."""
+    v = obj.get(key, default) if default is not None else _need(obj, key, int, where)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"{where}.{key} must be an integer in {lo}..{hi}, got {v!r}")
+    return v
+
+
 def _from_dict(game, data):
     if not isinstance(data, dict):
         raise ValueError("state must be a dict (from to_dict())")
@@ -1534,9 +1549,7 @@ def _from_dict(game, data):
         if not isinstance(seat, dict):
             raise ValueError(f"{where} must be an object")
         pl = &s.p[i]
-        pl.shells = _need(seat, "shells", int, where)
-        if pl.shells < 0:
-            raise ValueError(f"{where}.shells must be >= 0")
+        pl.shells = _bounded(seat, "shells", 0, R.total_shells, where)
         total_shells += pl.shells
         pl.storage = tile_id(seat.get("storage"), where + ".storage")
         board = _need(seat, "board", list, where)
@@ -1577,19 +1590,23 @@ def _from_dict(game, data):
                 raise ValueError(f"{where}.small_ship must stand on a tile")
         elif R.mode != MODE_BASIC and tiles_on_board(s, pl) > 0 and not data.get("terminal"):
             raise ValueError(f"{where}.small_ship: a player with tiles has placed the ship")
-        pl.score = seat.get("score", 0)
-        pl.removed_at_end = seat.get("removed_at_end", 0)
-        s.share[i] = float(seat.get("win_share", 0.0))
+        pl.score = _bounded(seat, "score", -10000, 10000, where, 0)
+        pl.removed_at_end = _bounded(seat, "removed_at_end", 0, MAX_CELLS, where, 0)
+        share = seat.get("win_share", 0.0)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ValueError(f"{where}.win_share must be a number in 0..1, got {share!r}")
+        s.share[i] = float(share)
     if len(seen) != n_tiles:
         missing = sorted(set(range(n_tiles)) - set(seen))
         raise ValueError(f"state: tiles {missing[:10]} are nowhere (every tile must be in the "
                          f"display, pile, box, a storage or on a board)")
-    s.bank = _need(data, "bank", int)
+    s.bank = _bounded(data, "bank", 0, R.total_shells, "state")
     if s.bank < 0 or s.bank + total_shells != R.total_shells:
         raise ValueError(f"state: bank ({s.bank}) plus the seats' shells ({total_shells}) "
                          f"must equal total_shells ({R.total_shells})")
     trig = data.get("end_trigger")
-    if trig is not None and (not isinstance(trig, int) or not 0 <= trig < players):
+    if trig is not None and (isinstance(trig, bool) or not isinstance(trig, int)
+                             or not 0 <= trig < players):
         raise ValueError(f"state.end_trigger must be a seat or null")
     s.end_trigger = -1 if trig is None else trig
     s.terminal = bool(data.get("terminal", False))
@@ -1597,11 +1614,8 @@ def _from_dict(game, data):
     if reason not in END_REASONS:
         raise ValueError(f"state.end_reason must be one of {list(END_REASONS)}")
     s.end_reason = END_REASONS.index(reason)
-    for key in ("moves", "turns", "stall_turns"):
-        v = data.get(key, 0)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"state.{key} must be a non-negative integer")
-    s.moves, s.turns, s.stall_turns = data.get("moves", 0), data.get("turns", 0), data.get("stall_turns", 0)
+    s.moves, s.turns, s.stall_turns = (_bounded(data, key, 0, 2**31 - 1, "state", 0)
+                                       for key in ("moves", "turns", "stall_turns"))
     rng = data.get("rng", {"key": 0, "counter": 0})
     try:
         s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
