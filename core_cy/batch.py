@@ -34,6 +34,14 @@ def _agent_column(names: list[str], start: int, n: int, rotate: bool) -> pa.Arra
     return pa.FixedSizeListArray.from_arrays(values.cast(pa.string()), players)
 
 
+def _outcome_column(game, name: str, values: np.ndarray) -> pa.Array:
+    """Numbers as they are; coded fields (Game.outcome_labels) as their labels."""
+    labels = game.outcome_labels.get(name)
+    if labels is None:
+        return pa.array(values)
+    return pa.array(np.asarray(labels, dtype=object)[values.astype(np.int64)], pa.string())
+
+
 def check_agents(game, players: int, agents) -> list[str]:
     """Per-seat agent names (one name means every seat); ValueError names the problem."""
     if isinstance(agents, str):
@@ -80,9 +88,10 @@ def play(game, players: int, rules: dict | None = None, agents="random", seed: i
             pa.array(out["end_reason"].astype(np.int32)), pa.array(list(game.end_reasons))),
     }
     for j, name in enumerate(game.game_outcome_names):
-        columns[name] = pa.array(out["game_outcomes"][:, j])
+        columns[name] = _outcome_column(game, name, out["game_outcomes"][:, j])
     for j, name in enumerate(game.seat_outcome_names):
-        columns["seat_" + name] = _list_column(np.ascontiguousarray(out["seat_outcomes"][:, :, j]))
+        values = _outcome_column(game, name, out["seat_outcomes"][:, :, j].reshape(-1))
+        columns["seat_" + name] = pa.FixedSizeListArray.from_arrays(values, players)
     columns["game"] = pa.array([game.name] * n, pa.string()).dictionary_encode()
     columns["rules_fingerprint"] = pa.array(
         [game.rules_fingerprint(resolved, players)] * n, pa.string()).dictionary_encode()

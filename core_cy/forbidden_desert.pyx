@@ -1264,6 +1264,7 @@ class ForbiddenDesertGame(Game):
     end_reasons = END_REASONS
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
+    outcome_labels = {"adventurer": ADVENTURERS}
     policies = ("planner",)
     policy_descriptions = {"planner": "rule-based team planner: water first, dig toward "
                            "clues and wells, gather on the Launch Pad with all parts"}

@@ -83,6 +83,9 @@ class Game:
     end_reasons: tuple = ()
     game_outcome_names: tuple = ()
     seat_outcome_names: tuple = ()
+    # Outcome fields that hold a code rather than a quantity: name -> labels by code.  The
+    # results then carry the label (e.g. an adventurer's name), so pipelines group by it.
+    outcome_labels: dict = {}
     policies: tuple = ()  # engine-specific agent names (Engine.policy numbers, in order)
     policy_descriptions: dict = {}
     handle: Any = None
@@ -131,6 +134,7 @@ class Game:
             "end_reasons": list(self.end_reasons),
             "game_outcomes": list(self.game_outcome_names),
             "seat_outcomes": list(self.seat_outcome_names),
+            "outcome_labels": {k: list(v) for k, v in self.outcome_labels.items()},
         }
 
     def check_players(self, players: Any) -> int:

@@ -20,7 +20,7 @@ CELL = ["arm", "players"]
 SEAT = ["arm", "players", "seat"]
 
 __all__ = ["scan", "summary", "cell_summary", "seat_summary", "agent_summary",
-           "end_reasons", "compare"]
+           "end_reasons", "breakdown", "compare"]
 
 
 # ---- reading -----------------------------------------------------------------------------
@@ -205,6 +205,42 @@ def agent_summary(path: str) -> pl.DataFrame:
             .with_columns(*_wilson("win_share", "seat_games", "win"))
             .select(*CELL, "agent", "seat_games", "win_share", "win_lo", "win_hi", "score_mean")
             .sort(*CELL, "agent").collect())
+
+
+def _breakdown_key(lf: pl.LazyFrame, by: str, team: bool) -> tuple[pl.LazyFrame, str]:
+    """Rows keyed by the value of outcome column `by`: a game-level column as it is; a seat
+    list column (seat_*) one row per seat (the seat's own win share), or with team=True one
+    row per game keyed by the sorted values of all seats joined with '+'."""
+    schema = lf.collect_schema()
+    if by not in schema:
+        raise ValueError(f"no outcome column {by!r}; columns: {sorted(schema.names())}")
+    is_list = isinstance(schema[by], (pl.List, pl.Array))
+    if not is_list and team:
+        raise ValueError(f"team=True needs a per-seat column (seat_*), not {by!r}")
+    first_share = pl.col("seat_win_share").cast(pl.List(pl.Float64)).list.first()
+    if is_list and team:
+        key = pl.col(by).cast(pl.List(pl.String)).list.sort().list.join("+")
+        return lf.with_columns(key.alias("value"), share=first_share), "value"
+    if is_list:
+        return (lf.select(*CELL, value=pl.col(by).cast(pl.List(pl.String)),
+                          share=pl.col("seat_win_share").cast(pl.List(pl.Float64)))
+                .explode("value", "share")), "value"
+    return lf.with_columns(pl.col(by).cast(pl.String).alias("value"), share=first_share), "value"
+
+
+def breakdown(path: str, by: str, team: bool = False) -> pl.DataFrame:
+    """Per (arm, players, value of outcome column `by`): rows, share of the cell's rows, and
+    win share with its Wilson interval.  In a cooperative game the win share is the team win
+    rate, so `breakdown(path, "seat_adventurer", team=True)` gives the win rate per
+    adventurer team and `breakdown(path, "seat_adventurer")` per adventurer taking part."""
+    lf, key = _breakdown_key(scan(path), by, team)
+    return (lf.group_by(*CELL, key)
+            .agg(rows=pl.len(), wins=pl.col("share").sum())
+            .with_columns(row_share=pl.col("rows") / pl.col("rows").sum().over(CELL),
+                          win_rate=pl.col("wins") / pl.col("rows"))
+            .with_columns(*_wilson("win_rate", "rows", "win"))
+            .select(*CELL, key, "rows", "row_share", "win_rate", "win_lo", "win_hi")
+            .sort(*CELL, key).collect())
 
 
 # ---- comparisons -----------------------------------------------------------------------------

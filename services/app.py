@@ -170,6 +170,20 @@ def create_app(db: str | None = None, results: str | None = None,
                                  f"experiment; arms: {arms}")
         return datasets.records(pipelines.compare(dataset_or_409(eid), baseline))
 
+    @app.get("/api/experiments/{eid}/breakdown", tags=["results"])
+    def breakdown(eid: str, by: str = Query(..., description="an outcome column, e.g. "
+                                            "seat_adventurer or end_reason"),
+                  team: bool = Query(False, description="key a per-seat column by the "
+                                     "sorted values of all seats (e.g. adventurer teams)")
+                  ) -> list[dict]:
+        """Win share (team win rate in cooperative games) per value of an outcome column
+        (pipelines.breakdown)."""
+        path = dataset_or_409(eid)
+        try:
+            return datasets.records(pipelines.breakdown(path, by, team))
+        except ValueError as exc:
+            raise _unprocessable("team" if "team=True" in str(exc) else "by", str(exc))
+
     @app.get("/api/experiments/{eid}/histograms", tags=["results"])
     def histograms(eid: str, bins: int = Query(20, ge=1, le=200)) -> dict:
         """Histograms from the raw rows: game length per (arm, players) and score per

@@ -272,3 +272,17 @@ def test_serve_subcommand_defaults_to_loopback(monkeypatch):
     assert cli.main(["demo"]) == 0
     assert calls == [("127.0.0.1", 8000, False), ("0.0.0.0", 9001, False),
                      ("127.0.0.1", 8000, True)]
+
+
+def test_breakdown_by_an_outcome_column_and_its_errors(service):
+    client, eid, root = service
+    got = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "end_reason"}).json()
+    expected = pipelines.breakdown(root, "end_reason")
+    assert [r["value"] for r in got] == expected["value"].to_list()
+    assert sum(r["rows"] for r in got) == pipelines.scan(root).collect().height
+    bad = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "no_such_column"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "by"
+    bad = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "end_reason",
+                                                                  "team": "true"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "team"
+    assert client.get("/api/experiments/nope/breakdown", params={"by": "x"}).status_code == 404

@@ -233,3 +233,32 @@ def test_compare_on_a_real_experiment_is_paired(experiment):
         assert part["score_diff"].to_numpy() == pytest.approx(diff.mean(axis=0))
         half = Z * diff.std(axis=0, ddof=1) / np.sqrt(len(a))
         assert part["score_diff_hi"].to_numpy() == pytest.approx(diff.mean(axis=0) + half)
+
+
+def test_breakdown_gives_team_win_rates_per_adventurer_and_per_team(tmp_path):
+    """Cooperative results carry adventurer names per seat (Game.outcome_labels)."""
+    import pyarrow as pa
+    from core_cy import batch
+
+    game = core_cy.load("forbidden_desert")
+    folder = tmp_path / "arm=novice" / "players=3"
+    folder.mkdir(parents=True)
+    rb = batch.play(game, 3, {"difficulty": "novice"}, "planner", seed=4, count=400,
+                    arm="novice")
+    pq.write_table(pa.Table.from_batches([rb]), folder / "shard.parquet")
+    rows = rb.to_pylist()
+    names = set(game.outcome_labels["adventurer"])
+    per_adv = pipelines.breakdown(tmp_path, "seat_adventurer")
+    assert set(per_adv["value"]) <= names and per_adv["rows"].sum() == 3 * 400
+    for r in per_adv.iter_rows(named=True):
+        games = [g for g in rows if r["value"] in g["seat_adventurer"]]
+        assert r["rows"] == len(games)
+        assert r["win_rate"] == pytest.approx(np.mean([g["seat_win_share"][0] for g in games]))
+        assert r["win_lo"] - 1e-12 <= r["win_rate"] <= r["win_hi"] + 1e-12
+    teams = pipelines.breakdown(tmp_path, "seat_adventurer", team=True)
+    assert teams["rows"].sum() == 400 and teams["row_share"].sum() == pytest.approx(1)
+    some = teams.row(0, named=True)
+    members = some["value"].split("+")
+    assert len(members) == 3 and members == sorted(members)
+    with pytest.raises(ValueError, match="no_such"):
+        pipelines.breakdown(tmp_path, "no_such")
