@@ -2,13 +2,20 @@
 planner games/s and random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
+        [--difficulties novice,normal] [--no-random]
 """
 import argparse
 import collections
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+# Measure the checkout this file lives in (run as a script, sys.path[0] is benchmarks/ and
+# `import core_cy` would otherwise find whatever copy is installed).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import core_cy
 from core_cy import batch
@@ -43,12 +50,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--games", type=int, default=10_000)
     ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--difficulties", default="novice,normal,elite,legendary")
+    ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
-    for difficulty in ("novice", "normal", "elite", "legendary"):
+    print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
+    for difficulty in args.difficulties.split(","):
         run(game, args.players, difficulty, "planner", args.games)
-    for difficulty in ("novice", "legendary"):
-        run(game, args.players, difficulty, "random", args.games)
+    if not args.no_random:
+        for difficulty in ("novice", "legendary"):
+            run(game, args.players, difficulty, "random", args.games)
 
 
 if __name__ == "__main__":

@@ -157,6 +157,7 @@ ctypedef struct DRules:
     int32_t max_turns          # simulator safety
     int32_t max_free_ops       # simulator safety: free operations per turn
     int32_t known_kinds        # bit k: kind k is recognisable from the desert side
+    int32_t water_drop         # wells and the mirage show a water drop on the desert side
     int8_t roles[MAX_PLAYERS]
     uint8_t meter[MAX_METER]
     uint8_t adv_water[N_ADV]
@@ -332,6 +333,12 @@ cdef inline int held_card(const DState* s, int seat, int typ) noexcept nogil:
         if s.eq_owner[i] == seat and s.rules.eq_type[i] == typ:
             return i
     return -1
+
+
+cdef inline bint water_drop_shown(const DState* s, int t) noexcept nogil:
+    """Seed: "3 desert tiles carry a water drop": the team sees where the 3 water tiles
+    are before excavating, not which of them is the mirage (rule option water_drop_desert_side)."""
+    return s.rules.water_drop and (s.kind[t] == K_WELL or s.kind[t] == K_MIRAGE)
 
 
 cdef inline int draw_value(const DState* s) noexcept nogil:
@@ -1067,20 +1074,18 @@ cdef double d_heuristic(const void* vs, int seat) noexcept nogil:
     return v
 
 
-cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
-    """Hidden from everyone: the undersides of unexcavated tiles (except kinds recognisable
-    from the desert side and Terrascoped tiles), the storm pile below the seen top cards,
-    and the equipment pile.  Re-deal the hidden tile faces and reshuffle the piles."""
-    cdef DState* o = <DState*>out
+cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
+    """Shuffles the faces of the hidden tiles that show (drops) or do not show a water drop
+    among themselves: a water-drop tile stays a well or the mirage."""
     cdef uint8_t ids[N_TILES]
     cdef uint8_t perm[N_TILES]
     cdef uint8_t kinds[N_TILES]
     cdef uint8_t gears[N_TILES]
     cdef int8_t clues[N_TILES]
     cdef int t, n = 0, i
-    memcpy(o, vs, sizeof(DState))
     for t in range(N_TILES):
-        if not o.excavated[t] and not o.known[t] and not (o.rules.known_kinds >> o.kind[t]) & 1:
+        if (not o.excavated[t] and not o.known[t] and not (o.rules.known_kinds >> o.kind[t]) & 1
+                and water_drop_shown(o, t) == drops):
             ids[n] = <uint8_t>t
             perm[n] = <uint8_t>n
             kinds[n] = o.kind[t]
@@ -1092,6 +1097,17 @@ cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
         o.kind[ids[i]] = kinds[perm[i]]
         o.gear[ids[i]] = gears[perm[i]]
         o.clue[ids[i]] = clues[perm[i]]
+
+
+cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
+    """Hidden from everyone: the undersides of unexcavated tiles (except kinds recognisable
+    from the desert side, the water drop of the wells and the mirage, and Terrascoped tiles),
+    the storm pile below the seen top cards, and the equipment pile.  Re-deal the hidden tile
+    faces and reshuffle the piles."""
+    cdef DState* o = <DState*>out
+    memcpy(o, vs, sizeof(DState))
+    redeal(o, False, rng)
+    redeal(o, True, rng)
     shuffle8(o.draw, o.draw_len - o.deck_known, rng)
     shuffle8(o.eq_deck, o.eq_len, rng)
 
@@ -1294,6 +1310,10 @@ class ForbiddenDesertGame(Game):
                "gives no shade (spec 7 A3)", assumption=True),
         Option("first_player_tiebreak", "enum", "random", "who starts among the thirstiest "
                "players (spec 3.6)", choices=("random", "lowest_seat"), assumption=True),
+        Option("water_drop_desert_side", "bool", True, "the 3 water tiles (2 wells, 1 "
+               "mirage) show a water drop on their desert side, so the team knows where they "
+               "are but not which one is the mirage (seed, Water: 'three desert tiles carry a "
+               "water-drop symbol ... one of the wells is a mirage')"),
         Option("known_desert_sides", "data", ["crash_site", "launch_pad"], "tile kinds "
                "recognisable before excavation (spec 2.2)", assumption=True),
         Option("max_turns", "int", 500, "simulator safety: the game ends (end reason "
@@ -1424,6 +1444,7 @@ cdef bytes _pack(dict r, int players):
     R.max_turns = r["max_turns"]
     R.max_free_ops = r["max_free_ops_per_phase"]
     R.known_kinds = sum(1 << KINDS.index(k) for k in set(known))
+    R.water_drop = bool(r["water_drop_desert_side"])
     for i, name in enumerate(ADVENTURERS):
         R.adv_water[i] = _int_in(adv[name], 0, 100, f"rule option 'adventurers'.{name}")
     for t, (k, g, c) in enumerate(tiles):
@@ -1469,6 +1490,7 @@ cdef dict _rules_of(const DRules* R, int players):
         "tunnel_shade_requires_unblocked": bool(R.tunnel_shade_requires_unblocked),
         "first_player_tiebreak": "random" if R.tiebreak_random else "lowest_seat",
         "known_desert_sides": [k for i, k in enumerate(KINDS) if (R.known_kinds >> i) & 1],
+        "water_drop_desert_side": bool(R.water_drop),
         "max_turns": R.max_turns, "max_free_ops_per_phase": R.max_free_ops,
         "sand_markers": R.sand_total, "tiles": tiles,
         "start_sand": [[c // SIDE, c % SIDE] for c in range(N_CELLS) if R.start_sand[c]],

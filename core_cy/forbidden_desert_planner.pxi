@@ -15,10 +15,12 @@
 
 cdef enum:
     PLAN_FAR = 1000
-    METEO_WORK_ACTIONS = 2     # the Meteorologist's productive actions before he skips
-    THIRSTY = 2                # water at or below this: go for water now
-    TEAM_SPREAD = 2            # one cost unit per this many cells away from the Water Carrier
-    PARCHED = 0                # at or below this without help: take shade in a tunnel
+    THIRSTY = 1                # water at or below this: go for water now
+    CLAIM_PENALTY = 2          # a target nearer to a teammate costs this much more
+    TEAM_SPREAD = 0            # one cost unit per this many cells away from the Water Carrier
+    PART_BONUS = 3             # a located part is worth this many actions of detour
+    PAD_DELAY = 2              # the Launch Pad only matters at the end
+    WATER_URGENCY = 3          # water-drop tiles: one action cheaper per this team deficit
 
 
 cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
@@ -207,16 +209,63 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
     return A_END_ACTIONS
 
 
-cdef int explore(const DState* s, int p, const int* legal, int n, const int* dist,
-                 const int* first) noexcept nogil:
-    """Walk to the cheapest unexcavated tile or located part; dig it clear; excavate."""
-    cdef int t = s.pawn_tile[p], c, v, k, q, best = -1, cost, best_cost = PLAN_FAR, i
-    cdef bint all_parts = parts_count(s, P_HELD) == N_PARTS
-    if plan_legal(legal, n, A_PICKUP):
-        return A_PICKUP
-    if plan_legal(legal, n, A_EXCAVATE) and (visible_kind(s, t) != K_PAD or all_parts):
-        return A_EXCAVATE
-    cdef int wc = -1, spread
+cdef inline int dig_or_blast(const DState* s, int c, const int* legal, int n) noexcept nogil:
+    """Clear sand on cell c: a Dune Blaster (any holder in range) on 2+ sand, else dig."""
+    cdef int h
+    if s.sand[s.cell_tile[c]] >= 2:
+        for h in range(s.players):
+            if plan_legal(legal, n, A_BLAST + h * N_CELLS + c):
+                return A_BLAST + h * N_CELLS + c
+    if plan_legal(legal, n, A_DIG + c):
+        return A_DIG + c
+    return -1
+
+
+cdef inline int manhattan(int a, int b) noexcept nogil:
+    return abs(a // SIDE - b // SIDE) + abs(a % SIDE - b % SIDE)
+
+
+cdef inline int reach_cost(const DState* s, int p, int c, const int* dist) noexcept nogil:
+    """Actions to stand on cell c with its tile cleared to 0 sand (dist already pays the
+    digs that bring a blocked tile down to 1 for everyone but the Climber)."""
+    cdef int v = s.cell_tile[c], sd = s.sand[v]
+    if s.role[p] != CLIMBER and sd >= 2:
+        return dist[c] + 1
+    return dist[c] + sd
+
+
+cdef int team_deficit(const DState* s) noexcept nogil:
+    cdef int q, w = 0
+    for q in range(s.players):
+        w += s.rules.adv_water[s.role[q]] - s.water[q]
+    return w
+
+
+cdef int act_toward(const DState* s, int p, int best, const int* legal, int n,
+                    const int* first) noexcept nogil:
+    """Progress toward standing on a cleared cell best: dig it from here when in reach,
+    else step (digging blocked steps, blasting big drifts)."""
+    cdef int t = s.pawn_tile[p], v = s.cell_tile[best], a, tc = s.tile_cell[t]
+    if v == t:
+        if s.sand[t] > 0:
+            return dig_or_blast(s, best, legal, n)
+        return -1
+    if s.sand[v] > 0 and adjacent(best, tc, s.role[p] == EXPLORER):
+        a = dig_or_blast(s, best, legal, n)
+        if a >= 0:
+            return a
+    if first[best] >= 0 and s.sand[s.cell_tile[first[best]]] >= 2 and s.role[p] != CLIMBER:
+        a = dig_or_blast(s, first[best], legal, n)
+        if a >= 0:
+            return a
+    return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
+
+
+cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noexcept nogil:
+    """The cheapest useful cell: a located part, else an unexcavated tile (water drops
+    first when the team is thirsty; the Launch Pad late; tiles a teammate stands on last)."""
+    cdef int c, v, k, q, i, best = -1, cost, best_cost = PLAN_FAR, wc = -1, deficit
+    deficit = team_deficit(s)
     for q in range(s.players):
         if s.role[q] == WATER_CARRIER and q != p:
             wc = s.tile_cell[s.pawn_tile[q]]
@@ -224,38 +273,67 @@ cdef int explore(const DState* s, int p, const int* legal, int n, const int* dis
         v = s.cell_tile[c]
         if v < 0 or dist[c] >= PLAN_FAR:
             continue
-        # Stay near the Water Carrier: water can only be shared close by.
-        spread = 0
-        if wc >= 0:
-            spread = (abs(c // SIDE - wc // SIDE) + abs(c % SIDE - wc % SIDE)) // TEAM_SPREAD
         cost = PLAN_FAR
         for i in range(N_PARTS):
             if s.part_state[i] == P_TILE and s.part_tile[i] == v:
-                cost = dist[c] + s.sand[v] + (0 if s.excavated[v] else 1) - 3
+                cost = reach_cost(s, p, c, dist) + (0 if s.excavated[v] else 1) - PART_BONUS
         if cost == PLAN_FAR and not s.excavated[v]:
+            cost = reach_cost(s, p, c, dist) + 1
             k = visible_kind(s, v)
-            cost = dist[c] + s.sand[v] + 1
             if k == K_PAD:
-                cost += 4       # excavate the pad late: it only matters at the end
+                cost += PAD_DELAY
+            elif water_drop_shown(s, v) and not s.known[v]:
+                cost -= deficit // WATER_URGENCY
+            elif k == K_MIRAGE:
+                cost += PAD_DELAY
             for q in range(s.players):
                 if q != p and s.pawn_tile[q] == v:
                     cost += 2   # someone is already there
-        if cost < PLAN_FAR:
-            cost += spread
+        if cost < PLAN_FAR and wc >= 0 and TEAM_SPREAD > 0:
+            cost += (abs(c // SIDE - wc // SIDE) + abs(c % SIDE - wc % SIDE)) // TEAM_SPREAD
+        if cost < PLAN_FAR and CLAIM_PENALTY > 0:
+            # A teammate nearer to it will likely take it on his turn: spread the work.
+            for q in range(s.players):
+                if q != p and manhattan(c, s.tile_cell[s.pawn_tile[q]]) < manhattan(
+                        c, s.tile_cell[s.pawn_tile[p]]):
+                    cost += CLAIM_PENALTY
+                    break
         if cost < best_cost:
             best_cost = cost
             best = c
+    out_cost[0] = best_cost
+    return best
+
+
+cdef int fallback_dig(const DState* s, int p, const int* legal, int n) noexcept nogil:
+    """Nothing better: clear the most sand within reach (the supply is finite)."""
+    cdef int c, v, best = -1, most = 0, tc = s.tile_cell[s.pawn_tile[p]]
+    for c in range(N_CELLS):
+        v = s.cell_tile[c]
+        if v >= 0 and s.sand[v] > most and plan_legal(legal, n, A_DIG + c):
+            most = s.sand[v]
+            best = c
+    if best >= 0:
+        return A_DIG + best
+    return -1
+
+
+cdef int explore(const DState* s, int p, const int* legal, int n, const int* dist,
+                 const int* first) noexcept nogil:
+    """Walk to the best target (pick_target), clear it and excavate it or pick up its part."""
+    cdef int best, cost
+    if plan_legal(legal, n, A_PICKUP):
+        return A_PICKUP
+    if plan_legal(legal, n, A_EXCAVATE):
+        return A_EXCAVATE
+    best = pick_target(s, p, dist, &cost)
     if best < 0:
         return -1
-    if s.cell_tile[best] == t:
-        if s.sand[t] > 0 and plan_legal(legal, n, A_DIG + best):
-            return A_DIG + best
-        return -1
-    # A sanded target next to us: dig it from here (as cheap as walking there first).
-    v = s.cell_tile[best]
-    if s.sand[v] > 0 and plan_legal(legal, n, A_DIG + best):
-        return A_DIG + best
-    return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
+    if s.role[p] == METEOROLOGIST and cost > s.actions_left and plan_legal(legal, n, A_METEO_SKIP):
+        # Each held-back card saves ~1.2 sand and a seventh of a Sun Beats Down: worth more
+        # than walking toward work he cannot finish this turn.
+        return A_METEO_SKIP
+    return act_toward(s, p, best, legal, n, first)
 
 
 cdef int water_carrier(const DState* s, int p, const int* legal, int n, const int* dist,
@@ -286,41 +364,70 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
     return -1
 
 
-cdef int thirsty(const DState* s, int p, const int* legal, int n, const int* first) noexcept nogil:
-    """A nearly dry pawn walks to a Water Carrier who has water to give."""
-    cdef int q, c
-    for q in range(s.players):
-        if s.role[q] == WATER_CARRIER and q != p and s.water[q] >= 3:
-            c = s.tile_cell[s.pawn_tile[q]]
-            if adjacent(c, s.tile_cell[s.pawn_tile[p]], False) or s.pawn_tile[q] == s.pawn_tile[p]:
-                return -1
-            return step_toward(s, p, c, first, legal, n, NO_PASSENGER)
-    return -1
-
-
-cdef int take_shade(const DState* s, int p, const int* legal, int n, const int* dist,
+cdef int seek_water(const DState* s, int p, const int* legal, int n, const int* dist,
                     const int* first) noexcept nogil:
-    """A parched pawn ends its turn on an excavated tunnel (shade from the sun) if it can
-    reach one this turn; on one already, it only digs or excavates around it."""
-    cdef int t = s.pawn_tile[p], c, best = -1, best_d = PLAN_FAR, u
+    """A dry pawn goes for the cheapest water: a Water Carrier or a richer teammate to share
+    with, an unexcavated water-drop tile, or shade on an excavated tunnel (then stays)."""
+    cdef int q, c, v, t = s.pawn_tile[p], best = -1, cost, best_cost = PLAN_FAR, a
     if s.kind[t] == K_TUNNEL and s.excavated[t]:
-        if plan_legal(legal, n, A_PICKUP):
-            return A_PICKUP
-        for c in range(N_CELLS):
-            u = s.cell_tile[c]
-            if u >= 0 and s.sand[u] > 0 and plan_legal(legal, n, A_DIG + c):
-                return A_DIG + c
+        best_cost = 0           # shaded here already
+    for q in range(s.players):
+        if q == p:
+            continue
+        c = s.tile_cell[s.pawn_tile[q]]
+        if s.role[q] == WATER_CARRIER and s.water[q] >= 3:
+            if adjacent(c, s.tile_cell[t], False) or s.pawn_tile[q] == t:
+                return -1       # water_op shares
+            cost = dist[c] - 1
+        elif s.water[q] >= s.water[p] + 3:
+            if s.pawn_tile[q] == t:
+                return -1
+            cost = dist[c]
+        else:
+            continue
+        if cost < best_cost:
+            best_cost = cost
+            best = c
+    for c in range(N_CELLS):
+        v = s.cell_tile[c]
+        if v < 0 or dist[c] >= PLAN_FAR:
+            continue
+        if water_drop_shown(s, v) and not s.excavated[v] and not (s.known[v] and s.kind[v] == K_MIRAGE):
+            cost = reach_cost(s, p, c, dist) + 1
+        elif s.kind[v] == K_TUNNEL and s.excavated[v] and s.sand[v] < 2:
+            cost = dist[c]
+        else:
+            continue
+        if cost < best_cost:
+            best_cost = cost
+            best = c
+    if best_cost > s.actions_left + 4:
+        return -1
+    if best < 0:
+        # On a tunnel: work around it, then stay in the shade.
+        a = explore_here(s, p, legal, n)
+        if a >= 0:
+            return a
         if plan_legal(legal, n, A_METEO_SKIP):
             return A_METEO_SKIP
         return A_END_ACTIONS
-    for u in range(N_TILES):
-        if s.kind[u] == K_TUNNEL and s.excavated[u]:
-            c = s.tile_cell[u]
-            if dist[c] < best_d:
-                best_d = dist[c]
-                best = c
-    if best >= 0 and best_d <= s.actions_left:
-        return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
+    if s.cell_tile[best] == t and plan_legal(legal, n, A_EXCAVATE):
+        return A_EXCAVATE
+    return act_toward(s, p, best, legal, n, first)
+
+
+cdef int explore_here(const DState* s, int p, const int* legal, int n) noexcept nogil:
+    """Work that needs no step: pick up, excavate, dig an adjacent unexcavated tile."""
+    cdef int c, v, tc = s.tile_cell[s.pawn_tile[p]]
+    if plan_legal(legal, n, A_PICKUP):
+        return A_PICKUP
+    if plan_legal(legal, n, A_EXCAVATE):
+        return A_EXCAVATE
+    for c in range(N_CELLS):
+        v = s.cell_tile[c]
+        if v >= 0 and s.sand[v] > 0 and (not s.excavated[v] or s.sand[v] >= 2) \
+                and plan_legal(legal, n, A_DIG + c):
+            return A_DIG + c
     return -1
 
 
@@ -331,40 +438,41 @@ cdef int plan_actions(const DState* s, const int* legal, int n) noexcept nogil:
     a = water_op(s, legal, n)
     if a >= 0:
         return a
+    if plan_legal(legal, n, A_THROTTLE + p):
+        return A_THROTTLE + p
     if s.actions_left == 0:
-        if plan_legal(legal, n, A_THROTTLE + p):
-            return A_THROTTLE + p
         return A_END_ACTIONS
     if buried(s, p):
         c = s.tile_cell[s.pawn_tile[p]]
-        if s.sand[s.pawn_tile[p]] >= 3 and plan_legal(legal, n, A_BLAST + p * N_CELLS + c):
-            return A_BLAST + p * N_CELLS + c
-        if plan_legal(legal, n, A_DIG + c):
-            return A_DIG + c
-        return A_END_ACTIONS
+        a = dig_or_blast(s, c, legal, n)
+        return a if a >= 0 else A_END_ACTIONS
     path_costs(s, p, dist, first)
     if parts_count(s, P_HELD) == N_PARTS:
         return endgame(s, p, legal, n, dist, first)
-    if (s.role[p] == METEOROLOGIST and s.actions_left <= ACTIONS_PER_TURN - METEO_WORK_ACTIONS
-            and plan_legal(legal, n, A_METEO_SKIP)):
+    if (s.role[p] == METEOROLOGIST and plan_legal(legal, n, A_METEO_SKIP)
+            and s.actions_left <= draw_value(s) - s.meteo_reduction):
+        # Hold back every card he can: each saves ~0.9 sand, half a water and a chance of
+        # Storm Picks Up - more than one action of work.
+        a = explore_here(s, p, legal, n)
+        if a == A_PICKUP or a == A_EXCAVATE:
+            return a
         return A_METEO_SKIP
     if s.role[p] == WATER_CARRIER:
         a = water_carrier(s, p, legal, n, dist, first)
         if a >= 0:
             return a
     elif s.water[p] <= THIRSTY:
-        a = thirsty(s, p, legal, n, first)
+        a = seek_water(s, p, legal, n, dist, first)
         if a >= 0:
             return a
-        if s.water[p] <= PARCHED:
-            a = take_shade(s, p, legal, n, dist, first)
-            if a >= 0:
-                return a
     a = explore(s, p, legal, n, dist, first)
     if a >= 0:
         return a
     if plan_legal(legal, n, A_METEO_SKIP):
         return A_METEO_SKIP
+    a = fallback_dig(s, p, legal, n)
+    if a >= 0:
+        return a
     return A_END_ACTIONS
 
 

@@ -895,3 +895,30 @@ def test_describe_and_illegal_action():
         st.apply(A.TAKEOFF)
     with pytest.raises(ValueError):
         st.describe(-1)
+
+
+# ---------------------------------------------------------------- audit fixes (issue 4)
+
+@pytest.mark.parametrize("water_drop", [True, False])
+def test_water_drop_shows_the_three_water_tiles_not_the_mirage(water_drop):
+    """Seed, Water: the 3 water tiles carry a water drop on their DESERT side (a possible
+    well; one is a mirage).  The team knows where they are before excavating, but not which
+    one is the mirage.  The engine used to hide them like any other tile."""
+    from core_cy.forbidden_desert import observe_dict
+    state = GAME.new(4, rules={"water_drop_desert_side": water_drop}, seed=3)
+    d = state.to_dict()
+    cells = lambda b, kinds: {(r, c) for r in range(5) for c in range(5)
+                              if b[r][c] and b[r][c]["kind"] in kinds}
+    water = cells(d["board"], ("well", "mirage"))
+    assert len(water) == 3
+    seen_water, seen_mirage = set(), set()
+    for k in range(40):
+        v = observe_dict(state, 0, k)
+        seen_water.add(frozenset(cells(v["board"], ("well", "mirage"))))
+        seen_mirage.add(frozenset(cells(v["board"], ("mirage",))))
+    if water_drop:
+        assert seen_water == {frozenset(water)}     # where the water is: public
+        assert len(seen_mirage) == 3                # which one is the mirage: hidden
+    else:
+        assert len(seen_water) > 1
+    assert GAME.from_dict(d).to_dict()["rules"]["water_drop_desert_side"] is water_drop
