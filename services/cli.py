@@ -69,16 +69,22 @@ def print_results(path: str, spec, out=None) -> None:
 
     out = out or sys.stdout
     table = pipelines.summary(path)
+    game = core_cy.load(spec.game)
+    by_label = {name: pipelines.breakdown(path, "seat_" + name)
+                for name in game.outcome_labels if name in game.seat_outcome_names}
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
         print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games", file=out)
-        team = cell["team_win_rate"]
-        if team is not None:
-            print(f"  team win rate {_pct(team)} [{_pct(cell['team_win_lo'])}, "
-                  f"{_pct(cell['team_win_hi'])}]", file=out)
         print(f"  game length mean {cell['length_mean']:.1f} (p10 {cell['length_p10']:.0f}, "
-              f"p50 {cell['length_p50']:.0f}, p90 {cell['length_p90']:.0f}); "
-              f"ties {_pct(cell['tie_rate'])}; first-second margin {cell['margin_mean']:.2f}",
+              f"p50 {cell['length_p50']:.0f}, p90 {cell['length_p90']:.0f})", file=out)
+        reasons = {k[len("end_"):]: v for k, v in cell.items() if k.startswith("end_") and v}
+        print("  end reasons: " + ", ".join(f"{k} {_pct(v).strip()}" for k, v in
+                                           sorted(reasons.items(), key=lambda kv: -kv[1])),
+              file=out)
+        if game.cooperative:
+            _print_team(cell, by_label, out)
+            continue
+        print(f"  ties {_pct(cell['tie_rate'])}; first-second margin {cell['margin_mean']:.2f}",
               file=out)
         if cell["seat_p_value"] is not None:
             print(f"  seat balance: chi-square {cell['seat_chi2']:.2f}, "
@@ -101,7 +107,22 @@ def print_results(path: str, spec, out=None) -> None:
                   f"over {a['seat_games']} seat-games; mean score {a['score_mean']:.2f}",
                   file=out)
     if len(spec.arm_rules()) > 1:
-        _print_comparison(pipelines.compare(path, spec.baseline_arm()), spec, out)
+        table = pipelines.compare(path, spec.baseline_arm())
+        if game.cooperative:  # every seat shares the team result: one row per cell
+            table = table.filter(table["seat"] == 0)
+        _print_comparison(table, spec, out)
+
+
+def _print_team(cell, by_label, out) -> None:
+    """A cooperative cell: the team win rate, and the win rate per labelled seat value
+    (e.g. per adventurer taking part)."""
+    print(f"  team win rate {_pct(cell['team_win_rate'])} [{_pct(cell['team_win_lo'])}, "
+          f"{_pct(cell['team_win_hi'])}]", file=out)
+    for name, table in by_label.items():
+        rows = table.filter((table["arm"] == cell["arm"]) & (table["players"] == cell["players"]))
+        print(f"  team win rate by {name}: " + ", ".join(
+            f"{r['value']} {_pct(r['win_rate']).strip()}" for r in rows.iter_rows(named=True)),
+            file=out)
 
 
 def _p_text(p: float) -> str:

@@ -126,3 +126,19 @@ def test_demo_service_queues_the_demo_once(tmp_path, monkeypatch):
     monkeypatch.setattr("uvicorn.run", lambda application, **kw: served.update(kw))
     assert cli.main(["demo", "--port", "8123"]) == 0
     assert served["port"] == 8123 and served["host"] == "127.0.0.1"
+
+
+def test_cooperative_results_print_team_win_rate_loss_causes_and_adventurers(ray_local, tmp_path,
+                                                                            capsys):
+    spec = tmp_path / "desert.json"
+    spec.write_text(json.dumps({
+        "name": "desert", "game": "forbidden_desert", "players": 3, "agents": "planner",
+        "sweep": {"difficulty": ["novice", "legendary"]}, "games_per_arm": 300,
+        "shard_size": 150, "seed": 3}))
+    assert cli.main(["run", str(spec), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("team win rate [") == 0  # the interval follows the rate
+    assert printed.count("team win rate ") >= 2 and "end reasons:" in printed
+    assert "team win rate by adventurer:" in printed and "seat balance" not in printed
+    assert "difficulty=legendary / 3p / seat 0" in printed
+    assert "difficulty=legendary / 3p / seat 1" not in printed
