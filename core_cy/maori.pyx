@@ -269,44 +269,9 @@ cdef int skip_cost(const MState* s, int k) noexcept nogil:
     return cost
 
 
-cdef void step_costs(const MState* s, const MPlayer* pl, int* cost) noexcept nogil:
-    """Shells of small-ship steps needed before placing on each cell (sections 7.1-7.2):
-    0 in basic mode or before the first tile, else the fewest king steps over tiles from the
-    ship to a tile next to the cell (99 if none)."""
+cdef void ship_distances(const MState* s, const MPlayer* pl, int* dist) noexcept nogil:
+    """Fewest king steps over tiles from the small ship to each tile (99: unreachable)."""
     cdef int nc = n_cells(&s.rules)
-    cdef int dist[MAX_CELLS]
-    cdef int queue[MAX_CELLS]
-    cdef int head = 0, tail = 0, c, d, a, best
-    for c in range(nc):
-        cost[c] = 0
-    if s.rules.mode == MODE_BASIC or pl.ship_cell < 0:
-        return
-    for c in range(nc):
-        dist[c] = 99
-    dist[pl.ship_cell] = 0
-    queue[tail] = pl.ship_cell
-    tail += 1
-    while head < tail:
-        a = queue[head]
-        head += 1
-        for c in range(nc):
-            if dist[c] == 99 and pl.cell_tile[c] != NO_TILE and king_adjacent(&s.rules, a, c):
-                dist[c] = dist[a] + 1
-                queue[tail] = c
-                tail += 1
-    for c in range(nc):
-        best = 99
-        for d in range(nc):
-            if dist[d] < best and king_adjacent(&s.rules, c, d):
-                best = dist[d]
-        cost[c] = best
-
-
-cdef int step_target(const MState* s, const MPlayer* pl, int cell, int steps) noexcept nogil:
-    """The tile the small ship ends on after `steps` paid steps toward `cell`: the lowest
-    numbered tile next to the cell at that distance (any choice is equivalent, section 7)."""
-    cdef int nc = n_cells(&s.rules)
-    cdef int dist[MAX_CELLS]
     cdef int queue[MAX_CELLS]
     cdef int head = 0, tail = 0, c, a
     for c in range(nc):
@@ -322,7 +287,35 @@ cdef int step_target(const MState* s, const MPlayer* pl, int cell, int steps) no
                 dist[c] = dist[a] + 1
                 queue[tail] = c
                 tail += 1
+
+
+cdef void step_costs(const MState* s, const MPlayer* pl, int* cost) noexcept nogil:
+    """Shells of small-ship steps needed before placing on each cell (sections 7.1-7.2):
+    0 in basic mode or before the first tile, else the fewest king steps over tiles from the
+    ship to a tile next to the cell (99 if none)."""
+    cdef int nc = n_cells(&s.rules)
+    cdef int dist[MAX_CELLS]
+    cdef int c, d, best
     for c in range(nc):
+        cost[c] = 0
+    if s.rules.mode == MODE_BASIC or pl.ship_cell < 0:
+        return
+    ship_distances(s, pl, dist)
+    for c in range(nc):
+        best = 99
+        for d in range(nc):
+            if dist[d] < best and king_adjacent(&s.rules, c, d):
+                best = dist[d]
+        cost[c] = best
+
+
+cdef int step_target(const MState* s, const MPlayer* pl, int cell, int steps) noexcept nogil:
+    """The tile the small ship ends on after `steps` paid steps toward `cell`: the lowest
+    numbered tile next to the cell at that distance (any choice is equivalent, section 7)."""
+    cdef int dist[MAX_CELLS]
+    cdef int c
+    ship_distances(s, pl, dist)
+    for c in range(n_cells(&s.rules)):
         if dist[c] == steps and king_adjacent(&s.rules, c, cell):
             return c
     return pl.ship_cell
