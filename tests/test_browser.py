@@ -81,9 +81,19 @@ def _no_page_errors(driver):
     assert not errors, errors
 
 
-def test_form_is_built_from_the_rule_schemas(server, browser):
+def _open_form(browser, server):
+    """The new-experiment page with GAME chosen (the catalogue lists games by name)."""
+    from selenium.webdriver.support.ui import Select
+
     browser.get(f"{server}/new")
     _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20, "form not built")
+    Select(_css(browser, "#f-game")[0]).select_by_value(GAME)
+    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option='%s']" % next(iter(
+        INFO["rules"]["properties"]))), 20, f"form not rebuilt for {GAME}")
+
+
+def test_form_is_built_from_the_rule_schemas(server, browser):
+    _open_form(browser, server)
     props = INFO["rules"]["properties"]
     for name, schema in props.items():
         (box,) = _css(browser, f"fieldset.arm [data-option='{name}']:is(div, details)")
@@ -104,8 +114,7 @@ def test_form_is_built_from_the_rule_schemas(server, browser):
 
 
 def test_form_shows_the_field_of_a_rejected_spec(server, browser):
-    browser.get(f"{server}/new")
-    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20)
+    _open_form(browser, server)
     games = _css(browser, "#f-games")[0]
     games.clear()
     games.send_keys("0")
@@ -118,8 +127,7 @@ def test_form_shows_the_field_of_a_rejected_spec(server, browser):
 
 def test_submit_experiment_and_see_its_charts(server, browser):
     option, values = enum_option()
-    browser.get(f"{server}/new")
-    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20)
+    _open_form(browser, server)
     name = _css(browser, "#f-name")[0]
     name.clear()
     name.send_keys("from the browser")
