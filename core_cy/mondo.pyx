@@ -978,6 +978,25 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
 
 
 # ---------------------------------------------------------------- heuristic and policy
+#
+# The heuristic values a seat's position as: past rounds + the board as it stands (exact
+# score lines, volcanoes weighted by how likely they are to cost) + its chip + the tile on
+# its way (in hand or being picked: the best spot for the face it saw) - every empty space,
+# + (1 + FUTURE_GAIN) for each empty space the remaining time can still fill.  All board
+# weights are dyadic so that sums are exact in any order: action_values (incremental) and
+# the heuristic on the applied state (from scratch) then agree to the last bit.
+
+cdef enum:
+    NO_VALUE_CELL = -1
+
+# Expected net points of a future placement besides the empty space it avoids (animals and
+# closed areas minus errors of an average greedy placement; tuned with benchmarks/mondo_agents.py).
+cdef double FUTURE_GAIN = 0.5
+cdef double MATCH_W = 0.25          # a matching shared edge (on the way to a closed area)
+cdef double EDGE_MATCH = 0.75       # pick estimate: an edge matching a placed neighbour
+cdef double EDGE_RIM = 0.25         # pick estimate: frame side, an edge matching the rim
+cdef double NO_SPOT = -0.5          # a tile that has no space to go to (the board is full)
+
 
 cdef inline double tile_seconds(const MState* s, const MPlayer* pl) noexcept nogil:
     """Expected seconds a hand needs per placed tile (pick with scanning, then place)."""
@@ -987,116 +1006,649 @@ cdef inline double tile_seconds(const MState* s, const MPlayer* pl) noexcept nog
             + 0.5 * s.rules.t_look + 0.75 * s.rules.t_rotate) / pl.speed
 
 
-cdef inline double remaining(const MState* s, const MPlayer* pl) noexcept nogil:
-    """Seconds left as this hand believes (hidden timer: with its own error)."""
-    cdef double r = s.rules.timer - pl.t_next
+cdef inline double remaining_at(const MState* s, const MPlayer* pl, double t_next) noexcept nogil:
+    """Seconds left after t_next as this hand believes (hidden timer: with its own error)."""
+    cdef double r = s.rules.timer - t_next
     if s.rules.hidden_timer:
         r += pl.noise
     return r if r > 0 else 0.0
+
+
+cdef inline double remaining(const MState* s, const MPlayer* pl) noexcept nogil:
+    return remaining_at(s, pl, pl.t_next)
 
 
 cdef inline double volcano_weight(const MState* s, int v) noexcept nogil:
     if v == V_NONE or not s.rules.volcano_scoring:
         return 0.0
     if s.rules.solo:
-        return 1.0
-    return 0.5 if v == V_ACTIVE else 0.2
+        return 1.0                          # section 5.5: every volcano costs a point
+    return 0.5 if v == V_ACTIVE else 0.25   # costs only with the majority (or the chip)
 
 
-cdef double board_value(const MState* s, const MPlayer* pl) noexcept nogil:
-    """What a board is worth now, without empties, chips and majorities."""
-    cdef BoardInfo b
-    analyse(s, pl, &b, False)
+cdef inline double face_term(const MState* s, const MFace* f) noexcept nogil:
+    """The position-free part of a face's worth: its animal and its volcano."""
+    cdef double v = 0.0
+    if f.animal >= 0 and not s.rules.solo:
+        v = 1.0
+    return v - volcano_weight(s, f.volcano)
+
+
+cdef inline double board_value_b(const MState* s, const BoardInfo* b) noexcept nogil:
+    """A board's worth from its counts, without empties, chips and majorities."""
     if s.rules.solo:
-        return -b.errors - b.active - b.dormant + 0.1 * b.matched
-    return (b.animals + AREA_POINTS * b.closed_land - b.errors + 0.25 * b.matched
-            - 0.5 * b.active - 0.2 * b.dormant)
+        return -b.errors - b.active - b.dormant + MATCH_W * b.matched
+    return (b.animals + AREA_POINTS * b.closed_land - b.errors + MATCH_W * b.matched
+            - 0.5 * b.active - 0.25 * b.dormant)
+
+
+
+
+# ---- the worth of a face for a pick: best spot by its edges (section 5.1 proxies)
+
+cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* ev) noexcept nogil:
+    """ev[d * 4 + t]: worth of showing terrain t towards direction d at empty cell c; returns
+    a signature of the cell's surroundings (equal signatures give equal values)."""
+    cdef const MRules* R = &s.rules
+    cdef int d, t, nb, want, kind, sig = 0
+    cdef double hit, miss
+    for d in range(4):
+        nb = neighbour(R, c, d)
+        if nb < 0:
+            want = R.rim[c * 4 + d]
+            hit = EDGE_RIM if R.frame else 0.0
+            miss = -1.0
+            kind = 4 + want
+        elif pl.cell_tile[nb] == NO_TILE:
+            want = -1
+            hit = 0.0
+            miss = 0.0
+            kind = 8
+        else:
+            want = edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], (d + 2) & 3)
+            hit = EDGE_MATCH
+            miss = -1.0
+            kind = want
+        for t in range(4):
+            ev[d * 4 + t] = hit if t == want else miss
+        sig |= kind << (4 * d)
+    return sig
+
+
+cdef inline int face_code(const MFace* f, int rot) noexcept nogil:
+    """The face's terrains N, E, S, W on the board after `rot` quarter turns, 2 bits each."""
+    return (edge_at(f, rot, 0) | (edge_at(f, rot, 1) << 2) | (edge_at(f, rot, 2) << 4)
+            | (edge_at(f, rot, 3) << 6))
+
+
+cdef bint pick_table(const MState* s, const MPlayer* pl, double* T) noexcept nogil:
+    """T[code] = best edge worth of a face showing `code` over every space it may go to;
+    False when no space is open.  Spaces with equal surroundings are done once."""
+    cdef double ev[16]
+    cdef int sigs[MAX_CELLS]
+    cdef int nsig = 0, c, k, a, b, cc, dd, sig, base
+    cdef double s0, s1, s2, v
+    cdef bint seen
+    for k in range(256):
+        T[k] = -1e300
+    for c in range(n_cells(&s.rules)):
+        if not can_place(s, pl, c):
+            continue
+        sig = edge_values(s, pl, c, ev)
+        seen = False
+        for k in range(nsig):
+            if sigs[k] == sig:
+                seen = True
+                break
+        if seen:
+            continue
+        sigs[nsig] = sig
+        nsig += 1
+        for a in range(4):
+            s0 = ev[a]
+            for b in range(4):
+                s1 = s0 + ev[4 + b]
+                for cc in range(4):
+                    s2 = s1 + ev[8 + cc]
+                    base = a | (b << 2) | (cc << 4)
+                    for dd in range(4):
+                        v = s2 + ev[12 + dd]
+                        if v > T[base | (dd << 6)]:
+                            T[base | (dd << 6)] = v
+    return nsig > 0
+
+
+cdef inline double table_pick(const MState* s, const double* T, bint any_spot,
+                              const MFace* f) noexcept nogil:
+    cdef int r
+    cdef double v, best = -1e300
+    if not any_spot:
+        return NO_SPOT
+    for r in range(4):
+        v = T[face_code(f, r)]
+        if v > best:
+            best = v
+    return best + face_term(s, f)
+
+
+cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexcept nogil:
+    """The same worth as table_pick, straight from the board (one face)."""
+    cdef double ev[16]
+    cdef int c, r, code
+    cdef double v, best = -1e300
+    cdef bint any_spot = False
+    for c in range(n_cells(&s.rules)):
+        if not can_place(s, pl, c):
+            continue
+        any_spot = True
+        edge_values(s, pl, c, ev)
+        for r in range(4):
+            code = face_code(f, r)
+            v = ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)] + ev[12 + (code >> 6)]
+            if v > best:
+                best = v
+    if not any_spot:
+        return NO_SPOT
+    return best + face_term(s, f)
+
+
+cdef inline double fixed_part(const MState* s, int seat, double boardv, int chip,
+                              bint jumping, int bonus_top) noexcept nogil:
+    """Past rounds + the board + the chip (+ the chip being jumped for): dyadic numbers, so
+    the sum is exact in any order."""
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef double v = 0
+    cdef int r
+    for r in range(s.round):
+        v += pl.round_score[r]
+    v += boardv + chip
+    if jumping and bonus_top < s.rules.bonus_n:
+        v += s.rules.bonus[bonus_top]
+    return v
+
+
+cdef inline double fill_part(const MState* s, int seat, int empty, double t_next, bint done,
+                             bint jumping) noexcept nogil:
+    """(1 + FUTURE_GAIN) for each empty space the remaining time can still fill."""
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef double fill
+    if done or jumping:
+        return 0.0
+    fill = remaining_at(s, pl, t_next) / tile_seconds(s, pl)
+    if fill > empty:
+        fill = empty
+    return (1.0 + FUTURE_GAIN) * fill
+
+
+cdef double compose(const MState* s, int seat, double boardv, int placed, int chip,
+                    bint incoming, double inval, double t_next, bint done, bint jumping,
+                    int bonus_top) noexcept nogil:
+    """The heuristic from its parts, in the one order of operations that m_action_values
+    repeats: fixed part, + the incoming tile, - the empty spaces, + the fillable ones."""
+    cdef int empty = n_cells(&s.rules) - placed
+    cdef double v = fixed_part(s, seat, boardv, chip, jumping, bonus_top)
+    if incoming:
+        v += inval
+        if empty > 0:
+            empty -= 1
+    v -= empty
+    return v + fill_part(s, seat, empty, t_next, done, jumping)
+
+
+cdef inline const MFace* incoming_face(const MState* s, const MPlayer* pl) noexcept nogil:
+    """The face of the tile on its way to the board: in hand (unless being returned) or
+    being picked and still in the pool (the face the hand saw when it reached for it)."""
+    cdef int t
+    if pl.hand != NO_TILE:
+        if pl.pend == OP_RETURN:
+            return NULL
+        return &s.rules.faces[pl.hand][pl.hand_face]
+    if pl.pend == OP_PICK:
+        t = pl.pend_arg
+        if s.loc[t] == LOC_POOL:
+            return &s.rules.faces[t][s.up[t]]
+    return NULL
 
 
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
-    """Past rounds + this board's value + the chip (taken or being taken) - the empties
-    that the remaining time cannot fill (all of them once the hand has finished)."""
     cdef const MState* s = <const MState*>vs
     cdef const MPlayer* pl = &s.p[seat]
-    cdef double v = 0, fill, best_other = -1e9
+    cdef double best_other, inval = 0
     cdef double out[MAX_PLAYERS]
-    cdef int r, empty, i
+    cdef const MFace* f
+    cdef BoardInfo b
+    cdef int i
     if s.terminal:
         m_scores(vs, out)
+        if s.players == 1:
+            return out[seat]                # solo: no rival, no lead term
+        best_other = -1e300
         for i in range(s.players):
             if i != seat and out[i] > best_other:
                 best_other = out[i]
         return out[seat] + 0.01 * (out[seat] - best_other)
-    for r in range(s.round):
-        v += pl.round_score[r]
-    v += board_value(s, pl) + pl.chip
-    empty = n_cells(&s.rules) - pl.placed
-    if pl.pend == OP_JUMP:
-        if s.bonus_top < s.rules.bonus_n:
-            v += s.rules.bonus[s.bonus_top]
-        fill = 0
-    elif pl.finished:
-        fill = 0
-    else:
-        fill = remaining(s, pl) / tile_seconds(s, pl)
-    if empty > fill:
-        v -= empty - fill
-    return v
+    analyse(s, pl, &b, False)
+    f = incoming_face(s, pl)
+    if f != NULL:
+        inval = pick_value(s, pl, f)
+    return compose(s, seat, board_value_b(s, &b), pl.placed, pl.chip, f != NULL, inval,
+                   pl.t_next, pl.finished, pl.pend == OP_JUMP, s.bonus_top)
 
 
-cdef double local_value(const MState* s, const MPlayer* pl, int c, const MFace* f,
-                        int rot) noexcept nogil:
-    """Quick worth of a face at a cell: matches and errors on its edges, animal, volcano."""
-    cdef int d, nb, t
-    cdef double v = 0
+# ---- incremental placement values (exact score counts after one placement)
+
+ctypedef struct Areas:
+    BoardInfo b                 # the board's counts (analyse)
+    int16_t root[MAX_NODES]     # area (root segment node) of each segment node
+    int16_t open[MAX_NODES]     # per root: segment edges facing an empty space
+    uint8_t bad[MAX_NODES]      # per root: an error edge or (water side) the sea
+    uint8_t rim[MAX_NODES]      # per root: touches the rim
+
+
+cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nogil:
+    """The areas of a board with what section 5.1 needs to tell, after one more tile,
+    whether an area becomes closed: open edges are counted instead of flagged."""
+    cdef const MRules* R = &s.rules
+    cdef int parent[MAX_NODES]
+    cdef int c, d, k, n, m, nb, t, r, r2, nc = n_cells(R)
+    cdef const MFace* f
+    cdef const MFace* g
+    analyse(s, pl, &A.b, False)
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            parent[n] = n
+            A.open[n] = 0
+            A.bad[n] = 0
+            A.rim[n] = 0
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for d in range(4):
+            t = edge_at(f, pl.cell_rot[c], d)
+            n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
+            nb = neighbour(R, c, d)
+            if nb < 0:
+                A.rim[n] = 1
+                if t != R.rim[c * 4 + d] or not R.frame:
+                    A.bad[n] = 1
+            elif pl.cell_tile[nb] == NO_TILE:
+                A.open[n] += 1
+            else:
+                g = cell_face(s, pl, nb)
+                if edge_at(g, pl.cell_rot[nb], (d + 2) & 3) != t:
+                    A.bad[n] = 1
+                elif d == 1 or d == 2:
+                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                    r = uf_find(parent, n)
+                    r2 = uf_find(parent, m)
+                    if r != r2:
+                        parent[r] = r2
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            r = uf_find(parent, n)
+            A.root[n] = <int16_t>r
+            if r != n:
+                A.open[r] += A.open[n]
+                A.bad[r] |= A.bad[n]
+                A.rim[r] |= A.rim[n]
+
+
+cdef inline int small_find(int* p, int x) noexcept nogil:
+    while p[x] != x:
+        x = p[x]
+    return x
+
+
+cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c,
+                       const MFace* f, int rot, BoardInfo* out) noexcept nogil:
+    """The board counts after putting face f turned `rot` on empty cell c (section 5.1):
+    the new tile's segments join the neighbouring areas they match; the areas that touch c
+    were open before (they faced the empty cell), so every closed group is a new one."""
+    cdef const MRules* R = &s.rules
+    # groups 0..MAX_SEGS-1: the tile's segments; MAX_SEGS + j: the j-th neighbouring area
+    cdef int gp[MAX_SEGS + 4]
+    cdef int gopen[MAX_SEGS + 4]
+    cdef uint8_t gbad[MAX_SEGS + 4]
+    cdef uint8_t grim[MAX_SEGS + 4]
+    cdef uint8_t gter[MAX_SEGS + 4]
+    cdef int groot[4]
+    cdef int nr = 0, d, k, j, t, t2, nb, m, r, gi, a, b2, ng = MAX_SEGS + 4
+    cdef int sum_open[MAX_SEGS + 4]
+    cdef uint8_t any_bad[MAX_SEGS + 4]
+    cdef const MFace* g
+    memcpy(out, &A.b, sizeof(BoardInfo))
+    out.placed += 1
+    out.empty -= 1
+    if f.animal >= 0:
+        out.animals += 1
+        if R.species_terrain[f.animal] == T_WATER:
+            out.water_animals += 1
+    if f.volcano == V_ACTIVE:
+        out.active += 1
+    elif f.volcano == V_DORMANT:
+        out.dormant += 1
+    for k in range(ng):
+        gp[k] = k
+        gopen[k] = 0
+        gbad[k] = 0
+        grim[k] = 0
+        gter[k] = 0
+    for k in range(f.nseg):
+        gter[k] = f.seg_terrain[k]
     for d in range(4):
         t = edge_at(f, rot, d)
-        nb = neighbour(&s.rules, c, d)
+        k = seg_at(f, rot, d)
+        nb = neighbour(R, c, d)
         if nb < 0:
-            v += 0.25 if t == s.rules.rim[c * 4 + d] else -1.0
-        elif pl.cell_tile[nb] != NO_TILE:
-            v += 0.5 if t == edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], (d + 2) & 3) else -1.0
-    if f.animal >= 0 and not s.rules.solo:
-        v += 1.0
-    return v - volcano_weight(s, f.volcano)
+            grim[k] = 1
+            if t != R.rim[c * 4 + d]:
+                out.errors += 1
+                gbad[k] = 1
+            elif not R.frame:
+                gbad[k] = 1
+        elif pl.cell_tile[nb] == NO_TILE:
+            gopen[k] += 1
+        else:
+            g = cell_face(s, pl, nb)
+            t2 = edge_at(g, pl.cell_rot[nb], (d + 2) & 3)
+            m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+            r = A.root[m]
+            j = 0
+            while j < nr and groot[j] != r:
+                j += 1
+            gi = MAX_SEGS + j
+            if j == nr:
+                groot[nr] = r
+                nr += 1
+                gopen[gi] = A.open[r]
+                gbad[gi] = A.bad[r]
+                grim[gi] = A.rim[r]
+                gter[gi] = s.rules.faces[pl.cell_tile[r // MAX_SEGS]][pl.cell_face[r // MAX_SEGS]].seg_terrain[r % MAX_SEGS]
+            gopen[gi] -= 1                  # its edge towards c is no longer open
+            if t2 != t:
+                out.errors += 1
+                gbad[k] = 1
+                gbad[gi] = 1
+            else:
+                out.matched += 1
+                a = small_find(gp, k)
+                b2 = small_find(gp, gi)
+                if a != b2:
+                    gp[a] = b2
+    for k in range(ng):
+        sum_open[k] = 0
+        any_bad[k] = 0
+    for k in range(ng):
+        if k < f.nseg or (k >= MAX_SEGS and k < MAX_SEGS + nr):
+            a = small_find(gp, k)
+            sum_open[a] += gopen[k]
+            any_bad[a] |= gbad[k]
+            if a != k:
+                grim[a] |= grim[k]
+    for k in range(ng):
+        if (k < f.nseg or (k >= MAX_SEGS and k < MAX_SEGS + nr)) and gp[k] == k:
+            if sum_open[k] == 0 and not any_bad[k]:
+                if gter[k] == T_WATER:
+                    if not grim[k]:
+                        out.lakes += 1
+                else:
+                    out.closed_land += 1
+                    out.closed_by_terrain[gter[k]] += 1
 
 
-cdef double best_spot(const MState* s, const MPlayer* pl, const MFace* f) noexcept nogil:
-    cdef int c, r
-    cdef double v, best = -1e9
-    for c in range(n_cells(&s.rules)):
-        if can_place(s, pl, c):
-            for r in range(4):
-                v = local_value(s, pl, c, f, r)
-                if v > best:
-                    best = v
-    return best
+cdef inline double place_seconds_with(const MState* s, const MPlayer* pl, int face, int rot,
+                                      Rng* rng) noexcept nogil:
+    """place_seconds with an explicit random stream (per_placement mode draws from it)."""
+    cdef double d
+    if s.rules.per_placement:
+        d = s.rules.pp_mean + s.rules.pp_sd * normal(rng)
+        return d if d > s.rules.pp_min else s.rules.pp_min
+    d = s.rules.t_place
+    if face != pl.hand_face:
+        d += s.rules.t_look
+    if rot != 0:
+        d += s.rules.t_rotate
+    return d
+
+
+ctypedef struct Mine:
+    int hand                    # the seat's hand tile after the clock ran on
+    int hand_face
+    int pend                    # its pending operation (OP_*)
+    int chip
+    bint finished
+    int bonus_top
+    int stopper                 # the hand that decides next (the seat itself or a rival)
+
+
+cdef bint run_clock(const MState* s, int me, double t_me, Mine* m) noexcept nogil:
+    """What advance() does after the seat's action, as far as the seat's heuristic sees it:
+    hands' operations complete in clock order until one that has not finished must decide
+    (the stopper: only its operation, if a rival's pick or flip, can touch the tile the seat
+    reaches for; the caller checks that).  False when the round would end first: the caller
+    then plays the action on a copy."""
+    cdef double t[MAX_PLAYERS]
+    cdef int pend[MAX_PLAYERS]
+    cdef bint fin[MAX_PLAYERS]
+    cdef int i, p
+    if s.round_moves + 1 >= s.rules.max_round_decisions:
+        return False
+    for i in range(s.players):
+        t[i] = s.p[i].t_next
+        pend[i] = s.p[i].pend
+        fin[i] = s.p[i].finished
+    t[me] = t_me
+    pend[me] = m.pend
+    m.bonus_top = s.bonus_top
+    while True:
+        p = -1
+        for i in range(s.players):
+            if not fin[i] and (p < 0 or t[i] < t[p]):
+                p = i
+        if p < 0 or t[p] >= s.rules.timer:
+            return False
+        if pend[p] == OP_JUMP:
+            if p == me and m.bonus_top < s.rules.bonus_n:
+                m.chip = s.rules.bonus[m.bonus_top]
+            if m.bonus_top < s.rules.bonus_n:
+                m.bonus_top += 1
+            fin[p] = 1
+            if p == me:
+                m.finished = 1
+                m.pend = OP_NONE
+            continue
+        if p == me:
+            if pend[p] == OP_RETURN:
+                m.hand = NO_TILE
+            m.pend = OP_NONE                # a pick completing here is the caller's part
+        m.stopper = p
+        return True
+
+
+cdef double copy_value(const MState* s, int seat, int a) noexcept nogil:
+    """heuristic(apply(s, a), seat) on a copy: the slow path for actions that end a round."""
+    cdef MState tmp
+    memcpy(&tmp, s, sizeof(MState))
+    m_apply(&tmp, a)
+    return m_heuristic(&tmp, seat)
+
+
+cdef inline void mine_init(const MPlayer* pl, Mine* m, int pend) noexcept nogil:
+    m.hand = pl.hand
+    m.hand_face = pl.hand_face
+    m.pend = pend
+    m.chip = pl.chip
+    m.finished = pl.finished
+    m.bonus_top = 0
+    m.stopper = -1
+
+
+cdef inline double mine_value(const MState* s, int seat, const Mine* m, double boardv,
+                              double t_me) noexcept nogil:
+    """The heuristic after an action that changes neither the board nor what is incoming
+    (flip, task, jump, return)."""
+    return compose(s, seat, boardv, s.p[seat].placed, m.chip, False, 0.0, t_me, m.finished,
+                   m.pend == OP_JUMP, m.bonus_top)
+
+
+cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
+                         double* out) noexcept nogil:
+    """heuristic(apply(state, a), seat) for every action without copying the state: the
+    board is analysed once (its areas kept for placements), the pick worth of every face
+    comes from one table, and the clock is run once per kind of action on the few fields the
+    heuristic reads.  An action after which the round would end is played on a copy (once
+    per kind when the board does not change)."""
+    cdef const MState* s = <const MState*>vs
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef Areas A
+    cdef BoardInfo b
+    cdef Mine m
+    cdef Mine pm                        # picks: the clock run once for all of them
+    cdef Mine km[4]                     # placements: once per duration (other face?, turned?)
+    cdef bint kok[4]
+    cdef double kt[4]
+    cdef bint kdone[4]
+    cdef Rng rng
+    cdef double T[256]
+    cdef double boardv, t0 = s.clock, t_me, t_pick = 0, fixed_pick = 0, f_in = 0, f_out = 0
+    cdef double v, slow_pick = 0, slow_flip = 0, slow_task = 0, v_flip = 0, v_task = 0
+    cdef bint have_pick = False, have_flip = False, have_task = False, pick_ok = False
+    cdef bint any_spot = False, hit, in_hand
+    cdef int i, a, tile, cell, face, rot, key, up, empty, sop = OP_NONE, sarg = -1
+    if seat != s.current or s.terminal:
+        return 0
+    for key in range(4):
+        kdone[key] = False
+    if pl.hand != NO_TILE:
+        build_areas(s, pl, &A)
+        memcpy(&b, &A.b, sizeof(BoardInfo))
+    else:
+        analyse(s, pl, &b, False)
+        any_spot = pick_table(s, pl, T)
+    boardv = board_value_b(s, &b)
+    for i in range(n):
+        a = acts[i]
+        if a < A_FLIP:
+            tile = a - A_PICK
+            if not have_pick:
+                have_pick = True
+                # per_placement: the tile is in hand at once and no time passes (m_apply).
+                mine_init(pl, &pm, OP_NONE if s.rules.per_placement else OP_PICK)
+                t_pick = pl.t_next if s.rules.per_placement else (
+                    t0 + (s.rules.t_pick + s.rules.t_scan * s.rules.scan_tiles) / pl.speed)
+                pick_ok = run_clock(s, seat, t_pick, &pm)
+                if pick_ok:
+                    if pm.stopper != seat:
+                        sop = s.p[pm.stopper].pend
+                        sarg = s.p[pm.stopper].pend_arg
+                    empty = n_cells(&s.rules) - pl.placed
+                    fixed_pick = fixed_part(s, seat, boardv, pm.chip, False, pm.bonus_top)
+                    f_out = fill_part(s, seat, empty, t_pick, pm.finished, False)
+                    f_in = fill_part(s, seat, empty - 1 if empty > 0 else 0, t_pick,
+                                     pm.finished, False)
+                else:
+                    slow_pick = copy_value(s, seat, a)
+            if not pick_ok:
+                out[i] = slow_pick
+                continue
+            up = s.up[tile]
+            in_hand = s.rules.per_placement or pm.stopper == seat
+            if not in_hand and sop == OP_PICK and sarg == tile:
+                # A rival's pick of the same tile completes first: nothing comes.
+                empty = n_cells(&s.rules) - pl.placed
+                out[i] = fixed_pick - empty + f_out
+                continue
+            if not in_hand and sop == OP_FLIP and sarg == tile:
+                up ^= 1
+            empty = n_cells(&s.rules) - pl.placed
+            v = fixed_pick + table_pick(s, T, any_spot, &s.rules.faces[tile][up])
+            if empty > 0:
+                empty -= 1
+            out[i] = v - empty + f_in
+        elif a < A_TASK:
+            if not have_flip:
+                have_flip = True
+                mine_init(pl, &m, OP_FLIP)
+                t_me = t0 + s.rules.t_flip / pl.speed
+                v_flip = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                    else copy_value(s, seat, a)
+            out[i] = v_flip
+        elif a < A_JUMP:
+            if not have_task:
+                have_task = True
+                mine_init(pl, &m, OP_TASK)
+                t_me = t0 + s.rules.t_task / pl.speed
+                v_task = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                    else copy_value(s, seat, a)
+            out[i] = v_task
+        elif a == A_JUMP:
+            mine_init(pl, &m, OP_JUMP)
+            t_me = t0 + s.rules.t_jump / pl.speed
+            out[i] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                else copy_value(s, seat, a)
+        elif a < A_RETURN:
+            cell = (a - A_PLACE) // 8
+            face = ((a - A_PLACE) // 4) & 1
+            rot = (a - A_PLACE) & 3
+            key = 0 if s.rules.per_placement else ((face != pl.hand_face) * 2 + (rot != 0))
+            if not kdone[key]:
+                kdone[key] = True
+                rng = s.rng
+                kt[key] = t0 + place_seconds_with(s, pl, face, rot, &rng) / pl.speed
+                mine_init(pl, &km[key], OP_NONE)
+                if kt[key] <= s.rules.timer:
+                    km[key].hand = NO_TILE
+                kok[key] = run_clock(s, seat, kt[key], &km[key])
+            if not kok[key]:
+                out[i] = copy_value(s, seat, a)
+            elif kt[key] <= s.rules.timer:
+                place_counts(s, pl, &A, cell, &s.rules.faces[pl.hand][face], rot, &b)
+                out[i] = compose(s, seat, board_value_b(s, &b), pl.placed + 1, km[key].chip,
+                                 False, 0.0, kt[key], km[key].finished, False,
+                                 km[key].bonus_top)
+            else:
+                # Cancelled by the timer: the tile stays in hand until the round ends.
+                out[i] = compose(s, seat, boardv, pl.placed, km[key].chip, True,
+                                 pick_value(s, pl, &s.rules.faces[pl.hand][pl.hand_face]),
+                                 kt[key], km[key].finished, False, km[key].bonus_top)
+        else:
+            mine_init(pl, &m, OP_RETURN)
+            t_me = t0 + s.rules.t_return / pl.speed
+            out[i] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                else copy_value(s, seat, a)
+    return 1
 
 
 cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
-    """Best (cell, face, rotation) for the tile in hand by the change of board_value."""
-    cdef MPlayer tmp                       # trial placements on a copy of the board
+    """Best (cell, face, rotation) for the tile in hand by the change of board_value
+    (incremental: one analysis of the board, then each candidate as a delta)."""
     cdef const MPlayer* pl = &s.p[p]
-    cdef int c, k, best = -1, tile = pl.hand
-    cdef double base = board_value(s, pl), v, best_v = -1e9
-    memcpy(&tmp, pl, sizeof(MPlayer))
-    tmp.placed += 1
+    cdef Areas A
+    cdef BoardInfo b
+    cdef int c, k, best = -1
+    cdef double base, v, best_v = -1e9
+    build_areas(s, pl, &A)
+    base = board_value_b(s, &A.b)
     for c in range(n_cells(&s.rules)):
         if not can_place(s, pl, c):
             continue
         for k in range(8):
-            tmp.cell_tile[c] = <uint8_t>tile
-            tmp.cell_face[c] = <uint8_t>(k >> 2)
-            tmp.cell_rot[c] = <uint8_t>(k & 3)
-            v = board_value(s, &tmp) - base
+            place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k >> 2], k & 3, &b)
+            v = board_value_b(s, &b) - base
             if (k >> 2) != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
             if v > best_v:
                 best_v = v
                 best = A_PLACE + c * 8 + k
-        tmp.cell_tile[c] = NO_TILE
-        tmp.cell_face[c] = 0
-        tmp.cell_rot[c] = 0
     value[0] = best_v
     return best
 
@@ -1126,9 +1678,10 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     cdef const MPlayer* pl = &s.p[p]
     cdef uint8_t pool[MAX_TILES]
     cdef uint8_t tmp
-    cdef double v, best_v = -1e9, rem = remaining(s, pl), tau = tile_seconds(s, pl)
-    cdef double chip_now = 0, chip_later = 0, go_on
-    cdef bint jump = False
+    cdef double T[256]
+    cdef double v, best_v = -1e300, rem = remaining(s, pl), tau = tile_seconds(s, pl)
+    cdef double chip_now = 0, go_on
+    cdef bint jump = False, any_spot
     if pl.hand != NO_TILE:
         k = place_choice(s, p, &v)
         if k < 0 or (v < -1.5 and rem > 3 * tau):
@@ -1137,8 +1690,6 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     empty = n_cells(&s.rules) - pl.placed
     if s.bonus_top < s.rules.bonus_n:
         chip_now = s.rules.bonus[s.bonus_top]
-    if s.bonus_top + 1 < s.rules.bonus_n:
-        chip_later = s.rules.bonus[s.bonus_top + 1]
     can = <int>(rem / tau)
     if empty == 0 or rem < tau:
         jump = True
@@ -1147,9 +1698,6 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
         # placed tile is worth about 1.5 (an empty space avoided, half an animal).
         go_on = 1.5 * can
         jump = chip_now > go_on
-    elif not s.rules.solo and chip_now > 0:
-        go_on = chip_later          # filling everything first still leaves the next chip
-        jump = False
     for t in range(s.rules.n_tiles):
         if s.loc[t] == LOC_POOL:
             pool[n] = <uint8_t>t
@@ -1159,6 +1707,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     if jump:
         k = satisfied_task(s, pl)
         return A_TASK + k if k >= 0 else A_JUMP
+    any_spot = pick_table(s, pl, T)
     k = s.rules.scan_tiles if s.rules.scan_tiles < n else n
     if k < 1:
         k = 1
@@ -1168,7 +1717,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
         pool[i] = pool[j]
         pool[j] = tmp
         t = pool[i]
-        v = best_spot(s, pl, &s.rules.faces[t][s.up[t]])
+        v = table_pick(s, T, any_spot, &s.rules.faces[t][s.up[t]])
         if v > best_v:
             best_v = v
             best = t
@@ -1209,6 +1758,7 @@ MONDO_ENGINE.outcomes = m_outcomes
 MONDO_ENGINE.heuristic = m_heuristic
 MONDO_ENGINE.observe = m_observe
 MONDO_ENGINE.policy = m_policy
+MONDO_ENGINE.action_values = m_action_values
 
 cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
 _HANDLE.engine = &MONDO_ENGINE
