@@ -150,6 +150,7 @@ ctypedef struct MFace:
     int8_t animal               # species, -1 for none
     uint8_t animal_seg
     uint8_t volcano
+    uint8_t code                # edge terrains N, E, S, W at rotation 0, 2 bits each
 
 ctypedef struct MRules:
     int32_t level
@@ -488,14 +489,21 @@ cdef inline int current_modifier(const MState* s) noexcept nogil:
 
 cdef void score_round(const MState* s, RoundLines* L) noexcept nogil:
     """Every seat's lines for the current round as the boards stand (section 5.3; solo 5.5)."""
+    cdef int i
+    for i in range(s.players):
+        memset(&L[i], 0, sizeof(RoundLines))
+        analyse(s, &s.p[i], &L[i].b, s.rules.tasks_on)
+    score_lines(s, L)
+
+
+cdef void score_lines(const MState* s, RoundLines* L) noexcept nogil:
+    """The round lines from each seat's board analysis L[i].b (the rest of L zeroed)."""
     cdef const MRules* R = &s.rules
     cdef int i, k, vmax = 0, lo = 1 << 30, hi = -1, mod
     cdef int counted[MAX_PLAYERS]
     cdef const MPlayer* pl
     for i in range(s.players):
         pl = &s.p[i]
-        memset(&L[i], 0, sizeof(RoundLines))
-        analyse(s, pl, &L[i].b, R.tasks_on)
         L[i].chip = pl.chip
         counted[i] = L[i].b.active + (L[i].b.dormant if pl.volcano_chip else 0)
         if counted[i] > vmax:
@@ -698,12 +706,9 @@ cdef void finish_game(MState* s, int reason) noexcept nogil:
     s.end_reason = reason
 
 
-cdef void end_round(MState* s) noexcept nogil:
-    """Section 4.2 and 5: jumps started before the timer complete (in completion order),
-    tiles in hands go back, then the round is scored and the volcano chip moves."""
-    cdef RoundLines L[MAX_PLAYERS]
-    cdef int i, p, best = -(1 << 30)
-    cdef MPlayer* pl
+cdef void complete_jumps(MState* s) noexcept nogil:
+    """Section 4.2: jumps started before the timer complete, in completion order."""
+    cdef int i, p
     while True:
         p = -1
         for i in range(s.players):
@@ -711,8 +716,17 @@ cdef void end_round(MState* s) noexcept nogil:
                     p < 0 or s.p[i].t_next < s.p[p].t_next):
                 p = i
         if p < 0:
-            break
+            return
         resolve(s, p)
+
+
+cdef void end_round(MState* s) noexcept nogil:
+    """Section 4.2 and 5: jumps started before the timer complete (in completion order),
+    tiles in hands go back, then the round is scored and the volcano chip moves."""
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef int i, best = -(1 << 30)
+    cdef MPlayer* pl
+    complete_jumps(s)
     for i in range(s.players):
         pl = &s.p[i]
         pl.pend = OP_NONE
@@ -1076,21 +1090,27 @@ cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* e
 
 
 cdef inline int face_code(const MFace* f, int rot) noexcept nogil:
-    """The face's terrains N, E, S, W on the board after `rot` quarter turns, 2 bits each."""
-    return (edge_at(f, rot, 0) | (edge_at(f, rot, 1) << 2) | (edge_at(f, rot, 2) << 4)
-            | (edge_at(f, rot, 3) << 6))
+    """The face's terrains N, E, S, W on the board after `rot` quarter turns, 2 bits each:
+    a turn moves every terrain one direction on, i.e. rotates the code by 2 bits."""
+    cdef int c = f.code
+    if rot == 0:
+        return c
+    return ((c << (2 * rot)) | (c >> (8 - 2 * rot))) & 0xFF
 
 
-cdef bint pick_table(const MState* s, const MPlayer* pl, double* T) noexcept nogil:
+cdef bint pick_table(const MState* s, const MPlayer* pl, float* T) noexcept nogil:
     """T[code] = best edge worth of a face showing `code` over every space it may go to;
-    False when no space is open.  Spaces with equal surroundings are done once."""
+    False when no space is open.  Spaces with equal surroundings are done once.  Floats are
+    exact here (small dyadic sums) and let the compiler vectorise the 256-entry maxima."""
     cdef double ev[16]
+    cdef float v16[16]
+    cdef float v64[64]
     cdef int sigs[MAX_CELLS]
-    cdef int nsig = 0, c, k, a, b, cc, dd, sig, base
-    cdef double s0, s1, s2, v
+    cdef int nsig = 0, c, k, x, dd, sig, off
+    cdef float e3, w
     cdef bint seen
     for k in range(256):
-        T[k] = -1e300
+        T[k] = -1e30
     for c in range(n_cells(&s.rules)):
         if not can_place(s, pl, c):
             continue
@@ -1104,21 +1124,20 @@ cdef bint pick_table(const MState* s, const MPlayer* pl, double* T) noexcept nog
             continue
         sigs[nsig] = sig
         nsig += 1
-        for a in range(4):
-            s0 = ev[a]
-            for b in range(4):
-                s1 = s0 + ev[4 + b]
-                for cc in range(4):
-                    s2 = s1 + ev[8 + cc]
-                    base = a | (b << 2) | (cc << 4)
-                    for dd in range(4):
-                        v = s2 + ev[12 + dd]
-                        if v > T[base | (dd << 6)]:
-                            T[base | (dd << 6)] = v
+        for x in range(16):
+            v16[x] = <float>(ev[x & 3] + ev[4 + (x >> 2)])
+        for x in range(64):
+            v64[x] = v16[x & 15] + <float>ev[8 + (x >> 4)]
+        for dd in range(4):
+            e3 = <float>ev[12 + dd]
+            off = dd << 6
+            for x in range(64):
+                w = v64[x] + e3
+                T[off + x] = w if w > T[off + x] else T[off + x]
     return nsig > 0
 
 
-cdef inline double table_pick(const MState* s, const double* T, bint any_spot,
+cdef inline double table_pick(const MState* s, const float* T, bint any_spot,
                               const MFace* f) noexcept nogil:
     cdef int r
     cdef double v, best = -1e300
@@ -1247,17 +1266,29 @@ ctypedef struct Areas:
 
 cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nogil:
     """The areas of a board with what section 5.1 needs to tell, after one more tile,
-    whether an area becomes closed: open edges are counted instead of flagged."""
+    whether an area becomes closed (open edges are counted instead of flagged), and the
+    counts the heuristic reads (as analyse() finds them: the action_values tests compare)."""
     cdef const MRules* R = &s.rules
+    cdef BoardInfo* bi = &A.b
     cdef int parent[MAX_NODES]
     cdef int c, d, k, n, m, nb, t, r, r2, nc = n_cells(R)
     cdef const MFace* f
     cdef const MFace* g
-    analyse(s, pl, &A.b, False)
+    memset(bi, 0, sizeof(BoardInfo))
     for c in range(nc):
         if pl.cell_tile[c] == NO_TILE:
+            bi.empty += 1
             continue
         f = cell_face(s, pl, c)
+        bi.placed += 1
+        if f.animal >= 0:
+            bi.animals += 1
+            if R.species_terrain[f.animal] == T_WATER:
+                bi.water_animals += 1
+        if f.volcano == V_ACTIVE:
+            bi.active += 1
+        elif f.volcano == V_DORMANT:
+            bi.dormant += 1
         for k in range(f.nseg):
             n = c * MAX_SEGS + k
             parent[n] = n
@@ -1274,7 +1305,10 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
             nb = neighbour(R, c, d)
             if nb < 0:
                 A.rim[n] = 1
-                if t != R.rim[c * 4 + d] or not R.frame:
+                if t != R.rim[c * 4 + d]:
+                    bi.errors += 1
+                    A.bad[n] = 1
+                elif not R.frame:
                     A.bad[n] = 1
             elif pl.cell_tile[nb] == NO_TILE:
                 A.open[n] += 1
@@ -1282,7 +1316,10 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
                 g = cell_face(s, pl, nb)
                 if edge_at(g, pl.cell_rot[nb], (d + 2) & 3) != t:
                     A.bad[n] = 1
+                    if d == 1 or d == 2:
+                        bi.errors += 1
                 elif d == 1 or d == 2:
+                    bi.matched += 1
                     m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
                     r = uf_find(parent, n)
                     r2 = uf_find(parent, m)
@@ -1300,6 +1337,21 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
                 A.open[r] += A.open[n]
                 A.bad[r] |= A.bad[n]
                 A.rim[r] |= A.rim[n]
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            if A.root[n] != n or A.bad[n] or A.open[n] > 0:
+                continue
+            t = f.seg_terrain[k]
+            if t == T_WATER:
+                if not A.rim[n]:
+                    bi.lakes += 1
+            else:
+                bi.closed_land += 1
+                bi.closed_by_terrain[t] += 1
 
 
 cdef inline int small_find(int* p, int x) noexcept nogil:
@@ -1312,44 +1364,39 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
                        const MFace* f, int rot, BoardInfo* out) noexcept nogil:
     """The board counts after putting face f turned `rot` on empty cell c (section 5.1):
     the new tile's segments join the neighbouring areas they match; the areas that touch c
-    were open before (they faced the empty cell), so every closed group is a new one."""
+    were open before (they faced the empty cell), so every closed group is a new one.
+    Only the counts the heuristic reads are kept up to date (board_value_b)."""
     cdef const MRules* R = &s.rules
-    # groups 0..MAX_SEGS-1: the tile's segments; MAX_SEGS + j: the j-th neighbouring area
+    # groups 0..nseg-1: the tile's segments; nseg + j: the j-th neighbouring area
     cdef int gp[MAX_SEGS + 4]
     cdef int gopen[MAX_SEGS + 4]
     cdef uint8_t gbad[MAX_SEGS + 4]
-    cdef uint8_t grim[MAX_SEGS + 4]
     cdef uint8_t gter[MAX_SEGS + 4]
     cdef int groot[4]
-    cdef int nr = 0, d, k, j, t, t2, nb, m, r, gi, a, b2, ng = MAX_SEGS + 4
-    cdef int sum_open[MAX_SEGS + 4]
-    cdef uint8_t any_bad[MAX_SEGS + 4]
+    cdef int ns = f.nseg, nr = 0, d, k, j, t, t2, nb, m, r, gi, a, b2, ng
     cdef const MFace* g
-    memcpy(out, &A.b, sizeof(BoardInfo))
-    out.placed += 1
-    out.empty -= 1
+    out.animals = A.b.animals
+    out.closed_land = A.b.closed_land
+    out.errors = A.b.errors
+    out.matched = A.b.matched
+    out.active = A.b.active
+    out.dormant = A.b.dormant
     if f.animal >= 0:
         out.animals += 1
-        if R.species_terrain[f.animal] == T_WATER:
-            out.water_animals += 1
     if f.volcano == V_ACTIVE:
         out.active += 1
     elif f.volcano == V_DORMANT:
         out.dormant += 1
-    for k in range(ng):
+    for k in range(ns):
         gp[k] = k
         gopen[k] = 0
         gbad[k] = 0
-        grim[k] = 0
-        gter[k] = 0
-    for k in range(f.nseg):
         gter[k] = f.seg_terrain[k]
     for d in range(4):
         t = edge_at(f, rot, d)
         k = seg_at(f, rot, d)
         nb = neighbour(R, c, d)
         if nb < 0:
-            grim[k] = 1
             if t != R.rim[c * 4 + d]:
                 out.errors += 1
                 gbad[k] = 1
@@ -1365,14 +1412,14 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
             j = 0
             while j < nr and groot[j] != r:
                 j += 1
-            gi = MAX_SEGS + j
+            gi = ns + j
             if j == nr:
                 groot[nr] = r
                 nr += 1
+                gp[gi] = gi
                 gopen[gi] = A.open[r]
                 gbad[gi] = A.bad[r]
-                grim[gi] = A.rim[r]
-                gter[gi] = s.rules.faces[pl.cell_tile[r // MAX_SEGS]][pl.cell_face[r // MAX_SEGS]].seg_terrain[r % MAX_SEGS]
+                gter[gi] = t2               # a matching edge's terrain is its area's
             gopen[gi] -= 1                  # its edge towards c is no longer open
             if t2 != t:
                 out.errors += 1
@@ -1384,25 +1431,15 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
                 b2 = small_find(gp, gi)
                 if a != b2:
                     gp[a] = b2
+    ng = ns + nr
     for k in range(ng):
-        sum_open[k] = 0
-        any_bad[k] = 0
+        a = small_find(gp, k)
+        if a != k:
+            gopen[a] += gopen[k]
+            gbad[a] |= gbad[k]
     for k in range(ng):
-        if k < f.nseg or (k >= MAX_SEGS and k < MAX_SEGS + nr):
-            a = small_find(gp, k)
-            sum_open[a] += gopen[k]
-            any_bad[a] |= gbad[k]
-            if a != k:
-                grim[a] |= grim[k]
-    for k in range(ng):
-        if (k < f.nseg or (k >= MAX_SEGS and k < MAX_SEGS + nr)) and gp[k] == k:
-            if sum_open[k] == 0 and not any_bad[k]:
-                if gter[k] == T_WATER:
-                    if not grim[k]:
-                        out.lakes += 1
-                else:
-                    out.closed_land += 1
-                    out.closed_by_terrain[gter[k]] += 1
+        if gp[k] == k and gopen[k] == 0 and not gbad[k] and gter[k] != T_WATER:
+            out.closed_land += 1
 
 
 cdef inline double place_seconds_with(const MState* s, const MPlayer* pl, int face, int rot,
@@ -1418,6 +1455,21 @@ cdef inline double place_seconds_with(const MState* s, const MPlayer* pl, int fa
     if rot != 0:
         d += s.rules.t_rotate
     return d
+
+
+cdef void rotation_duplicates(const MFace* f, int* dup) noexcept nogil:
+    """dup[r] = an earlier rotation showing the same terrains and segments, or -1."""
+    cdef int r, q, d
+    cdef int sig[4]
+    for r in range(4):
+        sig[r] = face_code(f, r)
+        for d in range(4):
+            sig[r] |= seg_at(f, r, d) << (8 + 3 * d)
+        dup[r] = -1
+        for q in range(r):
+            if sig[q] == sig[r]:
+                dup[r] = q
+                break
 
 
 ctypedef struct Mine:
@@ -1482,6 +1534,63 @@ cdef double copy_value(const MState* s, int seat, int a) noexcept nogil:
     return m_heuristic(&tmp, seat)
 
 
+cdef void round_end_places(const MState* s, int seat, const int* acts, const int* idx,
+                           int cnt, double* out) noexcept nogil:
+    """heuristic(apply(s, a), seat) for placements after which the round ends: the first is
+    played on a copy; the others differ from it only in the round's scores, so each is the
+    seat's board re-analysed, the round lines recomputed (volcano majorities and modifiers
+    compare seats) and written into that copy's score sheet."""
+    cdef MState post
+    cdef MState pre
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef BoardInfo keep
+    cdef MPlayer* pl
+    cdef int i, j, a, cell, tile = s.p[seat].hand
+    memcpy(&post, s, sizeof(MState))
+    m_apply(&post, acts[idx[0]])
+    # The state the round is scored in, but for the seat's last tile: the jumps under way
+    # complete (m_apply's clock and end_round do exactly that before scoring).
+    memcpy(&pre, s, sizeof(MState))
+    pl = &pre.p[seat]
+    pl.hand = NO_TILE
+    pl.hand_face = 0
+    pl.placed += 1
+    complete_jumps(&pre)
+    for i in range(s.players):
+        memset(&L[i], 0, sizeof(RoundLines))
+        if i != seat:
+            analyse(&pre, &pre.p[i], &L[i].b, s.rules.tasks_on)
+    for j in range(cnt):
+        a = acts[idx[j]] - A_PLACE
+        cell = a // 8
+        pl.cell_tile[cell] = <uint8_t>tile
+        pl.cell_face[cell] = <uint8_t>((a // 4) & 1)
+        pl.cell_rot[cell] = <uint8_t>(a & 3)
+        for i in range(s.players):
+            memcpy(&keep, &L[i].b, sizeof(BoardInfo))
+            memset(&L[i], 0, sizeof(RoundLines))
+            memcpy(&L[i].b, &keep, sizeof(BoardInfo))
+        analyse(&pre, pl, &L[seat].b, s.rules.tasks_on)
+        score_lines(&pre, L)
+        for i in range(s.players):
+            post.p[i].round_score[s.round] = L[i].total
+        out[idx[j]] = m_heuristic(&post, seat)
+        pl.cell_tile[cell] = NO_TILE
+        pl.cell_face[cell] = 0
+        pl.cell_rot[cell] = 0
+
+
+cdef inline double same_board_copy(const MState* s, int seat, int a, double* cache,
+                                   bint* have) noexcept nogil:
+    """copy_value for an action after which the round ends with the seat's board, hand
+    and chip as they are (a pick, flip, task or return that does not complete, a cancelled
+    placement): the round then ends the same way for all of them, so one copy serves."""
+    if not have[0]:
+        cache[0] = copy_value(s, seat, a)
+        have[0] = True
+    return cache[0]
+
+
 cdef inline void mine_init(const MPlayer* pl, Mine* m, int pend) noexcept nogil:
     m.hand = pl.hand
     m.hand_face = pl.hand_face
@@ -1518,19 +1627,33 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef double kt[4]
     cdef bint kdone[4]
     cdef Rng rng
-    cdef double T[256]
+    cdef float T[256]
     cdef double boardv, t0 = s.clock, t_me, t_pick = 0, fixed_pick = 0, f_in = 0, f_out = 0
-    cdef double v, slow_pick = 0, slow_flip = 0, slow_task = 0, v_flip = 0, v_task = 0
+    cdef double v, slow_same = 0, v_flip = 0, v_task = 0
     cdef bint have_pick = False, have_flip = False, have_task = False, pick_ok = False
+    cdef bint have_same = False
     cdef bint any_spot = False, hit, in_hand
-    cdef int i, a, tile, cell, face, rot, key, up, empty, sop = OP_NONE, sarg = -1
+    cdef double kfill[4]
+    cdef double bv[8]
+    cdef int dup[8]
+    cdef int i, a, k, tile, cell, face, rot, key, up, empty, sop = OP_NONE, sarg = -1
+    cdef int bv_cell = -1, bv_have = 0, nlate = 0
+    cdef int late[MAX_CELLS * 8]
+    cdef double past = 0
     if seat != s.current or s.terminal:
         return 0
     for key in range(4):
         kdone[key] = False
+    for i in range(s.round):
+        past += pl.round_score[i]
     if pl.hand != NO_TILE:
         build_areas(s, pl, &A)
         memcpy(&b, &A.b, sizeof(BoardInfo))
+        rotation_duplicates(&s.rules.faces[pl.hand][0], dup)
+        rotation_duplicates(&s.rules.faces[pl.hand][1], dup + 4)
+        for k in range(4, 8):
+            if dup[k] >= 0:
+                dup[k] += 4
     else:
         analyse(s, pl, &b, False)
         any_spot = pick_table(s, pl, T)
@@ -1555,10 +1678,8 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                     f_out = fill_part(s, seat, empty, t_pick, pm.finished, False)
                     f_in = fill_part(s, seat, empty - 1 if empty > 0 else 0, t_pick,
                                      pm.finished, False)
-                else:
-                    slow_pick = copy_value(s, seat, a)
             if not pick_ok:
-                out[i] = slow_pick
+                out[i] = same_board_copy(s, seat, a, &slow_same, &have_same)
                 continue
             up = s.up[tile]
             in_hand = s.rules.per_placement or pm.stopper == seat
@@ -1580,7 +1701,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 mine_init(pl, &m, OP_FLIP)
                 t_me = t0 + s.rules.t_flip / pl.speed
                 v_flip = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
-                    else copy_value(s, seat, a)
+                    else same_board_copy(s, seat, a, &slow_same, &have_same)
             out[i] = v_flip
         elif a < A_JUMP:
             if not have_task:
@@ -1588,7 +1709,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 mine_init(pl, &m, OP_TASK)
                 t_me = t0 + s.rules.t_task / pl.speed
                 v_task = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
-                    else copy_value(s, seat, a)
+                    else same_board_copy(s, seat, a, &slow_same, &have_same)
             out[i] = v_task
         elif a == A_JUMP:
             mine_init(pl, &m, OP_JUMP)
@@ -1608,13 +1729,30 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 if kt[key] <= s.rules.timer:
                     km[key].hand = NO_TILE
                 kok[key] = run_clock(s, seat, kt[key], &km[key])
-            if not kok[key]:
-                out[i] = copy_value(s, seat, a)
+                kfill[key] = fill_part(s, seat, n_cells(&s.rules) - pl.placed - 1, kt[key],
+                                       km[key].finished, False)
+            if not kok[key] and kt[key] <= s.rules.timer:
+                late[nlate] = i             # the round ends after it: see below
+                nlate += 1
+            elif not kok[key]:
+                # Cancelled by the timer and the round ends: the tile goes back, the board
+                # stays as it is.
+                out[i] = same_board_copy(s, seat, a, &slow_same, &have_same)
             elif kt[key] <= s.rules.timer:
-                place_counts(s, pl, &A, cell, &s.rules.faces[pl.hand][face], rot, &b)
-                out[i] = compose(s, seat, board_value_b(s, &b), pl.placed + 1, km[key].chip,
-                                 False, 0.0, kt[key], km[key].finished, False,
-                                 km[key].bonus_top)
+                k = face * 4 + rot
+                if cell != bv_cell:
+                    bv_cell = cell
+                    bv_have = 0
+                if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
+                    bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
+                else:
+                    place_counts(s, pl, &A, cell, &s.rules.faces[pl.hand][face], rot, &b)
+                    bv[k] = board_value_b(s, &b)
+                bv_have |= 1 << k
+                # compose() for a placement, its parts that do not depend on the cell
+                # computed once: the same operations in the same order.
+                v = past + (bv[k] + km[key].chip)
+                out[i] = (v - (n_cells(&s.rules) - pl.placed - 1)) + kfill[key]
             else:
                 # Cancelled by the timer: the tile stays in hand until the round ends.
                 out[i] = compose(s, seat, boardv, pl.placed, km[key].chip, True,
@@ -1624,7 +1762,9 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             mine_init(pl, &m, OP_RETURN)
             t_me = t0 + s.rules.t_return / pl.speed
             out[i] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
-                else copy_value(s, seat, a)
+                else same_board_copy(s, seat, a, &slow_same, &have_same)
+    if nlate > 0:
+        round_end_places(s, seat, acts, late, nlate, out)
     return 1
 
 
@@ -1678,7 +1818,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     cdef const MPlayer* pl = &s.p[p]
     cdef uint8_t pool[MAX_TILES]
     cdef uint8_t tmp
-    cdef double T[256]
+    cdef float T[256]
     cdef double v, best_v = -1e300, rem = remaining(s, pl), tau = tile_seconds(s, pl)
     cdef double chip_now = 0, go_on
     cdef bint jump = False, any_spot
@@ -2069,6 +2209,7 @@ cdef bytes _pack(dict r, int players):
             F.animal = animal
             F.animal_seg = aseg if animal >= 0 else 0
             F.volcano = volc
+            F.code = sum(TERRAINS.index(edges[d]) << (2 * d) for d in range(4))
     return (<char*>&R)[:sizeof(MRules)]
 
 
