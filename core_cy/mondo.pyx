@@ -51,6 +51,7 @@ cdef enum:
     MAX_TASKS = 12
     MAX_ROUNDS = 5
     MAX_BONUS = 4
+    NAME_LEN = 16           # species names and task ids: at most 15 bytes (UTF-8)
 
 # Terrains (section 2.3).
 cdef enum:
@@ -186,6 +187,21 @@ ctypedef struct MRules:
     uint8_t rim[MAX_CELLS * 4]  # terrain outside each cell edge on the rim, NO_TILE inside
     uint8_t species_terrain[N_SPECIES]
     MFace faces[MAX_TILES][2]
+    # Only for the rules dict (to_dict): the options as given, so that a state carries its
+    # whole rules and any process can rebuild it (_rules_of).
+    int32_t solo_difficulty     # index in SOLO
+    int32_t timer_option        # timer_seconds (0: the level's timer)
+    int32_t rounds_option       # rounds (0: the rulebook's)
+    int32_t children
+    int32_t children_minutes
+    int32_t children_volcanoes
+    int32_t n_species
+    int32_t bonus_keys          # bit k: bonus_stack has a stack for k players
+    int32_t bonus_len[MAX_PLAYERS + 1]
+    int32_t bonus_all[MAX_PLAYERS + 1][MAX_BONUS]
+    uint8_t frame_edge[4][MAX_DIM]  # board.frame top, right, bottom, left (terrains)
+    char species_name[N_SPECIES][NAME_LEN]
+    char task_id[MAX_TASKS][NAME_LEN]
 
 ctypedef struct MPlayer:
     uint8_t cell_tile[MAX_CELLS]
@@ -1196,6 +1212,8 @@ cdef inline double fill_part(const MState* s, int seat, int empty, double t_next
     fill = remaining_at(s, pl, t_next) / tile_seconds(s, pl)
     if fill > empty:
         fill = empty
+    if s.rules.solo:
+        return fill                         # solo: a placement brings no plus points
     return (1.0 + FUTURE_GAIN) * fill
 
 
@@ -1961,6 +1979,8 @@ def parse_species(species):
             or any(t not in TERRAINS or not isinstance(t, str) for t in species.values())):
         raise ValueError(f"rule option 'species' must map up to {N_SPECIES} animal names to a "
                          f"terrain letter from {TERRAINS}")
+    for name in species:
+        _check_name(name, "rule option 'species': an animal name")
     return list(species), [TERRAINS.index(t) for t in species.values()]
 
 
@@ -2116,6 +2136,7 @@ def parse_tasks(tasks, species):
         if not isinstance(t, dict) or t.get("kind") not in TASK_KINDS or not isinstance(t.get("id"), str):
             raise ValueError(f"{w} must have an id and a kind from {list(TASK_KINDS)}")
         pts = _int(t.get("points"), w + ".points", 0, 50)
+        _check_name(t["id"], w + ".id")
         arg = 0
         if t["kind"] == "species3":
             if t.get("species") not in names:
@@ -2151,6 +2172,83 @@ def timer_of(r, players):
     return LEVEL_TIMER[r["level"]]
 
 
+cdef void _put_name(char* dst, str name):
+    cdef bytes b = name.encode()
+    memcpy(dst, <const char*>b, len(b))
+    dst[len(b)] = 0
+
+
+def _check_name(v, where):
+    if not isinstance(v, str) or not v or len(v.encode()) >= NAME_LEN:
+        raise ValueError(f"{where} must be a name of 1..{NAME_LEN - 1} bytes, got {v!r}")
+    return v
+
+
+cdef dict _rules_of(const MRules* R):
+    """The resolved rules dict a packed rules struct was made from: every option is in the
+    struct, so this works in any process (to_dict; tests compare with resolve_rules)."""
+    cdef const MFace* F
+    names = [(<bytes>R.species_name[i]).decode() for i in range(R.n_species)]
+    tiles = []
+    for i in range(R.n_tiles):
+        faces = []
+        for k in range(2):
+            F = &R.faces[i][k]
+            edges = "".join(TERRAINS[F.edge[d]] for d in range(4))
+            segs = [(TERRAINS[F.seg_terrain[j]],
+                     "".join(EDGE_LETTERS[d] for d in range(4) if F.seg_of_edge[d] == j))
+                    for j in range(F.nseg)]
+            face = {"edges": edges}
+            if segs != default_segments(edges):
+                face["segments"] = [{"terrain": t, "edges": e} for t, e in segs]
+            if F.animal >= 0:
+                face["animal"] = names[F.animal]
+                want = TERRAINS[R.species_terrain[F.animal]]
+                if F.animal_seg != next(j for j, (t, _) in enumerate(segs) if t == want):
+                    face["animal_segment"] = int(F.animal_seg)
+            if F.volcano != V_NONE:
+                face["volcano"] = VOLCANOES[F.volcano]
+            faces.append(face)
+        tiles.append({"faces": faces})
+    tasks = []
+    for i in range(R.n_tasks):
+        t = {"id": (<bytes>R.task_id[i]).decode(), "kind": TASK_KINDS[R.task_kind[i]]}
+        if R.task_kind[i] == TK_SPECIES3:
+            t["species"] = names[R.task_arg[i]]
+        elif R.task_kind[i] == TK_ALL4:
+            t["terrain"] = TERRAINS[R.task_arg[i]]
+        t["points"] = int(R.task_points[i])
+        tasks.append(t)
+    lens = (R.cols, R.rows, R.cols, R.rows)
+    frame = {side: "".join(TERRAINS[R.frame_edge[i][j]] for j in range(lens[i]))
+             for i, side in enumerate(("top", "right", "bottom", "left"))}
+    timing = {"mode": "per_placement" if R.per_placement else "events"}
+    timing.update(zip(TIMING_KEYS, (R.t_scan, R.t_pick, R.t_look, R.t_rotate, R.t_place,
+                                    R.t_return, R.t_flip, R.t_task, R.t_jump)))
+    timing.update(scan_tiles=int(R.scan_tiles), skill_sigma=R.skill_sigma,
+                  per_placement={"mean": R.pp_mean, "sd": R.pp_sd, "min": R.pp_min})
+    return {
+        "level": LEVELS[R.level], "solo_difficulty": list(SOLO)[R.solo_difficulty],
+        "board_side": "frame" if R.frame else "water",
+        "handicap": ("off", "on", "strong")[R.handicap],
+        "advantaged_seats": [i for i in range(MAX_PLAYERS) if (R.advantaged >> i) & 1],
+        "hidden_timer": bool(R.hidden_timer), "hidden_timer_sigma": int(R.hidden_sigma),
+        "timer_seconds": int(R.timer_option), "children": bool(R.children),
+        "children_minutes": int(R.children_minutes),
+        "children_volcanoes": bool(R.children_volcanoes), "rounds": int(R.rounds_option),
+        "max_round_decisions": int(R.max_round_decisions),
+        "bonus_stack": {str(k): [int(R.bonus_all[k][i]) for i in range(R.bonus_len[k])]
+                        for k in range(MAX_PLAYERS + 1) if (R.bonus_keys >> k) & 1},
+        "board": {"rows": int(R.rows), "cols": int(R.cols), "frame": frame,
+                  "solo_marked_cells": [[int(R.marked[i] // R.cols), int(R.marked[i] % R.cols)]
+                                        for i in range(R.n_marked)]},
+        "tiles": tiles,
+        "species": {names[i]: TERRAINS[R.species_terrain[i]] for i in range(R.n_species)},
+        "tasks": tasks,
+        "timing": timing,
+    }
+
+
 cdef bytes _pack(dict r, int players):
     cdef MRules R
     cdef MFace* F
@@ -2169,7 +2267,7 @@ cdef bytes _pack(dict r, int players):
     R.rounds = r["rounds"] or (1 if solo else 3)
     R.solo = solo
     R.solo_threshold = SOLO[r["solo_difficulty"]][1]
-    R.n_marked = len(marked) if solo else 0
+    R.n_marked = len(marked)           # pre-placed only in the solo game (start_round)
     for i, c in enumerate(marked):
         R.marked[i] = c
     R.handicap = ("off", "on", "strong").index(r["handicap"])
@@ -2188,6 +2286,26 @@ cdef bytes _pack(dict r, int players):
     for i, (_, kind, arg, pts) in enumerate(tasks):
         R.task_kind[i], R.task_arg[i], R.task_points[i] = kind, arg, pts
     R.timer = timer_of(r, players)
+    R.solo_difficulty = list(SOLO).index(r["solo_difficulty"])
+    R.timer_option = r["timer_seconds"]
+    R.rounds_option = r["rounds"]
+    R.children = r["children"]
+    R.children_minutes = r["children_minutes"]
+    R.children_volcanoes = r["children_volcanoes"]
+    R.n_species = len(names)
+    for i, name in enumerate(names):
+        _put_name(R.species_name[i], name)
+    for i, (tid, _, _, _) in enumerate(tasks):
+        _put_name(R.task_id[i], tid)
+    for key, st in r["bonus_stack"].items():
+        k = int(key)
+        R.bonus_keys |= 1 << k
+        R.bonus_len[k] = len(st)
+        for i, v in enumerate(st):
+            R.bonus_all[k][i] = v
+    for i, side in enumerate(("top", "right", "bottom", "left")):
+        for j, ch in enumerate(r["board"]["frame"][side]):
+            R.frame_edge[i][j] = TERRAINS.index(ch)
     R.hidden_sigma = r["hidden_timer_sigma"]
     R.skill_sigma = tm["skill_sigma"]
     (R.t_scan, R.t_pick, R.t_look, R.t_rotate, R.t_place, R.t_return, R.t_flip, R.t_task,
@@ -2218,15 +2336,20 @@ cdef inline MState* _st(State s):
     return <MState*>s.buf
 
 
-def _face_text(state, tile, face):
+def _face_text(State state, tile, face):
     """A face as text: edges N,E,S,W, then the animal and volcano if any."""
-    t = state.game._rules_of(state)["tiles"][tile]["faces"][face]
-    bits = [t["edges"]]
-    if t.get("animal"):
-        bits.append(t["animal"])
-    if t.get("volcano"):
-        bits.append(t["volcano"] + " volcano")
+    cdef MRules* R = &_st(state).rules
+    cdef MFace* F = &R.faces[tile][face]
+    bits = ["".join(TERRAINS[F.edge[d]] for d in range(4))]
+    if F.animal >= 0:
+        bits.append((<bytes>R.species_name[F.animal]).decode())
+    if F.volcano != V_NONE:
+        bits.append(VOLCANOES[F.volcano] + " volcano")
     return " ".join(bits)
+
+
+cdef list _task_ids(const MRules* R):
+    return [(<bytes>R.task_id[k]).decode() for k in range(R.n_tasks)]
 
 
 def _float(v, where, lo=0.0, hi=1e9):
@@ -2296,9 +2419,6 @@ class MondoGame(Game):
                "(core_cy/data/mondo_timing.json, spec 4.3)", assumption=True),
     )
 
-    def __init__(self):
-        self._rules_by_packed = {}
-
     def check_rules(self, rules, players):
         parse_tiles(rules["tiles"], rules["species"])
         parse_board(rules["board"], rules["board_side"])
@@ -2306,6 +2426,11 @@ class MondoGame(Game):
         parse_tasks(rules["tasks"], rules["species"])
         if players > 1:
             parse_bonus(rules["bonus_stack"], players)
+        for key in rules["bonus_stack"]:      # every stack is packed (the state's rules dict)
+            if key not in [str(k) for k in range(1, MAX_PLAYERS + 1)]:
+                raise ValueError(f"rule option 'bonus_stack': keys are player counts "
+                                 f"'1'..'{MAX_PLAYERS}', got {key!r}")
+            parse_bonus(rules["bonus_stack"], int(key))
         seats = rules["advantaged_seats"]
         if not isinstance(seats, list) or any(
                 isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < MAX_PLAYERS for x in seats):
@@ -2321,9 +2446,7 @@ class MondoGame(Game):
                              f"{players} boards of {rows * cols} spaces")
 
     def pack_rules(self, rules, players):
-        packed = _pack(rules, players)
-        self._rules_by_packed[packed] = rules
-        return packed
+        return _pack(rules, players)
 
     def new(self, players, rules=None, seed=0, speeds=None):
         if speeds is not None:
@@ -2333,19 +2456,16 @@ class MondoGame(Game):
                 _float(v, f"speeds[{i}]", 0.01, 100.0)
         return super().new(players, rules, seed, speeds)
 
-    def _rules_of(self, State state):
-        cdef MState* s = _st(state)
-        packed = (<char*>&s.rules)[:sizeof(MRules)]
-        if packed not in self._rules_by_packed:
-            raise ValueError("state: its rules were not packed by this process")
-        return self._rules_by_packed[packed]
+    def rules_of(self, State state):
+        """The state's full rules dict, decoded from the state itself."""
+        return _rules_of(&_st(state).rules)
 
     # ---- state dict ------------------------------------------------------------------
     def to_dict(self, State state):
         cdef MState* s = _st(state)
         cdef MPlayer* pl
         cdef MRules* R = &s.rules
-        task_ids = [t["id"] for t in self._rules_of(state)["tasks"]]
+        task_ids = _task_ids(R)
         seats = []
         for i in range(s.players):
             pl = &s.p[i]
@@ -2373,7 +2493,7 @@ class MondoGame(Game):
                 "win_share": float(s.share[i]),
             })
         return {
-            "game": self.name, "players": int(s.players), "rules": self._rules_of(state),
+            "game": self.name, "players": int(s.players), "rules": _rules_of(R),
             "round": int(s.round), "clock": float(s.clock), "current_player": int(s.current),
             "moves": int(s.moves), "round_moves": int(s.round_moves),
             "safety_cuts": int(s.safety_cuts), "timeouts": int(s.timeouts),
@@ -2412,10 +2532,10 @@ class MondoGame(Game):
             return f"flip pool tile #{t} (showing {_face_text(state, t, s.up[t])})"
         if a < A_JUMP:
             k = a - A_TASK
-            tasks = self._rules_of(state)["tasks"]
+            tasks = _task_ids(&s.rules)
             if k >= len(tasks):
                 raise ValueError(f"action {a}: no task card {k}")
-            return f"take task card {tasks[k]['id']}"
+            return f"take task card {tasks[k]}"
         if a == A_JUMP:
             chip = s.rules.bonus[s.bonus_top] if s.bonus_top < s.rules.bonus_n else 0
             return "jump out" + (f" (top bonus chip {chip})" if chip else " (no bonus chip left)")
