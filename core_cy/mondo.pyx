@@ -51,6 +51,7 @@ cdef enum:
     MAX_TASKS = 12
     MAX_ROUNDS = 5
     MAX_BONUS = 4
+    NAME_LEN = 16           # species names and task ids: at most 15 bytes (UTF-8)
 
 # Terrains (section 2.3).
 cdef enum:
@@ -150,6 +151,7 @@ ctypedef struct MFace:
     int8_t animal               # species, -1 for none
     uint8_t animal_seg
     uint8_t volcano
+    uint8_t code                # edge terrains N, E, S, W at rotation 0, 2 bits each
 
 ctypedef struct MRules:
     int32_t level
@@ -185,6 +187,21 @@ ctypedef struct MRules:
     uint8_t rim[MAX_CELLS * 4]  # terrain outside each cell edge on the rim, NO_TILE inside
     uint8_t species_terrain[N_SPECIES]
     MFace faces[MAX_TILES][2]
+    # Only for the rules dict (to_dict): the options as given, so that a state carries its
+    # whole rules and any process can rebuild it (_rules_of).
+    int32_t solo_difficulty     # index in SOLO
+    int32_t timer_option        # timer_seconds (0: the level's timer)
+    int32_t rounds_option       # rounds (0: the rulebook's)
+    int32_t children
+    int32_t children_minutes
+    int32_t children_volcanoes
+    int32_t n_species
+    int32_t bonus_keys          # bit k: bonus_stack has a stack for k players
+    int32_t bonus_len[MAX_PLAYERS + 1]
+    int32_t bonus_all[MAX_PLAYERS + 1][MAX_BONUS]
+    uint8_t frame_edge[4][MAX_DIM]  # board.frame top, right, bottom, left (terrains)
+    char species_name[N_SPECIES][NAME_LEN]
+    char task_id[MAX_TASKS][NAME_LEN]
 
 ctypedef struct MPlayer:
     uint8_t cell_tile[MAX_CELLS]
@@ -488,14 +505,21 @@ cdef inline int current_modifier(const MState* s) noexcept nogil:
 
 cdef void score_round(const MState* s, RoundLines* L) noexcept nogil:
     """Every seat's lines for the current round as the boards stand (section 5.3; solo 5.5)."""
+    cdef int i
+    for i in range(s.players):
+        memset(&L[i], 0, sizeof(RoundLines))
+        analyse(s, &s.p[i], &L[i].b, s.rules.tasks_on)
+    score_lines(s, L)
+
+
+cdef void score_lines(const MState* s, RoundLines* L) noexcept nogil:
+    """The round lines from each seat's board analysis L[i].b (the rest of L zeroed)."""
     cdef const MRules* R = &s.rules
     cdef int i, k, vmax = 0, lo = 1 << 30, hi = -1, mod
     cdef int counted[MAX_PLAYERS]
     cdef const MPlayer* pl
     for i in range(s.players):
         pl = &s.p[i]
-        memset(&L[i], 0, sizeof(RoundLines))
-        analyse(s, pl, &L[i].b, R.tasks_on)
         L[i].chip = pl.chip
         counted[i] = L[i].b.active + (L[i].b.dormant if pl.volcano_chip else 0)
         if counted[i] > vmax:
@@ -698,12 +722,9 @@ cdef void finish_game(MState* s, int reason) noexcept nogil:
     s.end_reason = reason
 
 
-cdef void end_round(MState* s) noexcept nogil:
-    """Section 4.2 and 5: jumps started before the timer complete (in completion order),
-    tiles in hands go back, then the round is scored and the volcano chip moves."""
-    cdef RoundLines L[MAX_PLAYERS]
-    cdef int i, p, best = -(1 << 30)
-    cdef MPlayer* pl
+cdef void complete_jumps(MState* s) noexcept nogil:
+    """Section 4.2: jumps started before the timer complete, in completion order."""
+    cdef int i, p
     while True:
         p = -1
         for i in range(s.players):
@@ -711,8 +732,17 @@ cdef void end_round(MState* s) noexcept nogil:
                     p < 0 or s.p[i].t_next < s.p[p].t_next):
                 p = i
         if p < 0:
-            break
+            return
         resolve(s, p)
+
+
+cdef void end_round(MState* s) noexcept nogil:
+    """Section 4.2 and 5: jumps started before the timer complete (in completion order),
+    tiles in hands go back, then the round is scored and the volcano chip moves."""
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef int i, best = -(1 << 30)
+    cdef MPlayer* pl
+    complete_jumps(s)
     for i in range(s.players):
         pl = &s.p[i]
         pl.pend = OP_NONE
@@ -978,6 +1008,25 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
 
 
 # ---------------------------------------------------------------- heuristic and policy
+#
+# The heuristic values a seat's position as: past rounds + the board as it stands (exact
+# score lines, volcanoes weighted by how likely they are to cost) + its chip + the tile on
+# its way (in hand or being picked: the best spot for the face it saw) - every empty space,
+# + (1 + FUTURE_GAIN) for each empty space the remaining time can still fill.  All board
+# weights are dyadic so that sums are exact in any order: action_values (incremental) and
+# the heuristic on the applied state (from scratch) then agree to the last bit.
+
+cdef enum:
+    NO_VALUE_CELL = -1
+
+# Expected net points of a future placement besides the empty space it avoids (animals and
+# closed areas minus errors of an average greedy placement; tuned with benchmarks/mondo_agents.py).
+cdef double FUTURE_GAIN = 0.5
+cdef double MATCH_W = 0.25          # a matching shared edge (on the way to a closed area)
+cdef double EDGE_MATCH = 0.75       # pick estimate: an edge matching a placed neighbour
+cdef double EDGE_RIM = 0.25         # pick estimate: frame side, an edge matching the rim
+cdef double NO_SPOT = -0.5          # a tile that has no space to go to (the board is full)
+
 
 cdef inline double tile_seconds(const MState* s, const MPlayer* pl) noexcept nogil:
     """Expected seconds a hand needs per placed tile (pick with scanning, then place)."""
@@ -987,116 +1036,777 @@ cdef inline double tile_seconds(const MState* s, const MPlayer* pl) noexcept nog
             + 0.5 * s.rules.t_look + 0.75 * s.rules.t_rotate) / pl.speed
 
 
-cdef inline double remaining(const MState* s, const MPlayer* pl) noexcept nogil:
-    """Seconds left as this hand believes (hidden timer: with its own error)."""
-    cdef double r = s.rules.timer - pl.t_next
+cdef inline double remaining_at(const MState* s, const MPlayer* pl, double t_next) noexcept nogil:
+    """Seconds left after t_next as this hand believes (hidden timer: with its own error)."""
+    cdef double r = s.rules.timer - t_next
     if s.rules.hidden_timer:
         r += pl.noise
     return r if r > 0 else 0.0
+
+
+cdef inline double remaining(const MState* s, const MPlayer* pl) noexcept nogil:
+    return remaining_at(s, pl, pl.t_next)
 
 
 cdef inline double volcano_weight(const MState* s, int v) noexcept nogil:
     if v == V_NONE or not s.rules.volcano_scoring:
         return 0.0
     if s.rules.solo:
-        return 1.0
-    return 0.5 if v == V_ACTIVE else 0.2
+        return 1.0                          # section 5.5: every volcano costs a point
+    return 0.5 if v == V_ACTIVE else 0.25   # costs only with the majority (or the chip)
 
 
-cdef double board_value(const MState* s, const MPlayer* pl) noexcept nogil:
-    """What a board is worth now, without empties, chips and majorities."""
-    cdef BoardInfo b
-    analyse(s, pl, &b, False)
+cdef inline double face_term(const MState* s, const MFace* f) noexcept nogil:
+    """The position-free part of a face's worth: its animal and its volcano."""
+    cdef double v = 0.0
+    if f.animal >= 0 and not s.rules.solo:
+        v = 1.0
+    return v - volcano_weight(s, f.volcano)
+
+
+cdef inline double board_value_b(const MState* s, const BoardInfo* b) noexcept nogil:
+    """A board's worth from its counts, without empties, chips and majorities."""
     if s.rules.solo:
-        return -b.errors - b.active - b.dormant + 0.1 * b.matched
-    return (b.animals + AREA_POINTS * b.closed_land - b.errors + 0.25 * b.matched
-            - 0.5 * b.active - 0.2 * b.dormant)
+        return -b.errors - b.active - b.dormant + MATCH_W * b.matched
+    return (b.animals + AREA_POINTS * b.closed_land - b.errors + MATCH_W * b.matched
+            - 0.5 * b.active - 0.25 * b.dormant)
+
+
+
+
+# ---- the worth of a face for a pick: best spot by its edges (section 5.1 proxies)
+
+cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* ev) noexcept nogil:
+    """ev[d * 4 + t]: worth of showing terrain t towards direction d at empty cell c; returns
+    a signature of the cell's surroundings (equal signatures give equal values)."""
+    cdef const MRules* R = &s.rules
+    cdef int d, t, nb, want, kind, sig = 0
+    cdef double hit, miss
+    for d in range(4):
+        nb = neighbour(R, c, d)
+        if nb < 0:
+            want = R.rim[c * 4 + d]
+            hit = EDGE_RIM if R.frame else 0.0
+            miss = -1.0
+            kind = 4 + want
+        elif pl.cell_tile[nb] == NO_TILE:
+            want = -1
+            hit = 0.0
+            miss = 0.0
+            kind = 8
+        else:
+            want = edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], (d + 2) & 3)
+            hit = EDGE_MATCH
+            miss = -1.0
+            kind = want
+        for t in range(4):
+            ev[d * 4 + t] = hit if t == want else miss
+        sig |= kind << (4 * d)
+    return sig
+
+
+cdef inline int face_code(const MFace* f, int rot) noexcept nogil:
+    """The face's terrains N, E, S, W on the board after `rot` quarter turns, 2 bits each:
+    a turn moves every terrain one direction on, i.e. rotates the code by 2 bits."""
+    cdef int c = f.code
+    if rot == 0:
+        return c
+    return ((c << (2 * rot)) | (c >> (8 - 2 * rot))) & 0xFF
+
+
+cdef bint pick_table(const MState* s, const MPlayer* pl, float* T) noexcept nogil:
+    """T[code] = best edge worth of a face showing `code` over every space it may go to;
+    False when no space is open.  Spaces with equal surroundings are done once.  Floats are
+    exact here (small dyadic sums) and let the compiler vectorise the 256-entry maxima."""
+    cdef double ev[16]
+    cdef float v16[16]
+    cdef float v64[64]
+    cdef int sigs[MAX_CELLS]
+    cdef int nsig = 0, c, k, x, dd, sig, off
+    cdef float e3, w
+    cdef bint seen
+    for k in range(256):
+        T[k] = -1e30
+    for c in range(n_cells(&s.rules)):
+        if not can_place(s, pl, c):
+            continue
+        sig = edge_values(s, pl, c, ev)
+        seen = False
+        for k in range(nsig):
+            if sigs[k] == sig:
+                seen = True
+                break
+        if seen:
+            continue
+        sigs[nsig] = sig
+        nsig += 1
+        for x in range(16):
+            v16[x] = <float>(ev[x & 3] + ev[4 + (x >> 2)])
+        for x in range(64):
+            v64[x] = v16[x & 15] + <float>ev[8 + (x >> 4)]
+        for dd in range(4):
+            e3 = <float>ev[12 + dd]
+            off = dd << 6
+            for x in range(64):
+                w = v64[x] + e3
+                T[off + x] = w if w > T[off + x] else T[off + x]
+    return nsig > 0
+
+
+cdef inline double table_pick(const MState* s, const float* T, bint any_spot,
+                              const MFace* f) noexcept nogil:
+    cdef int r
+    cdef double v, best = -1e300
+    if not any_spot:
+        return NO_SPOT
+    for r in range(4):
+        v = T[face_code(f, r)]
+        if v > best:
+            best = v
+    return best + face_term(s, f)
+
+
+cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexcept nogil:
+    """The same worth as table_pick, straight from the board (one face)."""
+    cdef double ev[16]
+    cdef int c, r, code
+    cdef double v, best = -1e300
+    cdef bint any_spot = False
+    for c in range(n_cells(&s.rules)):
+        if not can_place(s, pl, c):
+            continue
+        any_spot = True
+        edge_values(s, pl, c, ev)
+        for r in range(4):
+            code = face_code(f, r)
+            v = ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)] + ev[12 + (code >> 6)]
+            if v > best:
+                best = v
+    if not any_spot:
+        return NO_SPOT
+    return best + face_term(s, f)
+
+
+cdef inline double fixed_part(const MState* s, int seat, double boardv, int chip,
+                              bint jumping, int bonus_top) noexcept nogil:
+    """Past rounds + the board + the chip (+ the chip being jumped for): dyadic numbers, so
+    the sum is exact in any order."""
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef double v = 0
+    cdef int r
+    for r in range(s.round):
+        v += pl.round_score[r]
+    v += boardv + chip
+    if jumping and bonus_top < s.rules.bonus_n:
+        v += s.rules.bonus[bonus_top]
+    return v
+
+
+cdef inline double fill_part(const MState* s, int seat, int empty, double t_next, bint done,
+                             bint jumping) noexcept nogil:
+    """(1 + FUTURE_GAIN) for each empty space the remaining time can still fill."""
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef double fill
+    if done or jumping:
+        return 0.0
+    fill = remaining_at(s, pl, t_next) / tile_seconds(s, pl)
+    if fill > empty:
+        fill = empty
+    if s.rules.solo:
+        return fill                         # solo: a placement brings no plus points
+    return (1.0 + FUTURE_GAIN) * fill
+
+
+cdef double compose(const MState* s, int seat, double boardv, int placed, int chip,
+                    bint incoming, double inval, double t_next, bint done, bint jumping,
+                    int bonus_top) noexcept nogil:
+    """The heuristic from its parts, in the one order of operations that m_action_values
+    repeats: fixed part, + the incoming tile, - the empty spaces, + the fillable ones."""
+    cdef int empty = n_cells(&s.rules) - placed
+    cdef double v = fixed_part(s, seat, boardv, chip, jumping, bonus_top)
+    if incoming:
+        v += inval
+        if empty > 0:
+            empty -= 1
+    v -= empty
+    return v + fill_part(s, seat, empty, t_next, done, jumping)
+
+
+cdef inline const MFace* incoming_face(const MState* s, const MPlayer* pl) noexcept nogil:
+    """The face of the tile on its way to the board: in hand (unless being returned) or
+    being picked and still in the pool (the face the hand saw when it reached for it)."""
+    cdef int t
+    if pl.hand != NO_TILE:
+        if pl.pend == OP_RETURN:
+            return NULL
+        return &s.rules.faces[pl.hand][pl.hand_face]
+    if pl.pend == OP_PICK:
+        t = pl.pend_arg
+        if s.loc[t] == LOC_POOL:
+            return &s.rules.faces[t][s.up[t]]
+    return NULL
 
 
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
-    """Past rounds + this board's value + the chip (taken or being taken) - the empties
-    that the remaining time cannot fill (all of them once the hand has finished)."""
     cdef const MState* s = <const MState*>vs
     cdef const MPlayer* pl = &s.p[seat]
-    cdef double v = 0, fill, best_other = -1e9
+    cdef double best_other, inval = 0
     cdef double out[MAX_PLAYERS]
-    cdef int r, empty, i
+    cdef const MFace* f
+    cdef BoardInfo b
+    cdef int i
     if s.terminal:
         m_scores(vs, out)
+        if s.players == 1:
+            return out[seat]                # solo: no rival, no lead term
+        best_other = -1e300
         for i in range(s.players):
             if i != seat and out[i] > best_other:
                 best_other = out[i]
         return out[seat] + 0.01 * (out[seat] - best_other)
-    for r in range(s.round):
-        v += pl.round_score[r]
-    v += board_value(s, pl) + pl.chip
-    empty = n_cells(&s.rules) - pl.placed
-    if pl.pend == OP_JUMP:
-        if s.bonus_top < s.rules.bonus_n:
-            v += s.rules.bonus[s.bonus_top]
-        fill = 0
-    elif pl.finished:
-        fill = 0
-    else:
-        fill = remaining(s, pl) / tile_seconds(s, pl)
-    if empty > fill:
-        v -= empty - fill
-    return v
+    analyse(s, pl, &b, False)
+    f = incoming_face(s, pl)
+    if f != NULL:
+        inval = pick_value(s, pl, f)
+    return compose(s, seat, board_value_b(s, &b), pl.placed, pl.chip, f != NULL, inval,
+                   pl.t_next, pl.finished, pl.pend == OP_JUMP, s.bonus_top)
 
 
-cdef double local_value(const MState* s, const MPlayer* pl, int c, const MFace* f,
-                        int rot) noexcept nogil:
-    """Quick worth of a face at a cell: matches and errors on its edges, animal, volcano."""
-    cdef int d, nb, t
-    cdef double v = 0
+# ---- incremental placement values (exact score counts after one placement)
+
+ctypedef struct Areas:
+    BoardInfo b                 # the board's counts (analyse)
+    int16_t root[MAX_NODES]     # area (root segment node) of each segment node
+    int16_t open[MAX_NODES]     # per root: segment edges facing an empty space
+    uint8_t bad[MAX_NODES]      # per root: an error edge or (water side) the sea
+    uint8_t rim[MAX_NODES]      # per root: touches the rim
+
+
+cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nogil:
+    """The areas of a board with what section 5.1 needs to tell, after one more tile,
+    whether an area becomes closed (open edges are counted instead of flagged), and the
+    counts the heuristic reads (as analyse() finds them: the action_values tests compare)."""
+    cdef const MRules* R = &s.rules
+    cdef BoardInfo* bi = &A.b
+    cdef int parent[MAX_NODES]
+    cdef int c, d, k, n, m, nb, t, r, r2, nc = n_cells(R)
+    cdef const MFace* f
+    cdef const MFace* g
+    memset(bi, 0, sizeof(BoardInfo))
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            bi.empty += 1
+            continue
+        f = cell_face(s, pl, c)
+        bi.placed += 1
+        if f.animal >= 0:
+            bi.animals += 1
+            if R.species_terrain[f.animal] == T_WATER:
+                bi.water_animals += 1
+        if f.volcano == V_ACTIVE:
+            bi.active += 1
+        elif f.volcano == V_DORMANT:
+            bi.dormant += 1
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            parent[n] = n
+            A.open[n] = 0
+            A.bad[n] = 0
+            A.rim[n] = 0
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for d in range(4):
+            t = edge_at(f, pl.cell_rot[c], d)
+            n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
+            nb = neighbour(R, c, d)
+            if nb < 0:
+                A.rim[n] = 1
+                if t != R.rim[c * 4 + d]:
+                    bi.errors += 1
+                    A.bad[n] = 1
+                elif not R.frame:
+                    A.bad[n] = 1
+            elif pl.cell_tile[nb] == NO_TILE:
+                A.open[n] += 1
+            else:
+                g = cell_face(s, pl, nb)
+                if edge_at(g, pl.cell_rot[nb], (d + 2) & 3) != t:
+                    A.bad[n] = 1
+                    if d == 1 or d == 2:
+                        bi.errors += 1
+                elif d == 1 or d == 2:
+                    bi.matched += 1
+                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                    r = uf_find(parent, n)
+                    r2 = uf_find(parent, m)
+                    if r != r2:
+                        parent[r] = r2
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            r = uf_find(parent, n)
+            A.root[n] = <int16_t>r
+            if r != n:
+                A.open[r] += A.open[n]
+                A.bad[r] |= A.bad[n]
+                A.rim[r] |= A.rim[n]
+    for c in range(nc):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            if A.root[n] != n or A.bad[n] or A.open[n] > 0:
+                continue
+            t = f.seg_terrain[k]
+            if t == T_WATER:
+                if not A.rim[n]:
+                    bi.lakes += 1
+            else:
+                bi.closed_land += 1
+                bi.closed_by_terrain[t] += 1
+
+
+cdef inline int small_find(int* p, int x) noexcept nogil:
+    while p[x] != x:
+        x = p[x]
+    return x
+
+
+cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c,
+                       const MFace* f, int rot, BoardInfo* out) noexcept nogil:
+    """The board counts after putting face f turned `rot` on empty cell c (section 5.1):
+    the new tile's segments join the neighbouring areas they match; the areas that touch c
+    were open before (they faced the empty cell), so every closed group is a new one.
+    Only the counts the heuristic reads are kept up to date (board_value_b)."""
+    cdef const MRules* R = &s.rules
+    # groups 0..nseg-1: the tile's segments; nseg + j: the j-th neighbouring area
+    cdef int gp[MAX_SEGS + 4]
+    cdef int gopen[MAX_SEGS + 4]
+    cdef uint8_t gbad[MAX_SEGS + 4]
+    cdef uint8_t gter[MAX_SEGS + 4]
+    cdef int groot[4]
+    cdef int ns = f.nseg, nr = 0, d, k, j, t, t2, nb, m, r, gi, a, b2, ng
+    cdef const MFace* g
+    out.animals = A.b.animals
+    out.closed_land = A.b.closed_land
+    out.errors = A.b.errors
+    out.matched = A.b.matched
+    out.active = A.b.active
+    out.dormant = A.b.dormant
+    if f.animal >= 0:
+        out.animals += 1
+    if f.volcano == V_ACTIVE:
+        out.active += 1
+    elif f.volcano == V_DORMANT:
+        out.dormant += 1
+    for k in range(ns):
+        gp[k] = k
+        gopen[k] = 0
+        gbad[k] = 0
+        gter[k] = f.seg_terrain[k]
     for d in range(4):
         t = edge_at(f, rot, d)
-        nb = neighbour(&s.rules, c, d)
+        k = seg_at(f, rot, d)
+        nb = neighbour(R, c, d)
         if nb < 0:
-            v += 0.25 if t == s.rules.rim[c * 4 + d] else -1.0
-        elif pl.cell_tile[nb] != NO_TILE:
-            v += 0.5 if t == edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], (d + 2) & 3) else -1.0
-    if f.animal >= 0 and not s.rules.solo:
-        v += 1.0
-    return v - volcano_weight(s, f.volcano)
+            if t != R.rim[c * 4 + d]:
+                out.errors += 1
+                gbad[k] = 1
+            elif not R.frame:
+                gbad[k] = 1
+        elif pl.cell_tile[nb] == NO_TILE:
+            gopen[k] += 1
+        else:
+            g = cell_face(s, pl, nb)
+            t2 = edge_at(g, pl.cell_rot[nb], (d + 2) & 3)
+            m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+            r = A.root[m]
+            j = 0
+            while j < nr and groot[j] != r:
+                j += 1
+            gi = ns + j
+            if j == nr:
+                groot[nr] = r
+                nr += 1
+                gp[gi] = gi
+                gopen[gi] = A.open[r]
+                gbad[gi] = A.bad[r]
+                gter[gi] = t2               # a matching edge's terrain is its area's
+            gopen[gi] -= 1                  # its edge towards c is no longer open
+            if t2 != t:
+                out.errors += 1
+                gbad[k] = 1
+                gbad[gi] = 1
+            else:
+                out.matched += 1
+                a = small_find(gp, k)
+                b2 = small_find(gp, gi)
+                if a != b2:
+                    gp[a] = b2
+    ng = ns + nr
+    for k in range(ng):
+        a = small_find(gp, k)
+        if a != k:
+            gopen[a] += gopen[k]
+            gbad[a] |= gbad[k]
+    for k in range(ng):
+        if gp[k] == k and gopen[k] == 0 and not gbad[k] and gter[k] != T_WATER:
+            out.closed_land += 1
 
 
-cdef double best_spot(const MState* s, const MPlayer* pl, const MFace* f) noexcept nogil:
-    cdef int c, r
-    cdef double v, best = -1e9
-    for c in range(n_cells(&s.rules)):
-        if can_place(s, pl, c):
-            for r in range(4):
-                v = local_value(s, pl, c, f, r)
-                if v > best:
-                    best = v
-    return best
+cdef inline double place_seconds_with(const MState* s, const MPlayer* pl, int face, int rot,
+                                      Rng* rng) noexcept nogil:
+    """place_seconds with an explicit random stream (per_placement mode draws from it)."""
+    cdef double d
+    if s.rules.per_placement:
+        d = s.rules.pp_mean + s.rules.pp_sd * normal(rng)
+        return d if d > s.rules.pp_min else s.rules.pp_min
+    d = s.rules.t_place
+    if face != pl.hand_face:
+        d += s.rules.t_look
+    if rot != 0:
+        d += s.rules.t_rotate
+    return d
+
+
+cdef void rotation_duplicates(const MFace* f, int* dup) noexcept nogil:
+    """dup[r] = an earlier rotation showing the same terrains and segments, or -1."""
+    cdef int r, q, d
+    cdef int sig[4]
+    for r in range(4):
+        sig[r] = face_code(f, r)
+        for d in range(4):
+            sig[r] |= seg_at(f, r, d) << (8 + 3 * d)
+        dup[r] = -1
+        for q in range(r):
+            if sig[q] == sig[r]:
+                dup[r] = q
+                break
+
+
+ctypedef struct Mine:
+    int hand                    # the seat's hand tile after the clock ran on
+    int hand_face
+    int pend                    # its pending operation (OP_*)
+    int chip
+    bint finished
+    int bonus_top
+    int stopper                 # the hand that decides next (the seat itself or a rival)
+
+
+cdef bint run_clock(const MState* s, int me, double t_me, Mine* m) noexcept nogil:
+    """What advance() does after the seat's action, as far as the seat's heuristic sees it:
+    hands' operations complete in clock order until one that has not finished must decide
+    (the stopper: only its operation, if a rival's pick or flip, can touch the tile the seat
+    reaches for; the caller checks that).  False when the round would end first: the caller
+    then plays the action on a copy."""
+    cdef double t[MAX_PLAYERS]
+    cdef int pend[MAX_PLAYERS]
+    cdef bint fin[MAX_PLAYERS]
+    cdef int i, p
+    if s.round_moves + 1 >= s.rules.max_round_decisions:
+        return False
+    for i in range(s.players):
+        t[i] = s.p[i].t_next
+        pend[i] = s.p[i].pend
+        fin[i] = s.p[i].finished
+    t[me] = t_me
+    pend[me] = m.pend
+    m.bonus_top = s.bonus_top
+    while True:
+        p = -1
+        for i in range(s.players):
+            if not fin[i] and (p < 0 or t[i] < t[p]):
+                p = i
+        if p < 0 or t[p] >= s.rules.timer:
+            return False
+        if pend[p] == OP_JUMP:
+            if p == me and m.bonus_top < s.rules.bonus_n:
+                m.chip = s.rules.bonus[m.bonus_top]
+            if m.bonus_top < s.rules.bonus_n:
+                m.bonus_top += 1
+            fin[p] = 1
+            if p == me:
+                m.finished = 1
+                m.pend = OP_NONE
+            continue
+        if p == me:
+            if pend[p] == OP_RETURN:
+                m.hand = NO_TILE
+            m.pend = OP_NONE                # a pick completing here is the caller's part
+        m.stopper = p
+        return True
+
+
+cdef double copy_value(const MState* s, int seat, int a) noexcept nogil:
+    """heuristic(apply(s, a), seat) on a copy: the slow path for actions that end a round."""
+    cdef MState tmp
+    memcpy(&tmp, s, sizeof(MState))
+    m_apply(&tmp, a)
+    return m_heuristic(&tmp, seat)
+
+
+cdef void round_end_places(const MState* s, int seat, const int* acts, const int* idx,
+                           int cnt, double* out) noexcept nogil:
+    """heuristic(apply(s, a), seat) for placements after which the round ends: the first is
+    played on a copy; the others differ from it only in the round's scores, so each is the
+    seat's board re-analysed, the round lines recomputed (volcano majorities and modifiers
+    compare seats) and written into that copy's score sheet."""
+    cdef MState post
+    cdef MState pre
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef BoardInfo keep
+    cdef MPlayer* pl
+    cdef int i, j, a, cell, tile = s.p[seat].hand
+    memcpy(&post, s, sizeof(MState))
+    m_apply(&post, acts[idx[0]])
+    # The state the round is scored in, but for the seat's last tile: the jumps under way
+    # complete (m_apply's clock and end_round do exactly that before scoring).
+    memcpy(&pre, s, sizeof(MState))
+    pl = &pre.p[seat]
+    pl.hand = NO_TILE
+    pl.hand_face = 0
+    pl.placed += 1
+    complete_jumps(&pre)
+    for i in range(s.players):
+        memset(&L[i], 0, sizeof(RoundLines))
+        if i != seat:
+            analyse(&pre, &pre.p[i], &L[i].b, s.rules.tasks_on)
+    for j in range(cnt):
+        a = acts[idx[j]] - A_PLACE
+        cell = a // 8
+        pl.cell_tile[cell] = <uint8_t>tile
+        pl.cell_face[cell] = <uint8_t>((a // 4) & 1)
+        pl.cell_rot[cell] = <uint8_t>(a & 3)
+        for i in range(s.players):
+            memcpy(&keep, &L[i].b, sizeof(BoardInfo))
+            memset(&L[i], 0, sizeof(RoundLines))
+            memcpy(&L[i].b, &keep, sizeof(BoardInfo))
+        analyse(&pre, pl, &L[seat].b, s.rules.tasks_on)
+        score_lines(&pre, L)
+        for i in range(s.players):
+            post.p[i].round_score[s.round] = L[i].total
+        out[idx[j]] = m_heuristic(&post, seat)
+        pl.cell_tile[cell] = NO_TILE
+        pl.cell_face[cell] = 0
+        pl.cell_rot[cell] = 0
+
+
+cdef inline double same_board_copy(const MState* s, int seat, int a, double* cache,
+                                   bint* have) noexcept nogil:
+    """copy_value for an action after which the round ends with the seat's board, hand
+    and chip as they are (a pick, flip, task or return that does not complete, a cancelled
+    placement): the round then ends the same way for all of them, so one copy serves."""
+    if not have[0]:
+        cache[0] = copy_value(s, seat, a)
+        have[0] = True
+    return cache[0]
+
+
+cdef inline void mine_init(const MPlayer* pl, Mine* m, int pend) noexcept nogil:
+    m.hand = pl.hand
+    m.hand_face = pl.hand_face
+    m.pend = pend
+    m.chip = pl.chip
+    m.finished = pl.finished
+    m.bonus_top = 0
+    m.stopper = -1
+
+
+cdef inline double mine_value(const MState* s, int seat, const Mine* m, double boardv,
+                              double t_me) noexcept nogil:
+    """The heuristic after an action that changes neither the board nor what is incoming
+    (flip, task, jump, return)."""
+    return compose(s, seat, boardv, s.p[seat].placed, m.chip, False, 0.0, t_me, m.finished,
+                   m.pend == OP_JUMP, m.bonus_top)
+
+
+cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
+                         double* out) noexcept nogil:
+    """heuristic(apply(state, a), seat) for every action without copying the state: the
+    board is analysed once (its areas kept for placements), the pick worth of every face
+    comes from one table, and the clock is run once per kind of action on the few fields the
+    heuristic reads.  An action after which the round would end is played on a copy (once
+    per kind when the board does not change)."""
+    cdef const MState* s = <const MState*>vs
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef Areas A
+    cdef BoardInfo b
+    cdef Mine m
+    cdef Mine pm                        # picks: the clock run once for all of them
+    cdef Mine km[4]                     # placements: once per duration (other face?, turned?)
+    cdef bint kok[4]
+    cdef double kt[4]
+    cdef bint kdone[4]
+    cdef Rng rng
+    cdef float T[256]
+    cdef double boardv, t0 = s.clock, t_me, t_pick = 0, fixed_pick = 0, f_in = 0, f_out = 0
+    cdef double v, slow_same = 0, v_flip = 0, v_task = 0
+    cdef bint have_pick = False, have_flip = False, have_task = False, pick_ok = False
+    cdef bint have_same = False
+    cdef bint any_spot = False, hit, in_hand
+    cdef double kfill[4]
+    cdef double bv[8]
+    cdef int dup[8]
+    cdef int i, a, k, tile, cell, face, rot, key, up, empty, sop = OP_NONE, sarg = -1
+    cdef int bv_cell = -1, bv_have = 0, nlate = 0
+    cdef int late[MAX_CELLS * 8]
+    cdef double past = 0
+    if seat != s.current or s.terminal:
+        return 0
+    for key in range(4):
+        kdone[key] = False
+    for i in range(s.round):
+        past += pl.round_score[i]
+    if pl.hand != NO_TILE:
+        build_areas(s, pl, &A)
+        memcpy(&b, &A.b, sizeof(BoardInfo))
+        rotation_duplicates(&s.rules.faces[pl.hand][0], dup)
+        rotation_duplicates(&s.rules.faces[pl.hand][1], dup + 4)
+        for k in range(4, 8):
+            if dup[k] >= 0:
+                dup[k] += 4
+    else:
+        analyse(s, pl, &b, False)
+        any_spot = pick_table(s, pl, T)
+    boardv = board_value_b(s, &b)
+    for i in range(n):
+        a = acts[i]
+        if a < A_FLIP:
+            tile = a - A_PICK
+            if not have_pick:
+                have_pick = True
+                # per_placement: the tile is in hand at once and no time passes (m_apply).
+                mine_init(pl, &pm, OP_NONE if s.rules.per_placement else OP_PICK)
+                t_pick = pl.t_next if s.rules.per_placement else (
+                    t0 + (s.rules.t_pick + s.rules.t_scan * s.rules.scan_tiles) / pl.speed)
+                pick_ok = run_clock(s, seat, t_pick, &pm)
+                if pick_ok:
+                    if pm.stopper != seat:
+                        sop = s.p[pm.stopper].pend
+                        sarg = s.p[pm.stopper].pend_arg
+                    empty = n_cells(&s.rules) - pl.placed
+                    fixed_pick = fixed_part(s, seat, boardv, pm.chip, False, pm.bonus_top)
+                    f_out = fill_part(s, seat, empty, t_pick, pm.finished, False)
+                    f_in = fill_part(s, seat, empty - 1 if empty > 0 else 0, t_pick,
+                                     pm.finished, False)
+            if not pick_ok:
+                out[i] = same_board_copy(s, seat, a, &slow_same, &have_same)
+                continue
+            up = s.up[tile]
+            in_hand = s.rules.per_placement or pm.stopper == seat
+            if not in_hand and sop == OP_PICK and sarg == tile:
+                # A rival's pick of the same tile completes first: nothing comes.
+                empty = n_cells(&s.rules) - pl.placed
+                out[i] = fixed_pick - empty + f_out
+                continue
+            if not in_hand and sop == OP_FLIP and sarg == tile:
+                up ^= 1
+            empty = n_cells(&s.rules) - pl.placed
+            v = fixed_pick + table_pick(s, T, any_spot, &s.rules.faces[tile][up])
+            if empty > 0:
+                empty -= 1
+            out[i] = v - empty + f_in
+        elif a < A_TASK:
+            if not have_flip:
+                have_flip = True
+                mine_init(pl, &m, OP_FLIP)
+                t_me = t0 + s.rules.t_flip / pl.speed
+                v_flip = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                    else same_board_copy(s, seat, a, &slow_same, &have_same)
+            out[i] = v_flip
+        elif a < A_JUMP:
+            if not have_task:
+                have_task = True
+                mine_init(pl, &m, OP_TASK)
+                t_me = t0 + s.rules.t_task / pl.speed
+                v_task = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                    else same_board_copy(s, seat, a, &slow_same, &have_same)
+            out[i] = v_task
+        elif a == A_JUMP:
+            mine_init(pl, &m, OP_JUMP)
+            t_me = t0 + s.rules.t_jump / pl.speed
+            out[i] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                else copy_value(s, seat, a)
+        elif a < A_RETURN:
+            cell = (a - A_PLACE) // 8
+            face = ((a - A_PLACE) // 4) & 1
+            rot = (a - A_PLACE) & 3
+            key = 0 if s.rules.per_placement else ((face != pl.hand_face) * 2 + (rot != 0))
+            if not kdone[key]:
+                kdone[key] = True
+                rng = s.rng
+                kt[key] = t0 + place_seconds_with(s, pl, face, rot, &rng) / pl.speed
+                mine_init(pl, &km[key], OP_NONE)
+                if kt[key] <= s.rules.timer:
+                    km[key].hand = NO_TILE
+                kok[key] = run_clock(s, seat, kt[key], &km[key])
+                kfill[key] = fill_part(s, seat, n_cells(&s.rules) - pl.placed - 1, kt[key],
+                                       km[key].finished, False)
+            if not kok[key] and kt[key] <= s.rules.timer:
+                late[nlate] = i             # the round ends after it: see below
+                nlate += 1
+            elif not kok[key]:
+                # Cancelled by the timer and the round ends: the tile goes back, the board
+                # stays as it is.
+                out[i] = same_board_copy(s, seat, a, &slow_same, &have_same)
+            elif kt[key] <= s.rules.timer:
+                k = face * 4 + rot
+                if cell != bv_cell:
+                    bv_cell = cell
+                    bv_have = 0
+                if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
+                    bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
+                else:
+                    place_counts(s, pl, &A, cell, &s.rules.faces[pl.hand][face], rot, &b)
+                    bv[k] = board_value_b(s, &b)
+                bv_have |= 1 << k
+                # compose() for a placement, its parts that do not depend on the cell
+                # computed once: the same operations in the same order.
+                v = past + (bv[k] + km[key].chip)
+                out[i] = (v - (n_cells(&s.rules) - pl.placed - 1)) + kfill[key]
+            else:
+                # Cancelled by the timer: the tile stays in hand until the round ends.
+                out[i] = compose(s, seat, boardv, pl.placed, km[key].chip, True,
+                                 pick_value(s, pl, &s.rules.faces[pl.hand][pl.hand_face]),
+                                 kt[key], km[key].finished, False, km[key].bonus_top)
+        else:
+            mine_init(pl, &m, OP_RETURN)
+            t_me = t0 + s.rules.t_return / pl.speed
+            out[i] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+                else same_board_copy(s, seat, a, &slow_same, &have_same)
+    if nlate > 0:
+        round_end_places(s, seat, acts, late, nlate, out)
+    return 1
 
 
 cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
-    """Best (cell, face, rotation) for the tile in hand by the change of board_value."""
-    cdef MPlayer tmp                       # trial placements on a copy of the board
+    """Best (cell, face, rotation) for the tile in hand by the change of board_value
+    (incremental: one analysis of the board, then each candidate as a delta)."""
     cdef const MPlayer* pl = &s.p[p]
-    cdef int c, k, best = -1, tile = pl.hand
-    cdef double base = board_value(s, pl), v, best_v = -1e9
-    memcpy(&tmp, pl, sizeof(MPlayer))
-    tmp.placed += 1
+    cdef Areas A
+    cdef BoardInfo b
+    cdef int c, k, best = -1
+    cdef double base, v, best_v = -1e9
+    build_areas(s, pl, &A)
+    base = board_value_b(s, &A.b)
     for c in range(n_cells(&s.rules)):
         if not can_place(s, pl, c):
             continue
         for k in range(8):
-            tmp.cell_tile[c] = <uint8_t>tile
-            tmp.cell_face[c] = <uint8_t>(k >> 2)
-            tmp.cell_rot[c] = <uint8_t>(k & 3)
-            v = board_value(s, &tmp) - base
+            place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k >> 2], k & 3, &b)
+            v = board_value_b(s, &b) - base
             if (k >> 2) != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
             if v > best_v:
                 best_v = v
                 best = A_PLACE + c * 8 + k
-        tmp.cell_tile[c] = NO_TILE
-        tmp.cell_face[c] = 0
-        tmp.cell_rot[c] = 0
     value[0] = best_v
     return best
 
@@ -1126,9 +1836,10 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     cdef const MPlayer* pl = &s.p[p]
     cdef uint8_t pool[MAX_TILES]
     cdef uint8_t tmp
-    cdef double v, best_v = -1e9, rem = remaining(s, pl), tau = tile_seconds(s, pl)
-    cdef double chip_now = 0, chip_later = 0, go_on
-    cdef bint jump = False
+    cdef float T[256]
+    cdef double v, best_v = -1e300, rem = remaining(s, pl), tau = tile_seconds(s, pl)
+    cdef double chip_now = 0, go_on
+    cdef bint jump = False, any_spot
     if pl.hand != NO_TILE:
         k = place_choice(s, p, &v)
         if k < 0 or (v < -1.5 and rem > 3 * tau):
@@ -1137,8 +1848,6 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     empty = n_cells(&s.rules) - pl.placed
     if s.bonus_top < s.rules.bonus_n:
         chip_now = s.rules.bonus[s.bonus_top]
-    if s.bonus_top + 1 < s.rules.bonus_n:
-        chip_later = s.rules.bonus[s.bonus_top + 1]
     can = <int>(rem / tau)
     if empty == 0 or rem < tau:
         jump = True
@@ -1147,9 +1856,6 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
         # placed tile is worth about 1.5 (an empty space avoided, half an animal).
         go_on = 1.5 * can
         jump = chip_now > go_on
-    elif not s.rules.solo and chip_now > 0:
-        go_on = chip_later          # filling everything first still leaves the next chip
-        jump = False
     for t in range(s.rules.n_tiles):
         if s.loc[t] == LOC_POOL:
             pool[n] = <uint8_t>t
@@ -1159,6 +1865,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     if jump:
         k = satisfied_task(s, pl)
         return A_TASK + k if k >= 0 else A_JUMP
+    any_spot = pick_table(s, pl, T)
     k = s.rules.scan_tiles if s.rules.scan_tiles < n else n
     if k < 1:
         k = 1
@@ -1168,7 +1875,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
         pool[i] = pool[j]
         pool[j] = tmp
         t = pool[i]
-        v = best_spot(s, pl, &s.rules.faces[t][s.up[t]])
+        v = table_pick(s, T, any_spot, &s.rules.faces[t][s.up[t]])
         if v > best_v:
             best_v = v
             best = t
@@ -1209,6 +1916,7 @@ MONDO_ENGINE.outcomes = m_outcomes
 MONDO_ENGINE.heuristic = m_heuristic
 MONDO_ENGINE.observe = m_observe
 MONDO_ENGINE.policy = m_policy
+MONDO_ENGINE.action_values = m_action_values
 
 cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
 _HANDLE.engine = &MONDO_ENGINE
@@ -1271,6 +1979,8 @@ def parse_species(species):
             or any(t not in TERRAINS or not isinstance(t, str) for t in species.values())):
         raise ValueError(f"rule option 'species' must map up to {N_SPECIES} animal names to a "
                          f"terrain letter from {TERRAINS}")
+    for name in species:
+        _check_name(name, "rule option 'species': an animal name")
     return list(species), [TERRAINS.index(t) for t in species.values()]
 
 
@@ -1426,6 +2136,7 @@ def parse_tasks(tasks, species):
         if not isinstance(t, dict) or t.get("kind") not in TASK_KINDS or not isinstance(t.get("id"), str):
             raise ValueError(f"{w} must have an id and a kind from {list(TASK_KINDS)}")
         pts = _int(t.get("points"), w + ".points", 0, 50)
+        _check_name(t["id"], w + ".id")
         arg = 0
         if t["kind"] == "species3":
             if t.get("species") not in names:
@@ -1461,6 +2172,83 @@ def timer_of(r, players):
     return LEVEL_TIMER[r["level"]]
 
 
+cdef void _put_name(char* dst, str name):
+    cdef bytes b = name.encode()
+    memcpy(dst, <const char*>b, len(b))
+    dst[len(b)] = 0
+
+
+def _check_name(v, where):
+    if not isinstance(v, str) or not v or len(v.encode()) >= NAME_LEN:
+        raise ValueError(f"{where} must be a name of 1..{NAME_LEN - 1} bytes, got {v!r}")
+    return v
+
+
+cdef dict _rules_of(const MRules* R):
+    """The resolved rules dict a packed rules struct was made from: every option is in the
+    struct, so this works in any process (to_dict; tests compare with resolve_rules)."""
+    cdef const MFace* F
+    names = [(<bytes>R.species_name[i]).decode() for i in range(R.n_species)]
+    tiles = []
+    for i in range(R.n_tiles):
+        faces = []
+        for k in range(2):
+            F = &R.faces[i][k]
+            edges = "".join(TERRAINS[F.edge[d]] for d in range(4))
+            segs = [(TERRAINS[F.seg_terrain[j]],
+                     "".join(EDGE_LETTERS[d] for d in range(4) if F.seg_of_edge[d] == j))
+                    for j in range(F.nseg)]
+            face = {"edges": edges}
+            if segs != default_segments(edges):
+                face["segments"] = [{"terrain": t, "edges": e} for t, e in segs]
+            if F.animal >= 0:
+                face["animal"] = names[F.animal]
+                want = TERRAINS[R.species_terrain[F.animal]]
+                if F.animal_seg != next(j for j, (t, _) in enumerate(segs) if t == want):
+                    face["animal_segment"] = int(F.animal_seg)
+            if F.volcano != V_NONE:
+                face["volcano"] = VOLCANOES[F.volcano]
+            faces.append(face)
+        tiles.append({"faces": faces})
+    tasks = []
+    for i in range(R.n_tasks):
+        t = {"id": (<bytes>R.task_id[i]).decode(), "kind": TASK_KINDS[R.task_kind[i]]}
+        if R.task_kind[i] == TK_SPECIES3:
+            t["species"] = names[R.task_arg[i]]
+        elif R.task_kind[i] == TK_ALL4:
+            t["terrain"] = TERRAINS[R.task_arg[i]]
+        t["points"] = int(R.task_points[i])
+        tasks.append(t)
+    lens = (R.cols, R.rows, R.cols, R.rows)
+    frame = {side: "".join(TERRAINS[R.frame_edge[i][j]] for j in range(lens[i]))
+             for i, side in enumerate(("top", "right", "bottom", "left"))}
+    timing = {"mode": "per_placement" if R.per_placement else "events"}
+    timing.update(zip(TIMING_KEYS, (R.t_scan, R.t_pick, R.t_look, R.t_rotate, R.t_place,
+                                    R.t_return, R.t_flip, R.t_task, R.t_jump)))
+    timing.update(scan_tiles=int(R.scan_tiles), skill_sigma=R.skill_sigma,
+                  per_placement={"mean": R.pp_mean, "sd": R.pp_sd, "min": R.pp_min})
+    return {
+        "level": LEVELS[R.level], "solo_difficulty": list(SOLO)[R.solo_difficulty],
+        "board_side": "frame" if R.frame else "water",
+        "handicap": ("off", "on", "strong")[R.handicap],
+        "advantaged_seats": [i for i in range(MAX_PLAYERS) if (R.advantaged >> i) & 1],
+        "hidden_timer": bool(R.hidden_timer), "hidden_timer_sigma": int(R.hidden_sigma),
+        "timer_seconds": int(R.timer_option), "children": bool(R.children),
+        "children_minutes": int(R.children_minutes),
+        "children_volcanoes": bool(R.children_volcanoes), "rounds": int(R.rounds_option),
+        "max_round_decisions": int(R.max_round_decisions),
+        "bonus_stack": {str(k): [int(R.bonus_all[k][i]) for i in range(R.bonus_len[k])]
+                        for k in range(MAX_PLAYERS + 1) if (R.bonus_keys >> k) & 1},
+        "board": {"rows": int(R.rows), "cols": int(R.cols), "frame": frame,
+                  "solo_marked_cells": [[int(R.marked[i] // R.cols), int(R.marked[i] % R.cols)]
+                                        for i in range(R.n_marked)]},
+        "tiles": tiles,
+        "species": {names[i]: TERRAINS[R.species_terrain[i]] for i in range(R.n_species)},
+        "tasks": tasks,
+        "timing": timing,
+    }
+
+
 cdef bytes _pack(dict r, int players):
     cdef MRules R
     cdef MFace* F
@@ -1479,7 +2267,7 @@ cdef bytes _pack(dict r, int players):
     R.rounds = r["rounds"] or (1 if solo else 3)
     R.solo = solo
     R.solo_threshold = SOLO[r["solo_difficulty"]][1]
-    R.n_marked = len(marked) if solo else 0
+    R.n_marked = len(marked)           # pre-placed only in the solo game (start_round)
     for i, c in enumerate(marked):
         R.marked[i] = c
     R.handicap = ("off", "on", "strong").index(r["handicap"])
@@ -1498,6 +2286,26 @@ cdef bytes _pack(dict r, int players):
     for i, (_, kind, arg, pts) in enumerate(tasks):
         R.task_kind[i], R.task_arg[i], R.task_points[i] = kind, arg, pts
     R.timer = timer_of(r, players)
+    R.solo_difficulty = list(SOLO).index(r["solo_difficulty"])
+    R.timer_option = r["timer_seconds"]
+    R.rounds_option = r["rounds"]
+    R.children = r["children"]
+    R.children_minutes = r["children_minutes"]
+    R.children_volcanoes = r["children_volcanoes"]
+    R.n_species = len(names)
+    for i, name in enumerate(names):
+        _put_name(R.species_name[i], name)
+    for i, (tid, _, _, _) in enumerate(tasks):
+        _put_name(R.task_id[i], tid)
+    for key, st in r["bonus_stack"].items():
+        k = int(key)
+        R.bonus_keys |= 1 << k
+        R.bonus_len[k] = len(st)
+        for i, v in enumerate(st):
+            R.bonus_all[k][i] = v
+    for i, side in enumerate(("top", "right", "bottom", "left")):
+        for j, ch in enumerate(r["board"]["frame"][side]):
+            R.frame_edge[i][j] = TERRAINS.index(ch)
     R.hidden_sigma = r["hidden_timer_sigma"]
     R.skill_sigma = tm["skill_sigma"]
     (R.t_scan, R.t_pick, R.t_look, R.t_rotate, R.t_place, R.t_return, R.t_flip, R.t_task,
@@ -1519,6 +2327,7 @@ cdef bytes _pack(dict r, int players):
             F.animal = animal
             F.animal_seg = aseg if animal >= 0 else 0
             F.volcano = volc
+            F.code = sum(TERRAINS.index(edges[d]) << (2 * d) for d in range(4))
     return (<char*>&R)[:sizeof(MRules)]
 
 
@@ -1527,15 +2336,20 @@ cdef inline MState* _st(State s):
     return <MState*>s.buf
 
 
-def _face_text(state, tile, face):
+def _face_text(State state, tile, face):
     """A face as text: edges N,E,S,W, then the animal and volcano if any."""
-    t = state.game._rules_of(state)["tiles"][tile]["faces"][face]
-    bits = [t["edges"]]
-    if t.get("animal"):
-        bits.append(t["animal"])
-    if t.get("volcano"):
-        bits.append(t["volcano"] + " volcano")
+    cdef MRules* R = &_st(state).rules
+    cdef MFace* F = &R.faces[tile][face]
+    bits = ["".join(TERRAINS[F.edge[d]] for d in range(4))]
+    if F.animal >= 0:
+        bits.append((<bytes>R.species_name[F.animal]).decode())
+    if F.volcano != V_NONE:
+        bits.append(VOLCANOES[F.volcano] + " volcano")
     return " ".join(bits)
+
+
+cdef list _task_ids(const MRules* R):
+    return [(<bytes>R.task_id[k]).decode() for k in range(R.n_tasks)]
 
 
 def _float(v, where, lo=0.0, hi=1e9):
@@ -1605,9 +2419,6 @@ class MondoGame(Game):
                "(core_cy/data/mondo_timing.json, spec 4.3)", assumption=True),
     )
 
-    def __init__(self):
-        self._rules_by_packed = {}
-
     def check_rules(self, rules, players):
         parse_tiles(rules["tiles"], rules["species"])
         parse_board(rules["board"], rules["board_side"])
@@ -1615,6 +2426,11 @@ class MondoGame(Game):
         parse_tasks(rules["tasks"], rules["species"])
         if players > 1:
             parse_bonus(rules["bonus_stack"], players)
+        for key in rules["bonus_stack"]:      # every stack is packed (the state's rules dict)
+            if key not in [str(k) for k in range(1, MAX_PLAYERS + 1)]:
+                raise ValueError(f"rule option 'bonus_stack': keys are player counts "
+                                 f"'1'..'{MAX_PLAYERS}', got {key!r}")
+            parse_bonus(rules["bonus_stack"], int(key))
         seats = rules["advantaged_seats"]
         if not isinstance(seats, list) or any(
                 isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < MAX_PLAYERS for x in seats):
@@ -1630,9 +2446,7 @@ class MondoGame(Game):
                              f"{players} boards of {rows * cols} spaces")
 
     def pack_rules(self, rules, players):
-        packed = _pack(rules, players)
-        self._rules_by_packed[packed] = rules
-        return packed
+        return _pack(rules, players)
 
     def new(self, players, rules=None, seed=0, speeds=None):
         if speeds is not None:
@@ -1642,19 +2456,16 @@ class MondoGame(Game):
                 _float(v, f"speeds[{i}]", 0.01, 100.0)
         return super().new(players, rules, seed, speeds)
 
-    def _rules_of(self, State state):
-        cdef MState* s = _st(state)
-        packed = (<char*>&s.rules)[:sizeof(MRules)]
-        if packed not in self._rules_by_packed:
-            raise ValueError("state: its rules were not packed by this process")
-        return self._rules_by_packed[packed]
+    def rules_of(self, State state):
+        """The state's full rules dict, decoded from the state itself."""
+        return _rules_of(&_st(state).rules)
 
     # ---- state dict ------------------------------------------------------------------
     def to_dict(self, State state):
         cdef MState* s = _st(state)
         cdef MPlayer* pl
         cdef MRules* R = &s.rules
-        task_ids = [t["id"] for t in self._rules_of(state)["tasks"]]
+        task_ids = _task_ids(R)
         seats = []
         for i in range(s.players):
             pl = &s.p[i]
@@ -1682,7 +2493,7 @@ class MondoGame(Game):
                 "win_share": float(s.share[i]),
             })
         return {
-            "game": self.name, "players": int(s.players), "rules": self._rules_of(state),
+            "game": self.name, "players": int(s.players), "rules": _rules_of(R),
             "round": int(s.round), "clock": float(s.clock), "current_player": int(s.current),
             "moves": int(s.moves), "round_moves": int(s.round_moves),
             "safety_cuts": int(s.safety_cuts), "timeouts": int(s.timeouts),
@@ -1721,10 +2532,10 @@ class MondoGame(Game):
             return f"flip pool tile #{t} (showing {_face_text(state, t, s.up[t])})"
         if a < A_JUMP:
             k = a - A_TASK
-            tasks = self._rules_of(state)["tasks"]
+            tasks = _task_ids(&s.rules)
             if k >= len(tasks):
                 raise ValueError(f"action {a}: no task card {k}")
-            return f"take task card {tasks[k]['id']}"
+            return f"take task card {tasks[k]}"
         if a == A_JUMP:
             chip = s.rules.bonus[s.bonus_top] if s.bonus_top < s.rules.bonus_n else 0
             return "jump out" + (f" (top bonus chip {chip})" if chip else " (no bonus chip left)")
