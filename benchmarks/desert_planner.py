@@ -2,7 +2,7 @@
 planner games/s and random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
-        [--difficulties novice,normal] [--no-random]
+        [--difficulties novice,normal] [--agent planner|search] [--no-random]
 """
 import argparse
 import collections
@@ -51,12 +51,13 @@ def main():
     ap.add_argument("--games", type=int, default=10_000)
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--difficulties", default="novice,normal,elite,legendary")
+    ap.add_argument("--agent", default="planner", help="team policy: planner or search")
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
     print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
     for difficulty in args.difficulties.split(","):
-        run(game, args.players, difficulty, "planner", args.games)
+        run(game, args.players, difficulty, args.agent, args.games)
     if not args.no_random:
         for difficulty in ("novice", "legendary"):
             run(game, args.players, difficulty, "random", args.games)
