@@ -628,20 +628,21 @@ cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
 # located, part in the storm, clue excavated, other tile excavated, unseen tile excavated in
 # the search, Meteorologist card held back, Water Carrier water unit, shade when dry, buried,
 # distance to work, distance to the pad at the end, thirsty pawn's distance to water, sand,
-# blocked tile, water value scale.
-cdef double SW[16]
-SW[:] = [40.0, 7.0, 10.0, 9.0, 4.0, 10.0, 6.0, 7.0, 2.0, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0]
+# blocked tile, water value scale, water-drop tile excavated in the search.
+cdef double SW[17]
+SW[:] = [40.0, 7.0, 10.0, 9.0, 4.0, 10.0, 6.0, 7.0, 2.0, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
+         3.0]
 
 
 def search_weights():
-    return [SW[i] for i in range(16)]
+    return [SW[i] for i in range(17)]
 
 
 def set_search_weights(w):
-    """Experiments only: replace the search policy's evaluation weights (16 numbers)."""
-    if len(w) != 16:
-        raise ValueError("search weights: need 16 numbers")
-    for i in range(16):
+    """Experiments only: replace the search policy's evaluation weights (17 numbers)."""
+    if len(w) != 17:
+        raise ValueError("search weights: need 17 numbers")
+    for i in range(17):
         SW[i] = float(w[i])
 
 
@@ -649,27 +650,61 @@ cdef double WATER_VALUE[7]
 WATER_VALUE[:] = [0.0, 10.0, 17.0, 21.0, 24.0, 26.0, 27.0]
 
 
+cdef inline int cell_dist(int a, int b) noexcept nogil:
+    return abs(CELL_ROW[a] - CELL_ROW[b]) + abs(CELL_COL[a] - CELL_COL[b])
+
+
+cdef int CELL_ROW[N_CELLS]
+cdef int CELL_COL[N_CELLS]
+for _c in range(N_CELLS):
+    CELL_ROW[_c] = _c // SIDE
+    CELL_COL[_c] = _c % SIDE
+
+
 cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm)."""
     cdef double v = 0.0, ev_well
-    cdef int t, q, c, i, held = 0, d, best, drops = 0, wells = 0, pad = pad_tile(s), w, wc
-    cdef int tcell[N_TILES]
-    cdef bint all_held
+    cdef int t, q, c, i, held = 0, d, best, drops = 0, wells = 0, w, wc = -1, nwork = 0, nwater = 0
+    cdef int work_cell[N_TILES + N_PARTS]
+    cdef int work_cost[N_TILES + N_PARTS]
+    cdef int water_cell[N_TILES]
+    cdef int water_cost[N_TILES]
+    cdef bint drop
     for i in range(N_PARTS):
         if s.part_state[i] == P_HELD:
             v += SW[0]
             held += 1
         elif s.part_state[i] == P_TILE:
             v += SW[1]
+            work_cell[nwork] = s.tile_cell[s.part_tile[i]]
+            work_cost[nwork] = 0
+            nwork += 1
         elif s.part_state[i] == P_STORM:
             v += SW[2]
-    all_held = held == N_PARTS
-    # Unexcavated water-drop tiles: the chance that one is a well.
+    # One pass over the tiles: sand, excavations, the targets of work and of water.
     for t in range(N_TILES):
-        if water_drop_shown(s, t) and not s.excavated[t]:
+        drop = water_drop_shown(s, t)
+        if s.excavated[t]:
+            if s.kind[t] == K_WELL:
+                wells += 1
+            elif s.kind[t] == K_TUNNEL:
+                water_cell[nwater] = s.tile_cell[t]
+                water_cost[nwater] = s.sand[t]
+                nwater += 1
+        elif drop:
             drops += 1
-        if s.kind[t] == K_WELL and s.excavated[t]:
-            wells += 1
+            water_cell[nwater] = s.tile_cell[t]
+            water_cost[nwater] = s.sand[t]
+            nwater += 1
+        if held == N_PARTS:
+            if s.kind[t] == K_PAD:
+                work_cell[nwork] = s.tile_cell[t]
+                work_cost[nwork] = s.sand[t]
+                nwork += 1
+        elif not s.excavated[t] and not (dug >> t) & 1:
+            work_cell[nwork] = s.tile_cell[t]
+            work_cost[nwork] = s.sand[t]
+            nwork += 1
     ev_well = (2.0 - wells) / drops if drops > 0 else 0.0
     for t in range(N_TILES):
         v -= SW[13] * s.sand[t]
@@ -678,8 +713,11 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
         if s.excavated[t]:
             v += SW[3] if s.kind[t] == K_CLUE else SW[4]
         elif (dug >> t) & 1:
-            v += SW[5]
-            if water_drop_shown(s, t):
+            if not water_drop_shown(s, t):
+                v += SW[5]
+            else:
+                # A well or the mirage: worth the water it may give the pawns standing there.
+                v += SW[16]
                 for q in range(s.players):
                     if s.pawn_tile[q] == t:
                         w = s.water[q] + 2
@@ -687,7 +725,6 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
                             w = s.rules.adv_water[s.role[q]]
                         v += ev_well * (WATER_VALUE[w] - WATER_VALUE[s.water[q]])
     v += SW[6] * s.meteo_reduction
-    wc = -1
     for q in range(s.players):
         if s.role[q] == WATER_CARRIER:
             wc = q
@@ -695,22 +732,20 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
         w = s.water[q]
         if w < 0:
             w = 0
+        c = s.tile_cell[s.pawn_tile[q]]
         if q == wc:
             v += SW[7] * w        # his water is the team's: he shares it
         else:
             v += SW[15] * WATER_VALUE[w]
         if w <= 2:
             # A thirsty pawn wants a source near: the Water Carrier, a water-drop tile, shade.
-            c = s.tile_cell[s.pawn_tile[q]]
             best = 8
             if wc >= 0 and wc != q and s.water[wc] >= 2:
-                best = manhattan(c, s.tile_cell[s.pawn_tile[wc]]) - 1
-            for t in range(N_TILES):
-                if (water_drop_shown(s, t) and not s.excavated[t]) or (
-                        s.kind[t] == K_TUNNEL and s.excavated[t]):
-                    d = manhattan(c, s.tile_cell[t]) + s.sand[t]
-                    if d < best:
-                        best = d
+                best = cell_dist(c, s.tile_cell[s.pawn_tile[wc]]) - 1
+            for i in range(nwater):
+                d = cell_dist(c, water_cell[i]) + water_cost[i]
+                if d < best:
+                    best = d
             if best < 0:
                 best = 0
             v -= (3.0 - w) * SW[12] * best
@@ -719,25 +754,27 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
         if buried(s, q):
             v -= SW[9]
         # Distance to the nearest work: a located part, an unexcavated tile, the pad at the end.
-        c = s.tile_cell[s.pawn_tile[q]]
         best = 12
-        for t in range(N_TILES):
-            if all_held:
-                if t != pad:
-                    continue
-            elif s.excavated[t] or (dug >> t) & 1:
-                continue
-            d = manhattan(c, s.tile_cell[t]) + s.sand[t]
+        for i in range(nwork):
+            d = cell_dist(c, work_cell[i]) + work_cost[i]
             if d < best:
                 best = d
-        if not all_held:
-            for i in range(N_PARTS):
-                if s.part_state[i] == P_TILE:
-                    d = manhattan(c, s.tile_cell[s.part_tile[i]])
-                    if d < best:
-                        best = d
-        v -= (SW[11] if all_held else SW[10]) * best
+        v -= (SW[11] if held == N_PARTS else SW[10]) * best
     return v
+
+
+cdef bint is_transposition(const SNode* a, const SNode* beam, int n) noexcept nogil:
+    """The same position reached by another order of the same actions (dig A then B)."""
+    cdef int i
+    for i in range(n):
+        if (beam[i].dug == a.dug and beam[i].s.meteo_reduction == a.s.meteo_reduction
+                and memcmp(beam[i].s.pawn_tile, a.s.pawn_tile, MAX_PLAYERS) == 0
+                and memcmp(beam[i].s.sand, a.s.sand, N_TILES) == 0
+                and memcmp(beam[i].s.water, a.s.water, MAX_PLAYERS) == 0
+                and memcmp(beam[i].s.excavated, a.s.excavated, N_TILES) == 0
+                and memcmp(beam[i].s.part_state, a.s.part_state, N_PARTS) == 0):
+            return True
+    return False
 
 
 cdef int search_actions(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
@@ -770,6 +807,8 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc) noexcept nogi
                 child.score = plan_eval(&child.s, child.dug, s)
                 if child.score > best.score:
                     memcpy(best, &child, sizeof(SNode))
+                if is_transposition(&child, nxt, nnxt):
+                    continue
                 if nnxt < BEAM:
                     memcpy(&nxt[nnxt], &child, sizeof(SNode))
                     nnxt += 1
@@ -796,12 +835,15 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc) noexcept nogi
 
 cdef int plan_next(const DState* s, PlanCache* pc) noexcept nogil:
     """Pops the plan's next action and records the state it leads to."""
-    cdef int a = pc.acts[0], i
+    cdef int a = pc.acts[0], i, k
     for i in range(pc.n - 1):
         pc.acts[i] = pc.acts[i + 1]
     pc.n -= 1
-    if a == A_EXCAVATE:
-        pc.n = 0            # the tile shows its face: plan again with what it reveals
+    k = s.kind[s.pawn_tile[s.current]]
+    if a == A_EXCAVATE and (k == K_CLUE or k == K_WELL or k == K_TUNNEL):
+        # The face shows at the next call: plan again with what it changes (the search
+        # ignores equipment, so a plain gear tile changes nothing it knows).
+        pc.n = 0
     memcpy(&pc.expect, s, sizeof(DState))
     d_apply(&pc.expect, a)
     return a
