@@ -449,13 +449,13 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
         c = s.tile_cell[s.pawn_tile[p]]
         a = dig_or_blast(s, c, legal, n)
         return a if a >= 0 else A_END_ACTIONS
-    path_costs(s, p, dist, first)
-    if parts_count(s, P_HELD) == N_PARTS:
-        return endgame(s, p, legal, n, dist, first)
-    if which == POLICY_SEARCH:
+    if which == POLICY_SEARCH and parts_count(s, P_HELD) < N_PARTS:
         a = planned_action(s, scratch, legal, n)
         if a >= 0:
             return a
+    path_costs(s, p, dist, first)
+    if parts_count(s, P_HELD) == N_PARTS:
+        return endgame(s, p, legal, n, dist, first)
     if (s.role[p] == METEOROLOGIST and plan_legal(legal, n, A_METEO_SKIP)
             and s.actions_left <= draw_value(s) - s.meteo_reduction):
         # Hold back every card he can: each saves ~0.9 sand, half a water and a chance of
@@ -628,21 +628,22 @@ cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
 # located, part in the storm, clue excavated, other tile excavated, unseen tile excavated in
 # the search, Meteorologist card held back, Water Carrier water unit, shade when dry, buried,
 # distance to work, distance to the pad at the end, thirsty pawn's distance to water, sand,
-# blocked tile, water value scale, water-drop tile excavated in the search.
-cdef double SW[17]
+# blocked tile, water value scale, water-drop tile excavated in the search, extra water the Water Carrier shares
+# standing on an excavated well.
+cdef double SW[18]
 SW[:] = [40.0, 7.0, 10.0, 9.0, 4.0, 10.0, 6.0, 7.0, 2.0, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
-         3.0]
+         3.0, 4.0]
 
 
 def search_weights():
-    return [SW[i] for i in range(17)]
+    return [SW[i] for i in range(18)]
 
 
 def set_search_weights(w):
-    """Experiments only: replace the search policy's evaluation weights (17 numbers)."""
-    if len(w) != 17:
-        raise ValueError("search weights: need 17 numbers")
-    for i in range(17):
+    """Experiments only: replace the search policy's evaluation weights (18 numbers)."""
+    if len(w) != 18:
+        raise ValueError("search weights: need 18 numbers")
+    for i in range(18):
         SW[i] = float(w[i])
 
 
@@ -661,6 +662,36 @@ for _c in range(N_CELLS):
     CELL_COL[_c] = _c % SIDE
 
 
+cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
+    """The water the Water Carrier will share (free) with the pawns in his reach (his tile and
+    the orthogonal neighbours), driest first, down to 1 for himself; on an excavated well he
+    refills, so he counts SW[17] more."""
+    cdef int pool = eff[wc], q, r, low, c = s.tile_cell[s.pawn_tile[wc]], t = s.pawn_tile[wc]
+    cdef int near[MAX_PLAYERS]
+    cdef int nn = 0
+    for q in range(s.players):
+        if (q != wc and eff[q] < 3 and eff[q] < s.rules.adv_water[s.role[q]]
+                and (s.pawn_tile[q] == t or adjacent(c, s.tile_cell[s.pawn_tile[q]], False))):
+            near[nn] = q
+            nn += 1
+    if nn == 0:
+        return
+    if s.kind[t] == K_WELL and s.excavated[t] and not blocked(s, t):
+        pool += <int>SW[17]
+    while pool > 1:
+        low = -1
+        for r in range(nn):
+            q = near[r]
+            if eff[q] < 3 and eff[q] < s.rules.adv_water[s.role[q]] and (
+                    low < 0 or eff[q] < eff[low]):
+                low = q
+        if low < 0:
+            break
+        eff[low] += 1
+        pool -= 1
+    eff[wc] = pool if pool < eff[wc] else eff[wc]
+
+
 cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm)."""
     cdef double v = 0.0, ev_well
@@ -669,6 +700,7 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
     cdef int work_cost[N_TILES + N_PARTS]
     cdef int water_cell[N_TILES]
     cdef int water_cost[N_TILES]
+    cdef int eff[MAX_PLAYERS]
     cdef bint drop
     for i in range(N_PARTS):
         if s.part_state[i] == P_HELD:
@@ -728,10 +760,11 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
     for q in range(s.players):
         if s.role[q] == WATER_CARRIER:
             wc = q
+        eff[q] = s.water[q] if s.water[q] > 0 else 0
+    if wc >= 0:
+        pool_water(s, wc, eff)
     for q in range(s.players):
-        w = s.water[q]
-        if w < 0:
-            w = 0
+        w = eff[q]
         c = s.tile_cell[s.pawn_tile[q]]
         if q == wc:
             v += SW[7] * w        # his water is the team's: he shares it
