@@ -181,3 +181,17 @@ def test_search_collects_more_parts_than_random():
         rb = batch.play(GAME, 4, {"difficulty": "novice"}, agent, seed=2, count=300)
         return sum(rb.column("parts_collected").to_pylist()) / 300
     assert parts("search") > parts("random") + 0.5
+
+
+def test_search_wins_novice_clearly_more_often_than_legendary():
+    """The same two-proportion z-test as the planner's, over 2,000 games per difficulty."""
+    import math
+    n = 2000
+
+    def wins(difficulty):
+        rb = batch.play(GAME, 4, {"difficulty": difficulty}, "search", seed=5, count=n)
+        return rb.column("end_reason").to_pylist().count("win")
+    novice, legendary = wins("novice"), wins("legendary")
+    pooled = (novice + legendary) / (2 * n)
+    se = math.sqrt(max(pooled * (1 - pooled), 1e-12) * 2 / n)
+    assert (novice - legendary) / n > 3 * se, (novice, legendary)
