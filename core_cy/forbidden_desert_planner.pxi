@@ -631,7 +631,7 @@ cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
 # blocked tile, water value scale, water-drop tile excavated in the search, extra water the Water Carrier shares
 # standing on an excavated well.
 cdef double SW[18]
-SW[:] = [40.0, 7.0, 10.0, 9.0, 4.0, 10.0, 6.0, 7.0, 2.0, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
+SW[:] = [56.0, 7.0, 10.0, 4.4, 4.0, 10.0, 8.4, 7.0, 2.8, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
          3.0, 4.0]
 
 
