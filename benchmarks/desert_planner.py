@@ -1,8 +1,9 @@
 """Forbidden Desert planner benchmark: team win rate per difficulty (4 players), loss causes,
-planner games/s and random-agent moves/s on one core.
+planner games/s (wall, and per CPU-second: the per-core figure on a shared machine) and
+random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
-        [--difficulties novice,normal] [--no-random]
+        [--difficulties novice,normal] [--agent planner|search] [--no-random]
 """
 import argparse
 import collections
@@ -32,9 +33,9 @@ def wilson(k, n, z=1.96):
 
 
 def run(game, players, difficulty, agent, games, seed=1):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     rb = batch.play(game, players, {"difficulty": difficulty}, agent, seed=seed, count=games)
-    dt = time.perf_counter() - t
+    dt, cpu = time.perf_counter() - t, time.process_time() - c
     reasons = collections.Counter(rb.column("end_reason").to_pylist())
     wins = reasons.get("win", 0)
     lo, hi = wilson(wins, games)
@@ -43,7 +44,7 @@ def run(game, players, difficulty, agent, games, seed=1):
     turns = float(np.mean(rb.column("turns").to_numpy()))
     print(f"{agent:8s} {difficulty:10s} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
           f"parts held {parts:4.2f}  turns {turns:5.1f}  losses {dict(reasons)}  "
-          f"{games / dt:8.0f} games/s  {moves / dt:10.0f} moves/s")
+          f"{games / dt:8.0f} games/s ({games / cpu:.0f} per CPU-second)  {moves / dt:10.0f} moves/s")
 
 
 def main():
@@ -51,12 +52,13 @@ def main():
     ap.add_argument("--games", type=int, default=10_000)
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--difficulties", default="novice,normal,elite,legendary")
+    ap.add_argument("--agent", default="planner", help="team policy: planner or search")
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
     print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
     for difficulty in args.difficulties.split(","):
-        run(game, args.players, difficulty, "planner", args.games)
+        run(game, args.players, difficulty, args.agent, args.games)
     if not args.no_random:
         for difficulty in ("novice", "legendary"):
             run(game, args.players, difficulty, "random", args.games)

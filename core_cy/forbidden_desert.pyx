@@ -18,7 +18,7 @@ The game is cooperative: one team outcome (win 1 / loss 0) for every seat.  Deci
               to the bottom, or keep the order.
 Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with its tile.
 """
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport abs
 from libc.stdint cimport int8_t, uint8_t, int32_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
@@ -1281,9 +1281,11 @@ class ForbiddenDesertGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"adventurer": ADVENTURERS}
-    policies = ("planner",)
+    policies = ("planner", "search")
     policy_descriptions = {"planner": "rule-based team planner: water first, dig toward "
-                           "clues and wells, gather on the Launch Pad with all parts"}
+                           "clues and wells, gather on the Launch Pad with all parts",
+                           "search": "experimental: the planner with a beam search over the "
+                           "acting adventurer's actions (hidden tiles stay hidden)"}
     handle = _HANDLE
     adventurers = ADVENTURERS
     options = (

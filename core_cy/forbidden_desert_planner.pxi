@@ -1,4 +1,5 @@
-# The team planner (Engine.policy 0), included into forbidden_desert.pyx.
+# The team planner (Engine.policy 0 "planner"; 1 "search" adds the turn search at the
+# bottom), included into forbidden_desert.pyx.
 #
 # A rule-based team plan evaluated for the current seat at every decision.  It reads only
 # what the team may see: unexcavated tiles are "unknown" (their kind is never looked at unless
@@ -14,6 +15,8 @@
 #   holding the storm back.
 
 cdef enum:
+    POLICY_PLANNER = 0         # Engine.policy `which`: the rule-based planner
+    POLICY_SEARCH = 1          # the planner with a beam search over the acting pawn's actions
     PLAN_FAR = 1000
     THIRSTY = 1                # water at or below this: go for water now
     CLAIM_PENALTY = 2          # a target nearer to a teammate costs this much more
@@ -431,7 +434,8 @@ cdef int explore_here(const DState* s, int p, const int* legal, int n) noexcept 
     return -1
 
 
-cdef int plan_actions(const DState* s, const int* legal, int n) noexcept nogil:
+cdef int plan_actions(const DState* s, const int* legal, int n, int which,
+                      void* scratch) noexcept nogil:
     cdef int p = s.current, a, c
     cdef int dist[N_CELLS]
     cdef int first[N_CELLS]
@@ -446,6 +450,10 @@ cdef int plan_actions(const DState* s, const int* legal, int n) noexcept nogil:
         c = s.tile_cell[s.pawn_tile[p]]
         a = dig_or_blast(s, c, legal, n)
         return a if a >= 0 else A_END_ACTIONS
+    if which == POLICY_SEARCH and parts_count(s, P_HELD) < N_PARTS:
+        a = planned_action(s, scratch, legal, n)
+        if a >= 0:
+            return a
     path_costs(s, p, dist, first)
     if parts_count(s, P_HELD) == N_PARTS:
         return endgame(s, p, legal, n, dist, first)
@@ -493,5 +501,402 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
                     return A_TRACKER + a
             a = -1
         return a if a >= 0 else A_DRAW
-    a = plan_actions(s, legal, n)
+    a = plan_actions(s, legal, n, which, scratch)
     return a if plan_legal(legal, n, a) else legal[0]
+
+
+# ---------------------------------------------------------------- turn search (policy "search")
+#
+# Measured (benchmarks/desert_planner.py --agent search, 4 players, 5,000 games): Novice win
+# ~1.0% vs 0.2% for "planner", 1.5 parts held vs 1.1; ~1,280 games per CPU-second vs ~3,100.
+# Still far from a strong team: one adventurer's turn is searched, the others only through
+# the evaluation, so there is no joint plan (gathering on a well before digging it).
+# The acting adventurer's remaining actions are chosen by a beam search over clones of the
+# state (the action phase has no chance).  Hidden information stays hidden: excavating a tile
+# whose kind the team cannot see is not applied in the search (it would reveal the kind); it
+# only marks the tile in a bitmask that the evaluation values at its expected worth.  The
+# chosen sequence is cached in the policy scratch together with the state it expects next, so
+# the search runs once per turn (and again after each excavation, which reveals a tile).
+
+cdef enum:
+    BEAM = 4
+    MAX_CAND = 48
+    PLAN_MAGIC = 0x44455331
+
+ctypedef struct SNode:
+    DState s
+    int32_t dug            # bit t: tile t excavated in the search (effects unknown)
+    int32_t n              # actions of the sequence
+    int32_t acts[8]
+    double score
+
+ctypedef struct PlanCache:
+    int32_t magic
+    int32_t n              # actions left in the plan
+    int32_t acts[8]
+    DState expect          # the state the next call must see for the plan to stand
+
+
+cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noexcept nogil:
+    """The search's apply: d_apply's action effects without the phase machinery, and an
+    unseen tile's excavation kept hidden."""
+    cdef int p = s.current, t = s.pawn_tile[p], x, i
+    s.actions_left -= 1
+    if a == A_EXCAVATE:
+        if visible_kind(root, t) >= 0:
+            excavate(s, p)
+        else:
+            dug[0] |= 1 << t
+    elif a == A_PICKUP:
+        for i in range(N_PARTS):
+            if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+                s.part_state[i] = P_HELD
+                s.part_tile[i] = NO_TILE
+                s.part_holder[i] = <int8_t>p
+                break
+    elif a == A_METEO_SKIP:
+        s.meteo_reduction += 1
+    elif a == A_WC_DRAW:
+        gain_water(s, p, WELL_WATER)
+    elif a < A_DIG:
+        x = a - A_MOVE
+        move_pawn(s, p, x // 6, x % 6)
+    elif a < A_NAV:
+        remove_sand(s, s.cell_tile[a - A_DIG], 2 if s.role[p] == ARCHEOLOGIST else 1)
+    else:
+        x = a - A_NAV
+        move_pawn(s, x // (N_CELLS * 6), (x // 6) % N_CELLS, x % 6)
+
+
+cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
+    """The acting pawn's useful actions (no equipment, no peeks)."""
+    cdef int p = s.current, t = s.pawn_tile[p], tc = s.tile_cell[t], n = 0, k, i, c, q, v
+    cdef int steps[N_CELLS]
+    cdef bint reach[N_CELLS]
+    cdef bint bur = buried(s, p)
+    cdef int pad = pad_tile(s)
+    if s.actions_left <= 0:
+        return 0
+    if not bur:
+        if not s.excavated[t] and s.sand[t] == 0 and not (dug >> t) & 1:
+            out[n] = A_EXCAVATE
+            n += 1
+        if s.excavated[t] and not blocked(s, t):
+            for i in range(N_PARTS):
+                if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+                    out[n] = A_PICKUP
+                    n += 1
+                    break
+        if s.role[p] == METEOROLOGIST and s.meteo_reduction < draw_value(s):
+            out[n] = A_METEO_SKIP
+            n += 1
+        if (s.role[p] == WATER_CARRIER and s.kind[t] == K_WELL and s.excavated[t]
+                and s.water[p] < s.rules.adv_water[WATER_CARRIER]):
+            out[n] = A_WC_DRAW
+            n += 1
+        k = step_targets(s, p, tc, steps)
+        for i in range(k):
+            q = NO_PASSENGER
+            if s.role[p] == CLIMBER:
+                for v in range(s.players):
+                    if v != p and s.pawn_tile[v] == t:
+                        q = v
+                out[n] = A_MOVE + steps[i] * 6 + NO_PASSENGER
+                n += 1
+                if q == NO_PASSENGER:
+                    continue
+            out[n] = A_MOVE + steps[i] * 6 + q
+            n += 1
+    for c in range(N_CELLS):
+        v = s.cell_tile[c]
+        if v >= 0 and s.sand[v] > 0 and (c == tc or (not bur and adjacent(c, tc, s.role[p] == EXPLORER))):
+            out[n] = A_DIG + c
+            n += 1
+    if not bur and s.role[p] == NAVIGATOR:
+        for q in range(s.players):
+            if q == p or buried(s, q) or n >= MAX_CAND - N_CELLS:
+                continue
+            if nav_targets(s, q, reach) == 0:
+                continue
+            for c in range(N_CELLS):
+                # Only toward the Navigator (gathering) or onto unexcavated tiles (work).
+                if reach[c] and (c == tc or not s.excavated[s.cell_tile[c]]
+                                 or s.cell_tile[c] == pad):
+                    out[n] = A_NAV + q * N_CELLS * 6 + c * 6 + NO_PASSENGER
+                    n += 1
+    return n
+
+
+# Evaluation weights (tunable with set_search_weights for experiments): part held, part
+# located, part in the storm, clue excavated, other tile excavated, unseen tile excavated in
+# the search, Meteorologist card held back, Water Carrier water unit, shade when dry, buried,
+# distance to work, distance to the pad at the end, thirsty pawn's distance to water, sand,
+# blocked tile, water value scale, water-drop tile excavated in the search, extra water the Water Carrier shares
+# standing on an excavated well.
+cdef double SW[18]
+SW[:] = [56.0, 7.0, 10.0, 4.4, 4.0, 10.0, 8.4, 7.0, 2.8, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
+         3.0, 4.0]
+
+
+def search_weights():
+    return [SW[i] for i in range(18)]
+
+
+def set_search_weights(w):
+    """Experiments only: replace the search policy's evaluation weights (18 numbers)."""
+    if len(w) != 18:
+        raise ValueError("search weights: need 18 numbers")
+    for i in range(18):
+        SW[i] = float(w[i])
+
+
+cdef double WATER_VALUE[7]
+WATER_VALUE[:] = [0.0, 10.0, 17.0, 21.0, 24.0, 26.0, 27.0]
+
+
+cdef inline int cell_dist(int a, int b) noexcept nogil:
+    return abs(CELL_ROW[a] - CELL_ROW[b]) + abs(CELL_COL[a] - CELL_COL[b])
+
+
+cdef int CELL_ROW[N_CELLS]
+cdef int CELL_COL[N_CELLS]
+for _c in range(N_CELLS):
+    CELL_ROW[_c] = _c // SIDE
+    CELL_COL[_c] = _c % SIDE
+
+
+cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
+    """The water the Water Carrier will share (free) with the pawns in his reach (his tile and
+    the orthogonal neighbours), driest first, down to 1 for himself; on an excavated well he
+    refills, so he counts SW[17] more."""
+    cdef int pool = eff[wc], q, r, low, c = s.tile_cell[s.pawn_tile[wc]], t = s.pawn_tile[wc]
+    cdef int near[MAX_PLAYERS]
+    cdef int nn = 0
+    for q in range(s.players):
+        if (q != wc and eff[q] < 3 and eff[q] < s.rules.adv_water[s.role[q]]
+                and (s.pawn_tile[q] == t or adjacent(c, s.tile_cell[s.pawn_tile[q]], False))):
+            near[nn] = q
+            nn += 1
+    if nn == 0:
+        return
+    if s.kind[t] == K_WELL and s.excavated[t] and not blocked(s, t):
+        pool += <int>SW[17]
+    while pool > 1:
+        low = -1
+        for r in range(nn):
+            q = near[r]
+            if eff[q] < 3 and eff[q] < s.rules.adv_water[s.role[q]] and (
+                    low < 0 or eff[q] < eff[low]):
+                low = q
+        if low < 0:
+            break
+        eff[low] += 1
+        pool -= 1
+    eff[wc] = pool if pool < eff[wc] else eff[wc]
+
+
+cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept nogil:
+    """Team value of the state at the end of the acting pawn's actions (before the storm)."""
+    cdef double v = 0.0, ev_well
+    cdef int t, q, c, i, held = 0, d, best, drops = 0, wells = 0, w, wc = -1, nwork = 0, nwater = 0
+    cdef int work_cell[N_TILES + N_PARTS]
+    cdef int work_cost[N_TILES + N_PARTS]
+    cdef int water_cell[N_TILES]
+    cdef int water_cost[N_TILES]
+    cdef int eff[MAX_PLAYERS]
+    cdef bint drop
+    for i in range(N_PARTS):
+        if s.part_state[i] == P_HELD:
+            v += SW[0]
+            held += 1
+        elif s.part_state[i] == P_TILE:
+            v += SW[1]
+            work_cell[nwork] = s.tile_cell[s.part_tile[i]]
+            work_cost[nwork] = 0
+            nwork += 1
+        elif s.part_state[i] == P_STORM:
+            v += SW[2]
+    # One pass over the tiles: sand, excavations, the targets of work and of water.
+    for t in range(N_TILES):
+        drop = water_drop_shown(s, t)
+        if s.excavated[t]:
+            if s.kind[t] == K_WELL:
+                wells += 1
+            elif s.kind[t] == K_TUNNEL:
+                water_cell[nwater] = s.tile_cell[t]
+                water_cost[nwater] = s.sand[t]
+                nwater += 1
+        elif drop:
+            drops += 1
+            water_cell[nwater] = s.tile_cell[t]
+            water_cost[nwater] = s.sand[t]
+            nwater += 1
+        if held == N_PARTS:
+            if s.kind[t] == K_PAD:
+                work_cell[nwork] = s.tile_cell[t]
+                work_cost[nwork] = s.sand[t]
+                nwork += 1
+        elif not s.excavated[t] and not (dug >> t) & 1:
+            work_cell[nwork] = s.tile_cell[t]
+            work_cost[nwork] = s.sand[t]
+            nwork += 1
+    ev_well = (2.0 - wells) / drops if drops > 0 else 0.0
+    for t in range(N_TILES):
+        v -= SW[13] * s.sand[t]
+        if s.sand[t] >= 2:
+            v -= SW[14]
+        if s.excavated[t]:
+            v += SW[3] if s.kind[t] == K_CLUE else SW[4]
+        elif (dug >> t) & 1:
+            if not water_drop_shown(s, t):
+                v += SW[5]
+            else:
+                # A well or the mirage: worth the water it may give the pawns standing there.
+                v += SW[16]
+                for q in range(s.players):
+                    if s.pawn_tile[q] == t:
+                        w = s.water[q] + 2
+                        if w > s.rules.adv_water[s.role[q]]:
+                            w = s.rules.adv_water[s.role[q]]
+                        v += ev_well * (WATER_VALUE[w] - WATER_VALUE[s.water[q]])
+    v += SW[6] * s.meteo_reduction
+    for q in range(s.players):
+        if s.role[q] == WATER_CARRIER:
+            wc = q
+        eff[q] = s.water[q] if s.water[q] > 0 else 0
+    if wc >= 0:
+        pool_water(s, wc, eff)
+    for q in range(s.players):
+        w = eff[q]
+        c = s.tile_cell[s.pawn_tile[q]]
+        if q == wc:
+            v += SW[7] * w        # his water is the team's: he shares it
+        else:
+            v += SW[15] * WATER_VALUE[w]
+        if w <= 2:
+            # A thirsty pawn wants a source near: the Water Carrier, a water-drop tile, shade.
+            best = 8
+            if wc >= 0 and wc != q and s.water[wc] >= 2:
+                best = cell_dist(c, s.tile_cell[s.pawn_tile[wc]]) - 1
+            for i in range(nwater):
+                d = cell_dist(c, water_cell[i]) + water_cost[i]
+                if d < best:
+                    best = d
+            if best < 0:
+                best = 0
+            v -= (3.0 - w) * SW[12] * best
+        if w <= 1 and shaded(s, q):
+            v += SW[8]
+        if buried(s, q):
+            v -= SW[9]
+        # Distance to the nearest work: a located part, an unexcavated tile, the pad at the end.
+        best = 12
+        for i in range(nwork):
+            d = cell_dist(c, work_cell[i]) + work_cost[i]
+            if d < best:
+                best = d
+        v -= (SW[11] if held == N_PARTS else SW[10]) * best
+    return v
+
+
+cdef bint is_transposition(const SNode* a, const SNode* beam, int n) noexcept nogil:
+    """The same position reached by another order of the same actions (dig A then B)."""
+    cdef int i
+    for i in range(n):
+        if (beam[i].dug == a.dug and beam[i].s.meteo_reduction == a.s.meteo_reduction
+                and memcmp(beam[i].s.pawn_tile, a.s.pawn_tile, MAX_PLAYERS) == 0
+                and memcmp(beam[i].s.sand, a.s.sand, N_TILES) == 0
+                and memcmp(beam[i].s.water, a.s.water, MAX_PLAYERS) == 0
+                and memcmp(beam[i].s.excavated, a.s.excavated, N_TILES) == 0
+                and memcmp(beam[i].s.part_state, a.s.part_state, N_PARTS) == 0):
+            return True
+    return False
+
+
+cdef int search_actions(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
+    """Beam search over the acting pawn's remaining actions; returns the first action of the
+    best sequence found (caching the rest in pc), or -1."""
+    cdef SNode* cur = <SNode*>mem
+    cdef SNode* nxt = cur + BEAM
+    cdef SNode* best = nxt + BEAM
+    cdef SNode* tmp
+    cdef int ncur = 1, nnxt, depth, i, j, k, nc, worst
+    cdef int cand[MAX_CAND]
+    cdef double sc
+    cdef SNode child
+    memcpy(&cur[0].s, s, sizeof(DState))
+    cur[0].dug = 0
+    cur[0].n = 0
+    cur[0].score = plan_eval(s, 0, s)
+    memcpy(best, &cur[0], sizeof(SNode))
+    for depth in range(s.actions_left):
+        nnxt = 0
+        for i in range(ncur):
+            nc = plan_candidates(&cur[i].s, cur[i].dug, cand)
+            for j in range(nc):
+                memcpy(&child.s, &cur[i].s, sizeof(DState))
+                child.dug = cur[i].dug
+                plan_do(&child.s, cand[j], &child.dug, s)
+                memcpy(child.acts, cur[i].acts, sizeof(child.acts))
+                child.acts[depth] = cand[j]
+                child.n = depth + 1
+                child.score = plan_eval(&child.s, child.dug, s)
+                if child.score > best.score:
+                    memcpy(best, &child, sizeof(SNode))
+                if is_transposition(&child, nxt, nnxt):
+                    continue
+                if nnxt < BEAM:
+                    memcpy(&nxt[nnxt], &child, sizeof(SNode))
+                    nnxt += 1
+                else:
+                    worst = 0
+                    for k in range(1, BEAM):
+                        if nxt[k].score < nxt[worst].score:
+                            worst = k
+                    if child.score > nxt[worst].score:
+                        memcpy(&nxt[worst], &child, sizeof(SNode))
+        if nnxt == 0:
+            break
+        tmp = cur
+        cur = nxt
+        nxt = tmp
+        ncur = nnxt
+    if best.n == 0:
+        return -1
+    pc.magic = PLAN_MAGIC
+    pc.n = best.n
+    memcpy(pc.acts, best.acts, sizeof(pc.acts))
+    return plan_next(s, pc)
+
+
+cdef int plan_next(const DState* s, PlanCache* pc) noexcept nogil:
+    """Pops the plan's next action and records the state it leads to."""
+    cdef int a = pc.acts[0], i, k
+    for i in range(pc.n - 1):
+        pc.acts[i] = pc.acts[i + 1]
+    pc.n -= 1
+    k = s.kind[s.pawn_tile[s.current]]
+    if a == A_EXCAVATE and (k == K_CLUE or k == K_WELL or k == K_TUNNEL):
+        # The face shows at the next call: plan again with what it changes (the search
+        # ignores equipment, so a plain gear tile changes nothing it knows).
+        pc.n = 0
+    memcpy(&pc.expect, s, sizeof(DState))
+    d_apply(&pc.expect, a)
+    return a
+
+
+cdef int planned_action(const DState* s, void* scratch, const int* legal, int n) noexcept nogil:
+    """The cached plan's next action if the state is the one it expects, else a new search."""
+    cdef PlanCache* pc = <PlanCache*>(<char*>scratch + MAX_LEGAL * sizeof(int))
+    cdef void* mem = <char*>pc + sizeof(PlanCache)
+    cdef int a
+    if (pc.magic == PLAN_MAGIC and pc.n > 0
+            and memcmp(&pc.expect, s, sizeof(DState)) == 0
+            and plan_legal(legal, n, pc.acts[0])):
+        return plan_next(s, pc)
+    pc.magic = 0
+    a = search_actions(s, mem, pc)
+    if a >= 0 and plan_legal(legal, n, a):
+        return a
+    pc.magic = 0
+    return -1

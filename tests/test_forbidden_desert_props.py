@@ -137,3 +137,61 @@ def test_planner_wins_novice_clearly_more_often_than_legendary():
     pooled = (novice + legendary) / (2 * n)
     se = math.sqrt(max(pooled * (1 - pooled), 1e-12) * 2 / n)
     assert (novice - legendary) / n > 3 * se, (novice, legendary)
+
+
+@settings(max_examples=8, deadline=None)
+@given(players=st_.integers(2, 5), rules=RULES, seed=st_.integers(0, 2**32))
+def test_search_play_keeps_invariants(players, rules, seed):
+    play(players, rules, seed, "search")
+
+
+def test_search_batch_is_reproducible_across_shards():
+    """The search caches its plan in the worker's scratch: a shard must not depend on the
+    games played before it in the same worker."""
+    r1 = batch.play(GAME, 4, {}, "search", seed=3, count=40)
+    r2 = batch.play(GAME, 4, {}, "search", seed=3, start=20, count=20)
+    assert r1.slice(20).to_pylist() == r2.to_pylist()
+
+
+def test_search_does_not_read_hidden_tiles():
+    """Re-dealing the faces of the unexcavated tiles (what the team cannot see) never changes
+    the search's choice.  Checked at turn starts: later in a turn the worker's scratch may
+    still hold the plan searched at the turn start (freed and reused by `choose`), which
+    need not equal a fresh search from the later state."""
+    from core_cy.forbidden_desert import observe_dict
+    checked = 0
+    for seed in range(6):
+        state = GAME.new(4, seed=seed)
+        k = 0
+        while not state.is_terminal() and k < 120:
+            d = state.to_dict()
+            if d["phase"] == "actions" and d["actions_left"] == 4:
+                v = observe_dict(state, state.current_player, seed * 1000 + k)
+                v["storm_draw_pile"], v["equipment_pile"] = d["storm_draw_pile"], d["equipment_pile"]
+                other = GAME.from_dict(v)
+                assert agents.choose(state, "search", 1) == agents.choose(other, "search", 1)
+                checked += 1
+            state.apply(agents.choose(state, "search", seed * 7919 + k))
+            k += 1
+    assert checked > 20
+
+
+def test_search_collects_more_parts_than_random():
+    def parts(agent):
+        rb = batch.play(GAME, 4, {"difficulty": "novice"}, agent, seed=2, count=300)
+        return sum(rb.column("parts_collected").to_pylist()) / 300
+    assert parts("search") > parts("random") + 0.5
+
+
+def test_search_wins_novice_clearly_more_often_than_legendary():
+    """The same two-proportion z-test as the planner's, over 2,000 games per difficulty."""
+    import math
+    n = 2000
+
+    def wins(difficulty):
+        rb = batch.play(GAME, 4, {"difficulty": difficulty}, "search", seed=5, count=n)
+        return rb.column("end_reason").to_pylist().count("win")
+    novice, legendary = wins("novice"), wins("legendary")
+    pooled = (novice + legendary) / (2 * n)
+    se = math.sqrt(max(pooled * (1 - pooled), 1e-12) * 2 / n)
+    assert (novice - legendary) / n > 3 * se, (novice, legendary)
