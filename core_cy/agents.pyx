@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Agents written once for every game, over the engine contract."""
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy
 from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, POLICY_SCRATCH,
                                rng_seed, rng_below, STREAM_SEAT)
@@ -16,7 +16,7 @@ cdef int workspace_init(Workspace* w, const Engine* e) noexcept nogil:
     w.legal = <int*>malloc(MAX_LEGAL * sizeof(int))
     w.view = malloc(e.state_size)
     w.trial = malloc(e.state_size)
-    w.scratch = malloc(POLICY_SCRATCH)
+    w.scratch = calloc(1, POLICY_SCRATCH)   # zeroed: a policy's memory starts empty
     w.values = <double*>malloc(MAX_LEGAL * sizeof(double))
     if (w.legal == NULL or w.view == NULL or w.trial == NULL or w.scratch == NULL
             or w.values == NULL):
