@@ -13,6 +13,9 @@ import os
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
+# Measure this checkout's engines, not whichever meeplelab is installed.
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+__import__("sys").path.insert(0, str(ROOT))
 
 import core_cy  # noqa: E402
 from core_cy import batch  # noqa: E402

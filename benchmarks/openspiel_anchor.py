@@ -16,6 +16,9 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Measure this checkout's engines, not whichever meeplelab is installed.
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+__import__("sys").path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import engines  # noqa: E402
