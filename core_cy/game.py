@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,7 @@ class Option:
         return value
 
 
-class Game:
+class Game(ABC):
     """Base of every game's Python face.  Subclasses fill the class attributes and hooks."""
 
     name: str = ""
@@ -94,20 +95,25 @@ class Game:
     def check_rules(self, rules: dict, players: int) -> None:
         """Cross-option checks (e.g. a board side's player limit); raise ValueError."""
 
+    @abstractmethod
     def pack_rules(self, rules: dict, players: int) -> bytes:
-        raise NotImplementedError  # every game module overrides this
+        """Supplied by every game module."""
 
+    @abstractmethod
     def to_dict(self, state) -> dict:
-        raise NotImplementedError  # every game module overrides this
+        """Supplied by every game module."""
 
+    @abstractmethod
     def from_dict(self, data: dict):
-        raise NotImplementedError  # every game module overrides this
+        """Supplied by every game module."""
 
+    @abstractmethod
     def describe(self, state, action) -> str:
-        raise NotImplementedError  # every game module overrides this
+        """Supplied by every game module."""
 
+    @abstractmethod
     def score_breakdown(self, state) -> list:
-        raise NotImplementedError  # every game module overrides this
+        """Supplied by every game module."""
 
     # ---- shared face -----------------------------------------------------------------
     @property
