@@ -66,7 +66,8 @@ def test_stopped_service_resumes_on_restart(tmp_path):
     """Stop the service mid-run: the experiment stays unfinished, a new app on the same
     registry finishes it with exactly the planned rows."""
     db, results = str(tmp_path / "r.db"), tmp_path / "res"
-    spec = small_spec(games_per_arm=800, shard_size=100)
+    # Large enough (80,000 games) that the stop comes well before the end on a fast machine.
+    spec = small_spec(games_per_arm=20_000, shard_size=500)
     with TestClient(create_app(db=db, results=str(results))) as client:
         eid = client.post("/api/experiments", json=spec).json()["id"]
         wait_for(client, eid, ("running",), condition=lambda e: e["progress"]["done"] > 0)
@@ -137,7 +138,7 @@ def test_killed_service_process_resumes(tmp_path):
     try:
         base = f"http://127.0.0.1:{port}"
         _wait(f"{base}/api/games", lambda r: r.status_code == 200)
-        spec = small_spec(games_per_arm=1000, shard_size=100)
+        spec = small_spec(games_per_arm=20_000, shard_size=500)  # stops well before its end
         eid = httpx.post(f"{base}/api/experiments", json=spec).json()["id"]
         _wait(f"{base}/api/experiments/{eid}", lambda r: r.json()["progress"]["done"] > 0)
     finally:
