@@ -84,6 +84,13 @@ cdef enum:
     A_SMALL_SHIP = A_PASS + 1                         # + cell
     NUM_ACTIONS = A_SMALL_SHIP + MAX_CELLS
 
+# Heuristic only (greedy agents), not a rule: see own_value().
+cdef enum:
+    STUCK_PENALTY = 5
+# Value of any tile on the board (filling the board ends the game; without it a one-ply
+# agent that cannot complete an island right away waits for ever in pro mode).
+cdef double FILL_VALUE = 0.6
+
 # Scoring constants printed in the rulebook (section 5.2); not assumptions.
 cdef enum:
     LEI_POINTS = 10
@@ -164,6 +171,8 @@ ctypedef struct MScore:
     int shell_points
     int incomplete_tiles
     double open_palm_value        # heuristic only: palm points of completable open islands
+    int stuck_empty               # heuristic only: empty cells a pro-mode seat can never reach
+    int tiles                     # heuristic only: tiles on the board, complete or not
     int total
 
 
@@ -535,6 +544,7 @@ cdef void score_masks(const MRules* R, Board* b, int shells, MScore* out,
     if R.reef_boat_uncovered:
         out.boats += popcount(b.printed_boat & ~keep)
     out.empty = popcount(b.playable & ~keep)
+    out.tiles = popcount(b.occupied)
     out.shells = shells
 
 
@@ -937,12 +947,40 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
         so[i * ns + 7] = 1 if sc[i].shell_points > 0 else 0
 
 
+cdef inline Mask king_dilate(const Board* b, Mask m, int cols) noexcept nogil:
+    """The cells of m and their eight neighbours."""
+    cdef Mask h = m | ((m >> 1) & ~b.last_col) | ((m << 1) & ~b.first_col)
+    return (h | (h >> cols) | (h << cols)) & b.cells
+
+
+cdef int stuck_empty(const MRules* R, const Board* b, int ship, int shells) noexcept nogil:
+    """Pro mode only (in advanced mode step 3 moves the ship freely): the number of empty
+    cells if none of them can be reached by the small ship's free or paid steps, else 0."""
+    cdef Mask empty = b.playable & ~b.occupied
+    cdef Mask reach, grown
+    cdef int k
+    if R.mode != MODE_PRO or ship < 0 or empty == 0:
+        return 0
+    reach = (<Mask>1) << ship
+    for k in range(shells if shells < MAX_CELLS else MAX_CELLS):
+        grown = reach | (king_dilate(b, reach, R.cols) & b.occupied)
+        if grown == reach:
+            break
+        reach = grown
+    return 0 if king_dilate(b, reach, R.cols) & empty else popcount(empty)
+
+
 cdef inline double own_value(const MScore* me, int rival_boats, int rival_shells) noexcept nogil:
     """The heuristic from a seat's own lines: score if the game ended now, plus half the palm
     value of islands that can still be completed, a little per shell and boat (mobility), and
     the majorities the seat would win against its rivals' current counts."""
     cdef double v = (me.palm_points + LEI_POINTS * me.leis - me.empty + 0.5 * me.open_palm_value
-                     + 0.2 * me.shells + 0.3 * me.boats)
+                     + 0.2 * me.shells + 0.3 * me.boats + FILL_VALUE * me.tiles)
+    if me.stuck_empty:
+        # Pro mode: no empty cell is next to the ship or within paid steps, so the seat can
+        # never place again unless it removes a tile; without this term a one-ply agent
+        # passes forever (the game then only ends at max_turns).
+        v -= STUCK_PENALTY + 2 * me.stuck_empty
     if me.boats >= rival_boats:
         v += me.boats
     if me.shells >= rival_shells:
@@ -978,6 +1016,7 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
                 best_other = s.p[i].score
         return s.p[seat].score + 0.01 * (s.p[seat].score - best_other)
     analyse(s, &s.p[seat], &b, &me)
+    me.stuck_empty = stuck_empty(&s.rules, &b, s.p[seat].ship_cell, s.p[seat].shells)
     rivals(s, seat, &rb, &rs)
     return own_value(&me, rb, rs)
 
@@ -1004,7 +1043,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef bint board_changes
     cdef int kcost[4]
     cdef int scost[MAX_CELLS]
-    cdef int i, a, k, c, tile, paid, shells, rb, rs, boats
+    cdef int i, a, k, c = 0, tile, paid, shells, rb, rs, boats, ship
     if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.turns + 1 >= s.rules.max_turns
             or s.stall_turns + 1 >= s.rules.stall_rounds * s.players):
         return 0
@@ -1051,6 +1090,10 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             # Same board: the lines are the base lines with the new shell count.
             memcpy(&me, &base_me, sizeof(MScore))
             me.shells = shells
+        ship = pl.ship_cell
+        if s.rules.mode == MODE_PRO and (A_TAKE <= a < A_STORE or A_FROM_STORE <= a < A_REMOVE):
+            ship = c               # pro: the ship moves onto the placed tile
+        me.stuck_empty = stuck_empty(&s.rules, &b if board_changes else &base, ship, shells)
         out[i] = own_value(&me, rb, rs)
     return 1
 

@@ -196,3 +196,13 @@ def test_greedy_beats_random_at_maori():
     rb = batch.play(game, 2, None, ["greedy", "random"], seed=21, count=200)
     shares = np.array(rb.column("seat_win_share").to_pylist())
     assert shares[:, 0].mean() > 0.8
+
+
+def test_greedy_rarely_deadlocks_in_maori_pro_mode():
+    """Pro mode ties placements to the small ship: a one-ply agent that never values filling
+    its board passed for ever (39% of games hit max_turns before the fill and stuck terms of
+    the heuristic); now the large majority end with a full board."""
+    game = core_cy.load("maori")
+    rb = batch.play(game, 3, {"mode": "pro"}, "greedy", seed=2, count=200)
+    reasons = rb.column("end_reason").to_pylist()
+    assert reasons.count("board_full") / len(reasons) > 0.8
