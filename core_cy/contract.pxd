@@ -3,7 +3,7 @@
 # An engine is a table of C functions over one flat state struct of `state_size` bytes.
 # Agents and the batch runner only ever see `Engine*` and `void*` states, so they never know
 # which game they play.  Everything here is nogil and allocation-free.
-from libc.stdint cimport uint64_t, uint32_t
+from libc.stdint cimport uint64_t, uint32_t, int32_t
 
 cdef extern from "meeple_rng.h":
     ctypedef struct Rng:
@@ -28,8 +28,18 @@ cdef enum:
 ctypedef struct SeatParams:
     double speed
 
+# Where a state keeps the five int32 fields every game has (byte offsets in its struct), so
+# that one set of readers below serves every engine.
+ctypedef struct StateFields:
+    size_t players
+    size_t current       # the seat that acts next; in real time the hand whose decision comes first
+    size_t terminal      # non-zero once the game is over
+    size_t moves         # decisions taken so far (the game length in moves)
+    size_t end_reason    # the end reason code (0 while running)
+
 ctypedef struct Engine:
     size_t state_size
+    StateFields fields
     size_t rules_size
     int num_actions          # actions are integers in [0, num_actions)
     int min_players
@@ -42,10 +52,6 @@ ctypedef struct Engine:
     # chance it needs from `rng` (which the state keeps for later chance events).
     void (*setup)(void* st, const void* rules, int players, const SeatParams* seats,
                   const Rng* rng) noexcept nogil
-    int (*num_players)(const void* st) noexcept nogil
-    # The seat that acts next; in real-time games the hand whose decision comes first.
-    int (*current_player)(const void* st) noexcept nogil
-    bint (*is_terminal)(const void* st) noexcept nogil
     # Writes the legal actions (ascending) into out, returns how many.
     int (*legal_actions)(const void* st, int* out) noexcept nogil
     # Applies a legal action; chance is drawn from the rng inside the state.
@@ -53,9 +59,6 @@ ctypedef struct Engine:
     # Final scores and win shares per seat (shares sum to 1, or team 0/1 when cooperative).
     void (*scores)(const void* st, double* out) noexcept nogil
     void (*win_shares)(const void* st, double* out) noexcept nogil
-    # Number of decisions taken so far (the game length in moves) and the end reason code.
-    int (*num_moves)(const void* st) noexcept nogil
-    int (*end_reason)(const void* st) noexcept nogil
     # Game-specific outcome fields: game_out[num_game_outcomes],
     # seat_out[seat * num_seat_outcomes + k].
     void (*outcomes)(const void* st, double* game_out, double* seat_out) noexcept nogil
@@ -72,6 +75,36 @@ ctypedef struct Engine:
     # for the generic path (determinize with observe, then clone+apply+heuristic).
     int (*action_values)(const void* st, int seat, const int* actions, int n,
                          double* out) noexcept nogil
+
+cdef inline int32_t state_field(const void* st, size_t offset) noexcept nogil:
+    return (<const int32_t*>(<const char*>st + offset))[0]
+
+cdef inline int st_players(const Engine* e, const void* st) noexcept nogil:
+    return state_field(st, e.fields.players)
+
+cdef inline int st_current(const Engine* e, const void* st) noexcept nogil:
+    return state_field(st, e.fields.current)
+
+cdef inline bint st_terminal(const Engine* e, const void* st) noexcept nogil:
+    return state_field(st, e.fields.terminal) != 0
+
+cdef inline int st_moves(const Engine* e, const void* st) noexcept nogil:
+    return state_field(st, e.fields.moves)
+
+cdef inline int st_end_reason(const Engine* e, const void* st) noexcept nogil:
+    return state_field(st, e.fields.end_reason)
+
+cdef inline void set_state_fields(Engine* e, const void* base, const int32_t* players,
+                                  const int32_t* current, const int32_t* terminal,
+                                  const int32_t* moves, const int32_t* end_reason) noexcept nogil:
+    """Records where a state struct keeps its common fields, from pointers into one
+    instance of it (Cython has no offsetof)."""
+    e.fields.players = <const char*>players - <const char*>base
+    e.fields.current = <const char*>current - <const char*>base
+    e.fields.terminal = <const char*>terminal - <const char*>base
+    e.fields.moves = <const char*>moves - <const char*>base
+    e.fields.end_reason = <const char*>end_reason - <const char*>base
+
 
 cdef class EngineHandle:
     cdef const Engine* engine

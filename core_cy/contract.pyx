@@ -54,25 +54,25 @@ cdef class State:
     def current_player(self):
         """The seat that acts next (-1 once the game is over)."""
         self._check_alive()
-        if self.handle.engine.is_terminal(self.buf):
+        if st_terminal(self.handle.engine, self.buf):
             return -1
-        return self.handle.engine.current_player(self.buf)
+        return st_current(self.handle.engine, self.buf)
 
     @property
     def num_players(self):
         self._check_alive()
-        return self.handle.engine.num_players(self.buf)
+        return st_players(self.handle.engine, self.buf)
 
     def is_terminal(self):
         self._check_alive()
-        return bool(self.handle.engine.is_terminal(self.buf))
+        return bool(st_terminal(self.handle.engine, self.buf))
 
     def legal_actions(self):
         """The legal actions, ascending; empty once the game is over."""
         self._check_alive()
         cdef int buf[MAX_LEGAL]
         cdef int n
-        if self.handle.engine.is_terminal(self.buf):
+        if st_terminal(self.handle.engine, self.buf):
             return []
         n = self.handle.engine.legal_actions(self.buf, buf)
         return [buf[i] for i in range(n)]
@@ -86,7 +86,7 @@ cdef class State:
             raise ValueError(f"action must be an integer, got {action!r}") from None
         if a != action:
             raise ValueError(f"action must be an integer, got {action!r}")
-        if self.handle.engine.is_terminal(self.buf):
+        if st_terminal(self.handle.engine, self.buf):
             raise ValueError("the game is over: no action is legal")
         if a not in self.legal_actions():
             raise ValueError(f"illegal action {a} ({self._safe_describe(a)}) for player "
@@ -131,16 +131,16 @@ cdef class State:
         self._check_alive()
         cdef double out[MAX_SEATS]
         self.handle.engine.scores(self.buf, out)
-        return [out[i] for i in range(self.handle.engine.num_players(self.buf))]
+        return [out[i] for i in range(st_players(self.handle.engine, self.buf))]
 
     def win_shares(self):
         """Per-seat win share: 1/k for a k-way tie at the top (team 0/1 when cooperative)."""
         self._check_alive()
-        if not self.handle.engine.is_terminal(self.buf):
+        if not st_terminal(self.handle.engine, self.buf):
             raise ValueError("win shares exist only once the game is over")
         cdef double out[MAX_SEATS]
         self.handle.engine.win_shares(self.buf, out)
-        return [out[i] for i in range(self.handle.engine.num_players(self.buf))]
+        return [out[i] for i in range(st_players(self.handle.engine, self.buf))]
 
     def winners(self):
         """The winning seats (several on a shared win); [] before the end."""
@@ -150,21 +150,21 @@ cdef class State:
 
     def heuristic(self, seat):
         self._check_alive()
-        if not 0 <= seat < self.handle.engine.num_players(self.buf):
+        if not 0 <= seat < st_players(self.handle.engine, self.buf):
             raise ValueError(f"seat {seat} out of range")
         return self.handle.engine.heuristic(self.buf, seat)
 
     @property
     def num_moves(self):
         self._check_alive()
-        return self.handle.engine.num_moves(self.buf)
+        return st_moves(self.handle.engine, self.buf)
 
     @property
     def end_reason(self):
         """The end reason's name (None while the game runs)."""
         if not self.is_terminal():
             return None
-        return self.game.end_reasons[self.handle.engine.end_reason(self.buf)]
+        return self.game.end_reasons[st_end_reason(self.handle.engine, self.buf)]
 
     def outcomes(self):
         """Game-specific outcome fields: ({name: value}, [{name: value} per seat])."""
@@ -177,7 +177,7 @@ cdef class State:
         names_g, names_s = self.game.game_outcome_names, self.game.seat_outcome_names
         game = {names_g[k]: g[k] for k in range(ng)}
         seats = [{names_s[k]: s[p * ns + k] for k in range(ns)}
-                 for p in range(self.handle.engine.num_players(self.buf))]
+                 for p in range(st_players(self.handle.engine, self.buf))]
         return game, seats
 
     # Game-specific parts, delegated to the game object.

@@ -22,6 +22,7 @@ from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport abs
 from libc.stdint cimport int8_t, uint8_t, int32_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
+                               set_state_fields,
                                MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.game import Game, Option
@@ -987,32 +988,12 @@ cdef void d_apply(void* vs, int a) noexcept nogil:
 
 # ---------------------------------------------------------------- rest of the contract
 
-cdef int d_num_players(const void* vs) noexcept nogil:
-    return (<const DState*>vs).players
-
-
-cdef int d_current(const void* vs) noexcept nogil:
-    return (<const DState*>vs).current
-
-
-cdef bint d_terminal(const void* vs) noexcept nogil:
-    return (<const DState*>vs).terminal != 0
-
-
 cdef void d_scores(const void* vs, double* out) noexcept nogil:
     """The team outcome for every seat: 1 for a win, else 0 (progress is in outcomes)."""
     cdef const DState* s = <const DState*>vs
     cdef int i
     for i in range(s.players):
         out[i] = 1.0 if (s.terminal and s.end_reason == END_WIN) else 0.0
-
-
-cdef int d_num_moves(const void* vs) noexcept nogil:
-    return (<const DState*>vs).moves
-
-
-cdef int d_end_reason(const void* vs) noexcept nogil:
-    return (<const DState*>vs).end_reason
 
 
 GAME_OUTCOMES = ("win", "turns", "parts_found", "parts_collected", "water_left",
@@ -1116,7 +1097,10 @@ include "forbidden_desert_planner.pxi"
 
 
 cdef Engine DESERT_ENGINE
+cdef DState _LAYOUT   # one instance, to read the field offsets from
 DESERT_ENGINE.state_size = sizeof(DState)
+set_state_fields(&DESERT_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason)
 DESERT_ENGINE.rules_size = sizeof(DRules)
 DESERT_ENGINE.num_actions = NUM_ACTIONS
 DESERT_ENGINE.min_players = 2
@@ -1126,15 +1110,10 @@ DESERT_ENGINE.num_game_outcomes = 9
 DESERT_ENGINE.num_seat_outcomes = 3
 DESERT_ENGINE.num_policies = 1
 DESERT_ENGINE.setup = d_setup
-DESERT_ENGINE.num_players = d_num_players
-DESERT_ENGINE.current_player = d_current
-DESERT_ENGINE.is_terminal = d_terminal
 DESERT_ENGINE.legal_actions = d_legal
 DESERT_ENGINE.apply = d_apply
 DESERT_ENGINE.scores = d_scores
 DESERT_ENGINE.win_shares = d_scores
-DESERT_ENGINE.num_moves = d_num_moves
-DESERT_ENGINE.end_reason = d_end_reason
 DESERT_ENGINE.outcomes = d_outcomes
 DESERT_ENGINE.heuristic = d_heuristic
 DESERT_ENGINE.observe = d_observe

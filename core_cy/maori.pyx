@@ -18,6 +18,7 @@ A turn is split into decisions, each one action:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+                               set_state_fields,
                                MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.game import Game, Option
@@ -882,18 +883,6 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
 
 # ---------------------------------------------------------------- rest of the contract
 
-cdef int m_num_players(const void* vs) noexcept nogil:
-    return (<const MState*>vs).players
-
-
-cdef int m_current(const void* vs) noexcept nogil:
-    return (<const MState*>vs).current
-
-
-cdef bint m_terminal(const void* vs) noexcept nogil:
-    return (<const MState*>vs).terminal != 0
-
-
 cdef void m_scores(const void* vs, double* out) noexcept nogil:
     """Final scores; before the end, the score each seat would get if the game ended now."""
     cdef const MState* s = <const MState*>vs
@@ -914,14 +903,6 @@ cdef void m_shares(const void* vs, double* out) noexcept nogil:
     cdef int i
     for i in range(s.players):
         out[i] = s.share[i]
-
-
-cdef int m_num_moves(const void* vs) noexcept nogil:
-    return (<const MState*>vs).moves
-
-
-cdef int m_end_reason(const void* vs) noexcept nogil:
-    return (<const MState*>vs).end_reason
 
 
 GAME_OUTCOMES = ("turns", "tiles_left_in_pile")
@@ -1106,7 +1087,10 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
 
 
 cdef Engine MAORI_ENGINE
+cdef MState _LAYOUT   # one instance, to read the field offsets from
 MAORI_ENGINE.state_size = sizeof(MState)
+set_state_fields(&MAORI_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason)
 MAORI_ENGINE.rules_size = sizeof(MRules)
 MAORI_ENGINE.num_actions = NUM_ACTIONS
 MAORI_ENGINE.min_players = 2
@@ -1116,15 +1100,10 @@ MAORI_ENGINE.num_game_outcomes = 2
 MAORI_ENGINE.num_seat_outcomes = 8
 MAORI_ENGINE.num_policies = 0
 MAORI_ENGINE.setup = m_setup
-MAORI_ENGINE.num_players = m_num_players
-MAORI_ENGINE.current_player = m_current
-MAORI_ENGINE.is_terminal = m_terminal
 MAORI_ENGINE.legal_actions = m_legal
 MAORI_ENGINE.apply = m_apply
 MAORI_ENGINE.scores = m_scores
 MAORI_ENGINE.win_shares = m_shares
-MAORI_ENGINE.num_moves = m_num_moves
-MAORI_ENGINE.end_reason = m_end_reason
 MAORI_ENGINE.outcomes = m_outcomes
 MAORI_ENGINE.heuristic = m_heuristic
 MAORI_ENGINE.observe = m_observe

@@ -29,6 +29,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+                               set_state_fields,
                                rng_uniform, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.game import Game, Option
@@ -941,18 +942,6 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
 
 # ---------------------------------------------------------------- rest of the contract
 
-cdef int m_num_players(const void* vs) noexcept nogil:
-    return (<const MState*>vs).players
-
-
-cdef int m_current(const void* vs) noexcept nogil:
-    return (<const MState*>vs).current
-
-
-cdef bint m_terminal(const void* vs) noexcept nogil:
-    return (<const MState*>vs).terminal != 0
-
-
 cdef void m_scores(const void* vs, double* out) noexcept nogil:
     """Sum of round scores; before the end the current round counts as it stands."""
     cdef const MState* s = <const MState*>vs
@@ -973,14 +962,6 @@ cdef void m_shares(const void* vs, double* out) noexcept nogil:
     cdef int i
     for i in range(s.players):
         out[i] = s.share[i]
-
-
-cdef int m_num_moves(const void* vs) noexcept nogil:
-    return (<const MState*>vs).moves
-
-
-cdef int m_end_reason(const void* vs) noexcept nogil:
-    return (<const MState*>vs).end_reason
 
 
 GAME_OUTCOMES = ("solo_win", "solo_penalty", "rounds_timed_out", "safety_cuts")
@@ -1893,7 +1874,10 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
 
 
 cdef Engine MONDO_ENGINE
+cdef MState _LAYOUT   # one instance, to read the field offsets from
 MONDO_ENGINE.state_size = sizeof(MState)
+set_state_fields(&MONDO_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason)
 MONDO_ENGINE.rules_size = sizeof(MRules)
 MONDO_ENGINE.num_actions = NUM_ACTIONS
 MONDO_ENGINE.min_players = 1
@@ -1903,15 +1887,10 @@ MONDO_ENGINE.num_game_outcomes = N_GAME_OUT
 MONDO_ENGINE.num_seat_outcomes = N_SEAT_OUT
 MONDO_ENGINE.num_policies = 1
 MONDO_ENGINE.setup = m_setup
-MONDO_ENGINE.num_players = m_num_players
-MONDO_ENGINE.current_player = m_current
-MONDO_ENGINE.is_terminal = m_terminal
 MONDO_ENGINE.legal_actions = m_legal
 MONDO_ENGINE.apply = m_apply
 MONDO_ENGINE.scores = m_scores
 MONDO_ENGINE.win_shares = m_shares
-MONDO_ENGINE.num_moves = m_num_moves
-MONDO_ENGINE.end_reason = m_end_reason
 MONDO_ENGINE.outcomes = m_outcomes
 MONDO_ENGINE.heuristic = m_heuristic
 MONDO_ENGINE.observe = m_observe

@@ -11,6 +11,7 @@ cimport numpy as cnp
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, Rng, SeatParams, MAX_SEATS,
+                               st_terminal, st_current, st_moves, st_end_reason,
                                MAX_GAME_OUTCOMES, MAX_SEAT_OUTCOMES, rng_seed,
                                STREAM_CHANCE, STREAM_SEAT)
 from core_cy.agents cimport AgentSpec, Workspace, workspace_init, workspace_free, agent_act
@@ -30,10 +31,10 @@ cdef int play_one(const Engine* e, void* st, const char* rules, int players,
     for k in range(players):
         rng_seed(&seat_rng[k], seed, stream, index, STREAM_SEAT + k)
     e.setup(st, rules, players, seats, &chance)
-    while not e.is_terminal(st):
+    while not st_terminal(e, st):
         if moves >= max_moves:
             return 1
-        seat = e.current_player(st)
+        seat = st_current(e, st)
         action = agent_act(e, st, seat, &agents[seat], &seat_rng[seat], w)
         e.apply(st, action)
         moves += 1
@@ -102,8 +103,8 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
                 e.win_shares(st, tmp_p)
                 for k in range(players):
                     v_shares[g, k] = tmp_p[k]
-                v_len[g] = e.num_moves(st)
-                v_reason[g] = e.end_reason(st)
+                v_len[g] = st_moves(e, st)
+                v_reason[g] = st_end_reason(e, st)
                 e.outcomes(st, tmp_g, tmp_s)
                 for j in range(ng):
                     v_game[g, j] = tmp_g[j]
