@@ -20,10 +20,11 @@ Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with it
 """
 from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport abs
-from libc.stdint cimport int8_t, uint8_t, int32_t
+from libc.math cimport exp, erfc, sqrt
+from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
                                set_state_fields,
-                               MAX_SEATS, MAX_LEGAL)
+                               MAX_SEATS, MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import contract
 from core_cy.game import Game, Option
 
@@ -1108,7 +1109,7 @@ DESERT_ENGINE.max_players = MAX_PLAYERS
 DESERT_ENGINE.cooperative = True
 DESERT_ENGINE.num_game_outcomes = 9
 DESERT_ENGINE.num_seat_outcomes = 3
-DESERT_ENGINE.num_policies = 1
+DESERT_ENGINE.num_policies = 3
 DESERT_ENGINE.setup = d_setup
 DESERT_ENGINE.legal_actions = d_legal
 DESERT_ENGINE.apply = d_apply
@@ -1260,7 +1261,7 @@ class ForbiddenDesertGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"adventurer": ADVENTURERS}
-    policies = ("planner", "search")
+    policies = ("planner", "search", "deep_search")
     policy_descriptions = {"planner": "rule-based team planner: water first, dig toward "
                            "clues and wells, gather on the Launch Pad with all parts",
                            "search": "experimental: the planner with a beam search over the "

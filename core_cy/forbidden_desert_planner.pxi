@@ -17,6 +17,7 @@
 cdef enum:
     POLICY_PLANNER = 0         # Engine.policy `which`: the rule-based planner
     POLICY_SEARCH = 1          # the planner with a beam search over the acting pawn's actions
+    POLICY_DEEP = 2            # the same search with a wider beam: stronger, about 3x slower
     PLAN_FAR = 1000
     THIRSTY = 1                # water at or below this: go for water now
     CLAIM_PENALTY = 2          # a target nearer to a teammate costs this much more
@@ -450,8 +451,8 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
         c = s.tile_cell[s.pawn_tile[p]]
         a = dig_or_blast(s, c, legal, n)
         return a if a >= 0 else A_END_ACTIONS
-    if which == POLICY_SEARCH and parts_count(s, P_HELD) < N_PARTS:
-        a = planned_action(s, scratch, legal, n)
+    if which != POLICY_PLANNER and parts_count(s, P_HELD) < N_PARTS:
+        a = planned_action(s, scratch, legal, n, BEAM_DEEP if which == POLICY_DEEP else BEAM)
         if a >= 0:
             return a
     path_costs(s, p, dist, first)
@@ -519,21 +520,27 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 # the search runs once per turn (and again after each excavation, which reveals a tile).
 
 cdef enum:
-    BEAM = 4
-    MAX_CAND = 48
+    BEAM = 4               # policy "search": about 1,000 4-player games per CPU-second
+    BEAM_DEEP = 12         # policy "deep_search": measured 4 -> 3.1%, 10 -> 7.9% Novice wins
+    MAX_CAND = 64
+    MAX_FREE = 2           # equipment cards one search line may play
+    MAX_PLAN = 8           # actions and cards in one line
+    JET_MIN = 3            # a Jet Pack only for a flight this many steps long
     PLAN_MAGIC = 0x44455331
 
 ctypedef struct SNode:
     DState s
     int32_t dug            # bit t: tile t excavated in the search (effects unknown)
     int32_t n              # actions of the sequence
-    int32_t acts[8]
+    int32_t free           # equipment cards played in it
+    uint64_t key           # node_key: transpositions share it
+    int32_t acts[MAX_PLAN]
     double score
 
 ctypedef struct PlanCache:
     int32_t magic
     int32_t n              # actions left in the plan
-    int32_t acts[8]
+    int32_t acts[MAX_PLAN]
     DState expect          # the state the next call must see for the plan to stand
 
 
@@ -541,6 +548,17 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
     """The search's apply: d_apply's action effects without the phase machinery, and an
     unseen tile's excavation kept hidden."""
     cdef int p = s.current, t = s.pawn_tile[p], x, i
+    if a >= A_BLAST:
+        # Equipment is free: no action spent.
+        if a < A_JET:
+            use_card(s, p, EQ_BLASTER)
+            remove_sand(s, s.cell_tile[(a - A_BLAST) % N_CELLS], 255)
+        else:
+            x = a - A_JET
+            use_card(s, p, EQ_JETPACK)
+            move_pawn(s, p, (x // 6) % N_CELLS, x % 6)
+        s.free_ops += 1
+        return
     s.actions_left -= 1
     if a == A_EXCAVATE:
         if visible_kind(root, t) >= 0:
@@ -568,8 +586,8 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
         move_pawn(s, x // (N_CELLS * 6), (x // 6) % N_CELLS, x % 6)
 
 
-cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
-    """The acting pawn's useful actions (no equipment, no peeks)."""
+cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexcept nogil:
+    """The acting pawn's useful actions and cards (no peeks, no water: water_op shares)."""
     cdef int p = s.current, t = s.pawn_tile[p], tc = s.tile_cell[t], n = 0, k, i, c, q, v
     cdef int steps[N_CELLS]
     cdef bint reach[N_CELLS]
@@ -612,6 +630,32 @@ cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
         if v >= 0 and s.sand[v] > 0 and (c == tc or (not bur and adjacent(c, tc, s.role[p] == EXPLORER))):
             out[n] = A_DIG + c
             n += 1
+    # Equipment (free, at most MAX_FREE per search line): a Dune Blaster on a drift in
+    # reach; a Jet Pack to work out of walking range (unexcavated tiles, located parts, a
+    # well for the Water Carrier).
+    if free < MAX_FREE and held_card(s, p, EQ_BLASTER) >= 0:
+        for c in range(N_CELLS):
+            v = s.cell_tile[c]
+            if v >= 0 and s.sand[v] >= 2 and (c == tc or adjacent(c, tc, s.role[p] == EXPLORER)):
+                out[n] = A_BLAST + p * N_CELLS + c
+                n += 1
+    if (free < MAX_FREE and s.actions_left >= 2 and held_card(s, p, EQ_JETPACK) >= 0
+            and (not bur or s.rules.jetpack_when_buried) and n < MAX_CAND - N_CELLS):
+        for c in range(N_CELLS):
+            v = s.cell_tile[c]
+            if v < 0 or blocked(s, v) or manhattan(c, tc) < JET_MIN:
+                continue
+            if n >= MAX_CAND - N_CELLS:
+                break
+            if not s.excavated[v] or (s.kind[v] == K_WELL and s.role[p] == WATER_CARRIER):
+                out[n] = A_JET + p * N_CELLS * 6 + c * 6 + NO_PASSENGER
+                n += 1
+            else:
+                for i in range(N_PARTS):
+                    if s.part_state[i] == P_TILE and s.part_tile[i] == v:
+                        out[n] = A_JET + p * N_CELLS * 6 + c * 6 + NO_PASSENGER
+                        n += 1
+                        break
     if not bur and s.role[p] == NAVIGATOR:
         for q in range(s.players):
             if q == p or buried(s, q) or n >= MAX_CAND - N_CELLS:
@@ -633,22 +677,29 @@ cdef int plan_candidates(const DState* s, int32_t dug, int* out) noexcept nogil:
 # distance to work, distance to the pad at the end, thirsty pawn's distance to water, sand,
 # blocked tile, water value scale, water-drop tile excavated in the search, extra water the Water Carrier shares
 # standing on an excavated well.
-cdef double SW[18]
+cdef enum:
+    N_SW = 23
+
+cdef double SW[N_SW]
 SW[:] = [56.0, 7.0, 10.0, 4.4, 4.0, 10.0, 8.4, 7.0, 2.8, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
-         3.0, 4.0]
+         3.0, 4.0, 5.0, 0.0, 0.0, 3.0, 4.0]
 
 
 def search_weights():
-    return [SW[i] for i in range(18)]
+    return [SW[i] for i in range(N_SW)]
 
 
 def set_search_weights(w):
-    """Experiments only: replace the search policy's evaluation weights (18 numbers)."""
-    if len(w) != 18:
-        raise ValueError("search weights: need 18 numbers")
-    for i in range(18):
+    """Experiments only: replace the search policy's evaluation weights (the first ones given)."""
+    if not 1 <= len(w) <= N_SW:
+        raise ValueError(f"search weights: need 1..{N_SW} numbers")
+    for i in range(len(w)):
         SW[i] = float(w[i])
 
+
+# The mean sand one wind card brings: tiles moved per card, measured by simulating the
+# storm's walk over the default deck (edges cut strong winds short): ~1.28.
+cdef double WIND_SAND = 1.28
 
 cdef double WATER_VALUE[7]
 WATER_VALUE[:] = [0.0, 10.0, 17.0, 21.0, 24.0, 26.0, 27.0]
@@ -695,7 +746,103 @@ cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
     eff[wc] = pool if pool < eff[wc] else eff[wc]
 
 
-cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept nogil:
+cdef inline double poisson_above(double lam, double exp_neg, int w) noexcept nogil:
+    """P(X > w) for X ~ Poisson(lam); exp_neg = exp(-lam)."""
+    cdef double term, acc
+    cdef int k
+    if lam <= 0.0 or w < 0:
+        return 0.0 if w >= 0 else 1.0
+    term = exp_neg
+    acc = term
+    for k in range(1, w + 1):
+        term *= lam / k
+        acc += term
+    return 1.0 - acc if acc < 1.0 else 0.0
+
+
+cdef enum:
+    MAX_EXPOSURE = 6 * MAX_PLAYERS + 1     # storm cards before a pawn acts again
+
+ctypedef struct Rates:
+    double sun             # chance that the next storm card is a Sun Beats Down
+    double picks           # ... a Storm Picks Up
+    double sand            # expected sand markers it brings
+    double no_sun[MAX_EXPOSURE]   # exp(-sun * cards): Poisson chance of no sun in that many
+
+
+cdef void count_kinds(const DRules* R, const uint8_t* cards, int n, int* out) noexcept nogil:
+    cdef int i
+    out[SC_WIND] = 0
+    out[SC_PICKS_UP] = 0
+    out[SC_SUN] = 0
+    for i in range(n):
+        out[R.storm[cards[i]].kind] += 1
+
+
+cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
+    """Per-card chances of the next storm cards as the team knows them: the draw pile's
+    composition (the discard pile is public, so this is no peeking at the order), or the
+    whole deck's when the pile is nearly empty and a reshuffle is close."""
+    cdef int k[3]
+    cdef uint8_t all_cards[MAX_STORM]
+    cdef int n = s.draw_len, i
+    if n >= 3:
+        count_kinds(&s.rules, s.draw, n, k)
+    else:
+        for i in range(s.rules.n_storm):
+            all_cards[i] = <uint8_t>i
+        n = s.rules.n_storm
+        count_kinds(&s.rules, all_cards, n, k)
+    if n <= 0:
+        r.sun = r.picks = r.sand = 0.0
+        return
+    r.sun = <double>k[SC_SUN] / n
+    r.picks = <double>k[SC_PICKS_UP] / n
+    r.sand = WIND_SAND * k[SC_WIND] / n
+    for i in range(MAX_EXPOSURE):
+        r.no_sun[i] = exp(-r.sun * i)
+
+
+cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept nogil:
+    """Expected loss before the acting pawn acts again: each pawn's chance to die of thirst
+    before its own next turn (its water after the Water Carrier's sharing against the Sun
+    Beats Down cards expected until then; none under a tunnel's or a shield's shade), the
+    chance that the sand supply runs out within the round, and that the meter hits the skull."""
+    cdef double cost = 0.0, lam, mu
+    cdef int p = s.current, q, k, k2, dv = draw_value(s), cards, first, h, shade
+    first = dv - s.meteo_reduction
+    if first < 0:
+        first = 0
+    for k in range(s.players):
+        q = (p + k) % s.players
+        # Cards drawn before q next acts: this turn's storm and one per turn in between.
+        cards = first + (k - 1 if k > 0 else s.players - 1) * dv
+        if s.kind[s.pawn_tile[q]] == K_TUNNEL and s.excavated[s.pawn_tile[q]]:
+            continue
+        shade = 0
+        for h in range(s.players):
+            if s.shield[h] and s.pawn_tile[h] == s.pawn_tile[q]:
+                # Protected until the shield user's next turn.
+                k2 = (h - p + s.players) % s.players
+                shade = first + (k2 - 1 if k2 > 0 else s.players - 1) * dv
+        if shade >= cards:
+            continue
+        cards -= shade
+        if cards >= MAX_EXPOSURE:
+            cards = MAX_EXPOSURE - 1
+        cost += SW[18] * poisson_above(cards * r.sun, r.no_sun[cards], eff[q])
+    cards = first + (s.players - 1) * dv
+    mu = cards * r.sand
+    if mu > 0.0 and SW[19] > 0.0:
+        # Normal tail of the sand a round brings against what is left in the supply.
+        cost += SW[19] * 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
+    k = s.rules.meter_len - s.meter_index
+    if SW[20] > 0.0:
+        cost += SW[20] * poisson_above(cards * r.picks, exp(-cards * r.picks), k - 1)
+    return cost
+
+
+cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm)."""
     cdef double v = 0.0, ev_well
     cdef int t, q, c, i, held = 0, d, best, drops = 0, wells = 0, w, wc = -1, nwork = 0, nwater = 0
@@ -796,65 +943,91 @@ cdef double plan_eval(const DState* s, int32_t dug, const DState* root) noexcept
             if d < best:
                 best = d
         v -= (SW[11] if held == N_PARTS else SW[10]) * best
+    v -= risk_cost(s, eff, rates)
+    for i in range(s.rules.n_eq):
+        if s.eq_owner[i] >= 0:
+            if s.rules.eq_type[i] == EQ_BLASTER:
+                v += SW[21]
+            elif s.rules.eq_type[i] == EQ_JETPACK:
+                v += SW[22]
     return v
 
 
-cdef bint is_transposition(const SNode* a, const SNode* beam, int n) noexcept nogil:
-    """The same position reached by another order of the same actions (dig A then B)."""
+cdef inline uint64_t node_key(const SNode* a) noexcept nogil:
+    """A hash of what the search's actions change: the same position reached by another
+    order of the same actions (dig A then B) gets the same key."""
+    cdef uint64_t h = 1469598103934665603ULL, w
     cdef int i
-    for i in range(n):
-        if (beam[i].dug == a.dug and beam[i].s.meteo_reduction == a.s.meteo_reduction
-                and memcmp(beam[i].s.pawn_tile, a.s.pawn_tile, MAX_PLAYERS) == 0
-                and memcmp(beam[i].s.sand, a.s.sand, N_TILES) == 0
-                and memcmp(beam[i].s.water, a.s.water, MAX_PLAYERS) == 0
-                and memcmp(beam[i].s.excavated, a.s.excavated, N_TILES) == 0
-                and memcmp(beam[i].s.part_state, a.s.part_state, N_PARTS) == 0):
-            return True
-    return False
+    for i in range(0, N_TILES, 8):      # 24 tiles: three words each
+        memcpy(&w, &a.s.sand[i], 8)
+        h = (h ^ w) * 1099511628211ULL
+        memcpy(&w, &a.s.excavated[i], 8)
+        h = (h ^ w) * 1099511628211ULL
+    for i in range(MAX_PLAYERS):
+        h = (h ^ <uint64_t>(<uint8_t>a.s.pawn_tile[i] | (<uint8_t>a.s.water[i] << 8))) * 1099511628211ULL
+    memcpy(&w, a.s.part_state, 4)
+    h = (h ^ (w & 0xffffffffULL)) * 1099511628211ULL
+    h = (h ^ <uint64_t><uint32_t>a.dug) * 1099511628211ULL
+    h = (h ^ <uint64_t>(a.s.meteo_reduction | (a.free << 8))) * 1099511628211ULL
+    return h
 
 
-cdef int search_actions(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
+cdef inline void copy_node(SNode* dst, const SNode* src) noexcept nogil:
+    """Every node of one search shares the root's rules: copy what follows them."""
+    memcpy(&dst.s.rng, &src.s.rng, sizeof(SNode) - (<char*>&src.s.rng - <char*>src))
+
+
+cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noexcept nogil:
     """Beam search over the acting pawn's remaining actions; returns the first action of the
     best sequence found (caching the rest in pc), or -1."""
     cdef SNode* cur = <SNode*>mem
-    cdef SNode* nxt = cur + BEAM
-    cdef SNode* best = nxt + BEAM
+    cdef SNode* nxt = cur + beam
+    cdef SNode* best = nxt + beam
+    cdef SNode* child = best + 1
     cdef SNode* tmp
     cdef int ncur = 1, nnxt, depth, i, j, k, nc, worst
     cdef int cand[MAX_CAND]
-    cdef double sc
-    cdef SNode child
-    memcpy(&cur[0].s, s, sizeof(DState))
+    cdef bint dup
+    cdef Rates rates
+    storm_rates(s, &rates)      # the action phase draws no storm card: fixed for the search
+    for i in range(2 * beam + 2):
+        memcpy(&cur[i].s, s, sizeof(DState))
     cur[0].dug = 0
     cur[0].n = 0
-    cur[0].score = plan_eval(s, 0, s)
-    memcpy(best, &cur[0], sizeof(SNode))
-    for depth in range(s.actions_left):
+    cur[0].free = 0
+    cur[0].score = plan_eval(s, 0, &rates)
+    copy_node(best, &cur[0])
+    for depth in range(min(s.actions_left + MAX_FREE, MAX_PLAN)):
         nnxt = 0
         for i in range(ncur):
-            nc = plan_candidates(&cur[i].s, cur[i].dug, cand)
+            nc = plan_candidates(&cur[i].s, cur[i].dug, cur[i].free, cand)
             for j in range(nc):
-                memcpy(&child.s, &cur[i].s, sizeof(DState))
-                child.dug = cur[i].dug
+                copy_node(child, &cur[i])
                 plan_do(&child.s, cand[j], &child.dug, s)
-                memcpy(child.acts, cur[i].acts, sizeof(child.acts))
+                child.free = cur[i].free + (1 if cand[j] >= A_BLAST else 0)
                 child.acts[depth] = cand[j]
                 child.n = depth + 1
-                child.score = plan_eval(&child.s, child.dug, s)
-                if child.score > best.score:
-                    memcpy(best, &child, sizeof(SNode))
-                if is_transposition(&child, nxt, nnxt):
+                child.key = node_key(child)
+                dup = False
+                for k in range(nnxt):
+                    if nxt[k].key == child.key:
+                        dup = True
+                        break
+                if dup:
                     continue
-                if nnxt < BEAM:
-                    memcpy(&nxt[nnxt], &child, sizeof(SNode))
+                child.score = plan_eval(&child.s, child.dug, &rates)
+                if child.score > best.score:
+                    copy_node(best, child)
+                if nnxt < beam:
+                    copy_node(&nxt[nnxt], child)
                     nnxt += 1
                 else:
                     worst = 0
-                    for k in range(1, BEAM):
+                    for k in range(1, beam):
                         if nxt[k].score < nxt[worst].score:
                             worst = k
                     if child.score > nxt[worst].score:
-                        memcpy(&nxt[worst], &child, sizeof(SNode))
+                        copy_node(&nxt[worst], child)
         if nnxt == 0:
             break
         tmp = cur
@@ -885,7 +1058,8 @@ cdef int plan_next(const DState* s, PlanCache* pc) noexcept nogil:
     return a
 
 
-cdef int planned_action(const DState* s, void* scratch, const int* legal, int n) noexcept nogil:
+cdef int planned_action(const DState* s, void* scratch, const int* legal, int n,
+                        int beam) noexcept nogil:
     """The cached plan's next action if the state is the one it expects, else a new search."""
     cdef PlanCache* pc = <PlanCache*>(<char*>scratch + MAX_LEGAL * sizeof(int))
     cdef void* mem = <char*>pc + sizeof(PlanCache)
@@ -895,8 +1069,13 @@ cdef int planned_action(const DState* s, void* scratch, const int* legal, int n)
             and plan_legal(legal, n, pc.acts[0])):
         return plan_next(s, pc)
     pc.magic = 0
-    a = search_actions(s, mem, pc)
+    a = search_actions(s, mem, pc, beam)
     if a >= 0 and plan_legal(legal, n, a):
         return a
     pc.magic = 0
     return -1
+
+
+# The policy's memory: the legal list, the cached plan, the beams, the best and the child.
+if MAX_LEGAL * sizeof(int) + sizeof(PlanCache) + (2 * BEAM_DEEP + 2) * sizeof(SNode) > POLICY_SCRATCH:
+    raise ImportError("forbidden_desert: the search beam does not fit the policy scratch")
