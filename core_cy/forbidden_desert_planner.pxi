@@ -520,6 +520,7 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 # the search runs once per turn (and again after each excavation, which reveals a tile).
 
 cdef enum:
+    PLACE_SHARE = 6        # a beam keeps max(1, beam / PLACE_SHARE) nodes per pawn placement
     BEAM = 4               # policy "search": about 1,000 4-player games per CPU-second
     BEAM_DEEP = 12         # policy "deep_search": measured 4 -> 3.1%, 10 -> 7.9% Novice wins
     MAX_CAND = 64
@@ -988,6 +989,7 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
     cdef int ncur = 1, nnxt, depth, i, j, k, nc, worst
     cdef int cand[MAX_CAND]
     cdef bint dup
+    cdef int same, per_place = beam // PLACE_SHARE if beam >= PLACE_SHARE else 1
     cdef Rates rates
     storm_rates(s, &rates)      # the action phase draws no storm card: fixed for the search
     for i in range(2 * beam + 2):
@@ -1018,16 +1020,26 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                 child.score = plan_eval(&child.s, child.dug, &rates)
                 if child.score > best.score:
                     copy_node(best, child)
-                if nnxt < beam:
+                # Diversity: at most per_place nodes with the pawns where this one has them,
+                # so that lines which walk away are not crowded out by digging in place.
+                same = 0
+                worst = -1
+                for k in range(nnxt):
+                    if memcmp(nxt[k].s.pawn_tile, child.s.pawn_tile, MAX_PLAYERS) == 0:
+                        same += 1
+                        if worst < 0 or nxt[k].score < nxt[worst].score:
+                            worst = k
+                if same < per_place and nnxt < beam:
                     copy_node(&nxt[nnxt], child)
                     nnxt += 1
-                else:
+                    continue
+                if same < per_place:
                     worst = 0
                     for k in range(1, beam):
                         if nxt[k].score < nxt[worst].score:
                             worst = k
-                    if child.score > nxt[worst].score:
-                        copy_node(&nxt[worst], child)
+                if child.score > nxt[worst].score:
+                    copy_node(&nxt[worst], child)
         if nnxt == 0:
             break
         tmp = cur
