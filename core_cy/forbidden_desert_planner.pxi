@@ -535,6 +535,7 @@ ctypedef struct SNode:
     int32_t n              # actions of the sequence
     int32_t free           # equipment cards played in it
     uint64_t key           # node_key: transpositions share it
+    double rank            # score + the worth of the actions still left (beam order)
     int32_t acts[MAX_PLAN]
     double score
 
@@ -679,11 +680,11 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
 # blocked tile, water value scale, water-drop tile excavated in the search, extra water the Water Carrier shares
 # standing on an excavated well.
 cdef enum:
-    N_SW = 23
+    N_SW = 24
 
 cdef double SW[N_SW]
 SW[:] = [56.0, 7.0, 10.0, 4.4, 4.0, 10.0, 8.4, 7.0, 2.8, 8.0, 0.6, 1.5, 0.75, 1.0, 1.5, 1.0,
-         3.0, 4.0, 5.0, 0.0, 0.0, 3.0, 4.0]
+         3.0, 4.0, 5.0, 0.0, 0.0, 3.0, 4.0, 3.0]
 
 
 def search_weights():
@@ -753,6 +754,8 @@ cdef inline double poisson_above(double lam, double exp_neg, int w) noexcept nog
     cdef int k
     if lam <= 0.0 or w < 0:
         return 0.0 if w >= 0 else 1.0
+    if w >= 30:
+        return 0.0                  # beyond any canteen
     term = exp_neg
     acc = term
     for k in range(1, w + 1):
@@ -804,38 +807,55 @@ cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
         r.no_sun[i] = exp(-r.sun * i)
 
 
-cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept nogil:
-    """Expected loss before the acting pawn acts again: each pawn's chance to die of thirst
-    before its own next turn (its water after the Water Carrier's sharing against the Sun
-    Beats Down cards expected until then; none under a tunnel's or a shield's shade), the
-    chance that the sand supply runs out within the round, and that the meter hits the skull."""
-    cdef double cost = 0.0, lam, mu
-    cdef int p = s.current, q, k, k2, dv = draw_value(s), cards, first, h, shade
-    first = dv - s.meteo_reduction
+cdef inline int cards_before_turn(const DState* s, int k, int first, int dv) noexcept nogil:
+    """Storm cards drawn before the pawn k turns after the acting one acts again: this
+    turn's storm (first cards) and one full draw per turn in between."""
+    return first + (k - 1 if k > 0 else s.players - 1) * dv
+
+
+cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) noexcept nogil:
+    """Each pawn's chance to die of thirst before its own next turn: its water (after the
+    Water Carrier's sharing) against the Sun Beats Down cards expected until then; none
+    under a tunnel's shade, none while a Solar Shield on its tile lasts."""
+    cdef double cost = 0.0
+    cdef int p = s.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
+    cdef int first = dv - s.meteo_reduction
     if first < 0:
         first = 0
     for k in range(s.players):
         q = (p + k) % s.players
-        # Cards drawn before q next acts: this turn's storm and one per turn in between.
-        cards = first + (k - 1 if k > 0 else s.players - 1) * dv
-        if s.kind[s.pawn_tile[q]] == K_TUNNEL and s.excavated[s.pawn_tile[q]]:
+        t = s.pawn_tile[q]
+        if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
+                s.rules.tunnel_shade_requires_unblocked and blocked(s, t)):
             continue
+        cards = cards_before_turn(s, k, first, dv)
         shade = 0
         for h in range(s.players):
-            if s.shield[h] and s.pawn_tile[h] == s.pawn_tile[q]:
-                # Protected until the shield user's next turn.
+            if s.shield[h] and (s.shield_tile[h] == t if s.rules.shield_anchor_tile
+                                else s.pawn_tile[h] == t):
                 k2 = (h - p + s.players) % s.players
-                shade = first + (k2 - 1 if k2 > 0 else s.players - 1) * dv
+                shade = cards_before_turn(s, k2, first, dv)
         if shade >= cards:
             continue
         cards -= shade
         if cards >= MAX_EXPOSURE:
             cards = MAX_EXPOSURE - 1
         cost += SW[18] * poisson_above(cards * r.sun, r.no_sun[cards], eff[q])
+    return cost
+
+
+cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept nogil:
+    """Expected loss before the acting pawn acts again: thirst (above), the sand a round
+    brings against the supply, and the meter reaching the skull."""
+    cdef double cost = risk_cost_thirst(s, eff, r), mu
+    cdef int dv = draw_value(s), cards, k
+    cdef int first = dv - s.meteo_reduction
+    if first < 0:
+        first = 0
     cards = first + (s.players - 1) * dv
     mu = cards * r.sand
     if mu > 0.0 and SW[19] > 0.0:
-        # Normal tail of the sand a round brings against what is left in the supply.
+        # Normal tail of the round's sand against what is left in the supply.
         cost += SW[19] * 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
     k = s.rules.meter_len - s.meter_index
     if SW[20] > 0.0:
@@ -1018,6 +1038,10 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                 if dup:
                     continue
                 child.score = plan_eval(&child.s, child.dug, &rates)
+                # A card played costs no action: in the beam, lines that kept an action
+                # rank higher by what it is worth, so a Jet Pack flight is not pruned
+                # before the work it reaches.
+                child.rank = child.score + SW[23] * child.s.actions_left
                 if child.score > best.score:
                     copy_node(best, child)
                 # Diversity: at most per_place nodes with the pawns where this one has them,
@@ -1027,7 +1051,7 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                 for k in range(nnxt):
                     if memcmp(nxt[k].s.pawn_tile, child.s.pawn_tile, MAX_PLAYERS) == 0:
                         same += 1
-                        if worst < 0 or nxt[k].score < nxt[worst].score:
+                        if worst < 0 or nxt[k].rank < nxt[worst].rank:
                             worst = k
                 if same < per_place and nnxt < beam:
                     copy_node(&nxt[nnxt], child)
@@ -1036,9 +1060,9 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                 if same < per_place:
                     worst = 0
                     for k in range(1, beam):
-                        if nxt[k].score < nxt[worst].score:
+                        if nxt[k].rank < nxt[worst].rank:
                             worst = k
-                if child.score > nxt[worst].score:
+                if child.rank > nxt[worst].rank:
                     copy_node(&nxt[worst], child)
         if nnxt == 0:
             break
@@ -1091,3 +1115,22 @@ cdef int planned_action(const DState* s, void* scratch, const int* legal, int n,
 # The policy's memory: the legal list, the cached plan, the beams, the best and the child.
 if MAX_LEGAL * sizeof(int) + sizeof(PlanCache) + (2 * BEAM_DEEP + 2) * sizeof(SNode) > POLICY_SCRATCH:
     raise ImportError("forbidden_desert: the search beam does not fit the policy scratch")
+
+
+def thirst_risk(State state, int seat):
+    """The search's model, for tests: the chance that `seat` dies of thirst before its own
+    next turn if the acting pawn ended its actions now (Water Carrier sharing ignored)."""
+    cdef const DState* s = <const DState*>state.buf
+    cdef Rates r
+    cdef int eff[MAX_PLAYERS]
+    cdef int q
+    cdef double saved = SW[18], out
+    storm_rates(s, &r)
+    for q in range(MAX_PLAYERS):
+        eff[q] = 1000               # nobody else can die: isolate `seat`
+    eff[seat] = s.water[seat] if s.water[seat] > 0 else 0
+    SW[18] = 1.0
+    out = risk_cost_thirst(s, eff, &r)
+    SW[18] = saved
+    return out
+
