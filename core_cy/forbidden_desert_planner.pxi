@@ -814,7 +814,7 @@ cdef inline int cards_before_turn(const DState* s, int k, int first, int dv) noe
 
 
 cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) noexcept nogil:
-    """Each pawn's chance to die of thirst before its own next turn: its water (after the
+    """The sum over the pawns of each one's chance to die of thirst before its own next turn: its water (after the
     Water Carrier's sharing) against the Sun Beats Down cards expected until then; none
     under a tunnel's shade, none while a Solar Shield on its tile lasts."""
     cdef double cost = 0.0
@@ -840,14 +840,14 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
         cards -= shade
         if cards >= MAX_EXPOSURE:
             cards = MAX_EXPOSURE - 1
-        cost += SW[18] * poisson_above(cards * r.sun, r.no_sun[cards], eff[q])
+        cost += poisson_above(cards * r.sun, r.no_sun[cards], eff[q])
     return cost
 
 
 cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept nogil:
     """Expected loss before the acting pawn acts again: thirst (above), the sand a round
     brings against the supply, and the meter reaching the skull."""
-    cdef double cost = risk_cost_thirst(s, eff, r), mu
+    cdef double cost = SW[18] * risk_cost_thirst(s, eff, r), mu
     cdef int dv = draw_value(s), cards, k
     cdef int first = dv - s.meteo_reduction
     if first < 0:
@@ -1124,13 +1124,9 @@ def thirst_risk(State state, int seat):
     cdef Rates r
     cdef int eff[MAX_PLAYERS]
     cdef int q
-    cdef double saved = SW[18], out
     storm_rates(s, &r)
     for q in range(MAX_PLAYERS):
         eff[q] = 1000               # nobody else can die: isolate `seat`
     eff[seat] = s.water[seat] if s.water[seat] > 0 else 0
-    SW[18] = 1.0
-    out = risk_cost_thirst(s, eff, &r)
-    SW[18] = saved
-    return out
+    return risk_cost_thirst(s, eff, &r)
 
