@@ -1,0 +1,245 @@
+"""Tune the Forbidden Desert "search" agent's 18 evaluation weights (SW[] in
+core_cy/forbidden_desert_planner.pxi) with a separable CMA-ES, derivative-free, on one core.
+
+    python benchmarks/tune_desert_search.py --out benchmarks/desert_search_weights.json
+        [--players 4] [--games 3000] [--mix-players 3] [--mix-games 1000] [--tiebreak 0.03]
+        [--budget 900] [--minutes 50] [--seed 1] [--lam 10] [--sigma 0.35] [--start FILE]
+    python benchmarks/tune_desert_search.py --validate benchmarks/desert_search_weights.json
+        [--val-seed 777001] [--val-games 10000,5000,5000]
+
+Search space: w_i = w0_i * exp(z_i) (w0 = the weights compiled in), so every weight stays
+positive and steps are multiplicative.  Objective, on common random numbers (the same seeds,
+hence the same setups and storm decks, for every candidate): the Novice win rate of --games
+games at --players plus --mix-games at --mix-players (pooled by game count), plus
+--tiebreak * mean parts_collected as a smoother signal than rare wins.
+
+The best candidates of the run overfit their tuning seeds (a maximum over hundreds of noisy
+evaluations), so at the end the top candidates and the final search mean are re-scored on
+other seeds (--seed + 1000, "selection") and the best there goes to --out.  --validate then
+compares a weights file with the compiled defaults on a third set of seeds.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: no idle BLAS threads
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's engines
+
+import numpy as np  # noqa: E402
+
+import core_cy  # noqa: E402
+from core_cy import batch  # noqa: E402
+from core_cy import forbidden_desert as fd  # noqa: E402
+
+NAMES = ["part_held", "part_located", "part_in_storm", "clue_excavated", "other_excavated",
+         "unseen_dug", "meteo_held", "carrier_water", "shade_when_dry", "buried",
+         "dist_work", "dist_pad", "thirst_dist_water", "sand", "blocked", "water_scale",
+         "drop_tile_dug", "carrier_well_extra"]
+DEFAULTS = fd.search_weights()  # the compiled weights, read before anything changes them
+RULES = {"difficulty": "novice"}
+Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
+
+
+def wilson(k, n, z=1.96):
+    if n == 0:
+        return (0.0, 0.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return c - h, c + h
+
+
+def play(game, weights, players, seed, count):
+    """Plays `count` Novice games with `weights`; returns (record batch, CPU seconds)."""
+    fd.set_search_weights(list(weights))
+    c = time.process_time()
+    try:
+        rb = batch.play(game, players, RULES, "search", seed=seed, count=count)
+    finally:
+        fd.set_search_weights(DEFAULTS)
+    return rb, time.process_time() - c
+
+
+class Objective:
+    def __init__(self, game, sets, tiebreak):
+        self.game, self.sets, self.tiebreak = game, sets, tiebreak  # sets: [(players, n, seed)]
+
+    def __call__(self, weights):
+        wins = parts = games = 0
+        for players, n, seed in self.sets:
+            if n <= 0:
+                continue
+            rb, _ = play(self.game, weights, players, seed, n)
+            wins += int(rb.column("win").to_numpy().sum())
+            parts += float(rb.column("parts_collected").to_numpy().sum())
+            games += n
+        win_rate, mean_parts = wins / games, parts / games
+        return win_rate + self.tiebreak * mean_parts, win_rate, mean_parts
+
+
+def to_weights(z):
+    return [w0 * math.exp(float(zi)) for w0, zi in zip(DEFAULTS, np.clip(z, Z_LO, Z_HI))]
+
+
+def sep_cma(f, z0, sigma, lam, budget, deadline, log):
+    """Separable CMA-ES (diagonal covariance) maximising f over z; yields nothing, returns the
+    list of every (value, win, parts, z) evaluated and the final mean."""
+    n = len(z0)
+    mu = lam // 2
+    w = np.log(mu + 0.5) - np.log(np.arange(1, mu + 1))
+    w /= w.sum()
+    mueff = 1.0 / (w ** 2).sum()
+    cs = (mueff + 2) / (n + mueff + 5)
+    ds = 1 + 2 * max(0.0, math.sqrt((mueff - 1) / (n + 1)) - 1) + cs
+    cc = (4 + mueff / n) / (n + 4 + 2 * mueff / n)
+    sep = (n + 2) / 3.0  # sep-CMA learns n variances, so it may learn them faster
+    c1 = min(1.0, sep * 2 / ((n + 1.3) ** 2 + mueff))
+    cmu = min(1 - c1, sep * 2 * (mueff - 2 + 1 / mueff) / ((n + 2) ** 2 + mueff))
+    chin = math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
+    m, C = np.array(z0, float), np.ones(n)
+    ps, pc = np.zeros(n), np.zeros(n)
+    rng = np.random.default_rng(12345)
+    history, evals, gen = [], 0, 0
+    best = None
+    while evals + lam <= budget and time.time() < deadline:
+        D = np.sqrt(C)
+        zs = rng.standard_normal((lam, n))
+        ys = zs * D
+        xs = m + sigma * ys
+        scored = []
+        for k in range(lam):
+            val, win, parts = f(to_weights(xs[k]))
+            scored.append((val, k))
+            history.append((val, win, parts, np.clip(xs[k], Z_LO, Z_HI).tolist()))
+            if best is None or val > best[0]:
+                best = (val, win, parts, xs[k].copy())
+        evals += lam
+        gen += 1
+        order = [k for _, k in sorted(scored, reverse=True)[:mu]]
+        yw = (w[:, None] * ys[order]).sum(0)
+        zw = (w[:, None] * zs[order]).sum(0)
+        m = np.clip(m + sigma * yw, Z_LO, Z_HI)
+        ps = (1 - cs) * ps + math.sqrt(cs * (2 - cs) * mueff) * zw
+        hsig = (np.linalg.norm(ps) / math.sqrt(1 - (1 - cs) ** (2 * gen))
+                < (1.4 + 2 / (n + 1)) * chin)
+        pc = (1 - cc) * pc + hsig * math.sqrt(cc * (2 - cc) * mueff) * yw
+        C = ((1 - c1 - cmu) * C + c1 * (pc ** 2 + (1 - hsig) * cc * (2 - cc) * C)
+             + cmu * (w[:, None] * ys[order] ** 2).sum(0))
+        sigma *= math.exp((cs / ds) * (np.linalg.norm(ps) / chin - 1))
+        vals = sorted(v for v, _ in scored)
+        log(f"gen {gen:3d} evals {evals:4d} sigma {sigma:.3f} gen best {vals[-1]:.4f} "
+            f"median {vals[len(vals) // 2]:.4f} | run best {best[0]:.4f} "
+            f"(win {best[1]:.4f}, parts {best[2]:.3f})")
+        log("   mean w: " + " ".join(f"{x:.2f}" for x in to_weights(m)))
+    return history, m
+
+
+def tune(args):
+    game = core_cy.load("forbidden_desert")
+    sets = [(args.players, args.games, args.seed)]
+    if args.mix_games > 0:
+        sets.append((args.mix_players, args.mix_games, args.seed))
+    f = Objective(game, sets, args.tiebreak)
+    t0 = time.time()
+    logf = open(args.out + ".log", "a")
+
+    def log(msg):
+        line = f"[{time.time() - t0:7.1f}s] {msg}"
+        print(line, flush=True)
+        logf.write(line + "\n")
+        logf.flush()
+
+    z0 = np.zeros(len(DEFAULTS))
+    if args.start:
+        start = json.load(open(args.start))["weights"]
+        z0 = np.log(np.maximum(np.array(start) / np.array(DEFAULTS), 1e-6))
+    log(f"objective sets {sets}, tiebreak {args.tiebreak}, budget {args.budget}, "
+        f"lambda {args.lam}, sigma {args.sigma}")
+    base = f(to_weights(z0))
+    log(f"start: value {base[0]:.4f} win {base[1]:.4f} parts {base[2]:.3f}")
+    deadline = t0 + args.minutes * 60
+    history, mean = sep_cma(f, z0, args.sigma, args.lam, args.budget - 1, deadline, log)
+
+    # Re-score the top candidates and the final mean on other seeds: the run's maximum is
+    # biased upward by the noise of its own seeds.
+    history.sort(key=lambda h: -h[0])
+    finalists = [("start", z0.tolist(), base)] + [
+        (f"top{i + 1}", h[3], h[:3]) for i, h in enumerate(history[:args.finalists])]
+    finalists.append(("mean", np.clip(mean, Z_LO, Z_HI).tolist(), None))
+    sel = Objective(game, [(p, n, s + 1000) for p, n, s in sets], args.tiebreak)
+    rows = []
+    for name, z, tuned in finalists:
+        val = sel(to_weights(z))
+        rows.append((val[0], name, z, tuned, val))
+        log(f"selection {name:6s}: value {val[0]:.4f} win {val[1]:.4f} parts {val[2]:.3f}"
+            + (f"  (tuning value {tuned[0]:.4f})" if tuned else ""))
+    val, name, z, tuned, sval = max(rows, key=lambda r: r[0])
+    result = {
+        "weights": [round(x, 4) for x in to_weights(z)],
+        "names": NAMES,
+        "defaults": DEFAULTS,
+        "chosen": name,
+        "tuning_value": tuned[0] if tuned else None,
+        "selection": {"value": sval[0], "win": sval[1], "parts": sval[2],
+                      "seed": args.seed + 1000},
+        "objective": {"sets": sets, "tiebreak": args.tiebreak, "rules": RULES},
+        "run": {"evaluations": len(history) + 1, "seconds": round(time.time() - t0, 1),
+                "command": " ".join(sys.argv)},
+    }
+    with open(args.out, "w") as fh:
+        json.dump(result, fh, indent=1)
+    log(f"chose {name}; wrote {args.out}: {result['weights']}")
+
+
+def validate(args):
+    game = core_cy.load("forbidden_desert")
+    new = json.load(open(args.validate))["weights"]
+    counts = [int(x) for x in args.val_games.split(",")]
+    print(f"held-out seed {args.val_seed}, Novice, agent search")
+    for players, n in zip((4, 3, 2), counts):
+        for label, wts in (("default", DEFAULTS), ("tuned", new)):
+            rb, cpu = play(game, wts, players, args.val_seed, n)
+            reasons = collections.Counter(rb.column("end_reason").to_pylist())
+            k = reasons.get("win", 0)
+            lo, hi = wilson(k, n)
+            parts = rb.column("parts_collected").to_numpy().mean()
+            turns = rb.column("turns").to_numpy().mean()
+            losses = ", ".join(f"{r} {reasons.get(r, 0) / n:.1%}"
+                               for r in ("thirst", "buried", "swept_away"))
+            print(f"{players}p {label:7s} n={n:5d} win {k / n:6.2%} [{lo:.2%}, {hi:.2%}] | "
+                  f"{losses} | parts {parts:.2f} turns {turns:.1f} | {n / cpu:.0f} games/CPU-s",
+                  flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="benchmarks/desert_search_weights.json")
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--games", type=int, default=3000)
+    ap.add_argument("--mix-players", type=int, default=3)
+    ap.add_argument("--mix-games", type=int, default=1000)
+    ap.add_argument("--tiebreak", type=float, default=0.03)
+    ap.add_argument("--budget", type=int, default=900, help="evaluations")
+    ap.add_argument("--minutes", type=float, default=50.0, help="stop the search after this")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--lam", type=int, default=10)
+    ap.add_argument("--sigma", type=float, default=0.35)
+    ap.add_argument("--finalists", type=int, default=5)
+    ap.add_argument("--start", help="a weights JSON to start from (default: compiled weights)")
+    ap.add_argument("--validate", help="compare this weights JSON with the defaults")
+    ap.add_argument("--val-seed", type=int, default=777001)
+    ap.add_argument("--val-games", default="10000,5000,5000", help="4p,3p,2p")
+    args = ap.parse_args()
+    validate(args) if args.validate else tune(args)
+
+
+if __name__ == "__main__":
+    main()
