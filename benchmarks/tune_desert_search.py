@@ -1,4 +1,4 @@
-"""Tune the Forbidden Desert "search" agent's 18 evaluation weights (SW[] in
+"""Tune the Forbidden Desert "search" agent's evaluation weights (SW[] in
 core_cy/forbidden_desert_planner.pxi) with a separable CMA-ES, derivative-free, on one core.
 
     python benchmarks/tune_desert_search.py --out benchmarks/desert_search_weights.json
@@ -41,8 +41,10 @@ from core_cy import forbidden_desert as fd  # noqa: E402
 NAMES = ["part_held", "part_located", "part_in_storm", "clue_excavated", "other_excavated",
          "unseen_dug", "meteo_held", "carrier_water", "shade_when_dry", "buried",
          "dist_work", "dist_pad", "thirst_dist_water", "sand", "blocked", "water_scale",
-         "drop_tile_dug", "carrier_well_extra"]
+         "drop_tile_dug", "carrier_well_extra", "thirst_risk", "sand_risk", "meter_risk",
+         "blaster_held", "jetpack_held", "action_left"]
 DEFAULTS = fd.search_weights()  # the compiled weights, read before anything changes them
+BASE = list(DEFAULTS)           # the search's origin: --start / --set change it
 RULES = {"difficulty": "novice"}
 Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
 
@@ -86,7 +88,7 @@ class Objective:
 
 
 def to_weights(z):
-    return [w0 * math.exp(float(zi)) for w0, zi in zip(DEFAULTS, np.clip(z, Z_LO, Z_HI))]
+    return [w0 * math.exp(float(zi)) for w0, zi in zip(BASE, np.clip(z, Z_LO, Z_HI))]
 
 
 def sep_cma(f, z0, sigma, lam, budget, deadline, log):
@@ -157,10 +159,14 @@ def tune(args):
         logf.write(line + "\n")
         logf.flush()
 
-    z0 = np.zeros(len(DEFAULTS))
     if args.start:
         start = json.load(open(args.start))["weights"]
-        z0 = np.log(np.maximum(np.array(start) / np.array(DEFAULTS), 1e-6))
+        BASE[:len(start)] = start
+    for item in args.set or []:
+        # A weight compiled as 0 cannot move by multiplication: give it a starting value.
+        i, v = item.split("=")
+        BASE[int(i)] = float(v)
+    z0 = np.zeros(len(BASE))
     log(f"objective sets {sets}, tiebreak {args.tiebreak}, budget {args.budget}, "
         f"lambda {args.lam}, sigma {args.sigma}")
     base = f(to_weights(z0))
@@ -234,6 +240,7 @@ def main():
     ap.add_argument("--sigma", type=float, default=0.35)
     ap.add_argument("--finalists", type=int, default=5)
     ap.add_argument("--start", help="a weights JSON to start from (default: compiled weights)")
+    ap.add_argument("--set", nargs="*", help="starting weights by index, e.g. 19=20 20=20")
     ap.add_argument("--validate", help="compare this weights JSON with the defaults")
     ap.add_argument("--val-seed", type=int, default=777001)
     ap.add_argument("--val-games", default="10000,5000,5000", help="4p,3p,2p")
