@@ -1,16 +1,22 @@
-"""Forbidden Desert planner benchmark: team win rate per difficulty (4 players), loss causes,
-planner games/s (wall, and per CPU-second: the per-core figure on a shared machine) and
+"""Forbidden Desert team-planner benchmark: team win rate per difficulty (4 players), loss
+causes, games/s (wall, and per CPU-second: the per-core figure on a shared machine) and
 random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
-        [--difficulties novice,normal] [--agent planner|search] [--no-random]
+        [--difficulties novice,normal] [--agent search,deep_search,planner] [--no-random]
+
+Agents: "search" (the team planner: a beam search over each adventurer's turn), "deep_search"
+(the same with a wider beam: stronger, slower), "planner" (the rule-based plan alone).
 """
 import argparse
 import collections
 import math
 import sys
+import os
 import time
 from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
 
 import numpy as np
 
@@ -52,13 +58,15 @@ def main():
     ap.add_argument("--games", type=int, default=10_000)
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--difficulties", default="novice,normal,elite,legendary")
-    ap.add_argument("--agent", default="planner", help="team policy: planner or search")
+    ap.add_argument("--agent", default="search",
+                    help="team policies, comma-separated: search, deep_search, planner")
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
     print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
-    for difficulty in args.difficulties.split(","):
-        run(game, args.players, difficulty, args.agent, args.games)
+    for agent in args.agent.split(","):
+        for difficulty in args.difficulties.split(","):
+            run(game, args.players, difficulty, agent, args.games)
     if not args.no_random:
         for difficulty in ("novice", "legendary"):
             run(game, args.players, difficulty, "random", args.games)
