@@ -1,5 +1,6 @@
-# The team planner (Engine.policy 0 "planner"; 1 "search" adds the turn search at the
-# bottom), included into forbidden_desert.pyx.
+# The team planners, included into forbidden_desert.pyx: Engine.policy 0 "planner" (the
+# rule-based plan below), 1 "search" (the turn search at the bottom, beam BEAM: the team
+# planner of experiments) and 2 "deep_search" (the same search, beam BEAM_DEEP).
 #
 # A rule-based team plan evaluated for the current seat at every decision.  It reads only
 # what the team may see: unexcavated tiles are "unknown" (their kind is never looked at unless
@@ -508,12 +509,12 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 
 # ---------------------------------------------------------------- turn search (policy "search")
 #
-# Measured (benchmarks/desert_planner.py --agent search, 4 players, 5,000 games): Novice win
-# ~1.0% vs 0.2% for "planner", 1.5 parts held vs 1.1; ~1,280 games per CPU-second vs ~3,100.
-# Still far from a strong team: one adventurer's turn is searched, the others only through
-# the evaluation, so there is no joint plan (gathering on a well before digging it).
-# The acting adventurer's remaining actions are chosen by a beam search over clones of the
-# state (the action phase has no chance).  Hidden information stays hidden: excavating a tile
+# Measured figures: benchmarks/desert_planner.py and the issue notes.  One adventurer's turn
+# is searched, the others only through the evaluation, so there is no joint plan (gathering
+# on a well before digging it); the width of the beam matters a lot (4: ~3%, 12: ~8% Novice
+# wins before the weights were tuned).
+# The acting adventurer's remaining actions and equipment (Dune Blaster, Jet Pack) are chosen
+# by a beam search over clones of the state (the action phase has no chance).  Hidden information stays hidden: excavating a tile
 # whose kind the team cannot see is not applied in the search (it would reveal the kind); it
 # only marks the tile in a bitmask that the evaluation values at its expected worth.  The
 # chosen sequence is cached in the policy scratch together with the state it expects next, so
@@ -673,12 +674,14 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
     return n
 
 
-# Evaluation weights (tunable with set_search_weights for experiments): part held, part
-# located, part in the storm, clue excavated, other tile excavated, unseen tile excavated in
-# the search, Meteorologist card held back, Water Carrier water unit, shade when dry, buried,
-# distance to work, distance to the pad at the end, thirsty pawn's distance to water, sand,
-# blocked tile, water value scale, water-drop tile excavated in the search, extra water the Water Carrier shares
-# standing on an excavated well.
+# Evaluation weights (set_search_weights for experiments; the defaults come from
+# benchmarks/tune_desert_search.py, names in its NAMES): part held, part located, part in the
+# storm, clue excavated, other tile excavated, unseen tile excavated in the search,
+# Meteorologist card held back, Water Carrier water unit, shade when dry, buried, distance to
+# work, distance to the pad at the end, thirsty pawn's distance to water, sand, blocked tile,
+# water value scale, water-drop tile excavated in the search, extra water the Water Carrier
+# shares standing on an excavated well, then the risks before the acting pawn's next turn
+# (thirst, sand supply, meter), a Dune Blaster held, a Jet Pack held, an action still left.
 cdef enum:
     N_SW = 24
 
