@@ -26,6 +26,7 @@ cdef enum:
     PART_BONUS = 3             # a located part is worth this many actions of detour
     PAD_DELAY = 2              # the Launch Pad only matters at the end
     WATER_URGENCY = 3          # water-drop tiles: one action cheaper per this team deficit
+    ENDGAME_SAND_RESERVE = 12  # with all parts held, dig spare actions away below this supply
 
 
 cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
@@ -157,60 +158,76 @@ cdef int plan_peek(const DState* s) noexcept nogil:
     return A_PEEK_KEEP
 
 
+cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n) noexcept nogil:
+    """The Navigator (from anywhere) moves the teammate who gains most toward the pad: onto it
+    when in three steps, else to the reachable cell nearest to it."""
+    cdef int q, c, a, best_a = -1, gain, best_gain = 0, here
+    cdef bint reach[N_CELLS]
+    if s.role[p] != NAVIGATOR:
+        return -1
+    for q in range(s.players):
+        if q == p or s.tile_cell[s.pawn_tile[q]] == pc or nav_targets(s, q, reach) == 0:
+            continue
+        here = manhattan(s.tile_cell[s.pawn_tile[q]], pc)
+        for c in range(N_CELLS):
+            if not reach[c]:
+                continue
+            a = A_NAV + q * N_CELLS * 6 + c * 6 + NO_PASSENGER
+            gain = here - manhattan(c, pc) + (10 if c == pc else 0)
+            if gain > best_gain and plan_legal(legal, n, a):
+                best_gain = gain
+                best_a = a
+    return best_a
+
+
 cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dist,
                  const int* first) noexcept nogil:
-    """All parts held: gather on the Launch Pad, clear and excavate it."""
+    """All parts held: gather on the Launch Pad, clear and excavate it.  The Navigator pulls
+    the others in first; spare actions hold the storm back or dig sand (the supply)."""
     cdef int pad = pad_tile(s), pc = s.tile_cell[pad], q, a, c, h
     cdef int qdist[N_CELLS]
     cdef int qfirst[N_CELLS]
-    cdef bint reach[N_CELLS]
     if s.pawn_tile[p] == pad:
         if s.sand[pad] > 0 and plan_legal(legal, n, A_DIG + pc):
             return A_DIG + pc
         if plan_legal(legal, n, A_EXCAVATE):
             return A_EXCAVATE
-        # Bring the others: Navigator moves, or dig the next blocked step of their path.
+    a = navigate_to_pad(s, p, pc, legal, n)
+    if a >= 0:
+        return a
+    if s.pawn_tile[p] == pad:
+        # Clear the next blocked step of a teammate's way here.
         for q in range(s.players):
             if s.pawn_tile[q] == pad:
                 continue
-            a = A_NAV + q * N_CELLS * 6 + pc * 6 + NO_PASSENGER
-            if plan_legal(legal, n, a):
-                return a
             path_costs(s, q, qdist, qfirst)
             if qdist[pc] < PLAN_FAR:
                 c = qfirst[pc]
                 if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(legal, n, A_DIG + c):
                     return A_DIG + c
-        if s.role[p] == NAVIGATOR:
-            # Move someone closer when the pad is out of their three steps.
-            for q in range(s.players):
-                if s.pawn_tile[q] == pad or nav_targets(s, q, reach) == 0:
-                    continue
-                path_costs(s, q, qdist, qfirst)
-                if qdist[pc] < PLAN_FAR and qfirst[pc] >= 0:
-                    a = A_NAV + q * N_CELLS * 6 + qfirst[pc] * 6 + NO_PASSENGER
-                    if plan_legal(legal, n, a):
-                        return a
-        if plan_legal(legal, n, A_METEO_SKIP):
-            return A_METEO_SKIP
-        return A_END_ACTIONS
-    # Fly there with a Jet Pack (taking a companion along).
-    if not blocked(s, pad):
-        for h in range(s.players + 1):
-            q = NO_PASSENGER if h == s.players else h
-            a = A_JET + p * N_CELLS * 6 + pc * 6 + q
-            if plan_legal(legal, n, a):
-                return a
-    q = NO_PASSENGER
-    if s.role[p] == CLIMBER:
-        for h in range(s.players):
-            if h != p and s.pawn_tile[h] == s.pawn_tile[p]:
-                q = h
-    a = step_toward(s, p, pc, first, legal, n, q)
-    if a >= 0:
-        return a
+    else:
+        # Fly there with a Jet Pack (taking a companion along), else walk.
+        if not blocked(s, pad):
+            for h in range(s.players + 1):
+                q = NO_PASSENGER if h == s.players else h
+                a = A_JET + p * N_CELLS * 6 + pc * 6 + q
+                if plan_legal(legal, n, a):
+                    return a
+        q = NO_PASSENGER
+        if s.role[p] == CLIMBER:
+            for h in range(s.players):
+                if h != p and s.pawn_tile[h] == s.pawn_tile[p]:
+                    q = h
+        a = step_toward(s, p, pc, first, legal, n, q)
+        if a >= 0:
+            return a
     if plan_legal(legal, n, A_METEO_SKIP):
         return A_METEO_SKIP
+    a = fallback_dig(s, p, legal, n)
+    if a >= 0 and s.pawn_tile[p] == pad:
+        return a
+    if a >= 0 and s.supply <= ENDGAME_SAND_RESERVE:
+        return a
     return A_END_ACTIONS
 
 
