@@ -116,3 +116,17 @@ def test_search_policies_rank_by_strength():
 
     planner, search, deep = parts("planner"), parts("search"), parts("deep_search")
     assert deep > search > planner, (planner, search, deep)
+
+
+@pytest.mark.parametrize("policy", ["planner", "search", "deep_search"])
+def test_endgame_navigator_pulls_a_teammate_onto_the_pad_from_afar(policy):
+    """All parts held: the Navigator, far from the Launch Pad, spends his action moving a
+    teammate three steps onto it rather than walking there first."""
+    d = base(players=2, roles=["navigator", "climber"])
+    put(d, (4, 4), "launch_pad")["excavated"] = True
+    for part in d["parts"]:
+        part.update(state="held", tile=None, holder=0)
+    pawn_at(d, 0, (0, 0))
+    pawn_at(d, 1, (4, 1))                   # three steps west of the pad
+    st = load(d)
+    assert agents.choose(st, policy, 1) == A.navigate(1, 4, 4)
