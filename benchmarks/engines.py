@@ -58,9 +58,9 @@ def rows(seconds: float, only: str | None = None, players: int | None = None) ->
 
 
 def print_rows(results: list[dict]) -> None:
-    print(f"{'game':<18}{'players':>8}{'agent':>10}{'games/s':>12}{'moves/s':>14}{'moves/game':>12}")
+    print(f"{'game':<18}{'players':>8}{'agent':>14}{'games/s':>12}{'moves/s':>14}{'moves/game':>12}")
     for r in results:
-        print(f"{r['game']:<18}{r['players']:>8}{r['agent']:>10}{r['games_per_s']:>12,.0f}"
+        print(f"{r['game']:<18}{r['players']:>8}{r['agent']:>14}{r['games_per_s']:>12,.0f}"
               f"{r['moves_per_s']:>14,.0f}{r['mean_length']:>12.1f}")
 
 
