@@ -18,7 +18,7 @@
 cdef enum:
     POLICY_PLANNER = 0         # Engine.policy `which`: the rule-based planner
     POLICY_SEARCH = 1          # the planner with a beam search over the acting pawn's actions
-    POLICY_DEEP = 2            # the same search with a wider beam: stronger, about 3x slower
+    POLICY_DEEP = 2            # the same search with a wider beam: stronger, about half as fast
     PLAN_FAR = 1000
     THIRSTY = 1                # water at or below this: go for water now
     CLAIM_PENALTY = 2          # a target nearer to a teammate costs this much more
@@ -531,7 +531,8 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 # on a well before digging it); the width of the beam matters a lot (4: ~3%, 12: ~8% Novice
 # wins before the weights were tuned).
 # The acting adventurer's remaining actions and equipment (Dune Blaster, Jet Pack) are chosen
-# by a beam search over clones of the state (the action phase has no chance).  Hidden information stays hidden: excavating a tile
+# by a beam search over clones of the state (the action phase has no chance).  Hidden
+# information stays hidden: excavating a tile
 # whose kind the team cannot see is not applied in the search (it would reveal the kind); it
 # only marks the tile in a bitmask that the evaluation values at its expected worth.  The
 # chosen sequence is cached in the policy scratch together with the state it expects next, so
@@ -540,7 +541,7 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 cdef enum:
     PLACE_SHARE = 6        # a beam keeps max(1, beam / PLACE_SHARE) nodes per pawn placement
     BEAM = 4               # policy "search": about 1,000 4-player games per CPU-second
-    BEAM_DEEP = 12         # policy "deep_search": measured 4 -> 3.1%, 10 -> 7.9% Novice wins
+    BEAM_DEEP = 12         # policy "deep_search" (4-player Novice: 14.8% wins vs 11.9%)
     MAX_CAND = 64
     MAX_FREE = 2           # equipment cards one search line may play
     MAX_PLAN = 8           # actions and cards in one line
