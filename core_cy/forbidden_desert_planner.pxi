@@ -532,9 +532,9 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 # wins before the weights were tuned).
 # The acting adventurer's remaining actions and equipment (Dune Blaster, Jet Pack) are chosen
 # by a beam search over clones of the state (the action phase has no chance).  Hidden
-# information stays hidden: excavating a tile
-# whose kind the team cannot see is not applied in the search (it would reveal the kind); it
-# only marks the tile in a bitmask that the evaluation values at its expected worth.  The
+# information stays hidden: excavating a tile whose kind the team cannot see is not applied
+# in the search (it would reveal the kind); it only marks the tile in a bitmask that the
+# evaluation values at its expected worth.  The
 # chosen sequence is cached in the policy scratch together with the state it expects next, so
 # the search runs once per turn (and again after each excavation, which reveals a tile).
 
