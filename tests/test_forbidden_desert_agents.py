@@ -106,16 +106,17 @@ def test_deep_search_is_reproducible_across_shards():
 
 
 def test_search_policies_rank_by_strength():
-    """Same games (common random numbers), 2 players Novice: the wider beam collects more
-    parts than the narrow one, which collects more than the rule-based planner."""
-    n = 150
+    """Same games (common random numbers), 4 players Novice: the wider beam collects more
+    parts than the narrow one, which collects more than the rule-based planner (measured on
+    three seeds: 2.92/2.78/1.10, 2.90/2.79/1.21, 2.96/2.73/1.10)."""
+    n = 300
 
     def parts(policy):
-        rb = batch.play(GAME, 2, {"difficulty": "novice"}, policy, seed=8, count=n)
+        rb = batch.play(GAME, 4, {"difficulty": "novice"}, policy, seed=8, count=n)
         return sum(rb.column("parts_collected").to_pylist()) / n
 
     planner, search, deep = parts("planner"), parts("search"), parts("deep_search")
-    assert deep > search > planner, (planner, search, deep)
+    assert deep > search + 0.05 and search > planner + 1.0, (planner, search, deep)
 
 
 @pytest.mark.parametrize("policy", ["planner", "search", "deep_search"])
