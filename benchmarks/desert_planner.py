@@ -26,16 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import core_cy
 from core_cy import batch
-
-
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (0.0, 0.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
+from pipelines.stats import wilson_interval
 
 
 def run(game, players, difficulty, agent, games, seed=1):
@@ -44,7 +35,7 @@ def run(game, players, difficulty, agent, games, seed=1):
     dt, cpu = time.perf_counter() - t, time.process_time() - c
     reasons = collections.Counter(rb.column("end_reason").to_pylist())
     wins = reasons.get("win", 0)
-    lo, hi = wilson(wins, games)
+    lo, hi = wilson_interval(wins / games, games)
     moves = int(np.sum(rb.column("length").to_numpy()))
     parts = float(np.mean(rb.column("parts_collected").to_numpy()))
     turns = float(np.mean(rb.column("turns").to_numpy()))

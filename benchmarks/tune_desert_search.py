@@ -37,6 +37,7 @@ import numpy as np  # noqa: E402
 import core_cy  # noqa: E402
 from core_cy import batch  # noqa: E402
 from core_cy import forbidden_desert as fd  # noqa: E402
+from pipelines.stats import wilson_interval  # noqa: E402
 
 NAMES = ["part_held", "part_located", "part_in_storm", "clue_excavated", "other_excavated",
          "unseen_dug", "meteo_held", "carrier_water", "shade_when_dry", "buried",
@@ -47,16 +48,6 @@ DEFAULTS = fd.search_weights()  # the compiled weights, read before anything cha
 BASE = list(DEFAULTS)           # the search's origin: --start / --set change it
 RULES = {"difficulty": "novice"}
 Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
-
-
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (0.0, 0.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
 
 
 def play(game, weights, players, seed, count):
@@ -215,7 +206,7 @@ def validate(args):
             rb, cpu = play(game, wts, players, args.val_seed, n)
             reasons = collections.Counter(rb.column("end_reason").to_pylist())
             k = reasons.get("win", 0)
-            lo, hi = wilson(k, n)
+            lo, hi = wilson_interval(k / n, n)
             parts = rb.column("parts_collected").to_numpy().mean()
             turns = rb.column("turns").to_numpy().mean()
             losses = ", ".join(f"{r} {reasons.get(r, 0) / n:.1%}"

@@ -570,15 +570,7 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
     unseen tile's excavation kept hidden."""
     cdef int p = s.current, t = s.pawn_tile[p], x, i
     if a >= A_BLAST:
-        # Equipment is free: no action spent.
-        if a < A_JET:
-            use_card(s, p, EQ_BLASTER)
-            remove_sand(s, s.cell_tile[(a - A_BLAST) % N_CELLS], 255)
-        else:
-            x = a - A_JET
-            use_card(s, p, EQ_JETPACK)
-            move_pawn(s, p, (x // 6) % N_CELLS, x % 6)
-        s.free_ops += 1
+        apply_free(s, a)        # Dune Blaster, Jet Pack: the engine's own effects, no action
         return
     s.actions_left -= 1
     if a == A_EXCAVATE:
@@ -795,29 +787,15 @@ ctypedef struct Rates:
     double no_sun[MAX_EXPOSURE]   # exp(-sun * cards): Poisson chance of no sun in that many
 
 
-cdef void count_kinds(const DRules* R, const uint8_t* cards, int n, int* out) noexcept nogil:
-    cdef int i
-    out[SC_WIND] = 0
-    out[SC_PICKS_UP] = 0
-    out[SC_SUN] = 0
-    for i in range(n):
-        out[R.storm[cards[i]].kind] += 1
-
-
 cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
     """Per-card chances of the next storm cards as the team knows them: the draw pile's
     composition (the discard pile is public, so this is no peeking at the order), or the
     whole deck's when the pile is nearly empty and a reshuffle is close."""
     cdef int k[3]
-    cdef uint8_t all_cards[MAX_STORM]
-    cdef int n = s.draw_len, i
-    if n >= 3:
-        count_kinds(&s.rules, s.draw, n, k)
-    else:
-        for i in range(s.rules.n_storm):
-            all_cards[i] = <uint8_t>i
-        n = s.rules.n_storm
-        count_kinds(&s.rules, all_cards, n, k)
+    cdef int n = s.draw_len if s.draw_len >= 3 else s.rules.n_storm, i
+    k[SC_WIND] = k[SC_PICKS_UP] = k[SC_SUN] = 0
+    for i in range(n):
+        k[s.rules.storm[s.draw[i] if s.draw_len >= 3 else i].kind] += 1
     if n <= 0:
         r.sun = r.picks = r.sand = 0.0
         return
@@ -828,6 +806,12 @@ cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
         r.no_sun[i] = exp(-r.sun * i)
 
 
+cdef inline int this_storm(const DState* s) noexcept nogil:
+    """Cards the storm phase after the acting pawn's actions will draw."""
+    cdef int k = draw_value(s) - s.meteo_reduction
+    return k if k > 0 else 0
+
+
 cdef inline int cards_before_turn(const DState* s, int k, int first, int dv) noexcept nogil:
     """Storm cards drawn before the pawn k turns after the acting one acts again: this
     turn's storm (first cards) and one full draw per turn in between."""
@@ -835,14 +819,13 @@ cdef inline int cards_before_turn(const DState* s, int k, int first, int dv) noe
 
 
 cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) noexcept nogil:
-    """The sum over the pawns of each one's chance to die of thirst before its own next turn: its water (after the
-    Water Carrier's sharing) against the Sun Beats Down cards expected until then; none
-    under a tunnel's shade, none while a Solar Shield on its tile lasts."""
+    """The sum over the pawns of each one's chance to die of thirst before its own next
+    turn: its water (after the Water Carrier's sharing) against the Sun Beats Down cards
+    expected until then; none under a tunnel's shade, none while a Solar Shield on its tile
+    lasts."""
     cdef double cost = 0.0
     cdef int p = s.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
-    cdef int first = dv - s.meteo_reduction
-    if first < 0:
-        first = 0
+    cdef int first = this_storm(s)
     for k in range(s.players):
         q = (p + k) % s.players
         t = s.pawn_tile[q]
@@ -869,16 +852,12 @@ cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept 
     """Expected loss before the acting pawn acts again: thirst (above), the sand a round
     brings against the supply, and the meter reaching the skull."""
     cdef double cost = SW[18] * risk_cost_thirst(s, eff, r), mu
-    cdef int dv = draw_value(s), cards, k
-    cdef int first = dv - s.meteo_reduction
-    if first < 0:
-        first = 0
-    cards = first + (s.players - 1) * dv
+    cdef int cards = cards_before_turn(s, 0, this_storm(s), draw_value(s))
+    cdef int k = s.rules.meter_len - s.meter_index
     mu = cards * r.sand
     if mu > 0.0 and SW[19] > 0.0:
         # Normal tail of the round's sand against what is left in the supply.
         cost += SW[19] * 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
-    k = s.rules.meter_len - s.meter_index
     if SW[20] > 0.0:
         cost += SW[20] * poisson_above(cards * r.picks, exp(-cards * r.picks), k - 1)
     return cost
@@ -1051,11 +1030,20 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                 child.acts[depth] = cand[j]
                 child.n = depth + 1
                 child.key = node_key(child)
+                # One pass over the next beam: a transposition is dropped unscored; for
+                # diversity, count (and find the worst of) the nodes with the pawns placed
+                # as here.
                 dup = False
+                same = 0
+                worst = -1
                 for k in range(nnxt):
                     if nxt[k].key == child.key:
                         dup = True
                         break
+                    if memcmp(nxt[k].s.pawn_tile, child.s.pawn_tile, MAX_PLAYERS) == 0:
+                        same += 1
+                        if worst < 0 or nxt[k].rank < nxt[worst].rank:
+                            worst = k
                 if dup:
                     continue
                 child.score = plan_eval(&child.s, child.dug, &rates)
@@ -1067,13 +1055,6 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                     copy_node(best, child)
                 # Diversity: at most per_place nodes with the pawns where this one has them,
                 # so that lines which walk away are not crowded out by digging in place.
-                same = 0
-                worst = -1
-                for k in range(nnxt):
-                    if memcmp(nxt[k].s.pawn_tile, child.s.pawn_tile, MAX_PLAYERS) == 0:
-                        same += 1
-                        if worst < 0 or nxt[k].rank < nxt[worst].rank:
-                            worst = k
                 if same < per_place and nnxt < beam:
                     copy_node(&nxt[nnxt], child)
                     nnxt += 1
