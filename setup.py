@@ -9,6 +9,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("MEEPLELAB_DEBUG", "") not in ("", "0")
+ONLY = {m for m in os.environ.get("MEEPLELAB_MODULES", "").split(",") if m}
 
 directives = {"language_level": 3, "embedsignature": True}
 if DEBUG:
@@ -32,6 +33,9 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for path in sorted(Path("core_cy").glob("*.pyx"))
+    # MEEPLELAB_MODULES=maori,contract rebuilds only those modules in place (a quicker
+    # edit-compile loop while working on one engine); unset, every engine is built.
+    if not ONLY or path.stem in ONLY
 ]
 
 setup(
