@@ -18,6 +18,10 @@ from core_cy.agents import GENERIC_AGENTS
 
 PACKAGE_VERSION = "0.1.0"
 
+# End reasons that mean a simulator safety cut the game short (not an ending of the rules):
+# such games are truncated, and the pipelines leave them out of results by default.
+SAFETY_END_REASONS = ("turn_limit", "safety_limit")
+
 
 @dataclass(frozen=True)
 class Option:
@@ -138,10 +142,16 @@ class Game(ABC):
             "rules": self.rules_schema(),
             "agents": self.agents,
             "end_reasons": list(self.end_reasons),
+            "safety_end_reasons": list(self.safety_end_reasons),
             "game_outcomes": list(self.game_outcome_names),
             "seat_outcomes": list(self.seat_outcome_names),
             "outcome_labels": {k: list(v) for k, v in self.outcome_labels.items()},
         }
+
+    @property
+    def safety_end_reasons(self) -> tuple:
+        """This game's end reasons that mark a truncated game (SAFETY_END_REASONS)."""
+        return tuple(r for r in self.end_reasons if r in SAFETY_END_REASONS)
 
     def check_players(self, players: Any) -> int:
         if isinstance(players, bool) or not isinstance(players, int):
