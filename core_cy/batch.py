@@ -54,6 +54,11 @@ def check_agents(game, players: int, agents) -> list[str]:
     return agents
 
 
+def engine_label(game) -> str:
+    """The engine_version column of a game's results: the game's engine and the package."""
+    return f"{game.name}-{game.engine_version}/meeplelab-{PACKAGE_VERSION}"
+
+
 def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
          start: int = 0, count: int = 1, stream: int = 0, speeds=None,
          experiment: str = "", arm: str = "", rotate: bool = False) -> pa.RecordBatch:
@@ -95,7 +100,6 @@ def play(game, players: int, rules: dict | None = None, agents="random", seed: i
     columns["game"] = pa.array([game.name] * n, pa.string()).dictionary_encode()
     columns["rules_fingerprint"] = pa.array(
         [game.rules_fingerprint(resolved, players)] * n, pa.string()).dictionary_encode()
-    columns["engine_version"] = pa.array(
-        [f"{game.name}-{game.engine_version}/meeplelab-{PACKAGE_VERSION}"] * n,
-        pa.string()).dictionary_encode()
+    columns["engine_version"] = pa.array([engine_label(game)] * n,
+                                         pa.string()).dictionary_encode()
     return pa.RecordBatch.from_pydict(columns)

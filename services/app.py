@@ -26,6 +26,7 @@ import pipelines
 from services import datasets
 from services.registry import Registry, db_path, results_dir
 from services.runner import experiment_path
+from services.plan import PlanRequest
 from services.spec import ExperimentSpec
 from services.worker import Worker
 
@@ -150,17 +151,41 @@ def create_app(db: str | None = None, results: str | None = None,
         return _experiment_view(registry.get(eid))
 
     # ---- statistics ---------------------------------------------------------------------
+    def look_of(record: dict, delta: float | None) -> pipelines.Look:
+        """Interim (always-valid) figures unless the run is done; the margin that matters is
+        the query's delta, else the spec's stop_when.delta, else pipelines.DELTA."""
+        spec = ExperimentSpec.model_validate(record["spec"])
+        if delta is None:
+            delta = spec.stop_when.delta if spec.stop_when and spec.stop_when.delta else \
+                pipelines.DELTA
+        return pipelines.Look(interim=record["status"] != "done",
+                              planned_games=spec.max_games_per_cell(), delta=delta)
+
+    DeltaQuery = Query(None, gt=0, lt=1, description="the difference in win share that "
+                       "matters, as a fraction (default: the spec's stop_when.delta or 0.01)")
+    TruncatedQuery = Query(False, description="count games cut short by a simulator safety "
+                           "(left out by default)")
+
     @app.get("/api/experiments/{eid}/summary", tags=["results"])
-    def summary(eid: str) -> list[dict]:
-        """Per (arm, players, seat): win share with 95% Wilson interval, mean score, seat
-        balance test and per-cell length, ties and end reasons (pipelines.summary)."""
-        return datasets.records(pipelines.summary(dataset_or_409(eid)))
+    def summary(eid: str, delta: float | None = DeltaQuery,
+                include_truncated: bool = TruncatedQuery) -> list[dict]:
+        """Per (arm, players, seat) of a competitive game, or per (arm, players) of a
+        cooperative one: win share (team win rate) with its 95% interval, a one-sentence
+        verdict per cell, the seat-balance test, truncated games, the engine version
+        (pipelines.summary).  While the run is not done the figures are interim
+        (`interim`: always-valid confidence sequences, no p-values)."""
+        record = record_or_404(eid)
+        return datasets.records(pipelines.summary(
+            dataset_or_409(eid), include_truncated, look_of(record, delta)))
 
     @app.get("/api/experiments/{eid}/compare", tags=["results"])
     def compare(eid: str, baseline: str | None = Query(
-            None, description="the arm to compare against (default: the spec's baseline)")
+            None, description="the arm to compare against (default: the spec's baseline)"),
+            delta: float | None = DeltaQuery, include_truncated: bool = TruncatedQuery
             ) -> list[dict]:
-        """Each arm against the baseline arm on paired games (Holm-corrected p-values)."""
+        """Each arm against the baseline arm on paired games: differences with intervals,
+        p-values adjusted over the experiment (Benjamini-Hochberg, intervals at the matching
+        level; interim while running) and a one-sentence verdict per row."""
         record = record_or_404(eid)
         spec = ExperimentSpec.model_validate(record["spec"])
         arms = list(spec.arm_rules())
@@ -168,21 +193,34 @@ def create_app(db: str | None = None, results: str | None = None,
         if baseline not in arms:
             raise _unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
                                  f"experiment; arms: {arms}")
-        return datasets.records(pipelines.compare(dataset_or_409(eid), baseline))
+        return datasets.records(pipelines.compare(dataset_or_409(eid), baseline,
+                                                  include_truncated, look_of(record, delta)))
 
     @app.get("/api/experiments/{eid}/breakdown", tags=["results"])
     def breakdown(eid: str, by: str = Query(..., description="an outcome column, e.g. "
                                             "seat_adventurer or end_reason"),
                   team: bool = Query(False, description="key a per-seat column by the "
-                                     "sorted values of all seats (e.g. adventurer teams)")
-                  ) -> list[dict]:
-        """Win share (team win rate in cooperative games) per value of an outcome column
-        (pipelines.breakdown)."""
+                                     "sorted values of all seats (e.g. adventurer teams)"),
+                  include_truncated: bool = TruncatedQuery) -> list[dict]:
+        """Win share (team win rate in cooperative games) per value of an outcome column,
+        each game counted once per value (pipelines.breakdown)."""
+        record = record_or_404(eid)
         path = dataset_or_409(eid)
         try:
-            return datasets.records(pipelines.breakdown(path, by, team))
+            return datasets.records(pipelines.breakdown(path, by, team, include_truncated,
+                                                        look_of(record, None)))
         except ValueError as exc:
             raise _unprocessable("team" if "team=True" in str(exc) else "by", str(exc))
+
+    @app.post("/api/plan", tags=["experiments"])
+    def plan(request: PlanRequest) -> dict:
+        """Games and wall time an experiment needs, estimated from a short pilot run of its
+        spec: for a target 95% half-width on every win share, and to detect a difference
+        `delta` from the baseline with 80% power (services.plan)."""
+        from services.plan import plan_experiment
+
+        return plan_experiment(request.spec, half_width=request.half_width,
+                               delta=request.delta, pilot_games=request.pilot_games)
 
     @app.get("/api/experiments/{eid}/histograms", tags=["results"])
     def histograms(eid: str, bins: int = Query(20, ge=1, le=200)) -> dict:
@@ -195,7 +233,9 @@ def create_app(db: str | None = None, results: str | None = None,
              response_class=Response)
     def summary_csv(eid: str):
         """The summary table as CSV."""
-        text = datasets.csv_text(pipelines.summary(dataset_or_409(eid)))
+        record = record_or_404(eid)
+        text = datasets.csv_text(pipelines.summary(dataset_or_409(eid),
+                                                   look=look_of(record, None)))
         return Response(text, media_type="text/csv", headers={
             "Content-Disposition": f'attachment; filename="{eid}-summary.csv"'})
 

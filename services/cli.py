@@ -2,6 +2,7 @@
 
     meeplelab games                         # every game: players, rule options, agents
     meeplelab run SPEC [--out DIR] [--workers N]
+    meeplelab plan SPEC [--half-width H] [--delta D]   # games and time needed, from a pilot
     meeplelab demo [--out DIR] [--workers N]
     meeplelab serve [--host H] [--port P]  # API + dashboard (services.app), loopback by default
 
@@ -62,19 +63,27 @@ def print_catalogue(out=None) -> None:
 
 
 def print_results(path: str, spec, out=None) -> None:
-    """Per arm and player count: seat win shares and mean scores with 95% intervals, game
-    length, tie rate; per-agent shares when agents differ; the comparison with the baseline
-    when there are several arms."""
+    """Per arm and player count: the verdict, then seat win shares and mean scores with 95%
+    intervals (a cooperative game: the team win rate, per adventurer or other label), game
+    length, end reasons and truncated games; per-agent shares when agents differ; the
+    comparison with the baseline when there are several arms."""
     import pipelines
 
     out = out or sys.stdout
-    table = pipelines.summary(path)
+    look = _look(spec)
+    table = pipelines.summary(path, look=look)
     game = core_cy.load(spec.game)
     by_label = {name: pipelines.breakdown(path, "seat_" + name)
                 for name in game.outcome_labels if name in game.seat_outcome_names}
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
-        print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games", file=out)
+        print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games "
+              f"({cell['engine_version']})", file=out)
+        print(f"  {cell['verdict']}", file=out)
+        if cell["truncated"]:
+            print(f"  truncated by a simulator safety: {cell['truncated']} games "
+                  f"({_pct(cell['truncated_share']).strip()}), left out of every figure",
+                  file=out)
         print(f"  game length mean {cell['length_mean']:.1f} (p10 {cell['length_p10']:.0f}, "
               f"p50 {cell['length_p50']:.0f}, p90 {cell['length_p90']:.0f})", file=out)
         reasons = {k[len("end_"):]: v for k, v in cell.items() if k.startswith("end_") and v}
@@ -87,30 +96,36 @@ def print_results(path: str, spec, out=None) -> None:
         print(f"  ties {_pct(cell['tie_rate'])}; first-second margin {cell['margin_mean']:.2f}",
               file=out)
         if cell["seat_p_value"] is not None:
-            print(f"  seat balance: chi-square {cell['seat_chi2']:.2f}, "
-                  f"p = {cell['seat_p_value']:.3g}", file=out)
+            print(f"  seat balance: Hotelling T2 {cell['seat_stat']:.2f}, p = "
+                  f"{cell['seat_p_value']:.3g}, adjusted {cell['seat_p_adjusted']:.3g} "
+                  f"({cell['p_adjust']})", file=out)
         w = max([len(x) for x in part["agent"]] + [8])
         print(f"  seat  {'agent':<{w}}  win share [95% CI]          mean score [95% CI]",
               file=out)
         for s in part.iter_rows(named=True):
+            flag = "  (fewer than 30 games: approximate)" if s["small_n"] else ""
             print(f"  {s['seat']:>4}  {s['agent']:<{w}}  {_pct(s['win_share'])} "
                   f"[{_pct(s['win_lo'])}, {_pct(s['win_hi'])}]   "
-                  f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]",
+                  f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]{flag}",
                   file=out)
     if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
-        print("\nwin share per agent:", file=out)
-        agents = pipelines.agent_summary(path)
+        print("\nwin share per agent (per seat held; each game once):", file=out)
+        agents = pipelines.agent_summary(path, look=look)
         w = max(len(x) for x in agents["agent"])
         for a in agents.iter_rows(named=True):
             print(f"  {a['arm']}, {a['players']} players, {a['agent']:<{w}} "
                   f"{_pct(a['win_share'])} [{_pct(a['win_lo'])}, {_pct(a['win_hi'])}] "
-                  f"over {a['seat_games']} seat-games; mean score {a['score_mean']:.2f}",
-                  file=out)
+                  f"over {a['games']} games; mean score {a['score_mean']:.2f}", file=out)
     if len(spec.arm_rules()) > 1:
-        table = pipelines.compare(path, spec.baseline_arm())
-        if game.cooperative:  # every seat shares the team result: one row per cell
-            table = table.filter(table["seat"] == 0)
-        _print_comparison(table, spec, out)
+        _print_comparison(pipelines.compare(path, spec.baseline_arm(), look=look), spec, out)
+
+
+def _look(spec):
+    """Fixed-n figures (the CLI prints a finished run) at the spec's margin."""
+    import pipelines
+
+    rule = spec.stop_when
+    return pipelines.Look(delta=rule.delta if rule and rule.delta else pipelines.DELTA)
 
 
 def _print_team(cell, by_label, out) -> None:
@@ -121,27 +136,25 @@ def _print_team(cell, by_label, out) -> None:
     for name, table in by_label.items():
         rows = table.filter((table["arm"] == cell["arm"]) & (table["players"] == cell["players"]))
         print(f"  team win rate by {name}: " + ", ".join(
-            f"{r['value']} {_pct(r['win_rate']).strip()}" for r in rows.iter_rows(named=True)),
-            file=out)
+            f"{r['value']} {_pct(r['win_rate']).strip()} [{_pct(r['win_lo']).strip()}, "
+            f"{_pct(r['win_hi']).strip()}]" for r in rows.iter_rows(named=True)), file=out)
 
 
-def _p_text(p: float) -> str:
-    return f"{p:.3g}" + ("*" if p < 0.05 else " ")
+def _p_text(p) -> str:
+    return "–" if p is None else f"{p:.3g}"
 
 
 def _print_comparison(table, spec, out) -> None:
-    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; p Holm-adjusted "
-          "over the table; * = significant at 5%):", file=out)
-    labels = [f"{c['arm']} / {c['players']}p / seat {c['seat']}" for c in table.iter_rows(named=True)]
-    width = max([len(x) for x in labels] + [len("arm / players / seat")])
-    print(f"  {'arm / players / seat':<{width}}  win share diff [95% CI]          p        "
-          "score diff [95% CI]         p", file=out)
-    for label, c in zip(labels, table.iter_rows(named=True)):
-        print(f"  {label:<{width}}  {100 * c['win_share_diff']:+6.2f} pts "
-              f"[{100 * c['win_diff_lo']:+6.2f}, {100 * c['win_diff_hi']:+6.2f}]  "
-              f"{_p_text(c['win_p_holm']):<9}{c['score_diff']:+7.2f} "
-              f"[{c['score_diff_lo']:+7.2f}, {c['score_diff_hi']:+7.2f}]  "
-              f"{_p_text(c['score_p_holm'])}", file=out)
+    method = table["p_adjust"][0] if len(table) else ""
+    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; {method}):",
+          file=out)
+    for c in table.iter_rows(named=True):
+        print(f"  {c['verdict']}", file=out)
+        score = "" if c["score_diff"] is None else (
+            f"; score {c['score_diff']:+.2f} [{c['score_diff_lo']:+.2f}, "
+            f"{c['score_diff_hi']:+.2f}] p adj {_p_text(c['score_p_adjusted'])}")
+        print(f"      win share p adj {_p_text(c['win_p_adjusted'])} ({c['test']} test)"
+              f"{score}", file=out)
 
 
 # ---- commands ----------------------------------------------------------------------------
@@ -201,6 +214,27 @@ def run_spec(spec, out_dir: str, workers: int | None) -> int:
     return 0
 
 
+def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
+    from services.plan import PlanRequest, plan_experiment
+    from services.spec import ExperimentSpec
+
+    try:
+        request = PlanRequest(spec=ExperimentSpec.from_file(path), half_width=half_width,
+                              delta=delta, pilot_games=pilot_games)
+    except (ValidationError, ValueError) as exc:
+        return _spec_error(path, exc)
+    result = plan_experiment(request.spec, half_width=request.half_width, delta=request.delta,
+                             pilot_games=request.pilot_games, workers=workers)
+    print(result["verdict"])
+    for c in result["cells"]:
+        needs = ", ".join(f"{what} {c[key]:,}" for what, key in
+                          (("for the half-width", "games_for_half_width"),
+                           ("for the difference", "games_for_delta")) if key in c)
+        print(f"  {c['arm']}, {c['players']} players: {c['games_per_cpu_second']:.0f} games per "
+              f"CPU-second; games needed {needs}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="meeplelab",
                                      description="Monte Carlo balance analysis of tabletop games")
@@ -221,6 +255,17 @@ def main(argv: list[str] | None = None) -> int:
                        "(default ./results)")
         p.add_argument("--workers", type=int, default=None,
                        help="local Ray worker processes (default: every core)")
+    p = sub.add_parser("plan", help="estimate the games and wall time a spec needs, from a "
+                       "short pilot run")
+    p.add_argument("spec", help="experiment spec file (.json or .toml)")
+    p.add_argument("--half-width", type=float, default=None,
+                   help="target 95%% half-width on win shares (default: the spec's "
+                   "stop_when.half_width, else 0.01)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="difference from the baseline to detect with 80%% power")
+    p.add_argument("--pilot-games", type=int, default=200, help="pilot games per cell")
+    p.add_argument("--workers", type=int, default=None, help="cores the run will use "
+                   "(default: every core)")
     p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_DB, "
                        "MEEPLELAB_RESULTS, RAY_ADDRESS)")
     p.add_argument("--host", default="127.0.0.1",
@@ -234,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if getattr(args, "workers", None) is not None and args.workers < 1:
         parser.error("--workers must be >= 1")
+    if args.command == "plan":
+        return plan_spec_file(args.spec, args.half_width, args.delta, args.pilot_games,
+                              args.workers)
     if args.command == "games":
         print_catalogue()
         return 0

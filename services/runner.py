@@ -16,14 +16,13 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import ray
 
-from pipelines.stats import wilson_half_width
-from services.shard import (filesystem, seat_wins, cell_dir, experiment_path, play_shard,
-                            shard_name, warm_up)
+from services.shard import (filesystem, cell_dir, experiment_path, play_shard, shard_name,
+                            warm_up)
 from services.spec import Cell, ExperimentSpec
 
 __all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
@@ -65,34 +64,63 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
 
 
 # ---- the driver --------------------------------------------------------------------------
-class _Cells:
-    """Per-cell tallies (games and seat wins) for progress and the stop_when check."""
-
-    def __init__(self, cells: list[Cell]):
-        self.games = [0] * len(cells)
-        self.wins = [np.zeros(c.players) for c in cells]
-
-    def add(self, i: int, games: int, wins) -> None:
-        self.games[i] += games
-        self.wins[i] += np.asarray(wins, dtype=np.float64)
-
-    def precise(self, half_width: float) -> bool:
-        for n, wins in zip(self.games, self.wins):
-            if n == 0 or np.any(wilson_half_width(wins / n, n) >= half_width):
-                return False
-        return True
-
-
 def _written_shards(fs, root: str, cell: Cell) -> set[str]:
     info = fs.get_file_info(pafs.FileSelector(cell_dir(root, cell.arm, cell.players),
                                               allow_not_found=True))
     return {i.base_name for i in info if i.type == pafs.FileType.File}
 
 
-def _read_wins(fs, root: str, cell: Cell, start: int) -> tuple[int, list[float]]:
-    path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard_name(start))
-    table = pq.read_table(path, columns=["seat_win_share"], filesystem=fs)
-    return seat_wins(table.column("seat_win_share").combine_chunks())
+def _provenance_error(spec: ExperimentSpec, fs, root: str, cell: Cell, shard: str) -> str | None:
+    """Why a written shard must not be resumed (another engine version or other resolved
+    rules than this run would play), or None."""
+    import core_cy
+    from core_cy.batch import engine_label
+
+    game = core_cy.load(spec.game)
+    want = {"engine_version": engine_label(game),
+            "rules_fingerprint": game.rules_fingerprint(cell.rules, cell.players)}
+    path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard)
+    table = pq.read_table(path, columns=list(want), filesystem=fs)
+    for column, expected in want.items():
+        found = set(table.column(column).cast(pa.string()).unique().to_pylist())
+        if found != {expected}:
+            return (f"cannot resume: arm {cell.arm!r} with {cell.players} players already has "
+                    f"results with {column} {sorted(found)}, but this run would play "
+                    f"{expected!r}; results of different engines or rules are never pooled: "
+                    f"start a new experiment (another name or results folder)")
+    return None
+
+
+def _check_provenance(spec, fs, root, cells, written) -> str | None:
+    for cell, shards in zip(cells, written):
+        finished = sorted(s for s in shards if not s.startswith("."))  # not temporary files
+        for shard in finished[:1] + finished[-1:]:  # the first and the last
+            error = _provenance_error(spec, fs, root, cell, shard)
+            if error:
+                return error
+    return None
+
+
+def _should_stop(spec: ExperimentSpec, root_uri: str, games_per_cell: int) -> bool:
+    """The stop_when check between waves: precision (fixed-n intervals) or a decision
+    (always-valid confidence sequences, see pipelines.decided)."""
+    import pipelines
+
+    rule = spec.stop_when
+    if rule is None or games_per_cell < rule.min_games:
+        return False
+    if rule.half_width is not None:
+        table = pipelines.summary(root_uri)
+        low, high = ("team_win_lo", "team_win_hi") if table["cooperative"].any() else \
+            ("win_lo", "win_hi")
+        if bool(((table[high] - table[low]) / 2 < rule.half_width).all()):
+            return True
+    if rule.delta is not None:
+        look = pipelines.Look(interim=True, planned_games=rule.max_games, delta=rule.delta,
+                              alpha=rule.alpha)
+        baseline = spec.baseline_arm() if len(spec.arm_rules()) > 1 else None
+        return pipelines.decided(root_uri, baseline, look)
+    return False
 
 
 def _error_text(exc: BaseException) -> str:
@@ -110,14 +138,14 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                    cancel: threading.Event | None = None,
                    max_in_flight: int | None = None) -> str:
     """Plays `spec` into <results>/<experiment_id>/ and returns "done", "cancelled" or
-    "failed".  Shards already written are skipped; `progress` gets a Progress after each
-    shard and a last one with the final status (and the error text when failed)."""
+    "failed".  Shards already written are skipped (after checking they were played by the
+    same engine version and rules: "failed" otherwise); `progress` gets a Progress after
+    each shard and a last one with the final status (and the error text when failed)."""
     init_ray()
     started = time.monotonic()
     root_uri = experiment_path(results, experiment_id)
     fs, root = filesystem(root_uri)
     cells = spec.cells()
-    tally = _Cells(cells)
     written = [_written_shards(fs, root, c) for c in cells]
     limit = max_in_flight or _default_in_flight()
     total = spec.total_games()
@@ -135,21 +163,23 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         report(status, error)
         return status
 
-    for wave in spec.wave_shards():
+    mixed = _check_provenance(spec, fs, root, cells, written)
+    if mixed:
+        return finish("failed", mixed)
+    for end, wave in zip(spec.waves(), spec.wave_shards()):
         jobs = []
         for i, cell in enumerate(cells):
             for start, count in wave:
                 if shard_name(start) in written[i]:
-                    tally.add(i, *_read_wins(fs, root, cell, start))
                     state["done"] += count
                 else:
                     jobs.append((i, start, count))
         report()
-        outcome = _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state,
+        outcome = _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, state,
                             cancel, report)
         if outcome is not None:
             return finish(*outcome)
-        if spec.stop_when and tally.precise(spec.stop_when.half_width):
+        if end < spec.max_games_per_cell() and _should_stop(spec, root_uri, end):
             total = state["done"]
             break
     return finish("done")
@@ -163,8 +193,7 @@ def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, st
             "experiment": experiment_id, "arm": cell.arm, "root": root_uri}
 
 
-def _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state, cancel,
-              report):
+def _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, state, cancel, report):
     """Submits the wave's shards with at most `limit` in flight and handles them in
     completion order; returns None when the wave is complete, else (status, error)."""
     pending: dict = {}
@@ -185,7 +214,6 @@ def _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state, c
             except Exception as exc:  # the task failed after its retries
                 _cancel_all(pending)
                 return "failed", _error_text(exc)
-            tally.add(i, out["games"], out["wins"])
             state["done"] += out["games"]
             state["played"] += out["games"]
             report()

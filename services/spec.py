@@ -40,12 +40,32 @@ class Cell(NamedTuple):
 
 
 class StopWhen(BaseModel):
-    """Play in waves until every seat's 95% Wilson half-width on win share is below
-    `half_width` (checked between waves only), or until `max_games` per cell."""
+    """Play in waves of `games_per_arm` and stop after a wave (never before `min_games` per
+    cell) once a rule holds, or at `max_games` per cell:
+    - half_width, the precision rule: every seat's 95% interval on win share (a cooperative
+      game: the team win rate's) is narrower than +-half_width;
+    - delta, the decision rule: the question is decided at +-delta, that is every arm either
+      differs from the baseline or is equivalent to it within +-delta (one arm: every cell's
+      seats are shown unbalanced or balanced within +-delta), judged by confidence sequences
+      that hold at every look, so the error rate stays at most `alpha` however often the
+      runner checks.
+    With both, the run stops at whichever holds first."""
 
     model_config = ConfigDict(extra="forbid")
-    half_width: float = Field(gt=0, lt=0.5)
+    half_width: float | None = Field(default=None, gt=0, lt=0.5)
+    delta: float | None = Field(default=None, gt=0, lt=1)
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
+    min_games: int = Field(default=0, ge=0)
     max_games: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> "StopWhen":
+        if self.half_width is None and self.delta is None:
+            raise ValueError("stop_when needs half_width (precision) or delta (decision)")
+        if self.min_games > self.max_games:
+            raise ValueError(f"min_games ({self.min_games}) must be at most max_games "
+                             f"({self.max_games})")
+        return self
 
 
 def _error(loc: tuple, message: str, value: Any) -> InitErrorDetails:

@@ -279,7 +279,7 @@ def test_breakdown_by_an_outcome_column_and_its_errors(service):
     got = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "end_reason"}).json()
     expected = pipelines.breakdown(root, "end_reason")
     assert [r["value"] for r in got] == expected["value"].to_list()
-    assert sum(r["rows"] for r in got) == pipelines.scan(root).collect().height
+    assert sum(r["games"] for r in got) == pipelines.results(root).collect().height
     bad = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "no_such_column"})
     assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "by"
     bad = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "end_reason",

@@ -10,12 +10,11 @@ from scipy import stats
 
 import core_cy
 import pipelines
-from pipelines.stats import holm, wilson_interval
+from pipelines.stats import benjamini_hochberg, holm, wilson_interval
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
 GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
-Z = 1.959963984540054
 
 
 def _write(root, arm: str, players: int, rows: list[dict], start: int = 0):
@@ -35,6 +34,7 @@ def _write(root, arm: str, players: int, rows: list[dict], start: int = 0):
         "length": pa.array([r.get("length", 10) for r in rows], pa.int32()),
         "end_reason": [r.get("end", "normal") for r in rows],
         "game": [GAME] * n,
+        "engine_version": [f"{GAME}-test"] * n,
     })
     pq.write_table(table, folder / f"shard-{start:012d}.parquet")
 
@@ -68,6 +68,23 @@ def test_scan_of_an_empty_experiment(tmp_path):
         pipelines.scan(tmp_path)
 
 
+def _jeffreys(shares):
+    """Jeffreys interval with the effective count of tied shares, computed here with scipy."""
+    n, p, var = len(shares), np.mean(shares), np.var(shares)
+    m = n * p * (1 - p) / var if 0 < p < 1 and var > 0 else n
+    return stats.beta.ppf(0.025, p * m + 0.5, m - p * m + 0.5), \
+        stats.beta.ppf(0.975, p * m + 0.5, m - p * m + 0.5)
+
+
+def _hotelling_p(shares):
+    """Hotelling's T^2 test that the first k-1 mean shares are 1/k (numpy + scipy.stats.f)."""
+    n, k = shares.shape
+    x = shares[:, :k - 1] - 1 / k
+    t2 = n * x.mean(0) @ np.linalg.pinv(np.atleast_2d(np.cov(x, rowvar=False))) @ x.mean(0)
+    f = (n - k + 1) / ((k - 1) * (n - 1)) * t2
+    return stats.f.sf(f, k - 1, n - k + 1)
+
+
 def test_hand_made_cell(tmp_path):
     games = [_game([5, 3], 10, "normal"), _game([2, 7], 20, "normal"),
              _game([4, 4], 30, "timeout"), _game([9, 1], 40, "normal")]
@@ -77,22 +94,67 @@ def test_hand_made_cell(tmp_path):
     assert s["games"].to_list() == [4, 4]
     assert s["wins"].to_list() == [2.5, 1.5]
     assert s["win_share"].to_list() == [0.625, 0.375]
-    low, high = wilson_interval(0.625, 4)
+    low, high = _jeffreys(np.array([1, 0, 0.5, 1]))
     assert s["win_lo"][0] == pytest.approx(low) and s["win_hi"][0] == pytest.approx(high)
     scores0 = np.array([5, 2, 4, 9.0])
     assert s["score_mean"][0] == pytest.approx(scores0.mean())
-    half = Z * scores0.std(ddof=1) / 2
-    assert s["score_lo"][0] == pytest.approx(scores0.mean() - half)
+    low, high = stats.t.interval(0.95, 3, scores0.mean(), stats.sem(scores0))
+    assert (s["score_lo"][0], s["score_hi"][0]) == pytest.approx((low, high))
+    assert s["small_n"].all()  # 4 games: flagged
     assert s["tie_rate"][0] == pytest.approx(0.25)
     assert s["margin_mean"][0] == pytest.approx((2 + 5 + 0 + 8) / 4)
     assert s["length_mean"][0] == pytest.approx(25)
     assert (s["length_p10"][0], s["length_p90"][0]) == (10, 40)
     assert s["length_p50"][0] in (20, 30)  # the nearest observed length to the median
     assert s["end_normal"][0] == pytest.approx(0.75) and s["end_timeout"][0] == 0.25
-    chi2, p = stats.chisquare([2.5, 1.5])
-    assert s["seat_chi2"][0] == pytest.approx(chi2) and s["seat_p_value"][0] == pytest.approx(p)
+    shares = np.array([g["share"] for g in games])
+    assert s["seat_p_value"][0] == pytest.approx(_hotelling_p(shares))
+    assert s["seat_p_adjusted"][0] == pytest.approx(s["seat_p_value"][0])  # one cell
     assert s["team_win_rate"].is_null().all()  # a competitive game has no team result
     assert s["agent"].to_list() == ["random", "random"]
+    assert s["engine_version"][0] == f"{GAME}-test" and s["truncated"][0] == 0
+    assert s["verdict"][0].startswith("Seat 0 wins 62.5%") and "undecided" in s["verdict"][0]
+
+
+def test_truncated_games_are_left_out_and_counted(tmp_path):
+    game = core_cy.load(GAME)
+    safety = game.safety_end_reasons[0]
+    games = [_game([5, 3])] * 6 + [_game([0, 9], end=safety)] * 2
+    _write(tmp_path, "a", 2, games)
+    cell = pipelines.cell_summary(tmp_path).row(0, named=True)
+    assert cell["games"] == 6 and cell["truncated"] == 2
+    assert cell["truncated_share"] == pytest.approx(0.25)
+    assert cell[f"end_{safety}"] == pytest.approx(0.25)  # still an end reason of all games
+    assert "2 truncated games (25.0%) are left out" in cell["verdict"]
+    assert pipelines.seat_summary(tmp_path)["win_share"].to_list() == [1.0, 0.0]
+    counted = pipelines.seat_summary(tmp_path, include_truncated=True)
+    assert counted["win_share"].to_list() == [0.75, 0.25]
+    assert pipelines.results(tmp_path).collect().height == 6
+
+
+def test_seat_test_is_stratified_by_rotated_agents(tmp_path):
+    """A strong agent rotating through the seats: the pooled test would see its wins as
+    noise; stratified by seating, the seats show no effect and the agents do."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(600):
+        strong = i % 3
+        agents = ["random"] * 3
+        agents[strong] = "greedy"
+        winner = strong if rng.random() < 0.7 else (strong + 1 + rng.integers(2)) % 3
+        score = [0, 0, 0]
+        score[winner] = 1
+        rows.append(_game(score, agents=agents))
+    _write(tmp_path, "a", 3, rows)
+    cell = pipelines.cell_summary(tmp_path).row(0, named=True)
+    shares = np.array([r["share"] for r in rows])
+    strata = np.arange(600) % 3
+    means = np.mean([shares[strata == s].mean(0) for s in range(3)], axis=0)
+    assert pipelines.summary(tmp_path)["win_share"].to_numpy() == pytest.approx(means)
+    assert cell["seat_p_value"] > 0.01
+    agents = pipelines.agent_summary(tmp_path)
+    greedy = agents.filter(agent="greedy").row(0, named=True)
+    assert greedy["games"] == 600 and greedy["win_lo"] > 0.6
 
 
 def test_cells_are_separate_and_end_reasons_fill_zero(tmp_path):
@@ -111,17 +173,27 @@ def test_cells_are_separate_and_end_reasons_fill_zero(tmp_path):
     assert s.filter(arm="a", players=3)["win_share"].to_list() == [0.0, 1.0, 0.0]
 
 
-def test_cooperative_team_win_rate(tmp_path, monkeypatch):
+def test_cooperative_game_is_one_unit(tmp_path, monkeypatch):
     monkeypatch.setattr(pipelines, "_is_cooperative", lambda games: True)
     rows = [{"score": [1, 1], "share": [1.0, 1.0]}] * 3 + [{"score": [0, 0],
                                                              "share": [0.0, 0.0]}]
     _write(tmp_path, "a", 2, rows)
+    _write(tmp_path, "b", 2, rows[::-1])
     cells = pipelines.cell_summary(tmp_path)
     assert cells["team_win_rate"][0] == pytest.approx(0.75)
-    low, high = wilson_interval(0.75, 4)
+    low, high = _jeffreys(np.array([1, 1, 1, 0.0]))
     assert cells["team_win_lo"][0] == pytest.approx(low)
     assert cells["team_win_hi"][0] == pytest.approx(high)
-    assert cells["seat_p_value"].is_null().all()
+    assert cells["seat_p_value"].is_null().all() and cells["tie_rate"].is_null().all()
+    s = pipelines.summary(tmp_path)
+    assert len(s) == 2 and s["seat"].is_null().all()  # one row per cell, not per seat
+    assert s["verdict"][0].startswith("The team wins 75.0%")
+    c = pipelines.compare(tmp_path, "a")
+    assert len(c) == 1 and c["seat"][0] is None and c["pairs"][0] == 4  # one test
+    assert c["win_share_diff"][0] == pytest.approx(0.0)
+    assert "team win rate" in c["verdict"][0]
+    per_agent = pipelines.breakdown(tmp_path, "seat_agent")
+    assert per_agent["games"].to_list() == [4, 4]  # each game once, not once per seat
 
 
 def test_agent_summary_and_rotated_seats(tmp_path):
@@ -130,7 +202,7 @@ def test_agent_summary_and_rotated_seats(tmp_path):
     _write(tmp_path, "a", 2, rows)
     agents = pipelines.agent_summary(tmp_path)
     assert agents["agent"].to_list() == ["greedy", "random"]
-    assert agents["seat_games"].to_list() == [4, 4]
+    assert agents["games"].to_list() == [4, 4] and agents["seat_games"].to_list() == [4, 4]
     assert agents["win_share"].to_list() == [0.5, 0.5]
     assert agents["score_mean"].to_list() == [(3 + 2 + 1 + 0) / 4, (1 + 0 + 5 + 4) / 4]
     assert pipelines.summary(tmp_path)["agent"].to_list() == ["rotated", "rotated"]
@@ -149,14 +221,20 @@ def test_compare_pairs_games_by_index(tmp_path):
     assert c["pairs"].to_list() == [6, 6]
     d = np.array([0, 1, 0, 1, 0, 0.0])  # seat 0 share differences, game by game
     assert c["win_share_diff"][0] == pytest.approx(d.mean())
-    se = d.std(ddof=1) / np.sqrt(6)
-    assert c["win_diff_lo"][0] == pytest.approx(d.mean() - Z * se)
-    assert c["win_p"][0] == pytest.approx(2 * stats.norm.sf(d.mean() / se))
+    assert c["test"][0] == "sign"  # two differing pairs: the exact sign test
+    assert c["win_p"][0] == pytest.approx(stats.binomtest(2, 2).pvalue)
+    assert c["win_p"][1] == c["win_p"][0]  # two players: seat 1 mirrors seat 0, one test
     ds = np.array([0, 1, 0, 1, 1, 0.0])  # seat 0 score differences
     assert c["score_diff"][0] == pytest.approx(ds.mean())
-    p_all = np.concatenate([c["win_p"].to_numpy(), c["score_p"].to_numpy()])
-    assert np.concatenate([c["win_p_holm"].to_numpy(), c["score_p_holm"].to_numpy()]) == \
-        pytest.approx(holm(p_all))
+    family = np.array([c["win_p"][0], c["score_p"][0], c["score_p"][1]])
+    q = benjamini_hochberg(family)
+    assert c["win_p_adjusted"][0] == pytest.approx(q[0])
+    assert c["score_p_adjusted"].to_list() == pytest.approx(q[1:].tolist())
+    level = 0.05 / 3  # no rejection among 3 tests: the false-coverage level alpha / m
+    half = stats.t.ppf(1 - level / 2, 5) * d.std(ddof=1) / np.sqrt(6)
+    assert c["win_diff_lo"][0] == pytest.approx(d.mean() - half)
+    assert c["interval_level"][0] == pytest.approx(1 - level)
+    assert "Benjamini-Hochberg over 3 test(s)" in c["p_adjust"][0]
     assert c["baseline"].to_list() == ["base", "base"]
 
 
@@ -207,7 +285,7 @@ def test_summary_of_a_real_experiment_matches_numpy(experiment):
         lengths = np.array([r["length"] for r in group])
         assert part["length_p50"][0] in set(lengths.tolist())
         assert part["length_mean"][0] == pytest.approx(lengths.mean())
-        assert part["seat_chi2"][0] == pytest.approx(stats.chisquare(shares.sum(axis=0))[0])
+        assert part["seat_p_value"][0] == pytest.approx(_hotelling_p(shares))
         ends = part.select(pl.col("^end_.*$")).row(0)
         assert sum(ends) == pytest.approx(1.0)
 
@@ -231,7 +309,8 @@ def test_compare_on_a_real_experiment_is_paired(experiment):
         part = c.filter(players=players).sort("seat")
         assert part["pairs"].to_list() == [len(a)] * players
         assert part["score_diff"].to_numpy() == pytest.approx(diff.mean(axis=0))
-        half = Z * diff.std(axis=0, ddof=1) / np.sqrt(len(a))
+        level = 1 - part["interval_level"][0]
+        half = stats.t.ppf(1 - level / 2, len(a) - 1) * diff.std(axis=0, ddof=1) / np.sqrt(len(a))
         assert part["score_diff_hi"].to_numpy() == pytest.approx(diff.mean(axis=0) + half)
 
 
@@ -249,14 +328,14 @@ def test_breakdown_gives_team_win_rates_per_adventurer_and_per_team(tmp_path):
     rows = rb.to_pylist()
     names = set(game.outcome_labels["adventurer"])
     per_adv = pipelines.breakdown(tmp_path, "seat_adventurer")
-    assert set(per_adv["value"]) <= names and per_adv["rows"].sum() == 3 * 400
+    assert set(per_adv["value"]) <= names and per_adv["games"].sum() == 3 * 400
     for r in per_adv.iter_rows(named=True):
         games = [g for g in rows if r["value"] in g["seat_adventurer"]]
-        assert r["rows"] == len(games)
+        assert r["games"] == len(games)
         assert r["win_rate"] == pytest.approx(np.mean([g["seat_win_share"][0] for g in games]))
         assert r["win_lo"] - 1e-12 <= r["win_rate"] <= r["win_hi"] + 1e-12
     teams = pipelines.breakdown(tmp_path, "seat_adventurer", team=True)
-    assert teams["rows"].sum() == 400 and teams["row_share"].sum() == pytest.approx(1)
+    assert teams["games"].sum() == 400 and teams["game_share"].sum() == pytest.approx(1)
     some = teams.row(0, named=True)
     members = some["value"].split("+")
     assert len(members) == 3 and members == sorted(members)

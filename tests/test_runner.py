@@ -149,10 +149,16 @@ def test_failure_reports_the_error(ray_local, tmp_path):
     assert "arm=b" in seen[-1].error or "exists" in seen[-1].error.lower()
 
 
-def _wilson_half(wins: np.ndarray, n: int) -> np.ndarray:
-    z = 1.959963984540054
-    p = wins / n
-    return z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+def _jeffreys_half(shares: np.ndarray) -> np.ndarray:
+    """Per seat, the half-width of Jeffreys' interval with the effective count of tied
+    shares (scipy's beta quantiles)."""
+    from scipy import stats
+
+    n, p, var = len(shares), shares.mean(axis=0), shares.var(axis=0)
+    m = np.where((var > 0) & (p > 0) & (p < 1), n * p * (1 - p) / np.where(var > 0, var, 1), n)
+    low = stats.beta.ppf(0.025, p * m + 0.5, m - p * m + 0.5)
+    high = stats.beta.ppf(0.975, p * m + 0.5, m - p * m + 0.5)
+    return (high - low) / 2
 
 
 def test_stop_when_stops_after_the_first_precise_wave(ray_local, tmp_path):
@@ -167,7 +173,7 @@ def test_stop_when_stops_after_the_first_precise_wave(ray_local, tmp_path):
               for arm in ("a", "b")}
 
     def precise(n):
-        return all(np.all(_wilson_half(s[:n].sum(axis=0), n) < half) for s in shares.values())
+        return n > 0 and all(np.all(_jeffreys_half(s[:n]) < half) for s in shares.values())
 
     assert precise(per_arm)
     assert not precise(per_arm - 100)  # the wave before was not yet precise enough
