@@ -1,0 +1,27 @@
+"""Sample-size planning: POST /api/plan (services.plan)."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, HTTPException
+
+from services.api.deps import get_settings, require_token
+from services.api.errors import responses
+from services.plan import PlanRequest, plan_experiment
+from services.settings import Settings
+
+router = APIRouter(prefix="/api/plan", tags=["experiments"])
+
+
+@router.post("", response_model=dict, responses=responses(401, 422))
+def plan(request: PlanRequest, owner: str = Depends(require_token),
+         settings: Settings = Depends(get_settings)):
+    """Games per cell and wall time an experiment needs, estimated from a short pilot run of
+    its spec (played here, not stored): for every 95% interval on win shares to be narrower
+    than +-half_width, and to detect a difference `delta` from the baseline with 80% power."""
+    cells = len(request.spec.cells())
+    if cells > settings.max_cells:
+        raise HTTPException(422, [{"field": "spec.arms", "loc": ["body", "spec", "arms"],
+                                   "type": "limit", "msg": f"the experiment has {cells:,} cells; "
+                                   f"this service plans at most {settings.max_cells:,} "
+                                   "(limit MEEPLELAB_MAX_CELLS)"}])
+    return plan_experiment(request.spec, half_width=request.half_width, delta=request.delta,
+                           pilot_games=request.pilot_games)

@@ -1,0 +1,81 @@
+"""Statistics of an experiment's results (pipelines' tables as JSON)."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+
+import pipelines
+from services import datasets
+from services.api.deps import dataset, experiment
+from services.api.errors import responses, unprocessable
+from services.api.models import Row
+from services.spec import ExperimentSpec
+
+router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
+                   responses=responses(401, 404, 409, 422))
+
+
+def look(delta: float | None = Query(None, gt=0, lt=1, description="the difference in win "
+                                    "share that matters, as a fraction (default: the spec's "
+                                    "stop_when.delta, else 0.01)"),
+         record: dict = Depends(experiment)) -> pipelines.Look:
+    """How the figures are computed: interim (always-valid confidence sequences, no
+    p-values) unless the run is done, at the margin `delta`."""
+    spec = ExperimentSpec.model_validate(record["spec"])
+    if delta is None:
+        rule = spec.stop_when
+        delta = rule.delta if rule is not None and rule.delta else pipelines.DELTA
+    return pipelines.Look(interim=record["status"] != "done",
+                          planned_games=spec.max_games_per_cell(), delta=delta)
+
+
+TRUNCATED = Query(False, description="count games cut short by a simulator safety (e.g. "
+                  "turn_limit); left out by default")
+
+
+@router.get("/summary", response_model=list[Row])
+def summary(include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
+            root: str = Depends(dataset)):
+    """Per (arm, players, seat) of a competitive game, or per (arm, players) of a
+    cooperative one: win share (team win rate) with its 95% interval, a one-sentence
+    `verdict` per cell, the seat-balance test (adjusted over the cells), truncated games and
+    the engine version (pipelines.summary).  `interim` while the run is not done."""
+    return datasets.records(pipelines.summary(root, include_truncated, figures))
+
+
+@router.get("/compare", response_model=list[Row])
+def compare(baseline: str | None = Query(
+                None, description="the arm to compare against (default: the spec's baseline)"),
+            include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
+            record: dict = Depends(experiment), root: str = Depends(dataset)):
+    """Each arm against the baseline arm on paired games: differences with intervals,
+    p-values adjusted over the experiment (Benjamini-Hochberg, intervals at the matching
+    level; interim confidence sequences while running) and a `verdict` per row."""
+    spec = ExperimentSpec.model_validate(record["spec"])
+    arms = list(spec.arm_rules())
+    baseline = spec.baseline_arm() if baseline is None else baseline
+    if baseline not in arms:
+        raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
+                            f"experiment; arms: {arms}")
+    return datasets.records(pipelines.compare(root, baseline, include_truncated, figures))
+
+
+@router.get("/breakdown", response_model=list[Row])
+def breakdown(by: str = Query(..., description="an outcome column, e.g. seat_adventurer or "
+                              "end_reason"),
+              team: bool = Query(False, description="key a per-seat column by the sorted "
+                                 "values of all seats (e.g. adventurer teams)"),
+              include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
+              root: str = Depends(dataset)):
+    """Win share (team win rate in cooperative games) per value of an outcome column, each
+    game counted once per value (pipelines.breakdown)."""
+    try:
+        return datasets.records(pipelines.breakdown(root, by, team, include_truncated, figures))
+    except ValueError as exc:
+        raise unprocessable("team" if "team=True" in str(exc) else "by", str(exc))
+
+
+@router.get("/histograms", response_model=dict)
+def histograms(bins: int = Query(20, ge=1, le=200), root: str = Depends(dataset)):
+    """Histograms from the raw rows: game length per (arm, players) and score per
+    (arm, players, seat), each on edges shared by all its series."""
+    return datasets.histograms(root, bins)
