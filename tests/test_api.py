@@ -150,6 +150,52 @@ def test_summary_is_the_pipelines_summary(service):
         expected.select("arm", "players", "seat").iter_rows())
 
 
+def test_finished_run_has_fixed_n_verdicts_and_the_margin_is_a_query(service):
+    client, eid, root = service
+    rows = client.get(f"/api/experiments/{eid}/summary").json()
+    assert all(r["verdict"] and not r["interim"] and r["engine_version"] for r in rows)
+    assert all(r["seat_p_adjusted"] is not None for r in rows)
+    compared = client.get(f"/api/experiments/{eid}/compare", params={"delta": 0.5}).json()
+    assert all("±50 points" in r["verdict"] and r["decided"] for r in compared)
+    bad = client.get(f"/api/experiments/{eid}/compare", params={"delta": 2})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"].endswith("delta")
+
+
+def test_figures_are_interim_until_the_run_is_done(service):
+    client, eid, root = service
+    registry = client.app.state.registry
+    registry.set_status(eid, "running")
+    try:
+        rows = client.get(f"/api/experiments/{eid}/summary").json()
+        compared = client.get(f"/api/experiments/{eid}/compare").json()
+    finally:
+        registry.set_status(eid, "done")
+    assert all(r["interim"] and r["verdict"].startswith("Interim:") for r in rows)
+    assert all(r["seat_p_value"] is None for r in rows)  # no p-values mid-run
+    assert all(r["interim"] and r["win_p"] is None for r in compared)
+    final = client.get(f"/api/experiments/{eid}/compare").json()
+    for early, late in zip(compared, final):  # confidence sequences are wider
+        assert early["win_diff_hi"] - early["win_diff_lo"] > late["win_diff_hi"] - late["win_diff_lo"]
+
+
+def test_plan_estimates_games_and_time_from_a_pilot(idle):
+    spec = small_spec()
+    response = idle.post("/api/plan", json={"spec": spec, "half_width": 0.05, "delta": 0.1,
+                                            "pilot_games": 100})
+    assert response.status_code == 200, response.text
+    plan = response.json()
+    cells = 2 * (len(spec["players"]) if isinstance(spec["players"], list) else 1)
+    assert len(plan["cells"]) == cells and plan["total_games"] == cells * plan["games_per_cell"]
+    # a fair seat's share has sd at most 0.5: +-5 points needs at most (1.96 * 0.5 / 0.05)^2
+    assert all(0 < c["games_for_half_width"] <= 385 for c in plan["cells"])
+    assert any("games_for_delta" in c for c in plan["cells"]) and plan["wall_seconds"] > 0
+    assert plan["verdict"].startswith("About ")
+    bad = idle.post("/api/plan", json={"spec": spec, "half_width": 0.7})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "half_width"
+    bad = idle.post("/api/plan", json={"spec": {**spec, "game": "nope"}})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "spec.game"
+
+
 def test_compare_defaults_to_the_baseline_and_rejects_unknown_arms(service):
     client, eid, root = service
     got = client.get(f"/api/experiments/{eid}/compare").json()

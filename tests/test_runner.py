@@ -283,3 +283,35 @@ def test_a_killed_worker_is_retried_and_rows_are_unchanged(ray_local, tmp_path):
     direct = batch.play(game, PLAYERS, spec.arm_rules()["a"], "random", seed=99, start=0,
                         count=4000, experiment="exp", arm="a").to_pylist()
     assert [r for r in rows if r["arm"] == "a"] == direct
+
+
+def test_resume_refuses_results_of_another_engine_or_rules(ray_local, tmp_path):
+    spec = _spec(games_per_arm=200)
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    first = _files(tmp_path / "exp")[0]
+    table = pq.read_table(first)
+    column = table.schema.get_field_index("engine_version")
+    other = pa.array(["an-older-engine"] * table.num_rows).dictionary_encode()
+    pq.write_table(table.set_column(column, "engine_version", other), first)
+    (tmp_path / "exp" / "arm=b").rename(tmp_path / "moved")  # cell b must be played again
+    before = {p: p.stat().st_mtime_ns for p in _files(tmp_path / "exp")}
+    seen = []
+    assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "failed"
+    assert "an-older-engine" in seen[-1].error and "new experiment" in seen[-1].error
+    assert not (tmp_path / "exp" / "arm=b").exists()  # nothing was played
+    assert {p: p.stat().st_mtime_ns for p in _files(tmp_path / "exp")} == before
+
+
+def test_stop_when_decided_stops_once_the_comparison_is_decided(ray_local, tmp_path):
+    """At a wide margin (+-20 points) the arms are soon shown equivalent or different under
+    the always-valid figures: the run stops at the first wave after min_games where that
+    holds, long before max_games."""
+    spec = _spec(games_per_arm=200, stop_when={"delta": 0.2, "min_games": 400,
+                                               "max_games": 20_000})
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    per_arm = len(_rows(tmp_path / "exp")) // 2
+    assert 400 <= per_arm < 20_000 and per_arm % 200 == 0
+    look = pipelines.Look(interim=True, planned_games=20_000, delta=0.2)
+    assert pipelines.decided(tmp_path / "exp", "a", look)
+    assert not pipelines.decided(tmp_path / "exp", "a",
+                                 pipelines.Look(interim=True, planned_games=20_000, delta=0.001))
