@@ -171,6 +171,38 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     assert "from the browser" in row.text and "done" in row.text and GAME
 
 
+def test_cooperative_experiment_shows_one_team_result_per_game(server, browser):
+    """Forbidden Desert: team win rate per arm, how games end (stacked), team win rate per
+    adventurer and game length; no per-seat bars, fair line, tie rate or score histograms."""
+    import json
+    import urllib.request
+
+    spec = {"name": "desert in the browser", "game": "forbidden_desert", "players": 3,
+            "agents": "planner", "arms": {"novice": {"difficulty": "novice"},
+                                          "legendary": {"difficulty": "legendary"}},
+            "games_per_arm": 200, "shard_size": 100, "seed": 1}
+    request = urllib.request.Request(server + "/api/experiments", json.dumps(spec).encode(),
+                                     {"Content-Type": "application/json"})
+    eid = json.loads(urllib.request.urlopen(request).read())["id"]
+    browser.get(f"{server}/experiments/{eid}")
+    _wait(browser, lambda d: _css(d, "#status") and _css(d, "#status")[0].text == "done"
+          and _css(d, "section.players svg.chart rect.segment"), 60, "no cooperative charts")
+    (section,) = _css(browser, "section.players")
+    titles = [h.text for h in section.find_elements("css selector", ".chart-box h4")]
+    assert titles[0].startswith("Team win rate per arm") and titles[1].startswith("How games end")
+    assert any("per adventurer" in t for t in titles) and any("Game length" in t for t in titles)
+    assert not any("seat" in t.lower() or "Score" in t for t in titles)
+    team = section.find_elements("css selector", "svg.chart")[0]
+    assert len(team.find_elements("css selector", "rect.bar")) == 2  # one bar per arm
+    assert not section.find_elements("css selector", "line.reference")  # no fair line
+    assert "tie rate" not in section.text
+    assert len(section.find_elements("css selector", "ul.verdicts li")) == 2
+    compare_rows = section.find_elements("css selector", "table.data")[1].find_elements(
+        "css selector", "tbody tr")
+    assert len(compare_rows) == 1  # the team result is one test
+    _no_page_errors(browser)
+
+
 def test_api_docs_render_offline(server, browser):
     """Swagger UI from the local package renders the OpenAPI 3.1 document."""
     browser.get(f"{server}/docs")

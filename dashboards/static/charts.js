@@ -1,5 +1,6 @@
 // Small SVG charts drawn from the API's JSON: no chart library, nothing fetched from outside.
-// Meeple.barChart: grouped bars with error bars; Meeple.histogram: overlaid step histograms.
+// Meeple.barChart: grouped bars with error bars; Meeple.stackedBars: shares stacked per group;
+// Meeple.histogram: overlaid step histograms.
 "use strict";
 window.Meeple = window.Meeple || {};
 
@@ -96,6 +97,30 @@ window.Meeple = window.Meeple || {};
       el("line", {x1: PAD.l, x2: W - PAD.r, y1: y(opts.reference), y2: y(opts.reference),
                   class: "reference"}, svg);
     legend(container, series.map((s) => s.name));
+    return svg;
+  };
+
+  // groups: x labels; segments: [{name, values: [share per group]}] stacked from 0 up to 1.
+  M.stackedBars = function (container, groups, segments, opts) {
+    opts = opts || {};
+    const svg = frame(container, opts.title);
+    const y = yAxis(svg, 0, 1, opts.yLabel || "share of games");
+    const gw = (W - PAD.l - PAD.r) / groups.length, bw = Math.min(gw * 0.6, 90);
+    groups.forEach((g, gi) => {
+      const x = PAD.l + gw * (gi + 0.5) - bw / 2;
+      el("text", {x: x + bw / 2, y: H - PAD.b + 16, "text-anchor": "middle", class: "tick"},
+         svg, g);
+      let base = 0;
+      segments.forEach((s, si) => {
+        const v = s.values[gi] || 0;
+        if (v <= 0) return;
+        const part = el("rect", {x, y: y(base + v), width: bw, height: y(base) - y(base + v),
+                                 fill: M.color(si), class: "segment"}, svg);
+        el("title", {}, part, `${g}, ${s.name}: ${(100 * v).toFixed(1)}%`);
+        base += v;
+      });
+    });
+    legend(container, segments.map((s) => s.name));
     return svg;
   };
 

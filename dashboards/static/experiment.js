@@ -1,15 +1,20 @@
-// One experiment: status and live progress (polling), then per player count the win share
-// per seat per arm with 95% intervals, score histograms per seat, the game-length histogram,
-// the summary table and the comparison against the baseline with significant rows marked.
+// One experiment: status and live progress (polling), then per player count the verdicts,
+// the charts and tables of the API's figures.  While the run goes on the figures are interim
+// (always-valid confidence sequences, no p-values) and say so; the fixed-n figures replace
+// them when it is done.  A competitive game: win share per seat per arm against the fair
+// share, score and length histograms, the summary and the comparison with the baseline.  A
+// cooperative game is one team result per game: team win rate per arm, how games end per arm
+// (stacked), team win rate per role or team make-up, game length; no seats, ties or fair line.
 "use strict";
 (function (M) {
   const POLL_MS = 1000;
   const RESULTS_EVERY = 5;  // while running, reload the (partial) results every 5 polls
   const FINISHED = ["done", "failed", "cancelled"];
+  const TRUNCATION_WARNING = 0.01;  // warn when more than 1% of a cell's games were truncated
   const id = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
   const api = `/api/experiments/${encodeURIComponent(id)}`;
   const $ = (x) => document.getElementById(x);
-  let polls = 0, shownFinal = false;
+  let polls = 0, shownFinal = false, gameInfo = null;
 
   function chartBox(title, draw) {
     const box = M.h("div", {class: "chart-box"}, M.h("h4", {}, title));
@@ -18,17 +23,70 @@
   }
 
   const unique = (values) => [...new Set(values)];
+  const pct = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(1)}%`);
+  const interval = (lo, hi, f) => (v, r) => `${(f || M.num)(v)} [${(f || M.num)(r[lo])}, ` +
+                                            `${(f || M.num)(r[hi])}]`;
+  const pval = (v) => (v === null || v === undefined ? "–" : v < 1e-4 ? "<0.0001" : v.toFixed(4));
+  const points = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(2)} pts`);
 
+  // ---- shared pieces ------------------------------------------------------------------------
+  function verdicts(rows) {
+    return M.h("ul", {class: "verdicts"},
+               unique(rows.map((r) => r.verdict).filter(Boolean)).map((v) => M.h("li", {}, v)));
+  }
+
+  function truncationWarning(cells) {
+    const over = cells.filter((c) => c.truncated_share > TRUNCATION_WARNING);
+    if (!over.length) return [];
+    return M.h("p", {class: "warning"}, "Truncated games (ended by a simulator safety, left " +
+      "out of every figure): " + over.map((c) => `${c.arm} ${pct(c.truncated_share)} ` +
+      `(${M.num(c.truncated)} games)`).join(", ") + ". The agents may stall in these rules.");
+  }
+
+  function lengthChart(hist, players, arms) {
+    const mine = hist.length.series.filter((s) => s.players === players);
+    return chartBox(`Game length, ${players} players`, (box) =>
+      M.histogram(box, hist.length.edges,
+        arms.map((arm) => mine.find((s) => s.arm === arm)).filter(Boolean)
+            .map((s) => ({name: s.arm, counts: s.counts})), {xLabel: "game length (moves)"}));
+  }
+
+  function compareTable(rows, cooperative) {
+    const level = rows.length ? rows[0].interval_level : 0.95;
+    const head = `[${(100 * level).toFixed(1)}%]`;
+    const columns = [["arm", "arm", String]];
+    if (!cooperative) columns.push(["seat", "seat"]);
+    columns.push(["pairs", "paired games"],
+      ["win_share_diff", `Δ ${cooperative ? "team win rate" : "win share"} ${head}`,
+       interval("win_diff_lo", "win_diff_hi", points)],
+      ["win_p_adjusted", "p (adjusted)", pval]);
+    if (!cooperative)
+      columns.push(["score_diff", `Δ mean score ${head}`, interval("score_diff_lo", "score_diff_hi")],
+                   ["score_p_adjusted", "p (adjusted)", pval]);
+    columns.push(["significant", "significant", (v) => (v ? "★ yes" : "no")],
+                 ["verdict", "verdict", String]);
+    return [M.table(rows, columns, (r) => (r.significant ? "significant" : "")),
+            M.h("p", {class: "help"}, rows.length ? rows[0].p_adjust : "")];
+  }
+
+  function comparison(compare, players, cooperative) {
+    const rows = compare.filter((r) => r.players === players);
+    if (!rows.length) return [];
+    return [M.h("h3", {}, `Comparison with the baseline (${rows[0].baseline})`),
+            compareTable(rows, cooperative)];
+  }
+
+  // ---- competitive games ----------------------------------------------------------------------
   function winShareChart(rows, players, arms) {
     const seats = unique(rows.map((r) => r.seat)).sort((a, b) => a - b);
     const series = arms.map((arm) => ({name: arm, points: seats.map((s) => {
       const r = rows.find((x) => x.arm === arm && x.seat === s);
       return r ? {y: r.win_share, lo: r.win_lo, hi: r.win_hi} : null;
     })}));
-    return chartBox(`Win share per seat, ${players} players (95% intervals)`, (box) =>
-      M.barChart(box, seats.map((s) => `seat ${s}`), series,
-                 {yLabel: "win share", yMin: 0, reference: 1 / players,
-                  title: `win share per seat, ${players} players`}));
+    return chartBox(`Win share per seat, ${players} players (95% intervals; dashed: fair)`,
+      (box) => M.barChart(box, seats.map((s) => `seat ${s}`), series,
+                          {yLabel: "win share", yMin: 0, reference: 1 / players,
+                           title: `win share per seat, ${players} players`}));
   }
 
   function scoreCharts(hist, players, arms) {
@@ -42,57 +100,110 @@
         {xLabel: "score"})));
   }
 
-  function lengthChart(hist, players, arms) {
-    const mine = hist.length.series.filter((s) => s.players === players);
-    return chartBox(`Game length, ${players} players`, (box) =>
-      M.histogram(box, hist.length.edges,
-        arms.map((arm) => mine.find((s) => s.arm === arm)).filter(Boolean)
-            .map((s) => ({name: s.arm, counts: s.counts})), {xLabel: "game length (moves)"}));
-  }
-
-  const interval = (lo, hi) => (v, r) => `${M.num(v)} [${M.num(r[lo])}, ${M.num(r[hi])}]`;
-  const pval = (v) => (v === null || v === undefined ? "–" : v < 1e-4 ? "<0.0001" : v.toFixed(4));
-
   function summaryTable(rows) {
     return M.table(rows, [["arm", "arm", String], ["seat", "seat"], ["agent", "agent", String],
-      ["games", "games"], ["win_share", "win share [95%]", interval("win_lo", "win_hi")],
+      ["games", "games"], ["win_share", "win share [95%]", interval("win_lo", "win_hi", pct)],
       ["score_mean", "mean score [95%]", interval("score_lo", "score_hi")],
-      ["seat_p_value", "seat balance p", pval], ["tie_rate", "tie rate"],
-      ["length_p50", "median length"]]);
+      ["seat_p_adjusted", "seat balance p (adjusted)", pval], ["tie_rate", "tie rate", pct],
+      ["truncated", "truncated"], ["length_p50", "median length"]]);
   }
 
-  function compareTable(rows) {
-    return M.table(rows, [["arm", "arm", String], ["seat", "seat"], ["pairs", "paired games"],
-      ["win_share_diff", "Δ win share [95%]", interval("win_diff_lo", "win_diff_hi")],
-      ["win_p_holm", "p (Holm)", pval],
-      ["score_diff", "Δ mean score [95%]", interval("score_diff_lo", "score_diff_hi")],
-      ["score_p_holm", "p (Holm)", pval],
-      ["significant", "significant", (v) => (v ? "★ yes" : "no")]],
-      (r) => (r.significant ? "significant" : ""));
+  function competitiveSection(rows, players, arms, hist, compare) {
+    const cells = arms.map((arm) => rows.find((r) => r.arm === arm)).filter(Boolean);
+    return [verdicts(cells), truncationWarning(cells),
+      M.h("div", {class: "charts"}, winShareChart(rows, players, arms),
+          lengthChart(hist, players, arms), scoreCharts(hist, players, arms)),
+      M.h("h3", {}, "Summary"), summaryTable(rows),
+      M.h("p", {class: "help"}, cells.length ? `${cells[0].p_adjust || ""}; engine ` +
+          `${cells[0].engine_version}` : ""),
+      comparison(compare, players, false)];
   }
 
+  // ---- cooperative games -----------------------------------------------------------------------
+  function teamChart(cells, players) {
+    return chartBox(`Team win rate per arm, ${players} players (95% intervals)`, (box) =>
+      M.barChart(box, cells.map((c) => c.arm), [{name: "team win rate", points: cells.map(
+        (c) => ({y: c.team_win_rate, lo: c.team_win_lo, hi: c.team_win_hi}))}],
+        {yLabel: "team win rate", yMin: 0, title: `team win rate, ${players} players`}));
+  }
+
+  function endingChart(cells, players) {
+    const reasons = unique(cells.flatMap((c) => Object.keys(c).filter(
+      (k) => k.startsWith("end_") && c[k] > 0))).sort();
+    return chartBox(`How games end per arm, ${players} players`, (box) =>
+      M.stackedBars(box, cells.map((c) => c.arm), reasons.map((k) => ({
+        name: k.slice(4).replaceAll("_", " "), values: cells.map((c) => c[k] || 0)})),
+        {title: `end reasons per arm, ${players} players`}));
+  }
+
+  function breakdownChart(rows, players, arms, label, team) {
+    const values = unique(rows.map((r) => r.value)).sort();
+    const series = arms.map((arm) => ({name: arm, points: values.map((v) => {
+      const r = rows.find((x) => x.arm === arm && x.value === v);
+      return r ? {y: r.win_rate, lo: r.win_lo, hi: r.win_hi} : null;
+    })}));
+    const what = team ? `team make-up (${label})` : label;
+    return chartBox(`Team win rate per ${what}, ${players} players (95% intervals)`, (box) =>
+      M.barChart(box, values, series, {yLabel: "team win rate", yMin: 0,
+                                       title: `team win rate per ${what}`}));
+  }
+
+  async function roleCharts(players, arms) {
+    const labels = Object.keys(gameInfo.outcome_labels || {})
+      .filter((name) => (gameInfo.seat_outcomes || []).includes(name));
+    const charts = [];
+    for (const label of labels) {
+      const rows = (await M.getJSON(`${api}/breakdown?by=seat_${encodeURIComponent(label)}`))
+        .filter((r) => r.players === players);
+      charts.push(breakdownChart(rows, players, arms, label, false));
+    }
+    return charts;
+  }
+
+  function teamTable(cells) {
+    return M.table(cells, [["arm", "arm", String], ["agent", "agents", String],
+      ["games", "games"],
+      ["team_win_rate", "team win rate [95%]", interval("team_win_lo", "team_win_hi", pct)],
+      ["truncated", "truncated"], ["length_p50", "median length"]]);
+  }
+
+  async function cooperativeSection(rows, players, arms, hist, compare) {
+    const cells = arms.map((arm) => rows.find((r) => r.arm === arm)).filter(Boolean);
+    return [verdicts(cells), truncationWarning(cells),
+      M.h("div", {class: "charts"}, teamChart(cells, players), endingChart(cells, players),
+          await roleCharts(players, arms), lengthChart(hist, players, arms)),
+      M.h("h3", {}, "Summary"), teamTable(cells),
+      M.h("p", {class: "help"}, cells.length ? `engine ${cells[0].engine_version}` : ""),
+      comparison(compare, players, true)];
+  }
+
+  // ---- loading -----------------------------------------------------------------------------------
   async function loadResults(exp) {
     let summary, hist, compare = [];
     try {
-      [summary, hist] = await Promise.all([M.getJSON(`${api}/summary`), M.getJSON(`${api}/histograms`)]);
+      [summary, hist] = await Promise.all([M.getJSON(`${api}/summary`),
+                                           M.getJSON(`${api}/histograms`)]);
     } catch (e) {
       if (e.status === 409) return false;  // no shard written yet
       throw e;
     }
+    if (!gameInfo) gameInfo = (await M.getJSON("/api/games")).find((g) => g.name === exp.game);
     const arms = unique(summary.map((r) => r.arm));
     if (arms.length > 1) compare = await M.getJSON(`${api}/compare`);
-    const out = [];
+    const cooperative = summary.length > 0 && summary[0].cooperative;
+    const interim = summary.some((r) => r.interim);
+    const out = [interim ? M.h("p", {class: "interim", id: "interim"}, "Interim figures: the run " +
+      "is not done, so every interval is a confidence sequence that holds at any look (wider " +
+      "than the final ones) and no p-values are shown. The final figures appear when it is done.")
+      : []];
     for (const players of unique(summary.map((r) => r.players)).sort((a, b) => a - b)) {
       const rows = summary.filter((r) => r.players === players);
+      const body = cooperative ? await cooperativeSection(rows, players, arms, hist, compare)
+        : competitiveSection(rows, players, arms, hist, compare);
       out.push(M.h("section", {class: "players", "data-players": players},
-        M.h("h2", {}, `${players} players`),
-        M.h("div", {class: "charts"}, winShareChart(rows, players, arms),
-            lengthChart(hist, players, arms), scoreCharts(hist, players, arms)),
-        M.h("h3", {}, "Summary"), summaryTable(rows),
-        compare.length ? [M.h("h3", {}, `Comparison with the baseline (${compare[0].baseline})`),
-                          compareTable(compare.filter((r) => r.players === players))] : []));
+                   M.h("h2", {}, `${players} players`), body.flat(Infinity)));
     }
-    $("results").replaceChildren(...out);
+    $("results").replaceChildren(...out.flat());
     $("downloads").hidden = false;
     return true;
   }
