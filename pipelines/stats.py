@@ -109,31 +109,13 @@ def uses_sign_test(sd, positive, negative):
 
 
 # ---- families of tests ------------------------------------------------------------------------
-def holm(p_values):
-    """Holm step-down adjusted p-values (same order as given; NaN stays NaN)."""
-    p = _arr(p_values)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = ok.size
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
-
-
 def benjamini_hochberg(p_values):
     """Benjamini-Hochberg adjusted p-values (q-values; same order; NaN stays NaN)."""
     p = _arr(p_values)
     out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if ok.size == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = ok.size
-    scaled = p[order] * m / np.arange(1, m + 1)
-    out[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    ok = ~np.isnan(p)
+    if ok.any():
+        out[ok] = stats.false_discovery_control(p[ok], method="bh")
     return out
 
 

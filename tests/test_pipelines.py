@@ -10,7 +10,7 @@ from scipy import stats
 
 import core_cy
 import pipelines
-from pipelines.stats import benjamini_hochberg, holm, wilson_interval
+from pipelines.stats import benjamini_hochberg, wilson_interval
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
@@ -56,10 +56,10 @@ def test_wilson_known_values():
     assert low == pytest.approx(0.0, abs=1e-12) and round(high, 4) == 0.2775
 
 
-def test_holm_adjustment():
-    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
-    assert holm([0.5, 0.9]).tolist() == pytest.approx([1.0, 1.0])
-    out = holm([np.nan, 0.02])
+def test_benjamini_hochberg_adjustment():
+    assert benjamini_hochberg([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.04, 0.04])
+    assert benjamini_hochberg([0.5, 0.9]).tolist() == pytest.approx([0.9, 0.9])
+    out = benjamini_hochberg([np.nan, 0.02])
     assert np.isnan(out[0]) and out[1] == pytest.approx(0.02)
 
 
