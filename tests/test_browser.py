@@ -194,7 +194,9 @@ def test_cooperative_experiment_shows_one_team_result_per_game(server, browser):
     eid = json.loads(urllib.request.urlopen(request).read())["id"]
     browser.get(f"{server}/experiments/{eid}")
     _wait(browser, lambda d: _css(d, "#status") and _css(d, "#status")[0].text == "done"
-          and _css(d, "section.players svg.chart rect.segment"), 60, "no cooperative charts")
+          and _css(d, "section.players svg.chart rect.segment") and not _css(d, "#interim")
+          and _css(d, "section.players table.data"), 90, "no final cooperative charts")
+    time.sleep(0.5)  # the final figures are drawn once; let that draw finish
     (section,) = _css(browser, "section.players")
     titles = [h.text for h in section.find_elements("css selector", ".chart-box h4")]
     assert titles[0].startswith("Team win rate per arm") and titles[1].startswith("How games end")
