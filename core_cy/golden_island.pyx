@@ -1076,19 +1076,15 @@ cdef double expected_island_gold(const GState* s, int isl, int seat, double unkn
 
 
 cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
-    """Sea steps from the ship to the nearest place the seat could land on now (preferring
-    islands that may be golden), or to the harbour when it cannot land anywhere."""
+    """Sea steps from the ship to where the seat should sail next: a place it can land on
+    now (islands that may be golden first, then the volcanoes' 7 and relics, then any
+    island), else, short of pirates, the nearest island with pirates to take back or the
+    harbour while the houses still hold some; else the harbour (captain's errands)."""
     cdef const GPlayer* pl = &s.p[seat]
     cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
-    cdef int i, best = 99, best_any = 99, d, single
-    cdef bint two = pirates_held(pl) >= 2
-    if pirates_held(pl) > 0:
-        if pl.seven_at_volcano:
-            best = s.rules.dist[pl.ship][NODE_VU]
-        if pl.relic < 0 and s.relics_free:
-            d = s.rules.dist[pl.ship][NODE_VL]
-            best = d if d < best else best
-    if pl.permits_held and pirates_held(pl) > 0:
+    cdef int i, c, best = 99, best_any = 99, d, single, held = pirates_held(pl)
+    cdef bint two = held >= 2
+    if pl.permits_held and held > 0:
         for i in range(N_ISLANDS):
             single = pl.pirates[s.rules.island_colour[i]] > 0 or pl.relic == R1_ANY_COLOUR
             if has_permit_on(s, i, seat) or not (two or single):
@@ -1098,8 +1094,21 @@ cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
                 best = d if d < best else best
             elif d < best_any:
                 best_any = d
+    if best == 99 and held > 0:
+        if pl.seven_at_volcano:
+            best = s.rules.dist[pl.ship][NODE_VU]
+        if pl.relic < 0 and s.relics_free:
+            d = s.rules.dist[pl.ship][NODE_VL]
+            best = d if d < best else best
     if best == 99:
         best = best_any
+    if best == 99 and held < 2:
+        if s.houses[0] + s.houses[1] + s.houses[2] + s.houses[3] > 0:
+            best = s.rules.dist[pl.ship][NODE_H]
+        for i in range(1, N_NODES):
+            for c in range(N_COLOURS):
+                if s.node_pirates[i][c] > 0 and s.rules.dist[pl.ship][i] < best:
+                    best = s.rules.dist[pl.ship][i]
     if best == 99:
         best = s.rules.dist[pl.ship][NODE_H]
     return best
