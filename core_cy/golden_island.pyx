@@ -47,7 +47,7 @@ cdef enum:
     NODE_VU = 14            # upper volcano: the 7-permits
     NODE_SLOTS = 16         # nodes as they are laid out in action ids
     MAX_EDGES = 48
-    MAX_DEGREE = 8
+    MAX_DEGREE = N_NODES - 1
     MAX_NEST = 16
     MAX_CARDS = 16          # one pirate deck (the rulebook's 16)
     MAX_HAND = 5
