@@ -2045,3 +2045,17 @@ def _from_dict(game, data):
 
 
 GAME = GoldenIslandGame()
+
+
+def fast_action_values(State state, int seat):
+    """{action: value} from the engine's fast path, or None where it asks for the generic
+    path (tests compare it with the generic values and with values on a seat's view)."""
+    cdef int acts[MAX_LEGAL]
+    cdef double vals[MAX_LEGAL]
+    cdef GState* s = _st(state)
+    if s.terminal:
+        return None
+    cdef int n = g_legal(s, acts)
+    if not g_action_values(s, seat, acts, n, vals):
+        return None
+    return {acts[i]: vals[i] for i in range(n)}
