@@ -1719,7 +1719,10 @@ def _describe(State state, action):
     if a < A_GAMBLE_PIRATE:
         x = a - A_MOVE
         slot, cap, ship = x // (MAX_NEST * NODE_SLOTS), (x // NODE_SLOTS) % MAX_NEST, x % NODE_SLOTS
-        return (f"play {hand(slot)} to move: captain to nest space {cap}, ship to "
+        space = NEST_KINDS[R.nest_kind[cap]] if cap < R.n_nest else "?"
+        if R.nest_kind[cap] == NK_PIRATES and cap < R.n_nest:
+            space = f"{COLOURS[R.nest_colour[cap]]} pirates"
+        return (f"play {hand(slot)} to move: captain to nest space {cap} ({space}), ship to "
                 f"{NODES[ship] if ship < N_NODES else ship}")
     if a < A_PASS:
         return f"take a {COLOURS[a - A_GAMBLE_PIRATE]} pirate (gamble won)"
