@@ -146,6 +146,7 @@ ctypedef struct GRules:
     int32_t no_survivor_highest   # section 5.2 step 6: most gold wins when nobody survives
     int32_t recall_error          # per mille: chance to forget a remembered fact each own turn
     int32_t first_random          # section 3.7: random first player (else seat 0)
+    int32_t bank_limited          # section 5.2: payouts stop when the bank's coins run out
     int32_t n_nest
     int32_t lighthouse            # index of the lighthouse on the ring
     int32_t n_edges
@@ -935,6 +936,8 @@ cdef void finish(GState* s, int reason) noexcept nogil:
         s.p[ranked[0]].gold_chests += s.chest[i]
         for r in range(1, n):
             pay = s.chest[i] - r
+            if s.rules.bank_limited and pay > s.bank_gold:
+                pay = s.bank_gold
             if pay > 0:
                 s.p[ranked[r]].gold_coins += pay
                 s.bank_gold -= pay
@@ -1532,6 +1535,7 @@ cdef bytes _pack(dict r, int players):
     R.no_survivor_highest = r["no_survivor_result"] == "highest_gold"
     R.recall_error = 0 if r["written_notes"] else r["recall_error_per_mille"]
     R.first_random = r["first_player"] == "random"
+    R.bank_limited = r["bank_limited"]
     R.n_nest = len(kinds)
     R.lighthouse = lighthouse
     for i, (k, c) in enumerate(zip(kinds, colours)):
@@ -1613,6 +1617,9 @@ class GoldenIslandGame(Game):
                minimum=0, maximum=1000, assumption=True),
         Option("first_player", "enum", "seat_0", "who starts: seat 0 (the youngest) or a "
                "random seat (spec 3.7)", choices=("seat_0", "random")),
+        Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
+               "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
+               "(spec 5.2, 8.9)", assumption=True),
         Option("nest_spaces", "data", DEFAULT_NEST, "the pirate nest ring, clockwise from "
                "the lighthouse (core_cy/data/golden_island_nest.json, spec 2.2)", assumption=True),
         Option("sea_graph", "data", DEFAULT_SEA, "the white lines between harbour, islands "
@@ -1750,6 +1757,7 @@ cdef dict _rules_dict(const GRules* R):
         "written_notes": R.recall_error == 0,
         "recall_error_per_mille": R.recall_error,
         "first_player": "random" if R.first_random else "seat_0",
+        "bank_limited": bool(R.bank_limited),
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
         "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},

@@ -99,6 +99,19 @@ def test_payouts_never_go_below_zero():
     assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (2, 1, 0)
 
 
+def test_bank_limited_option_stops_payouts_when_the_bank_is_empty():
+    d = final_turn(golden="T8")
+    place(d, "T8", 4, (0, 2), (1, 6), (2, 1), (3, 4))
+    d["bank_gold"] = 4
+    unlimited = [s["gold"]["coins"] for s in score(d).to_dict()["seats"]]
+    d["rules"] = {"bank_limited": True}
+    limited = score(d).to_dict()
+    assert unlimited == [2, 0, 1, 3]
+    # Rank 2 (seat 3) takes 3, rank 3 (seat 0) the last coin, rank 4 nothing.
+    assert [s["gold"]["coins"] for s in limited["seats"]] == [1, 0, 0, 3]
+    assert limited["bank_gold"] == 0
+
+
 def test_equal_values_rank_the_earlier_permit_higher():
     d = final_turn(golden="T8")
     place(d, "T8", 7, (3, 5), (0, 5))
