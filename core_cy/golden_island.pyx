@@ -249,9 +249,16 @@ COMBO_A[:] = [0, 1, 2, 3, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
 COMBO_B[:] = [-1, -1, -1, -1, 0, 1, 2, 3, 1, 2, 3, 2, 3, 3]
 
 
+cdef inline void digits(GAction* x, int r, int nx, int ny, int y0) noexcept nogil:
+    """Splits an offset inside a block into slot, x (nx values) and y (ny values from y0)."""
+    x.slot = r // (nx * ny)
+    x.x = (r // ny) % nx
+    x.y = r % ny + y0
+
+
 cdef inline GAction decompose(int a) noexcept nogil:
-    """The kind and parameters of action id a (Pgx's _decompose_action): legality checks,
-    apply and action_values read actions only through it."""
+    """The kind and parameters of action id a (Pgx's _decompose_action): apply and
+    action_values read actions only through it."""
     cdef GAction x
     x.slot = 0
     x.x = 0
@@ -261,10 +268,7 @@ cdef inline GAction decompose(int a) noexcept nogil:
         x.x = a - A_SWAP
     elif a < A_GAMBLE_PIRATE:
         x.kind = K_MOVE
-        a -= A_MOVE
-        x.slot = a // (MAX_NEST * NODE_SLOTS)
-        x.x = (a // NODE_SLOTS) % MAX_NEST
-        x.y = a % NODE_SLOTS
+        digits(&x, a - A_MOVE, MAX_NEST, NODE_SLOTS, 0)
     elif a < A_PASS:
         x.kind = K_GAMBLE_PIRATE
         x.x = a - A_GAMBLE_PIRATE
@@ -272,34 +276,22 @@ cdef inline GAction decompose(int a) noexcept nogil:
         x.kind = K_PASS
     elif a < A_PEEK:
         x.kind = K_STEAL
-        a -= A_STEAL
-        x.slot = a // (MAX_PLAYERS * 2)
-        x.x = (a // 2) % MAX_PLAYERS
-        x.y = a % 2 + 1
+        digits(&x, a - A_STEAL, MAX_PLAYERS, 2, 1)
     elif a < A_TAKE:
         x.kind = K_PEEK
-        x.slot = (a - A_PEEK) // N_ISLANDS
-        x.x = (a - A_PEEK) % N_ISLANDS
+        digits(&x, a - A_PEEK, N_ISLANDS, 1, 0)
     elif a < A_LAND:
         x.kind = K_TAKE
-        x.slot = (a - A_TAKE) // N_COMBOS
-        x.x = (a - A_TAKE) % N_COMBOS
+        digits(&x, a - A_TAKE, N_COMBOS, 1, 0)
     elif a < A_VOLCANO:
         x.kind = K_LAND
-        a -= A_LAND
-        x.slot = a // (N_COMBOS * TOP_PERMIT)
-        x.x = (a // TOP_PERMIT) % N_COMBOS
-        x.y = a % TOP_PERMIT + 1
+        digits(&x, a - A_LAND, N_COMBOS, TOP_PERMIT, 1)
     elif a < A_IMITATE:
         x.kind = K_VOLCANO
-        a -= A_VOLCANO
-        x.slot = a // (N_COLOURS * N_RELICS)
-        x.x = (a // N_RELICS) % N_COLOURS
-        x.y = a % N_RELICS
+        digits(&x, a - A_VOLCANO, N_COLOURS, N_RELICS, 0)
     else:
         x.kind = K_IMITATE
-        x.slot = (a - A_IMITATE) // MAX_PLAYERS
-        x.x = (a - A_IMITATE) % MAX_PLAYERS
+        digits(&x, a - A_IMITATE, MAX_PLAYERS, 1, 0)
     return x
 
 
