@@ -17,7 +17,7 @@ from services.spec import ExperimentSpec
 GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
 
 
-def _write(root, arm: str, players: int, rows: list[dict], start: int = 0):
+def _write(root, arm: str, players: int, rows: list[dict], start: int = 0, game: str = GAME):
     """A results shard written by hand (the columns the pipelines read)."""
     folder = root / f"arm={arm}" / f"players={players}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -33,8 +33,8 @@ def _write(root, arm: str, players: int, rows: list[dict], start: int = 0):
         "num_winners": pa.array([sum(s > 0 for s in r["share"]) for r in rows], pa.int8()),
         "length": pa.array([r.get("length", 10) for r in rows], pa.int32()),
         "end_reason": [r.get("end", "normal") for r in rows],
-        "game": [GAME] * n,
-        "engine_version": [f"{GAME}-test"] * n,
+        "game": [game] * n,
+        "engine_version": [f"{game}-test"] * n,
     })
     pq.write_table(table, folder / f"shard-{start:012d}.parquet")
 
@@ -117,10 +117,11 @@ def test_hand_made_cell(tmp_path):
 
 
 def test_truncated_games_are_left_out_and_counted(tmp_path):
-    game = core_cy.load(GAME)
+    game = next(g for g in map(core_cy.load, core_cy.games())
+                if g.safety_end_reasons and not g.cooperative)
     safety = game.safety_end_reasons[0]
     games = [_game([5, 3])] * 6 + [_game([0, 9], end=safety)] * 2
-    _write(tmp_path, "a", 2, games)
+    _write(tmp_path, "a", 2, games, game=game.name)
     cell = pipelines.cell_summary(tmp_path).row(0, named=True)
     assert cell["games"] == 6 and cell["truncated"] == 2
     assert cell["truncated_share"] == pytest.approx(0.25)
