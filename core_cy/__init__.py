@@ -2,7 +2,7 @@
 
     >>> import core_cy
     >>> core_cy.games()
-    ['forbidden_desert', 'maori', 'mondo']
+    ['forbidden_desert', 'maori', 'mondo', 'reef_encounter']
     >>> game = core_cy.load("maori")
     >>> state = game.new(3, rules={"mode": "pro"}, seed=7)
 """
@@ -15,6 +15,7 @@ CATALOGUE = {
     "forbidden_desert": "core_cy.forbidden_desert",
     "maori": "core_cy.maori",
     "mondo": "core_cy.mondo",
+    "reef_encounter": "core_cy.reef_encounter",
 }
 
 

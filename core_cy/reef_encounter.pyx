@@ -25,7 +25,7 @@ A turn is a sequence of small decisions (section 4), one action each:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               set_state_fields, MAX_LEGAL)
+                               rng_seed, set_state_fields)
 from core_cy import contract
 from core_cy.game import Game, Option
 
@@ -92,13 +92,13 @@ cdef enum:
 # path sum exactly the same integers whatever the order.  Not rules.
 cdef enum:
     W_FISH = 20             # per polyp in the fish, times its colour value
-    W_SCREEN = 2            # per polyp behind the screen, times its value
-    W_CUBE = 6              # per larva cube behind the screen
-    W_CONSUMED = 6          # per consumed polyp in front of the screen
+    W_SCREEN = 1            # per polyp behind the screen, times its value
+    W_CUBE = 2              # per larva cube behind the screen
+    W_CONSUMED = 4          # per consumed polyp in front of the screen
     W_LICENCE = 30          # the open-sea shrimp (licence to put algae on tiles)
     W_BARE = 20             # penalty per own shrimp left on bare rock
-    W_GROW = 4              # per polyp (up to 4) of a guarded coral, times its value
-    W_EDIBLE = 10           # per polyp beyond 4 of a guarded coral, times its value
+    W_GROW = 6              # per polyp (up to 4) of a guarded coral, times its value
+    W_EDIBLE = 8            # per polyp beyond 4 of a guarded coral, times its value
 
 ctypedef struct RRules:
     int32_t n_layouts
@@ -1269,7 +1269,7 @@ cdef int bare_penalty(const RState* s, int seat) noexcept nogil:
 cdef bint may_end(const RState* s, const int* acts, int n) noexcept nogil:
     """Whether some action could end the game (its value then needs every seat's score,
     which is hidden): the fast path then leaves the decision to the generic path."""
-    cdef int i, a, k, need, pool
+    cdef int k
     if s.phase == PH_FINAL:
         return s.final_left <= 1
     if s.phase != PH_TURN:
@@ -1280,12 +1280,11 @@ cdef bint may_end(const RState* s, const int* acts, int n) noexcept nogil:
         return True
     if s.turns + 1 >= s.rules.max_turns:
         return True
-    pool = total(s.bag, NCOL) + (0 if s.bonus_poured else total(s.bonus, NCOL))
     for k in range(NSPACES):
         if s.larva_supply[s.rules.cycle[k]] == 0:
             return True
-    # A refill draws at most one polyp per space.
-    if pool < NSPACES + 3:
+    # A refill draws at most one polyp per space (and end4_literal_bag_lt3 wants 3 left).
+    if total(s.bag, NCOL) < NSPACES + 3:
         return True
     return False
 
@@ -1338,7 +1337,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             k = L.id[a - A_INTRO]
             own += coral_pot(L.size[k], v[L.colour[k]])
         elif a < A_ALGA:
-            pass                      # a consumed polyp becomes a cube: same weight
+            own += W_CUBE - W_CONSUMED
         elif a < A_TO_POLYP:
             k = a - A_ALGA
             x = k // (NALG * ALGA_TARGETS)
@@ -1771,6 +1770,18 @@ class ReefGame(Game):
     def from_dict(self, data):
         """Rebuild a state from to_dict() output; ValueError names the first bad field."""
         return _from_dict(self, data)
+
+    def view(self, State state, int seat, unsigned long long seed=0):
+        """The state as `seat` may see it: the determinization look-ahead agents search on
+        (the bag and the other seats' screens and fish dealt again from stream `seed`)."""
+        cdef RState* s = _st(state)
+        if not 0 <= seat < s.players:
+            raise ValueError(f"seat must be in 0..{s.players - 1}, got {seat}")
+        cdef State out = contract.blank_state(self, self.handle)
+        cdef Rng rng
+        rng_seed(&rng, seed, 0, 0, 0)
+        m_observe(s, seat, out.buf, &rng)
+        return out
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
