@@ -2348,8 +2348,7 @@ class MondoGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     handle = _HANDLE
-    policies = ("greedy_placer",)
-    policy_descriptions = {
+    policies = {
         "greedy_placer": "scans scan_tiles pool tiles (visible faces), takes the best fit, "
                          "places it on the best face/rotation/space, returns a hopeless "
                          "tile, and jumps out when the bonus chip beats what time can fill",
