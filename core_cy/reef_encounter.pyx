@@ -25,12 +25,11 @@ A turn is a sequence of small decisions (section 4), one action each:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_seed, set_state_fields)
+                               rng_seed, set_state_fields, set_engine_functions, engine_handle)
 from core_cy import contract
+from core_cy.actions import ActionSpace, Kind
+from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
 from core_cy.game import Game, Option
-
-import json
-from importlib import resources
 
 ENGINE_VERSION = "1.0"
 
@@ -51,6 +50,7 @@ cdef enum:
     NCELLS = 168            # 4 boards
     ALGA_TARGETS = 11       # the alga space, then the 10 coral tiles
     MAX_CORALS = 48         # corals on one board (at most 42 cells)
+    MAX_SHRIMPS = 8         # a seat's shrimps on the boards (at most 2 on each of 4 boards)
 
 cdef enum:
     PH_FISH = 0             # setup step 11: each seat drops one polyp into its parrotfish
@@ -81,8 +81,9 @@ cdef enum:
     A_TO_POLYP = A_ALGA + NCOL * NALG * ALGA_TARGETS  # + colour
     A_COLLECT = A_TO_POLYP + NCOL                # + space
     A_FINAL_PASS = A_COLLECT + NSPACES
-    A_MOVE = A_FINAL_PASS + 1                    # + source cell * (NCELLS + 1) + destination
-    NUM_ACTIONS = A_MOVE + NCELLS * (NCELLS + 1)  # destination NCELLS = behind the screen
+    A_MOVE = A_FINAL_PASS + 1                    # + shrimp * (NCELLS + 1) + destination: the
+    NUM_ACTIONS = A_MOVE + MAX_SHRIMPS * (NCELLS + 1)  # seat's k-th shrimp on the boards in
+                                                 # cell order; destination NCELLS = the screen
 
 cdef enum:
     SCREEN = NCELLS
@@ -336,6 +337,21 @@ cdef int own_shrimps_on(const RState* s, int b, int who) noexcept nogil:
         m &= m - 1
         if s.cell_shrimp[b * BCELLS + c] == who:
             n += 1
+    return n
+
+
+cdef int own_shrimp_cells(const RState* s, int who, int* out) noexcept nogil:
+    """The cells of the seat's shrimps on the boards, ascending (action 5 numbers them)."""
+    cdef int b, c, n = 0
+    cdef uint64_t m
+    for b in range(s.n_boards):
+        m = s.shr[b]
+        while m:
+            c = lowest(m)
+            m &= m - 1
+            if s.cell_shrimp[b * BCELLS + c] == who and n < MAX_SHRIMPS:
+                out[n] = b * BCELLS + c
+                n += 1
     return n
 
 
@@ -678,45 +694,42 @@ cdef int legal_moves(const RState* s, int* out, int n) noexcept nogil:
     coral without shrimp, bare playable rock, or back behind the screen; at most 2 own
     shrimps per board.  After max_shrimp_moves moves in a turn (a simulator bound) only a
     shrimp on bare rock may still move, and not onto bare rock."""
-    cdef int b, c, d, src, db, here
-    cdef uint64_t m, dest, all_, own_coral
+    cdef int b, c, d, src, db, k, mine
+    cdef int cells[MAX_SHRIMPS]
+    cdef uint64_t dest, own_coral
     cdef uint64_t guarded[MAX_PLAYERS]
     cdef uint64_t bare[MAX_PLAYERS]
+    cdef uint64_t polyps[MAX_PLAYERS]
     cdef int counts[MAX_PLAYERS]
-    cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves, on_bare
+    cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves
     for b in range(s.n_boards):
-        all_ = occ_all(s, b)
+        polyps[b] = occ_all(s, b)
         guarded[b] = guarded_cells(s, b)
-        bare[b] = s.playable[b] & ~all_ & ~s.shr[b]
+        bare[b] = s.playable[b] & ~polyps[b] & ~s.shr[b]
         counts[b] = own_shrimps_on(s, b, s.current)
-    for b in range(s.n_boards):
-        all_ = occ_all(s, b)
-        m = s.shr[b]
-        while m:
-            c = lowest(m)
-            m &= m - 1
-            src = b * BCELLS + c
-            if s.cell_shrimp[src] != s.current:
+    mine = own_shrimp_cells(s, s.current, cells)
+    for k in range(mine):
+        src = cells[k]
+        b = src // BCELLS
+        c = src % BCELLS
+        if capped and s.cell_colour[src] >= 0:
+            continue
+        own_coral = coral_of(s, src)
+        for db in range(s.n_boards):
+            if db != b and counts[db] >= 2:
                 continue
-            on_bare = s.cell_colour[src] < 0
-            if capped and not on_bare:
-                continue
-            own_coral = coral_of(s, src)
-            for db in range(s.n_boards):
-                if db != b and counts[db] >= 2:
-                    continue
-                dest = (all_ if db == b else occ_all(s, db)) & ~guarded[db]
-                if db == b:
-                    dest |= own_coral & ~((<uint64_t>1) << c)
-                if not capped:
-                    dest |= bare[db]
-                while dest:
-                    d = lowest(dest)
-                    dest &= dest - 1
-                    out[n] = A_MOVE + src * (NCELLS + 1) + db * BCELLS + d
-                    n += 1
-            out[n] = A_MOVE + src * (NCELLS + 1) + SCREEN
-            n += 1
+            dest = polyps[db] & ~guarded[db]
+            if db == b:
+                dest |= own_coral & ~((<uint64_t>1) << c)
+            if not capped:
+                dest |= bare[db]
+            while dest:
+                d = lowest(dest)
+                dest &= dest - 1
+                out[n] = A_MOVE + k * (NCELLS + 1) + db * BCELLS + d
+                n += 1
+        out[n] = A_MOVE + k * (NCELLS + 1) + SCREEN
+        n += 1
     return n
 
 
@@ -962,7 +975,8 @@ cdef void final_action(RState* s, int a) noexcept nogil:
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef RState* s = <RState*>vs
     cdef RPlayer* pl = &s.p[s.current]
-    cdef int x, k, src
+    cdef int x, k
+    cdef int cells[MAX_SHRIMPS]
     s.moves += 1
     if s.phase == PH_FISH or s.phase == PH_PICK:
         setup_action(s, a)
@@ -972,8 +986,9 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         return
     if a >= A_MOVE:                      # action 5: may interrupt a larva play
         k = a - A_MOVE
+        own_shrimp_cells(s, s.current, cells)
         s.acted = 1
-        move_shrimp(s, k // (NCELLS + 1), k % (NCELLS + 1))
+        move_shrimp(s, cells[k // (NCELLS + 1)], k % (NCELLS + 1))
         return
     if a >= A_LAY_SCREEN and a < A_END_PLAY:
         k = a - A_LAY_SCREEN
@@ -1298,10 +1313,12 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int v2[NCOL]
     cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell, src, dst, b, c
     cdef int ks, kd, alga, target, ret
+    cdef int shrimps[MAX_SHRIMPS]
     if seat != s.current or s.terminal or may_end(s, acts, n):
         return 0
     colour_values(s, v)
     label(s, &L)
+    own_shrimp_cells(s, seat, shrimps)
     base_own = seat_terms(s, seat, v) - bare_penalty(s, seat)
     for k in range(L.n):
         add_pot(&L, k, L.size[k], v, seat, 1, &base_own, &base_rivals)
@@ -1360,7 +1377,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             pass
         else:
             k = a - A_MOVE
-            src = k // (NCELLS + 1)
+            src = shrimps[k // (NCELLS + 1)]
             dst = k % (NCELLS + 1)
             ks = L.id[src]
             if ks < 0:
@@ -1420,33 +1437,12 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
         o.bag[x] = pool[x]
 
 
-cdef Engine REEF_ENGINE
-cdef RState _LAYOUT
-REEF_ENGINE.state_size = sizeof(RState)
-set_state_fields(&REEF_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason)
-REEF_ENGINE.rules_size = sizeof(RRules)
-REEF_ENGINE.num_actions = NUM_ACTIONS
-REEF_ENGINE.min_players = 2
-REEF_ENGINE.max_players = MAX_PLAYERS
-REEF_ENGINE.cooperative = False
-REEF_ENGINE.num_game_outcomes = 5
-REEF_ENGINE.num_seat_outcomes = 7
-REEF_ENGINE.num_policies = 0
-REEF_ENGINE.setup = m_setup
-REEF_ENGINE.legal_actions = m_legal
-REEF_ENGINE.apply = m_apply
-REEF_ENGINE.scores = m_scores
-REEF_ENGINE.win_shares = m_shares
-REEF_ENGINE.outcomes = m_outcomes
-REEF_ENGINE.heuristic = m_heuristic
-REEF_ENGINE.observe = m_observe
-REEF_ENGINE.policy = NULL
-REEF_ENGINE.action_values = m_action_values
-
-cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
-_HANDLE.engine = &REEF_ENGINE
-
+cdef Engine ENGINE       # the engine table; its data part comes from ReefGame (the end)
+cdef RState _LAYOUT      # one instance, to read the field offsets from
+set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
+set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
+                     m_heuristic, m_observe, NULL, m_action_values)
 
 
 # ================================================================ Python face
@@ -1458,37 +1454,33 @@ PHASES = ("fish", "pick", "turn", "final")
 END_REASONS = ("running", "all_tiles_covered", "fourth_shrimp", "reef_full", "supply_exhausted",
                "turn_limit")
 SIDES = ("S", "N")
-ACTIONS = {
-    "fish": A_FISH, "pick": A_PICK, "eat": A_EAT, "lay_screen": A_LAY_SCREEN,
-    "lay_consumed": A_LAY_CONSUMED, "end_play": A_END_PLAY, "empty_play": A_EMPTY_PLAY,
-    "intro": A_INTRO, "to_larva": A_TO_LARVA, "alga": A_ALGA, "to_polyp": A_TO_POLYP,
-    "collect": A_COLLECT, "final_pass": A_FINAL_PASS, "move": A_MOVE, "num_actions": NUM_ACTIONS,
-    "cells_per_board": BCELLS, "cols": COLS, "screen": SCREEN,
-}
+BOARD_CELLS = BCELLS     # a board's cells: global cell id = board * BOARD_CELLS + r * BOARD_COLS + c
+BOARD_COLS = COLS
 
 
-def _load_data(name):
-    data = json.loads(resources.files("core_cy").joinpath("data", name).read_text())
-    return {k: v for k, v in data.items() if not k.startswith("_")}
+DEFAULT_TILES = load_data("reef_encounter_tiles.json")["tiles"]
+DEFAULT_BOARDS = load_data("reef_encounter_boards.json")["boards"]
+DEFAULT_CYCLE = load_data("reef_encounter_open_sea.json")["cycle"]
+DEFAULT_SETUP = load_data("reef_encounter_setup.json")
 
-
-_TILES_FILE = _load_data("reef_encounter_tiles.json")
-DEFAULT_TILES = _TILES_FILE["tiles"]
-DEFAULT_BOARDS = _load_data("reef_encounter_boards.json")["boards"]
-DEFAULT_CYCLE = _load_data("reef_encounter_open_sea.json")["cycle"]
-DEFAULT_SETUP = _load_data("reef_encounter_setup.json")
-
-
-def _colour(v, where, names=COLOURS):
-    if v not in names:
-        raise ValueError(f"{where} must be one of {list(names)}, got {v!r}")
-    return names.index(v)
-
-
-def _int(v, where, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
-    return v
+# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+ACTION_SPACE = ActionSpace(
+    NUM_ACTIONS,
+    Kind("fish", A_FISH, colour=NCOL),
+    Kind("pick", A_PICK, colour=NCOL),
+    Kind("eat", A_EAT, cell=NCELLS),
+    Kind("lay_screen", A_LAY_SCREEN, colour=NCOL, cell=NCELLS),
+    Kind("lay_consumed", A_LAY_CONSUMED, colour=NCOL, cell=NCELLS),
+    Kind("end_play", A_END_PLAY),
+    Kind("empty_play", A_EMPTY_PLAY, colour=NCOL),
+    Kind("intro", A_INTRO, cell=NCELLS),
+    Kind("to_larva", A_TO_LARVA, colour=NCOL),
+    Kind("alga", A_ALGA, polyp=NCOL, alga=NALG, target=ALGA_TARGETS),
+    Kind("to_polyp", A_TO_POLYP, colour=NCOL),
+    Kind("collect", A_COLLECT, space=NSPACES),
+    Kind("final_pass", A_FINAL_PASS),
+    Kind("move", A_MOVE, shrimp=MAX_SHRIMPS, dest=NCELLS + 1),
+)
 
 
 def parse_tiles(tiles):
@@ -1502,12 +1494,12 @@ def parse_tiles(tiles):
         w = f"{where}[{i}]"
         if not isinstance(t, dict) or set(t) - {"id", "strong", "weak", "front", "back"}:
             raise ValueError(f"{w} must be an object with id, strong, weak, front, back")
-        _int(t.get("id"), w + ".id", 1, NTILES)
+        integer(t.get("id"), w + ".id", 1, NTILES)
         if t["id"] != i + 1:
             raise ValueError(f"{w}.id must be {i + 1} (tiles are listed in id order)")
-        strong, weak = _colour(t.get("strong"), w + ".strong"), _colour(t.get("weak"), w + ".weak")
-        front, back = (_colour(t.get("front"), w + ".front", ALGAE),
-                       _colour(t.get("back"), w + ".back", ALGAE))
+        strong, weak = choice(t.get("strong"), w + ".strong", COLOURS), choice(t.get("weak"), w + ".weak", COLOURS)
+        front, back = (choice(t.get("front"), w + ".front", ALGAE),
+                       choice(t.get("back"), w + ".back", ALGAE))
         if strong == weak or front == back:
             raise ValueError(f"{w}: a tile shows two different colours and two different algae")
         pair = frozenset((strong, weak))
@@ -1551,11 +1543,11 @@ def parse_setup(setup):
             "eat_return": (0, 42)}
     if not isinstance(setup, dict) or set(setup) != set(keys) | {"hands", "open_sea_deal"}:
         raise ValueError(f"{where} must be an object with {sorted(set(keys) | {'hands', 'open_sea_deal'})}")
-    out = {k: _int(setup[k], f"{where}.{k}", *keys[k]) for k in keys}
+    out = {k: integer(setup[k], f"{where}.{k}", *keys[k]) for k in keys}
     deal = setup["open_sea_deal"]
     if not isinstance(deal, list) or len(deal) != NSPACES:
         raise ValueError(f"{where}.open_sea_deal must list {NSPACES} pile sizes")
-    out["open_sea_deal"] = [_int(v, f"{where}.open_sea_deal[{i}]", 0, 3) for i, v in enumerate(deal)]
+    out["open_sea_deal"] = [integer(v, f"{where}.open_sea_deal[{i}]", 0, 3) for i, v in enumerate(deal)]
     hands = setup["hands"]
     if not isinstance(hands, dict) or set(hands) != {"2", "3", "4"}:
         raise ValueError(f"{where}.hands must give the hand sizes for \"2\", \"3\" and \"4\" players")
@@ -1563,7 +1555,7 @@ def parse_setup(setup):
     for k, v in hands.items():
         if not isinstance(v, list) or len(v) != int(k):
             raise ValueError(f"{where}.hands.{k} must list {k} hand sizes")
-        out["hands"][k] = [_int(x, f"{where}.hands.{k}[{i}]", 1, 60) for i, x in enumerate(v)]
+        out["hands"][k] = [integer(x, f"{where}.hands.{k}[{i}]", 1, 60) for i, x in enumerate(v)]
     return out
 
 
@@ -1622,6 +1614,24 @@ def _counts(arr, names=COLOURS):
     return {names[i]: int(arr[i]) for i in range(len(names))}
 
 
+DESCRIPTIONS = {
+    "fish": "drop a {colour} polyp into the parrotfish",
+    "pick": "pick a {colour} larva cube",
+    "eat": "parrotfish eats the coral guarded at {cell}",
+    "lay_screen": "lay a {colour} polyp from behind the screen {target} {cell}",
+    "lay_consumed": "lay a {colour} polyp from the consumed polyps {target} {cell}",
+    "end_play": "finish the larva play",
+    "empty_play": "play a {colour} larva cube without polyps",
+    "intro": "introduce a shrimp on {cell}",
+    "to_larva": "trade a consumed {colour} polyp for a larva cube",
+    "alga": "trade a consumed {polyp} polyp for a {alga} alga onto {where}",
+    "to_polyp": "trade a {colour} larva cube for a polyp",
+    "collect": "collect the {colour} larva space and end the turn",
+    "final_pass": "eat nothing in the final round",
+    "move": "move the shrimp on {src} to {dest}",
+}
+
+
 class ReefGame(Game):
     name = "reef_encounter"
     title = "Reef Encounter"
@@ -1632,7 +1642,7 @@ class ReefGame(Game):
     end_reasons = END_REASONS
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
-    handle = _HANDLE
+    actions = ACTION_SPACE
     options = (
         Option("advanced_no_extra_growth", "bool", False, "advanced game: the light rock "
                "never spreads a polyp (spec 10)"),
@@ -1763,13 +1773,12 @@ class ReefGame(Game):
             "end_pending": END_REASONS[s.end_pending],
             "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
             "moves": int(s.moves), "turns": int(s.turns),
-            "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+            "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
 
-    def from_dict(self, data):
-        """Rebuild a state from to_dict() output; ValueError names the first bad field."""
-        return _from_dict(self, data)
+    def fill_state(self, State state, data, rules):
+        _fill(_st(state), data, rules)
 
     def view(self, State state, int seat, unsigned long long seed=0):
         """The state as `seat` may see it: the determinization look-ahead agents search on
@@ -1786,43 +1795,23 @@ class ReefGame(Game):
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
         cdef RState* s = _st(state)
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
-        a = action
-        if a < A_PICK:
-            return f"drop a {COLOURS[a - A_FISH]} polyp into the parrotfish"
-        if a < A_EAT:
-            return f"pick a {COLOURS[a - A_PICK]} larva cube"
-        if a < A_LAY_SCREEN:
-            return f"parrotfish eats the coral guarded at {_cell_name(a - A_EAT)}"
-        if a < A_END_PLAY:
-            k = a - A_LAY_SCREEN
-            x, cell = (k % (NCOL * NCELLS)) // NCELLS, k % NCELLS
-            src = "from behind the screen" if k < NCOL * NCELLS else "from the consumed polyps"
-            what = "on" if s.cell_colour[cell] < 0 else f"attacking the {COLOURS[s.cell_colour[cell]]} polyp on"
-            return f"lay a {COLOURS[x]} polyp {src} {what} {_cell_name(cell)}"
-        if a == A_END_PLAY:
-            return "finish the larva play"
-        if a < A_INTRO:
-            return f"play a {COLOURS[a - A_EMPTY_PLAY]} larva cube without polyps"
-        if a < A_TO_LARVA:
-            return f"introduce a shrimp on {_cell_name(a - A_INTRO)}"
-        if a < A_ALGA:
-            return f"trade a consumed {COLOURS[a - A_TO_LARVA]} polyp for a larva cube"
-        if a < A_TO_POLYP:
-            k = a - A_ALGA
-            x, alga, t = k // (NALG * ALGA_TARGETS), (k // ALGA_TARGETS) % NALG, k % ALGA_TARGETS
-            where = "the alga space" if t == 0 else f"coral tile {t}"
-            return f"trade a consumed {COLOURS[x]} polyp for a {ALGAE[alga]} alga onto {where}"
-        if a < A_COLLECT:
-            return f"trade a {COLOURS[a - A_TO_POLYP]} larva cube for a polyp"
-        if a < A_FINAL_PASS:
-            k = a - A_COLLECT
-            return f"collect the {COLOURS[s.rules.cycle[k]]} larva space and end the turn"
-        if a == A_FINAL_PASS:
-            return "eat nothing in the final round"
-        k = a - A_MOVE
-        return f"move the shrimp on {_cell_name(k // (NCELLS + 1))} to {_cell_name(k % (NCELLS + 1))}"
+        cdef int cells[MAX_SHRIMPS]
+        kind, x = ACTION_SPACE.decode(action)
+        names = {"colour": COLOURS[x["colour"]] if "colour" in x else None}
+        if "cell" in x:
+            names["cell"] = _cell_name(x["cell"])
+            y = s.cell_colour[x["cell"]]
+            names["target"] = "on" if y < 0 else f"attacking the {COLOURS[y]} polyp on"
+        if kind == "alga":
+            names.update(polyp=COLOURS[x["polyp"]], alga=ALGAE[x["alga"]],
+                         where="the alga space" if x["target"] == 0 else f"coral tile {x['target']}")
+        elif kind == "collect":
+            names["colour"] = COLOURS[s.rules.cycle[x["space"]]]
+        elif kind == "move":
+            n = own_shrimp_cells(s, s.current, cells)
+            names["src"] = _cell_name(cells[x["shrimp"]]) if x["shrimp"] < n else f"#{x['shrimp']}"
+            names["dest"] = _cell_name(x["dest"])
+        return DESCRIPTIONS[kind].format(**names)
 
     def score_breakdown(self, State state):
         """Per seat: the colour values, the fish contents with their points, the total and
@@ -1843,211 +1832,151 @@ class ReefGame(Game):
         return out
 
 
-def _need(obj, key, kind, where):
-    if not isinstance(obj, dict) or key not in obj:
-        raise ValueError(f"{where}: missing field '{key}'")
-    v = obj[key]
-    if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
-    elif not isinstance(v, kind):
-        raise ValueError(f"{where}.{key} must be {kind.__name__}, got {v!r}")
-    return v
+def _counts_of(obj, key, names=COLOURS, hi=1000):
+    """A {name: count} object with a count for each name, as a list."""
+    m = obj.obj(key)
+    if set(m.data) != set(names):
+        fail(m.path, f"expected a count for each of {list(names)}, got {sorted(m.data)}")
+    return [m.int(n, 0, hi) for n in names]
 
 
-def _count_map(obj, key, where, names=COLOURS, hi=1000):
-    m = _need(obj, key, dict, where)
-    if set(m) != set(names):
-        raise ValueError(f"{where}.{key} must give a count for each of {list(names)}")
-    return [_int(m[n], f"{where}.{key}.{n}", 0, hi) for n in names]
-
-
-def _choice(obj, key, names, where, allow_none=False):
-    if not isinstance(obj, dict) or key not in obj:
-        raise ValueError(f"{where}: missing field '{key}'")
-    v = obj[key]
-    if v is None and allow_none:
-        return -1
-    if v not in names:
-        raise ValueError(f"{where}.{key} must be one of {list(names)}"
-                         f"{' or null' if allow_none else ''}, got {v!r}")
-    return names.index(v)
-
-
-def _from_dict(game, data):
-    if not isinstance(data, dict):
-        raise ValueError("state must be a dict (from to_dict())")
-    if data.get("game") != game.name:
-        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
-    players = game.check_players(_need(data, "players", int, "state"))
-    rules = game.resolve_rules(_need(data, "rules", dict, "state"), players)
-    cdef State state = contract.blank_state(game, game.handle)
-    cdef RState* s = <RState*>state.buf
-    cdef bytes packed = game.pack_rules(rules, players)
-    memcpy(&s.rules, <const char*>packed, sizeof(RRules))
+cdef _fill(RState* s, object top, dict rules):
+    """from_dict's game part: every field but players, rules and rng (set already)."""
+    cdef int players = s.players
     cdef RPlayer* pl
-    w = "state"
-    s.players = players
-    s.phase = _choice(data, "phase", PHASES, w)
-    s.current = _int(_need(data, "current_player", int, w), "state.current_player", 0, players - 1)
-    s.start_player = _int(_need(data, "start_player", int, w), "state.start_player", 0, players - 1)
-    s.picks = _int(_need(data, "setup_picks", int, w), "state.setup_picks", 0, 10)
-    s.first_pick = _choice(data, "first_pick", COLOURS, w)
-    turn = _need(data, "turn", dict, w)
-    s.acted = bool(_need(turn, "acted", bool, "state.turn"))
-    s.plays = _int(_need(turn, "plays", int, "state.turn"), "state.turn.plays", 0, 2)
-    s.play_colour = _choice(turn, "play_colour", COLOURS, "state.turn", True)
-    s.play_screen = _int(_need(turn, "play_from_screen", int, "state.turn"), "state.turn.play_from_screen", 0, 4)
-    s.intro_used = bool(_need(turn, "shrimp_introduced", bool, "state.turn"))
-    s.tile_alga_used = bool(_need(turn, "alga_on_tile", bool, "state.turn"))
-    s.shrimp_moves = _int(_need(turn, "shrimp_moves", int, "state.turn"), "state.turn.shrimp_moves", 0, 10**6)
+    s.phase = top.choice("phase", PHASES)
+    s.current = top.int("current_player", 0, players - 1)
+    s.start_player = top.int("start_player", 0, players - 1)
+    s.picks = top.int("setup_picks", 0, 10)
+    s.first_pick = top.choice("first_pick", COLOURS)
+    turn = top.obj("turn")
+    s.acted = turn.bool("acted")
+    s.plays = turn.int("plays", 0, 2)
+    s.play_colour = -1 if turn.get("play_colour") is None else turn.choice("play_colour", COLOURS)
+    s.play_screen = turn.int("play_from_screen", 0, 4)
+    s.intro_used = turn.bool("shrimp_introduced")
+    s.tile_alga_used = turn.bool("alga_on_tile")
+    s.shrimp_moves = turn.int("shrimp_moves", 0, INT32_MAX)
     if s.play_colour >= 0 and s.plays == 0:
-        raise ValueError("state.turn: an open larva play counts as a play (plays >= 1)")
+        fail(turn.path, "an open larva play counts as a play (plays >= 1)")
     names = list(rules["boards"])
-    boards = _need(data, "boards", list, w)
-    if len(boards) != players:
-        raise ValueError(f"state.boards must list {players} boards (one per player)")
     for c in range(NCELLS):
         s.cell_colour[c] = -1
         s.cell_shrimp[c] = NO_ONE
     s.n_boards = players
-    used = set()
     polyps = [0] * NCOL
     shrimps_on = [0] * players
-    for b, board in enumerate(boards):
-        wb = f"state.boards[{b}]"
-        lay = _need(board, "layout", str, wb)
-        if lay not in names or lay in used:
-            raise ValueError(f"{wb}.layout must be one of {names}, each once, got {lay!r}")
+    used = set()
+    for b, board in enumerate(top.objs("boards", length=players)):
+        lay = board.choice("layout", names)
+        if lay in used:
+            fail(board.at("layout"), f"board {names[lay]!r} is on the table twice")
         used.add(lay)
-        playable, light, _ = parse_board(lay, rules["boards"][lay])
-        s.board_layout[b] = names.index(lay)
+        playable, light, _ = parse_board(names[lay], rules["boards"][names[lay]])
+        s.board_layout[b] = lay
         s.playable[b] = playable
         s.light[b] = light
-        rows = _need(board, "cells", list, wb)
-        if len(rows) != ROWS or any(not isinstance(r, str) or len(r) != COLS for r in rows):
-            raise ValueError(f"{wb}.cells must be {ROWS} strings of {COLS} cells")
+        rows = board.list("cells", length=ROWS)
         for r in range(ROWS):
+            row = rows[r]
+            where = f"{board.at('cells')}[{r}]"
+            if not isinstance(row, str) or len(row) != COLS:
+                fail(where, f"expected a string of {COLS} cells, got {row!r}")
             for c in range(COLS):
-                ch = rows[r][c]
-                i = r * COLS + c
-                if not (playable >> i) & 1:
-                    if ch != ".":
-                        raise ValueError(f"{wb}.cells[{r}][{c}] is deep water: it must be '.'")
-                elif ch in LETTERS:
+                ch, i = row[c], r * COLS + c
+                empty = "." if not (playable >> i) & 1 else ("L" if i == light else "+")
+                if ch in LETTERS and empty != ".":
                     put_polyp(s, b * BCELLS + i, LETTERS.index(ch))
                     polyps[LETTERS.index(ch)] += 1
-                elif ch != ("L" if i == light else "+"):
-                    raise ValueError(f"{wb}.cells[{r}][{c}] must be {'L' if i == light else '+'} "
-                                     f"or a colour letter of {list(LETTERS)}, got {ch!r}")
-        for j, sh in enumerate(_need(board, "shrimps", list, wb)):
-            ws = f"{wb}.shrimps[{j}]"
+                elif ch != empty:
+                    fail(f"{where}[{c}]", f"expected {empty!r}"
+                         + ("" if empty == "." else f" or one of {list(LETTERS)}") + f", got {ch!r}")
+        for j, sh in enumerate(board.list("shrimps", max_len=MAX_PLAYERS * MAX_SHRIMPS)):
+            where = f"{board.at('shrimps')}[{j}]"
             if not isinstance(sh, list) or len(sh) != 3:
-                raise ValueError(f"{ws} must be [row, col, player]")
-            r, c, who = (_int(sh[0], ws + "[0]", 0, ROWS - 1), _int(sh[1], ws + "[1]", 0, COLS - 1),
-                         _int(sh[2], ws + "[2]", 0, players - 1))
+                fail(where, f"expected [row, col, player], got {sh!r}")
+            r, c = integer(sh[0], where + "[0]", 0, ROWS - 1), integer(sh[1], where + "[1]", 0, COLS - 1)
+            who = integer(sh[2], where + "[2]", 0, players - 1)
             cell = b * BCELLS + r * COLS + c
             if not (playable >> (r * COLS + c)) & 1 or s.cell_shrimp[cell] >= 0:
-                raise ValueError(f"{ws}: a shrimp stands on a free playable cell")
+                fail(where, "a shrimp stands alone on a playable cell")
             if s.cell_colour[cell] < 0 and who != s.current:
-                raise ValueError(f"{ws}: only the current player's shrimps may be on bare rock")
+                fail(where, "only the current player's shrimps may be on bare rock")
             put_shrimp(s, cell, who)
             shrimps_on[who] += 1
         for who in range(players):
             if own_shrimps_on(s, b, who) > 2:
-                raise ValueError(f"{wb}: player {who} has more than 2 shrimps on one board")
+                fail(board.path, f"player {who} has more than 2 shrimps on one board")
         m = s.shr[b] & occ_all(s, b)
         while m:
             i = lowest(m)
             m &= m - 1
             if popcount(coral_of(s, b * BCELLS + i) & s.shr[b]) > 1:
-                raise ValueError(f"{wb}: a coral carries at most one shrimp")
-    bag, bonus = _count_map(data, "bag", w), _count_map(data, "bonus_row", w, hi=1)
-    supply = _count_map(data, "larva_supply", w)
+                fail(board.path, "a coral carries at most one shrimp")
+    bag, bonus = _counts_of(top, "bag"), _counts_of(top, "bonus_row", hi=1)
+    supply = _counts_of(top, "larva_supply")
     for x in range(NCOL):
         s.bag[x], s.bonus[x], s.larva_supply[x] = bag[x], bonus[x], supply[x]
-    s.bonus_poured = bool(_need(data, "bonus_poured", bool, w))
-    for x, v in enumerate(_count_map(data, "alga_supply", w, ALGAE)):
+    s.bonus_poured = top.bool("bonus_poured")
+    for x, v in enumerate(_counts_of(top, "alga_supply", ALGAE)):
         s.alga_supply[x] = v
-    s.alga_space = _choice(data, "alga_space", ALGAE, w, True)
-    sea = _need(data, "open_sea", list, w)
-    if len(sea) != NSPACES:
-        raise ValueError(f"state.open_sea must list {NSPACES} spaces")
-    for k, space in enumerate(sea):
-        wk = f"state.open_sea[{k}]"
-        if _choice(space, "colour", COLOURS, wk) != s.rules.cycle[k]:
-            raise ValueError(f"{wk}.colour must be {COLOURS[s.rules.cycle[k]]} (open_sea_cycle)")
-        s.space_cube[k] = bool(_need(space, "cube", bool, wk))
-        for x, v in enumerate(_count_map(space, "polyps", wk, hi=3)):
+    s.alga_space = -1 if top.get("alga_space") is None else top.choice("alga_space", ALGAE)
+    for k, space in enumerate(top.objs("open_sea", length=NSPACES)):
+        if space.choice("colour", COLOURS) != s.rules.cycle[k]:
+            fail(space.at("colour"), f"expected {COLOURS[s.rules.cycle[k]]!r} (open_sea_cycle)")
+        s.space_cube[k] = space.bool("cube")
+        for x, v in enumerate(_counts_of(space, "polyps", hi=3)):
             s.space_polyps[k][x] = v
             polyps[x] += v
-    tiles = _need(data, "tiles", list, w)
-    if len(tiles) != NTILES:
-        raise ValueError(f"state.tiles must list {NTILES} tiles")
-    for t, tile in enumerate(tiles):
-        s.tile_side[t] = _choice(tile, "side", SIDES, f"state.tiles[{t}]")
-        s.tile_covered[t] = bool(_need(tile, "covered", bool, f"state.tiles[{t}]"))
-    seats = _need(data, "seats", list, w)
-    if len(seats) != players:
-        raise ValueError(f"state.seats must list {players} seats")
+    for t, tile in enumerate(top.objs("tiles", length=NTILES)):
+        s.tile_side[t] = tile.choice("side", SIDES)
+        s.tile_covered[t] = tile.bool("covered")
     larva = [0] * NCOL
-    for i, seat in enumerate(seats):
-        ws = f"state.seats[{i}]"
+    for i, seat in enumerate(top.objs("seats", length=players)):
         pl = &s.p[i]
-        screen, consumed = _count_map(seat, "screen", ws), _count_map(seat, "consumed", ws)
-        fish, cubes = _count_map(seat, "fish", ws), _count_map(seat, "larva", ws)
+        screen, consumed = _counts_of(seat, "screen"), _counts_of(seat, "consumed")
+        fish, cubes = _counts_of(seat, "fish"), _counts_of(seat, "larva")
         for x in range(NCOL):
             pl.screen[x], pl.consumed[x], pl.fish[x], pl.larva[x] = (screen[x], consumed[x],
                                                                      fish[x], cubes[x])
             polyps[x] += screen[x] + consumed[x] + fish[x]
             larva[x] += cubes[x]
-        pl.shrimps_screen = _int(_need(seat, "shrimps_behind_screen", int, ws), ws + ".shrimps_behind_screen", 0, 8)
-        pl.fish_shrimps = _int(_need(seat, "fish_shrimps", int, ws), ws + ".fish_shrimps", 0, 8)
-        pl.open_sea_shrimp = bool(_need(seat, "open_sea_shrimp", bool, ws))
-        pl.eaten = _int(_need(seat, "corals_eaten", int, ws), ws + ".corals_eaten", 0, 8)
-        pl.score = _int(seat.get("score", 0), ws + ".score", 0, 10000)
-        share = seat.get("win_share", 0.0)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-            raise ValueError(f"{ws}.win_share must be a number in 0..1, got {share!r}")
-        s.share[i] = share
+        pl.shrimps_screen = seat.int("shrimps_behind_screen", 0, MAX_SHRIMPS)
+        pl.fish_shrimps = seat.int("fish_shrimps", 0, MAX_SHRIMPS)
+        pl.open_sea_shrimp = seat.bool("open_sea_shrimp")
+        pl.eaten = seat.int("corals_eaten", 0, MAX_SHRIMPS)
+        pl.score = seat.int("score", 0, 10000, default=0)
+        s.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
         if pl.eaten != pl.open_sea_shrimp + pl.fish_shrimps:
-            raise ValueError(f"{ws}.corals_eaten must equal the open-sea shrimp plus fish shrimps")
+            fail(seat.at("corals_eaten"), "expected the open-sea shrimp plus the fish shrimps")
         if pl.shrimps_screen + shrimps_on[i] + pl.eaten != s.rules.shrimps_per_player:
-            raise ValueError(f"{ws}: shrimps behind the screen, on the boards and eaten must "
-                             f"add up to {s.rules.shrimps_per_player}")
+            fail(seat.path, f"shrimps behind the screen, on the boards and eaten must add up "
+                            f"to {s.rules.shrimps_per_player}")
     for x in range(NCOL):
         polyps[x] += s.bag[x] + s.bonus[x]
         if polyps[x] != s.rules.polyps_per_colour:
-            raise ValueError(f"state: {polyps[x]} {COLOURS[x]} polyps in play; there are "
-                             f"{s.rules.polyps_per_colour} (bag, bonus row, open sea, boards, "
-                             f"screens, consumed and fish)")
+            fail(top.path, f"{polyps[x]} {COLOURS[x]} polyps in play; there are "
+                           f"{s.rules.polyps_per_colour} (bag, bonus row, open sea, boards, "
+                           f"screens, consumed and fish)")
         cubes = larva[x] + s.larva_supply[x] + sum(
             1 for k in range(NSPACES) if s.space_cube[k] and s.rules.cycle[k] == x)
         if cubes != s.rules.larva_per_colour:
-            raise ValueError(f"state: {cubes} {COLOURS[x]} larva cubes; there are "
-                             f"{s.rules.larva_per_colour}")
+            fail(top.path, f"{cubes} {COLOURS[x]} larva cubes; there are {s.rules.larva_per_colour}")
     for a in range(NALG):
         cyl = s.alga_supply[a] + (s.alga_space == a) + sum(
             1 for t in range(NTILES) if s.tile_covered[t] and tile_front(s, t) == a)
         if cyl != s.rules.algae_per_colour:
-            raise ValueError(f"state: {cyl} {ALGAE[a]} alga cylinders; there are "
-                             f"{s.rules.algae_per_colour}")
-    ender = data.get("ender")
-    s.ender = -1 if ender is None else _int(ender, "state.ender", 0, players - 1)
-    s.final_left = _int(_need(data, "final_left", int, w), "state.final_left", 0, players - 1)
-    s.end_pending = _choice(data, "end_pending", END_REASONS, w)
-    s.terminal = bool(_need(data, "terminal", bool, w))
-    s.end_reason = _choice(data, "end_reason", END_REASONS, w)
+            fail(top.path, f"{cyl} {ALGAE[a]} alga cylinders; there are {s.rules.algae_per_colour}")
+    s.ender = -1 if top.get("ender") is None else top.int("ender", 0, players - 1)
+    s.final_left = top.int("final_left", 0, players - 1)
+    s.end_pending = top.choice("end_pending", END_REASONS)
+    s.terminal = top.bool("terminal")
+    s.end_reason = top.choice("end_reason", END_REASONS)
     if s.terminal != (s.end_reason != END_RUNNING):
-        raise ValueError("state: a terminal state needs an end_reason, a running one 'running'")
-    s.moves = _int(_need(data, "moves", int, w), "state.moves", 0, 2**31 - 1)
-    s.turns = _int(_need(data, "turns", int, w), "state.turns", 0, 2**31 - 1)
-    rng = _need(data, "rng", dict, w)
-    try:
-        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
-    except (TypeError, KeyError, OverflowError):
-        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
-    return state
+        fail(top.path, "a terminal state needs an end_reason, a running one 'running'")
+    s.moves = top.int("moves", 0, INT32_MAX)
+    s.turns = top.int("turns", 0, INT32_MAX)
 
 
+ReefGame.handle = engine_handle(&ENGINE, ReefGame, sizeof(RState), sizeof(RRules))
 GAME = ReefGame()

@@ -9,13 +9,15 @@ left in the bag (polyps), the supply (larva cubes, alga cylinders) or behind the
 from __future__ import annotations
 
 import core_cy
-from core_cy.reef_encounter import ACTIONS, ALGAE, COLOURS, LETTERS
+from core_cy.reef_encounter import ALGAE, BOARD_CELLS, BOARD_COLS, COLOURS, LETTERS
 
 GAME = core_cy.load("reef_encounter")
 TEST_BOARD = ["++++++"] * 6
 TEST_RULES = {"boards": {f"test{i}": TEST_BOARD for i in range(4)}, "initial_side": "S"}
-BC, COLS, NCELLS = ACTIONS["cells_per_board"], ACTIONS["cols"], ACTIONS["screen"]
+BC, COLS = BOARD_CELLS, BOARD_COLS
+SCREEN = 4 * BC                     # the "behind the screen" destination of a shrimp move
 W, Y, O, P, G = "white", "yellow", "orange", "pink", "grey"
+act = GAME.actions.encode
 
 
 def cell(r, c, b=0):
@@ -24,55 +26,69 @@ def cell(r, c, b=0):
 
 def LAY(colour, r, c, b=0):
     """Lay a polyp from behind the screen."""
-    return ACTIONS["lay_screen"] + COLOURS.index(colour) * NCELLS + cell(r, c, b)
+    return act("lay_screen", colour=COLOURS.index(colour), cell=cell(r, c, b))
 
 
 def LAY_CONSUMED(colour, r, c, b=0):
-    return ACTIONS["lay_consumed"] + COLOURS.index(colour) * NCELLS + cell(r, c, b)
+    return act("lay_consumed", colour=COLOURS.index(colour), cell=cell(r, c, b))
 
 
 def EAT(r, c, b=0):
-    return ACTIONS["eat"] + cell(r, c, b)
+    return act("eat", cell=cell(r, c, b))
 
 
 def INTRO(r, c, b=0):
-    return ACTIONS["intro"] + cell(r, c, b)
+    return act("intro", cell=cell(r, c, b))
 
 
-def MOVE(src, dst):
-    """Move the shrimp on src (r, c[, b]) to dst (r, c[, b]) or None (behind the screen)."""
-    return ACTIONS["move"] + cell(*src) * (NCELLS + 1) + (NCELLS if dst is None else cell(*dst))
+def MOVE(state, src, dst):
+    """Move the current player's shrimp on src (r, c[, b]) to dst (r, c[, b]) or None (behind
+    the screen).  Action 5 numbers a seat's shrimps on the boards in cell order."""
+    d = state.to_dict()
+    me = state.current_player
+    mine = sorted(cell(r, c, b) for b, board in enumerate(d["boards"])
+                  for r, c, who in board["shrimps"] if who == me)
+    return act("move", shrimp=mine.index(cell(*src)), dest=SCREEN if dst is None else cell(*dst))
 
 
 def TO_LARVA(colour):
-    return ACTIONS["to_larva"] + COLOURS.index(colour)
+    return act("to_larva", colour=COLOURS.index(colour))
 
 
 def TO_POLYP(colour):
-    return ACTIONS["to_polyp"] + COLOURS.index(colour)
+    return act("to_polyp", colour=COLOURS.index(colour))
+
+
+def EMPTY_PLAY(colour):
+    return act("empty_play", colour=COLOURS.index(colour))
 
 
 def ALGA(polyp, alga, tile=0):
     """Trade a consumed polyp for an alga onto the alga space (tile 0) or coral tile 1..10."""
-    return ACTIONS["alga"] + (COLOURS.index(polyp) * 4 + ALGAE.index(alga)) * 11 + tile
+    return act("alga", polyp=COLOURS.index(polyp), alga=ALGAE.index(alga), target=tile)
 
 
 def COLLECT(colour, state):
     """Collect from the open-sea space of that larva colour."""
     spaces = [s["colour"] for s in state.to_dict()["open_sea"]]
-    return ACTIONS["collect"] + spaces.index(colour)
+    return act("collect", space=spaces.index(colour))
 
 
-END_PLAY = ACTIONS["end_play"]
-FINAL_PASS = ACTIONS["final_pass"]
+END_PLAY = act("end_play")
+FINAL_PASS = act("final_pass")
 
 
 def FISH(colour):
-    return ACTIONS["fish"] + COLOURS.index(colour)
+    return act("fish", colour=COLOURS.index(colour))
 
 
 def PICK(colour):
-    return ACTIONS["pick"] + COLOURS.index(colour)
+    return act("pick", colour=COLOURS.index(colour))
+
+
+def of_kind(state, kind):
+    """The legal actions of one kind."""
+    return GAME.actions.select(state.legal_actions(), kind)
 
 
 def counts(**kw):

@@ -82,7 +82,7 @@ def test_condition_1_last_tile_then_a_final_eat_only_round_returning_five():
     s = build(players=3, covered=range(1, 10), polyps={**six, (3, 3): "W"},
               shrimps=[(0, 0, 1, 1), (3, 3, 0)],
               seats=[A(consumed={G: 1}, open_sea_shrimp=True, fish={W: 2})])
-    s.apply(MOVE((3, 3), (4, 4)))                       # a shrimp on bare rock ...
+    s.apply(MOVE(s, (3, 3), (4, 4)))                       # a shrimp on bare rock ...
     s.apply(ALGA(G, "blue", 10))
     d = s.to_dict()
     assert d["phase"] == "final" and s.current_player == 1 and d["ender"] == 0

@@ -70,7 +70,7 @@ def test_tv7_merge_ban_and_moving_the_own_shrimp_away_first():
     s = build(polyps={(1, 1): "P", (1, 3): "P"}, shrimps=[(1, 1, 0), (1, 3, 1)],
               seats=[A(screen={P: 1}, larva={P: 1})])
     assert LAY(P, 1, 2) not in s.legal_actions()
-    s.apply(MOVE((1, 1), (0, 0)))                  # action 5 onto bare rock
+    s.apply(MOVE(s, (1, 1), (0, 0)))                  # action 5 onto bare rock
     assert LAY(P, 1, 2) in s.legal_actions()
     s.apply(LAY(P, 1, 2))
     board = s.to_dict()["boards"][0]
@@ -78,9 +78,9 @@ def test_tv7_merge_ban_and_moving_the_own_shrimp_away_first():
     # A's shrimp may not join the merged coral (it has B's shrimp) and may not stay on bare
     # rock at the end of the turn.
     legal = s.legal_actions()
-    assert MOVE((0, 0), (1, 1)) not in legal and MOVE((0, 0), (1, 2)) not in legal
+    assert MOVE(s, (0, 0), (1, 1)) not in legal and MOVE(s, (0, 0), (1, 2)) not in legal
     assert COLLECT("white", s) not in legal
-    s.apply(MOVE((0, 0), None))
+    s.apply(MOVE(s, (0, 0), None))
     assert COLLECT("white", s) in s.legal_actions()
 
 
@@ -118,7 +118,7 @@ def test_tv9_extra_growth_on_the_light_rock_and_its_variant_switch():
 def test_tv11_no_extra_growth_onto_a_light_rock_with_a_shrimp():
     s = build(rules=LIGHT_RULES, polyps={(4, 4): "W"}, shrimps=[(4, 4, 0)],
               seats=[A(screen={Y: 2}, larva={Y: 1})])
-    s.apply(MOVE((4, 4), (2, 2)))
+    s.apply(MOVE(s, (4, 4), (2, 2)))
     assert LAY(Y, 2, 2) not in s.legal_actions()
     s.apply(LAY(Y, 1, 2))
     assert at(s, 2, 2) == "L"

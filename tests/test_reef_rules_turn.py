@@ -1,7 +1,7 @@
 """The turn (spec 4-5, 7): action order, larva plays, shrimps, the parrotfish, algae and the
 open-sea refill, with the test vectors of section 13."""
 from reef_pos import (ALGA, COLLECT, EAT, END_PLAY, FINAL_PASS, GAME, INTRO, LAY, LAY_CONSUMED,
-                      MOVE, TO_LARVA, TO_POLYP, G, O, P, W, Y, ACTIONS, at, build, counts,
+                      MOVE, TO_LARVA, TO_POLYP, EMPTY_PLAY, G, O, P, W, Y, at, build, counts, of_kind,
                       position, seat)
 from test_reef_rules_placement import A
 
@@ -34,8 +34,8 @@ def test_tv20_meals_that_are_illegal():
     seven = {(0, c): "W" for c in range(6)} | {(1, 0): "W"}
     assert EAT(0, 0) not in build(polyps=seven, shrimps=[(0, 0, 1)]).legal_actions()
     s = build(polyps=seven | {(3, 3): "P"}, shrimps=[(0, 0, 0), (3, 3, 0)])
-    s.apply(MOVE((3, 3), None))
-    assert not any(ACTIONS["eat"] <= a < ACTIONS["lay_screen"] for a in s.legal_actions())
+    s.apply(MOVE(s, (3, 3), None))
+    assert of_kind(s, "eat") == []
 
 
 def test_advanced_meal_returns_five_polyps():
@@ -54,14 +54,14 @@ def test_tv22_at_most_four_from_behind_the_screen_plus_all_consumed():
     for c in range(3):
         s.apply(LAY_CONSUMED(Y, 1, c))
     assert seat(s, 0)["screen"][Y] == 2 and seat(s, 0)["consumed"][Y] == 0
-    assert not any(ACTIONS["lay_screen"] <= a < ACTIONS["end_play"] for a in s.legal_actions())
+    assert of_kind(s, "lay_screen") == of_kind(s, "lay_consumed") == []
 
 
 def test_tv23_larva_plays_never_interleave_and_eating_comes_first():
     s = build(polyps={(5, 5): "W"}, shrimps=[(5, 5, 0)],
               seats=[A(screen={Y: 3, G: 2}, larva={Y: 2, G: 1})])
     s.apply(LAY(Y, 0, 0))
-    s.apply(MOVE((5, 5), (5, 4)))                 # a shrimp move inside action 2
+    s.apply(MOVE(s, (5, 5), (5, 4)))                 # a shrimp move inside action 2
     assert LAY(Y, 0, 1) in s.legal_actions()
     s.apply(LAY(Y, 0, 1))
     s.apply(LAY(G, 3, 0))                         # action 3 starts: action 2 is over
@@ -81,7 +81,7 @@ def test_a_second_play_may_use_the_same_colour_after_the_first_ends():
     assert seat(s, 0)["screen"][Y] == 1 and seat(s, 0)["larva"][Y] == 0
     assert LAY(Y, 3, 0) not in s.legal_actions()
     s.apply(END_PLAY)
-    assert not any(ACTIONS["lay_screen"] <= a < ACTIONS["end_play"] for a in s.legal_actions())
+    assert of_kind(s, "lay_screen") == of_kind(s, "lay_consumed") == []
 
 
 def test_any_other_action_closes_the_open_larva_play():
@@ -95,9 +95,9 @@ def test_any_other_action_closes_the_open_larva_play():
 
 def test_an_empty_larva_play_only_with_min_polyps_zero():
     s = build(seats=[A(larva={Y: 1})])
-    assert ACTIONS["empty_play"] + 4 not in s.legal_actions()
+    assert EMPTY_PLAY(Y) not in s.legal_actions()
     s = build(seats=[A(larva={Y: 1})], rules={"larva_play_min_polyps": 0})
-    s.apply(ACTIONS["empty_play"] + 4)
+    s.apply(EMPTY_PLAY(Y))
     assert seat(s, 0)["larva"][Y] == 0 and s.to_dict()["turn"]["plays"] == 1
 
 
@@ -115,12 +115,14 @@ def test_shrimp_moves_to_its_coral_other_corals_bare_rock_or_behind_the_screen()
     s = build(polyps={(0, 0): "W", (0, 1): "W", (3, 3): "P", (5, 5): "G"},
               shrimps=[(0, 0, 0), (5, 5, 1)])
     legal = s.legal_actions()
-    assert MOVE((0, 0), (0, 1)) in legal and MOVE((0, 0), (3, 3)) in legal
-    assert MOVE((0, 0), (2, 2)) in legal and MOVE((0, 0), None) in legal
-    assert MOVE((0, 0), (5, 5)) not in legal and MOVE((5, 5), (4, 4)) not in legal
-    s.apply(MOVE((0, 0), (2, 2)))
-    assert MOVE((2, 2), (1, 1)) in s.legal_actions()     # bare rock: may move again
-    assert not any(ACTIONS["collect"] <= a < ACTIONS["final_pass"] for a in s.legal_actions())
+    assert MOVE(s, (0, 0), (0, 1)) in legal and MOVE(s, (0, 0), (3, 3)) in legal
+    assert MOVE(s, (0, 0), (2, 2)) in legal and MOVE(s, (0, 0), None) in legal
+    assert MOVE(s, (0, 0), (5, 5)) not in legal                # a guarded coral
+    # Only own shrimps move: seat 0 has one on the boards, so every move is of shrimp 0.
+    assert {GAME.actions.decode(a)[1]["shrimp"] for a in GAME.actions.select(legal, "move")} == {0}
+    s.apply(MOVE(s, (0, 0), (2, 2)))
+    assert MOVE(s, (2, 2), (1, 1)) in s.legal_actions()     # bare rock: may move again
+    assert of_kind(s, "collect") == []
 
 
 def test_tv24_at_most_two_own_shrimps_on_one_board():
@@ -128,8 +130,8 @@ def test_tv24_at_most_two_own_shrimps_on_one_board():
     s = build(players=2, polyps=polyps, shrimps=[(0, 0, 0), (2, 2, 0), (0, 0, 1, 0)])
     legal = s.legal_actions()
     assert INTRO(4, 4) not in legal
-    assert MOVE((0, 0, 1), (4, 4)) not in legal and MOVE((0, 0, 1), (3, 3)) not in legal
-    assert MOVE((0, 0), (4, 4)) in legal             # same board: still two
+    assert MOVE(s, (0, 0, 1), (4, 4)) not in legal and MOVE(s, (0, 0, 1), (3, 3)) not in legal
+    assert MOVE(s, (0, 0), (4, 4)) in legal             # same board: still two
 
 
 def test_action_6_trades_a_consumed_polyp_for_a_larva_cube():
@@ -232,7 +234,6 @@ def test_tv25_collect_and_refill():
 def test_collect_is_always_legal_and_ends_the_turn():
     s = build()
     legal = s.legal_actions()
-    assert [a for a in legal if ACTIONS["collect"] <= a < ACTIONS["final_pass"]] == \
-        list(range(ACTIONS["collect"], ACTIONS["collect"] + 5))
-    s.apply(legal[-1] if legal[-1] < ACTIONS["final_pass"] else COLLECT("grey", s))
+    assert of_kind(s, "collect") == [GAME.actions.encode("collect", space=k) for k in range(5)]
+    s.apply(COLLECT("grey", s))
     assert s.current_player == 1
