@@ -94,12 +94,14 @@ cdef enum:
 cdef enum:
     W_FISH = 20             # per polyp in the fish, times its colour value
     W_SCREEN = 1            # per polyp behind the screen, times its value
-    W_CUBE = 2              # per larva cube behind the screen
+    W_CUBE = 2              # per larva cube behind the screen, for the first CUBE_CAP
+    CUBE_CAP = 2            # (more cubes than that are worth nothing: no hoarding)
     W_CONSUMED = 4          # per consumed polyp in front of the screen
     W_LICENCE = 30          # the open-sea shrimp (licence to put algae on tiles)
     W_BARE = 20             # penalty per own shrimp left on bare rock
     W_GROW = 6              # per polyp (up to 4) of a guarded coral, times its value
     W_EDIBLE = 8            # per polyp beyond 4 of a guarded coral, times its value
+    W_FREE = 2              # per polyp of an unguarded coral, times its value (board presence)
 
 ctypedef struct RRules:
     int32_t n_layouts
@@ -1093,8 +1095,18 @@ cdef int seat_terms(const RState* s, int seat, const int* v) noexcept nogil:
     cdef int x, h = 0
     for x in range(NCOL):
         h += (W_FISH * pl.fish[x] + W_SCREEN * pl.screen[x]) * v[x]
-        h += W_CUBE * pl.larva[x] + W_CONSUMED * pl.consumed[x]
-    return h + (W_LICENCE if pl.open_sea_shrimp else 0)
+        h += W_CONSUMED * pl.consumed[x]
+    return h + cube_value(total16(pl.larva)) + (W_LICENCE if pl.open_sea_shrimp else 0)
+
+
+cdef inline int cube_value(int n) noexcept nogil:
+    return W_CUBE * (n if n < CUBE_CAP else CUBE_CAP)
+
+
+cdef inline int cube_delta(const RPlayer* pl, int d) noexcept nogil:
+    """The value change of d more larva cubes behind the seat's screen."""
+    cdef int n = total16(pl.larva)
+    return cube_value(n + d) - cube_value(n)
 
 
 cdef inline double combine(const RState* s, int own, int rivals) noexcept nogil:
@@ -1114,13 +1126,16 @@ cdef double terminal_value(const RState* s, int seat) noexcept nogil:
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef const RState* s = <const RState*>vs
     cdef int v[NCOL]
-    cdef int own, rivals = 0, b, c, who, cell
+    cdef int own, rivals = 0, b, c, who, cell, x
     cdef uint64_t m
     if s.terminal:
         return terminal_value(s, seat)
     colour_values(s, v)
     own = seat_terms(s, seat, v)
     for b in range(s.n_boards):
+        m = guarded_cells(s, b)
+        for x in range(NCOL):
+            own += W_FREE * v[x] * popcount(s.occ[b][x] & ~m)
         m = s.shr[b]
         while m:
             c = lowest(m)
@@ -1177,37 +1192,45 @@ cdef void label(const RState* s, Labels* L) noexcept nogil:
                     L.id[b * BCELLS + c] = <int8_t>k
 
 
+cdef inline void coral_term(int who, int x, int size, const int* v, int seat, int sign,
+                            int* own, int* rivals) noexcept nogil:
+    """Adds sign * the value of a coral of colour x and `size` guarded by `who`: the
+    guard's potential (own or a rival's), or board presence if unguarded."""
+    if who == NO_ONE:
+        own[0] += sign * W_FREE * size * v[x]
+    elif who == seat:
+        own[0] += sign * coral_pot(size, v[x])
+    else:
+        rivals[0] += sign * coral_pot(size, v[x])
+
+
 cdef inline void add_pot(const Labels* L, int k, int size, const int* v, int seat,
                          int sign, int* own, int* rivals) noexcept nogil:
-    """Adds sign * pot of coral k (at `size`) to its guard's side of the value."""
-    cdef int who = L.guard[k]
-    if who == NO_ONE:
-        return
-    if who == seat:
-        own[0] += sign * coral_pot(size, v[L.colour[k]])
-    else:
-        rivals[0] += sign * coral_pot(size, v[L.colour[k]])
+    """coral_term of labelled coral k at `size`."""
+    coral_term(L.guard[k], L.colour[k], size, v, seat, sign, own, rivals)
 
 
 cdef int lay_delta(const RState* s, const Labels* L, int seat, const int* v, int x, int cell,
                    bint from_screen, int* own, int* rivals) noexcept nogil:
     """Value change of laying colour x on cell (as lay() does it); returns -1 if the fast
     path cannot tell (extra growth that would need the hidden bag)."""
-    cdef int b = cell // BCELLS, y = s.cell_colour[cell], k, merged = 1, guard = -1, guards = 0
+    cdef int b = cell // BCELLS, y = s.cell_colour[cell], k, merged = 1, guard = NO_ONE, guards = 0
     cdef int ids[8]
     cdef int n0, nid = 0, LC = s.light[b], cy
     cdef uint64_t lb = 0, m
     cdef bint grow = False
     if s.play_colour != x:
-        own[0] -= W_CUBE
+        own[0] += cube_delta(&s.p[seat], -1)
     own[0] -= W_SCREEN * v[x] if from_screen else W_CONSUMED
     if y >= 0:
         own[0] += W_CONSUMED
         cy = L.id[cell]
-        if L.guard[cy] != NO_ONE:
-            m = spread(bit(L.shrimp[cy]), s.occ[b][y] & ~bit(cell))
-            add_pot(L, cy, L.size[cy], v, seat, -1, own, rivals)
-            add_pot(L, cy, popcount(m), v, seat, 1, own, rivals)
+        add_pot(L, cy, L.size[cy], v, seat, -1, own, rivals)
+        k = 0
+        if L.guard[cy] != NO_ONE:       # the part holding the shrimp stays guarded
+            k = popcount(spread(bit(L.shrimp[cy]), s.occ[b][y] & ~bit(cell)))
+            add_pot(L, cy, k, v, seat, 1, own, rivals)
+        coral_term(NO_ONE, y, L.size[cy] - 1 - k, v, seat, 1, own, rivals)
     # The x corals joined: those next to the cell, and those next to the light rock when
     # the polyp spreads onto it (unless that would join two guarded corals).
     nid = collect_ids(s, L, b, nbr(bit(cell)) & s.occ[b][x], ids, 0)
@@ -1226,13 +1249,12 @@ cdef int lay_delta(const RState* s, const Labels* L, int seat, const int* v, int
                 nid = n0
     for k in range(nid):
         merged += L.size[ids[k]]
+        add_pot(L, ids[k], L.size[ids[k]], v, seat, -1, own, rivals)
         if L.guard[ids[k]] != NO_ONE:
-            guard = ids[k]
+            guard = L.guard[ids[k]]
     if grow:
         merged += 1
-    if guard >= 0:
-        add_pot(L, guard, L.size[guard], v, seat, -1, own, rivals)
-        add_pot(L, guard, merged, v, seat, 1, own, rivals)
+    coral_term(guard, x, merged, v, seat, 1, own, rivals)
     return 0
 
 
@@ -1281,17 +1303,16 @@ cdef int bare_penalty(const RState* s, int seat) noexcept nogil:
     return n
 
 
-cdef bint may_end(const RState* s, const int* acts, int n) noexcept nogil:
-    """Whether some action could end the game (its value then needs every seat's score,
-    which is hidden): the fast path then leaves the decision to the generic path."""
+cdef bint may_end(const RState* s) noexcept nogil:
+    """Whether some action could end the game at once (its value then needs every seat's
+    score, which is hidden): the fast path then leaves the decision to the generic path.
+    Conditions 1 and 2 never end it at once: the final round follows."""
     cdef int k
     if s.phase == PH_FINAL:
         return s.final_left <= 1
     if s.phase != PH_TURN:
         return False
-    if empty_cells(s) <= 2 or covered_tiles(s) >= NTILES - 1:
-        return True
-    if s.p[s.current].eaten >= s.rules.shrimps_per_player - 1:
+    if empty_cells(s) <= 2:
         return True
     if s.turns + 1 >= s.rules.max_turns:
         return True
@@ -1314,7 +1335,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell, src, dst, b, c
     cdef int ks, kd, alga, target, ret
     cdef int shrimps[MAX_SHRIMPS]
-    if seat != s.current or s.terminal or may_end(s, acts, n):
+    if seat != s.current or s.terminal or may_end(s):
         return 0
     colour_values(s, v)
     label(s, &L)
@@ -1330,7 +1351,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             x = a - A_FISH
             own += (W_FISH - W_SCREEN) * v[x]
         elif a < A_EAT:
-            own += W_CUBE
+            own += cube_delta(pl, 1)
         elif a < A_LAY_SCREEN:
             cell = a - A_EAT
             k = L.id[cell]
@@ -1349,28 +1370,31 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
         elif a == A_END_PLAY:
             pass
         elif a < A_INTRO:
-            own -= W_CUBE
+            own += cube_delta(pl, -1)
         elif a < A_TO_LARVA:
             k = L.id[a - A_INTRO]
-            own += coral_pot(L.size[k], v[L.colour[k]])
+            add_pot(&L, k, L.size[k], v, seat, -1, &own, &rivals)
+            coral_term(seat, L.colour[k], L.size[k], v, seat, 1, &own, &rivals)
         elif a < A_ALGA:
-            own += W_CUBE - W_CONSUMED
+            own += cube_delta(pl, 1) - W_CONSUMED
         elif a < A_TO_POLYP:
             k = a - A_ALGA
             x = k // (NALG * ALGA_TARGETS)
             alga = (k // ALGA_TARGETS) % NALG
             target = k % ALGA_TARGETS
             values_after_alga(s, alga, target, v2)
-            own = seat_terms(s, seat, v2) - W_CONSUMED - bare_penalty(s, seat)
+            own = seat_terms(s, seat, v2) - W_CONSUMED
+            if target == 0 or covered_tiles(s) < NTILES - 1:
+                own -= bare_penalty(s, seat)  # the last tile ends the turn: shrimps go home
             rivals = 0
             for k in range(L.n):
                 add_pot(&L, k, L.size[k], v2, seat, 1, &own, &rivals)
         elif a < A_COLLECT:
             x = a - A_TO_POLYP
-            own += W_SCREEN * v[x] - W_CUBE
+            own += W_SCREEN * v[x] + cube_delta(pl, -1)
         elif a < A_FINAL_PASS:
             k = a - A_COLLECT
-            own += W_CUBE
+            own += cube_delta(pl, 1)
             for x in range(NCOL):
                 own += W_SCREEN * v[x] * s.space_polyps[k][x]
         elif a == A_FINAL_PASS:
@@ -1380,18 +1404,17 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             src = shrimps[k // (NCELLS + 1)]
             dst = k % (NCELLS + 1)
             ks = L.id[src]
+            kd = -1 if dst == SCREEN else L.id[dst]
             if ks < 0:
                 own += W_BARE
-            else:
+            elif kd != ks:                # the coral it leaves is unguarded now
                 add_pot(&L, ks, L.size[ks], v, seat, -1, &own, &rivals)
-            if dst != SCREEN:
-                kd = L.id[dst]
-                if kd < 0:
-                    own -= W_BARE
-                elif kd == ks:
-                    add_pot(&L, ks, L.size[ks], v, seat, 1, &own, &rivals)
-                else:
-                    own += coral_pot(L.size[kd], v[L.colour[kd]])
+                coral_term(NO_ONE, L.colour[ks], L.size[ks], v, seat, 1, &own, &rivals)
+            if dst != SCREEN and kd < 0:
+                own -= W_BARE
+            elif kd >= 0 and kd != ks:    # the coral it joins is guarded now
+                add_pot(&L, kd, L.size[kd], v, seat, -1, &own, &rivals)
+                coral_term(seat, L.colour[kd], L.size[kd], v, seat, 1, &own, &rivals)
         out[i] = combine(s, own, rivals)
     return 1
 
