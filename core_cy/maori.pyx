@@ -250,22 +250,6 @@ cdef inline uint8_t rotate_mask(uint8_t mask, int r) noexcept nogil:
     return <uint8_t>(((mask << r) | (mask >> (4 - r))) & 15)
 
 
-cdef inline int neighbour(const MRules* R, int cell, int edge) noexcept nogil:
-    """The cell across `edge` of `cell`, or -1 beyond the board."""
-    cdef int r = cell // R.cols, c = cell % R.cols
-    if edge == EDGE_N:
-        r -= 1
-    elif edge == EDGE_E:
-        c += 1
-    elif edge == EDGE_S:
-        r += 1
-    else:
-        c -= 1
-    if r < 0 or c < 0 or r >= R.rows or c >= R.cols:
-        return -1
-    return r * R.cols + c
-
-
 cdef inline bint king_adjacent(const MRules* R, int a, int b) noexcept nogil:
     cdef int dr = a // R.cols - b // R.cols, dc = a % R.cols - b % R.cols
     return a != b and -1 <= dr <= 1 and -1 <= dc <= 1

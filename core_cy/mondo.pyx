@@ -45,7 +45,7 @@ cdef enum:
     MAX_CELLS = 36
     MAX_TILES = 200         # tile ids fit a uint8; NO_TILE marks "none"
     NO_TILE = 255
-    DIRECTIONS = 4          # N, E, S, W: the edges of a tile, clockwise
+    DIRECTIONS = 4          # N, E, S, W: the edges of a tile, clockwise (D_* below)
     ROTATIONS = 4           # quarter turns of a tile
     FACES = 2               # every tile is double-sided
     MAX_SEGS = 6            # segments per face (4 edge groups plus internal patches)
@@ -56,6 +56,12 @@ cdef enum:
     MAX_ROUNDS = 5
     MAX_BONUS = 4
     NAME_LEN = 16           # species names and task ids: at most 15 bytes (UTF-8)
+
+cdef enum:
+    D_NORTH = 0
+    D_EAST = 1
+    D_SOUTH = 2
+    D_WEST = 3
 
 # Terrains (section 2.3).
 cdef enum:
@@ -339,13 +345,13 @@ cdef inline int n_cells(const MRules* R) noexcept nogil:
 
 
 cdef inline int neighbour(const MRules* R, int cell, int d) noexcept nogil:
-    """The cell across direction d (0 N, 1 E, 2 S, 3 W) of `cell`, or -1 off the board."""
+    """The cell across direction d (D_*) of `cell`, or -1 off the board."""
     cdef int r = cell // R.cols, c = cell % R.cols
-    if d == 0:
+    if d == D_NORTH:
         r -= 1
-    elif d == 1:
+    elif d == D_EAST:
         c += 1
-    elif d == 2:
+    elif d == D_SOUTH:
         r += 1
     else:
         c -= 1
@@ -397,6 +403,101 @@ cdef inline int uf_find(int* parent, int x) noexcept nogil:
     return x
 
 
+cdef inline void uf_join(int* parent, int a, int b) noexcept nogil:
+    a = uf_find(parent, a)
+    b = uf_find(parent, b)
+    if a != b:
+        parent[a] = b
+
+
+# How one edge of a placed tile meets what lies across it (section 5.1).
+cdef enum:
+    MEET_SEA = 0            # the rim of the water side, water: fine, but the area is the sea
+    MEET_FRAME = 1          # the rim of the frame side, the same terrain: closes the area
+    MEET_RIM_ERROR = 2      # the rim, another terrain: an error edge (B1)
+    MEET_EMPTY = 3          # an empty space: the area is open, no error
+    MEET_MATCH = 4          # a tile showing the same terrain: the two areas join
+    MEET_ERROR = 5          # a tile showing another terrain: an error edge
+
+
+cdef inline int meet(const MState* s, const MPlayer* pl, int c, int d, int t,
+                     int* across) noexcept nogil:
+    """How terrain t on edge d of cell c meets its surroundings (MEET_*); for MATCH and
+    ERROR, across = the segment node of the facing edge."""
+    cdef const MRules* R = &s.rules
+    cdef int nb = neighbour(R, c, d)
+    cdef const MFace* g
+    if nb < 0:
+        if t != R.rim[c * DIRECTIONS + d]:
+            return MEET_RIM_ERROR
+        return MEET_FRAME if R.frame else MEET_SEA
+    if pl.cell_tile[nb] == NO_TILE:
+        return MEET_EMPTY
+    g = cell_face(s, pl, nb)
+    across[0] = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
+    return MEET_MATCH if edge_at(g, pl.cell_rot[nb], opposite(d)) == t else MEET_ERROR
+
+
+cdef inline bint first_side(int d) noexcept nogil:
+    """Each shared edge is counted once, from its west or north tile (looking E or S)."""
+    return d == D_EAST or d == D_SOUTH
+
+
+cdef inline void count_face(const MRules* R, const MFace* f, BoardInfo* bi) noexcept nogil:
+    """A placed face's animal and volcano."""
+    bi.placed += 1
+    if f.animal >= 0:
+        bi.animals += 1
+        if R.species_terrain[f.animal] == T_WATER:
+            bi.water_animals += 1
+    if f.volcano == V_ACTIVE:
+        bi.active += 1
+    elif f.volcano == V_DORMANT:
+        bi.dormant += 1
+
+
+cdef void link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* parent,
+                     uint8_t* bad, uint8_t* rim, int16_t* open) noexcept nogil:
+    """What analyse() and build_areas() share: the board's counts (empty, placed, animals,
+    volcanoes, errors, matched edges) and its segment nodes (cell * MAX_SEGS + segment)
+    joined into areas (union-find `parent`), with per node (not yet per area): bad = an
+    error edge or the sea, rim = touches the rim, open = edges facing an empty space."""
+    cdef const MRules* R = &s.rules
+    cdef int c, d, k, n, m = 0, how
+    cdef const MFace* f
+    memset(bi, 0, sizeof(BoardInfo))
+    for c in range(n_cells(R)):
+        if pl.cell_tile[c] == NO_TILE:
+            bi.empty += 1
+            continue
+        f = cell_face(s, pl, c)
+        count_face(R, f, bi)
+        for k in range(f.nseg):
+            n = c * MAX_SEGS + k
+            parent[n] = n
+            bad[n] = 0
+            rim[n] = 0
+            open[n] = 0
+    for c in range(n_cells(R)):
+        if pl.cell_tile[c] == NO_TILE:
+            continue
+        f = cell_face(s, pl, c)
+        for d in range(DIRECTIONS):
+            n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
+            how = meet(s, pl, c, d, edge_at(f, pl.cell_rot[c], d), &m)
+            if how <= MEET_RIM_ERROR:
+                rim[n] = 1
+            if how == MEET_EMPTY:
+                open[n] += 1                # open towards an empty space, not an error
+            elif how != MEET_FRAME and how != MEET_MATCH:
+                bad[n] = 1                  # an error edge, or water at the sea rim
+            if how == MEET_RIM_ERROR or (how == MEET_ERROR and first_side(d)):
+                bi.errors += 1              # section 5.1: rim mismatch (B1); shared edges once
+            elif how == MEET_MATCH and first_side(d):
+                bi.matched += 1
+                uf_join(parent, n, m)
+
+
 cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint species) noexcept nogil:
     """Errors, empties, animals, volcanoes and the areas of one board.  An area is closed
     (enclosed and error-free) when every segment edge meets an equal terrain across a shared
@@ -406,68 +507,18 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
     cdef int parent[MAX_NODES]
     cdef uint8_t bad[MAX_NODES]
     cdef uint8_t rim[MAX_NODES]
+    cdef int16_t open[MAX_NODES]
     cdef int size[MAX_NODES]
     cdef int last[MAX_NODES]
     cdef uint8_t cnt[MAX_NODES][N_SPECIES]
-    cdef int c, d, k, nb, t, t2, n, m, r, sp, terr
+    cdef int c, k, n, r, sp, terr
     cdef const MFace* f
-    cdef const MFace* g
     cdef uint32_t mask
-    memset(bi, 0, sizeof(BoardInfo))
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
-            bi.empty += 1
-            continue
-        f = cell_face(s, pl, c)
-        bi.placed += 1
-        for k in range(f.nseg):
-            n = c * MAX_SEGS + k
-            parent[n] = n
-            bad[n] = 0
-            rim[n] = 0
-            size[n] = 0
-            last[n] = -1
-        if f.animal >= 0:
-            bi.animals += 1
-            if R.species_terrain[f.animal] == T_WATER:
-                bi.water_animals += 1
-        if f.volcano == V_ACTIVE:
-            bi.active += 1
-        elif f.volcano == V_DORMANT:
-            bi.dormant += 1
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
-            continue
-        f = cell_face(s, pl, c)
-        for d in range(DIRECTIONS):
-            t = edge_at(f, pl.cell_rot[c], d)
-            n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
-            nb = neighbour(R, c, d)
-            if nb < 0:
-                rim[n] = 1
-                if t != R.rim[c * DIRECTIONS + d]:
-                    bi.errors += 1          # section 5.1: rim mismatch (B1)
-                    bad[n] = 1
-                elif not R.frame:
-                    bad[n] = 1              # water at the sea rim: the sea, never closed
-            elif pl.cell_tile[nb] == NO_TILE:
-                bad[n] = 1                  # open towards an empty space, not an error
-            else:
-                g = cell_face(s, pl, nb)
-                t2 = edge_at(g, pl.cell_rot[nb], opposite(d))
-                if t2 != t:
-                    bad[n] = 1
-                    if d == 1 or d == 2:    # each shared edge once, from its W or N tile
-                        bi.errors += 1
-                else:
-                    if d == 1 or d == 2:
-                        bi.matched += 1
-                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
-                    r = uf_find(parent, n)
-                    k = uf_find(parent, m)
-                    if r != k:
-                        parent[r] = k
-    # Fold the flags onto the roots; size = distinct tiles of the area (B12).
+    link_areas(s, pl, bi, parent, bad, rim, open)
+    # Fold the flags onto the roots (open counts as bad: the area is not closed); size =
+    # distinct tiles of the area (B12): a tile's segments are visited one after the other.
+    memset(size, 0, nc * MAX_SEGS * sizeof(int))
+    memset(last, 0xff, nc * MAX_SEGS * sizeof(int))      # -1: no tile yet
     for c in range(nc):
         if pl.cell_tile[c] == NO_TILE:
             continue
@@ -475,7 +526,7 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
         for k in range(f.nseg):
             n = c * MAX_SEGS + k
             r = uf_find(parent, n)
-            bad[r] |= bad[n]
+            bad[r] |= bad[n] | (open[n] > 0)
             rim[r] |= rim[n]
             if last[r] != c:
                 last[r] = c
@@ -1328,60 +1379,9 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
     cdef const MRules* R = &s.rules
     cdef BoardInfo* bi = &A.b
     cdef int parent[MAX_NODES]
-    cdef int c, d, k, n, m, nb, t, r, r2, nc = n_cells(R)
+    cdef int c, k, n, t, r, nc = n_cells(R)
     cdef const MFace* f
-    cdef const MFace* g
-    memset(bi, 0, sizeof(BoardInfo))
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
-            bi.empty += 1
-            continue
-        f = cell_face(s, pl, c)
-        bi.placed += 1
-        if f.animal >= 0:
-            bi.animals += 1
-            if R.species_terrain[f.animal] == T_WATER:
-                bi.water_animals += 1
-        if f.volcano == V_ACTIVE:
-            bi.active += 1
-        elif f.volcano == V_DORMANT:
-            bi.dormant += 1
-        for k in range(f.nseg):
-            n = c * MAX_SEGS + k
-            parent[n] = n
-            A.open[n] = 0
-            A.bad[n] = 0
-            A.rim[n] = 0
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
-            continue
-        f = cell_face(s, pl, c)
-        for d in range(DIRECTIONS):
-            t = edge_at(f, pl.cell_rot[c], d)
-            n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
-            nb = neighbour(R, c, d)
-            if nb < 0:
-                A.rim[n] = 1
-                if t != R.rim[c * DIRECTIONS + d]:
-                    bi.errors += 1
-                    A.bad[n] = 1
-                elif not R.frame:
-                    A.bad[n] = 1
-            elif pl.cell_tile[nb] == NO_TILE:
-                A.open[n] += 1
-            else:
-                g = cell_face(s, pl, nb)
-                if edge_at(g, pl.cell_rot[nb], opposite(d)) != t:
-                    A.bad[n] = 1
-                    if d == 1 or d == 2:
-                        bi.errors += 1
-                elif d == 1 or d == 2:
-                    bi.matched += 1
-                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
-                    r = uf_find(parent, n)
-                    r2 = uf_find(parent, m)
-                    if r != r2:
-                        parent[r] = r2
+    link_areas(s, pl, bi, parent, A.bad, A.rim, A.open)
     for c in range(nc):
         if pl.cell_tile[c] == NO_TILE:
             continue
@@ -1430,8 +1430,7 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
     cdef uint8_t gbad[MAX_SEGS + 4]
     cdef uint8_t gter[MAX_SEGS + 4]
     cdef int groot[4]
-    cdef int ns = f.nseg, nr = 0, d, k, j, t, t2, nb, m, r, gi, a, b2, ng
-    cdef const MFace* g
+    cdef int ns = f.nseg, nr = 0, d, k, j, t, m = 0, how, r, gi, a, b2, ng
     out.animals = A.b.animals
     out.closed_land = A.b.closed_land
     out.errors = A.b.errors
@@ -1452,19 +1451,15 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
     for d in range(DIRECTIONS):
         t = edge_at(f, rot, d)
         k = seg_at(f, rot, d)
-        nb = neighbour(R, c, d)
-        if nb < 0:
-            if t != R.rim[c * DIRECTIONS + d]:
-                out.errors += 1
-                gbad[k] = 1
-            elif not R.frame:
-                gbad[k] = 1
-        elif pl.cell_tile[nb] == NO_TILE:
+        how = meet(s, pl, c, d, t, &m)
+        if how == MEET_EMPTY:
             gopen[k] += 1
-        else:
-            g = cell_face(s, pl, nb)
-            t2 = edge_at(g, pl.cell_rot[nb], opposite(d))
-            m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
+        elif how == MEET_RIM_ERROR:
+            out.errors += 1
+            gbad[k] = 1
+        elif how == MEET_SEA:
+            gbad[k] = 1
+        elif how != MEET_FRAME:             # a neighbouring tile: its area becomes a group
             r = A.root[m]
             j = 0
             while j < nr and groot[j] != r:
@@ -1476,9 +1471,9 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
                 gp[gi] = gi
                 gopen[gi] = A.open[r]
                 gbad[gi] = A.bad[r]
-                gter[gi] = t2               # a matching edge's terrain is its area's
+                gter[gi] = t                # its terrain, if it matches (else it is bad)
             gopen[gi] -= 1                  # its edge towards c is no longer open
-            if t2 != t:
+            if how == MEET_ERROR:
                 out.errors += 1
                 gbad[k] = 1
                 gbad[gi] = 1
@@ -1690,8 +1685,10 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef Rng rng
     cdef float T[256]
     cdef double boardv, t0 = s.clock, t_me, t_pick = 0, fixed_pick = 0, f_in = 0, f_out = 0
-    cdef double v, slow_same = 0, v_flip = 0, v_task = 0
-    cdef bint have_pick = False, have_flip = False, have_task = False, pick_ok = False
+    cdef double v, slow_same = 0
+    cdef double v_op[2]                 # flip, task: one value each (see below)
+    cdef bint have_op[2]
+    cdef bint have_pick = False, pick_ok = False
     cdef bint have_same = False
     cdef bint any_spot = False, hit, in_hand
     cdef double kfill[PLACE_DURATIONS]
@@ -1706,6 +1703,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
         return 0
     for key in range(PLACE_DURATIONS):
         kdone[key] = False
+    have_op[0] = have_op[1] = False
     for i in range(s.round):
         past += pl.round_score[i]
     if pl.hand != NO_TILE:
@@ -1757,22 +1755,16 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             if empty > 0:
                 empty -= 1
             out[i] = v - empty + f_in
-        elif x.kind == K_FLIP:
-            if not have_flip:
-                have_flip = True
-                mine_init(pl, &m, OP_FLIP)
-                t_me = t0 + s.rules.t_flip / pl.speed
-                v_flip = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
+        elif x.kind == K_FLIP or x.kind == K_TASK:
+            # Every flip (every task) takes the same time and leaves board and hand alone.
+            k = x.kind == K_TASK
+            if not have_op[k]:
+                have_op[k] = True
+                mine_init(pl, &m, OP_TASK if k else OP_FLIP)
+                t_me = t0 + (s.rules.t_task if k else s.rules.t_flip) / pl.speed
+                v_op[k] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
                     else same_board_copy(s, seat, a, &slow_same, &have_same)
-            out[i] = v_flip
-        elif x.kind == K_TASK:
-            if not have_task:
-                have_task = True
-                mine_init(pl, &m, OP_TASK)
-                t_me = t0 + s.rules.t_task / pl.speed
-                v_task = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
-                    else same_board_copy(s, seat, a, &slow_same, &have_same)
-            out[i] = v_task
+            out[i] = v_op[k]
         elif x.kind == K_JUMP:
             mine_init(pl, &m, OP_JUMP)
             t_me = t0 + s.rules.t_jump / pl.speed
