@@ -19,6 +19,8 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from services.api import downloads, experiments, games
 from services.api import results as statistics
@@ -72,6 +74,17 @@ class _TooLarge(Exception):
     pass
 
 
+def _allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods of the API path that `path` matches (HEAD with GET), from the schema."""
+    methods: set[str] = set()
+    for template, operations in app.openapi()["paths"].items():
+        if compile_path(template)[0].match(path):
+            methods |= {m.upper() for m in operations}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
 def _operation_id(route: APIRoute) -> str:
     return route.name  # stable ids for the schema's links and for clients
 
@@ -107,6 +120,14 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     async def _invalid(request: Request, exc: RequestValidationError):
         return JSONResponse(status_code=422, content={"detail": error_items(exc.errors())})
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not those of its first route
+            headers["Allow"] = ", ".join(_allowed_methods(app, request.url.path)) or "GET"
+        return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail},
+                            headers=headers)
+
     reads = [Depends(require_token)] if settings.protect_reads else []
     app.include_router(games.router, dependencies=reads)
     app.include_router(experiments.router, dependencies=reads)
@@ -126,7 +147,8 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         if app.openapi_schema is None:
             schema = build()
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
-                spec_components())
+                spec_components(settings.max_games))
+            _link_submit_to_experiment_routes(schema)
             for path in schema.get("paths", {}).values():
                 for operation in path.values():
                     if not settings.auth_enabled:
@@ -139,6 +161,20 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         return app.openapi_schema
 
     app.openapi = openapi
+
+
+def _link_submit_to_experiment_routes(schema: dict) -> None:
+    """OpenAPI links from a submitted experiment's id to every route of one experiment (what
+    clients and stateful tests follow)."""
+    links = {}
+    for path, operations in schema.get("paths", {}).items():
+        if "{eid}" in path:
+            for operation in operations.values():
+                links[operation["operationId"]] = {
+                    "operationId": operation["operationId"],
+                    "parameters": {"eid": "$response.body#/id"}}
+    submit = schema["paths"]["/api/experiments"]["post"]
+    submit["responses"]["201"]["links"] = links
 
 
 def _mount_pages(app: FastAPI) -> None:
