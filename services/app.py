@@ -22,14 +22,15 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from services.api import downloads, experiments, games
+from services.api import downloads, experiments, games, ops
 from services.api import results as statistics
 from services.api.deps import require_token
 from services.api.errors import error_items
 from services.api.spec_schema import spec_components
 from services.registry import Registry
 from services.settings import VERSION, Settings, is_loopback
-from services.worker import Worker
+from services.metrics import Metrics
+from services.worker import Worker, stop_ray
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboards"
 
@@ -90,14 +91,18 @@ def _operation_id(route: APIRoute) -> str:
 
 
 def create_app(settings: Settings | None = None, *, db: str | None = None,
-               results: str | None = None, run_worker: bool = True) -> FastAPI:
-    """The app over `settings` (default: the environment); `db` and `results` override them."""
+               results: str | None = None, run_worker: bool = True,
+               own_ray: bool = False) -> FastAPI:
+    """The app over `settings` (default: the environment); `db` and `results` override them.
+    With `own_ray` (a served process) the app's stop also shuts down the process's Ray."""
     settings = settings or Settings()
     overrides = {k: v for k, v in (("db", db), ("results", results)) if v is not None}
     if overrides:
         settings = settings.model_copy(update=overrides)
     registry = Registry(settings.db)
-    worker = Worker(registry, settings.results)
+    metrics = Metrics(registry)
+    worker = Worker(registry, settings.results, slots=settings.max_running,
+                    ray_address=settings.ray_address, shard_done=metrics.shard_done)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -107,13 +112,16 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
             yield
         finally:
             if run_worker:
-                worker.stop()
+                worker.stop()  # running experiments stay unfinished: they resume next start
+            if own_ray:
+                stop_ray()
             registry.close()
 
     app = FastAPI(title="meeplelab", version=VERSION, lifespan=lifespan, docs_url=None,
                   redoc_url=None, generate_unique_id_function=_operation_id,
                   description="Monte Carlo balance experiments for tabletop games.")
     app.state.settings, app.state.registry, app.state.worker = settings, registry, worker
+    app.state.metrics = metrics
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
@@ -133,6 +141,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(experiments.router, dependencies=reads)
     app.include_router(statistics.router, dependencies=reads)
     app.include_router(downloads.router, dependencies=reads)
+    app.include_router(ops.router)  # probes and metrics need no token
     _mount_pages(app)
     _contract(app, settings)
     return app
@@ -235,4 +244,6 @@ def serve(host: str | None = None, port: int | None = None, demo: bool = False,
         page = f"experiments/{ensure_demo(registry)}"
         registry.close()
     print(f"meeplelab dashboard: http://{host}:{port}/{page}  (API docs: /docs)", flush=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    # On SIGTERM or Ctrl-C uvicorn ends the lifespan (the worker, then this process's Ray)
+    # and then re-raises the signal.
+    uvicorn.run(create_app(settings, own_ray=True), host=host, port=port, log_level="info")
