@@ -19,15 +19,18 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
-from services.api import downloads, experiments, games, plan
+from services.api import downloads, experiments, games, ops, plan
 from services.api import results as statistics
 from services.api.deps import require_token
 from services.api.errors import error_items
 from services.api.spec_schema import spec_components
 from services.registry import Registry
 from services.settings import VERSION, Settings, is_loopback
-from services.worker import Worker
+from services.metrics import Metrics
+from services.worker import Worker, stop_ray
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboards"
 
@@ -72,19 +75,34 @@ class _TooLarge(Exception):
     pass
 
 
+def _allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods of the API path that `path` matches (HEAD with GET), from the schema."""
+    methods: set[str] = set()
+    for template, operations in app.openapi()["paths"].items():
+        if compile_path(template)[0].match(path):
+            methods |= {m.upper() for m in operations}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
 def _operation_id(route: APIRoute) -> str:
     return route.name  # stable ids for the schema's links and for clients
 
 
 def create_app(settings: Settings | None = None, *, db: str | None = None,
-               results: str | None = None, run_worker: bool = True) -> FastAPI:
-    """The app over `settings` (default: the environment); `db` and `results` override them."""
+               results: str | None = None, run_worker: bool = True,
+               own_ray: bool = False) -> FastAPI:
+    """The app over `settings` (default: the environment); `db` and `results` override them.
+    With `own_ray` (a served process) the app's stop also shuts down the process's Ray."""
     settings = settings or Settings()
     overrides = {k: v for k, v in (("db", db), ("results", results)) if v is not None}
     if overrides:
         settings = settings.model_copy(update=overrides)
     registry = Registry(settings.db)
-    worker = Worker(registry, settings.results)
+    metrics = Metrics(registry)
+    worker = Worker(registry, settings.results, slots=settings.max_running,
+                    ray_address=settings.ray_address, shard_done=metrics.shard_done)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -94,18 +112,29 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
             yield
         finally:
             if run_worker:
-                worker.stop()
+                worker.stop()  # running experiments stay unfinished: they resume next start
+            if own_ray:
+                stop_ray()
             registry.close()
 
     app = FastAPI(title="meeplelab", version=VERSION, lifespan=lifespan, docs_url=None,
                   redoc_url=None, generate_unique_id_function=_operation_id,
                   description="Monte Carlo balance experiments for tabletop games.")
     app.state.settings, app.state.registry, app.state.worker = settings, registry, worker
+    app.state.metrics = metrics
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
         return JSONResponse(status_code=422, content={"detail": error_items(exc.errors())})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not those of its first route
+            headers["Allow"] = ", ".join(_allowed_methods(app, request.url.path)) or "GET"
+        return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail},
+                            headers=headers)
 
     reads = [Depends(require_token)] if settings.protect_reads else []
     app.include_router(games.router, dependencies=reads)
@@ -113,6 +142,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(statistics.router, dependencies=reads)
     app.include_router(downloads.router, dependencies=reads)
     app.include_router(plan.router)
+    app.include_router(ops.router)  # probes and metrics need no token
     _mount_pages(app)
     _contract(app, settings)
     return app
@@ -127,7 +157,8 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         if app.openapi_schema is None:
             schema = build()
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
-                spec_components())
+                spec_components(settings.max_games))
+            _link_submit_to_experiment_routes(schema)
             for path in schema.get("paths", {}).values():
                 for operation in path.values():
                     if not settings.auth_enabled:
@@ -140,6 +171,20 @@ def _contract(app: FastAPI, settings: Settings) -> None:
         return app.openapi_schema
 
     app.openapi = openapi
+
+
+def _link_submit_to_experiment_routes(schema: dict) -> None:
+    """OpenAPI links from a submitted experiment's id to every route of one experiment (what
+    clients and stateful tests follow)."""
+    links = {}
+    for path, operations in schema.get("paths", {}).items():
+        if "{eid}" in path:
+            for operation in operations.values():
+                links[operation["operationId"]] = {
+                    "operationId": operation["operationId"],
+                    "parameters": {"eid": "$response.body#/id"}}
+    submit = schema["paths"]["/api/experiments"]["post"]
+    submit["responses"]["201"]["links"] = links
 
 
 def _mount_pages(app: FastAPI) -> None:
@@ -200,4 +245,6 @@ def serve(host: str | None = None, port: int | None = None, demo: bool = False,
         page = f"experiments/{ensure_demo(registry)}"
         registry.close()
     print(f"meeplelab dashboard: http://{host}:{port}/{page}  (API docs: /docs)", flush=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    # On SIGTERM or Ctrl-C uvicorn ends the lifespan (the worker, then this process's Ray)
+    # and then re-raises the signal.
+    uvicorn.run(create_app(settings, own_ray=True), host=host, port=port, log_level="info")

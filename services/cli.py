@@ -287,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         except app.InsecureBind as exc:
             print(exc, file=sys.stderr)
             return 2
+        except KeyboardInterrupt:  # Ctrl-C after a clean stop (uvicorn re-raises it)
+            pass
         return 0
     if getattr(args, "workers", None) is not None and args.workers < 1:
         parser.error("--workers must be >= 1")

@@ -21,7 +21,7 @@ FINISHED = ("done", "failed", "cancelled")
 
 _COLUMNS = ("id", "name", "game", "spec", "status", "games_done", "games_total",
             "games_per_second", "eta_seconds", "created_at", "started_at", "finished_at",
-            "error", "cancel_requested")
+            "error", "cancel_requested", "owner")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -39,9 +39,12 @@ CREATE TABLE IF NOT EXISTS experiments (
     finished_at REAL,
     error TEXT,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
-    seq INTEGER
+    seq INTEGER,
+    owner TEXT NOT NULL DEFAULT ''
 )
 """
+# Columns added after the first release, for registries created before them.
+_ADDED = {"owner": "TEXT NOT NULL DEFAULT ''"}
 
 
 def new_id() -> str:
@@ -61,6 +64,10 @@ class Registry:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
+            have = {row["name"] for row in self._db.execute("PRAGMA table_info(experiments)")}
+            for name, kind in _ADDED.items():
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE experiments ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         with self._lock:
@@ -78,16 +85,20 @@ class Registry:
         return record
 
     # ---- writes -------------------------------------------------------------------------
-    def create(self, spec: dict, name: str, game: str, games_total: int | None = None) -> str:
-        """Store a validated spec (a JSON-able dict) as a queued experiment; return its id."""
+    def create(self, spec: dict, name: str, game: str, games_total: int | None = None,
+               owner: str = "") -> str:
+        """Store a validated spec (a JSON-able dict) as a queued experiment; return its id.
+        `owner` names the token that submitted it (for quotas; "" without tokens)."""
         eid = new_id()
         self._execute(
-            "INSERT INTO experiments (id, name, game, spec, status, games_total, created_at, seq)"
-            " VALUES (?, ?, ?, ?, 'queued', ?, ?,"
+            "INSERT INTO experiments (id, name, game, spec, status, games_total, created_at,"
+            " owner, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?,"
             " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))",
-            (eid, name, game, json.dumps(spec), games_total,
-             time.time()))
+            (eid, name, game, json.dumps(spec), games_total, time.time(), owner))
         return eid
+
+    def delete(self, eid: str) -> None:
+        self._execute("DELETE FROM experiments WHERE id=?", (eid,))
 
     def set_status(self, eid: str, status: str, error: str | None = None) -> None:
         if status not in STATUSES:
@@ -121,6 +132,16 @@ class Registry:
     def list(self) -> list[dict]:
         """Every experiment, newest first."""
         rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC")
+        return [self._record(r) for r in rows]
+
+    def status_counts(self) -> dict[str, int]:
+        rows = self._execute("SELECT status, COUNT(*) AS n FROM experiments GROUP BY status")
+        return {r["status"]: r["n"] for r in rows}
+
+    def unfinished_of(self, owner: str) -> list[dict]:
+        """The queued or running experiments submitted with one token."""
+        rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE owner=? AND"
+                             " status IN ('queued', 'running') ORDER BY seq", (owner,))
         return [self._record(r) for r in rows]
 
     def unfinished(self) -> list[str]:

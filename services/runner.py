@@ -145,11 +145,13 @@ def _default_in_flight() -> int:
 def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                    progress: Callable[[Progress], None] | None = None,
                    cancel: threading.Event | None = None,
-                   max_in_flight: int | None = None) -> str:
+                   max_in_flight: int | None = None,
+                   shard_done: Callable[[float, int], None] | None = None) -> str:
     """Plays `spec` into <results>/<experiment_id>/ and returns "done", "cancelled" or
     "failed".  Shards already written are skipped (after checking they were played by the
     same engine version and rules: "failed" otherwise); `progress` gets a Progress after
-    each shard and a last one with the final status (and the error text when failed)."""
+    each shard and a last one with the final status (and the error text when failed);
+    `shard_done(seconds, games)` is called as each shard played here finishes."""
     init_ray()
     started = time.monotonic()
     root_uri = experiment_path(results, experiment_id)
@@ -197,7 +199,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         tally_written(begin, end)  # shards found written count as done from the first report
         report()
         outcome = _run_wave(spec, experiment_id, root_uri, cells, to_play(begin, end), limit,
-                            state, cancelled, report)
+                            state, cancelled, report, shard_done)
         if outcome is not None:
             return finish(*outcome)
         if end < spec.max_games_per_cell() and _should_stop(spec, root_uri, end):
@@ -216,7 +218,7 @@ def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, st
 
 
 def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, state,
-              cancelled: Callable[[], bool], report):
+              cancelled: Callable[[], bool], report, shard_done=None):
     """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
     and handles them in completion order; returns None when the wave is complete, else
     (status, error)."""
@@ -233,17 +235,19 @@ def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, state
                 break
             i, start, count = job
             ref = play_shard.remote(_job(spec, experiment_id, root_uri, cells[i], start, count))
-            pending[ref] = i
+            pending[ref] = (i, time.monotonic())
         if not pending:
             continue
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
         for ref in ready:
-            i = pending.pop(ref)
+            i, submitted = pending.pop(ref)
             try:
                 out = ray.get(ref)
             except Exception as exc:  # the task failed after its retries
                 _cancel_all(pending)
                 return "failed", _error_text(exc)
+            if shard_done is not None:
+                shard_done(time.monotonic() - submitted, out["games"])
             state["done"] += out["games"]
             state["played"] += out["games"]
             report()

@@ -32,7 +32,10 @@ else:  # pragma: no cover - Python 3.10
 
 MAX_SEED = 2**63 - 1
 CROSS = "cross_field"  # the error type of a rule between fields (no JSON schema can say it)
-HARD_MAX_CELLS = 100_000  # without a limit in the context: arms are never built past this
+HARD_MAX_CELLS = 100_000
+# What a game's checks raise on a bad value: ValueError by contract; the others only when a
+# data value has an unexpected shape, and they are the user's mistake as well (never a 500).
+BAD_VALUE = (ValueError, TypeError, KeyError, IndexError, AttributeError)  # without a limit in the context: arms are never built past this
 
 
 class Cell(NamedTuple):
@@ -71,6 +74,13 @@ class StopWhen(BaseModel):
                              f"({self.max_games})")
         return self
 
+    @field_validator("half_width", "delta", "alpha", "min_games", "max_games", mode="before")
+    @classmethod
+    def _json_number(cls, value, info: ValidationInfo):
+        if value is not None and not _is_number(value):  # null: the rule is unused
+            raise ValueError(f"{info.field_name} must be a number, got {value!r}")
+        return value
+
 
 def _error(loc: tuple, message: str, value: Any, kind: str = "spec") -> InitErrorDetails:
     return InitErrorDetails(type=PydanticCustomError(kind, "{message}", {"message": message}),
@@ -80,6 +90,10 @@ def _error(loc: tuple, message: str, value: Any, kind: str = "spec") -> InitErro
 def _raise(errors: list[InitErrorDetails]) -> None:
     if errors:
         raise ValidationError.from_exception_data("ExperimentSpec", errors)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _value_text(value: Any) -> str:
@@ -134,6 +148,21 @@ class ExperimentSpec(BaseModel):
             raise ValueError(f"unknown game {value!r}; choose one of {core_cy.games()}")
         return value
 
+    @field_validator("players", "games_per_arm", "seed", "shard_size", "speeds", "rotate_agents",
+                     mode="before")
+    @classmethod
+    def _json_types(cls, value, info: ValidationInfo):
+        """JSON's types, not Python's conversions: no true for 1, no "5" for 5."""
+        if info.field_name == "rotate_agents":
+            if not isinstance(value, bool):
+                raise ValueError(f"rotate_agents must be true or false, got {value!r}")
+        elif not all(map(_is_number, value if isinstance(value, list) else [value])) \
+                and not (info.field_name == "speeds" and value is None):
+            raise ValueError(f"{info.field_name} must be a number or a list of numbers, got "
+                             f"{value!r}" if info.field_name in ("players", "speeds") else
+                             f"{info.field_name} must be an integer, got {value!r}")
+        return value
+
     @field_validator("players")
     @classmethod
     def _players_list(cls, value):
@@ -175,9 +204,13 @@ class ExperimentSpec(BaseModel):
                       for e in exc.errors()]
             bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
             if isinstance(data, dict) and not bad & {"game", "players"}:
-                partial = cls.model_construct(**{k: v for k, v in data.items()
-                                                 if k in cls.model_fields and k not in bad})
-                errors += [e for e in partial._game_errors(limits) if e["loc"][0] not in bad]
+                try:  # the spec without its bad fields (defaults in their place)
+                    partial = handler({k: v for k, v in data.items() if k not in bad})
+                except ValidationError:
+                    partial = None
+                if partial is not None:
+                    errors += [e for e in partial._game_errors(limits)
+                               if e["loc"][0] not in bad]
             _raise(errors)
             raise
         _raise(spec._game_errors(limits))
@@ -238,8 +271,9 @@ class ExperimentSpec(BaseModel):
 
     def _arm_errors(self, game, arm: str, rules: dict, counts: list[int]) -> list:
         if not arm or "/" in arm or "\\" in arm or len(arm) > 200:
+            kind = CROSS if self.sweep else "spec"  # a sweep's arm names come from its values
             return [_error(self._arm_loc(arm), f"arm name {arm!r} must be 1-200 characters "
-                           "without '/' or '\\'", arm)]
+                           "without '/' or '\\'", arm, kind)]
         known = {o.name: o for o in game.options}
         errors = []
         for option, value in rules.items():
@@ -250,7 +284,7 @@ class ExperimentSpec(BaseModel):
                 continue
             try:
                 known[option].validate(game.name, value)
-            except ValueError as exc:
+            except BAD_VALUE as exc:
                 text = str(exc)
                 if "one of" not in text:  # enum messages already list the allowed values
                     text += f"; {_allowed(known[option])}"
@@ -261,7 +295,7 @@ class ExperimentSpec(BaseModel):
         for n in counts:  # cross-option checks may depend on the player count
             try:
                 game.resolve_rules(rules, n)
-            except ValueError as exc:
+            except BAD_VALUE as exc:
                 errors.append(_error(self._arm_loc(arm), f"arm {arm!r} with {n} players: {exc}",
                                      rules, CROSS))
         return errors

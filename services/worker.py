@@ -1,4 +1,5 @@
-"""The service's background worker: runs queued experiments one at a time, in submission order.
+"""The service's background worker: runs queued experiments in submission order, at most
+`slots` at once (MEEPLELAB_MAX_RUNNING), each on its own thread.
 
 The registry is the source of truth: the worker reads the spec from it, writes status and
 progress back, and on start re-queues every unfinished experiment (a `running` one was
@@ -8,38 +9,42 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import threading
 import time
+from typing import Callable
 
 from services.registry import FINISHED, Registry
 
 log = logging.getLogger("meeplelab.worker")
 
-PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second while a run is going
+PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second per running experiment
 
 _ray_lock = threading.Lock()
 _ray_thread: threading.Thread | None = None
+_ray_state = "not started"
 
 
-def start_ray() -> None:
-    """Start the local Ray (or connect to RAY_ADDRESS) from a thread that lives as long as
+def start_ray(address: str | None = None) -> None:
+    """Start the local Ray (or connect to `address`) from a thread that lives as long as
     the process, and wait until it is up.
 
     Why a thread of its own: Ray's local processes (GCS, raylet) die with the *thread* that
     started them (Linux parent-death signal), so starting Ray from a worker thread that a
     service stop ends would kill Ray under the next worker of the same process.
     """
-    global _ray_thread
+    global _ray_thread, _ray_state
     from services.runner import init_ray
 
     with _ray_lock:
         if _ray_thread is None:
             ready = threading.Event()
             failure: list[BaseException] = []
+            _ray_state = "starting"
 
             def own_ray() -> None:
                 try:
-                    init_ray()
+                    init_ray(address=address)
                 except BaseException as exc:  # reported to the caller below
                     failure.append(exc)
                 ready.set()
@@ -50,42 +55,67 @@ def start_ray() -> None:
             ready.wait()
             if failure:
                 _ray_thread = None
+                _ray_state = f"failed: {type(failure[0]).__name__}: {failure[0]}"
                 raise failure[0]
+            _ray_state = "cluster" if address else "local"
+
+
+def stop_ray() -> None:
+    """Shut down this process's Ray (its local Ray processes with it), if it was started."""
+    global _ray_state
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+    _ray_state = "stopped"
 
 
 class Worker:
-    """One daemon thread consuming experiment ids; `cancel` and `stop` are thread-safe."""
+    """`slots` daemon threads consuming experiment ids; `cancel` and `stop` are thread-safe.
+    `shard_done(seconds, games)` is called as each shard finishes (metrics)."""
 
-    def __init__(self, registry: Registry, results: str):
+    def __init__(self, registry: Registry, results: str, slots: int = 1,
+                 ray_address: str | None = None,
+                 shard_done: Callable[[float, int], None] | None = None):
         self.registry = registry
         self.results = results
+        self.slots = slots
+        self.ray_address = ray_address
+        self.shard_done = shard_done
         self._queue: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()  # guards _current and the queued->running transition
-        self._current: tuple[str, threading.Event] | None = None
+        self._lock = threading.Lock()  # guards _running and the queued->running transition
+        self._running: dict[str, threading.Event] = {}
         self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     # ---- control ------------------------------------------------------------------------
     def start(self) -> None:
-        """Re-queue unfinished experiments (oldest first) and start the thread."""
+        """Re-queue unfinished experiments (oldest first) and start the threads."""
         for eid in self.registry.unfinished():
             self.registry.set_status(eid, "queued")
             self._queue.put(eid)
-        self._thread = threading.Thread(target=self._loop, name="meeplelab-worker", daemon=True)
-        self._thread.start()
+        for k in range(self.slots):
+            thread = threading.Thread(target=self._loop, name=f"meeplelab-worker-{k}",
+                                      daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
     def submit(self, eid: str) -> None:
         self._queue.put(eid)
 
+    def ray_state(self) -> str:
+        return _ray_state if self._threads else "not started (no worker)"
+
     def stop(self, timeout: float = 60.0) -> None:
-        """Stop after interrupting the current run; it stays unfinished and resumes later."""
+        """Stop after interrupting the running experiments; they stay unfinished and resume
+        at the next start."""
         self._stopping.set()
         with self._lock:
-            if self._current:
-                self._current[1].set()
-        self._queue.put(None)
-        if self._thread:
-            self._thread.join(timeout)
+            for event in self._running.values():
+                event.set()
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout)
 
     def cancel(self, eid: str) -> bool:
         """Cancel a queued or running experiment; False when it had already finished."""
@@ -94,16 +124,16 @@ class Worker:
             if record is None or record["status"] in FINISHED:
                 return False
             self.registry.request_cancel(eid)
-            if self._current and self._current[0] == eid:
-                self._current[1].set()  # the runner stops between shards and reports back
+            if eid in self._running:
+                self._running[eid].set()  # the runner stops within a second and reports back
             else:
                 self.registry.set_status(eid, "cancelled")
             return True
 
-    # ---- the thread ---------------------------------------------------------------------
+    # ---- the threads --------------------------------------------------------------------
     def _loop(self) -> None:
         try:
-            start_ray()  # pay Ray's start-up once, before the first experiment arrives
+            start_ray(self.ray_address)  # pay Ray's start-up once, before work arrives
         except Exception:
             log.exception("Ray did not start; experiments will fail until it does")
         while not self._stopping.is_set():
@@ -126,8 +156,8 @@ class Worker:
                 self.registry.set_status(eid, "cancelled")
                 return None
             self.registry.set_status(eid, "running")
-            self._current = (eid, threading.Event())
-            return self._current[1]
+            self._running[eid] = threading.Event()
+            return self._running[eid]
 
     def _run(self, eid: str) -> None:
         from services.runner import run_experiment  # imports Ray: only when work arrives
@@ -150,13 +180,14 @@ class Worker:
             self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s)
 
         try:
-            outcome = run_experiment(spec, self.results, eid, progress=progress, cancel=cancel)
+            outcome = run_experiment(spec, self.results, eid, progress=progress, cancel=cancel,
+                                     shard_done=self.shard_done)
         except Exception as exc:
             log.exception("experiment %s failed", eid)
             outcome = "failed"
             errors.append(f"{type(exc).__name__}: {exc}")
         with self._lock:
-            self._current = None
+            self._running.pop(eid, None)
             interrupted = (outcome == "cancelled" and self._stopping.is_set()
                            and not self.registry.get(eid)["cancel_requested"])
             # A stop of the service is not a user's cancel: leave it to resume next start.

@@ -156,3 +156,32 @@ def test_api_deployment_serves_on_all_interfaces_and_reaches_the_cluster():
     # the workers write results where the API reads them
     worker = cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]
     assert {"name": "MEEPLELAB_RESULTS", "value": env["MEEPLELAB_RESULTS"]} in worker["env"]
+
+
+def test_api_reads_its_tokens_from_a_secret_and_probes_health():
+    (deployment,) = _kind("Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    (tokens,) = [name for name, v in volumes.items() if "secret" in v]
+    assert env["MEEPLELAB_TOKEN"].startswith(mounts[tokens]["mountPath"] + "/")
+    assert mounts[tokens]["readOnly"] is True
+    assert volumes[tokens]["secret"].get("optional") is not True  # no Secret, no pod
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+
+
+def test_the_probe_paths_exist_in_the_app(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from services.app import create_app
+
+    (deployment,) = _kind("Deployment")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path), run_worker=False)
+    with TestClient(app) as client:
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert client.get(container[probe]["httpGet"]["path"]).status_code == 200

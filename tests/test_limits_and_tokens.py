@@ -165,3 +165,33 @@ def test_cancel_of_a_queued_experiment_is_immediate(guarded):
     response = guarded.post(f"/api/experiments/{eid}/cancel", headers=AUTH)
     assert response.json()["status"] == "cancelled"
     assert GAME == response.json()["game"]
+
+
+def test_the_schema_names_games_agents_and_every_status(guarded):
+    schema = guarded.get("/openapi.json").json()
+    components = schema["components"]["schemas"]
+    variants = components["ExperimentSpec"]["oneOf"]
+    games = {}
+    for ref in variants:
+        variant = components[ref["$ref"].rsplit("/", 1)[1]]
+        (game,) = variant["properties"]["game"]["enum"]
+        games[game] = variant
+    import core_cy
+
+    assert sorted(games) == core_cy.games()
+    for game, variant in games.items():
+        agent_enum = variant["properties"]["agents"]["anyOf"][0]["enum"]
+        assert agent_enum == sorted(core_cy.load(game).agents)
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            codes = set(operation["responses"])
+            if "{eid}" in path:
+                assert {"404", "422"} <= codes, (method, path)
+            if method == "post":
+                assert {"401", "422"} <= codes, (method, path)
+    assert {"413", "429"} <= set(schema["paths"]["/api/experiments"]["post"]["responses"])
+
+
+def test_a_wrong_method_answers_405_with_every_allowed_method(guarded):
+    response = guarded.request("PUT", "/api/experiments")
+    assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD, POST"

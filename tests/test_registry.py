@@ -145,6 +145,6 @@ def test_killed_service_process_resumes(tmp_path):
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
-    assert exp["status"] == "done"
+    assert exp["status"] == "done", exp
     keys = _rows(results, eid)
     assert len(keys) == len(set(keys)) == record["games_total"]

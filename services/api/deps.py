@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hmac
 
-from fastapi import Depends, HTTPException, Request, Security
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.registry import Registry
 from services.settings import Settings, owner_of
 from services.storage import experiment_path, has_results
+
+ExperimentId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
+                                   description="an experiment id (from POST /api/experiments)")]
 
 bearer_scheme = HTTPBearer(auto_error=False, description="a token of MEEPLELAB_TOKEN")
 
@@ -52,7 +57,7 @@ def require_token(settings: Settings = Depends(get_settings),
     return owner_of(credentials.credentials)
 
 
-def experiment(eid: str, registry: Registry = Depends(get_registry)) -> dict:
+def experiment(eid: ExperimentId, registry: Registry = Depends(get_registry)) -> dict:
     """The registry record of the experiment in the path (404 if there is none)."""
     record = registry.get(eid)
     if record is None:

@@ -10,7 +10,7 @@ from starlette.background import BackgroundTask
 
 import pipelines
 from services import datasets
-from services.api.deps import dataset
+from services.api.deps import ExperimentId, dataset
 from services.api.errors import responses
 from services.api.results import look
 
@@ -25,7 +25,8 @@ def _attachment(name: str) -> dict:
 @router.get("/summary.csv", response_class=Response,
             responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}},
                              "description": "the summary table as CSV"}})
-def summary_csv(eid: str, figures: pipelines.Look = Depends(look), root: str = Depends(dataset)):
+def summary_csv(eid: ExperimentId, figures: pipelines.Look = Depends(look),
+                root: str = Depends(dataset)):
     """The summary table as CSV (the figures of GET .../summary)."""
     text = datasets.csv_text(pipelines.summary(root, look=figures))
     return Response(text, media_type="text/csv", headers=_attachment(f"{eid}-summary.csv"))
@@ -35,7 +36,7 @@ def summary_csv(eid: str, figures: pipelines.Look = Depends(look), root: str = D
             responses={200: {"content": {"application/vnd.apache.parquet": {
                 "schema": {"type": "string", "format": "binary"}}},
                 "description": "every raw row as one Parquet file"}})
-def results_parquet(eid: str, root: str = Depends(dataset)):
+def results_parquet(eid: ExperimentId, root: str = Depends(dataset)):
     """Every raw row as one Parquet file."""
     fd, path = tempfile.mkstemp(suffix=".parquet", prefix="meeplelab-")
     os.close(fd)
@@ -52,7 +53,7 @@ def results_parquet(eid: str, root: str = Depends(dataset)):
             responses={200: {"content": {"application/zip": {
                 "schema": {"type": "string", "format": "binary"}}},
                 "description": "the raw shard files as a zip"}})
-def results_zip(eid: str, root: str = Depends(dataset)):
+def results_zip(eid: ExperimentId, root: str = Depends(dataset)):
     """The raw shard files as a zip (hive layout: arm=<arm>/players=<n>/shard-*.parquet)."""
     return StreamingResponse(datasets.zip_bytes(root), media_type="application/zip",
                              headers=_attachment(f"{eid}.zip"))

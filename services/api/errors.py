@@ -77,6 +77,7 @@ def error_items(errors, source: str | None = None) -> list[dict]:
 
 def unprocessable(field: str, message: str, source: str = "query",
                   kind: str = "value_error") -> HTTPException:
+    # kind "cross_field": the value is checked against the experiment's own data
     """A 422 about one field."""
     return HTTPException(422, [{"field": field, "loc": [source, *field.split(".")],
                                 "msg": message, "type": kind}])

@@ -1,15 +1,18 @@
 """Experiments: submit, list, show, cancel."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+import math
+
+from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from pydantic import ValidationError
 
 from services.api.deps import experiment, get_registry, get_settings, get_worker, require_token
 from services.api.errors import error_items, responses
 from services.api.models import ExperimentView, Submitted
-from services.registry import Registry
+from services.registry import FINISHED, Registry
 from services.settings import Settings
 from services.spec import ExperimentSpec
+from services.storage import experiment_path, remove_experiment
 
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
 
@@ -33,6 +36,22 @@ async def _spec_body(request: Request, settings: Settings) -> tuple[dict, Experi
     return raw, spec
 
 
+def _check_quota(owner: str, registry: Registry, settings: Settings) -> None:
+    """429 when the token already has MEEPLELAB_MAX_RUNNING_PER_TOKEN unfinished experiments;
+    Retry-After is the soonest expected end among them (30 s when none has an estimate)."""
+    if not owner:
+        return
+    mine = registry.unfinished_of(owner)
+    if len(mine) < settings.max_running_per_token:
+        return
+    etas = [r["eta_seconds"] for r in mine if r["eta_seconds"] is not None]
+    retry = min(max(1, math.ceil(min(etas))), 3600) if etas else 30
+    raise HTTPException(429, f"this token already has {len(mine)} unfinished experiments "
+                        f"(limit MEEPLELAB_MAX_RUNNING_PER_TOKEN = "
+                        f"{settings.max_running_per_token}); retry when one has finished",
+                        headers={"Retry-After": str(retry)})
+
+
 @router.post("", status_code=201, response_model=Submitted,
              responses=responses(401, 413, 422, 429),
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
@@ -42,7 +61,9 @@ async def submit(request: Request, owner: str = Depends(require_token),
                  registry: Registry = Depends(get_registry), worker=Depends(get_worker)):
     """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
     raw, spec = await _spec_body(request, settings)
-    eid = registry.create(raw, spec.name, spec.game, games_total=spec.total_games())
+    _check_quota(owner, registry, settings)
+    eid = registry.create(raw, spec.name, spec.game, games_total=spec.total_games(),
+                          owner=owner)
     worker.submit(eid)
     return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}")
 
@@ -57,6 +78,20 @@ def list_experiments(registry: Registry = Depends(get_registry)):
 def get_experiment(record: dict = Depends(experiment)):
     """Spec, status (queued/running/done/failed/cancelled) and progress."""
     return ExperimentView.of(record)
+
+
+@router.delete("/{eid}", status_code=204, response_class=Response,
+               responses=responses(401, 404, 409, 422), dependencies=[Depends(require_token)])
+def delete(record: dict = Depends(experiment), registry: Registry = Depends(get_registry),
+           settings: Settings = Depends(get_settings)):
+    """Delete a finished experiment: its registry row and every result file (409 while it is
+    queued or running: cancel it first)."""
+    eid = record["id"]
+    if record["status"] not in FINISHED:
+        raise HTTPException(409, f"experiment {eid!r} is {record['status']}: cancel it first")
+    remove_experiment(experiment_path(settings.results, eid))
+    registry.delete(eid)
+    return Response(status_code=204)
 
 
 @router.post("/{eid}/cancel", response_model=ExperimentView,

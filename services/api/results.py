@@ -55,13 +55,13 @@ def compare(baseline: str | None = Query(
     baseline = spec.baseline_arm() if baseline is None else baseline
     if baseline not in arms:
         raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
-                            f"experiment; arms: {arms}")
+                            f"experiment; arms: {arms}", kind="cross_field")
     return datasets.records(pipelines.compare(root, baseline, include_truncated, figures))
 
 
 @router.get("/breakdown", response_model=list[Row])
-def breakdown(by: str = Query(..., description="an outcome column, e.g. seat_adventurer or "
-                              "end_reason"),
+def breakdown(by: str = Query(..., min_length=1, description="an outcome column of the "
+                              "experiment's game, e.g. seat_adventurer or end_reason"),
               team: bool = Query(False, description="key a per-seat column by the sorted "
                                  "values of all seats (e.g. adventurer teams)"),
               include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
@@ -71,7 +71,8 @@ def breakdown(by: str = Query(..., description="an outcome column, e.g. seat_adv
     try:
         return datasets.records(pipelines.breakdown(root, by, team, include_truncated, figures))
     except ValueError as exc:
-        raise unprocessable("team" if "team=True" in str(exc) else "by", str(exc))
+        raise unprocessable("team" if "team=True" in str(exc) else "by", str(exc),
+                            kind="cross_field")  # depends on the experiment's columns
 
 
 @router.get("/histograms", response_model=dict)

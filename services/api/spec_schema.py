@@ -46,9 +46,12 @@ def _variant(base: dict, info: dict) -> dict:
     props["players"] = _players(info)
     props["agents"] = _agents(info) | {"default": "random"}
     props["arms"] = {"anyOf": [{"type": "object", "additionalProperties": rules,
-                                "propertyNames": _arm_name(), "minProperties": 1},
+                                "propertyNames": _arm_name()},
                                {"type": "null"}],
                      "default": None, "description": base["properties"]["arms"]["description"]}
+    props["speeds"] = {"anyOf": [{"type": "array", "minItems": 1, "items": {
+        "type": "number", "exclusiveMinimum": 0}}, {"type": "null"}],
+        "default": None, "description": base["properties"]["speeds"]["description"]}
     props["sweep"] = {"anyOf": [{"type": "object", "additionalProperties": False,
                                  "properties": {k: {"type": "array", "items": v, "minItems": 1}
                                                 for k, v in rules["properties"].items()}},
@@ -57,11 +60,13 @@ def _variant(base: dict, info: dict) -> dict:
     return variant
 
 
-def spec_components() -> dict[str, dict]:
+def spec_components(max_games: int) -> dict[str, dict]:
     """Components to add to the OpenAPI schema: ExperimentSpec (a oneOf over the games)
-    and the models it refers to."""
+    and the models it refers to; no cell may ask for more than `max_games`."""
     base = ExperimentSpec.model_json_schema(ref_template=REF)
+    base["properties"]["games_per_arm"]["maximum"] = max_games
     components = base.pop("$defs", {})
+    components["StopWhen"]["properties"]["max_games"]["maximum"] = max_games
     variants = {}
     for name in core_cy.games():
         variants[f"ExperimentSpec_{name}"] = _variant(base, core_cy.load(name).info())

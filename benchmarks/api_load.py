@@ -1,0 +1,169 @@
+"""The service under load and under abuse, on loopback only (bounded in time and clients).
+
+    python benchmarks/api_load.py                  # 50 clients for 20 s
+    python benchmarks/api_load.py --clients 50 --seconds 20
+
+Starts `meeplelab serve` on 127.0.0.1 with a token and a fresh registry, then measures:
+1. the must-show: a submit without the token (401); with it, a submit of 10^12 games (422)
+   and its latency; the API process's RSS before and after;
+2. a 10^9-game experiment (the default limit) running: the API process's RSS after a while
+   (shards are generated lazily, so it must not grow with the games), then its cancel latency;
+3. `--clients` concurrent dashboard clients polling an experiment's status, the list and the
+   summary of a finished experiment while another runs: p50/p99 latency and errors.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pipeline import _rss_kib, _tree_rss_kib  # noqa: E402  (benchmarks/pipeline.py)
+from service_support import INFO, small_spec  # noqa: E402
+
+HOST = "127.0.0.1"  # loopback only
+TOKEN = "api-load-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _serve(workdir: Path, port: int) -> subprocess.Popen:
+    env = {**os.environ, "MEEPLELAB_DB": str(workdir / "r.db"),
+           "MEEPLELAB_RESULTS": str(workdir / "results"), "MEEPLELAB_TOKEN": TOKEN,
+           "MEEPLELAB_MAX_RUNNING": "2", "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "services.cli", "serve", "--host", HOST,
+                             "--port", str(port)], cwd=workdir, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _wait_ready(client: httpx.Client, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if client.get("/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise SystemExit("the service did not become ready")
+
+
+def _wait_status(client, eid, statuses, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        exp = client.get(f"/api/experiments/{eid}").json()
+        if exp["status"] in statuses:
+            return exp
+        time.sleep(0.2)
+    raise SystemExit(f"{eid} still not {statuses}")
+
+
+def abuse(client: httpx.Client, pid: int) -> None:
+    rss0 = _rss_kib(pid)
+    denied = client.post("/api/experiments", json=small_spec())
+    began = time.monotonic()
+    huge = client.post("/api/experiments", headers=AUTH, json=small_spec(games_per_arm=10**12))
+    took = time.monotonic() - began
+    print(f"submit without token: {denied.status_code}; 10^12 games with token: "
+          f"{huge.status_code} in {1000 * took:.1f} ms ({huge.json()['detail'][0]['msg'][:60]}...)")
+    print(f"API process RSS: {rss0 / 1024:.0f} MiB before, {_rss_kib(pid) / 1024:.0f} MiB after")
+
+    spec = small_spec(players=INFO["min_players"], games_per_arm=5 * 10**8, shard_size=20000,
+                      name="lazy")  # two arms: 10^9 games
+    response = client.post("/api/experiments", headers=AUTH, json=spec)
+    assert response.status_code == 201, response.text
+    eid = response.json()["id"]
+    _wait_status(client, eid, ("running",))
+    time.sleep(15)
+    exp = client.get(f"/api/experiments/{eid}").json()
+    print(f"10^9-game experiment running 15 s: {exp['progress']['done']:,} games done; API "
+          f"process RSS {_rss_kib(pid) / 1024:.0f} MiB, whole tree "
+          f"{_tree_rss_kib(pid) / 1024:.0f} MiB")
+    began = time.monotonic()
+    client.post(f"/api/experiments/{eid}/cancel", headers=AUTH)
+    _wait_status(client, eid, ("cancelled",))
+    print(f"cancel of the running experiment took effect in {time.monotonic() - began:.2f} s")
+
+
+async def _poller(client: httpx.AsyncClient, urls: list[str], until: float,
+                  latencies: list[float], errors: list[str]) -> None:
+    k = 0
+    while time.monotonic() < until:
+        url = urls[k % len(urls)]
+        k += 1
+        began = time.monotonic()
+        try:
+            response = await client.get(url)
+            if response.status_code != 200:
+                errors.append(f"{url}: {response.status_code}")
+        except httpx.HTTPError as exc:
+            errors.append(f"{url}: {exc!r}")
+        latencies.append(time.monotonic() - began)
+        await asyncio.sleep(0.5)  # the dashboard polls about twice a second
+
+
+async def load(base: str, clients: int, seconds: float, running: str, finished: str) -> None:
+    urls = [f"/api/experiments/{running}", "/api/experiments",
+            f"/api/experiments/{finished}/summary"]
+    latencies: list[float] = []
+    errors: list[str] = []
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+        until = time.monotonic() + seconds
+        await asyncio.gather(*(_poller(client, urls, until, latencies, errors)
+                               for _ in range(clients)))
+    latencies.sort()
+    p = lambda q: 1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
+    print(f"{clients} clients x {seconds:.0f} s polling status, list and summary during a run: "
+          f"{len(latencies)} requests, p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f} ms, "
+          f"max {1000 * latencies[-1]:.1f} ms, errors {len(errors)}"
+          + (f" (first: {errors[0]})" if errors else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=20)
+    args = parser.parse_args()
+    if not (1 <= args.clients <= 200 and 1 <= args.seconds <= 120):
+        parser.error("bounded: 1-200 clients, 1-120 seconds")
+    with tempfile.TemporaryDirectory(prefix="meeplelab-load-") as tmp:
+        port = _free_port()
+        server = _serve(Path(tmp), port)
+        base = f"http://{HOST}:{port}"
+        try:
+            with httpx.Client(base_url=base, timeout=30) as client:
+                _wait_ready(client)
+                abuse(client, server.pid)
+                finished = client.post("/api/experiments", headers=AUTH,
+                                       json=small_spec(name="finished")).json()["id"]
+                _wait_status(client, finished, ("done",))
+                running = client.post("/api/experiments", headers=AUTH, json=small_spec(
+                    name="running", games_per_arm=10**7, shard_size=20000)).json()["id"]
+                _wait_status(client, running, ("running",))
+                asyncio.run(load(base, args.clients, args.seconds, running, finished))
+                client.post(f"/api/experiments/{running}/cancel", headers=AUTH)
+        finally:
+            server.terminate()  # SIGTERM: the service stops its worker and its Ray
+            server.wait(60)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Faults of the results location: an unwritable one (the experiment fails with a clear
+error, nothing half-written visible), a write that fails midway, and temporary files of
+interrupted shard writes removed when a run resumes."""
+import errno
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from ray_support import ray_local  # noqa: F401  (session fixture)
+from service_support import small_spec
+
+from services import storage
+from services.runner import run_experiment
+from services.spec import ExperimentSpec
+from services.storage import cell_dir, experiment_path
+
+def _rows(root: str) -> list[dict]:
+    rows = []
+    for path in sorted(Path(root).rglob("shard-*.parquet")):
+        rows += pq.read_table(path).to_pylist()
+    return sorted(rows, key=lambda r: (r["arm"], r["players"], r["game_index"]))
+
+
+def test_an_unwritable_results_location_fails_cleanly(ray_local, tmp_path):  # noqa: F811
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the results folder should be")
+    seen = []
+    status = run_experiment(ExperimentSpec.model_validate(small_spec()),
+                            str(blocker / "results"), "exp", progress=seen.append)
+    assert status == "failed"
+    assert seen[-1].status == "failed" and "NotADirectoryError" in seen[-1].error
+    assert blocker.read_text().startswith("a file")  # nothing written anywhere
+
+
+def test_a_write_that_fails_midway_leaves_no_file(tmp_path, monkeypatch):
+    """A shard write that fails midway (as on a full disk) leaves neither the shard nor its
+    temporary file; the error reaches the caller (the task is retried, then fails)."""
+    def full_disk(table, where, filesystem=None):
+        with filesystem.open_output_stream(where) as out:
+            out.write(b"PAR1 partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full_disk)
+    fs, root = storage.filesystem(str(tmp_path))
+    with pytest.raises(OSError, match="No space"):
+        storage.write_atomically(pa.table({"x": [1]}), fs, f"{root}/a/shard-000000000000.parquet")
+    assert [p.name for p in tmp_path.rglob("*")] == ["a"]
+
+
+def test_stale_temporary_files_are_removed_on_resume(ray_local, tmp_path):  # noqa: F811
+    spec = ExperimentSpec.model_validate(small_spec())
+    cell = spec.cells()[0]
+    folder = Path(cell_dir(experiment_path(str(tmp_path), "exp"), cell.arm, cell.players))
+    folder.mkdir(parents=True)
+    stale = folder / ".shard-000000000000.parquet.0123abcd.tmp"
+    stale.write_bytes(b"PAR1 interrupted write")
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    assert not stale.exists()
+    assert not list(Path(tmp_path).rglob("*.tmp"))
+    assert len(_rows(str(tmp_path / "exp"))) == spec.total_games()

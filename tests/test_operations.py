@@ -1,0 +1,133 @@
+"""Operability: liveness and readiness probes, Prometheus metrics, fair sharing (experiments
+run N at a time in submission order, per-token quotas with 429 + Retry-After), DELETE, and a
+clean stop on SIGTERM that leaves no process of the service (Ray included) behind."""
+import os
+import signal
+import time
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from service_support import INFO, small_spec, wait_for
+from test_registry import _free_port, _serve, _wait
+
+from services.app import create_app
+from services.registry import Registry
+from services.settings import Settings
+from services.storage import experiment_path
+
+TOKEN = "ops-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def _app(tmp_path, run_worker=False, **settings):
+    config = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"), **settings)
+    return create_app(config, run_worker=run_worker)
+
+
+def test_probes_and_metrics(tmp_path):
+    with TestClient(_app(tmp_path, token=TOKEN, protect_reads=True)) as client:
+        assert client.get("/healthz").json() == {"status": "ok"}  # no token needed
+        ready = client.get("/readyz")
+        assert ready.status_code == 200 and ready.json()["status"] == "ready"
+        client.post("/api/experiments", headers=AUTH, json=small_spec())
+        text = client.get("/metrics").text
+        assert 'meeplelab_experiments{status="queued"} 1.0' in text
+        assert "meeplelab_queue_length 1.0" in text
+        assert "meeplelab_games_played_total 0.0" in text
+        assert "meeplelab_shard_seconds_bucket" in text
+
+
+def test_per_token_quota_is_429_with_retry_after(tmp_path):
+    path = tmp_path / "tokens"
+    path.write_text(f"{TOKEN}\nother\n")
+    with TestClient(_app(tmp_path, token=str(path), max_running_per_token=2)) as client:
+        ids = [client.post("/api/experiments", headers=AUTH, json=small_spec()).json()["id"]
+               for _ in range(2)]
+        response = client.post("/api/experiments", headers=AUTH, json=small_spec())
+        assert response.status_code == 429
+        assert int(response.headers["Retry-After"]) >= 1
+        assert "MEEPLELAB_MAX_RUNNING_PER_TOKEN" in response.json()["detail"]
+        other = {"Authorization": "Bearer other"}
+        assert client.post("/api/experiments", headers=other, json=small_spec()).status_code == 201
+        client.post(f"/api/experiments/{ids[0]}/cancel", headers=AUTH)  # a slot frees up
+        assert client.post("/api/experiments", headers=AUTH, json=small_spec()).status_code == 201
+
+
+def test_experiments_run_n_at_a_time_in_submission_order(tmp_path):
+    one_cell = dict(players=INFO["min_players"], arms={"a": {}}, baseline="a")
+    with TestClient(_app(tmp_path, run_worker=True, max_running=2)) as client:
+        ids = [client.post("/api/experiments", json=small_spec(
+            **one_cell, games_per_arm=10**7, shard_size=20000)).json()["id"] for _ in range(3)]
+        wait_for(client, ids[1], ("running",), timeout=120)
+        states = [client.get(f"/api/experiments/{e}").json()["status"] for e in ids]
+        assert states == ["running", "running", "queued"]
+        client.post(f"/api/experiments/{ids[0]}/cancel")
+        wait_for(client, ids[2], ("running",), timeout=30)
+        for eid in ids[1:]:
+            client.post(f"/api/experiments/{eid}/cancel")
+            wait_for(client, eid, ("cancelled",), timeout=30)
+
+
+def test_delete_removes_the_row_and_the_files(tmp_path):
+    with TestClient(_app(tmp_path, run_worker=True, token=TOKEN)) as client:
+        eid = client.post("/api/experiments", headers=AUTH, json=small_spec()).json()["id"]
+        assert client.delete(f"/api/experiments/{eid}", headers=AUTH).status_code in (409, 204)
+        wait_for(client, eid, ("done",))
+        root = experiment_path(str(tmp_path / "res"), eid)
+        assert os.listdir(root)
+        assert client.delete(f"/api/experiments/{eid}").status_code == 401
+        assert client.delete(f"/api/experiments/{eid}", headers=AUTH).status_code == 204
+        assert not os.path.exists(root)
+        assert client.get(f"/api/experiments/{eid}").status_code == 404
+        assert client.delete(f"/api/experiments/{eid}", headers=AUTH).status_code == 404
+
+
+def test_delete_of_a_running_experiment_is_409(tmp_path):
+    with TestClient(_app(tmp_path, token=TOKEN)) as client:
+        eid = client.post("/api/experiments", headers=AUTH, json=small_spec()).json()["id"]
+        response = client.delete(f"/api/experiments/{eid}", headers=AUTH)
+        assert response.status_code == 409 and "cancel it first" in response.json()["detail"]
+
+
+def _session_processes(sid: int) -> list[str]:
+    """Command lines of the live processes of a session (a service started in its own)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid and fields[0] != "Z":
+                with open(f"/proc/{entry}/cmdline") as f:
+                    found.append(f.read().replace("\0", " ")[:120])
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_leaves_no_process_and_the_run_resumable(tmp_path, stop):
+    db, results = str(tmp_path / "r.db"), tmp_path / "res"
+    port = _free_port()
+    server = _serve(db, results, port)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait(f"{base}/readyz", lambda r: r.status_code == 200, timeout=120)
+        spec = small_spec(games_per_arm=10**6, shard_size=5000)
+        eid = httpx.post(f"{base}/api/experiments", json=spec).json()["id"]
+        _wait(f"{base}/api/experiments/{eid}", lambda r: r.json()["progress"]["done"] > 0)
+        os.kill(server.pid, stop)
+        assert server.wait(60) in (0, -stop)  # uvicorn re-raises the signal after its stop
+        deadline = time.monotonic() + 15
+        while _session_processes(server.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _session_processes(server.pid) == []
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    record = Registry(db).get(eid)
+    assert record["status"] == "queued" and not record["cancel_requested"]
