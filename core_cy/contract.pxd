@@ -118,3 +118,10 @@ cdef class State:
 
 
 cdef State new_state(object game, EngineHandle handle)
+
+
+cdef inline void redraw_chance(Rng* state_rng, Rng* rng) noexcept nogil:
+    """For Engine.observe: the game's future chance is hidden too, so a view's own stream is
+    re-keyed from the observer's `rng` (a search that kept it would foresee every draw)."""
+    state_rng.key = rng_next(rng)
+    state_rng.ctr = 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core_cy import contract
-from core_cy.agents import GENERIC_AGENTS
+from core_cy.agents import GENERIC_AGENTS, agent_catalogue
 
 PACKAGE_VERSION = "0.1.0"
 
@@ -136,7 +136,7 @@ class Game(ABC):
             "cooperative": self.cooperative,
             "engine_version": self.engine_version,
             "rules": self.rules_schema(),
-            "agents": self.agents,
+            "agents": agent_catalogue(self),   # name -> description and parameter schema
             "end_reasons": list(self.end_reasons),
             "game_outcomes": list(self.game_outcome_names),
             "seat_outcomes": list(self.seat_outcome_names),

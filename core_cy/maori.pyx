@@ -18,6 +18,7 @@ A turn is split into decisions, each one action:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+                               redraw_chance,
                                set_state_fields,
                                MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
@@ -1080,10 +1081,22 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
 
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
-    """The order of the face-down pile is hidden from everyone: re-shuffle it."""
+    """The order of the face-down pile is hidden from everyone: re-shuffle it, starting from
+    the sorted pile so that the view depends only on what the seat knows (which tiles are
+    left), and redraw the future chance."""
     cdef MState* o = <MState*>out
+    cdef int i, j
+    cdef int8_t t
     memcpy(o, vs, sizeof(MState))
+    for i in range(1, o.pile_len):          # insertion sort: the pile holds a few dozen tiles
+        t = o.pile[i]
+        j = i - 1
+        while j >= 0 and o.pile[j] > t:
+            o.pile[j + 1] = o.pile[j]
+            j -= 1
+        o.pile[j + 1] = t
     shuffle(o.pile, o.pile_len, rng)
+    redraw_chance(&o.rng, rng)
 
 
 cdef Engine MAORI_ENGINE

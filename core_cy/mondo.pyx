@@ -29,7 +29,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               set_state_fields,
+                               set_state_fields, redraw_chance,
                                rng_uniform, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.game import Game, Option
@@ -1869,8 +1869,10 @@ cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
     """Nothing is hidden in the simulation state but the down faces of pool tiles, which
-    the policies never read; the hidden timer lives in the seat's own `noise`."""
+    the policies never read; the hidden timer lives in the seat's own `noise`.  The future
+    chance (durations, draws) is redrawn."""
     memcpy(out, vs, sizeof(MState))
+    redraw_chance(&(<MState*>out).rng, rng)
 
 
 cdef Engine MONDO_ENGINE

@@ -38,7 +38,7 @@ def _options_text(schema: dict) -> list[str]:
         allowed = ""
         if "enum" in opt:
             allowed = " (" + " | ".join(map(str, opt["enum"])) + ")"
-        elif opt.get("type") == "integer":
+        elif opt.get("type") in ("integer", "number"):
             allowed = f" ({opt.get('minimum', '')}..{opt.get('maximum', '')})"
         default = opt["default"]
         if isinstance(default, (list, dict)):
@@ -58,6 +58,12 @@ def print_catalogue(out=None) -> None:
         for line in _options_text(info["rules"]):
             print(line, file=out)
         print("  agents: " + ", ".join(sorted(info["agents"])), file=out)
+        for agent, about in sorted(info["agents"].items()):
+            params = about["parameters"]["properties"]
+            if params:
+                print(f"  {agent}(key=value, ...) parameters (default, allowed):", file=out)
+                for line in _options_text(about["parameters"]):
+                    print(line, file=out)
         print(file=out)
 
 

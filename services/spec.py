@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 import core_cy
+from core_cy.agents import parse_agent
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,7 +89,8 @@ class ExperimentSpec(BaseModel):
     baseline: str | None = Field(default=None, description="the arm others are compared "
                                  "with (default: the first arm)")
     agents: str | list[str] = Field(default="random", description="one agent for every seat, "
-                                    "or one per seat")
+                                    "or one per seat: `name` or `name(key=value, ...)`, e.g. "
+                                    "'mcts(iterations=400, rollout=greedy)'")
     rotate_agents: bool = Field(default=False, description="turn the agent list one seat per "
                                 "game so every agent sits in every seat equally often")
     speeds: list[float] | None = Field(default=None, description="per-seat speed (> 0) for "
@@ -198,10 +200,11 @@ class ExperimentSpec(BaseModel):
         names = [self.agents] if isinstance(self.agents, str) else list(self.agents)
         errors = []
         for i, name in enumerate(names):
-            if name not in game.agents:
+            try:
+                parse_agent(game, name)
+            except ValueError as exc:
                 loc = ("agents",) if isinstance(self.agents, str) else ("agents", i)
-                errors.append(_error(loc, f"unknown agent {name!r} for {game.name}; "
-                                     f"choose one of {sorted(game.agents)}", name))
+                errors.append(_error(loc, str(exc), name))
         for n in counts:
             if isinstance(self.agents, list) and len(self.agents) != n:
                 errors.append(_error(("agents",), f"agents must name one agent per seat "
