@@ -1,13 +1,16 @@
-"""Tune the Forbidden Desert "search" agent's evaluation weights (SW[] in
-core_cy/forbidden_desert_planner.pxi) with a separable CMA-ES, derivative-free, on one core.
+"""Tune the Forbidden Desert "search" agent's evaluation weights (the SearchWeights struct of
+core_cy/forbidden_desert.pyx, rule option `search_weights`) with a separable CMA-ES,
+derivative-free, on one core.
 
     python benchmarks/tune_desert_search.py --out benchmarks/desert_search_weights.json
         [--players 4] [--games 3000] [--mix-players 3] [--mix-games 1000] [--tiebreak 0.03]
         [--budget 900] [--minutes 50] [--seed 1] [--lam 10] [--sigma 0.35] [--start FILE]
+        [--set NAME=VALUE ...]
     python benchmarks/tune_desert_search.py --validate benchmarks/desert_search_weights.json
         [--val-seed 777001] [--val-games 10000,5000,5000]
 
-Search space: w_i = w0_i * exp(z_i) (w0 = the weights compiled in), so every weight stays
+Search space: w_i = w0_i * exp(z_i) (w0 = the default weights,
+core_cy/data/forbidden_desert_search_weights.json), so every weight stays
 positive and steps are multiplicative.  Objective, on common random numbers (the same seeds,
 hence the same setups and storm decks, for every candidate): the Novice win rate of --games
 games at --players plus --mix-games at --mix-players (pooled by game count), plus
@@ -16,7 +19,7 @@ games at --players plus --mix-games at --mix-players (pooled by game count), plu
 The best candidates of the run overfit their tuning seeds (a maximum over hundreds of noisy
 evaluations), so at the end the top candidates and the final search mean are re-scored on
 other seeds (--seed + 1000, "selection") and the best there goes to --out.  --validate then
-compares a weights file with the compiled defaults on a third set of seeds.
+compares a weights file with the default weights on a third set of seeds.
 """
 from __future__ import annotations
 
@@ -39,26 +42,34 @@ from core_cy import batch  # noqa: E402
 from core_cy import forbidden_desert as fd  # noqa: E402
 from pipelines.stats import wilson_interval  # noqa: E402
 
-NAMES = ["part_held", "part_located", "part_in_storm", "clue_excavated", "other_excavated",
-         "unseen_dug", "meteo_held", "carrier_water", "shade_when_dry", "buried",
-         "dist_work", "dist_pad", "thirst_dist_water", "sand", "blocked", "water_scale",
-         "drop_tile_dug", "carrier_well_extra", "thirst_risk", "sand_risk", "meter_risk",
-         "blaster_held", "jetpack_held", "action_left"]
-DEFAULTS = fd.search_weights()  # the compiled weights, read before anything changes them
+NAMES = list(fd.SEARCH_WEIGHT_NAMES)  # the engine's names: weights are lists in this order
+DEFAULTS = [fd.DEFAULT_SEARCH_WEIGHTS[name] for name in NAMES]
 BASE = list(DEFAULTS)           # the search's origin: --start / --set change it
 RULES = {"difficulty": "novice"}
 Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
 
 
 def play(game, weights, players, seed, count):
-    """Plays `count` Novice games with `weights`; returns (record batch, CPU seconds)."""
-    fd.set_search_weights(list(weights))
+    """Plays `count` Novice games with `weights` (handed to the games through their rules);
+    returns (record batch, CPU seconds)."""
+    rules = {**RULES, "search_weights": dict(zip(NAMES, weights, strict=True))}
     c = time.process_time()
-    try:
-        rb = batch.play(game, players, RULES, "search", seed=seed, count=count)
-    finally:
-        fd.set_search_weights(DEFAULTS)
+    rb = batch.play(game, players, rules, "search", seed=seed, count=count)
     return rb, time.process_time() - c
+
+
+def load_weights(path):
+    """The weights of a JSON file this script wrote, as a full list in NAMES order: the names
+    it gives are checked against the engine's, the ones it lacks (files of earlier rounds
+    tuned fewer weights) keep their default."""
+    data = json.load(open(path))
+    names = data.get("names", NAMES[:len(data["weights"])])
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown or len(names) != len(data["weights"]):
+        raise SystemExit(f"{path}: weight names {unknown or names} do not match the weights or "
+                         f"the engine's names {NAMES}")
+    given = dict(zip(names, data["weights"]))
+    return [given.get(name, default) for name, default in zip(NAMES, DEFAULTS)]
 
 
 class Objective:
@@ -151,12 +162,13 @@ def tune(args):
         logf.flush()
 
     if args.start:
-        start = json.load(open(args.start))["weights"]
-        BASE[:len(start)] = start
+        BASE[:] = load_weights(args.start)
     for item in args.set or []:
-        # A weight compiled as 0 cannot move by multiplication: give it a starting value.
-        i, v = item.split("=")
-        BASE[int(i)] = float(v)
+        # A default weight of 0 cannot move by multiplication: give it a starting value.
+        name, v = item.split("=")
+        if name not in NAMES:
+            raise SystemExit(f"--set {item}: {name!r} is not one of {NAMES}")
+        BASE[NAMES.index(name)] = float(v)
     z0 = np.zeros(len(BASE))
     log(f"objective sets {sets}, tiebreak {args.tiebreak}, budget {args.budget}, "
         f"lambda {args.lam}, sigma {args.sigma}")
@@ -198,7 +210,7 @@ def tune(args):
 
 def validate(args):
     game = core_cy.load("forbidden_desert")
-    new = json.load(open(args.validate))["weights"]
+    new = load_weights(args.validate)
     counts = [int(x) for x in args.val_games.split(",")]
     print(f"held-out seed {args.val_seed}, Novice, agent search")
     for players, n in zip((4, 3, 2), counts):
@@ -230,8 +242,8 @@ def main():
     ap.add_argument("--lam", type=int, default=10)
     ap.add_argument("--sigma", type=float, default=0.35)
     ap.add_argument("--finalists", type=int, default=5)
-    ap.add_argument("--start", help="a weights JSON to start from (default: compiled weights)")
-    ap.add_argument("--set", nargs="*", help="starting weights by index, e.g. 19=20 20=20")
+    ap.add_argument("--start", help="a weights JSON to start from (default: the default weights)")
+    ap.add_argument("--set", nargs="*", help="starting weights by name, e.g. sand_risk=20 meter_risk=20")
     ap.add_argument("--validate", help="compare this weights JSON with the defaults")
     ap.add_argument("--val-seed", type=int, default=777001)
     ap.add_argument("--val-games", default="10000,5000,5000", help="4p,3p,2p")

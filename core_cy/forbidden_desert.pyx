@@ -29,6 +29,7 @@ from core_cy import contract
 from core_cy.game import Game, Option
 
 import json
+import math
 from importlib import resources
 
 ENGINE_VERSION = "1.0"
@@ -141,7 +142,40 @@ ctypedef struct StormCard:
     uint8_t dir                # 0 N, 1 E, 2 S, 3 W: the direction the tiles slide
     uint8_t strength
 
+# The evaluation weights of the search policies (forbidden_desert_planner.pxi, plan_eval),
+# by name.  They travel in the rules (rule option `search_weights`: an agent parameter, not a
+# rule of the game), so every game plays with its own and results record them; the field
+# names are the names everywhere: SEARCH_WEIGHT_NAMES is read from this struct, the option's
+# keys, the default file core_cy/data/forbidden_desert_search_weights.json and the tuner's
+# output (benchmarks/tune_desert_search.py) use them.
+ctypedef struct SearchWeights:
+    double part_held           # per part picked up
+    double part_located        # per part lying on a tile
+    double part_in_storm       # per part waiting in the storm cell
+    double clue_excavated      # per excavated clue tile
+    double other_excavated     # per other excavated tile
+    double unseen_dug          # a hidden non-water tile excavated in the search (unseen face)
+    double meteo_held          # per storm card the Meteorologist holds back
+    double carrier_water       # per unit of the Water Carrier's water (he shares it)
+    double shade_when_dry      # a pawn at 1 water or less in shade
+    double buried              # per buried pawn (subtracted)
+    double dist_work           # per step from a pawn to the nearest work (subtracted)
+    double dist_pad            # the same to the Launch Pad once all parts are held
+    double thirst_dist_water   # a thirsty pawn's distance to water, per missing unit
+    double sand                # per sand marker on the board (subtracted)
+    double blocked             # per blocked tile (subtracted)
+    double water_scale         # a pawn's water, on the WATER_VALUE curve
+    double drop_tile_dug       # a hidden water-drop tile excavated in the search
+    double carrier_well_extra  # water the Water Carrier counts more on an excavated well (int)
+    double thirst_risk         # chance of a thirst loss before the acting pawn acts again
+    double sand_risk           # chance that the round's sand exhausts the supply
+    double meter_risk          # chance that the meter reaches the skull
+    double blaster_held        # per Dune Blaster held
+    double jetpack_held        # per Jet Pack held
+    double action_left         # beam order: per action still left (cards cost none)
+
 ctypedef struct DRules:
+    SearchWeights search       # read by the search policies only
     int32_t meter_len          # ticks before the skull for this player count
     int32_t start_index        # difficulty
     int32_t n_storm
@@ -1158,6 +1192,35 @@ DEFAULT_EQUIPMENT = _load_data("forbidden_desert_equipment.json")["equipment"]
 DEFAULT_ADVENTURERS = _load_data("forbidden_desert_adventurers.json")["adventurers"]
 
 
+cdef SearchWeights _NAMES_OF_WEIGHTS
+memset(&_NAMES_OF_WEIGHTS, 0, sizeof(SearchWeights))
+# The weights' names, in struct order, read from the struct itself (one list of names).
+SEARCH_WEIGHT_NAMES = tuple(dict(_NAMES_OF_WEIGHTS))
+DEFAULT_SEARCH_WEIGHTS = _load_data("forbidden_desert_search_weights.json")["weights"]
+if list(DEFAULT_SEARCH_WEIGHTS) != list(SEARCH_WEIGHT_NAMES):
+    raise ImportError("forbidden_desert_search_weights.json must give the weights of "
+                      f"SearchWeights in its order: {list(SEARCH_WEIGHT_NAMES)}")
+
+
+def parse_search_weights(weights):
+    """Rule option `search_weights`: {name: number}, the names not given keep their default;
+    the full {name: float} in SEARCH_WEIGHT_NAMES order.  ValueError names the bad key."""
+    where = "rule option 'search_weights'"
+    if not isinstance(weights, dict):
+        raise ValueError(f"{where} must map weight names to numbers, got {weights!r}")
+    unknown = sorted(set(weights) - set(SEARCH_WEIGHT_NAMES))
+    if unknown:
+        raise ValueError(f"{where}: unknown weight(s) {unknown}; the names are "
+                         f"{list(SEARCH_WEIGHT_NAMES)}")
+    out = {}
+    for name in SEARCH_WEIGHT_NAMES:
+        v = weights.get(name, DEFAULT_SEARCH_WEIGHTS[name])
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{where}.{name} must be a finite number, got {v!r}")
+        out[name] = float(v)
+    return out
+
+
 def _int_in(v, lo, hi, where):
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
@@ -1318,6 +1381,10 @@ class ForbiddenDesertGame(Game):
         Option("equipment", "data", DEFAULT_EQUIPMENT, "equipment cards per kind (spec 2.5)"),
         Option("adventurers", "data", DEFAULT_ADVENTURERS, "water capacity per adventurer "
                "(spec 2.6)"),
+        Option("search_weights", "data", DEFAULT_SEARCH_WEIGHTS, "not a rule: the evaluation "
+               "weights of the search and deep_search agents by name (names left out keep "
+               "their default; default: core_cy/data/forbidden_desert_search_weights.json, "
+               "tuned by benchmarks/tune_desert_search.py); other agents ignore them"),
     )
 
     def check_rules(self, rules, players):
@@ -1431,6 +1498,7 @@ cdef bytes _pack(dict r, int players):
         R.adv_water[i] = _int_in(adv[name], 0, 100, f"rule option 'adventurers'.{name}")
     for t, (k, g, c) in enumerate(tiles):
         R.tile_kind[t], R.tile_gear[t], R.tile_clue[t] = k, g, c
+    R.search = parse_search_weights(r["search_weights"])
     return (<char*>&R)[:sizeof(DRules)]
 
 
@@ -1480,6 +1548,7 @@ cdef dict _rules_of(const DRules* R, int players):
         "storm_meter": meter, "difficulty_start_index": starts, "storm_deck": deck,
         "equipment": {name: types.count(k) for k, name in enumerate(EQUIPMENT[:-1])},
         "adventurers": {name: int(R.adv_water[i]) for i, name in enumerate(ADVENTURERS)},
+        "search_weights": dict(R.search),
     }
 
 

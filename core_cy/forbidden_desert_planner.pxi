@@ -684,34 +684,6 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
     return n
 
 
-# Evaluation weights (set_search_weights for experiments; the defaults come from
-# benchmarks/tune_desert_search.py, names in its NAMES): part held, part located, part in the
-# storm, clue excavated, other tile excavated, unseen tile excavated in the search,
-# Meteorologist card held back, Water Carrier water unit, shade when dry, buried, distance to
-# work, distance to the pad at the end, thirsty pawn's distance to water, sand, blocked tile,
-# water value scale, water-drop tile excavated in the search, extra water the Water Carrier
-# shares standing on an excavated well, then the risks before the acting pawn's next turn
-# (thirst, sand supply, meter), a Dune Blaster held, a Jet Pack held, an action still left.
-cdef enum:
-    N_SW = 24
-
-cdef double SW[N_SW]
-SW[:] = [486.6, 185.2, 0.203, 224.6, 101.7, 293.7, 2692, 14.8, 1.763, 0.0216, 4.116, 0.4435,
-         0.1688, 3.667, 0.158, 2.349, 193.9, 0.1061, 116, 48.61, 1.529, 8.988, 6.072, 2.294]
-
-
-def search_weights():
-    return [SW[i] for i in range(N_SW)]
-
-
-def set_search_weights(w):
-    """Experiments only: replace the search policy's evaluation weights (the first ones given)."""
-    if not 1 <= len(w) <= N_SW:
-        raise ValueError(f"search weights: need 1..{N_SW} numbers")
-    for i in range(len(w)):
-        SW[i] = float(w[i])
-
-
 # The mean sand one wind card brings: tiles moved per card, measured by simulating the
 # storm's walk over the default deck (edges cut strong winds short): ~1.28.
 cdef double WIND_SAND = 1.28
@@ -734,7 +706,8 @@ for _c in range(N_CELLS):
 cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
     """The water the Water Carrier will share (free) with the pawns in his reach (his tile and
     the orthogonal neighbours), driest first, down to 1 for himself; on an excavated well he
-    refills, so he counts SW[17] more."""
+    refills, so he counts the weight carrier_well_extra more."""
+    cdef const SearchWeights* sw = &s.rules.search
     cdef int pool = eff[wc], q, r, low, c = s.tile_cell[s.pawn_tile[wc]], t = s.pawn_tile[wc]
     cdef int near[MAX_PLAYERS]
     cdef int nn = 0
@@ -746,7 +719,7 @@ cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
     if nn == 0:
         return
     if s.kind[t] == K_WELL and s.excavated[t] and not blocked(s, t):
-        pool += <int>SW[17]
+        pool += <int>sw.carrier_well_extra
     while pool > 1:
         low = -1
         for r in range(nn):
@@ -851,20 +824,23 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
 cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept nogil:
     """Expected loss before the acting pawn acts again: thirst (above), the sand a round
     brings against the supply, and the meter reaching the skull."""
-    cdef double cost = SW[18] * risk_cost_thirst(s, eff, r), mu
+    cdef const SearchWeights* sw = &s.rules.search
+    cdef double cost = sw.thirst_risk * risk_cost_thirst(s, eff, r), mu
     cdef int cards = cards_before_turn(s, 0, this_storm(s), draw_value(s))
     cdef int k = s.rules.meter_len - s.meter_index
     mu = cards * r.sand
-    if mu > 0.0 and SW[19] > 0.0:
+    if mu > 0.0 and sw.sand_risk > 0.0:
         # Normal tail of the round's sand against what is left in the supply.
-        cost += SW[19] * 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
-    if SW[20] > 0.0:
-        cost += SW[20] * poisson_above(cards * r.picks, exp(-cards * r.picks), k - 1)
+        cost += sw.sand_risk * 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
+    if sw.meter_risk > 0.0:
+        cost += sw.meter_risk * poisson_above(cards * r.picks, exp(-cards * r.picks), k - 1)
     return cost
 
 
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
-    """Team value of the state at the end of the acting pawn's actions (before the storm)."""
+    """Team value of the state at the end of the acting pawn's actions (before the storm),
+    weighted by the game's search weights (rules.search)."""
+    cdef const SearchWeights* sw = &s.rules.search
     cdef double v = 0.0, ev_well
     cdef int t, q, c, i, held = 0, d, best, drops = 0, wells = 0, w, wc = -1, nwork = 0, nwater = 0
     cdef int work_cell[N_TILES + N_PARTS]
@@ -875,15 +851,15 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
     cdef bint drop
     for i in range(N_PARTS):
         if s.part_state[i] == P_HELD:
-            v += SW[0]
+            v += sw.part_held
             held += 1
         elif s.part_state[i] == P_TILE:
-            v += SW[1]
+            v += sw.part_located
             work_cell[nwork] = s.tile_cell[s.part_tile[i]]
             work_cost[nwork] = 0
             nwork += 1
         elif s.part_state[i] == P_STORM:
-            v += SW[2]
+            v += sw.part_in_storm
     # One pass over the tiles: sand, excavations, the targets of work and of water.
     for t in range(N_TILES):
         drop = water_drop_shown(s, t)
@@ -910,24 +886,24 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
             nwork += 1
     ev_well = (2.0 - wells) / drops if drops > 0 else 0.0
     for t in range(N_TILES):
-        v -= SW[13] * s.sand[t]
+        v -= sw.sand * s.sand[t]
         if s.sand[t] >= 2:
-            v -= SW[14]
+            v -= sw.blocked
         if s.excavated[t]:
-            v += SW[3] if s.kind[t] == K_CLUE else SW[4]
+            v += sw.clue_excavated if s.kind[t] == K_CLUE else sw.other_excavated
         elif (dug >> t) & 1:
             if not water_drop_shown(s, t):
-                v += SW[5]
+                v += sw.unseen_dug
             else:
                 # A well or the mirage: worth the water it may give the pawns standing there.
-                v += SW[16]
+                v += sw.drop_tile_dug
                 for q in range(s.players):
                     if s.pawn_tile[q] == t:
                         w = s.water[q] + 2
                         if w > s.rules.adv_water[s.role[q]]:
                             w = s.rules.adv_water[s.role[q]]
                         v += ev_well * (WATER_VALUE[w] - WATER_VALUE[s.water[q]])
-    v += SW[6] * s.meteo_reduction
+    v += sw.meteo_held * s.meteo_reduction
     for q in range(s.players):
         if s.role[q] == WATER_CARRIER:
             wc = q
@@ -938,9 +914,9 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
         w = eff[q]
         c = s.tile_cell[s.pawn_tile[q]]
         if q == wc:
-            v += SW[7] * w        # his water is the team's: he shares it
+            v += sw.carrier_water * w        # his water is the team's: he shares it
         else:
-            v += SW[15] * WATER_VALUE[w]
+            v += sw.water_scale * WATER_VALUE[w]
         if w <= 2:
             # A thirsty pawn wants a source near: the Water Carrier, a water-drop tile, shade.
             best = 8
@@ -952,25 +928,25 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
                     best = d
             if best < 0:
                 best = 0
-            v -= (3.0 - w) * SW[12] * best
+            v -= (3.0 - w) * sw.thirst_dist_water * best
         if w <= 1 and shaded(s, q):
-            v += SW[8]
+            v += sw.shade_when_dry
         if buried(s, q):
-            v -= SW[9]
+            v -= sw.buried
         # Distance to the nearest work: a located part, an unexcavated tile, the pad at the end.
         best = 12
         for i in range(nwork):
             d = cell_dist(c, work_cell[i]) + work_cost[i]
             if d < best:
                 best = d
-        v -= (SW[11] if held == N_PARTS else SW[10]) * best
+        v -= (sw.dist_pad if held == N_PARTS else sw.dist_work) * best
     v -= risk_cost(s, eff, rates)
     for i in range(s.rules.n_eq):
         if s.eq_owner[i] >= 0:
             if s.rules.eq_type[i] == EQ_BLASTER:
-                v += SW[21]
+                v += sw.blaster_held
             elif s.rules.eq_type[i] == EQ_JETPACK:
-                v += SW[22]
+                v += sw.jetpack_held
     return v
 
 
@@ -1001,6 +977,7 @@ cdef inline void copy_node(SNode* dst, const SNode* src) noexcept nogil:
 cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noexcept nogil:
     """Beam search over the acting pawn's remaining actions; returns the first action of the
     best sequence found (caching the rest in pc), or -1."""
+    cdef const SearchWeights* sw = &s.rules.search
     cdef SNode* cur = <SNode*>mem
     cdef SNode* nxt = cur + beam
     cdef SNode* best = nxt + beam
@@ -1050,7 +1027,7 @@ cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noe
                 # A card played costs no action: in the beam, lines that kept an action
                 # rank higher by what it is worth, so a Jet Pack flight is not pruned
                 # before the work it reaches.
-                child.rank = child.score + SW[23] * child.s.actions_left
+                child.rank = child.score + sw.action_left * child.s.actions_left
                 if child.score > best.score:
                     copy_node(best, child)
                 # Diversity: at most per_place nodes with the pawns where this one has them,

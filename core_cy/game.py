@@ -13,10 +13,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from importlib import metadata
+
 from core_cy import contract
 from core_cy.agents import GENERIC_AGENTS, agent_catalogue
 
-PACKAGE_VERSION = "0.1.0"
+try:  # the one written version is pyproject.toml's; a source tree that is not installed has none
+    PACKAGE_VERSION = metadata.version("meeplelab")
+except metadata.PackageNotFoundError:  # pragma: no cover - only outside an installation
+    PACKAGE_VERSION = "0+unknown"
 
 
 @dataclass(frozen=True)

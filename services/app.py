@@ -1,86 +1,89 @@
 """The meeplelab web service: JSON API, dashboard pages and offline API docs in one FastAPI app.
 
-    meeplelab serve [--host 127.0.0.1] [--port 8000]
+    meeplelab serve [--host 127.0.0.1] [--port 8000] [--insecure]
 
-Experiments are validated with `services.spec.ExperimentSpec`, stored in the SQLite registry
-and played one at a time by a background worker thread (services.worker) with
-`services.runner.run_experiment`.  Nothing here names a game: the catalogue, the rule-option
-schemas and the result columns all come from core_cy and the data.
+One router per resource (services.api.*), shared checks as dependencies, one error model,
+one Settings object (services.settings).  Experiments are validated with
+`services.spec.ExperimentSpec`, stored in the SQLite registry and played by a background
+worker (services.worker) with `services.runner.run_experiment`.  Importing this module does
+not import Ray: Ray starts when the worker starts.  Nothing here names a game.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
-from starlette.background import BackgroundTask
 
-import core_cy
-import pipelines
-from services import datasets
-from services.registry import Registry, db_path, results_dir
-from services.runner import experiment_path
-from services.spec import ExperimentSpec
+from services.api import downloads, experiments, games
+from services.api import results as statistics
+from services.api.deps import require_token
+from services.api.errors import error_items
+from services.registry import Registry
+from services.settings import VERSION, Settings, is_loopback
 from services.worker import Worker
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboards"
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
 
 
-def _field(loc) -> str:
-    """A pydantic location as a dotted field name, without FastAPI's leading 'body'."""
-    parts = [str(p) for p in loc]
-    if parts and parts[0] == "body":
-        parts = parts[1:]
-    return ".".join(parts) or "body"
+class BodyLimit:
+    """ASGI middleware: a request body over `limit` bytes gets 413 before it is read whole
+    (by its Content-Length, or while it streams when there is none)."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            return await self._too_large(send)
+        seen = 0
+
+        async def limited():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._too_large(send)
+
+    async def _too_large(self, send):
+        response = JSONResponse(status_code=413, content={
+            "detail": f"the request body is larger than {self.limit:,} bytes "
+                      "(limit MEEPLELAB_MAX_BODY_BYTES)"})
+        await response({"type": "http"}, None, send)
 
 
-def _validation_errors(errors) -> list[dict]:
-    """Short, JSON-safe error items: the field, the message and the error type."""
-    return [{"field": _field(e.get("loc", ())), "loc": list(e.get("loc", ())),
-             "msg": e.get("msg", ""), "type": e.get("type", "")} for e in errors]
+class _TooLarge(Exception):
+    pass
 
 
-def _unprocessable(field: str, message: str) -> HTTPException:
-    return HTTPException(422, [{"field": field, "loc": ["query", field], "msg": message,
-                                "type": "value_error"}])
+def _operation_id(route: APIRoute) -> str:
+    return route.name  # stable ids for the schema's links and for clients
 
 
-def _experiment_view(record: dict) -> dict:
-    """A registry record as the API shows it."""
-    return {
-        "id": record["id"],
-        "name": record["name"],
-        "game": record["game"],
-        "status": record["status"],
-        "spec": record["spec"],
-        "progress": {
-            "done": record["games_done"],
-            "total": record["games_total"],
-            "games_per_second": record["games_per_second"],
-            "eta_seconds": record["eta_seconds"],
-        },
-        "created_at": record["created_at"],
-        "started_at": record["started_at"],
-        "finished_at": record["finished_at"],
-        "error": record["error"],
-        "cancel_requested": record["cancel_requested"],
-    }
-
-
-def create_app(db: str | None = None, results: str | None = None,
-               run_worker: bool = True) -> FastAPI:
-    """The app over the registry at `db` and results under `results` (defaults: settings)."""
-    registry = Registry(db or db_path())
-    results = results or results_dir()
-    worker = Worker(registry, results)
+def create_app(settings: Settings | None = None, *, db: str | None = None,
+               results: str | None = None, run_worker: bool = True) -> FastAPI:
+    """The app over `settings` (default: the environment); `db` and `results` override them."""
+    settings = settings or Settings()
+    overrides = {k: v for k, v in (("db", db), ("results", results)) if v is not None}
+    if overrides:
+        settings = settings.model_copy(update=overrides)
+    registry = Registry(settings.db)
+    worker = Worker(registry, settings.results)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -93,138 +96,44 @@ def create_app(db: str | None = None, results: str | None = None,
                 worker.stop()
             registry.close()
 
-    app = FastAPI(title="meeplelab", version="0.1.0", lifespan=lifespan, docs_url=None,
-                  redoc_url=None,
+    app = FastAPI(title="meeplelab", version=VERSION, lifespan=lifespan, docs_url=None,
+                  redoc_url=None, generate_unique_id_function=_operation_id,
                   description="Monte Carlo balance experiments for tabletop games.")
-    app.state.registry, app.state.worker, app.state.results = registry, worker, results
+    app.state.settings, app.state.registry, app.state.worker = settings, registry, worker
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
-        return JSONResponse(status_code=422, content={"detail": _validation_errors(exc.errors())})
+        return JSONResponse(status_code=422, content={"detail": error_items(exc.errors())})
 
-    def record_or_404(eid: str) -> dict:
-        record = registry.get(eid)
-        if record is None:
-            raise HTTPException(404, f"no experiment with id {eid!r}")
-        return record
-
-    def dataset_or_409(eid: str) -> str:
-        record_or_404(eid)
-        root = experiment_path(results, eid)
-        if not datasets.has_results(root):
-            raise HTTPException(409, f"experiment {eid!r} has no results yet")
-        return root
-
-    # ---- catalogue ----------------------------------------------------------------------
-    @app.get("/api/games", tags=["games"])
-    def list_games() -> list[dict]:
-        """Every game of the catalogue with its info(): rule-option JSON schemas, player
-        range, agents, end reasons and outcome fields."""
-        return [core_cy.load(name).info() for name in core_cy.games()]
-
-    # ---- experiments --------------------------------------------------------------------
-    @app.post("/api/experiments", status_code=201, tags=["experiments"])
-    async def submit(spec: ExperimentSpec, request: Request) -> dict:
-        """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
-        raw = await request.json()  # stored as sent, so a restart re-validates the same spec
-        eid = registry.create(raw, spec.name, spec.game, games_total=spec.total_games())
-        worker.submit(eid)
-        return {"id": eid, "status": "queued", "url": f"/api/experiments/{eid}"}
-
-    @app.get("/api/experiments", tags=["experiments"])
-    def list_experiments() -> list[dict]:
-        """Every experiment, newest first, with status and progress."""
-        return [_experiment_view(r) for r in registry.list()]
-
-    @app.get("/api/experiments/{eid}", tags=["experiments"])
-    def get_experiment(eid: str) -> dict:
-        """Spec, status (queued/running/done/failed/cancelled) and progress."""
-        return _experiment_view(record_or_404(eid))
-
-    @app.post("/api/experiments/{eid}/cancel", tags=["experiments"])
-    def cancel(eid: str) -> dict:
-        """Cancel a queued experiment now or a running one between shards (409 if finished)."""
-        record = record_or_404(eid)
-        if not worker.cancel(eid):
-            raise HTTPException(409, f"experiment {eid!r} is already {record['status']}")
-        return _experiment_view(registry.get(eid))
-
-    # ---- statistics ---------------------------------------------------------------------
-    @app.get("/api/experiments/{eid}/summary", tags=["results"])
-    def summary(eid: str) -> list[dict]:
-        """Per (arm, players, seat): win share with 95% Wilson interval, mean score, seat
-        balance test and per-cell length, ties and end reasons (pipelines.summary)."""
-        return datasets.records(pipelines.summary(dataset_or_409(eid)))
-
-    @app.get("/api/experiments/{eid}/compare", tags=["results"])
-    def compare(eid: str, baseline: str | None = Query(
-            None, description="the arm to compare against (default: the spec's baseline)")
-            ) -> list[dict]:
-        """Each arm against the baseline arm on paired games (Holm-corrected p-values)."""
-        record = record_or_404(eid)
-        spec = ExperimentSpec.model_validate(record["spec"])
-        arms = list(spec.arm_rules())
-        baseline = spec.baseline_arm() if baseline is None else baseline
-        if baseline not in arms:
-            raise _unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
-                                 f"experiment; arms: {arms}")
-        return datasets.records(pipelines.compare(dataset_or_409(eid), baseline))
-
-    @app.get("/api/experiments/{eid}/breakdown", tags=["results"])
-    def breakdown(eid: str, by: str = Query(..., description="an outcome column, e.g. "
-                                            "seat_adventurer or end_reason"),
-                  team: bool = Query(False, description="key a per-seat column by the "
-                                     "sorted values of all seats (e.g. adventurer teams)")
-                  ) -> list[dict]:
-        """Win share (team win rate in cooperative games) per value of an outcome column
-        (pipelines.breakdown)."""
-        path = dataset_or_409(eid)
-        try:
-            return datasets.records(pipelines.breakdown(path, by, team))
-        except ValueError as exc:
-            raise _unprocessable("team" if "team=True" in str(exc) else "by", str(exc))
-
-    @app.get("/api/experiments/{eid}/histograms", tags=["results"])
-    def histograms(eid: str, bins: int = Query(20, ge=1, le=200)) -> dict:
-        """Histograms from the raw rows: game length per (arm, players) and score per
-        (arm, players, seat), each on edges shared by all its series."""
-        return datasets.histograms(dataset_or_409(eid), bins)
-
-    # ---- downloads ----------------------------------------------------------------------
-    @app.get("/api/experiments/{eid}/download/summary.csv", tags=["downloads"],
-             response_class=Response)
-    def summary_csv(eid: str):
-        """The summary table as CSV."""
-        text = datasets.csv_text(pipelines.summary(dataset_or_409(eid)))
-        return Response(text, media_type="text/csv", headers={
-            "Content-Disposition": f'attachment; filename="{eid}-summary.csv"'})
-
-    @app.get("/api/experiments/{eid}/download/results.parquet", tags=["downloads"],
-             response_class=FileResponse)
-    def results_parquet(eid: str):
-        """Every raw row as one Parquet file."""
-        root = dataset_or_409(eid)
-        fd, path = tempfile.mkstemp(suffix=".parquet", prefix="meeplelab-")
-        os.close(fd)
-        try:
-            datasets.write_concatenated(root, path)
-        except BaseException:
-            os.unlink(path)
-            raise
-        return FileResponse(path, media_type="application/vnd.apache.parquet",
-                            filename=f"{eid}.parquet", background=BackgroundTask(os.unlink, path))
-
-    @app.get("/api/experiments/{eid}/download/results.zip", tags=["downloads"],
-             response_class=StreamingResponse)
-    def results_zip(eid: str):
-        """The raw shard files as a zip (hive layout: arm=<arm>/players=<n>/shard-*.parquet)."""
-        root = dataset_or_409(eid)
-        return StreamingResponse(datasets.zip_bytes(root), media_type="application/zip",
-                                 headers={"Content-Disposition":
-                                          f'attachment; filename="{eid}.zip"'})
-
+    reads = [Depends(require_token)] if settings.protect_reads else []
+    app.include_router(games.router, dependencies=reads)
+    app.include_router(experiments.router, dependencies=reads)
+    app.include_router(statistics.router, dependencies=reads)
+    app.include_router(downloads.router, dependencies=reads)
     _mount_pages(app)
+    _honest_security(app, settings)
     return app
+
+
+def _honest_security(app: FastAPI, settings: Settings) -> None:
+    """Without tokens, the schema neither asks for a bearer token nor promises 401s."""
+    if settings.auth_enabled:
+        return
+    build = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = build()
+            for path in schema.get("paths", {}).values():
+                for operation in path.values():
+                    operation.pop("security", None)
+                    operation.get("responses", {}).pop("401", None)
+            schema.get("components", {}).pop("securitySchemes", None)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
 
 
 def _mount_pages(app: FastAPI) -> None:
@@ -258,17 +167,31 @@ def _mount_pages(app: FastAPI) -> None:
         return page("experiment.html")
 
 
-def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, demo: bool = False) -> None:
-    """Run the service with uvicorn (loopback by default: pass --host 0.0.0.0 to expose it).
-    With demo, the demo experiment is queued first and its page is printed."""
+class InsecureBind(SystemExit):
+    """`serve` on a non-loopback address without a token (and without --insecure)."""
+
+
+def serve(host: str | None = None, port: int | None = None, demo: bool = False,
+          insecure: bool = False, settings: Settings | None = None) -> None:
+    """Run the service with uvicorn (loopback by default).  A non-loopback host needs a
+    token (MEEPLELAB_TOKEN) unless `insecure`.  With demo, the demo experiment is queued
+    first and its page is printed."""
     import uvicorn
 
+    settings = settings or Settings()
+    host = host or settings.host
+    port = port or settings.port
+    if not is_loopback(host) and not settings.auth_enabled and not insecure:
+        raise InsecureBind(
+            f"error: refusing to listen on {host} without a token: anyone who reaches the "
+            "port could submit, cancel and delete experiments. Set MEEPLELAB_TOKEN (a token "
+            "or a file of tokens), or pass --insecure to do it anyway.")
     page = ""
     if demo:
         from services.demo import ensure_demo
 
-        registry = Registry(db_path())
+        registry = Registry(settings.db)
         page = f"experiments/{ensure_demo(registry)}"
         registry.close()
     print(f"meeplelab dashboard: http://{host}:{port}/{page}  (API docs: /docs)", flush=True)
-    uvicorn.run(create_app(), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")

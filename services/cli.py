@@ -3,7 +3,7 @@
     meeplelab games                         # every game: players, rule options, agents
     meeplelab run SPEC [--out DIR] [--workers N]
     meeplelab demo [--out DIR] [--workers N]
-    meeplelab serve [--host H] [--port P]  # API + dashboard (services.app), loopback by default
+    meeplelab serve [--host H] [--port P] [--insecure]  # API + dashboard, loopback by default
 
 `run` and the API service use the same runner (services.runner.run_experiment).  The results
 of a spec go to <out>/<name>-<hash of the spec>/, so running the same spec again resumes it
@@ -207,6 +207,15 @@ def run_spec(spec, out_dir: str, workers: int | None) -> int:
     return 0
 
 
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default=None, help="interface to listen on (default "
+                   "MEEPLELAB_HOST or 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=None,
+                   help="port (default MEEPLELAB_PORT or 8000)")
+    p.add_argument("--insecure", action="store_true", help="listen on a non-loopback "
+                   "address without a token (anyone who reaches the port may write)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="meeplelab",
                                      description="Monte Carlo balance analysis of tabletop games")
@@ -221,22 +230,23 @@ def main(argv: list[str] | None = None) -> int:
         else:
             p.add_argument("--table", action="store_true",
                            help="play the demo here and print its table instead of serving it")
-            p.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
-            p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+            _serve_arguments(p)
         p.add_argument("--out", default="results", help="results folder or pyarrow.fs URI "
                        "(default ./results)")
         p.add_argument("--workers", type=int, default=None,
                        help="local Ray worker processes (default: every core)")
-    p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_DB, "
-                       "MEEPLELAB_RESULTS, RAY_ADDRESS)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="interface to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_* and "
+                       "RAY_ADDRESS, see services/settings.py)")
+    _serve_arguments(p)
     args = parser.parse_args(argv)
     if args.command == "serve" or (args.command == "demo" and not args.table):
-        from services.app import serve
+        from services import app
 
-        serve(args.host, args.port, demo=args.command == "demo")
+        try:
+            app.serve(args.host, args.port, demo=args.command == "demo", insecure=args.insecure)
+        except app.InsecureBind as exc:
+            print(exc, file=sys.stderr)
+            return 2
         return 0
     if getattr(args, "workers", None) is not None and args.workers < 1:
         parser.error("--workers must be >= 1")

@@ -1,7 +1,7 @@
 """What the API serves from an experiment's result dataset besides the pipelines' tables:
 histograms, JSON-safe records, CSV, and the raw shards as one Parquet file or a zip.
 
-Every function takes the dataset root (`services.runner.experiment_path(results, id)`), a
+Every function takes the dataset root (`services.storage.experiment_path(results, id)`), a
 local folder or a pyarrow.fs URI, and reads it through pyarrow.fs / Polars lazy scans.
 """
 from __future__ import annotations
@@ -9,42 +9,21 @@ from __future__ import annotations
 import io
 import json
 import math
-import posixpath
 import zipfile
 from typing import Iterator
 
 import polars as pl
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 import pipelines
-from services.runner import _filesystem  # (filesystem, path) of a folder or a URI
+from services.storage import filesystem, shard_files
 
 
 # ---- the raw shards ---------------------------------------------------------------------
-def shard_files(root: str) -> list[tuple[str, str]]:
-    """(path in the filesystem, path relative to the root) of every finished shard, sorted.
-    Temporary files of shards being written (dot-names) are not shards yet."""
-    fs, base = _filesystem(root)
-    info = fs.get_file_info(base)
-    if info.type != pafs.FileType.Directory:
-        return []
-    found = []
-    for f in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
-        name = posixpath.basename(f.path)
-        if f.type == pafs.FileType.File and name.endswith(".parquet") and not name.startswith("."):
-            found.append((f.path, posixpath.relpath(f.path, base)))
-    return sorted(found, key=lambda p: p[1])
-
-
-def has_results(root: str) -> bool:
-    return bool(shard_files(root))
-
-
 def zip_bytes(root: str) -> Iterator[bytes]:
     """The shards as a zip archive (stored, since Parquet is already compressed), streamed
     one shard at a time so memory stays at one shard."""
-    fs, _ = _filesystem(root)
+    fs, _ = filesystem(root)
     buffer = _Chunks()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
         for path, rel in shard_files(root):
@@ -75,7 +54,7 @@ class _Chunks(io.RawIOBase):
 
 def write_concatenated(root: str, out_path: str) -> int:
     """Every shard's rows into one local Parquet file, shard by shard; returns the rows."""
-    fs, _ = _filesystem(root)
+    fs, _ = filesystem(root)
     rows = 0
     writer = None
     try:

@@ -5,13 +5,11 @@ is queued, its status and progress are updated while it runs, and a new service 
 every unfinished (queued or running) experiment here and runs it again (the runner skips the
 shards already written, so nothing is lost and nothing is played twice).
 
-Settings come from the environment: MEEPLELAB_DB (default ./meeplelab.db) and
-MEEPLELAB_RESULTS (default ./results; a local folder or a pyarrow.fs URI such as s3://...).
+Its file is the settings' `db` (services.settings, MEEPLELAB_DB).
 """
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -46,16 +44,6 @@ CREATE TABLE IF NOT EXISTS experiments (
 """
 
 
-def db_path() -> str:
-    """The registry file: MEEPLELAB_DB, or ./meeplelab.db."""
-    return os.environ.get("MEEPLELAB_DB") or "meeplelab.db"
-
-
-def results_dir() -> str:
-    """Where result datasets go: MEEPLELAB_RESULTS, or ./results."""
-    return os.environ.get("MEEPLELAB_RESULTS") or "results"
-
-
 def new_id() -> str:
     """A short, sortable-enough, collision-safe experiment id."""
     return time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + uuid.uuid4().hex[:8]
@@ -64,8 +52,8 @@ def new_id() -> str:
 class Registry:
     """Thread-safe access to the experiments table (one connection, one lock)."""
 
-    def __init__(self, path: str | None = None):
-        self.path = path or db_path()
+    def __init__(self, path: str):
+        self.path = path
         self._lock = threading.Lock()
         # The API handlers and the worker thread share this connection under the lock.
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)

@@ -1,8 +1,12 @@
 """Plays an experiment on Ray: one task per shard, one Parquet file per shard.
 
-The layout of the results is in services.shard (the task itself).  A shard task is a pure function of its arguments (game i depends only on the seed and
-i), writes its file under a temporary name in the same folder and renames it, so a retried or
+The layout and schema of the results are services.storage's; the task is services.shard's.
+A shard task is a pure function of its arguments (game i depends only on the seed and i),
+writes its file under a temporary name in the same folder and renames it, so a retried or
 restarted task can only ever produce the same file, and a file that exists is complete.
+
+Shards are produced lazily (one wave at a time, one shard at a time), so the driver's memory
+does not grow with the number of games; a cancel is seen between any two shards, read or run.
 
 `results` is a local folder or any pyarrow.fs URI (s3://bucket/prefix, gs://...).
 """
@@ -14,23 +18,20 @@ import posixpath
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import ray
 
 from pipelines.stats import wilson_half_width
-from services.shard import (filesystem, seat_wins, cell_dir, experiment_path, play_shard,
-                            shard_name, warm_up)
+from services.shard import play_shard, warm_up
 from services.spec import Cell, ExperimentSpec
+from services.storage import (cell_dir, experiment_path, filesystem, remove_stale_temporaries,
+                              seat_wins, shard_name, shard_start,
+                              written_shards)
 
 __all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
-
-_filesystem = filesystem  # the name services.datasets imports (before the shard module split)
-
-RAY_ADDRESS_ENV = "RAY_ADDRESS"
 
 
 @dataclass
@@ -49,12 +50,15 @@ class Progress:
 # ---- Ray ---------------------------------------------------------------------------------
 def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
     """Starts an in-process local Ray (all cores by default), or connects to `address` /
-    $RAY_ADDRESS.  Does nothing when Ray is already initialised.  A local Ray's workers are
-    warmed up (engine modules imported) before this returns, so the first shards run at
-    full speed."""
+    the settings' Ray address (RAY_ADDRESS).  Does nothing when Ray is already initialised.
+    A local Ray's workers are warmed up (engine modules imported) before this returns, so
+    the first shards run at full speed."""
     if ray.is_initialized():
         return
-    address = address or os.environ.get(RAY_ADDRESS_ENV)
+    if address is None:
+        from services.settings import Settings
+
+        address = Settings().ray_address
     if address:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         return
@@ -83,10 +87,9 @@ class _Cells:
         return True
 
 
-def _written_shards(fs, root: str, cell: Cell) -> set[str]:
-    info = fs.get_file_info(pafs.FileSelector(cell_dir(root, cell.arm, cell.players),
-                                              allow_not_found=True))
-    return {i.base_name for i in info if i.type == pafs.FileType.File}
+def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
+    """(start, count) of the shards that play games begin..end-1 of a cell, lazily."""
+    return ((s, min(size, end - s)) for s in range(begin, end, size))
 
 
 def _read_wins(fs, root: str, cell: Cell, start: int) -> tuple[int, list[float]]:
@@ -116,12 +119,14 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     started = time.monotonic()
     root_uri = experiment_path(results, experiment_id)
     fs, root = filesystem(root_uri)
+    remove_stale_temporaries(root_uri)  # no task of this experiment is writing now
     cells = spec.cells()
     tally = _Cells(cells)
-    written = [_written_shards(fs, root, c) for c in cells]
+    written = [written_shards(root_uri, c.arm, c.players) for c in cells]
     limit = max_in_flight or _default_in_flight()
     total = spec.total_games()
     state = {"done": 0, "played": 0}
+    cancelled = (lambda: False) if cancel is None else cancel.is_set
 
     def report(status="running", error=None):
         if progress is None:
@@ -135,23 +140,35 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         report(status, error)
         return status
 
-    for wave in spec.wave_shards():
-        jobs = []
+    def tally_written(begin: int, end: int) -> None:
+        """Counts the wave's shards found written (a resume) as done."""
         for i, cell in enumerate(cells):
-            for start, count in wave:
-                if shard_name(start) in written[i]:
-                    tally.add(i, *_read_wins(fs, root, cell, start))
-                    state["done"] += count
-                else:
-                    jobs.append((i, start, count))
+            for start in sorted(shard_start(n) for n in written[i]):
+                if cancelled():
+                    return
+                if begin <= start < end:
+                    games, wins = _read_wins(fs, root, cell, start)
+                    tally.add(i, games, wins)
+                    state["done"] += games
+
+    def to_play(begin: int, end: int) -> Iterator[tuple[int, int, int]]:
+        for start, count in _shards(begin, end, spec.shard_size):
+            for i in range(len(cells)):
+                if shard_name(start) not in written[i]:
+                    yield i, start, count
+
+    begin = 0
+    for end in spec.waves():
+        tally_written(begin, end)  # shards found written count as done from the first report
         report()
-        outcome = _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state,
-                            cancel, report)
+        outcome = _run_wave(spec, experiment_id, root_uri, cells, to_play(begin, end), limit,
+                            tally, state, cancelled, report)
         if outcome is not None:
             return finish(*outcome)
         if spec.stop_when and tally.precise(spec.stop_when.half_width):
             total = state["done"]
             break
+        begin = end
     return finish("done")
 
 
@@ -163,20 +180,27 @@ def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, st
             "experiment": experiment_id, "arm": cell.arm, "root": root_uri}
 
 
-def _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state, cancel,
-              report):
-    """Submits the wave's shards with at most `limit` in flight and handles them in
-    completion order; returns None when the wave is complete, else (status, error)."""
+def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, tally, state,
+              cancelled: Callable[[], bool], report):
+    """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
+    and handles them in completion order; returns None when the wave is complete, else
+    (status, error)."""
     pending: dict = {}
-    queue = list(reversed(jobs))
-    while queue or pending:
-        if cancel is not None and cancel.is_set():
+    more = True
+    while more or pending:
+        if cancelled():
             _cancel_all(pending)
             return "cancelled", None
-        while queue and len(pending) < limit:
-            i, start, count = queue.pop()
+        while more and len(pending) < limit:
+            job = next(jobs, None)
+            if job is None:
+                more = False
+                break
+            i, start, count = job
             ref = play_shard.remote(_job(spec, experiment_id, root_uri, cells[i], start, count))
             pending[ref] = i
+        if not pending:
+            continue
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
         for ref in ready:
             i = pending.pop(ref)
@@ -189,7 +213,7 @@ def _run_wave(spec, experiment_id, root_uri, cells, jobs, limit, tally, state, c
             state["done"] += out["games"]
             state["played"] += out["games"]
             report()
-    return None
+    return ("cancelled", None) if cancelled() else None
 
 
 def _cancel_all(pending: dict) -> None:

@@ -16,7 +16,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -250,27 +250,27 @@ class ExperimentSpec(BaseModel):
     def max_games_per_cell(self) -> int:
         return self.stop_when.max_games if self.stop_when else self.games_per_arm
 
-    def waves(self) -> list[int]:
+    def waves(self) -> Iterator[int]:
         """Game counts per cell after which the runner may stop (stop_when), ascending; the
-        last is every game.  Without stop_when there is one wave."""
+        last is every game.  Without stop_when there is one wave.  Lazy: memory does not
+        grow with the number of games."""
         total = self.max_games_per_cell()
         if not self.stop_when:
-            return [total]
-        step = self.games_per_arm
-        return [min(g, total) for g in range(step, total + step, step)]
+            yield total
+            return
+        for end in range(self.games_per_arm, total + self.games_per_arm, self.games_per_arm):
+            yield min(end, total)
 
-    def wave_shards(self) -> list[list[tuple[int, int]]]:
+    def wave_shards(self) -> Iterator[Iterator[tuple[int, int]]]:
         """Per wave, the (start, count) shards that extend every cell to the wave's end."""
-        out, begin = [], 0
+        begin = 0
         for end in self.waves():
-            out.append([(s, min(self.shard_size, end - s))
-                        for s in range(begin, end, self.shard_size)])
+            yield ((s, min(self.shard_size, end - s)) for s in range(begin, end, self.shard_size))
             begin = end
-        return out
 
-    def shards(self) -> list[tuple[int, int]]:
+    def shards(self) -> Iterator[tuple[int, int]]:
         """(start, count) of every shard of one cell, in order (the same for every cell)."""
-        return [shard for wave in self.wave_shards() for shard in wave]
+        return (shard for wave in self.wave_shards() for shard in wave)
 
     def total_games(self) -> int:
         return len(self.cells()) * self.max_games_per_cell()

@@ -265,13 +265,30 @@ def test_serve_subcommand_defaults_to_loopback(monkeypatch):
     from services import cli
 
     calls = []
-    monkeypatch.setattr(services.app, "serve",
-                        lambda host, port, demo: calls.append((host, port, demo)))
+    monkeypatch.setattr(services.app, "serve", lambda host, port, demo, insecure:
+                        calls.append((host, port, demo, insecure)))
     assert cli.main(["serve"]) == 0
-    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "9001", "--insecure"]) == 0
     assert cli.main(["demo"]) == 0
-    assert calls == [("127.0.0.1", 8000, False), ("0.0.0.0", 9001, False),
-                     ("127.0.0.1", 8000, True)]
+    assert calls == [(None, None, False, False), ("0.0.0.0", 9001, False, True),
+                     (None, None, True, False)]
+
+
+def test_serve_refuses_a_public_address_without_a_token(monkeypatch, tmp_path, capsys):
+    """Loopback needs no token; any other address needs MEEPLELAB_TOKEN or --insecure."""
+    from services import cli
+
+    served = []
+    monkeypatch.setenv("MEEPLELAB_DB", str(tmp_path / "db.sqlite"))
+    monkeypatch.delenv("MEEPLELAB_TOKEN", raising=False)
+    monkeypatch.setattr("uvicorn.run", lambda application, **kw: served.append(kw["host"]))
+    assert cli.main(["serve", "--host", "0.0.0.0"]) == 2
+    assert "MEEPLELAB_TOKEN" in capsys.readouterr().err and served == []
+    assert cli.main(["serve", "--host", "0.0.0.0", "--insecure"]) == 0
+    assert cli.main(["serve"]) == 0
+    monkeypatch.setenv("MEEPLELAB_TOKEN", "s3cret")
+    assert cli.main(["serve", "--host", "0.0.0.0"]) == 0
+    assert served == ["0.0.0.0", "127.0.0.1", "0.0.0.0"]
 
 
 def test_breakdown_by_an_outcome_column_and_its_errors(service):

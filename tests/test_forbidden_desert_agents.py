@@ -1,8 +1,14 @@
 """The Forbidden Desert search policies: equipment in the search, the thirst-risk model
-built from the storm deck's public composition, and play strength."""
+built from the storm deck's public composition, the search weights as a named structure per
+game, and play strength."""
+import importlib.util
+import json
+from pathlib import Path
+
 import pytest
 
 from core_cy import agents, batch
+from core_cy import forbidden_desert as fd
 from core_cy.forbidden_desert import GAME, Actions as A, thirst_risk
 from desert_util import base, entry, put, pawn_at, set_sand, give_card, card_ids, load
 
@@ -131,3 +137,60 @@ def test_endgame_navigator_pulls_a_teammate_onto_the_pad_from_afar(policy):
     pawn_at(d, 1, (4, 1))                   # three steps west of the pad
     st = load(d)
     assert agents.choose(st, policy, 1) == A.navigate(1, 4, 4)
+
+
+# ---------------------------------------------------------------- search weights (issue 9)
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def test_search_weight_names_are_one_list():
+    """The C struct's fields (read back through a state's rules), the default data file, the
+    tuner and every weights file it wrote use the engine's names, in one order."""
+    names = list(fd.SEARCH_WEIGHT_NAMES)
+    assert len(names) == 24 and len(set(names)) == 24
+    assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
+    assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
+    spec = importlib.util.spec_from_file_location("tune_desert_search",
+                                                  BENCHMARKS / "tune_desert_search.py")
+    tuner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tuner)
+    assert tuner.NAMES == names
+    files = sorted(BENCHMARKS.glob("desert_search_weights*.json"))
+    assert files
+    for path in files:
+        tuned = json.loads(path.read_text())
+        # The first round tuned the first 18 weights; later rounds all of them.
+        assert tuned["names"] == names[:len(tuned["names"])], path.name
+        assert len(tuned["weights"]) == len(tuned["names"]), path.name
+
+
+def walled_in_with_blaster(**weights):
+    d = blocked_in()
+    give_card(d, "dune_blaster", 0)
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+@pytest.mark.parametrize("policy", ["search", "deep_search"])
+def test_search_weights_belong_to_each_game(policy):
+    """A game whose rules value a held Dune Blaster above everything digs instead of blasting;
+    a game with the default weights, before and after it in the same process, still blasts."""
+    blasts = (A.blast(0, 0, 1), A.blast(0, 1, 0))
+    default = walled_in_with_blaster()
+    keeper = walled_in_with_blaster(blaster_held=1e6)
+    assert agents.choose(default, policy, 1) in blasts
+    assert agents.choose(keeper, policy, 1) in (A.dig(0, 1), A.dig(1, 0))
+    assert agents.choose(default, policy, 1) in blasts
+    assert keeper.to_dict()["rules"]["search_weights"]["blaster_held"] == 1e6
+    assert GAME.from_dict(keeper.to_dict()) == keeper
+
+
+def test_search_weights_change_a_batch_only_where_given():
+    """Batches with other weights in between leave a default batch as it was (no global)."""
+    def turns(rules):
+        return batch.play(GAME, 3, rules, "search", seed=2, count=20).column("turns").to_pylist()
+
+    before = turns({})
+    other = turns({"search_weights": {"part_held": 0.0, "dist_work": 0.0}})
+    assert turns({}) == before and other != before

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from service_support import small_spec, wait_for
 
 from services.app import create_app
-from services.registry import Registry, db_path, results_dir
+from services.registry import Registry
 from services.runner import experiment_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,15 +27,6 @@ def _rows(results: Path, eid: str) -> list[tuple]:
         table = pq.read_table(path, columns=["arm", "players", "game_index"])
         keys += list(zip(*(table.column(c).to_pylist() for c in table.column_names)))
     return keys
-
-
-def test_settings_come_from_the_environment(monkeypatch):
-    monkeypatch.delenv("MEEPLELAB_DB", raising=False)
-    monkeypatch.delenv("MEEPLELAB_RESULTS", raising=False)
-    assert (db_path(), results_dir()) == ("meeplelab.db", "results")
-    monkeypatch.setenv("MEEPLELAB_DB", "/data/x.db")
-    monkeypatch.setenv("MEEPLELAB_RESULTS", "s3://bucket/prefix")
-    assert (db_path(), results_dir()) == ("/data/x.db", "s3://bucket/prefix")
 
 
 def test_records_status_progress_and_order(tmp_path):

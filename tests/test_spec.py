@@ -204,7 +204,7 @@ def test_cells_cover_arms_times_player_counts():
 @given(games=st.integers(1, 20000), shard=st.integers(100, 3000))
 def test_shards_tile_the_games_exactly(games, shard):
     spec = ExperimentSpec.model_validate(_base(games_per_arm=games, shard_size=shard))
-    shards = spec.shards()
+    shards = list(spec.shards())
     assert shards[0][0] == 0
     for (s, c), (s2, _) in zip(shards, shards[1:]):
         assert s + c == s2 and c == shard
@@ -215,7 +215,7 @@ def test_shards_tile_the_games_exactly(games, shard):
 def test_waves_with_stop_when():
     spec = ExperimentSpec.model_validate(
         _base(games_per_arm=300, stop_when={"half_width": 0.05, "max_games": 1000}))
-    assert spec.waves() == [300, 600, 900, 1000]
+    assert list(spec.waves()) == [300, 600, 900, 1000]
     # shards never straddle a wave boundary (each wave extends every cell exactly)
     assert [sum(c for _, c in w) for w in spec.wave_shards()] == [300, 300, 300, 100]
     assert sum(c for _, c in spec.shards()) == 1000

@@ -1,0 +1,70 @@
+"""Response models of the API (what every route answers with, in the schema and for real)."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Status = Literal["queued", "running", "done", "failed", "cancelled"]
+
+
+class GameInfo(BaseModel):
+    """A game of the catalogue: its rule options as a JSON schema, players, agents, outcomes."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    title: str
+    min_players: int
+    max_players: int
+    cooperative: bool
+    engine_version: str
+    rules: dict[str, Any] = Field(description="JSON schema of the rule options")
+    agents: dict[str, str] = Field(description="agent name -> what it does")
+    end_reasons: list[str]
+    game_outcomes: list[str]
+    seat_outcomes: list[str]
+    outcome_labels: dict[str, list[str]]
+
+
+class ProgressView(BaseModel):
+    done: int = Field(description="games finished")
+    total: int | None = Field(description="games planned (with stop_when: at most)")
+    games_per_second: float | None
+    eta_seconds: float | None
+
+
+class ExperimentView(BaseModel):
+    """An experiment as the API shows it."""
+
+    id: str
+    name: str
+    game: str
+    status: Status
+    spec: dict[str, Any] = Field(description="the spec as submitted")
+    progress: ProgressView
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    cancel_requested: bool
+
+    @classmethod
+    def of(cls, record: dict) -> "ExperimentView":
+        return cls(id=record["id"], name=record["name"], game=record["game"],
+                   status=record["status"], spec=record["spec"],
+                   progress=ProgressView(done=record["games_done"],
+                                         total=record["games_total"],
+                                         games_per_second=record["games_per_second"],
+                                         eta_seconds=record["eta_seconds"]),
+                   created_at=record["created_at"], started_at=record["started_at"],
+                   finished_at=record["finished_at"], error=record["error"],
+                   cancel_requested=record["cancel_requested"])
+
+
+class Submitted(BaseModel):
+    id: str
+    status: Status
+    url: str = Field(description="where to follow the experiment")
+
+
+Row = dict[str, Any]  # a row of a results table (pipelines' columns)

@@ -1,0 +1,56 @@
+"""Statistics of an experiment's results (pipelines' tables as JSON)."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+
+import pipelines
+from services import datasets
+from services.api.deps import dataset, experiment
+from services.api.errors import responses, unprocessable
+from services.api.models import Row
+from services.spec import ExperimentSpec
+
+router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
+                   responses=responses(401, 404, 409, 422))
+
+
+@router.get("/summary", response_model=list[Row])
+def summary(root: str = Depends(dataset)):
+    """Per (arm, players, seat): win share with 95% Wilson interval, mean score, seat
+    balance test and per-cell length, ties and end reasons (pipelines.summary)."""
+    return datasets.records(pipelines.summary(root))
+
+
+@router.get("/compare", response_model=list[Row])
+def compare(baseline: str | None = Query(
+                None, description="the arm to compare against (default: the spec's baseline)"),
+            record: dict = Depends(experiment), root: str = Depends(dataset)):
+    """Each arm against the baseline arm on paired games (Holm-corrected p-values)."""
+    spec = ExperimentSpec.model_validate(record["spec"])
+    arms = list(spec.arm_rules())
+    baseline = spec.baseline_arm() if baseline is None else baseline
+    if baseline not in arms:
+        raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
+                            f"experiment; arms: {arms}")
+    return datasets.records(pipelines.compare(root, baseline))
+
+
+@router.get("/breakdown", response_model=list[Row])
+def breakdown(by: str = Query(..., description="an outcome column, e.g. seat_adventurer or "
+                              "end_reason"),
+              team: bool = Query(False, description="key a per-seat column by the sorted "
+                                 "values of all seats (e.g. adventurer teams)"),
+              root: str = Depends(dataset)):
+    """Win share (team win rate in cooperative games) per value of an outcome column
+    (pipelines.breakdown)."""
+    try:
+        return datasets.records(pipelines.breakdown(root, by, team))
+    except ValueError as exc:
+        raise unprocessable("team" if "team=True" in str(exc) else "by", str(exc))
+
+
+@router.get("/histograms", response_model=dict)
+def histograms(bins: int = Query(20, ge=1, le=200), root: str = Depends(dataset)):
+    """Histograms from the raw rows: game length per (arm, players) and score per
+    (arm, players, seat), each on edges shared by all its series."""
+    return datasets.histograms(root, bins)

@@ -1,0 +1,88 @@
+"""The service's settings: one object, read from the environment (MEEPLELAB_<NAME>) once.
+
+    MEEPLELAB_DB                 registry file (default ./meeplelab.db)
+    MEEPLELAB_RESULTS            results folder or pyarrow.fs URI (default ./results)
+    RAY_ADDRESS                  a Ray cluster to use (default: start a local Ray)
+    MEEPLELAB_HOST / _PORT       where `meeplelab serve` listens (default 127.0.0.1:8000)
+    MEEPLELAB_MAX_GAMES          most games one experiment may ask for (default 10^9)
+    MEEPLELAB_MAX_CELLS          most cells (arms x player counts) of one experiment
+    MEEPLELAB_MAX_BODY_BYTES     largest request body (default 1 MiB; larger gets 413)
+    MEEPLELAB_TOKEN              a token, or the path of a file with one token per line:
+                                 writes then need `Authorization: Bearer <token>`
+    MEEPLELAB_PROTECT_READS      reads need the token too (default false)
+    MEEPLELAB_MAX_RUNNING        experiments running at once (the rest queue in order)
+    MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued experiments per token (429 beyond)
+
+The version is the installed package's (importlib.metadata), never written here.
+"""
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core_cy.game import PACKAGE_VERSION
+
+VERSION = PACKAGE_VERSION
+MIB = 1 << 20
+
+
+class Settings(BaseSettings):
+    """Every setting of the service; `Settings()` reads the environment, keywords override."""
+
+    model_config = SettingsConfigDict(env_prefix="MEEPLELAB_", extra="ignore", frozen=True)
+
+    db: str = Field("meeplelab.db", description="the registry's SQLite file")
+    results: str = Field("results", description="results folder or pyarrow.fs URI")
+    ray_address: str | None = Field(
+        None, validation_alias=AliasChoices("RAY_ADDRESS", "MEEPLELAB_RAY_ADDRESS",
+                                            "ray_address"),
+        description="Ray cluster address (ray://host:10001); unset starts a local Ray")
+    host: str = Field("127.0.0.1", description="interface `meeplelab serve` listens on")
+    port: int = Field(8000, ge=1, le=65535)
+    max_games: int = Field(10**9, ge=1, description="most games of one experiment")
+    max_cells: int = Field(1000, ge=1, description="most arms x player counts of one experiment")
+    max_body_bytes: int = Field(MIB, ge=1024, description="largest request body (413 beyond)")
+    token: SecretStr | None = Field(None, description="a token, or a file of tokens (one a line)")
+    protect_reads: bool = Field(False, description="reads need the token as well as writes")
+    max_running: int = Field(1, ge=1, description="experiments running at the same time")
+    max_running_per_token: int = Field(4, ge=1, description="unfinished experiments per token")
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        """The accepted tokens: the value itself, or the lines of the file it names."""
+        if self.token is None:
+            return ()
+        value = self.token.get_secret_value().strip()
+        if not value:
+            return ()
+        path = Path(value)
+        if path.is_file():
+            lines = (line.strip() for line in path.read_text().splitlines())
+            return tuple(line for line in lines if line and not line.startswith("#"))
+        return (value,)
+
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.tokens)
+
+
+def owner_of(token: str | None) -> str:
+    """A stable, non-secret name for a token (what the registry stores for quotas)."""
+    if not token:
+        return ""
+    return "token-" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,176 @@
+"""Where results live and what a stored row is: the layout, the schema, atomic writes.
+
+Ray-free on purpose: the API reads, lists and deletes results through this module without
+importing Ray (Ray is imported only when work is submitted, in services.shard / runner).
+
+Layout of the results (a hive-partitioned Parquet dataset):
+
+    <results>/<experiment_id>/arm=<arm>/players=<n>/shard-<start:012d>.parquet
+
+`<arm>` is percent-encoded (urllib.parse.quote, safe="") so that any arm name is one path
+segment.  Every file also holds the `arm` and `players` columns, so readers need not parse
+paths.  A shard is written under a temporary dot-name in its folder and renamed, so a file
+with a shard's name is complete; temporary files left by a crash are removed on resume.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from urllib.parse import quote
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+TEMP_SUFFIX = ".tmp"
+
+# The results schema (one row per game).  The engines hand back these columns (core_cy.batch)
+# plus their own outcome fields: `<name>` per game and `seat_<name>` lists per seat, numbers
+# or labels.  Stored types are plain (no dictionaries, variable-size lists) so that files of
+# different player counts share one schema and scan together.
+RESULT_COLUMNS = pa.schema([
+    ("experiment", pa.string()),
+    ("arm", pa.string()),
+    ("game_index", pa.int64()),
+    ("seed", pa.uint64()),
+    ("players", pa.int8()),
+    ("seat_agent", pa.list_(pa.string())),
+    ("seat_score", pa.list_(pa.float64())),
+    ("seat_win_share", pa.list_(pa.float64())),
+    ("num_winners", pa.int8()),
+    ("length", pa.int32()),
+    ("end_reason", pa.string()),
+    ("game", pa.string()),
+    ("rules_fingerprint", pa.string()),
+    ("engine_version", pa.string()),
+])
+
+
+# ---- paths -------------------------------------------------------------------------------
+def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """(filesystem, path inside it) for a local folder or a pyarrow.fs URI."""
+    if "://" in uri:
+        return pafs.FileSystem.from_uri(uri)
+    return pafs.LocalFileSystem(), os.path.abspath(uri)
+
+
+def experiment_path(results: str, experiment_id: str) -> str:
+    """The dataset root of one experiment (a local path or a URI, like `results`)."""
+    return posixpath.join(str(results).rstrip("/"), experiment_id) if "://" in str(results) \
+        else os.path.join(os.path.abspath(results), experiment_id)
+
+
+def cell_dir(root: str, arm: str, players: int) -> str:
+    return posixpath.join(root, f"arm={quote(arm, safe='')}", f"players={players}")
+
+
+def shard_name(start: int) -> str:
+    return f"shard-{start:012d}.parquet"
+
+
+def shard_start(name: str) -> int:
+    """The first game index of a shard file (the inverse of shard_name)."""
+    return int(name[len("shard-"):-len(".parquet")])
+
+
+def _is_temporary(name: str) -> bool:
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+# ---- the stored table ----------------------------------------------------------------------
+def _plain(field: pa.Field, column: pa.Array) -> pa.Array:
+    if pa.types.is_dictionary(field.type):
+        return column.cast(field.type.value_type)
+    if pa.types.is_fixed_size_list(field.type):
+        return column.cast(pa.list_(field.type.value_type))
+    return column
+
+
+def storage_table(batch: pa.RecordBatch) -> pa.Table:
+    """An engine's batch as stored (its column order kept): every RESULT_COLUMNS column in
+    its stored type, the game's own outcome columns as plain strings, numbers and lists."""
+    missing = [f.name for f in RESULT_COLUMNS if f.name not in batch.schema.names]
+    if missing:
+        raise ValueError(f"the engine's batch lacks result columns {missing}")
+    fields, arrays = [], []
+    for field, column in zip(batch.schema, batch.columns):
+        column = _plain(field, column)
+        if field.name in RESULT_COLUMNS.names:
+            column = column.cast(RESULT_COLUMNS.field(field.name).type)
+        fields.append(pa.field(field.name, column.type))
+        arrays.append(column)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:
+    """Writes under a temporary name in the same folder, then renames onto `path`."""
+    folder = posixpath.dirname(path)
+    fs.create_dir(folder, recursive=True)
+    tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
+    try:
+        pq.write_table(table, tmp, filesystem=fs)
+        fs.move(tmp, path)
+    except BaseException:
+        try:
+            fs.delete_file(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def seat_wins(shares: pa.Array) -> tuple[int, list[float]]:
+    """(games, per-seat sums of win shares) of a seat_win_share list column."""
+    games = len(shares)
+    if games == 0:
+        return 0, []
+    flat = shares.flatten().to_numpy(zero_copy_only=False)
+    return games, flat.reshape(games, -1).sum(axis=0).tolist()
+
+
+# ---- an experiment's files -----------------------------------------------------------------
+def _files(root: str) -> tuple[pafs.FileSystem, str, list[pafs.FileInfo]]:
+    fs, base = filesystem(root)
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        return fs, base, []
+    found = fs.get_file_info(pafs.FileSelector(base, recursive=True))
+    return fs, base, [f for f in found if f.type == pafs.FileType.File]
+
+
+def shard_files(root: str) -> list[tuple[str, str]]:
+    """(path in the filesystem, path relative to the root) of every finished shard, sorted.
+    Temporary files of shards being written (dot-names) are not shards yet."""
+    _fs, base, files = _files(root)
+    found = [(f.path, posixpath.relpath(f.path, base)) for f in files
+             if f.base_name.endswith(".parquet") and not f.base_name.startswith(".")]
+    return sorted(found, key=lambda p: p[1])
+
+
+def has_results(root: str) -> bool:
+    return bool(shard_files(root))
+
+
+def written_shards(root: str, arm: str, players: int) -> set[str]:
+    """File names of the finished shards of one cell."""
+    fs, base = filesystem(root)
+    info = fs.get_file_info(pafs.FileSelector(cell_dir(base, arm, players),
+                                              allow_not_found=True))
+    return {i.base_name for i in info if i.type == pafs.FileType.File
+            and i.base_name.startswith("shard-") and i.base_name.endswith(".parquet")}
+
+
+def remove_stale_temporaries(root: str) -> int:
+    """Deletes temporary files left by shard writes that never finished (a crash or a kill);
+    returns how many.  Called before a run resumes, when no task of it is writing."""
+    fs, _base, files = _files(root)
+    stale = [f.path for f in files if _is_temporary(f.base_name)]
+    for path in stale:
+        fs.delete_file(path)
+    return len(stale)
+
+
+def remove_experiment(root: str) -> None:
+    """Deletes an experiment's whole dataset (every shard and temporary file)."""
+    fs, base = filesystem(root)
+    if fs.get_file_info(base).type == pafs.FileType.Directory:
+        fs.delete_dir(base)
