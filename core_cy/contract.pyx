@@ -7,7 +7,9 @@ for tests, debugging and the API: it may be slow, the batch runner never uses it
 """
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memcpy, memcmp, memset
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint64_t, int32_t
+
+from core_cy import codec
 
 
 cdef class EngineHandle:
@@ -196,6 +198,75 @@ cdef class State:
         self._check_alive()
         return (f"<{self.game.name} state: move {self.num_moves}, "
                 f"{'over' if self.is_terminal() else 'player %d to act' % self.current_player}>")
+
+
+cdef EngineHandle engine_handle(Engine* e, object game, size_t state_size, size_t rules_size):
+    e.state_size = state_size
+    e.rules_size = rules_size
+    e.num_actions = len(game.actions)
+    e.min_players = game.min_players
+    e.max_players = game.max_players
+    e.cooperative = game.cooperative
+    e.num_game_outcomes = len(game.game_outcome_names)
+    e.num_seat_outcomes = len(game.seat_outcome_names)
+    e.num_policies = len(game.policies)
+    if not (e.max_players <= MAX_SEATS and e.num_actions <= MAX_LEGAL
+            and e.num_game_outcomes <= MAX_GAME_OUTCOMES
+            and e.num_seat_outcomes <= MAX_SEAT_OUTCOMES):
+        raise ValueError(f"{game.name}: the engine table exceeds a contract limit")
+    if (e.policy == NULL) != (e.num_policies == 0):
+        raise ValueError(f"{game.name}: policies {list(game.policies)} but "
+                         f"{'no' if e.policy == NULL else 'a'} policy function")
+    cdef EngineHandle h = EngineHandle.__new__(EngineHandle)
+    h.engine = e
+    return h
+
+
+def engine_table(EngineHandle handle):
+    """The data part of an engine table as a dict (for the catalogue test and debugging)."""
+    cdef const Engine* e = handle.engine
+    return {"state_size": e.state_size, "rules_size": e.rules_size,
+            "num_actions": e.num_actions, "min_players": e.min_players,
+            "max_players": e.max_players, "cooperative": bool(e.cooperative),
+            "num_game_outcomes": e.num_game_outcomes, "num_seat_outcomes": e.num_seat_outcomes,
+            "num_policies": e.num_policies, "has_policy": e.policy != NULL,
+            "keeps_rules": e.fields.rules != <size_t>NO_FIELD,
+            "keeps_rng": e.fields.rng != <size_t>NO_FIELD}
+
+
+cdef Rng* _rng_of(State state) except NULL:
+    state._check_alive()
+    if state.handle.engine.fields.rng == <size_t>NO_FIELD:
+        raise ValueError(f"{state.game.name}: the engine declares no rng field")
+    return <Rng*>(<char*>state.buf + state.handle.engine.fields.rng)
+
+
+def rng_to_dict(State state):
+    """The state's random stream as {"key": int, "counter": int} (to_dict's "rng")."""
+    cdef Rng* r = _rng_of(state)
+    return {"key": int(r.key), "counter": int(r.ctr)}
+
+
+def start_state(game, bytes rules, int players, rng, where="state.rng"):
+    """The opening of every from_dict: a zeroed state of game's engine with the packed rules
+    and the player count in place and the random stream restored from `rng` (a to_dict
+    "rng" value); the game's fill hook sets the rest."""
+    cdef EngineHandle handle = game.handle
+    cdef const Engine* e = handle.engine
+    if e.fields.rules == <size_t>NO_FIELD:
+        raise ValueError(f"{game.name}: the engine declares no rules field")
+    if len(rules) != e.rules_size:
+        raise ValueError(f"packed rules have {len(rules)} bytes, engine expects {e.rules_size}")
+    value = codec.Obj(rng, where)
+    key = value.int("key", 0, 2**64 - 1)
+    counter = value.int("counter", 0, 2**64 - 1)
+    cdef State s = new_state(game, handle)
+    memcpy(<char*>s.buf + e.fields.rules, <const char*>rules, e.rules_size)
+    (<int32_t*>(<char*>s.buf + e.fields.players))[0] = players
+    cdef Rng* r = _rng_of(s)
+    r.key = key
+    r.ctr = counter
+    return s
 
 
 def blank_state(game, EngineHandle handle):

@@ -1324,11 +1324,12 @@ class ForbiddenDesertGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"adventurer": ADVENTURERS}
-    policies = ("planner", "search", "deep_search")
-    policy_descriptions = {"planner": "rule-based team planner: water first, dig toward "
-                           "clues and wells, gather on the Launch Pad with all parts",
-                           "search": "experimental: the planner with a beam search over the "
-                           "acting adventurer's actions (hidden tiles stay hidden)"}
+    policies = {"planner": "rule-based team planner: water first, dig toward "
+                "clues and wells, gather on the Launch Pad with all parts",
+                "search": "experimental: the planner with a beam search over the "
+                "acting adventurer's actions (hidden tiles stay hidden)",
+                "deep_search": "the same search with a wider beam: stronger, about half "
+                "as fast"}
     handle = _HANDLE
     adventurers = ADVENTURERS
     options = (

@@ -1,8 +1,23 @@
 """The uniform Python face of a game: rules options, validation, new/from_dict, info.
 
 Each game module defines a subclass of `Game` that supplies its engine handle, its rule
-options and its state-dict codec; everything else (validation, schemas, seeding, agents,
-fingerprints) is shared here so that every game looks the same to tests, the CLI and the API.
+options, its actions and its state-dict codec; everything else (validation, schemas, seeding,
+agents, fingerprints, the from_dict opening) is shared here so that every game looks the same
+to tests, the CLI and the API.
+
+What a game module writes (see core_cy/maori.pyx for a complete one):
+- class attributes: name, title, min_players, max_players, cooperative, engine_version,
+  options (Option records), end_reasons, game_outcome_names, seat_outcome_names,
+  policies ({name: description}, in Engine.policy order), actions (an ActionSpace from
+  core_cy/actions.py built from the engine's constants);
+- hooks: pack_rules(rules, players) -> bytes, fill_state(state, data, rules) (the rest of
+  from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/codec.py),
+  to_dict(state) (with "rng": contract.rng_to_dict(state)), describe, score_breakdown;
+- at the end of the module, the engine table wiring (contract.pxd):
+      set_state_fields(&ENGINE, &_LAYOUT, ..., &_LAYOUT.rules, &_LAYOUT.rng)
+      set_engine_functions(&ENGINE, setup, legal, apply, ...)
+      TheGame.handle = engine_handle(&ENGINE, TheGame, sizeof(State), sizeof(Rules))
+  which derives the counts (actions, outcomes, policies) from the class attributes.
 """
 from __future__ import annotations
 
@@ -15,7 +30,7 @@ from typing import Any
 
 from importlib import metadata
 
-from core_cy import contract
+from core_cy import codec, contract
 from core_cy.agents import GENERIC_AGENTS, agent_catalogue
 
 try:  # the one written version is pyproject.toml's; a source tree that is not installed has none
@@ -92,8 +107,9 @@ class Game(ABC):
     # Outcome fields that hold a code rather than a quantity: name -> labels by code.  The
     # results then carry the label (e.g. an adventurer's name), so pipelines group by it.
     outcome_labels: dict = {}
-    policies: tuple = ()  # engine-specific agent names (Engine.policy numbers, in order)
-    policy_descriptions: dict = {}
+    # Engine-specific agents: {name: description}, in Engine.policy number order.
+    policies: dict = {}
+    actions: Any = None  # an ActionSpace (core_cy/actions.py): action ids by name
     handle: Any = None
 
     # ---- hooks a game supplies -------------------------------------------------------
@@ -108,9 +124,9 @@ class Game(ABC):
     def to_dict(self, state) -> dict:
         """Supplied by every game module."""
 
-    @abstractmethod
-    def from_dict(self, data: dict):
-        """Supplied by every game module."""
+    def fill_state(self, state, data: codec.Obj, rules: dict) -> None:
+        """from_dict's game part: every field but players, rules and rng (set already)."""
+        raise NotImplementedError(f"{self.name} supplies no fill_state")
 
     @abstractmethod
     def describe(self, state, action) -> str:
@@ -123,7 +139,24 @@ class Game(ABC):
     # ---- shared face -----------------------------------------------------------------
     @property
     def agents(self) -> dict:
-        return {**GENERIC_AGENTS, **{p: self.policy_descriptions.get(p, "") for p in self.policies}}
+        return {**GENERIC_AGENTS, **self.policies}
+
+    def from_dict(self, data: dict):
+        """Rebuild a state from to_dict() output; ValueError names the path of the first bad
+        value.  The opening is the same for every game: a dict of this game, its players and
+        rules (validated as for new()), its random stream ("rng", default key 0, counter 0);
+        the game's fill_state hook reads the rest."""
+        if not isinstance(data, dict):
+            raise ValueError("state must be a dict (from to_dict())")
+        if data.get("game") != self.name:
+            raise ValueError(f"state.game must be {self.name!r}, got {data.get('game')!r}")
+        top = codec.Obj(data, "state")
+        players = self.check_players(top.get("players"))
+        rules = self.resolve_rules(top.get("rules"), players)
+        state = contract.start_state(self, self.pack_rules(rules, players), players,
+                                     top.get("rng", {"key": 0, "counter": 0}))
+        self.fill_state(state, top, rules)
+        return state
 
     def rules_schema(self) -> dict:
         return {

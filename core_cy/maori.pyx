@@ -18,14 +18,12 @@ A turn is split into decisions, each one action:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               redraw_chance,
-                               set_state_fields,
-                               MAX_SEATS, MAX_LEGAL)
+                               rng_shuffle, set_state_fields, set_engine_functions,
+                               engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
+from core_cy.actions import ActionSpace, Kind
+from core_cy.codec import INT32_MAX, UniqueIds, integer, load_data, number
 from core_cy.game import Game, Option
-
-import json
-from importlib import resources
 
 ENGINE_VERSION = "1.0"
 
@@ -33,8 +31,11 @@ cdef enum:
     MAX_PLAYERS = 5
     MAX_CELLS = 25          # a board has at most 5 x 5 cells
     MAX_TILES = 127         # tile ids fit an int8; -1 means "no tile"
-    DISPLAY = 16            # 4 x 4 face-up tiles
+    DISPLAY_SIDE = 4        # the display is 4 x 4 face-up tiles
+    DISPLAY = DISPLAY_SIDE * DISPLAY_SIDE
+    LINE = DISPLAY_SIDE     # tiles in the line the explorer ship faces
     TRACK = 16              # explorer-ship positions round the display
+    ROTATIONS = 4           # quarter turns of a tile
     NO_TILE = -1
 
 # Tile shapes (section 2.2).
@@ -74,17 +75,82 @@ cdef enum:
     END_STALL = 2
     END_TURN_LIMIT = 3
 
-# Action ids (section 4): contiguous blocks, ascending in the order legal_actions emits them.
+# Action ids (section 4): contiguous blocks, ascending in the order legal_actions emits them;
+# inside a block the parameters are mixed-radix digits (ACTIONS below names them for Python,
+# decompose() reads them in C, the encode_* functions write them).
 cdef enum:
     A_SHIP_START = 0                                  # + track position
-    A_MOVE = A_SHIP_START + TRACK                     # + (distance - 1), distance 1..16
-    A_TAKE = A_MOVE + TRACK                           # + k*100 + cell*4 + rotation
-    A_STORE = A_TAKE + 4 * MAX_CELLS * 4              # + k
-    A_FROM_STORE = A_STORE + 4                        # + cell*4 + rotation
-    A_REMOVE = A_FROM_STORE + MAX_CELLS * 4           # + cell
+    A_MOVE = A_SHIP_START + TRACK                     # + (distance - 1), distance 1..TRACK
+    A_TAKE = A_MOVE + TRACK                           # + (k, cell, rotation)
+    A_STORE = A_TAKE + LINE * MAX_CELLS * ROTATIONS   # + k
+    A_FROM_STORE = A_STORE + LINE                     # + (cell, rotation)
+    A_REMOVE = A_FROM_STORE + MAX_CELLS * ROTATIONS   # + cell
     A_PASS = A_REMOVE + MAX_CELLS
     A_SMALL_SHIP = A_PASS + 1                         # + cell
     NUM_ACTIONS = A_SMALL_SHIP + MAX_CELLS
+
+# Action kinds, in id order.
+cdef enum:
+    K_SHIP_START = 0
+    K_MOVE = 1
+    K_TAKE = 2
+    K_STORE = 3
+    K_FROM_STORE = 4
+    K_REMOVE = 5
+    K_PASS = 6
+    K_SMALL_SHIP = 7
+
+ctypedef struct MAction:
+    int kind                # K_*
+    int arg                 # ship_start: track position; move: distance; take/store: line index k
+    int cell                # take, from_store, remove, small_ship
+    int rot                 # take, from_store
+
+
+cdef inline MAction decompose(int a) noexcept nogil:
+    """The kind and parameters of action id a (Pgx's _decompose_action): apply and
+    action_values read actions only through it."""
+    cdef MAction x
+    x.arg = 0
+    x.cell = 0
+    x.rot = 0
+    if a < A_MOVE:
+        x.kind = K_SHIP_START
+        x.arg = a - A_SHIP_START
+    elif a < A_TAKE:
+        x.kind = K_MOVE
+        x.arg = a - A_MOVE + 1
+    elif a < A_STORE:
+        x.kind = K_TAKE
+        x.arg = (a - A_TAKE) // (MAX_CELLS * ROTATIONS)
+        x.cell = ((a - A_TAKE) // ROTATIONS) % MAX_CELLS
+        x.rot = (a - A_TAKE) % ROTATIONS
+    elif a < A_FROM_STORE:
+        x.kind = K_STORE
+        x.arg = a - A_STORE
+    elif a < A_REMOVE:
+        x.kind = K_FROM_STORE
+        x.cell = (a - A_FROM_STORE) // ROTATIONS
+        x.rot = (a - A_FROM_STORE) % ROTATIONS
+    elif a < A_PASS:
+        x.kind = K_REMOVE
+        x.cell = a - A_REMOVE
+    elif a == A_PASS:
+        x.kind = K_PASS
+    else:
+        x.kind = K_SMALL_SHIP
+        x.cell = a - A_SMALL_SHIP
+    return x
+
+
+cdef inline int encode_take(int k, int cell, int rot) noexcept nogil:
+    return A_TAKE + (k * MAX_CELLS + cell) * ROTATIONS + rot
+
+
+cdef inline int encode_from_store(int cell, int rot) noexcept nogil:
+    return A_FROM_STORE + cell * ROTATIONS + rot
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module
 
 # Heuristic only (greedy agents), not a rule: see own_value().
 cdef enum:
@@ -210,26 +276,18 @@ cdef inline bint king_adjacent(const MRules* R, int a, int b) noexcept nogil:
 cdef inline int line_slot(int pos, int k) noexcept nogil:
     """Display slot of the k-th tile (0 = nearest) in the line faced from ship position pos
     (section 2.5: positions 0-3 top, 4-7 right, 8-11 bottom, 12-15 left, clockwise)."""
-    if pos < 4:
-        return k * 4 + pos
-    if pos < 8:
-        return (pos - 4) * 4 + (3 - k)
-    if pos < 12:
-        return (3 - k) * 4 + (11 - pos)
-    return (15 - pos) * 4 + k
+    cdef int side = pos // DISPLAY_SIDE, i = pos % DISPLAY_SIDE, last = DISPLAY_SIDE - 1
+    if side == 0:
+        return k * DISPLAY_SIDE + i
+    if side == 1:
+        return i * DISPLAY_SIDE + (last - k)
+    if side == 2:
+        return (last - k) * DISPLAY_SIDE + (last - i)
+    return (last - i) * DISPLAY_SIDE + k
 
 
 cdef inline bint is_land(const MTile* t) noexcept nogil:
     return t.shape == SH_SINGLE or t.shape == SH_END or t.shape == SH_MIDDLE
-
-
-cdef inline uint8_t tile_open(const MState* s, const MPlayer* pl, int cell) noexcept nogil:
-    cdef const MTile* t = &s.rules.tiles[pl.cell_tile[cell]]
-    return rotate_mask(t.open_mask, pl.cell_rot[cell]) if is_land(t) else 0
-
-
-cdef inline uint8_t tile_lei(const MState* s, const MPlayer* pl, int cell) noexcept nogil:
-    return rotate_mask(s.rules.tiles[pl.cell_tile[cell]].lei_mask, pl.cell_rot[cell])
 
 
 cdef inline int n_cells(const MRules* R) noexcept nogil:
@@ -342,7 +400,7 @@ cdef int rotations(const MState* s, int tile, int* out) noexcept nogil:
     n = 1
     if t.palms > 0 or not s.rules.rotate_palmless:
         return 1
-    for r in range(1, 4):
+    for r in range(1, ROTATIONS):
         seen = False
         for q in range(r):
             if (rotate_mask(t.open_mask, r) == rotate_mask(t.open_mask, q) and
@@ -621,16 +679,6 @@ cdef inline int8_t pop_pile(MState* s) noexcept nogil:
     return t
 
 
-cdef void shuffle(int8_t* a, int n, Rng* rng) noexcept nogil:
-    cdef int i, j
-    cdef int8_t t
-    for i in range(n - 1, 0, -1):
-        j = rng_below(rng, i + 1)
-        t = a[i]
-        a[i] = a[j]
-        a[j] = t
-
-
 cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* seats,
                   const Rng* rng) noexcept nogil:
     cdef MState* s = <MState*>vs
@@ -645,7 +693,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(s.rules.n_tiles):
         s.pile[i] = <int8_t>i
     s.pile_len = s.rules.n_tiles
-    shuffle(s.pile, s.pile_len, &s.rng)
+    rng_shuffle(&s.rng, s.pile, s.pile_len, sizeof(s.pile[0]))
     # Deal the display; volcanoes drawn now are set aside and shuffled back afterwards.
     for c in range(DISPLAY):
         s.display[c] = NO_TILE
@@ -660,7 +708,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(aside_n):
         s.pile[s.pile_len] = aside[i]
         s.pile_len += 1
-    shuffle(s.pile, s.pile_len, &s.rng)
+    rng_shuffle(&s.rng, s.pile, s.pile_len, sizeof(s.pile[0]))
     s.bank = s.rules.total_shells - players * s.rules.start_shells
     for i in range(MAX_PLAYERS):
         for c in range(MAX_CELLS):
@@ -685,9 +733,9 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const MState* s = <const MState*>vs
     cdef const MPlayer* pl = &s.p[s.current]
     cdef int n = 0, i, k, c, j, nr, nc = n_cells(&s.rules), tile, maxd, boats
-    cdef int kcost[4]
+    cdef int kcost[LINE]
     cdef int scost[MAX_CELLS]
-    cdef int rots[4]
+    cdef int rots[ROTATIONS]
     if s.terminal:
         return 0
     if s.phase == PH_SHIP_START:
@@ -713,12 +761,12 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
                 n += 1
         return n
     # PH_DISCOVER
-    for k in range(4):
+    for k in range(LINE):
         kcost[k] = skip_cost(s, k)
         if kcost[k] > pl.shells:
             kcost[k] = -1
     step_costs(s, pl, scost)
-    for k in range(4):
+    for k in range(LINE):
         if kcost[k] < 0:
             continue
         tile = s.display[line_slot(s.ship_pos, k)]
@@ -727,10 +775,10 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
             if (s.rules.cell_kind[c] == CELL_PLAYABLE and pl.cell_tile[c] == NO_TILE and
                     kcost[k] + scost[c] <= pl.shells):
                 for j in range(nr):
-                    out[n] = A_TAKE + k * MAX_CELLS * 4 + c * 4 + rots[j]
+                    out[n] = encode_take(k, c, rots[j])
                     n += 1
     if pl.storage == NO_TILE:
-        for k in range(4):
+        for k in range(LINE):
             if kcost[k] >= 0:
                 out[n] = A_STORE + k
                 n += 1
@@ -740,7 +788,7 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
             if (s.rules.cell_kind[c] == CELL_PLAYABLE and pl.cell_tile[c] == NO_TILE and
                     scost[c] <= pl.shells):
                 for j in range(nr):
-                    out[n] = A_FROM_STORE + c * 4 + rots[j]
+                    out[n] = encode_from_store(c, rots[j])
                     n += 1
     for c in range(nc):
         if pl.cell_tile[c] != NO_TILE and not (s.rules.mode != MODE_BASIC and c == pl.ship_cell):
@@ -834,51 +882,47 @@ cdef void end_discover(MState* s, MPlayer* pl) noexcept nogil:
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef MState* s = <MState*>vs
     cdef MPlayer* pl = &s.p[s.current]
-    cdef int k, slot, tile, cell, d, boats
+    cdef MAction x = decompose(a)
+    cdef int slot, tile, boats
     s.moves += 1
-    if a < A_MOVE:
-        s.ship_pos = a - A_SHIP_START
+    if x.kind == K_SHIP_START:
+        s.ship_pos = x.arg
         s.phase = PH_MOVE
         s.current = 0
-    elif a < A_TAKE:
-        d = a - A_MOVE + 1
+    elif x.kind == K_MOVE:
         boats = board_boats(s, pl)
-        if d > boats:
-            pay(s, pl, d - boats)
-        s.ship_pos = (s.ship_pos + d) % TRACK
+        if x.arg > boats:
+            pay(s, pl, x.arg - boats)
+        s.ship_pos = (s.ship_pos + x.arg) % TRACK
         s.phase = PH_DISCOVER
-    elif a < A_STORE:
-        k = (a - A_TAKE) // (MAX_CELLS * 4)
-        cell = ((a - A_TAKE) // 4) % MAX_CELLS
-        slot = line_slot(s.ship_pos, k)
+    elif x.kind == K_TAKE:
+        slot = line_slot(s.ship_pos, x.arg)
         tile = s.display[slot]
-        pay(s, pl, skip_cost(s, k))
+        pay(s, pl, skip_cost(s, x.arg))
         refill(s, slot)
-        place(s, pl, tile, cell, (a - A_TAKE) % 4)
+        place(s, pl, tile, x.cell, x.rot)
         end_discover(s, pl)
-    elif a < A_FROM_STORE:
-        k = a - A_STORE
-        slot = line_slot(s.ship_pos, k)
-        pay(s, pl, skip_cost(s, k))
+    elif x.kind == K_STORE:
+        slot = line_slot(s.ship_pos, x.arg)
+        pay(s, pl, skip_cost(s, x.arg))
         pl.storage = s.display[slot]
         refill(s, slot)
         end_discover(s, pl)
-    elif a < A_REMOVE:
+    elif x.kind == K_FROM_STORE:
         tile = pl.storage
         pl.storage = NO_TILE
-        place(s, pl, tile, (a - A_FROM_STORE) // 4, (a - A_FROM_STORE) % 4)
+        place(s, pl, tile, x.cell, x.rot)
         end_discover(s, pl)
-    elif a < A_PASS:
-        cell = a - A_REMOVE
-        s.box[s.box_len] = pl.cell_tile[cell]
+    elif x.kind == K_REMOVE:
+        s.box[s.box_len] = pl.cell_tile[x.cell]
         s.box_len += 1
-        pl.cell_tile[cell] = NO_TILE
-        pl.cell_rot[cell] = 0
+        pl.cell_tile[x.cell] = NO_TILE
+        pl.cell_rot[x.cell] = 0
         end_discover(s, pl)
-    elif a == A_PASS:
+    elif x.kind == K_PASS:
         end_discover(s, pl)
     else:
-        pl.ship_cell = <int8_t>(a - A_SMALL_SHIP)
+        pl.ship_cell = <int8_t>x.cell
         end_turn(s)
 
 
@@ -906,27 +950,42 @@ cdef void m_shares(const void* vs, double* out) noexcept nogil:
         out[i] = s.share[i]
 
 
+# Outcome fields: the names (the engine table counts them) and their indices in C.
 GAME_OUTCOMES = ("turns", "tiles_left_in_pile")
 SEAT_OUTCOMES = ("palm_points", "leis", "boats", "shells", "empty_cells", "removed_at_end",
                  "boat_majority", "shell_majority")
+cdef enum:
+    GO_TURNS = 0
+    GO_TILES_LEFT = 1
+cdef enum:
+    SO_PALM_POINTS = 0
+    SO_LEIS = 1
+    SO_BOATS = 2
+    SO_SHELLS = 3
+    SO_EMPTY = 4
+    SO_REMOVED = 5
+    SO_BOAT_MAJORITY = 6
+    SO_SHELL_MAJORITY = 7
 
 
 cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     cdef const MState* s = <const MState*>vs
     cdef MScore sc[MAX_PLAYERS]
-    cdef int i, ns = 8
+    cdef double* o
+    cdef int i
     score_all(s, sc)
-    g[0] = s.turns
-    g[1] = s.pile_len
+    g[GO_TURNS] = s.turns
+    g[GO_TILES_LEFT] = s.pile_len
     for i in range(s.players):
-        so[i * ns + 0] = sc[i].palm_points
-        so[i * ns + 1] = sc[i].leis
-        so[i * ns + 2] = sc[i].boats
-        so[i * ns + 3] = sc[i].shells
-        so[i * ns + 4] = sc[i].empty
-        so[i * ns + 5] = s.p[i].removed_at_end
-        so[i * ns + 6] = 1 if sc[i].boat_points > 0 else 0
-        so[i * ns + 7] = 1 if sc[i].shell_points > 0 else 0
+        o = so + i * ENGINE.num_seat_outcomes
+        o[SO_PALM_POINTS] = sc[i].palm_points
+        o[SO_LEIS] = sc[i].leis
+        o[SO_BOATS] = sc[i].boats
+        o[SO_SHELLS] = sc[i].shells
+        o[SO_EMPTY] = sc[i].empty
+        o[SO_REMOVED] = s.p[i].removed_at_end
+        o[SO_BOAT_MAJORITY] = 1 if sc[i].boat_points > 0 else 0
+        o[SO_SHELL_MAJORITY] = 1 if sc[i].shell_points > 0 else 0
 
 
 cdef inline Mask king_dilate(const Board* b, Mask m, int cols) noexcept nogil:
@@ -1022,10 +1081,11 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef const MPlayer* pl = &s.p[seat]
     cdef Board base, b
     cdef MScore me, base_me
-    cdef bint board_changes
-    cdef int kcost[4]
+    cdef MAction x
+    cdef bint board_changes, places
+    cdef int kcost[LINE]
     cdef int scost[MAX_CELLS]
-    cdef int i, a, k, c = 0, tile, paid, shells, rb, rs, boats, ship
+    cdef int i, k, tile, paid, shells, rb, rs, boats, ship
     if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.turns + 1 >= s.rules.max_turns
             or s.stall_turns + 1 >= s.rules.stall_rounds * s.players):
         return 0
@@ -1033,39 +1093,32 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     read_board(s, pl, &base)
     score_masks(&s.rules, &base, pl.shells, &base_me, False)
     step_costs(s, pl, scost)
-    for k in range(4):
+    for k in range(LINE):
         kcost[k] = skip_cost(s, k) if s.ship_pos >= 0 else 0
     boats = board_boats(s, pl)
     for i in range(n):
-        a = acts[i]
+        x = decompose(acts[i])
         shells = pl.shells
-        board_changes = A_TAKE <= a < A_STORE or A_FROM_STORE <= a < A_PASS
+        places = x.kind == K_TAKE or x.kind == K_FROM_STORE
+        board_changes = places or x.kind == K_REMOVE
         if board_changes:
             memcpy(&b, &base, sizeof(Board))
-        if a < A_MOVE:
-            board_changes = False  # placing the explorer ship changes no seat's own lines
-        elif a < A_TAKE:
-            board_changes = False
-            if a - A_MOVE + 1 > boats:
-                shells -= a - A_MOVE + 1 - boats
-        elif a < A_STORE:
-            k = (a - A_TAKE) // (MAX_CELLS * 4)
-            c = ((a - A_TAKE) // 4) % MAX_CELLS
-            tile = s.display[line_slot(s.ship_pos, k)]
-            paid = kcost[k] + scost[c]
+        if x.kind == K_MOVE:
+            if x.arg > boats:
+                shells -= x.arg - boats
+        elif x.kind == K_TAKE:
+            tile = s.display[line_slot(s.ship_pos, x.arg)]
+            paid = kcost[x.arg] + scost[x.cell]
             shells += gain_after(s, tile, paid) - paid
-            add_tile(&s.rules, &b, c, tile, (a - A_TAKE) % 4)
-        elif a < A_FROM_STORE:
-            board_changes = False
-            shells -= kcost[a - A_STORE]
-        elif a < A_REMOVE:
-            c = (a - A_FROM_STORE) // 4
-            shells += gain_after(s, pl.storage, scost[c]) - scost[c]
-            add_tile(&s.rules, &b, c, pl.storage, (a - A_FROM_STORE) % 4)
-        elif a < A_PASS:
-            clear_cell(&b, a - A_REMOVE)
-        else:
-            board_changes = False
+            add_tile(&s.rules, &b, x.cell, tile, x.rot)
+        elif x.kind == K_STORE:
+            shells -= kcost[x.arg]
+        elif x.kind == K_FROM_STORE:
+            shells += gain_after(s, pl.storage, scost[x.cell]) - scost[x.cell]
+            add_tile(&s.rules, &b, x.cell, pl.storage, x.rot)
+        elif x.kind == K_REMOVE:
+            clear_cell(&b, x.cell)
+        # placing the explorer ship, passing and the small ship change no seat's own lines
         if board_changes:
             score_masks(&s.rules, &b, shells, &me, False)
         else:
@@ -1073,8 +1126,8 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             memcpy(&me, &base_me, sizeof(MScore))
             me.shells = shells
         ship = pl.ship_cell
-        if s.rules.mode == MODE_PRO and (A_TAKE <= a < A_STORE or A_FROM_STORE <= a < A_REMOVE):
-            ship = c               # pro: the ship moves onto the placed tile
+        if s.rules.mode == MODE_PRO and places:
+            ship = x.cell          # pro: the ship moves onto the placed tile
         me.stuck_empty = stuck_empty(&s.rules, &b if board_changes else &base, ship, shells)
         out[i] = own_value(&me, rb, rs)
     return 1
@@ -1083,7 +1136,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
     """The order of the face-down pile is hidden from everyone: re-shuffle it, starting from
     the sorted pile so that the view depends only on what the seat knows (which tiles are
-    left), and redraw the future chance."""
+    left)."""
     cdef MState* o = <MState*>out
     cdef int i, j
     cdef int8_t t
@@ -1095,43 +1148,20 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
             o.pile[j + 1] = o.pile[j]
             j -= 1
         o.pile[j + 1] = t
-    shuffle(o.pile, o.pile_len, rng)
-    redraw_chance(&o.rng, rng)
+    rng_shuffle(rng, o.pile, o.pile_len, sizeof(o.pile[0]))
 
 
-cdef Engine MAORI_ENGINE
 cdef MState _LAYOUT   # one instance, to read the field offsets from
-MAORI_ENGINE.state_size = sizeof(MState)
-set_state_fields(&MAORI_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason)
-MAORI_ENGINE.rules_size = sizeof(MRules)
-MAORI_ENGINE.num_actions = NUM_ACTIONS
-MAORI_ENGINE.min_players = 2
-MAORI_ENGINE.max_players = MAX_PLAYERS
-MAORI_ENGINE.cooperative = False
-MAORI_ENGINE.num_game_outcomes = 2
-MAORI_ENGINE.num_seat_outcomes = 8
-MAORI_ENGINE.num_policies = 0
-MAORI_ENGINE.setup = m_setup
-MAORI_ENGINE.legal_actions = m_legal
-MAORI_ENGINE.apply = m_apply
-MAORI_ENGINE.scores = m_scores
-MAORI_ENGINE.win_shares = m_shares
-MAORI_ENGINE.outcomes = m_outcomes
-MAORI_ENGINE.heuristic = m_heuristic
-MAORI_ENGINE.observe = m_observe
-MAORI_ENGINE.policy = NULL
-MAORI_ENGINE.action_values = m_action_values
-
-cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
-_HANDLE.engine = &MAORI_ENGINE
+set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
+set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
+                     m_heuristic, m_observe, NULL, m_action_values)
 
 
 # ================================================================ Python face
 
 SHAPES = ("SINGLE", "END", "MIDDLE", "WATER", "VOLCANO")
 EDGES = {"N": EDGE_N, "E": EDGE_E, "S": EDGE_S, "W": EDGE_W}
-EDGE_NAMES = {v: k for k, v in EDGES.items()}
 MODES = ("basic", "advanced", "pro")
 PHASES = ("ship_start", "move", "discover", "small_ship")
 END_REASONS = ("running", "board_full", "stall", "turn_limit")
@@ -1139,12 +1169,8 @@ CELL_CODES = {".": (CELL_PLAYABLE, 0, 0), "R": (CELL_PLAYABLE, 1, 0), "B": (CELL
               "b": (CELL_PLAYABLE, 0, 1), "P": (CELL_PRINTED, 0, 0)}
 
 
-def _load_data(name):
-    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())
-
-
-DEFAULT_TILES = _load_data("maori_tiles.json")["tiles"]
-DEFAULT_BOARDS = {k: v for k, v in _load_data("maori_boards.json").items() if not k.startswith("_")}
+DEFAULT_TILES = load_data("maori_tiles.json")["tiles"]
+DEFAULT_BOARDS = load_data("maori_boards.json")
 
 
 def _edge_mask(text, where):
@@ -1310,6 +1336,20 @@ def _id_or_none(v):
     return None if v == NO_TILE else int(v)
 
 
+# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+ACTIONS = ActionSpace(
+    NUM_ACTIONS,
+    Kind("ship_start", A_SHIP_START, position=TRACK),
+    Kind("move", A_MOVE, distance=(1, TRACK)),
+    Kind("take", A_TAKE, k=LINE, cell=MAX_CELLS, rotation=ROTATIONS),
+    Kind("store", A_STORE, k=LINE),
+    Kind("from_store", A_FROM_STORE, cell=MAX_CELLS, rotation=ROTATIONS),
+    Kind("remove", A_REMOVE, cell=MAX_CELLS),
+    Kind("pass", A_PASS),
+    Kind("small_ship", A_SMALL_SHIP, cell=MAX_CELLS),
+)
+
+
 class MaoriGame(Game):
     name = "maori"
     title = "Maori"
@@ -1320,7 +1360,7 @@ class MaoriGame(Game):
     end_reasons = END_REASONS
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
-    handle = _HANDLE
+    actions = ACTIONS
     options = (
         Option("mode", "enum", "basic", "basic game, advanced (may move the small ship) or "
                "pro (must move it onto the placed tile)", choices=MODES),
@@ -1405,7 +1445,7 @@ class MaoriGame(Game):
             "end_trigger": None if s.end_trigger < 0 else int(s.end_trigger),
             "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
             "moves": int(s.moves), "turns": int(s.turns), "stall_turns": int(s.stall_turns),
-            "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+            "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
 
@@ -1420,43 +1460,37 @@ class MaoriGame(Game):
                 return side
         return "custom"
 
-    def from_dict(self, data):
-        """Rebuild a state from to_dict() output; ValueError names the first problem."""
-        return _from_dict(self, data)
+    def fill_state(self, State state, data, rules):
+        _fill(_st(state), data)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
         cdef MState* s = _st(state)
         cdef MPlayer* pl = &s.p[s.current]
         cdef MRules* R = &s.rules
-        cols = R.cols
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
-        a = action
-        cell = lambda c: f"({c // cols},{c % cols})"
-        if a < A_MOVE:
-            return f"place the explorer ship at position {a}"
-        if a < A_TAKE:
-            d = a - A_MOVE + 1
+        kind, x = ACTIONS.decode(action)
+        cell = lambda c: f"({c // R.cols},{c % R.cols})"
+        turned = f" turned {90 * x['rotation']} degrees" if x.get("rotation") else ""
+        if kind == "ship_start":
+            return f"place the explorer ship at position {x['position']}"
+        if kind == "move":
+            d = x["distance"]
             pay = max(0, d - board_boats(s, pl))
             return (f"move the explorer ship {d} step{'s' if d > 1 else ''}"
                     + (f", paying {pay} shell{'s' if pay > 1 else ''}" if pay else ""))
-        if a < A_STORE:
-            k, c, r = (a - A_TAKE) // (MAX_CELLS * 4), ((a - A_TAKE) // 4) % MAX_CELLS, (a - A_TAKE) % 4
-            t = s.display[line_slot(s.ship_pos, k)] if s.ship_pos >= 0 else NO_TILE
+        if kind == "take":
+            t = s.display[line_slot(s.ship_pos, x["k"])] if s.ship_pos >= 0 else NO_TILE
             what = _tile_text(R, t) if t != NO_TILE else "nothing"
-            return (f"take tile {k + 1} of the line ({what}) and place it on {cell(c)}"
-                    + (f" turned {90 * r} degrees" if r else ""))
-        if a < A_FROM_STORE:
-            return f"take tile {a - A_STORE + 1} of the line into storage"
-        if a < A_REMOVE:
-            c, r = (a - A_FROM_STORE) // 4, (a - A_FROM_STORE) % 4
-            return (f"place the stored tile on {cell(c)}" + (f" turned {90 * r} degrees" if r else ""))
-        if a < A_PASS:
-            return f"remove the tile on {cell(a - A_REMOVE)} from the board"
-        if a == A_PASS:
+            return f"take tile {x['k'] + 1} of the line ({what}) and place it on {cell(x['cell'])}{turned}"
+        if kind == "store":
+            return f"take tile {x['k'] + 1} of the line into storage"
+        if kind == "from_store":
+            return f"place the stored tile on {cell(x['cell'])}{turned}"
+        if kind == "remove":
+            return f"remove the tile on {cell(x['cell'])} from the board"
+        if kind == "pass":
             return "do nothing"
-        return f"move the small ship to {cell(a - A_SMALL_SHIP)}"
+        return f"move the small ship to {cell(x['cell'])}"
 
     def score_breakdown(self, State state):
         """Per seat, each scoring line of section 5.2 (as if the game ended now, before the
@@ -1481,177 +1515,112 @@ class MaoriGame(Game):
         return out
 
 
-def _need(data, key, kind, where="state"):
-    if key not in data:
-        raise ValueError(f"{where}: missing field '{key}'")
-    v = data[key]
-    if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
-        raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
-    if kind is not int and not isinstance(v, kind):
-        raise ValueError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {v!r}")
-    return v
-
-
-def _bounded(obj, key, lo, hi, where, default=None):
-    """An integer field of the state dict within [lo, hi] (the C field's range)."""
-    v = obj.get(key, default) if default is not None else _need(obj, key, int, where)
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ValueError(f"{where}.{key} must be an integer in {lo}..{hi}, got {v!r}")
-    return v
-
-
-def _from_dict(game, data):
-    if not isinstance(data, dict):
-        raise ValueError("state must be a dict (from to_dict())")
-    if data.get("game") != game.name:
-        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
-    players = game.check_players(_need(data, "players", int))
-    rules = game.resolve_rules(_need(data, "rules", dict), players)
-    cdef State state = contract.blank_state(game, game.handle)
-    cdef MState* s = <MState*>state.buf
-    cdef bytes packed = _pack(rules, players)
-    memcpy(&s.rules, <const char*>packed, sizeof(MRules))
+cdef _fill(MState* s, top):
+    """from_dict's Maori part (rules, players and rng are in place): reads every field of
+    to_dict() through the codec, so that a bad value is named by its path."""
     cdef MRules* R = &s.rules
     cdef MPlayer* pl
-    n_tiles = R.n_tiles
-    seen = {}
-
-    def tile_id(v, where):
-        if v is None:
-            return NO_TILE
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n_tiles:
-            raise ValueError(f"{where} must be a tile id in 0..{n_tiles - 1} or null, got {v!r}")
-        if v in seen:
-            raise ValueError(f"{where}: tile {v} is also at {seen[v]}")
-        seen[v] = where
-        return v
-
-    s.players = players
-    phase = _need(data, "phase", str)
-    if phase not in PHASES:
-        raise ValueError(f"state.phase must be one of {list(PHASES)}, got {phase!r}")
-    s.phase = PHASES.index(phase)
-    s.current = _need(data, "current_player", int)
-    if not 0 <= s.current < players:
-        raise ValueError(f"state.current_player must be in 0..{players - 1}")
-    ship = data.get("ship_position")
-    if ship is None:
-        if s.phase != PH_SHIP_START:
-            raise ValueError("state.ship_position may be null only in phase ship_start")
-        s.ship_pos = -1
-    elif isinstance(ship, bool) or not isinstance(ship, int) or not 0 <= ship < TRACK:
-        raise ValueError(f"state.ship_position must be in 0..{TRACK - 1} or null")
-    else:
-        s.ship_pos = ship
-    display = _need(data, "display", list)
-    if len(display) != 4 or any(not isinstance(r, list) or len(r) != 4 for r in display):
-        raise ValueError("state.display must be 4 rows of 4 tile ids (or null)")
-    for r in range(4):
-        for c in range(4):
-            s.display[r * 4 + c] = tile_id(display[r][c], f"state.display[{r}][{c}]")
-    for key, arr in (("pile", 0), ("box", 1)):
-        items = _need(data, key, list)
-        for i, v in enumerate(items):
-            t = tile_id(v, f"state.{key}[{i}]")
-            if t == NO_TILE:
-                raise ValueError(f"state.{key}[{i}] must be a tile id")
-            if arr == 0:
-                s.pile[i] = t
-            else:
-                s.box[i] = t
-        if arr == 0:
-            s.pile_len = len(items)
-        else:
-            s.box_len = len(items)
-    seats = _need(data, "seats", list)
-    if len(seats) != players:
-        raise ValueError(f"state.seats must list {players} seats")
-    total_shells = 0
+    cdef int players = s.players
+    ids = UniqueIds(R.n_tiles, "tile")
+    s.phase = top.choice("phase", PHASES)
+    s.current = top.int("current_player", 0, players - 1)
+    ship = top.get("ship_position", None)
+    if ship is None and s.phase != PH_SHIP_START:
+        raise ValueError("state.ship_position may be null only in phase ship_start")
+    s.ship_pos = -1 if ship is None else integer(ship, "state.ship_position", 0, TRACK - 1)
+    display = top.grid("display", DISPLAY_SIDE, DISPLAY_SIDE)
+    for r in range(DISPLAY_SIDE):
+        for c in range(DISPLAY_SIDE):
+            s.display[r * DISPLAY_SIDE + c] = _id_or_no_tile(
+                ids.take(display[r][c], f"state.display[{r}][{c}]", nullable=True))
+    pile = top.list("pile", max_len=MAX_TILES)
+    for i, v in enumerate(pile):
+        s.pile[i] = ids.take(v, f"state.pile[{i}]")
+    s.pile_len = len(pile)
+    box = top.list("box", max_len=MAX_TILES)
+    for i, v in enumerate(box):
+        s.box[i] = ids.take(v, f"state.box[{i}]")
+    s.box_len = len(box)
     for i in range(MAX_PLAYERS):
         for c in range(MAX_CELLS):
             s.p[i].cell_tile[c] = NO_TILE
         s.p[i].storage = NO_TILE
         s.p[i].ship_cell = -1
-    for i, seat in enumerate(seats):
-        where = f"state.seats[{i}]"
-        if not isinstance(seat, dict):
-            raise ValueError(f"{where} must be an object")
+    total_shells = 0
+    for i, seat in enumerate(top.objs("seats", length=players)):
         pl = &s.p[i]
-        pl.shells = _bounded(seat, "shells", 0, R.total_shells, where)
+        pl.shells = seat.int("shells", 0, R.total_shells)
         total_shells += pl.shells
-        pl.storage = tile_id(seat.get("storage"), where + ".storage")
-        board = _need(seat, "board", list, where)
-        if len(board) != R.rows or any(not isinstance(r, list) or len(r) != R.cols for r in board):
-            raise ValueError(f"{where}.board must be {R.rows} rows of {R.cols} cells")
-        for r in range(R.rows):
-            for c in range(R.cols):
-                cellv = board[r][c]
-                if cellv is None:
-                    continue
-                w = f"{where}.board[{r}][{c}]"
-                if not isinstance(cellv, dict):
-                    raise ValueError(f"{w} must be null or {{'tile': id, 'rotation': 0..3}}")
-                if R.cell_kind[r * R.cols + c] != CELL_PLAYABLE:
-                    raise ValueError(f"{w} is printed land: no tile can lie there")
-                t = tile_id(cellv.get("tile"), w + ".tile")
-                if t == NO_TILE:
-                    raise ValueError(f"{w}.tile must be a tile id")
-                if R.tiles[t].shape == SH_VOLCANO:
-                    raise ValueError(f"{w}: a volcano cannot be on a board")
-                rot = cellv.get("rotation", 0)
-                if rot not in (0, 1, 2, 3) or isinstance(rot, bool):
-                    raise ValueError(f"{w}.rotation must be 0..3")
-                if rot and (R.tiles[t].palms or not R.rotate_palmless):
-                    raise ValueError(f"{w}: this tile cannot be turned (palms stay upright)")
-                pl.cell_tile[r * R.cols + c] = t
-                pl.cell_rot[r * R.cols + c] = rot
-        ship_cell = seat.get("small_ship")
-        if ship_cell is not None:
-            if (not isinstance(ship_cell, list) or len(ship_cell) != 2
-                    or not all(isinstance(x, int) for x in ship_cell)
-                    or not (0 <= ship_cell[0] < R.rows and 0 <= ship_cell[1] < R.cols)):
-                raise ValueError(f"{where}.small_ship must be [row, col] on the board or null")
-            if R.mode == MODE_BASIC:
-                raise ValueError(f"{where}.small_ship: the basic game has no small ships")
-            pl.ship_cell = ship_cell[0] * R.cols + ship_cell[1]
-            if pl.cell_tile[pl.ship_cell] == NO_TILE:
-                raise ValueError(f"{where}.small_ship must stand on a tile")
-        elif R.mode != MODE_BASIC and tiles_on_board(s, pl) > 0 and not data.get("terminal"):
-            raise ValueError(f"{where}.small_ship: a player with tiles has placed the ship")
-        pl.score = _bounded(seat, "score", -10000, 10000, where, 0)
-        pl.removed_at_end = _bounded(seat, "removed_at_end", 0, MAX_CELLS, where, 0)
-        share = seat.get("win_share", 0.0)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-            raise ValueError(f"{where}.win_share must be a number in 0..1, got {share!r}")
-        s.share[i] = float(share)
-    if len(seen) != n_tiles:
-        missing = sorted(set(range(n_tiles)) - set(seen))
-        raise ValueError(f"state: tiles {missing[:10]} are nowhere (every tile must be in the "
-                         f"display, pile, box, a storage or on a board)")
-    s.bank = _bounded(data, "bank", 0, R.total_shells, "state")
-    if s.bank < 0 or s.bank + total_shells != R.total_shells:
+        pl.storage = _id_or_no_tile(ids.take(seat.get("storage", None), seat.at("storage"),
+                                             nullable=True))
+        _fill_board(s, pl, seat, ids)
+        _fill_small_ship(s, pl, seat, top.get("terminal", False))
+        pl.score = seat.int("score", -10000, 10000, default=0)
+        pl.removed_at_end = seat.int("removed_at_end", 0, MAX_CELLS, default=0)
+        s.share[i] = seat.num("win_share", 0, 1, default=0.0)
+    ids.check_all("the display, pile, box, a storage or on a board")
+    s.bank = top.int("bank", 0, R.total_shells)
+    if s.bank + total_shells != R.total_shells:
         raise ValueError(f"state: bank ({s.bank}) plus the seats' shells ({total_shells}) "
                          f"must equal total_shells ({R.total_shells})")
-    trig = data.get("end_trigger")
-    if trig is not None and (isinstance(trig, bool) or not isinstance(trig, int)
-                             or not 0 <= trig < players):
-        raise ValueError(f"state.end_trigger must be a seat or null")
-    s.end_trigger = -1 if trig is None else trig
-    s.terminal = bool(data.get("terminal", False))
-    reason = data.get("end_reason", "running")
-    if reason not in END_REASONS:
-        raise ValueError(f"state.end_reason must be one of {list(END_REASONS)}")
-    s.end_reason = END_REASONS.index(reason)
-    s.moves, s.turns, s.stall_turns = (_bounded(data, key, 0, 2**31 - 1, "state", 0)
-                                       for key in ("moves", "turns", "stall_turns"))
-    rng = data.get("rng", {"key": 0, "counter": 0})
-    try:
-        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
-    except (TypeError, KeyError, OverflowError):
-        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
+    trig = top.get("end_trigger", None)
+    s.end_trigger = -1 if trig is None else integer(trig, "state.end_trigger", 0, players - 1)
+    s.terminal = top.bool("terminal", default=False)
+    s.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.turns = top.int("turns", 0, INT32_MAX, default=0)
+    s.stall_turns = top.int("stall_turns", 0, INT32_MAX, default=0)
     if s.terminal and s.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
-    return state
 
 
+cdef _fill_board(MState* s, MPlayer* pl, seat, ids):
+    """One seat's board: rows x cols of null or {"tile": id, "rotation": 0..3}."""
+    cdef MRules* R = &s.rules
+    board = seat.grid("board", R.rows, R.cols)
+    for r in range(R.rows):
+        for c in range(R.cols):
+            if board[r][c] is None:
+                continue
+            w = f"{seat.at('board')}[{r}][{c}]"
+            if not isinstance(board[r][c], dict):
+                raise ValueError(f"{w}: expected null or {{'tile': id, 'rotation': 0..3}}, "
+                                 f"got {board[r][c]!r}")
+            if R.cell_kind[r * R.cols + c] != CELL_PLAYABLE:
+                raise ValueError(f"{w} is printed land: no tile can lie there")
+            t = ids.take(board[r][c].get("tile"), w + ".tile")
+            if R.tiles[t].shape == SH_VOLCANO:
+                raise ValueError(f"{w}: a volcano cannot be on a board")
+            rot = integer(board[r][c].get("rotation", 0), w + ".rotation", 0, ROTATIONS - 1)
+            if rot and (R.tiles[t].palms or not R.rotate_palmless):
+                raise ValueError(f"{w}: this tile cannot be turned (palms stay upright)")
+            pl.cell_tile[r * R.cols + c] = t
+            pl.cell_rot[r * R.cols + c] = rot
+
+
+cdef _fill_small_ship(MState* s, MPlayer* pl, seat, terminal):
+    """The seat's small ship: [row, col] on one of its tiles, or null before its first tile."""
+    cdef MRules* R = &s.rules
+    ship = seat.get("small_ship", None)
+    if ship is None:
+        if R.mode != MODE_BASIC and tiles_on_board(s, pl) > 0 and not terminal:
+            raise ValueError(f"{seat.at('small_ship')}: a player with tiles has placed the ship")
+        return
+    if (not isinstance(ship, list) or len(ship) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in ship)
+            or not (0 <= ship[0] < R.rows and 0 <= ship[1] < R.cols)):
+        raise ValueError(f"{seat.at('small_ship')}: expected [row, col] on the "
+                         f"{R.rows} x {R.cols} board or null, got {ship!r}")
+    if R.mode == MODE_BASIC:
+        raise ValueError(f"{seat.at('small_ship')}: the basic game has no small ships")
+    pl.ship_cell = ship[0] * R.cols + ship[1]
+    if pl.cell_tile[pl.ship_cell] == NO_TILE:
+        raise ValueError(f"{seat.at('small_ship')} must stand on a tile")
+
+
+def _id_or_no_tile(v):
+    return NO_TILE if v is None else v
+
+
+MaoriGame.handle = engine_handle(&ENGINE, MaoriGame, sizeof(MState), sizeof(MRules))
 GAME = MaoriGame()

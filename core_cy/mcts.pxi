@@ -1,8 +1,8 @@
 # Information-set Monte Carlo tree search over the engine contract (included by agents.pyx).
 #
 # UCT on a tree of action histories (open loop): every iteration draws a fresh determinization
-# of the root from the acting seat's view (Engine.observe: hidden parts and future chance are
-# redrawn), walks the tree with UCB1 for whichever seat acts at each node, expands one untried
+# of the root from the acting seat's view (Engine.observe redraws the hidden parts, and the
+# state's own chance stream is re-keyed, so future draws are unknown too), walks the tree with UCB1 for whichever seat acts at each node, expands one untried
 # legal action, plays a rollout and backs up one value per seat.  Actions that are illegal in
 # one determinization are skipped, and UCB counts only the iterations in which a child was
 # available (single-observer ISMCTS, Cowling et al. 2012).  The node pool is allocated once
@@ -11,6 +11,16 @@ from libc.math cimport sqrt, log, exp, fabs
 
 cdef enum:
     ROLLOUT_CAP = 100000     # moves: a safety for rollouts of a game without a move limit
+
+
+cdef inline void redraw_chance(const Engine* e, void* st, Rng* rng) noexcept nogil:
+    """The game's future chance is hidden too: a determinization's own stream is re-keyed from
+    the searcher's rng (a search that kept it would foresee every draw)."""
+    cdef Rng* own
+    if e.fields.rng != <size_t>NO_FIELD:
+        own = <Rng*>(<char*>st + e.fields.rng)
+        own.key = rng_next(rng)
+        own.ctr = 0
 
 
 cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
@@ -234,6 +244,7 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
     cdef bint expanded = False
     cdef double out[MAX_SEATS]
     e.observe(st, seat, t.sim, rng)
+    redraw_chance(e, t.sim, rng)
     while not st_terminal(e, t.sim):
         nxt = descend(e, t, node, a, rng, &expanded)
         if nxt < 0:

@@ -29,7 +29,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               set_state_fields, redraw_chance,
+                               set_state_fields,
                                rng_uniform, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.game import Game, Option
@@ -1869,10 +1869,8 @@ cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
     """Nothing is hidden in the simulation state but the down faces of pool tiles, which
-    the policies never read; the hidden timer lives in the seat's own `noise`.  The future
-    chance (durations, draws) is redrawn."""
+    the policies never read; the hidden timer lives in the seat's own `noise`."""
     memcpy(out, vs, sizeof(MState))
-    redraw_chance(&(<MState*>out).rng, rng)
 
 
 cdef Engine MONDO_ENGINE
@@ -2350,8 +2348,7 @@ class MondoGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     handle = _HANDLE
-    policies = ("greedy_placer",)
-    policy_descriptions = {
+    policies = {
         "greedy_placer": "scans scan_tiles pool tiles (visible faces), takes the best fit, "
                          "places it on the best face/rotation/space, returns a hopeless "
                          "tile, and jumps out when the bonus chip beats what time can fill",

@@ -1,13 +1,19 @@
-"""Golden playthroughs: a few seeded games written out action by action, so that any rule
-change shows up as a reviewable diff of a text file under tests/golden/.
+"""Golden playthroughs, one helper for every game: a few seeded games written out action by
+action, so that any rule change shows up as a reviewable diff of a text file under
+tests/golden/<name>.txt.
 
-Set MEEPLELAB_REGOLD=1 to rewrite the files after a deliberate rule change.
+    check_golden("maori", text)     # text: playthrough(...) or a game's own transcript
+
+A missing or different file fails with the command that (re)writes it; MEEPLELAB_REGOLD=1
+rewrites the files after a deliberate rule change (then review the diff).
 """
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+
+import pytest
 
 from core_cy import agents
 
@@ -32,12 +38,22 @@ def playthrough(game, players: int, rules: dict, seed: int, seat_agents: list[st
     return "\n".join(lines) + "\n"
 
 
+def regold_command() -> str:
+    """The command that rewrites the golden file of the running test."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "tests").split("::")[0].split(" ")[0]
+    return f"MEEPLELAB_REGOLD=1 PYTHONPATH=$PWD python -m pytest -q -p no:cacheprovider {test}"
+
+
 def check_golden(name: str, text: str) -> None:
-    """Compares text with tests/golden/<name>.txt (or rewrites it under MEEPLELAB_REGOLD)."""
+    """Compares text with tests/golden/<name>.txt (or writes it under MEEPLELAB_REGOLD=1)."""
     path = GOLDEN_DIR / f"{name}.txt"
-    if os.environ.get("MEEPLELAB_REGOLD"):
+    if os.environ.get("MEEPLELAB_REGOLD") == "1":
+        path.parent.mkdir(exist_ok=True)
         path.write_text(text)
+    if not path.exists():
+        pytest.fail(f"golden file {path} is missing: write it with `{regold_command()}` "
+                    f"and review it before committing")
     expected = path.read_text()
     assert text == expected, (
-        f"{path.name} differs from this engine's playthrough: if the rule change is deliberate, "
-        f"rerun with MEEPLELAB_REGOLD=1 and review the diff")
+        f"{path.name} differs from this engine's playthrough: if the rule change is "
+        f"deliberate, rewrite it with `{regold_command()}` and review the diff")

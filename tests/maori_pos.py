@@ -17,23 +17,19 @@ import core_cy
 GAME = core_cy.load("maori")
 COLS = 5
 
-# Action ids (the engine's public encoding: contiguous blocks, see the maori module docstring).
+ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/actions.py)
 TRACK = 16
-_MOVE, _TAKE = 16, 32
-_STORE = _TAKE + 4 * 25 * 4
-_FROM_STORE = _STORE + 4
-_REMOVE = _FROM_STORE + 25 * 4
-PASS = _REMOVE + 25
-_SMALL = PASS + 1
+PASS = ACTIONS.encode("pass")
 
 
-def SHIP_AT(p):
-    return p
+# ---- action encoders, one per kind (test coordinates: k counts from 1, cells are (r, c)) ----
+def SHIP_START(p):
+    return ACTIONS.encode("ship_start", position=p)
 
 
 def MOVE(d):
     """Move the explorer ship d >= 1 steps clockwise."""
-    return _MOVE + d - 1
+    return ACTIONS.encode("move", distance=d)
 
 
 def cell(r, c):
@@ -42,60 +38,65 @@ def cell(r, c):
 
 def TAKE(k, r, c, rot=0):
     """Take the k-th tile (1 = next to the ship) of the faced line and place it on (r, c)."""
-    return _TAKE + (k - 1) * 100 + cell(r, c) * 4 + rot
+    return ACTIONS.encode("take", k=k - 1, cell=cell(r, c), rotation=rot)
 
 
 def STORE(k):
-    return _STORE + k - 1
+    return ACTIONS.encode("store", k=k - 1)
 
 
 def FROM_STORE(r, c, rot=0):
-    return _FROM_STORE + cell(r, c) * 4 + rot
+    return ACTIONS.encode("from_store", cell=cell(r, c), rotation=rot)
 
 
 def REMOVE(r, c):
-    return _REMOVE + cell(r, c)
+    return ACTIONS.encode("remove", cell=cell(r, c))
 
 
-def SMALL(r, c):
+def SMALL_SHIP(r, c):
     """Advanced mode, step 3: move the small ship to (r, c) (its own cell = stay)."""
-    return _SMALL + cell(r, c)
+    return ACTIONS.encode("small_ship", cell=cell(r, c))
+
+
+# ---- action decoders over a list of legal actions ----------------------------------------
+def params(a):
+    return ACTIONS.decode(a)[1]
 
 
 def takes(actions):
-    return [a for a in actions if _TAKE <= a < _STORE]
+    return ACTIONS.select(actions, "take")
 
 
 def take_k(a):
-    return (a - _TAKE) // 100 + 1
+    return params(a)["k"] + 1
 
 
 def take_cell(a):
-    return divmod(((a - _TAKE) // 4) % 25, COLS)
+    return divmod(params(a)["cell"], COLS)
 
 
 def take_rot(a):
-    return (a - _TAKE) % 4
+    return params(a)["rotation"]
 
 
 def moves(actions):
-    return sorted(a - _MOVE + 1 for a in actions if _MOVE <= a < _TAKE)
+    return sorted(params(a)["distance"] for a in ACTIONS.select(actions, "move"))
 
 
 def stores(actions):
-    return sorted(a - _STORE + 1 for a in actions if _STORE <= a < _FROM_STORE)
+    return sorted(params(a)["k"] + 1 for a in ACTIONS.select(actions, "store"))
 
 
 def from_stores(actions):
-    return [a for a in actions if _FROM_STORE <= a < _REMOVE]
+    return ACTIONS.select(actions, "from_store")
 
 
 def removes(actions):
-    return sorted(divmod(a - _REMOVE, COLS) for a in actions if _REMOVE <= a < PASS)
+    return sorted(divmod(params(a)["cell"], COLS) for a in ACTIONS.select(actions, "remove"))
 
 
-def smalls(actions):
-    return sorted(divmod(a - _SMALL, COLS) for a in actions if _SMALL <= a < _SMALL + 25)
+def small_ships(actions):
+    return sorted(divmod(params(a)["cell"], COLS) for a in ACTIONS.select(actions, "small_ship"))
 
 
 # ---- tiles (spec section 2.2); keyword symbols default to none -------------------------

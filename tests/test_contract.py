@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 import core_cy
-from core_cy import agents, batch
+from core_cy import agents, batch, contract
 
 GAMES = core_cy.games()
 
@@ -46,6 +46,43 @@ def test_info_describes_rules_players_and_agents(name):
     props = info["rules"]["properties"]
     assert props and all("default" in p and p["description"] for p in props.values())
     json.dumps(info)  # the API serves it as JSON
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_catalogue_info_agrees_with_the_engine_table(name):
+    """Every count the C engine table holds is derived from the game's Python face."""
+    game = core_cy.load(name)
+    info, table = game.info(), contract.engine_table(game.handle)
+    assert (table["min_players"], table["max_players"]) == (info["min_players"], info["max_players"])
+    assert table["cooperative"] == info["cooperative"]
+    assert table["num_game_outcomes"] == len(info["game_outcomes"]) == len(set(info["game_outcomes"]))
+    assert table["num_seat_outcomes"] == len(info["seat_outcomes"]) == len(set(info["seat_outcomes"]))
+    engine_agents = [a for a in info["agents"] if a not in agents.GENERIC_AGENTS]
+    assert engine_agents == list(game.policies) and table["num_policies"] == len(engine_agents)
+    assert table["has_policy"] == bool(engine_agents)
+    assert all(info["agents"][a] for a in info["agents"]), "every agent is described"
+    assert info["end_reasons"][0] == "running" and len(set(info["end_reasons"])) == len(info["end_reasons"])
+    state = game.new(players_of(game), seed=1)
+    g, seats = state.outcomes()
+    assert list(g) == info["game_outcomes"] and list(seats[0]) == info["seat_outcomes"]
+    if game.actions is not None:   # forbidden_desert: its ActionSpace comes with issue 9's desert part
+        assert table["num_actions"] == len(game.actions)
+        assert all(0 <= a < len(game.actions) for a in state.legal_actions())
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_state_dict_round_trip_keeps_the_rng(name):
+    game = core_cy.load(name)
+    state = game.new(players_of(game), seed=6)
+    play_out(state.clone(), 1)
+    state.apply(state.legal_actions()[0])
+    d = state.to_dict()
+    assert set(d["rng"]) == {"key", "counter"}
+    again = game.from_dict(d)
+    assert again == state and play_out(again, 3) == play_out(state, 3)
+    d["rng"] = {"key": -1, "counter": 0}
+    with pytest.raises(ValueError, match="rng"):
+        game.from_dict(d)
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -5,7 +5,7 @@ import copy
 import pytest
 
 import core_cy
-from maori_pos import (GAME, Pos, MOVE, TAKE, STORE, FROM_STORE, REMOVE, PASS, SMALL, SINGLE,
+from maori_pos import (GAME, Pos, MOVE, TAKE, STORE, FROM_STORE, REMOVE, PASS, SMALL_SHIP, SINGLE,
                        END, VOLCANO, d)
 
 
@@ -79,7 +79,7 @@ def test_illegal_action_in_a_rule_position_is_refused():
     p = Pos(2, phase="discover", ship=0, shells=[0, 5])
     p.line([(0, 0), (1, 0), (2, 0), (3, 0)], [SINGLE(1), SINGLE(1), SINGLE(1), SINGLE(1)])
     s = p.build()
-    for a in (TAKE(2, 1, 1), TAKE(1, 0, 3), STORE(2), FROM_STORE(1, 1), REMOVE(1, 1), SMALL(1, 1)):
+    for a in (TAKE(2, 1, 1), TAKE(1, 0, 3), STORE(2), FROM_STORE(1, 1), REMOVE(1, 1), SMALL_SHIP(1, 1)):
         with pytest.raises(ValueError, match="illegal"):
             s.apply(a)
 
@@ -167,7 +167,7 @@ def test_action_encoding_agrees_with_describe():
     assert "(2,4)" in s.describe(FROM_STORE(2, 4))
     assert s.describe(REMOVE(3, 2)).endswith("(3,2) from the board")
     assert s.describe(PASS) == "do nothing"
-    assert s.describe(SMALL(1, 4)) == "move the small ship to (1,4)"
+    assert s.describe(SMALL_SHIP(1, 4)) == "move the small ship to (1,4)"
     with pytest.raises(ValueError, match="action"):
         s.describe(-1)
 

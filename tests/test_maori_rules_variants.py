@@ -3,7 +3,7 @@ player limit (7.3)."""
 import pytest
 
 from maori_pos import (GAME, Pos, STORE, TAKE, FROM_STORE, REMOVE, PASS, SINGLE,
-                       WATER, takes, take_k, take_cell, from_stores, removes, smalls, SMALL, d)
+                       WATER, takes, take_k, take_cell, from_stores, removes, small_ships, SMALL_SHIP, d)
 
 COL0 = [(0, 0), (1, 0), (2, 0), (3, 0)]
 PLAYABLE = [(0, 0), (0, 1), (0, 2)] + [(r, c) for r in (1, 2) for c in range(5)] + [(3, 2), (3, 3), (3, 4)]
@@ -97,12 +97,12 @@ def test_advanced_step_3_free_move_onto_any_tile(discover):
     x = d(s)
     assert x["phase"] == "small_ship" and s.current_player == 0
     on_board = {(r, c) for r in range(4) for c in range(5) if x["seats"][0]["board"][r][c]}
-    assert set(smalls(s.legal_actions())) == on_board     # any tile, never an empty cell
-    assert smalls(s.legal_actions()) == sorted(on_board) and len(s.legal_actions()) == len(on_board)
+    assert set(small_ships(s.legal_actions())) == on_board     # any tile, never an empty cell
+    assert small_ships(s.legal_actions()) == sorted(on_board) and len(s.legal_actions()) == len(on_board)
     keep = s.clone()
-    keep.apply(SMALL(1, 0))                               # leaving it is allowed
+    keep.apply(SMALL_SHIP(1, 0))                               # leaving it is allowed
     assert d(keep)["seats"][0]["small_ship"] == [1, 0]
-    s.apply(SMALL(3, 4))                                  # far away, and free
+    s.apply(SMALL_SHIP(3, 4))                                  # far away, and free
     y = d(s)
     assert y["seats"][0]["small_ship"] == [3, 4]
     assert y["seats"][0]["shells"] == x["seats"][0]["shells"]
@@ -183,4 +183,4 @@ def test_advanced_small_ship_never_on_an_empty_cell_after_a_remove():
     tiles = [(1, 0), (1, 1), (2, 2)]
     s = _pos("advanced", tiles=tiles, ship=(1, 0)).build()
     s.apply(REMOVE(2, 2))
-    assert smalls(s.legal_actions()) == [(1, 0), (1, 1)]
+    assert small_ships(s.legal_actions()) == [(1, 0), (1, 1)]

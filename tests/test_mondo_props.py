@@ -1,16 +1,13 @@
 """Mondo invariants (hypothesis), determinism, the state-dict round trip, bad input, and the
 golden playthrough (tests/golden/mondo.txt; MEEPLELAB_REGOLD=1 rewrites it)."""
-import os
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from core_cy import agents, batch
+from golden import check_golden
 from mondo_pos import GAME
 
 SHORT = {"timer_seconds": 90}
-GOLDEN = Path(__file__).parent / "golden" / "mondo.txt"
 
 
 def check_invariants(s):
@@ -152,7 +149,4 @@ def golden_text():
 
 
 def test_golden_playthrough():
-    text = golden_text()
-    if os.environ.get("MEEPLELAB_REGOLD") == "1" or not GOLDEN.exists():
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+    check_golden("mondo", golden_text())

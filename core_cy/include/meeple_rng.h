@@ -7,6 +7,7 @@
  */
 #ifndef MEEPLE_RNG_H
 #define MEEPLE_RNG_H
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -43,6 +44,23 @@ static inline uint32_t rng_below(Rng *r, uint32_t n) {
 /* Uniform double in [0, 1). */
 static inline double rng_uniform(Rng *r) {
     return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Fisher-Yates shuffle of n items of `size` bytes each (any element type: pass
+ * sizeof(a[0])), drawing j = rng_below(i + 1) for i = n-1 down to 1.  Every engine shuffles
+ * with this one function, so equal streams give equal orders in every game.  `size` is a
+ * constant at each call, so the inlined byte swap compiles to one load and store. */
+static inline void rng_shuffle(Rng *r, void *items, int n, size_t size) {
+    unsigned char *a = (unsigned char *)items;
+    for (int i = n - 1; i > 0; i--) {
+        unsigned char *x = a + (size_t)i * size;
+        unsigned char *y = a + (size_t)rng_below(r, (uint32_t)(i + 1)) * size;
+        for (size_t k = 0; k < size; k++) {
+            unsigned char t = x[k];
+            x[k] = y[k];
+            y[k] = t;
+        }
+    }
 }
 
 #endif

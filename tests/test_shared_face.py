@@ -1,0 +1,112 @@
+"""The shared pieces every game's Python face is built on: the state codec
+(core_cy/codec.py) and named actions (core_cy/actions.py)."""
+import pytest
+
+import core_cy
+from core_cy import codec
+from core_cy.actions import ActionSpace, Kind
+
+GAMES_WITH_ACTIONS = [n for n in core_cy.games() if core_cy.load(n).actions is not None]
+
+
+# ---- codec ------------------------------------------------------------------------------
+def test_readers_name_the_exact_path_of_a_bad_value():
+    top = codec.Obj({"players": [{"hand": [1, 2, 3, "x"]}]}, "state")
+    seat = top.objs("players")[0]
+    hand = seat.list("hand")
+    with pytest.raises(ValueError) as e:
+        codec.integer(hand[3], f"{seat.at('hand')}[3]", 0, 96)
+    assert str(e.value) == "state.players[0].hand[3]: expected an integer in 0..96, got 'x'"
+    with pytest.raises(ValueError, match=r"^state.players\[0\]: missing field 'board'$"):
+        seat.get("board")
+    with pytest.raises(ValueError, match=r"^state: expected an object, got \[\]$"):
+        codec.Obj([], "state")
+
+
+@pytest.mark.parametrize("read,value,message", [
+    (lambda o: o.int("v", 0, 9), True, "expected an integer in 0..9, got True"),
+    (lambda o: o.int("v", 0, 9), 10, "expected an integer in 0..9, got 10"),
+    (lambda o: o.num("v", 0, 1), "half", "expected a number in 0..1, got 'half'"),
+    (lambda o: o.bool("v"), 1, "expected true or false, got 1"),
+    (lambda o: o.choice("v", ("a", "b")), "c", "expected one of ['a', 'b'], got 'c'"),
+    (lambda o: o.list("v", length=2), [1], "expected a list of 2 items, got 1"),
+    (lambda o: o.list("v", max_len=1), [1, 2], "expected at most 1 items, got 2"),
+    (lambda o: o.grid("v", 2, 2), [[1, 2], [3]], "expected a list of 2 items, got 1"),
+])
+def test_typed_readers_reject_wrong_types_and_ranges(read, value, message):
+    with pytest.raises(ValueError) as e:
+        read(codec.Obj({"v": value}))
+    path = "state.v[1]" if isinstance(value, list) and len(value) == 2 and value[1] == [3] else "state.v"
+    assert str(e.value) == f"{path}: {message}"
+
+
+def test_readers_return_values_and_defaults():
+    top = codec.Obj({"a": 3, "b": 0.5, "c": True, "d": "y", "e": None})
+    assert top.int("a", 0, 3) == 3 and top.int("z", 0, 3, default=1) == 1
+    assert top.num("a", 0, 5) == 3.0 and isinstance(top.num("a", 0, 5), float)
+    assert top.bool("c") is True and top.choice("d", ("x", "y")) == 1
+    assert top.obj("e", default=None) is None
+
+
+def test_unique_ids_find_doubles_and_missing_ids():
+    ids = codec.UniqueIds(4, "tile")
+    assert ids.take(2, "state.pile[0]") == 2 and ids.take(None, "x", nullable=True) is None
+    with pytest.raises(ValueError, match=r"state.box\[1\]: tile 2 is also at state.pile\[0\]"):
+        ids.take(2, "state.box[1]")
+    with pytest.raises(ValueError, match=r"expected a tile id in 0..3, got 4"):
+        ids.take(4, "state.box[2]")
+    with pytest.raises(ValueError, match=r"tiles \[0, 1, 3\] are nowhere"):
+        ids.check_all("the pile")
+
+
+def test_load_data_drops_comment_keys():
+    boards = codec.load_data("maori_boards.json")
+    assert "standard" in boards and not any(k.startswith("_") for k in boards)
+
+
+# ---- named actions ----------------------------------------------------------------------
+def test_action_space_is_mixed_radix_in_declared_order():
+    space = ActionSpace(10, Kind("go", 0, d=(1, 3)), Kind("put", 3, cell=3, rot=2), Kind("end", 9))
+    assert len(space) == 10
+    assert space.encode("put", cell=2, rot=1) == 3 + 2 * 2 + 1
+    assert space.decode(8) == ("put", {"cell": 2, "rot": 1})
+    assert space.decode(0) == ("go", {"d": 1}) and space.kind_of(9) == "end"
+    assert space.select([0, 4, 9, 5], "put") == [4, 5]
+    with pytest.raises(ValueError, match="rot must be an integer in 0..1"):
+        space.encode("put", cell=0, rot=2)
+    with pytest.raises(ValueError, match="takes parameters"):
+        space.encode("go")
+    with pytest.raises(ValueError, match="no action kind"):
+        space.encode("jump")
+    with pytest.raises(ValueError, match="action must be an integer in 0..9"):
+        space.decode(10)
+
+
+def test_action_space_must_tile_the_engine_ids():
+    with pytest.raises(ValueError, match="starts at 4, expected 3"):
+        ActionSpace(10, Kind("go", 0, d=3), Kind("end", 4))
+    with pytest.raises(ValueError, match="the engine has 11"):
+        ActionSpace(11, Kind("go", 0, d=3), Kind("end", 3))
+
+
+@pytest.mark.parametrize("name", GAMES_WITH_ACTIONS)
+def test_every_action_id_decodes_and_encodes_back(name):
+    space = core_cy.load(name).actions
+    for a in range(len(space)):
+        kind, params = space.decode(a)
+        assert space.encode(kind, **params) == a
+
+
+@pytest.mark.parametrize("name", GAMES_WITH_ACTIONS)
+def test_describe_names_the_kind_of_every_legal_action(name):
+    """describe() reads actions through the same ActionSpace: each legal action of a few
+    positions decodes and is described."""
+    game = core_cy.load(name)
+    state = game.new(game.min_players, seed=3)
+    for _ in range(20):
+        if state.is_terminal():
+            break
+        for a in state.legal_actions():
+            game.actions.decode(a)
+            assert state.describe(a)
+        state.apply(state.legal_actions()[-1])
