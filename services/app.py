@@ -24,6 +24,7 @@ from services.api import downloads, experiments, games
 from services.api import results as statistics
 from services.api.deps import require_token
 from services.api.errors import error_items
+from services.api.spec_schema import spec_components
 from services.registry import Registry
 from services.settings import VERSION, Settings, is_loopback
 from services.worker import Worker
@@ -112,24 +113,28 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(statistics.router, dependencies=reads)
     app.include_router(downloads.router, dependencies=reads)
     _mount_pages(app)
-    _honest_security(app, settings)
+    _contract(app, settings)
     return app
 
 
-def _honest_security(app: FastAPI, settings: Settings) -> None:
-    """Without tokens, the schema neither asks for a bearer token nor promises 401s."""
-    if settings.auth_enabled:
-        return
+def _contract(app: FastAPI, settings: Settings) -> None:
+    """The schema as the service really behaves: the per-game ExperimentSpec variants, and
+    401 only on the routes that ask for a token (none without tokens)."""
     build = app.openapi
 
     def openapi() -> dict:
         if app.openapi_schema is None:
             schema = build()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(
+                spec_components())
             for path in schema.get("paths", {}).values():
                 for operation in path.values():
-                    operation.pop("security", None)
-                    operation.get("responses", {}).pop("401", None)
-            schema.get("components", {}).pop("securitySchemes", None)
+                    if not settings.auth_enabled:
+                        operation.pop("security", None)
+                    if "security" not in operation:  # a route that asks for no token
+                        operation.get("responses", {}).pop("401", None)
+            if not settings.auth_enabled:
+                schema["components"].pop("securitySchemes", None)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -170,10 +170,11 @@ def experiment_id(spec) -> str:
 
 
 def run_spec_file(path, out_dir: str, workers: int | None) -> int:
+    from services.settings import Settings
     from services.spec import ExperimentSpec
 
     try:
-        spec = ExperimentSpec.from_file(path)
+        spec = ExperimentSpec.from_file(path, Settings().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
     return run_spec(spec, out_dir, workers)

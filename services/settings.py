@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     def auth_enabled(self) -> bool:
         return bool(self.tokens)
 
+    def spec_limits(self) -> dict:
+        """The size limits as ExperimentSpec's validation context."""
+        return {"max_games": self.max_games, "max_cells": self.max_cells}
+
 
 def owner_of(token: str | None) -> str:
     """A stable, non-secret name for a token (what the registry stores for quotas)."""

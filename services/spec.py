@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 import core_cy
@@ -30,6 +32,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MAX_SEED = 2**63 - 1
+CROSS = "cross_field"  # the error type of a rule between fields (no JSON schema can say it)
+HARD_MAX_CELLS = 100_000  # without a limit in the context: arms are never built past this
 
 
 class Cell(NamedTuple):
@@ -49,9 +53,9 @@ class StopWhen(BaseModel):
     max_games: int = Field(ge=1)
 
 
-def _error(loc: tuple, message: str, value: Any) -> InitErrorDetails:
-    return InitErrorDetails(type=PydanticCustomError("spec", "{message}", {"message": message}),
-                            loc=loc, input=value)
+def _error(loc: tuple, message: str, value: Any, kind: str = "spec") -> InitErrorDetails:
+    return InitErrorDetails(type=PydanticCustomError(kind, "{message}", {"message": message}),
+                            loc=tuple(loc), input=value)
 
 
 def _raise(errors: list[InitErrorDetails]) -> None:
@@ -139,10 +143,58 @@ class ExperimentSpec(BaseModel):
         return value
 
     # ---- checks against the game -------------------------------------------------------
-    @model_validator(mode="after")
-    def _check_against_game(self) -> "ExperimentSpec":
+    @model_validator(mode="wrap")
+    @classmethod
+    def _every_mistake(cls, data: Any, handler, info: ValidationInfo) -> "ExperimentSpec":
+        """Reports every mistake of a spec at once: the field errors and, when the game and
+        the players are readable, the checks against the game on the fields that are.
+        The validation context may carry limits: {"max_cells": n, "max_games": n}."""
+        limits = info.context or {}
+        try:
+            spec = handler(data)
+        except ValidationError as exc:
+            errors = [_error(e["loc"], e["msg"], e.get("input"), e["type"])
+                      for e in exc.errors()]
+            bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+            if isinstance(data, dict) and not bad & {"game", "players"}:
+                partial = cls.model_construct(**{k: v for k, v in data.items()
+                                                 if k in cls.model_fields and k not in bad})
+                errors += [e for e in partial._game_errors(limits) if e["loc"][0] not in bad]
+            _raise(errors)
+            raise
+        _raise(spec._game_errors(limits))
+        return spec
+
+    def cell_count(self) -> int:
+        """Arms x player counts, counted without building the arms."""
+        arms = len(self.arms or {})
+        if self.sweep:
+            arms = max(arms, 1) * math.prod(len(v) for v in self.sweep.values())
+        return max(arms, 1) * len(self.player_counts())
+
+    def _limit_errors(self, limits: dict) -> list:
+        """The service's size limits (MEEPLELAB_MAX_CELLS, MEEPLELAB_MAX_GAMES)."""
+        cells = self.cell_count()
+        max_cells = limits.get("max_cells", HARD_MAX_CELLS)
+        if cells > max_cells:
+            where = ("sweep",) if self.sweep else ("arms",)
+            return [_error(where, f"the experiment has {cells:,} cells (arms x player counts);"
+                           f" at most {max_cells:,} are allowed per experiment (limit "
+                           "MEEPLELAB_MAX_CELLS)", cells, "limit")]
+        total, max_games = cells * self.max_games_per_cell(), limits.get("max_games")
+        if max_games is not None and total > max_games:
+            where = ("stop_when", "max_games") if self.stop_when else ("games_per_arm",)
+            return [_error(where, f"the experiment asks for {total:,} games ({cells:,} cells x "
+                           f"{self.max_games_per_cell():,}); at most {max_games:,} games are "
+                           "allowed per experiment (limit MEEPLELAB_MAX_GAMES)", total,
+                           "limit")]
+        return []
+
+    def _game_errors(self, limits: dict) -> list[InitErrorDetails]:
+        errors = self._limit_errors(limits)
+        if errors:  # do not build a grid of arms larger than allowed
+            return errors
         game = core_cy.load(self.game)
-        errors: list[InitErrorDetails] = []
         counts = self.player_counts()
         for i, n in enumerate(counts):
             try:
@@ -150,18 +202,17 @@ class ExperimentSpec(BaseModel):
             except ValueError as exc:
                 loc = ("players", i) if isinstance(self.players, list) else ("players",)
                 errors.append(_error(loc, str(exc), n))
-        _raise(errors)
+        valid_counts = [n for n in counts if game.min_players <= n <= game.max_players]
         arms = self.arm_rules()
         if not arms:
             errors.append(_error(("arms",), "an experiment needs at least one arm", self.arms))
         for arm, rules in arms.items():
-            errors += self._arm_errors(game, arm, rules, counts)
+            errors += self._arm_errors(game, arm, rules, valid_counts)
         if self.baseline is not None and self.baseline not in arms:
             errors.append(_error(("baseline",), f"baseline {self.baseline!r} is not an arm; "
-                                 f"arms: {list(arms)}", self.baseline))
-        errors += self._agent_errors(game, counts)
-        _raise(errors)
-        return self
+                                 f"arms: {list(arms)}", self.baseline, CROSS))
+        errors += self._agent_errors(game, valid_counts)
+        return errors
 
     def _arm_loc(self, arm: str, option: str | None = None) -> tuple:
         where = ("arms", arm) if self.arms and arm in self.arms else ("sweep",)
@@ -185,7 +236,8 @@ class ExperimentSpec(BaseModel):
                 text = str(exc)
                 if "one of" not in text:  # enum messages already list the allowed values
                     text += f"; {_allowed(known[option])}"
-                errors.append(_error(self._arm_loc(arm, option), text, value))
+                kind = "data" if known[option].kind == "data" else "spec"
+                errors.append(_error(self._arm_loc(arm, option), text, value, kind))
         if errors:
             return errors
         for n in counts:  # cross-option checks may depend on the player count
@@ -193,7 +245,7 @@ class ExperimentSpec(BaseModel):
                 game.resolve_rules(rules, n)
             except ValueError as exc:
                 errors.append(_error(self._arm_loc(arm), f"arm {arm!r} with {n} players: {exc}",
-                                     rules))
+                                     rules, CROSS))
         return errors
 
     def _agent_errors(self, game, counts: list[int]) -> list:
@@ -208,13 +260,15 @@ class ExperimentSpec(BaseModel):
         for n in counts:
             if isinstance(self.agents, list) and len(self.agents) != n:
                 errors.append(_error(("agents",), f"agents must name one agent per seat "
-                                     f"({n} players), got {len(self.agents)}", self.agents))
+                                     f"({n} players), got {len(self.agents)}", self.agents,
+                                     CROSS))
             if self.speeds is not None and len(self.speeds) != n:
                 errors.append(_error(("speeds",), f"speeds must give one value per seat "
-                                     f"({n} players), got {len(self.speeds)}", self.speeds))
+                                     f"({n} players), got {len(self.speeds)}", self.speeds,
+                                     CROSS))
         if self.rotate_agents and isinstance(self.agents, str):
             errors.append(_error(("rotate_agents",), "rotate_agents needs a list of agents, "
-                                 "one per seat", self.rotate_agents))
+                                 "one per seat", self.rotate_agents, CROSS))
         return errors
 
     # ---- what to play ------------------------------------------------------------------
@@ -277,9 +331,9 @@ class ExperimentSpec(BaseModel):
 
     # ---- loading -----------------------------------------------------------------------
     @classmethod
-    def from_file(cls, path: str | Path) -> "ExperimentSpec":
+    def from_file(cls, path: str | Path, limits: dict | None = None) -> "ExperimentSpec":
         """Reads a .json or .toml spec (ValueError for an unreadable file, ValidationError
-        for a bad spec)."""
+        with every mistake for a bad spec; `limits` as in the validation context)."""
         path = Path(path)
         try:
             text = path.read_text()
@@ -291,4 +345,4 @@ class ExperimentSpec(BaseModel):
             raise ValueError(f"spec file {path} is not valid "
                              f"{'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}") \
                 from None
-        return cls.model_validate(data)
+        return cls.model_validate(data, context=limits)

@@ -5,12 +5,14 @@ import shutil
 import socket
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 import uvicorn
-from service_support import GAME, INFO, enum_option
+from service_support import GAME, INFO, enum_option, small_spec
 
 from services.app import create_app
+from services.settings import Settings
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -25,10 +27,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("browser")
-    app = create_app(db=str(root / "r.db"), results=str(root / "results"))
+@contextmanager
+def _running(app):
+    """The app served by uvicorn on a free loopback port (its base URL)."""
     port = _free_port()
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
@@ -40,6 +41,13 @@ def server(tmp_path_factory):
     yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(60)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser")
+    with _running(create_app(db=str(root / "r.db"), results=str(root / "results"))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +186,37 @@ def test_api_docs_render_offline(server, browser):
     paths = {b.text.replace("\u200b", "") for b in blocks}
     assert {"/api/games", "/api/experiments", "/api/experiments/{eid}/compare"} <= paths
     _no_page_errors(browser)
+
+
+def test_the_dashboard_asks_for_the_token_once_per_session(tmp_path, browser):
+    """With tokens on reads and writes, the first API answer 401 makes the page ask; the
+    token is then kept for the session: a reload and a cancel ask no more."""
+    settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                        token="browser-secret", protect_reads=True)
+    app = create_app(settings, run_worker=False)
+    queued = app.state.registry.create(small_spec(), "queued one", GAME, games_total=10)
+    with _running(app) as url:
+        browser.get(url + "/")
+        prompt = _wait(browser, lambda d: _alert(d), 20, "no token prompt")
+        prompt.send_keys("browser-secret")
+        prompt.accept()
+        _wait(browser, lambda d: _css(d, f"tr[data-id='{queued}']"), 20, "list not loaded")
+        browser.get(f"{url}/experiments/{queued}")
+        _wait(browser, lambda d: _css(d, "#status") and _css(d, "#status")[0].text == "queued",
+              20, "experiment page not loaded without a second prompt")
+        _css(browser, "#cancel")[0].click()
+        _wait(browser, lambda d: app.state.registry.get(queued)["status"] == "cancelled", 20,
+              "the cancel did not carry the token")
+        assert _alert(browser) is None
+    browser.execute_script("sessionStorage.clear()")
+
+
+def _alert(driver):
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        alert = driver.switch_to.alert
+        alert.text  # noqa: B018  (raises when there is none)
+        return alert
+    except NoAlertPresentException:
+        return None

@@ -3,8 +3,32 @@
 window.Meeple = window.Meeple || {};
 
 (function (M) {
+  // The service's bearer token (when it has tokens): asked once, on the first 401, and kept
+  // for this browser session only (sessionStorage), then sent with every API request.
+  const TOKEN_KEY = "meeplelab-token";
+  M.authHeaders = function () {
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    return token ? {Authorization: `Bearer ${token}`} : {};
+  };
+
+  // fetch() with the token; on a 401 ask for a token once and try again with it.
+  M.fetch = async function (url, options) {
+    const send = () => fetch(url, {...options,
+                                   headers: {...(options?.headers || {}), ...M.authHeaders()}});
+    let response = await send();
+    if (response.status === 401) {
+      const token = window.prompt("This meeplelab service needs a token (kept for this " +
+                                  "browser session only):");
+      if (token) {
+        sessionStorage.setItem(TOKEN_KEY, token.trim());
+        response = await send();
+      }
+    }
+    return response;
+  };
+
   M.getJSON = async function (url) {
-    const response = await fetch(url, {headers: {Accept: "application/json"}});
+    const response = await M.fetch(url, {headers: {Accept: "application/json"}});
     const body = await response.json().catch(() => null);
     if (!response.ok) {
       const error = new Error(M.errorText(body) || response.statusText);
@@ -16,10 +40,26 @@ window.Meeple = window.Meeple || {};
   };
 
   M.postJSON = async function (url, data) {
-    const response = await fetch(url, {method: "POST", body: JSON.stringify(data),
-                                       headers: {"Content-Type": "application/json"}});
+    const response = await M.fetch(url, {method: "POST", body: JSON.stringify(data),
+                                         headers: {"Content-Type": "application/json"}});
     const body = await response.json().catch(() => null);
     return {status: response.status, ok: response.ok, body};
+  };
+
+  // A download link that sends the token: fetched, then saved from a blob.
+  M.downloadLink = function (anchor, url) {
+    anchor.href = url;
+    anchor.addEventListener("click", async (event) => {
+      if (!sessionStorage.getItem(TOKEN_KEY)) return;  // plain link when no token is kept
+      event.preventDefault();
+      const response = await M.fetch(url, {});
+      if (!response.ok) return;
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(await response.blob());
+      link.download = url.split("/").pop();
+      link.click();
+      URL.revokeObjectURL(link.href);
+    });
   };
 
   // The API's error detail as text: a string, or a list of {field, msg}.

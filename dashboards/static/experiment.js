@@ -131,9 +131,9 @@
 
   for (const [a, path] of [["dl-csv", "summary.csv"], ["dl-parquet", "results.parquet"],
                            ["dl-zip", "results.zip"]])
-    $(a).href = `${api}/download/${path}`;
+    M.downloadLink($(a), `${api}/download/${path}`);
   $("cancel").addEventListener("click", async () => {
-    await fetch(`${api}/cancel`, {method: "POST"});
+    await M.fetch(`${api}/cancel`, {method: "POST"});
   });
   poll();
 })(window.Meeple);

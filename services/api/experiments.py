@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Request
+from pydantic import ValidationError
 
 from services.api.deps import experiment, get_registry, get_settings, get_worker, require_token
-from services.api.errors import responses
+from services.api.errors import error_items, responses
 from services.api.models import ExperimentView, Submitted
 from services.registry import Registry
 from services.settings import Settings
@@ -13,35 +14,34 @@ from services.spec import ExperimentSpec
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
 
 
-def _limit_errors(spec: ExperimentSpec, settings: Settings) -> list[dict]:
-    """The service's size limits (MEEPLELAB_MAX_CELLS, MEEPLELAB_MAX_GAMES) as 422 items."""
-    errors = []
-    cells = len(spec.cells())
-    if cells > settings.max_cells:
-        errors.append({"field": "arms", "loc": ["body", "arms"], "type": "limit",
-                       "msg": f"the experiment has {cells:,} cells (arms x player counts); "
-                       f"this service plays at most {settings.max_cells:,} per experiment "
-                       "(limit MEEPLELAB_MAX_CELLS)"})
-    total = spec.total_games()
-    if total > settings.max_games:
-        field = "stop_when.max_games" if spec.stop_when else "games_per_arm"
-        errors.append({"field": field, "loc": ["body", *field.split(".")], "type": "limit",
-                       "msg": f"the experiment asks for {total:,} games ({cells:,} cells x "
-                       f"{spec.max_games_per_cell():,}); this service plays at most "
-                       f"{settings.max_games:,} games per experiment (limit MEEPLELAB_MAX_GAMES)"})
-    return errors
+async def _spec_body(request: Request, settings: Settings) -> tuple[dict, ExperimentSpec]:
+    """The request body as sent and as a validated spec (every mistake at once, limits
+    included, as a 422 naming each field)."""
+    try:
+        raw = await request.json()
+    except ValueError as exc:
+        raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "json_invalid",
+                                   "msg": f"the body is not valid JSON: {exc}"}]) from None
+    if not isinstance(raw, dict):
+        raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "model_type",
+                                   "msg": "the body must be a JSON object (an experiment "
+                                   "spec)"}])
+    try:
+        spec = ExperimentSpec.model_validate(raw, context=settings.spec_limits())
+    except ValidationError as exc:
+        raise HTTPException(422, error_items(exc.errors(), source="body")) from None
+    return raw, spec
 
 
 @router.post("", status_code=201, response_model=Submitted,
-             responses=responses(401, 413, 422, 429))
-async def submit(spec: ExperimentSpec, request: Request, owner: str = Depends(require_token),
+             responses=responses(401, 413, 422, 429),
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                 "schema": {"$ref": "#/components/schemas/ExperimentSpec"}}}}})
+async def submit(request: Request, owner: str = Depends(require_token),
                  settings: Settings = Depends(get_settings),
                  registry: Registry = Depends(get_registry), worker=Depends(get_worker)):
     """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
-    errors = _limit_errors(spec, settings)
-    if errors:
-        raise HTTPException(422, errors)
-    raw = await request.json()  # stored as sent, so a restart re-validates the same spec
+    raw, spec = await _spec_body(request, settings)
     eid = registry.create(raw, spec.name, spec.game, games_total=spec.total_games())
     worker.submit(eid)
     return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}")

@@ -1,0 +1,77 @@
+"""The JSON schema of an experiment spec as the API documents it: one variant per game
+(`oneOf`, discriminated by `game`), each with that game's player range, agent names and
+rule options, so that what the schema allows is what the service accepts, up to the rules
+that JSON Schema cannot express.  Those answer 422 with an error `type` of:
+
+- `cross_field`: a rule between fields (one agent or speed per seat, rotate_agents with an
+  agent list, the baseline among the arms, options that depend on the player count);
+- `data`: the inside of a data-valued rule option (tiles, decks, boards), checked by the game;
+- `limit`: the service's size limits (games and cells per experiment).
+"""
+from __future__ import annotations
+
+import copy
+
+import core_cy
+from services.spec import ExperimentSpec
+
+REF = "#/components/schemas/{model}"
+UNEXPRESSED = ("cross_field", "data", "limit")
+
+
+def _players(info: dict) -> dict:
+    count = {"type": "integer", "minimum": info["min_players"], "maximum": info["max_players"]}
+    return {"anyOf": [count, {"type": "array", "items": count, "minItems": 1,
+                              "uniqueItems": True}],
+            "description": "a player count, or several"}
+
+
+def _agents(info: dict) -> dict:
+    name = {"type": "string", "enum": sorted(info["agents"])}
+    return {"anyOf": [name, {"type": "array", "items": name, "minItems": 1}],
+            "description": "one agent for every seat, or one per seat"}
+
+
+def _arm_name() -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^/\\]+$"}
+
+
+def _variant(base: dict, info: dict) -> dict:
+    rules = info["rules"]
+    variant = copy.deepcopy(base)
+    variant["title"] = f"ExperimentSpec_{info['name']}"
+    variant["description"] = f"an experiment on {info['title']}"
+    props = variant["properties"]
+    props["game"] = {"type": "string", "enum": [info["name"]], "description": info["title"]}
+    props["players"] = _players(info)
+    props["agents"] = _agents(info) | {"default": "random"}
+    props["arms"] = {"anyOf": [{"type": "object", "additionalProperties": rules,
+                                "propertyNames": _arm_name(), "minProperties": 1},
+                               {"type": "null"}],
+                     "default": None, "description": base["properties"]["arms"]["description"]}
+    props["sweep"] = {"anyOf": [{"type": "object", "additionalProperties": False,
+                                 "properties": {k: {"type": "array", "items": v, "minItems": 1}
+                                                for k, v in rules["properties"].items()}},
+                                {"type": "null"}],
+                      "default": None, "description": base["properties"]["sweep"]["description"]}
+    return variant
+
+
+def spec_components() -> dict[str, dict]:
+    """Components to add to the OpenAPI schema: ExperimentSpec (a oneOf over the games)
+    and the models it refers to."""
+    base = ExperimentSpec.model_json_schema(ref_template=REF)
+    components = base.pop("$defs", {})
+    variants = {}
+    for name in core_cy.games():
+        variants[f"ExperimentSpec_{name}"] = _variant(base, core_cy.load(name).info())
+    components.update(variants)
+    components["ExperimentSpec"] = {
+        "title": "ExperimentSpec",
+        "description": ExperimentSpec.__doc__.strip() + " " + __doc__.split("\n\n", 1)[0]
+        .replace("\n", " "),
+        "oneOf": [{"$ref": REF.format(model=k)} for k in variants],
+        "discriminator": {"propertyName": "game", "mapping": {
+            name: REF.format(model=f"ExperimentSpec_{name}") for name in core_cy.games()}},
+    }
+    return components
