@@ -109,9 +109,11 @@ cdef enum:
     WELL_WATER = 2             # printed rule (spec 4.4, 4.8, 2.5)
     THROTTLE_ACTIONS = 2
     NAV_STEPS = 3
-    NO_PASSENGER = 5           # passenger slot meaning "nobody"
+    NO_PASSENGER = MAX_PLAYERS # the passenger (or companion) field of a move: nobody
+    PASSENGER_SLOTS = MAX_PLAYERS + 1   # values of that field: a seat or NO_PASSENGER
 
-# Action ids: contiguous blocks, ascending in the order legal_actions emits them.
+# Action ids: contiguous blocks, ascending in the order legal_actions emits them.  Pawn moves
+# (A_MOVE, A_NAV, A_JET) are pawn_move(block, who, cell, passenger) below.
 cdef enum:
     A_END_ACTIONS = 0
     A_DRAW = 1
@@ -123,19 +125,39 @@ cdef enum:
     A_TAKEOFF = 7              # only with takeoff_costs_action
     A_PEEK_KEEP = 8
     A_PEEK_BOTTOM = 9                                   # + i (i-th card from the top)
-    A_MOVE = A_PEEK_BOTTOM + MAX_METER                  # + cell*6 + passenger
-    A_DIG = A_MOVE + N_CELLS * 6                        # + cell
-    A_NAV = A_DIG + N_CELLS                             # + target*150 + cell*6 + passenger
-    A_GIVE = A_NAV + MAX_PLAYERS * N_CELLS * 6          # + giver*5 + receiver
+    A_MOVE = A_PEEK_BOTTOM + MAX_METER                  # pawn_move: who 0 (the mover)
+    A_DIG = A_MOVE + N_CELLS * PASSENGER_SLOTS          # + cell
+    A_NAV = A_DIG + N_CELLS                             # pawn_move: who = the pawn moved
+    A_GIVE = A_NAV + MAX_PLAYERS * N_CELLS * PASSENGER_SLOTS    # + giver*5 + receiver
     A_PASS = A_GIVE + MAX_PLAYERS * MAX_PLAYERS         # + type*25 + giver*5 + receiver
     A_BLAST = A_PASS + N_EQ_TYPES * MAX_PLAYERS * MAX_PLAYERS   # + holder*25 + cell
-    A_JET = A_BLAST + MAX_PLAYERS * N_CELLS             # + holder*150 + cell*6 + companion
-    A_SHIELD = A_JET + MAX_PLAYERS * N_CELLS * 6        # + holder
+    A_JET = A_BLAST + MAX_PLAYERS * N_CELLS             # pawn_move: who = the holder
+    A_SHIELD = A_JET + MAX_PLAYERS * N_CELLS * PASSENGER_SLOTS  # + holder
     A_SCOPE = A_SHIELD + MAX_PLAYERS                    # + holder*25 + cell
     A_RESERVE = A_SCOPE + MAX_PLAYERS * N_CELLS         # + holder
     A_THROTTLE = A_RESERVE + MAX_PLAYERS                # + holder
     A_TRACKER = A_THROTTLE + MAX_PLAYERS                # + holder
     NUM_ACTIONS = A_TRACKER + MAX_PLAYERS
+
+
+cdef inline int pawn_move(int block, int who, int cell, int passenger) noexcept nogil:
+    """A pawn move's id: block A_MOVE, A_NAV or A_JET, who the pawn moved (0 in A_MOVE),
+    cell the destination, passenger a seat carried along or NO_PASSENGER."""
+    return block + (who * N_CELLS + cell) * PASSENGER_SLOTS + passenger
+
+
+# The parts of a pawn move from x = action - block (pawn_move's inverse).
+cdef inline int move_who(int x) noexcept nogil:
+    return x // (N_CELLS * PASSENGER_SLOTS)
+
+
+cdef inline int move_cell(int x) noexcept nogil:
+    return (x // PASSENGER_SLOTS) % N_CELLS
+
+
+cdef inline int move_passenger(int x) noexcept nogil:
+    return x % PASSENGER_SLOTS
+
 
 ctypedef struct StormCard:
     uint8_t kind
@@ -188,6 +210,7 @@ ctypedef struct DRules:
     int32_t navigator_can_move_buried
     int32_t takeoff_costs_action
     int32_t tunnel_shade_requires_unblocked
+    int32_t climber_hops_blocked_tunnels
     int32_t tiebreak_random    # spec 3.6 first player among the thirstiest
     int32_t roles_fixed
     int32_t max_turns          # simulator safety
@@ -308,8 +331,10 @@ cdef inline bint can_enter(const DState* s, int p, int t) noexcept nogil:
 
 
 cdef inline bint tunnel_open(const DState* s, int p, int t) noexcept nogil:
-    """An excavated tunnel usable for a hop by pawn p (spec 4.2; the Climber ignores sand)."""
-    return s.kind[t] == K_TUNNEL and s.excavated[t] and can_enter(s, p, t)
+    """An excavated tunnel usable for a hop by pawn p: unblocked (seed, spec 4.2), or blocked
+    for the Climber with rule option climber_hops_blocked_tunnels."""
+    return s.kind[t] == K_TUNNEL and s.excavated[t] and (
+        not blocked(s, t) or (s.role[p] == CLIMBER and s.rules.climber_hops_blocked_tunnels))
 
 
 cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept nogil:
@@ -575,9 +600,9 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                 continue
             for comp in range(s.players):
                 if comp != h and s.pawn_tile[comp] == s.pawn_tile[h]:
-                    out[n] = A_JET + h * N_CELLS * 6 + c * 6 + comp
+                    out[n] = pawn_move(A_JET, h, c, comp)
                     n += 1
-            out[n] = A_JET + h * N_CELLS * 6 + c * 6 + NO_PASSENGER
+            out[n] = pawn_move(A_JET, h, c, NO_PASSENGER)
             n += 1
     for h in range(s.players):
         if held_card(s, h, EQ_SHIELD) >= 0:
@@ -658,10 +683,10 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
             n += 1
         k = step_targets(s, p, tc, steps)
         for i in range(k):
-            for q in range(MAX_PLAYERS + 1):
+            for q in range(PASSENGER_SLOTS):
                 if q == NO_PASSENGER or (q < s.players and s.role[p] == CLIMBER and q != p
                                          and s.pawn_tile[q] == t):
-                    out[n] = A_MOVE + steps[i] * 6 + q
+                    out[n] = pawn_move(A_MOVE, 0, steps[i], q)
                     n += 1
     if act:
         # Remove Sand: own tile, or (not buried) an adjacent tile (Explorer: diagonal).
@@ -681,10 +706,10 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
             for c in range(N_CELLS):
                 if not reach[c]:
                     continue
-                for i in range(MAX_PLAYERS + 1):
+                for i in range(PASSENGER_SLOTS):
                     if i == NO_PASSENGER or (i < s.players and s.role[q] == CLIMBER and i != q
                                              and s.pawn_tile[i] == s.pawn_tile[q]):
-                        out[n] = A_NAV + q * N_CELLS * 6 + c * 6 + i
+                        out[n] = pawn_move(A_NAV, q, c, i)
                         n += 1
     if free_ok(s):
         n = legal_free(s, out, n)
@@ -925,9 +950,9 @@ cdef void apply_free(DState* s, int a) noexcept nogil:
         remove_sand(s, s.cell_tile[c], 255)
     elif a < A_SHIELD:
         x = a - A_JET
-        h = x // (N_CELLS * 6)
-        c = (x // 6) % N_CELLS
-        comp = x % 6
+        h = move_who(x)
+        c = move_cell(x)
+        comp = move_passenger(x)
         use_card(s, h, EQ_JETPACK)
         move_pawn(s, h, c, comp)
     elif a < A_SCOPE:
@@ -1011,13 +1036,13 @@ cdef void d_apply(void* vs, int a) noexcept nogil:
             return
         elif a < A_DIG:
             x = a - A_MOVE
-            move_pawn(s, p, x // 6, x % 6)
+            move_pawn(s, p, move_cell(x), move_passenger(x))
         elif a < A_NAV:
             remove_sand(s, s.cell_tile[a - A_DIG], 2 if s.role[p] == ARCHEOLOGIST else 1)
         else:
             x = a - A_NAV
-            q = x // (N_CELLS * 6)
-            move_pawn(s, q, (x // 6) % N_CELLS, x % 6)
+            q = move_who(x)
+            move_pawn(s, q, move_cell(x), move_passenger(x))
     after_decision(s, p)
 
 
@@ -1339,10 +1364,12 @@ class ForbiddenDesertGame(Game):
                f"{list(ADVENTURERS)}); empty = dealt at random (spec 3.5)"),
         Option("include_storm_tracker", "bool", False, "add the Storm Tracker to the "
                "equipment deck (spec 2.5; later editions)"),
-        Option("storm_discard_timing", "enum", "end_of_phase", "storm cards drawn this turn "
-               "go to the discard pile at the end of the storm phase (English rulebook) or "
-               "each right away (Hungarian seed) (spec 4.7, A9)",
-               choices=("end_of_phase", "per_card"), assumption=True),
+        Option("storm_discard_timing", "enum", "per_card", "each storm card goes to the "
+               "discard pile right after it is resolved (per_card: the seed, 'draw the first, "
+               "look at it, carry out its effect, then put it on the discarded storm cards', so "
+               "a reshuffle in mid-phase takes it in), or the phase's cards at its end "
+               "(end_of_phase: the English rulebook) (spec 4.7, A9)",
+               choices=("per_card", "end_of_phase"), assumption=True),
         Option("solar_shield_anchor", "enum", "pawn", "a Solar Shield protects the pawns on "
                "its user's current tile (pawn) or on the tile where it was played (tile) "
                "(spec 4.10)", choices=("pawn", "tile"), assumption=True),
@@ -1354,6 +1381,13 @@ class ForbiddenDesertGame(Game):
                "team wins as soon as the win condition holds) (spec 5)", assumption=True),
         Option("tunnel_shade_requires_unblocked", "bool", False, "a blocked excavated tunnel "
                "gives no shade (spec 7 A3)", assumption=True),
+        Option("climber_hops_blocked_tunnels", "bool", False, "the Climber may tunnel-hop "
+               "from or into a blocked excavated tunnel.  Default false, the seed's reading: "
+               "'between two excavated tunnels the adventurers may move for 1 action, but only "
+               "if the tunnels are not blocked' (Alagutak) names the tunnels' state, not the "
+               "mover, while the Climber's power ('may pass over blocked tiles') widens his "
+               "steps onto neighbouring tiles only; true: his power covers the hop too (spec "
+               "4.2 read as 'the Climber ignores sand')", assumption=True),
         Option("first_player_tiebreak", "enum", "random", "who starts among the thirstiest "
                "players (spec 3.6)", choices=("random", "lowest_seat"), assumption=True),
         Option("water_drop_desert_side", "bool", True, "the 3 water tiles (2 wells, 1 "
@@ -1487,6 +1521,7 @@ cdef bytes _pack(dict r, int players):
     R.navigator_can_move_buried = r["navigator_can_move_buried"]
     R.takeoff_costs_action = r["takeoff_costs_action"]
     R.tunnel_shade_requires_unblocked = r["tunnel_shade_requires_unblocked"]
+    R.climber_hops_blocked_tunnels = r["climber_hops_blocked_tunnels"]
     R.tiebreak_random = r["first_player_tiebreak"] == "random"
     R.roles_fixed = bool(roles)
     for i, x in enumerate(roles):
@@ -1539,6 +1574,7 @@ cdef dict _rules_of(const DRules* R, int players):
         "navigator_can_move_buried": bool(R.navigator_can_move_buried),
         "takeoff_costs_action": bool(R.takeoff_costs_action),
         "tunnel_shade_requires_unblocked": bool(R.tunnel_shade_requires_unblocked),
+        "climber_hops_blocked_tunnels": bool(R.climber_hops_blocked_tunnels),
         "first_player_tiebreak": "random" if R.tiebreak_random else "lowest_seat",
         "known_desert_sides": [k for i, k in enumerate(KINDS) if (R.known_kinds >> i) & 1],
         "water_drop_desert_side": bool(R.water_drop),
@@ -1796,6 +1832,10 @@ def _cell_text(c):
     return f"({c // SIDE},{c % SIDE})"
 
 
+def _with(pawn, passenger):
+    return "" if passenger == NO_PASSENGER else f" with the {pawn(passenger)}"
+
+
 cdef str _describe(const DState* s, int a):
     p = s.current
     who = ADVENTURERS[s.role[p]] if s.role[p] >= 0 else f"seat {p}"
@@ -1831,15 +1871,15 @@ cdef str _describe(const DState* s, int a):
         return f"put storm card {i + 1} from the top{card} on the bottom"
     if a < A_DIG:
         x = a - A_MOVE
-        extra = "" if x % 6 == NO_PASSENGER else f" with the {pawn(x % 6)}"
-        return f"{who} moves to {_cell_text(x // 6)}{extra}"
+        extra = _with(pawn, move_passenger(x))
+        return f"{who} moves to {_cell_text(move_cell(x))}{extra}"
     if a < A_NAV:
         return f"{who} removes sand at {_cell_text(a - A_DIG)}"
     if a < A_GIVE:
         x = a - A_NAV
-        q = x // (N_CELLS * 6)
-        extra = "" if x % 6 == NO_PASSENGER else f" with the {pawn(x % 6)}"
-        return f"{who} moves the {pawn(q)} to {_cell_text((x // 6) % N_CELLS)}{extra}"
+        q = move_who(x)
+        extra = _with(pawn, move_passenger(x))
+        return f"{who} moves the {pawn(q)} to {_cell_text(move_cell(x))}{extra}"
     if a < A_PASS:
         x = a - A_GIVE
         return f"the {pawn(x // MAX_PLAYERS)} gives 1 water to the {pawn(x % MAX_PLAYERS)}"
@@ -1853,9 +1893,9 @@ cdef str _describe(const DState* s, int a):
         return f"the {pawn(x // N_CELLS)} fires a dune blaster at {_cell_text(x % N_CELLS)}"
     if a < A_SHIELD:
         x = a - A_JET
-        extra = "" if x % 6 == NO_PASSENGER else f" with the {pawn(x % 6)}"
-        return (f"the {pawn(x // (N_CELLS * 6))} flies a jet pack to "
-                f"{_cell_text((x // 6) % N_CELLS)}{extra}")
+        extra = _with(pawn, move_passenger(x))
+        return (f"the {pawn(move_who(x))} flies a jet pack to "
+                f"{_cell_text(move_cell(x))}{extra}")
     if a < A_SCOPE:
         return f"the {pawn(a - A_SHIELD)} raises a solar shield"
     if a < A_RESERVE:
@@ -1872,6 +1912,10 @@ GAME = ForbiddenDesertGame()
 
 
 _NUM_ACTIONS = NUM_ACTIONS
+
+
+def _slot(seat):
+    return NO_PASSENGER if seat is None else seat
 
 
 class Actions:
@@ -1894,7 +1938,7 @@ class Actions:
 
     @staticmethod
     def move(r, c, passenger=None):
-        return A_MOVE + (r * SIDE + c) * 6 + (NO_PASSENGER if passenger is None else passenger)
+        return pawn_move(A_MOVE, 0, r * SIDE + c, _slot(passenger))
 
     @staticmethod
     def dig(r, c):
@@ -1902,8 +1946,7 @@ class Actions:
 
     @staticmethod
     def navigate(target, r, c, passenger=None):
-        return (A_NAV + target * N_CELLS * 6 + (r * SIDE + c) * 6
-                + (NO_PASSENGER if passenger is None else passenger))
+        return pawn_move(A_NAV, target, r * SIDE + c, _slot(passenger))
 
     @staticmethod
     def give(giver, receiver):
@@ -1919,8 +1962,7 @@ class Actions:
 
     @staticmethod
     def jet(holder, r, c, companion=None):
-        return (A_JET + holder * N_CELLS * 6 + (r * SIDE + c) * 6
-                + (NO_PASSENGER if companion is None else companion))
+        return pawn_move(A_JET, holder, r * SIDE + c, _slot(companion))
 
     @staticmethod
     def shield(holder):

@@ -51,7 +51,8 @@ cdef inline int visible_kind(const DState* s, int t) noexcept nogil:
 
 cdef void path_costs(const DState* s, int p, int* dist, int* first) noexcept nogil:
     """Dijkstra from pawn p's cell: entering a tile costs 1 plus the digs needed to bring
-    it down to 1 sand (none for the Climber); tunnel hops between open tunnels cost 1.
+    it down to 1 sand (none for the Climber); tunnel hops between open tunnels (tunnel_open)
+    cost 1.
     first[c] is the first cell of a cheapest path to c (-1 for the start or unreachable)."""
     cdef bint done[N_CELLS]
     cdef int start = s.tile_cell[s.pawn_tile[p]], i, c, u, best, d, v, t, w, nd
@@ -73,16 +74,14 @@ cdef void path_costs(const DState* s, int p, int* dist, int* first) noexcept nog
             break
         done[u] = True
         t = s.cell_tile[u]
-        hop = t >= 0 and s.kind[t] == K_TUNNEL and s.excavated[t] and (
-            s.role[p] == CLIMBER or not blocked(s, t))
+        hop = t >= 0 and tunnel_open(s, p, t)
         for c in range(N_CELLS):
             v = s.cell_tile[c]
             if v < 0 or done[c] or c == u:
                 continue
             if adjacent(u, c, nd == 8):
                 w = 1
-            elif hop and s.kind[v] == K_TUNNEL and s.excavated[v] and (
-                    s.role[p] == CLIMBER or not blocked(s, v)):
+            elif hop and tunnel_open(s, p, v):
                 w = 1
             else:
                 continue
@@ -99,10 +98,10 @@ cdef int step_toward(const DState* s, int p, int target, const int* first,
     cdef int nxt = first[target], a
     if nxt < 0:
         return -1
-    a = A_MOVE + nxt * 6 + passenger
+    a = pawn_move(A_MOVE, 0, nxt, passenger)
     if plan_legal(legal, n, a):
         return a
-    a = A_MOVE + nxt * 6 + NO_PASSENGER
+    a = pawn_move(A_MOVE, 0, nxt, NO_PASSENGER)
     if plan_legal(legal, n, a):
         return a
     a = A_DIG + nxt
@@ -172,7 +171,7 @@ cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n
         for c in range(N_CELLS):
             if not reach[c]:
                 continue
-            a = A_NAV + q * N_CELLS * 6 + c * 6 + NO_PASSENGER
+            a = pawn_move(A_NAV, q, c, NO_PASSENGER)
             gain = here - manhattan(c, pc) + (10 if c == pc else 0)
             if gain > best_gain and plan_legal(legal, n, a):
                 best_gain = gain
@@ -210,7 +209,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
         if not blocked(s, pad):
             for h in range(s.players + 1):
                 q = NO_PASSENGER if h == s.players else h
-                a = A_JET + p * N_CELLS * 6 + pc * 6 + q
+                a = pawn_move(A_JET, p, pc, q)
                 if plan_legal(legal, n, a):
                     return a
         q = NO_PASSENGER
@@ -591,12 +590,12 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
         gain_water(s, p, WELL_WATER)
     elif a < A_DIG:
         x = a - A_MOVE
-        move_pawn(s, p, x // 6, x % 6)
+        move_pawn(s, p, move_cell(x), move_passenger(x))
     elif a < A_NAV:
         remove_sand(s, s.cell_tile[a - A_DIG], 2 if s.role[p] == ARCHEOLOGIST else 1)
     else:
         x = a - A_NAV
-        move_pawn(s, x // (N_CELLS * 6), (x // 6) % N_CELLS, x % 6)
+        move_pawn(s, move_who(x), move_cell(x), move_passenger(x))
 
 
 cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexcept nogil:
@@ -632,11 +631,11 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
                 for v in range(s.players):
                     if v != p and s.pawn_tile[v] == t:
                         q = v
-                out[n] = A_MOVE + steps[i] * 6 + NO_PASSENGER
+                out[n] = pawn_move(A_MOVE, 0, steps[i], NO_PASSENGER)
                 n += 1
                 if q == NO_PASSENGER:
                     continue
-            out[n] = A_MOVE + steps[i] * 6 + q
+            out[n] = pawn_move(A_MOVE, 0, steps[i], q)
             n += 1
     for c in range(N_CELLS):
         v = s.cell_tile[c]
@@ -661,12 +660,12 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
             if n >= MAX_CAND - N_CELLS:
                 break
             if not s.excavated[v] or (s.kind[v] == K_WELL and s.role[p] == WATER_CARRIER):
-                out[n] = A_JET + p * N_CELLS * 6 + c * 6 + NO_PASSENGER
+                out[n] = pawn_move(A_JET, p, c, NO_PASSENGER)
                 n += 1
             else:
                 for i in range(N_PARTS):
                     if s.part_state[i] == P_TILE and s.part_tile[i] == v:
-                        out[n] = A_JET + p * N_CELLS * 6 + c * 6 + NO_PASSENGER
+                        out[n] = pawn_move(A_JET, p, c, NO_PASSENGER)
                         n += 1
                         break
     if not bur and s.role[p] == NAVIGATOR:
@@ -679,7 +678,7 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
                 # Only toward the Navigator (gathering) or onto unexcavated tiles (work).
                 if reach[c] and (c == tc or not s.excavated[s.cell_tile[c]]
                                  or s.cell_tile[c] == pad):
-                    out[n] = A_NAV + q * N_CELLS * 6 + c * 6 + NO_PASSENGER
+                    out[n] = pawn_move(A_NAV, q, c, NO_PASSENGER)
                     n += 1
     return n
 

@@ -13,6 +13,7 @@ RULES = st_.fixed_dictionaries({
     "navigator_can_move_buried": st_.booleans(),
     "takeoff_costs_action": st_.booleans(),
     "tunnel_shade_requires_unblocked": st_.booleans(),
+    "climber_hops_blocked_tunnels": st_.booleans(),
 })
 
 

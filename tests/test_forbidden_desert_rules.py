@@ -481,9 +481,14 @@ def test_pawn_at_zero_survives_until_next_sun():
     assert st.outcomes()[0]["win"] == 0.0
 
 
-@pytest.mark.parametrize("timing", ["end_of_phase", "per_card"])
+@pytest.mark.parametrize("timing", [None, "end_of_phase", "per_card"])
 def test_tv19_reshuffle_mid_phase(timing):
-    d = _storm_state([], storm_discard_timing=timing)
+    """Worked example 19.  The default is the seed's per_card: 'draw the first, look at it,
+    carry out its effect, then put it on the discarded storm cards', so the reshuffle in
+    mid-phase takes the card just drawn in."""
+    rules = {} if timing is None else {"storm_discard_timing": timing}
+    per_card = timing != "end_of_phase"
+    d = _storm_state([], **rules)
     d["storm_meter_index"] = 1                              # 3 cards
     first = wind(d, "N", 1)
     pile = d["storm_draw_pile"]
@@ -492,15 +497,68 @@ def test_tv19_reshuffle_mid_phase(timing):
     st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
     out = st.to_dict()
     assert out["storm_draw_pile"] == []
+    assert (first in out["storm_discard_pile"]) == per_card
+    assert out["storm_drawn_this_phase"] == ([] if per_card else [first])
     st.apply(A.DRAW)
     out = st.to_dict()
-    assert len(out["storm_draw_pile"]) == (29 if timing == "end_of_phase" else 30)
-    assert (first in out["storm_draw_pile"]) == (timing == "per_card")
+    assert len(out["storm_draw_pile"]) == (30 if per_card else 29)
+    assert (first in out["storm_draw_pile"]) == per_card
     st.apply(A.DRAW)
     out = st.to_dict()
     assert out["phase"] == "actions"
     assert sorted(out["storm_draw_pile"] + out["storm_discard_pile"]) == list(range(31))
-    assert len(out["storm_discard_pile"]) == 3 if timing == "end_of_phase" else True
+    # per_card: the two cards drawn after the reshuffle; end_of_phase: all three, at the end.
+    assert len(out["storm_discard_pile"]) == (2 if per_card else 3)
+    assert out["storm_drawn_this_phase"] == []
+
+
+# ---------------------------------------------------------------- tunnel hops (spec 4.2)
+
+def _tunnels(roles, **rules):
+    """Worked example 8's board: T1 (1,0) excavated, T2 (4,4) excavated with 2 sand, T3 (0,3)
+    unexcavated; seat 0 on T1."""
+    d = base(players=len(roles), roles=roles, **rules)
+    ids = [e["tile"] for row in d["board"] for e in row if e and e["kind"] == "tunnel"]
+    for rc, tile in zip(((1, 0), (4, 4), (0, 3)), ids):
+        put(d, rc, "tunnel", tile=tile)
+    entry(d, (1, 0))["excavated"] = entry(d, (4, 4))["excavated"] = True
+    set_sand(d, (4, 4), 2)
+    for seat in range(len(roles)):
+        pawn_at(d, seat, (1, 0))
+    return d
+
+
+def test_tv8_tunnel_hop_rules():
+    d = _tunnels(["archeologist", "navigator"])
+    legal = load(d).legal_actions()
+    assert A.move(4, 4) not in legal                    # T2 blocked
+    assert A.move(0, 3) not in legal                    # T3 unexcavated
+    set_sand(d, (4, 4), 1)
+    st = load(d)
+    st.apply(A.move(4, 4))
+    assert pawn_cell(st, 0) == (4, 4) and st.to_dict()["actions_left"] == 3
+
+
+@pytest.mark.parametrize("option", [None, False, True])
+def test_climber_hop_into_or_out_of_a_blocked_tunnel_is_the_option(option):
+    """Seed: hops only between unblocked tunnels (default); climber_hops_blocked_tunnels lets
+    the Climber (and his passenger) hop into or out of a blocked one."""
+    rules = {} if option is None else {"climber_hops_blocked_tunnels": option}
+    allowed = bool(option)
+    d = _tunnels(["climber", "archeologist"], **rules)
+    legal = load(d).legal_actions()
+    assert (A.move(4, 4) in legal) == allowed
+    assert (A.move(4, 4, 1) in legal) == allowed        # carrying the archeologist
+    assert A.move(0, 3) not in legal                    # never into an unexcavated tunnel
+    d["current_player"] = 1                             # the archeologist never hops there
+    assert A.move(4, 4) not in load(d).legal_actions()
+    d["current_player"] = 0
+    pawn_at(d, 0, (4, 4))                               # out of the blocked tunnel
+    assert (A.move(1, 0) in load(d).legal_actions()) == allowed
+    # The Navigator moves the Climber by the Climber's steps: the hop is one of them.
+    d = _tunnels(["navigator", "climber"], **rules)
+    pawn_at(d, 0, (0, 0))
+    assert (A.navigate(1, 4, 4) in load(d).legal_actions()) == allowed
 
 
 # ---------------------------------------------------------------- adventurers (spec 4.8)
