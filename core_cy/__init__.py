@@ -2,7 +2,7 @@
 
     >>> import core_cy
     >>> core_cy.games()
-    ['forbidden_desert', 'maori', 'mondo']
+    ['forbidden_desert', 'golden_island', 'maori', 'mondo']
     >>> game = core_cy.load("maori")
     >>> state = game.new(3, rules={"mode": "pro"}, seed=7)
 """
@@ -13,6 +13,7 @@ import importlib
 # Game name -> module inside core_cy.  Adding a game is adding a line here.
 CATALOGUE = {
     "forbidden_desert": "core_cy.forbidden_desert",
+    "golden_island": "core_cy.golden_island",
     "maori": "core_cy.maori",
     "mondo": "core_cy.mondo",
 }

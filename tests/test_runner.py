@@ -16,7 +16,9 @@ from core_cy import batch
 from services.runner import Progress, run_experiment
 from services.spec import ExperimentSpec
 
-GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
+# A competitive game in which every game has a winner (win shares sum to 1).
+GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative
+            and not getattr(core_cy.load(g), "may_end_without_winner", False))
 PLAYERS = core_cy.load(GAME).min_players + 1
 
 

@@ -1,0 +1,2072 @@
+# cython: language_level=3
+"""The Golden Island (Cartagena - Die Goldinsel, Ruediger Dorn, Winning Moves 2008).
+
+Rules: ../shared/rules/golden_island.md (section numbers below refer to it; the Hungarian
+rulebook in ../shared/seeds/001_b57d29ae659b9fc8.txt is the authority).  The state is one
+flat C struct (`GState`, rules and data tables included) so that clone is a memcpy; every
+function of the engine table is nogil and allocation-free.
+
+The state knows everything, including the hidden Golden Island, the chest values, the deck
+orders and every permit's value.  What each seat knows is kept in the state too (island
+cards it holds or remembers, chests it peeked), and `observe(seat)` redraws everything else
+consistently with that knowledge.  A memory model (rule option `recall_error_per_mille`)
+makes seats forget remembered facts; the `written_notes` variant switches it off.
+
+A turn is split into decisions, each one action (section 4):
+  PH_START    relic R4 owner: discard 1-2 hand cards and draw as many, or not
+  PH_MOVE     play a card for movement: the action names the card and where the captain
+              and the ship end (the path is irrelevant: only the final spaces matter,
+              and a nest action happens only where a captain that moved ends)
+  PH_GAMBLE   a won gamble: choose the colour of the pirate to take
+  PH_ABILITY  play a second card for its ability (with its parameters), or pass
+  PH_COPY     the Imitator: the copied ability's parameters
+Hand refill, reshuffles, the end trigger and scoring follow automatically.
+"""
+from libc.string cimport memcpy, memset
+from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
+from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_next, rng_uniform, rng_seed, set_state_fields, MAX_SEATS,
+                               MAX_LEGAL, STREAM_SEAT)
+from core_cy import contract
+from core_cy.game import Game, Option
+
+import json
+from importlib import resources
+
+ENGINE_VERSION = "1.0"
+
+cdef extern from "meeple_bits.h":
+    int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
+
+cdef enum:
+    MAX_PLAYERS = 4
+    N_ISLANDS = 12          # treasure islands = island cards = chest tokens (rulebook)
+    N_NODES = 15            # H, T1..T12, VL, VU
+    NODE_H = 0              # the harbour; T_k is node k
+    NODE_VL = 13            # lower volcano: relics
+    NODE_VU = 14            # upper volcano: the 7-permits
+    NODE_SLOTS = 16         # nodes as they are laid out in action ids
+    MAX_EDGES = 48
+    MAX_DEGREE = N_NODES - 1
+    MAX_NEST = 16
+    MAX_CARDS = 16          # one pirate deck (the rulebook's 16)
+    MAX_HAND = 5
+    N_COLOURS = 4
+    N_RELICS = 4
+    TOP_PERMIT = 7          # permits 1..7 per colour; the 7 starts at the upper volcano
+    PIRATE_CAP = 3          # a player holds at most three pirates (section 4.2)
+    HAND_SIZE = 4
+    HAND_SIZE_R3 = 5
+    SIXTH_PERMIT = 6        # placing the sixth permit triggers the end (section 5.1)
+    GOLDEN_COIN = 3         # the 3-coin on the Golden Island
+    TOTAL_COINS = 47        # 17 x 1 + 10 x 3 (section 2.1)
+    MAX_STACK = MAX_PLAYERS # one permit per player per island
+    ALL_ISLANDS = 0xFFF
+    NO_MOVE = 99            # movement points of a lighthouse card
+
+# Nest space kinds (section 2.2).
+cdef enum:
+    NK_LIGHTHOUSE = 0
+    NK_ISLAND_CARD = 1
+    NK_PERMIT = 2
+    NK_PIRATES = 3
+    NK_GAMBLE = 4
+
+# Card abilities (section 4.5).
+cdef enum:
+    AB_LANDING = 0
+    AB_THIEF = 1
+    AB_MASTER_THIEF = 2
+    AB_FORTUNE_TELLER = 3
+    AB_PIRATE = 4
+    AB_VETERAN = 5
+    AB_IMITATOR = 6
+
+# Relics (section 2.7).
+cdef enum:
+    R1_ANY_COLOUR = 0
+    R2_EXTRA_STEP = 1
+    R3_HAND_FIVE = 2
+    R4_SWAP_CARDS = 3
+
+cdef enum:
+    PH_START = 0
+    PH_MOVE = 1
+    PH_GAMBLE = 2
+    PH_ABILITY = 3
+    PH_COPY = 4
+
+cdef enum:
+    END_RUNNING = 0
+    END_SIXTH_PERMIT = 1
+    END_ROUND_LIMIT = 2
+
+# Chest whereabouts (section 5.2).
+cdef enum:
+    CHEST_ON_ISLAND = -1
+    CHEST_BOX = -2
+
+# Ability parameters: one range per effect, the same for a played card and a copied one.
+cdef enum:
+    P_STEAL = 0                      # + victim * 2 + (cards - 1)
+    P_PEEK = P_STEAL + 2 * MAX_PLAYERS   # + island
+    P_TAKE = P_PEEK + N_ISLANDS      # + pirate combo (take from the ship's island)
+    N_COMBOS = 14                    # 4 single colours, then 10 pairs c1 <= c2
+    P_LAND = P_TAKE + N_COMBOS       # + combo * TOP_PERMIT + (permit value - 1)
+    P_VOLCANO = P_LAND + N_COMBOS * TOP_PERMIT  # + colour * N_RELICS + relic (0 at VU)
+    P_IMITATE = P_VOLCANO + N_COLOURS * N_RELICS  # + opponent
+    N_PARAMS = P_IMITATE + MAX_PLAYERS
+    COPY_SLOT = MAX_HAND             # the "slot" of a copied ability
+
+# Action ids: contiguous blocks, ascending in the order legal_actions emits them.
+cdef enum:
+    A_SWAP = 0                                        # + hand-slot mask (0: keep the hand)
+    A_MOVE = A_SWAP + (1 << MAX_HAND)                 # + slot * 256 + captain * 16 + ship
+    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * MAX_NEST * NODE_SLOTS  # + colour
+    A_PASS = A_GAMBLE_PIRATE + N_COLOURS
+    A_ABILITY = A_PASS + 1                            # + slot * N_PARAMS + param
+    NUM_ACTIONS = A_ABILITY + (MAX_HAND + 1) * N_PARAMS
+
+# Heuristic weights (greedy agent), not rules: see g_heuristic().
+cdef double W_SURVIVE = 30.0      # value of being sure to survive (a permit on the Golden Island)
+cdef double W_PERMIT = 1.5        # a permit in hand
+cdef double W_PERMIT_VALUE = 0.1  # per point of a held permit
+cdef double W_PIRATE = 0.7        # a pirate held
+cdef double W_KNOWN = 0.6         # an island known not to be golden
+cdef double W_CHEST_KNOWN = 0.2   # a peeked chest
+cdef double W_DISTANCE = 0.3      # per sea step from where the ship should be
+cdef double W_RELIC_BONUS = 1.0   # a relic's bonus beyond its gold
+cdef double W_WIN = 100.0         # a finished game: the win
+
+ctypedef struct GRules:
+    int32_t exact_move            # section 4.1: a card that cannot use all points is unplayable
+    int32_t steal_at_home         # section 7: captains on the lighthouse / ships in H co-located
+    int32_t volcano_by_pirates    # section 8.1: pirate cards (not landing cards) land on volcanoes
+    int32_t max_rounds            # section 5.1 safety
+    int32_t no_survivor_highest   # section 5.2 step 6: most gold wins when nobody survives
+    int32_t recall_error          # per mille: chance to forget a remembered fact each own turn
+    int32_t first_random          # section 3.7: random first player (else seat 0)
+    int32_t bank_limited          # section 5.2: payouts stop when the bank's coins run out
+    int32_t n_nest
+    int32_t lighthouse            # index of the lighthouse on the ring
+    int32_t n_edges
+    int32_t n_cards
+    int32_t chest_total           # sum of the chest values
+    int8_t nest_kind[MAX_NEST]
+    int8_t nest_colour[MAX_NEST]
+    int8_t edge_a[MAX_EDGES]
+    int8_t edge_b[MAX_EDGES]
+    int8_t degree[N_NODES]
+    int8_t adj_edge[N_NODES][MAX_DEGREE]
+    int8_t adj_node[N_NODES][MAX_DEGREE]
+    int8_t dist[N_NODES][N_NODES] # shortest sea distances (heuristic)
+    int8_t island_colour[N_ISLANDS]
+    int8_t card_ability[MAX_CARDS]
+    int8_t card_move[MAX_CARDS]   # NO_MOVE for a lighthouse card
+    int8_t card_symbol[MAX_CARDS]
+    int16_t chest_values[N_ISLANDS]
+    int16_t relic_gold[N_RELICS]
+
+ctypedef struct GPlayer:
+    int8_t captain                # nest space
+    int8_t ship                   # sea node
+    int8_t deck[MAX_CARDS]        # face down; the top is deck[deck_len - 1]
+    int8_t hand[MAX_HAND]         # kept sorted by card id
+    int8_t discard[MAX_CARDS]     # face up; the top is discard[disc_len - 1]
+    int8_t deck_len
+    int8_t hand_len
+    int8_t disc_len
+    int8_t pirates[N_COLOURS]
+    uint8_t permits_held          # bit v-1: permit v in hand (face down, owner knows)
+    uint8_t permits_pool          # bit v-1: permit v in the nest pool
+    uint8_t seven_at_volcano
+    int8_t relic                  # -1: none
+    int8_t placed                 # permits on treasure islands
+    uint16_t islands_held         # island cards held (face down)
+    uint16_t islands_remembered   # island cards seen (the holder always knows its own)
+    uint16_t chests_known         # chests peeked and remembered
+    int16_t gold_chests           # final scoring lines (section 5.2)
+    int16_t gold_coins
+    int16_t gold_golden
+    int16_t gold_relic
+    int16_t gold_total
+    int8_t golden_rank            # 1 = best on the Golden Island, 0 = no permit there
+    int8_t eliminated
+
+ctypedef struct GState:
+    GRules rules
+    Rng rng
+    int32_t players
+    int32_t current
+    int32_t terminal
+    int32_t moves
+    int32_t end_reason
+    int32_t phase
+    int32_t turns
+    int32_t first_player
+    int32_t end_trigger           # the seat that placed its sixth permit, or -1
+    int32_t copy_target           # PH_COPY: whose discard top is copied
+    int32_t bank_gold             # coins left in the bank (unlimited: may go below 0)
+    int32_t golden_coin_owner     # -1 while on the Golden Island
+    int8_t golden                 # the Golden Island (hidden under the board)
+    int8_t island_deck[N_ISLANDS] # the top is island_deck[island_deck_len - 1]
+    int8_t island_deck_len
+    uint8_t relics_free
+    int8_t houses[N_COLOURS]      # pirates on their nest houses
+    int8_t node_pirates[N_NODES][N_COLOURS]
+    int8_t stack_owner[N_ISLANDS][MAX_STACK]   # bottom (earliest) first
+    int8_t stack_value[N_ISLANDS][MAX_STACK]
+    int8_t stack_len[N_ISLANDS]
+    int16_t chest[N_ISLANDS]      # chest value on treasure island i (T_{i+1})
+    int8_t chest_owner[N_ISLANDS]
+    GPlayer p[MAX_PLAYERS]
+    double share[MAX_PLAYERS]
+
+# Pirate combos: singles 0..3, then the pairs (a, b) with a <= b.
+cdef int COMBO_A[N_COMBOS]
+cdef int COMBO_B[N_COMBOS]
+COMBO_A[:] = [0, 1, 2, 3, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
+COMBO_B[:] = [-1, -1, -1, -1, 0, 1, 2, 3, 1, 2, 3, 2, 3, 3]
+
+
+# ---------------------------------------------------------------- small helpers
+
+cdef inline int island_of(int node) noexcept nogil:
+    """The treasure island index (0..11) of a sea node, or -1."""
+    return node - 1 if 1 <= node <= N_ISLANDS else -1
+
+
+cdef inline int pirates_held(const GPlayer* pl) noexcept nogil:
+    return pl.pirates[0] + pl.pirates[1] + pl.pirates[2] + pl.pirates[3]
+
+
+cdef inline int hand_limit(const GPlayer* pl) noexcept nogil:
+    return HAND_SIZE_R3 if pl.relic == R3_HAND_FIVE else HAND_SIZE
+
+
+cdef inline int nth_bit(uint32_t mask, int k) noexcept nogil:
+    """The index of the k-th set bit of mask (k from 0)."""
+    cdef int i
+    for i in range(32):
+        if (mask >> i) & 1:
+            if k == 0:
+                return i
+            k -= 1
+    return -1
+
+
+cdef inline int random_bit(uint32_t mask, Rng* rng) noexcept nogil:
+    return nth_bit(mask, rng_below(rng, popcount(mask)))
+
+
+cdef void shuffle8(int8_t* a, int n, Rng* rng) noexcept nogil:
+    cdef int i, j
+    cdef int8_t t
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
+
+
+cdef inline bint has_permit_on(const GState* s, int isl, int seat) noexcept nogil:
+    cdef int k
+    for k in range(s.stack_len[isl]):
+        if s.stack_owner[isl][k] == seat:
+            return True
+    return False
+
+
+cdef inline uint32_t islands_with_permit(const GState* s, int seat) noexcept nogil:
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(N_ISLANDS):
+        if has_permit_on(s, i, seat):
+            m |= 1u << i
+    return m
+
+
+cdef inline uint32_t known_islands(const GPlayer* pl) noexcept nogil:
+    """Island cards a seat knows are not the Golden Island."""
+    return pl.islands_held | pl.islands_remembered
+
+
+# ---------------------------------------------------------------- cards
+
+cdef void sort_hand(GPlayer* pl) noexcept nogil:
+    cdef int i, j
+    cdef int8_t t
+    for i in range(1, pl.hand_len):
+        j = i
+        while j > 0 and pl.hand[j - 1] > pl.hand[j]:
+            t = pl.hand[j]
+            pl.hand[j] = pl.hand[j - 1]
+            pl.hand[j - 1] = t
+            j -= 1
+
+
+cdef int draw_card(GState* s, GPlayer* pl) noexcept nogil:
+    """The top card of the own deck (the discard pile reshuffled when it is empty, section
+    4), or -1 if deck and discard are both empty."""
+    cdef int c
+    if pl.deck_len == 0:
+        if pl.disc_len == 0:
+            return -1
+        memcpy(pl.deck, pl.discard, pl.disc_len)
+        pl.deck_len = pl.disc_len
+        memset(pl.discard, 0, MAX_CARDS)
+        pl.disc_len = 0
+        shuffle8(pl.deck, pl.deck_len, &s.rng)
+    pl.deck_len -= 1
+    c = pl.deck[pl.deck_len]
+    pl.deck[pl.deck_len] = 0
+    return c
+
+
+cdef void refill_hand(GState* s, GPlayer* pl) noexcept nogil:
+    """Section 4.6: draw up to 4 cards (5 with relic R3)."""
+    cdef int c
+    while pl.hand_len < hand_limit(pl):
+        c = draw_card(s, pl)
+        if c < 0:
+            break
+        pl.hand[pl.hand_len] = <int8_t>c
+        pl.hand_len += 1
+    sort_hand(pl)
+
+
+cdef int play_from_hand(GPlayer* pl, int slot) noexcept nogil:
+    """Moves the hand card in slot onto the discard pile; returns the card."""
+    cdef int c = pl.hand[slot], i
+    for i in range(slot, pl.hand_len - 1):
+        pl.hand[i] = pl.hand[i + 1]
+    pl.hand_len -= 1
+    pl.hand[pl.hand_len] = 0
+    pl.discard[pl.disc_len] = <int8_t>c
+    pl.disc_len += 1
+    return c
+
+
+# ---------------------------------------------------------------- supplies
+
+cdef void take_permit_from_pool(GState* s, GPlayer* pl) noexcept nogil:
+    """One random own permit from the nest pool (none left: nothing, section 4.3)."""
+    cdef int v
+    if pl.permits_pool == 0:
+        return
+    v = random_bit(pl.permits_pool, &s.rng)
+    pl.permits_pool &= ~(1 << v)
+    pl.permits_held |= 1 << v
+
+
+cdef void take_house_pirate(GState* s, GPlayer* pl, int colour) noexcept nogil:
+    """One pirate from a nest house, if there is one and the cap allows (section 4.2)."""
+    if s.houses[colour] > 0 and pirates_held(pl) < PIRATE_CAP:
+        s.houses[colour] -= 1
+        pl.pirates[colour] += 1
+
+
+cdef void draw_island_card(GState* s, int seat) noexcept nogil:
+    cdef int c
+    if s.island_deck_len == 0:
+        return
+    s.island_deck_len -= 1
+    c = s.island_deck[s.island_deck_len]
+    s.island_deck[s.island_deck_len] = 0
+    s.p[seat].islands_held |= 1 << c
+    s.p[seat].islands_remembered |= 1 << c
+
+
+# ---------------------------------------------------------------- setup (section 3)
+
+cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* seats,
+                  const Rng* rng) noexcept nogil:
+    cdef GState* s = <GState*>vs
+    cdef GPlayer* pl
+    cdef int i, k, c
+    cdef int8_t order[N_ISLANDS]
+    memset(s, 0, sizeof(GState))
+    memcpy(&s.rules, rules, sizeof(GRules))
+    s.rng = rng[0]
+    s.players = players
+    s.end_trigger = -1
+    s.golden_coin_owner = -1
+    s.copy_target = -1
+    # Island cards: one slides unseen under the board as the Golden Island (with its 3-coin).
+    for i in range(N_ISLANDS):
+        s.island_deck[i] = <int8_t>i
+    shuffle8(s.island_deck, N_ISLANDS, &s.rng)
+    s.golden = s.island_deck[N_ISLANDS - 1]
+    s.island_deck[N_ISLANDS - 1] = 0
+    s.island_deck_len = N_ISLANDS - 1
+    s.bank_gold = TOTAL_COINS - GOLDEN_COIN
+    s.relics_free = (1 << N_RELICS) - 1
+    for c in range(N_COLOURS):
+        s.houses[c] = <int8_t>players     # 2, 3 or 4 per colour by player count
+    for i in range(N_ISLANDS):
+        order[i] = <int8_t>i
+    shuffle8(order, N_ISLANDS, &s.rng)
+    for i in range(N_ISLANDS):
+        s.chest[i] = s.rules.chest_values[order[i]]
+        s.chest_owner[i] = CHEST_ON_ISLAND
+    for i in range(players):
+        pl = &s.p[i]
+        pl.captain = <int8_t>s.rules.lighthouse
+        pl.ship = NODE_H
+        pl.relic = -1
+        for k in range(s.rules.n_cards):
+            pl.deck[k] = <int8_t>k
+        pl.deck_len = <int8_t>s.rules.n_cards
+        shuffle8(pl.deck, pl.deck_len, &s.rng)
+        refill_hand(s, pl)
+        pl.seven_at_volcano = 1
+        # Permits 1..6 shuffled: one blind to the hand, five to the nest pool.
+        k = rng_below(&s.rng, TOP_PERMIT - 1)
+        pl.permits_held = 1 << k
+        pl.permits_pool = ((1 << (TOP_PERMIT - 1)) - 1) & ~(1 << k)
+        draw_island_card(s, i)
+    s.first_player = rng_below(&s.rng, players) if s.rules.first_random else 0
+    s.current = s.first_player
+    start_turn(s)
+
+
+# ---------------------------------------------------------------- movement (section 4.1)
+
+cdef inline bint captain_may_move(const GState* s, int cap, int ship) noexcept nogil:
+    return ship == NODE_H
+
+
+cdef inline bint ship_may_move(const GState* s, int cap, int ship) noexcept nogil:
+    return cap == s.rules.lighthouse
+
+
+cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t used, int dir,
+               int left, int spent, uint16_t* reach) noexcept nogil:
+    """Every way to spend up to `left` more points from (captain, ship): records in
+    reach[captain * NODE_SLOTS + ship] the bit of each number of points that can end there.
+    The captain keeps one direction and never revisits a space this turn; the ship uses each
+    line at most once; either piece may go on whenever the other is home (switching)."""
+    cdef int d, k, nxt
+    reach[cap * NODE_SLOTS + ship] |= <uint16_t>(1 << spent)
+    if left == 0:
+        return
+    if captain_may_move(s, cap, ship):
+        for d in range(-1, 2, 2):
+            if dir != 0 and d != dir:
+                continue
+            nxt = (cap + d + s.rules.n_nest) % s.rules.n_nest
+            if not (visited >> nxt) & 1:
+                walk(s, nxt, ship, visited | (1u << nxt), used, d, left - 1, spent + 1, reach)
+    if ship_may_move(s, cap, ship):
+        for k in range(s.rules.degree[ship]):
+            if not (used >> s.rules.adj_edge[ship][k]) & 1:
+                walk(s, cap, s.rules.adj_node[ship][k], visited,
+                     used | ((<uint64_t>1) << s.rules.adj_edge[ship][k]), dir, left - 1,
+                     spent + 1, reach)
+
+
+cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
+    cdef int i, m = 0, v
+    for i in range(pl.hand_len):
+        v = s.rules.card_move[pl.hand[i]]
+        if v != NO_MOVE and v > m:
+            m = v
+    return m + (1 if pl.relic == R2_EXTRA_STEP else 0)
+
+
+cdef void reachable(const GState* s, const GPlayer* pl, uint16_t* reach) noexcept nogil:
+    """reach[] for the seat's pieces with the most points any hand card offers."""
+    memset(reach, 0, MAX_NEST * NODE_SLOTS * sizeof(uint16_t))
+    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, reach)
+
+
+cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
+                              const uint16_t* reach) noexcept nogil:
+    """The point counts a number card may spend (a bit set): n, or n and n+1 with relic
+    R2; when no end uses them exactly, the most points achievable (section 4.1 ASSUMPTION),
+    or none if exact_move is set."""
+    cdef int n = s.rules.card_move[card], i, best = -1
+    cdef uint16_t want = <uint16_t>(1 << n), any_pts = 0
+    if pl.relic == R2_EXTRA_STEP:
+        want |= <uint16_t>(1 << (n + 1))
+    for i in range(MAX_NEST * NODE_SLOTS):
+        any_pts |= reach[i]
+    if any_pts & want:
+        return any_pts & want
+    if s.rules.exact_move:
+        return 0
+    for i in range(n + 2):
+        if (any_pts >> i) & 1 and (want >> i) > 1:
+            best = i   # below the wanted counts
+    return <uint16_t>(1 << best) if best >= 0 else 0
+
+
+cdef int move_actions(const GState* s, int* out) noexcept nogil:
+    cdef const GPlayer* pl = &s.p[s.current]
+    cdef uint16_t reach[MAX_NEST * NODE_SLOTS]
+    cdef uint16_t pts
+    cdef int n = 0, slot, card, i, base
+    reachable(s, pl, reach)
+    for slot in range(pl.hand_len):
+        card = pl.hand[slot]
+        base = A_MOVE + slot * MAX_NEST * NODE_SLOTS
+        if s.rules.card_move[card] == NO_MOVE:
+            # A lighthouse returns the piece that is away (both home: nothing happens).
+            if pl.captain != s.rules.lighthouse:
+                out[n] = base + s.rules.lighthouse * NODE_SLOTS + pl.ship
+            elif pl.ship != NODE_H:
+                out[n] = base + pl.captain * NODE_SLOTS + NODE_H
+            else:
+                out[n] = base + pl.captain * NODE_SLOTS + pl.ship
+            n += 1
+            continue
+        pts = points_for_card(s, pl, card, reach)
+        for i in range(MAX_NEST * NODE_SLOTS):
+            if reach[i] & pts:
+                out[n] = base + i
+                n += 1
+    if n == 0:
+        # Data guard (exact_move with no exact path for any card): play a card, stay put.
+        for slot in range(pl.hand_len):
+            out[n] = A_MOVE + slot * MAX_NEST * NODE_SLOTS + pl.captain * NODE_SLOTS + pl.ship
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------- abilities (section 4.5)
+
+cdef inline bint co_located(const GState* s, int seat, int other) noexcept nogil:
+    """Thief option 1: the seat's captain or ship shares a space with the other's."""
+    cdef const GPlayer* a = &s.p[seat]
+    cdef const GPlayer* b = &s.p[other]
+    if a.captain == b.captain and (s.rules.steal_at_home or a.captain != s.rules.lighthouse):
+        return True
+    return a.ship == b.ship and (s.rules.steal_at_home or a.ship != NODE_H)
+
+
+cdef inline bint may_steal_from(const GState* s, int seat, int other) noexcept nogil:
+    """Thief options 1 and 2 (option 2: island deck empty and own captain on an island-card
+    space: any opponent)."""
+    if other == seat or s.p[other].islands_held == 0:
+        return False
+    if co_located(s, seat, other):
+        return True
+    return (s.island_deck_len == 0
+            and s.rules.nest_kind[s.p[seat].captain] == NK_ISLAND_CARD)
+
+
+cdef inline bint combo_available(const int8_t* pool, int combo) noexcept nogil:
+    cdef int a = COMBO_A[combo], b = COMBO_B[combo]
+    if b < 0:
+        return pool[a] >= 1
+    if a == b:
+        return pool[a] >= 2
+    return pool[a] >= 1 and pool[b] >= 1
+
+
+cdef inline int combo_size(int combo) noexcept nogil:
+    return 1 if COMBO_B[combo] < 0 else 2
+
+
+cdef int ability_params(const GState* s, int ability, int* out) noexcept nogil:
+    """The legal parameters of an ability for the seat to act, ascending."""
+    cdef const GPlayer* pl = &s.p[s.current]
+    cdef int n = 0, t, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
+    cdef bint volcano_card
+    if ability == AB_THIEF or ability == AB_MASTER_THIEF:
+        for t in range(s.players):
+            if may_steal_from(s, seat, t):
+                out[n] = P_STEAL + t * 2
+                n += 1
+                if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
+                    out[n] = P_STEAL + t * 2 + 1
+                    n += 1
+        return n
+    if ability == AB_FORTUNE_TELLER:
+        for i in range(N_ISLANDS):
+            if s.chest_owner[i] == CHEST_ON_ISLAND:
+                out[n] = P_PEEK + i
+                n += 1
+        return n
+    if ability == AB_PIRATE or ability == AB_VETERAN:
+        if node != NODE_H:
+            for combo in range(N_COMBOS if ability == AB_VETERAN else N_COLOURS):
+                if (combo_available(s.node_pirates[node], combo)
+                        and pirates_held(pl) + combo_size(combo) <= PIRATE_CAP):
+                    out[n] = P_TAKE + combo
+                    n += 1
+    isl = island_of(node)
+    if ability == AB_LANDING and isl >= 0:
+        if (s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
+                and pl.permits_held != 0):
+            for combo in range(N_COMBOS):
+                if not combo_available(pl.pirates, combo):
+                    continue
+                if (combo_size(combo) == 1 and COMBO_A[combo] != s.rules.island_colour[isl]
+                        and pl.relic != R1_ANY_COLOUR):
+                    continue
+                for v in range(TOP_PERMIT):
+                    if (pl.permits_held >> v) & 1:
+                        out[n] = P_LAND + combo * TOP_PERMIT + v
+                        n += 1
+    volcano_card = ((ability == AB_LANDING and not s.rules.volcano_by_pirates) or
+                    ((ability == AB_PIRATE or ability == AB_VETERAN) and s.rules.volcano_by_pirates))
+    if volcano_card and (node == NODE_VU or node == NODE_VL):
+        for c in range(N_COLOURS):
+            if pl.pirates[c] == 0:
+                continue
+            if node == NODE_VU and pl.seven_at_volcano:
+                out[n] = P_VOLCANO + c * N_RELICS
+                n += 1
+            elif node == NODE_VL and pl.relic < 0:
+                for r in range(N_RELICS):
+                    if (s.relics_free >> r) & 1:
+                        out[n] = P_VOLCANO + c * N_RELICS + r
+                        n += 1
+    if ability == AB_IMITATOR:
+        for t in range(s.players):
+            if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
+                out[n] = P_IMITATE + t
+                n += 1
+    return n
+
+
+cdef inline int top_discard(const GState* s, int seat) noexcept nogil:
+    return s.p[seat].discard[s.p[seat].disc_len - 1]
+
+
+cdef bint copy_possible(const GState* s, int target) noexcept nogil:
+    """The Imitator may copy the target's discard top if that ability could be used now
+    (copying an Imitator is allowed and does nothing)."""
+    cdef int params[N_PARAMS]
+    cdef int ab = s.rules.card_ability[top_discard(s, target)]
+    if ab == AB_IMITATOR:
+        return True
+    return ability_params(s, ab, params) > 0
+
+
+cdef int ability_actions(const GState* s, int* out) noexcept nogil:
+    """PH_ABILITY: pass, or a hand card with one of its legal parameters."""
+    cdef const GPlayer* pl = &s.p[s.current]
+    cdef int params[N_PARAMS]
+    cdef int n = 0, slot, k, m
+    out[n] = A_PASS
+    n += 1
+    for slot in range(pl.hand_len):
+        m = ability_params(s, s.rules.card_ability[pl.hand[slot]], params)
+        for k in range(m):
+            out[n] = A_ABILITY + slot * N_PARAMS + params[k]
+            n += 1
+    return n
+
+
+cdef int copy_actions(const GState* s, int* out) noexcept nogil:
+    cdef int params[N_PARAMS]
+    cdef int k, m, ab = s.rules.card_ability[top_discard(s, s.copy_target)]
+    if ab == AB_IMITATOR:
+        out[0] = A_PASS       # copying an Imitator does nothing
+        return 1
+    m = ability_params(s, ab, params)
+    for k in range(m):
+        out[k] = A_ABILITY + COPY_SLOT * N_PARAMS + params[k]
+    return m
+
+
+cdef void sort_ints(int* a, int n) noexcept nogil:
+    cdef int i, j, t
+    for i in range(1, n):
+        j = i
+        while j > 0 and a[j - 1] > a[j]:
+            t = a[j]
+            a[j] = a[j - 1]
+            a[j - 1] = t
+            j -= 1
+
+
+# ---------------------------------------------------------------- legal actions
+
+cdef int g_legal(const void* vs, int* out) noexcept nogil:
+    cdef const GState* s = <const GState*>vs
+    cdef const GPlayer* pl = &s.p[s.current]
+    cdef int n = 0, m, c
+    if s.terminal:
+        return 0
+    if s.phase == PH_START:
+        # Relic R4: keep the hand, or discard 1 or 2 cards (a hand-slot mask).
+        for m in range(1 << pl.hand_len):
+            if popcount(m) <= 2:
+                out[n] = A_SWAP + m
+                n += 1
+        return n
+    if s.phase == PH_MOVE:
+        n = move_actions(s, out)
+        sort_ints(out, n)
+        return n
+    if s.phase == PH_GAMBLE:
+        for c in range(N_COLOURS):
+            if s.houses[c] > 0:
+                out[n] = A_GAMBLE_PIRATE + c
+                n += 1
+        return n
+    if s.phase == PH_ABILITY:
+        n = ability_actions(s, out)
+    else:
+        n = copy_actions(s, out)
+    sort_ints(out, n)
+    return n
+
+
+# ---------------------------------------------------------------- apply
+
+cdef void start_turn(GState* s) noexcept nogil:
+    """The memory model, then the R4 choice or the movement."""
+    cdef GPlayer* pl = &s.p[s.current]
+    forget(s, pl)
+    s.phase = PH_START if (pl.relic == R4_SWAP_CARDS and pl.hand_len > 0) else PH_MOVE
+
+
+cdef void forget(GState* s, GPlayer* pl) noexcept nogil:
+    """Each remembered fact not in front of the seat (an island card it no longer holds, a
+    peeked chest) is forgotten with probability recall_error (per mille) at the start of
+    each of its turns; written notes (recall_error 0) keep everything."""
+    cdef int i
+    cdef double p = s.rules.recall_error / 1000.0
+    if s.rules.recall_error == 0:
+        return
+    for i in range(N_ISLANDS):
+        if ((pl.islands_remembered & ~pl.islands_held) >> i) & 1 and rng_uniform(&s.rng) < p:
+            pl.islands_remembered &= ~(1 << i)
+        if (pl.chests_known >> i) & 1 and rng_uniform(&s.rng) < p:
+            pl.chests_known &= ~(1 << i)
+
+
+cdef void end_turn(GState* s) noexcept nogil:
+    """Refill (section 4.6); the end trigger (section 5.1): every other seat plays once more
+    after the turn that placed a sixth permit; then the next seat."""
+    cdef int nxt
+    refill_hand(s, &s.p[s.current])
+    s.turns += 1
+    nxt = (s.current + 1) % s.players
+    if s.end_trigger >= 0 and nxt == s.end_trigger:
+        finish(s, END_SIXTH_PERMIT)
+    elif s.turns >= s.rules.max_rounds * s.players:
+        finish(s, END_ROUND_LIMIT)
+    else:
+        s.current = nxt
+        start_turn(s)
+
+
+cdef void to_ability_phase(GState* s) noexcept nogil:
+    """The optional second card (section 4.5), if any ability can be used."""
+    cdef int buf[MAX_HAND * N_PARAMS + 1]
+    s.phase = PH_ABILITY
+    if ability_actions(s, buf) <= 1:
+        end_turn(s)
+
+
+cdef void nest_action(GState* s, int seat) noexcept nogil:
+    """Section 4.3: the action of the space where the moving captain ended."""
+    cdef GPlayer* pl = &s.p[seat]
+    cdef int kind = s.rules.nest_kind[pl.captain], c
+    if kind == NK_ISLAND_CARD:
+        draw_island_card(s, seat)
+    elif kind == NK_PERMIT:
+        take_permit_from_pool(s, pl)
+    elif kind == NK_PIRATES:
+        take_house_pirate(s, pl, s.rules.nest_colour[pl.captain])
+    elif kind == NK_GAMBLE:
+        # Section 4.4: flip the deck top onto the discard; a card symbol wins a permit and
+        # a pirate of any colour (chosen next, if the cap and the houses allow).
+        c = draw_card(s, pl)
+        if c < 0:
+            return
+        pl.discard[pl.disc_len] = <int8_t>c
+        pl.disc_len += 1
+        if s.rules.card_symbol[c]:
+            take_permit_from_pool(s, pl)
+            if pirates_held(pl) < PIRATE_CAP and (s.houses[0] + s.houses[1] + s.houses[2]
+                                                  + s.houses[3]) > 0:
+                s.phase = PH_GAMBLE
+
+
+cdef void move_pirates(int8_t* src, int8_t* dst, int combo) noexcept nogil:
+    src[COMBO_A[combo]] -= 1
+    dst[COMBO_A[combo]] += 1
+    if COMBO_B[combo] >= 0:
+        src[COMBO_B[combo]] -= 1
+        dst[COMBO_B[combo]] += 1
+
+
+cdef void steal(GState* s, int seat, int victim, int cards) noexcept nogil:
+    """Random face-down island cards from the victim; both keep knowing them (8.7)."""
+    cdef int k, c
+    for k in range(cards):
+        if s.p[victim].islands_held == 0:
+            return
+        c = random_bit(s.p[victim].islands_held, &s.rng)
+        s.p[victim].islands_held &= ~(1 << c)
+        s.p[victim].islands_remembered |= 1 << c
+        s.p[seat].islands_held |= 1 << c
+        s.p[seat].islands_remembered |= 1 << c
+
+
+cdef void land(GState* s, int seat, int combo, int value) noexcept nogil:
+    """Landing on a treasure island: pirates onto it, a permit on top of its stack."""
+    cdef GPlayer* pl = &s.p[seat]
+    cdef int isl = island_of(pl.ship), k = s.stack_len[isl]
+    move_pirates(pl.pirates, s.node_pirates[pl.ship], combo)
+    pl.permits_held &= ~(1 << (value - 1))
+    s.stack_owner[isl][k] = <int8_t>seat
+    s.stack_value[isl][k] = <int8_t>value
+    s.stack_len[isl] += 1
+    pl.placed += 1
+    if pl.placed >= SIXTH_PERMIT and s.end_trigger < 0:
+        s.end_trigger = seat
+
+
+cdef void use_ability(GState* s, int param) noexcept nogil:
+    """Applies an ability's effect (parameters already legal)."""
+    cdef int seat = s.current, x
+    cdef GPlayer* pl = &s.p[seat]
+    if param < P_PEEK:
+        steal(s, seat, (param - P_STEAL) // 2, (param - P_STEAL) % 2 + 1)
+    elif param < P_TAKE:
+        pl.chests_known |= 1 << (param - P_PEEK)
+    elif param < P_LAND:
+        move_pirates(s.node_pirates[pl.ship], pl.pirates, param - P_TAKE)
+    elif param < P_VOLCANO:
+        x = param - P_LAND
+        land(s, seat, x // TOP_PERMIT, x % TOP_PERMIT + 1)
+    elif param < P_IMITATE:
+        x = param - P_VOLCANO
+        pl.pirates[x // N_RELICS] -= 1
+        s.node_pirates[pl.ship][x // N_RELICS] += 1
+        if pl.ship == NODE_VU:
+            pl.seven_at_volcano = 0
+            pl.permits_held |= 1 << (TOP_PERMIT - 1)
+        else:
+            pl.relic = <int8_t>(x % N_RELICS)
+            s.relics_free &= ~(1 << (x % N_RELICS))
+
+
+cdef void g_apply(void* vs, int a) noexcept nogil:
+    cdef GState* s = <GState*>vs
+    cdef GPlayer* pl = &s.p[s.current]
+    cdef int slot, cap, ship, k, x, param, c
+    s.moves += 1
+    if a < A_MOVE:
+        # R4: the marked cards go to the discard pile, as many are drawn.
+        for k in range(pl.hand_len - 1, -1, -1):
+            if ((a - A_SWAP) >> k) & 1:
+                play_from_hand(pl, k)
+        for k in range(popcount(a - A_SWAP)):
+            c = draw_card(s, pl)
+            if c >= 0:
+                pl.hand[pl.hand_len] = <int8_t>c
+                pl.hand_len += 1
+        sort_hand(pl)
+        s.phase = PH_MOVE
+    elif a < A_GAMBLE_PIRATE:
+        x = a - A_MOVE
+        slot = x // (MAX_NEST * NODE_SLOTS)
+        cap = (x // NODE_SLOTS) % MAX_NEST
+        ship = x % NODE_SLOTS
+        play_from_hand(pl, slot)
+        s.phase = PH_MOVE
+        pl.ship = <int8_t>ship
+        if cap != pl.captain:
+            pl.captain = <int8_t>cap
+            nest_action(s, s.current)
+        if s.phase != PH_GAMBLE:
+            to_ability_phase(s)
+    elif a < A_PASS:
+        take_house_pirate(s, pl, a - A_GAMBLE_PIRATE)
+        to_ability_phase(s)
+    elif a == A_PASS:
+        end_turn(s)
+    else:
+        x = a - A_ABILITY
+        slot = x // N_PARAMS
+        param = x % N_PARAMS
+        if slot < COPY_SLOT:
+            play_from_hand(pl, slot)
+        if param >= P_IMITATE:
+            s.copy_target = param - P_IMITATE
+            s.phase = PH_COPY
+            return
+        use_ability(s, param)
+        s.copy_target = -1
+        end_turn(s)
+
+
+# ---------------------------------------------------------------- scoring (section 5)
+
+cdef int island_ranking(const GState* s, int isl, int* seats) noexcept nogil:
+    """The seats with a permit on the island, best first: higher value, then the earlier
+    (lower in the stack) placement.  Returns how many."""
+    cdef int n = s.stack_len[isl], i, j, t
+    cdef int idx[MAX_STACK]
+    for i in range(n):
+        idx[i] = i
+    for i in range(1, n):
+        j = i
+        while j > 0 and s.stack_value[isl][idx[j - 1]] < s.stack_value[isl][idx[j]]:
+            t = idx[j]
+            idx[j] = idx[j - 1]
+            idx[j - 1] = t
+            j -= 1
+    for i in range(n):
+        seats[i] = s.stack_owner[isl][idx[i]]
+    return n
+
+
+cdef void finish(GState* s, int reason) noexcept nogil:
+    """Section 5.2: chests and payouts per island, the Golden Island's coin, elimination,
+    gold totals, the winner (tie: the better permit on the Golden Island)."""
+    cdef int i, r, n, best = -1, seat
+    cdef int ranked[MAX_STACK]
+    cdef GPlayer* pl
+    cdef int pay
+    for i in range(N_ISLANDS):
+        n = island_ranking(s, i, ranked)
+        if n == 0:
+            s.chest_owner[i] = CHEST_BOX
+            continue
+        s.chest_owner[i] = <int8_t>ranked[0]
+        s.p[ranked[0]].gold_chests += s.chest[i]
+        for r in range(1, n):
+            pay = s.chest[i] - r
+            if s.rules.bank_limited and pay > s.bank_gold:
+                pay = s.bank_gold
+            if pay > 0:
+                s.p[ranked[r]].gold_coins += pay
+                s.bank_gold -= pay
+    n = island_ranking(s, s.golden, ranked)
+    for r in range(n):
+        s.p[ranked[r]].golden_rank = r + 1
+    if n > 0:
+        s.golden_coin_owner = ranked[0]
+        s.p[ranked[0]].gold_golden = GOLDEN_COIN
+    for seat in range(s.players):
+        pl = &s.p[seat]
+        pl.gold_relic = s.rules.relic_gold[pl.relic] if pl.relic >= 0 else 0
+        pl.gold_total = pl.gold_chests + pl.gold_coins + pl.gold_golden + pl.gold_relic
+        pl.eliminated = pl.golden_rank == 0
+        s.share[seat] = 0.0
+    for seat in range(s.players):
+        pl = &s.p[seat]
+        if pl.eliminated:
+            continue
+        if (best < 0 or pl.gold_total > s.p[best].gold_total or
+                (pl.gold_total == s.p[best].gold_total and pl.golden_rank < s.p[best].golden_rank)):
+            best = seat
+    if best >= 0:
+        s.share[best] = 1.0
+    elif s.rules.no_survivor_highest:
+        share_highest_gold(s)
+    s.phase = PH_MOVE
+    s.terminal = 1
+    s.end_reason = reason
+
+
+cdef void share_highest_gold(GState* s) noexcept nogil:
+    """No survivor and no_survivor_result = highest_gold: most gold wins, ties share."""
+    cdef int seat, best = -1, k = 0
+    for seat in range(s.players):
+        if s.p[seat].gold_total > best:
+            best = s.p[seat].gold_total
+    for seat in range(s.players):
+        if s.p[seat].gold_total == best:
+            k += 1
+    for seat in range(s.players):
+        s.share[seat] = 1.0 / k if s.p[seat].gold_total == best else 0.0
+
+
+cdef void g_scores(const void* vs, double* out) noexcept nogil:
+    """Gold totals once the game is over (eliminated players' gold included: the win
+    shares say who won); before the end, the gold as if it ended now."""
+    cdef const GState* s = <const GState*>vs
+    cdef GState tmp
+    cdef int i
+    if s.terminal:
+        for i in range(s.players):
+            out[i] = s.p[i].gold_total
+        return
+    memcpy(&tmp, s, sizeof(GState))
+    finish(&tmp, END_RUNNING)
+    for i in range(s.players):
+        out[i] = tmp.p[i].gold_total
+
+
+cdef void g_shares(const void* vs, double* out) noexcept nogil:
+    cdef const GState* s = <const GState*>vs
+    cdef int i
+    for i in range(s.players):
+        out[i] = s.share[i]
+
+
+GAME_OUTCOMES = ("rounds", "golden_island", "survivors", "no_winner", "golden_coin_seat",
+                 "island_cards_left")
+SEAT_OUTCOMES = ("eliminated", "gold_total", "gold_chests", "gold_coins", "gold_golden_coin",
+                 "gold_relic", "permits_placed", "golden_rank", "relic", "pirates_held",
+                 "permits_held", "island_cards")
+
+
+cdef void g_outcomes(const void* vs, double* g, double* so) noexcept nogil:
+    cdef const GState* s = <const GState*>vs
+    cdef const GPlayer* pl
+    cdef int i, ns = 12, survivors = 0
+    cdef double any_share = 0
+    for i in range(s.players):
+        if s.terminal and not s.p[i].eliminated:
+            survivors += 1
+        any_share += s.share[i]
+    g[0] = (s.turns + s.players - 1) // s.players
+    g[1] = s.golden + 1
+    g[2] = survivors
+    g[3] = 1 if (s.terminal and any_share == 0) else 0
+    g[4] = s.golden_coin_owner
+    g[5] = s.island_deck_len
+    for i in range(s.players):
+        pl = &s.p[i]
+        so[i * ns + 0] = pl.eliminated
+        so[i * ns + 1] = pl.gold_total
+        so[i * ns + 2] = pl.gold_chests
+        so[i * ns + 3] = pl.gold_coins
+        so[i * ns + 4] = pl.gold_golden
+        so[i * ns + 5] = pl.gold_relic
+        so[i * ns + 6] = pl.placed
+        so[i * ns + 7] = pl.golden_rank
+        so[i * ns + 8] = pl.relic + 1
+        so[i * ns + 9] = pirates_held(pl)
+        so[i * ns + 10] = popcount(pl.permits_held)
+        so[i * ns + 11] = popcount(pl.islands_held)
+
+
+# ---------------------------------------------------------------- heuristic (greedy agent)
+
+cdef double mean_unknown_chest(const GState* s, const GPlayer* pl) noexcept nogil:
+    """The mean value of the chests the seat has not peeked (their multiset is public)."""
+    cdef int i, n = 0, total = s.rules.chest_total
+    for i in range(N_ISLANDS):
+        if (pl.chests_known >> i) & 1:
+            total -= s.chest[i]
+        else:
+            n += 1
+    return total / <double>n if n else 0.0
+
+
+cdef double expected_island_gold(const GState* s, int isl, int seat, double unknown_chest,
+                                 double* p_first) noexcept nogil:
+    """The seat's expected gold from an island it has a permit on, from what it may know:
+    its own permit value and the order of the stack; rivals' values (face down) are taken
+    as uniform on 1..7, an equal value placed earlier ranking higher."""
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef int k, mine = -1, v = 0
+    cdef double beaten = 0.0, chest
+    for k in range(s.stack_len[isl]):
+        if s.stack_owner[isl][k] == seat:
+            mine = k
+            v = s.stack_value[isl][k]
+    for k in range(s.stack_len[isl]):
+        if k != mine:
+            beaten += (TOP_PERMIT - v) / <double>TOP_PERMIT
+            if k < mine:
+                beaten += 1.0 / TOP_PERMIT
+    chest = s.chest[isl] if (pl.chests_known >> isl) & 1 else unknown_chest
+    p_first[0] = 1.0 - beaten if beaten < 1.0 else 0.0
+    return chest - beaten if chest > beaten else 0.0
+
+
+cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
+    """Sea steps from the ship to where the seat should sail next: a place it can land on
+    now (islands that may be golden first, then the volcanoes' 7 and relics, then any
+    island), else, short of pirates, the nearest island with pirates to take back or the
+    harbour while the houses still hold some; else the harbour (captain's errands)."""
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
+    cdef int i, c, best = 99, best_any = 99, d, single, held = pirates_held(pl)
+    cdef bint two = held >= 2
+    if pl.permits_held and held > 0:
+        for i in range(N_ISLANDS):
+            single = pl.pirates[s.rules.island_colour[i]] > 0 or pl.relic == R1_ANY_COLOUR
+            if has_permit_on(s, i, seat) or not (two or single):
+                continue
+            d = s.rules.dist[pl.ship][i + 1]
+            if (unknown >> i) & 1:
+                best = d if d < best else best
+            elif d < best_any:
+                best_any = d
+    if best == 99 and held > 0:
+        if pl.seven_at_volcano:
+            best = s.rules.dist[pl.ship][NODE_VU]
+        if pl.relic < 0 and s.relics_free:
+            d = s.rules.dist[pl.ship][NODE_VL]
+            best = d if d < best else best
+    if best == 99:
+        best = best_any
+    if best == 99 and held < 2:
+        if s.houses[0] + s.houses[1] + s.houses[2] + s.houses[3] > 0:
+            best = s.rules.dist[pl.ship][NODE_H]
+        for i in range(1, N_NODES):
+            for c in range(N_COLOURS):
+                if s.node_pirates[i][c] > 0 and s.rules.dist[pl.ship][i] < best:
+                    best = s.rules.dist[pl.ship][i]
+    if best == 99:
+        best = s.rules.dist[pl.ship][NODE_H]
+    return best
+
+
+cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
+    """The seat's prospects from what it may know: the chance that one of its permits lies
+    on the Golden Island (uniform over the islands it does not know to be ordinary), times
+    a survival value plus its expected gold; plus the worth of permits, pirates and
+    knowledge in hand, and the distance to a useful landing.  Reads no hidden part of the
+    state (rivals' permit values, unpeeked chests, the Golden Island, the decks)."""
+    cdef const GState* s = <const GState*>vs
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known
+    cdef int i, u = popcount(unknown), mine_unknown = 0, v
+    cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
+    if s.terminal:
+        return W_WIN * s.share[seat] + pl.gold_total
+    if u == 0:
+        u = 1
+    unknown_chest = mean_unknown_chest(s, pl)
+    for i in range(N_ISLANDS):
+        if not has_permit_on(s, i, seat):
+            continue
+        gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
+        if (unknown >> i) & 1:
+            mine_unknown += 1
+            golden_coin += GOLDEN_COIN * p_first / u
+    if pl.relic >= 0:
+        gold += s.rules.relic_gold[pl.relic]
+    p_survive = mine_unknown / <double>u
+    value = W_SURVIVE * p_survive + p_survive * gold + golden_coin
+    for v in range(TOP_PERMIT):
+        if (pl.permits_held >> v) & 1:
+            value += W_PERMIT + W_PERMIT_VALUE * (v + 1)
+    value += W_PIRATE * pirates_held(pl) + W_KNOWN * popcount(known)
+    value += W_CHEST_KNOWN * popcount(pl.chests_known)
+    if pl.relic >= 0:
+        value += W_RELIC_BONUS
+    value -= W_DISTANCE * landing_target_distance(s, seat)
+    return value
+
+
+cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
+                         double* out) noexcept nogil:
+    """heuristic(apply(state, a), seat) exactly, on the true state without determinizing,
+    for the decisions whose outcome the seat can foresee: the R4 swap, the gamble pirate,
+    and abilities other than thefts and peeks (hand draws and reshuffles do not enter the
+    heuristic).  Movement (island-card and permit draws, gambles), thefts and peeks depend
+    on hidden cards, and a turn that may end the game reveals the Golden Island: those take
+    the generic path (returns 0)."""
+    cdef const GState* s = <const GState*>vs
+    cdef GState trial
+    cdef int i, a, param
+    if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.phase == PH_MOVE
+            or s.turns + 1 >= s.rules.max_rounds * s.players):
+        return 0
+    for i in range(n):
+        a = acts[i]
+        if a >= A_ABILITY:
+            param = (a - A_ABILITY) % N_PARAMS
+            if param < P_TAKE or param >= P_IMITATE:
+                return 0
+    for i in range(n):
+        memcpy(&trial, s, sizeof(GState))
+        g_apply(&trial, acts[i])
+        out[i] = g_heuristic(&trial, seat)
+    return 1
+
+
+# ---------------------------------------------------------------- observe (hidden information)
+
+cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
+    """Every island card the seat does not hold goes back among the places the seat cannot
+    see (the deck, rivals' hands, the Golden Island slot), counts per place kept; the Golden
+    Island is drawn from the cards the seat does not know to be ordinary.  Rivals keep only
+    the knowledge of the cards they now hold (what they remember is not the seat's to see)."""
+    cdef int8_t pool[N_ISLANDS]
+    cdef int n = 0, i, j, t, g, k, counts[MAX_PLAYERS]
+    cdef uint32_t known = known_islands(&o.p[seat])
+    cdef int8_t tmp
+    for i in range(N_ISLANDS):
+        if not (o.p[seat].islands_held >> i) & 1:
+            pool[n] = <int8_t>i
+            n += 1
+    # The golden card: uniform among pool cards the seat does not know.
+    k = 0
+    for i in range(n):
+        if not (known >> pool[i]) & 1:
+            k += 1
+    g = rng_below(rng, k)
+    for i in range(n):
+        if not (known >> pool[i]) & 1:
+            if g == 0:
+                tmp = pool[i]
+                pool[i] = pool[n - 1]
+                pool[n - 1] = tmp
+                break
+            g -= 1
+    o.golden = pool[n - 1]
+    n -= 1
+    shuffle8(pool, n, rng)
+    j = 0
+    for i in range(o.island_deck_len):
+        o.island_deck[i] = pool[j]
+        j += 1
+    for t in range(o.players):
+        if t == seat:
+            continue
+        counts[t] = popcount(o.p[t].islands_held)
+        o.p[t].islands_held = 0
+        for i in range(counts[t]):
+            o.p[t].islands_held |= 1 << pool[j]
+            j += 1
+        o.p[t].islands_remembered = o.p[t].islands_held
+
+
+cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
+    """Chest values the seat has not peeked are shuffled among those islands."""
+    cdef int16_t vals[N_ISLANDS]
+    cdef int i, n = 0, j, t
+    cdef int16_t x
+    for i in range(N_ISLANDS):
+        if not (o.p[seat].chests_known >> i) & 1:
+            vals[n] = o.chest[i]
+            n += 1
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        x = vals[i]
+        vals[i] = vals[j]
+        vals[j] = x
+    t = 0
+    for i in range(N_ISLANDS):
+        if not (o.p[seat].chests_known >> i) & 1:
+            o.chest[i] = vals[t]
+            t += 1
+
+
+cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
+    """A rival's permits in hand, in the pool and face down on islands: the values are
+    shuffled among those places (the 7, once taken from the volcano, is never in the pool)."""
+    cdef GPlayer* pl = &o.p[rival]
+    cdef int8_t vals[TOP_PERMIT]
+    cdef int8_t spots[TOP_PERMIT]     # -1 hand, -2 pool, else island index
+    cdef int n = 0, i, k, isl, m, j
+    cdef int8_t x
+    for i in range(TOP_PERMIT):
+        if (pl.permits_held >> i) & 1:
+            vals[n] = <int8_t>(i + 1)
+            spots[n] = -1
+            n += 1
+        elif (pl.permits_pool >> i) & 1:
+            vals[n] = <int8_t>(i + 1)
+            spots[n] = -2
+            n += 1
+    for isl in range(N_ISLANDS):
+        for k in range(o.stack_len[isl]):
+            if o.stack_owner[isl][k] == rival:
+                vals[n] = o.stack_value[isl][k]
+                spots[n] = <int8_t>isl
+                n += 1
+    # Put the 7 (if taken) at a random non-pool spot first, then shuffle the rest.
+    m = 0
+    for i in range(n):
+        if vals[i] == TOP_PERMIT:
+            m = 1
+            x = vals[i]
+            vals[i] = vals[n - 1]
+            vals[n - 1] = x
+    if m:
+        k = 0
+        for i in range(n):
+            if spots[i] != -2:
+                k += 1
+        j = rng_below(rng, k)
+        for i in range(n):
+            if spots[i] != -2:
+                if j == 0:
+                    x = spots[i]
+                    spots[i] = spots[n - 1]
+                    spots[n - 1] = x
+                    break
+                j -= 1
+    shuffle8(vals, n - m, rng)
+    pl.permits_held = 0
+    pl.permits_pool = 0
+    for i in range(n):
+        if spots[i] == -1:
+            pl.permits_held |= 1 << (vals[i] - 1)
+        elif spots[i] == -2:
+            pl.permits_pool |= 1 << (vals[i] - 1)
+        else:
+            isl = spots[i]
+            for k in range(o.stack_len[isl]):
+                if o.stack_owner[isl][k] == rival:
+                    o.stack_value[isl][k] = vals[i]
+
+
+cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
+    """Deck orders are hidden from everyone; rivals' hands are pooled with their decks."""
+    cdef GPlayer* pl
+    cdef int t, h
+    for t in range(o.players):
+        pl = &o.p[t]
+        if t != seat:
+            h = pl.hand_len
+            memcpy(&pl.deck[pl.deck_len], pl.hand, h)
+            pl.deck_len += h
+            memset(pl.hand, 0, MAX_HAND)
+            pl.hand_len = 0
+            shuffle8(pl.deck, pl.deck_len, rng)
+            for h in range(h):
+                pl.deck_len -= 1
+                pl.hand[pl.hand_len] = pl.deck[pl.deck_len]
+                pl.deck[pl.deck_len] = 0
+                pl.hand_len += 1
+            sort_hand(pl)
+        else:
+            shuffle8(pl.deck, pl.deck_len, rng)
+
+
+cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
+    """The state as `seat` may see it: the Golden Island, island cards it does not hold,
+    chests it has not peeked, rivals' permit values and hands, and all deck orders are
+    redrawn consistently with what it knows; the view's own chance stream is fresh."""
+    cdef GState* o = <GState*>out
+    cdef int t
+    memcpy(o, vs, sizeof(GState))
+    if o.terminal:
+        return
+    redeal_island_cards(o, seat, rng)
+    redeal_chests(o, seat, rng)
+    for t in range(o.players):
+        if t != seat:
+            redeal_permits(o, t, rng)
+    redeal_cards(o, seat, rng)
+    o.rng.key = rng_next(rng)
+    o.rng.ctr = 0
+
+
+cdef Engine GOLDEN_ENGINE
+cdef GState _LAYOUT   # one instance, to read the field offsets from
+GOLDEN_ENGINE.state_size = sizeof(GState)
+set_state_fields(&GOLDEN_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason)
+GOLDEN_ENGINE.rules_size = sizeof(GRules)
+GOLDEN_ENGINE.num_actions = NUM_ACTIONS
+GOLDEN_ENGINE.min_players = 2
+GOLDEN_ENGINE.max_players = MAX_PLAYERS
+GOLDEN_ENGINE.cooperative = False
+GOLDEN_ENGINE.num_game_outcomes = 6
+GOLDEN_ENGINE.num_seat_outcomes = 12
+GOLDEN_ENGINE.num_policies = 0
+GOLDEN_ENGINE.setup = g_setup
+GOLDEN_ENGINE.legal_actions = g_legal
+GOLDEN_ENGINE.apply = g_apply
+GOLDEN_ENGINE.scores = g_scores
+GOLDEN_ENGINE.win_shares = g_shares
+GOLDEN_ENGINE.outcomes = g_outcomes
+GOLDEN_ENGINE.heuristic = g_heuristic
+GOLDEN_ENGINE.observe = g_observe
+GOLDEN_ENGINE.policy = NULL
+GOLDEN_ENGINE.action_values = g_action_values
+
+cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
+_HANDLE.engine = &GOLDEN_ENGINE
+
+
+# ================================================================ Python face
+
+NODES = ("H",) + tuple(f"T{i}" for i in range(1, N_ISLANDS + 1)) + ("VL", "VU")
+ISLANDS = NODES[1:N_ISLANDS + 1]
+COLOURS = ("black", "white", "purple", "natural")
+ABILITIES = ("landing", "thief", "master_thief", "fortune_teller", "pirate", "veteran_pirate",
+             "imitator")
+RELICS = ("R1", "R2", "R3", "R4")
+NEST_KINDS = ("lighthouse", "island_card", "permit", "pirates", "gamble")
+PHASES = ("start", "move", "gamble", "ability", "copy")
+END_REASONS = ("running", "sixth_permit", "round_limit")
+
+
+def _load_data(name, key):
+    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())[key]
+
+
+DEFAULT_NEST = _load_data("golden_island_nest.json", "nest_spaces")
+DEFAULT_SEA = _load_data("golden_island_sea.json", "sea_graph")
+DEFAULT_ISLAND_COLOURS = _load_data("golden_island_islands.json", "island_colours")
+DEFAULT_DECK = _load_data("golden_island_cards.json", "deck_table")
+DEFAULT_CHESTS = _load_data("golden_island_chests.json", "chest_values")
+DEFAULT_RELIC_GOLD = _load_data("golden_island_relics.json", "relic_gold")
+
+
+def _int_in(v, lo, hi, where):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
+    return v
+
+
+def parse_nest(spaces):
+    """(kinds, colours, lighthouse index) of the nest ring (rule option `nest_spaces`)."""
+    where = "rule option 'nest_spaces'"
+    if not isinstance(spaces, list) or not 3 <= len(spaces) <= MAX_NEST:
+        raise ValueError(f"{where} must be a list of 3..{MAX_NEST} spaces")
+    kinds, colours = [], []
+    for i, sp in enumerate(spaces):
+        w = f"{where}[{i}]"
+        if not isinstance(sp, dict) or set(sp) - {"kind", "colour"}:
+            raise ValueError(f"{w} must be an object with 'kind' (and 'colour' for pirates)")
+        if sp.get("kind") not in NEST_KINDS:
+            raise ValueError(f"{w}.kind must be one of {list(NEST_KINDS)}, got {sp.get('kind')!r}")
+        kinds.append(NEST_KINDS.index(sp["kind"]))
+        if sp["kind"] == "pirates":
+            if sp.get("colour") not in COLOURS:
+                raise ValueError(f"{w}.colour must be one of {list(COLOURS)}")
+            colours.append(COLOURS.index(sp["colour"]))
+        elif "colour" in sp:
+            raise ValueError(f"{w}: only a pirates space has a colour")
+        else:
+            colours.append(0)
+    if kinds.count(NK_LIGHTHOUSE) != 1:
+        raise ValueError(f"{where} must have exactly one lighthouse")
+    return kinds, colours, kinds.index(NK_LIGHTHOUSE)
+
+
+def parse_sea(graph):
+    """(edges as node index pairs, distance matrix) of rule option `sea_graph`."""
+    where = "rule option 'sea_graph'"
+    if not isinstance(graph, dict) or set(graph) != {"edges"} or not isinstance(graph["edges"], list):
+        raise ValueError(f"{where} must be an object {{'edges': [[node, node], ...]}}")
+    edges, seen = [], set()
+    degree = [0] * N_NODES
+    for i, e in enumerate(graph["edges"]):
+        w = f"{where}.edges[{i}]"
+        if (not isinstance(e, list) or len(e) != 2 or any(x not in NODES for x in e)
+                or e[0] == e[1]):
+            raise ValueError(f"{w} must be two different nodes from {list(NODES)}, got {e!r}")
+        a, b = NODES.index(e[0]), NODES.index(e[1])
+        if (min(a, b), max(a, b)) in seen:
+            raise ValueError(f"{w}: the line {e[0]}-{e[1]} is listed twice")
+        seen.add((min(a, b), max(a, b)))
+        degree[a] += 1
+        degree[b] += 1
+        edges.append((a, b))
+    if len(edges) > MAX_EDGES or max(degree) > MAX_DEGREE:
+        raise ValueError(f"{where}: at most {MAX_EDGES} lines and {MAX_DEGREE} per node")
+    dist = [[99] * N_NODES for _ in range(N_NODES)]
+    for src in range(N_NODES):
+        dist[src][src] = 0
+        frontier = [src]
+        while frontier:
+            nxt = []
+            for x in frontier:
+                for a, b in edges:
+                    for u, v in ((a, b), (b, a)):
+                        if u == x and dist[src][v] == 99:
+                            dist[src][v] = dist[src][x] + 1
+                            nxt.append(v)
+            frontier = nxt
+    unreachable = [NODES[v] for v in range(N_NODES) if dist[NODE_H][v] == 99]
+    if unreachable:
+        raise ValueError(f"{where}: {unreachable} cannot be reached from the harbour H")
+    return edges, dist
+
+
+def parse_island_colours(colours):
+    where = "rule option 'island_colours'"
+    if not isinstance(colours, dict) or set(colours) != set(ISLANDS):
+        raise ValueError(f"{where} must give a colour for each of {list(ISLANDS)}")
+    for k, v in colours.items():
+        if v not in COLOURS:
+            raise ValueError(f"{where}.{k} must be one of {list(COLOURS)}, got {v!r}")
+    return [COLOURS.index(colours[name]) for name in ISLANDS]
+
+
+def parse_deck(cards):
+    """(ability, move or NO_MOVE, symbol) per card of rule option `deck_table`."""
+    where = "rule option 'deck_table'"
+    if not isinstance(cards, list) or not 1 <= len(cards) <= MAX_CARDS:
+        raise ValueError(f"{where} must be a list of 1..{MAX_CARDS} cards")
+    out = []
+    for i, c in enumerate(cards):
+        w = f"{where}[{i}]"
+        if not isinstance(c, dict) or set(c) != {"ability", "move", "symbol"}:
+            raise ValueError(f"{w} must be an object with ability, move, symbol")
+        if c["ability"] not in ABILITIES:
+            raise ValueError(f"{w}.ability must be one of {list(ABILITIES)}, got {c['ability']!r}")
+        move = NO_MOVE if c["move"] == "lighthouse" else _int_in(c["move"], 1, 6, f"{w}.move "
+                                                                  "(or 'lighthouse')")
+        if not isinstance(c["symbol"], bool):
+            raise ValueError(f"{w}.symbol must be true or false")
+        out.append((ABILITIES.index(c["ability"]), move, int(c["symbol"])))
+    return out
+
+
+def parse_chests(values):
+    where = "rule option 'chest_values'"
+    if not isinstance(values, list) or len(values) != N_ISLANDS:
+        raise ValueError(f"{where} must list {N_ISLANDS} chest values")
+    return [_int_in(v, 0, 99, f"{where}[{i}]") for i, v in enumerate(values)]
+
+
+def parse_relic_gold(values):
+    where = "rule option 'relic_gold'"
+    if not isinstance(values, list) or len(values) != N_RELICS:
+        raise ValueError(f"{where} must list the gold of the {N_RELICS} relics R1..R4")
+    return [_int_in(v, 0, 99, f"{where}[{i}]") for i, v in enumerate(values)]
+
+
+cdef bytes _pack(dict r, int players):
+    cdef GRules R
+    memset(&R, 0, sizeof(GRules))
+    kinds, colours, lighthouse = parse_nest(r["nest_spaces"])
+    edges, dist = parse_sea(r["sea_graph"])
+    deck = parse_deck(r["deck_table"])
+    chests = parse_chests(r["chest_values"])
+    R.exact_move = r["exact_move_required"]
+    R.steal_at_home = r["steal_at_home_allowed"]
+    R.volcano_by_pirates = r["volcano_landing_cards"] == "pirate"
+    R.max_rounds = r["max_rounds"]
+    R.no_survivor_highest = r["no_survivor_result"] == "highest_gold"
+    R.recall_error = 0 if r["written_notes"] else r["recall_error_per_mille"]
+    R.first_random = r["first_player"] == "random"
+    R.bank_limited = r["bank_limited"]
+    R.n_nest = len(kinds)
+    R.lighthouse = lighthouse
+    for i, (k, c) in enumerate(zip(kinds, colours)):
+        R.nest_kind[i], R.nest_colour[i] = k, c
+    R.n_edges = len(edges)
+    for i, (a, b) in enumerate(edges):
+        R.edge_a[i], R.edge_b[i] = a, b
+        R.adj_edge[a][R.degree[a]], R.adj_node[a][R.degree[a]] = i, b
+        R.adj_edge[b][R.degree[b]], R.adj_node[b][R.degree[b]] = i, a
+        R.degree[a] += 1
+        R.degree[b] += 1
+    for a in range(N_NODES):
+        for b in range(N_NODES):
+            R.dist[a][b] = dist[a][b]
+    for i, c in enumerate(parse_island_colours(r["island_colours"])):
+        R.island_colour[i] = c
+    R.n_cards = len(deck)
+    for i, (ab, mv, sym) in enumerate(deck):
+        R.card_ability[i], R.card_move[i], R.card_symbol[i] = ab, mv, sym
+    for i, v in enumerate(chests):
+        R.chest_values[i] = v
+    R.chest_total = sum(chests)
+    for i, v in enumerate(parse_relic_gold(r["relic_gold"])):
+        R.relic_gold[i] = v
+    return (<char*>&R)[:sizeof(GRules)]
+
+
+cdef inline GState* _st(State s):
+    s._check_alive()
+    return <GState*>s.buf
+
+
+def _bits(mask, names):
+    return [names[i] for i in range(len(names)) if (mask >> i) & 1]
+
+
+cdef dict _pirates(const int8_t* counts):
+    return {COLOURS[c]: int(counts[c]) for c in range(N_COLOURS)}
+
+
+def _seat_or_none(v):
+    return None if v < 0 else int(v)
+
+
+class GoldenIslandGame(Game):
+    name = "golden_island"
+    title = "The Golden Island (Cartagena - Die Goldinsel)"
+    min_players = 2
+    max_players = MAX_PLAYERS
+    cooperative = False
+    # Nobody may survive the Golden Island reveal (section 5.2 step 6): then no seat wins.
+    may_end_without_winner = True
+    engine_version = ENGINE_VERSION
+    end_reasons = END_REASONS
+    game_outcome_names = GAME_OUTCOMES
+    seat_outcome_names = SEAT_OUTCOMES
+    outcome_labels = {"relic": ("none",) + RELICS}
+    handle = _HANDLE
+    options = (
+        Option("exact_move_required", "bool", False, "a card whose points cannot all be used "
+               "cannot be played for movement; false: spend the most points possible "
+               "(spec 4.1)", assumption=True),
+        Option("steal_at_home_allowed", "bool", True, "captains on the lighthouse and ships "
+               "in the harbour count as sharing a space for the Thief (spec 7, 8.6)",
+               assumption=True),
+        Option("volcano_landing_cards", "enum", "landing", "which cards land on a volcano "
+               "island: the six Landing cards or the Pirate/Veteran cards (spec 8.1)",
+               choices=("landing", "pirate"), assumption=True),
+        Option("max_rounds", "int", 60, "simulator safety: score as if triggered after this "
+               "many rounds (spec 5.1)", minimum=1, maximum=10000, assumption=True),
+        Option("no_survivor_result", "enum", "no_winner", "when nobody has a permit on the "
+               "Golden Island: nobody wins, or the most gold wins (spec 5.2 step 6)",
+               choices=("no_winner", "highest_gold"), assumption=True),
+        Option("written_notes", "bool", False, "variant: players write down what they learn "
+               "(perfect recall; the memory model is off) (spec 7.1)"),
+        Option("recall_error_per_mille", "int", 0, "memory model: chance in 1000 that a seat "
+               "forgets each remembered fact (an island card it no longer holds, a peeked "
+               "chest) at the start of each of its turns; spec 7.1 recall_error_per_fact x 1000",
+               minimum=0, maximum=1000, assumption=True),
+        Option("first_player", "enum", "seat_0", "who starts: seat 0 (the youngest) or a "
+               "random seat (spec 3.7)", choices=("seat_0", "random")),
+        Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
+               "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
+               "(spec 5.2, 8.9)", assumption=True),
+        Option("nest_spaces", "data", DEFAULT_NEST, "the pirate nest ring, clockwise from "
+               "the lighthouse (core_cy/data/golden_island_nest.json, spec 2.2)", assumption=True),
+        Option("sea_graph", "data", DEFAULT_SEA, "the white lines between harbour, islands "
+               "and volcanoes (core_cy/data/golden_island_sea.json, spec 2.3)", assumption=True),
+        Option("island_colours", "data", DEFAULT_ISLAND_COLOURS, "the pirate colour of each "
+               "treasure island (core_cy/data/golden_island_islands.json, spec 2.3)",
+               assumption=True),
+        Option("deck_table", "data", DEFAULT_DECK, "one player's pirate cards: ability, "
+               "movement, card symbol (core_cy/data/golden_island_cards.json, spec 2.4)",
+               assumption=True),
+        Option("chest_values", "data", DEFAULT_CHESTS, "the 12 treasure chest values "
+               "(core_cy/data/golden_island_chests.json, spec 2.6)", assumption=True),
+        Option("relic_gold", "data", DEFAULT_RELIC_GOLD, "gold of relics R1..R4 at the end "
+               "(core_cy/data/golden_island_relics.json, spec 2.7)", assumption=True),
+    )
+
+    def check_rules(self, rules, players):
+        _pack(rules, players)     # every data table parses (ValueError names the field)
+
+    def pack_rules(self, rules, players):
+        return _pack(rules, players)
+
+    # ---- state dict ------------------------------------------------------------------
+    def to_dict(self, State state):
+        return _to_dict(self, state)
+
+    def from_dict(self, data):
+        """Rebuild a state from to_dict() output; ValueError names the first problem."""
+        return _from_dict(self, data)
+
+    # ---- descriptions ----------------------------------------------------------------
+    def describe(self, State state, action):
+        return _describe(state, action)
+
+    def score_breakdown(self, State state):
+        """Per seat, the scoring lines of section 5.2 (as if the game ended now)."""
+        cdef GState tmp
+        memcpy(&tmp, _st(state), sizeof(GState))
+        if not tmp.terminal:
+            finish(&tmp, END_RUNNING)
+        out = []
+        for i in range(tmp.players):
+            pl = &tmp.p[i]
+            out.append({"seat": i, "chests": pl.gold_chests, "coins": pl.gold_coins,
+                        "golden_coin": pl.gold_golden, "relic": pl.gold_relic,
+                        "total": pl.gold_total, "golden_rank": pl.golden_rank,
+                        "eliminated": bool(pl.eliminated), "win_share": tmp.share[i]})
+        return out
+
+    def view(self, State state, int seat, unsigned long long seed=0):
+        """The state as `seat` may see it (Engine.observe with its own RNG stream)."""
+        return _view(self, state, seat, seed)
+
+
+cdef State _view(game, State state, int seat, unsigned long long seed):
+    if not 0 <= seat < _st(state).players:
+        raise ValueError(f"seat {seat} out of range")
+    cdef State out = contract.blank_state(game, game.handle)
+    cdef Rng rng
+    rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
+    g_observe(_st(state), seat, out.buf, &rng)
+    return out
+
+
+cdef str _card_text(const GRules* R, int c):
+    mv = "lighthouse" if R.card_move[c] == NO_MOVE else str(R.card_move[c])
+    return f"card {c} ({ABILITIES[R.card_ability[c]]}, {mv}{', symbol' if R.card_symbol[c] else ''})"
+
+
+def _combo_text(combo):
+    a, b = COMBO_A[combo], COMBO_B[combo]
+    return COLOURS[a] if b < 0 else f"{COLOURS[a]} and {COLOURS[b]}"
+
+
+def _param_text(param):
+    if param < P_PEEK:
+        return f"steal {(param - P_STEAL) % 2 + 1} island card(s) from seat {(param - P_STEAL) // 2}"
+    if param < P_TAKE:
+        return f"look at the chest on {ISLANDS[param - P_PEEK]}"
+    if param < P_LAND:
+        return f"take {_combo_text(param - P_TAKE)} pirate(s) from the island"
+    if param < P_VOLCANO:
+        x = param - P_LAND
+        return f"land {_combo_text(x // TOP_PERMIT)} pirate(s) and permit {x % TOP_PERMIT + 1}"
+    if param < P_IMITATE:
+        x = param - P_VOLCANO
+        return f"land a {COLOURS[x // N_RELICS]} pirate on the volcano (relic {RELICS[x % N_RELICS]} at VL)"
+    return f"imitate the top discard of seat {param - P_IMITATE}"
+
+
+def _describe(State state, action):
+    cdef GState* s = _st(state)
+    cdef GPlayer* pl = &s.p[s.current]
+    cdef GRules* R = &s.rules
+    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+    a = action
+    texts = [_card_text(R, pl.hand[k]) for k in range(pl.hand_len)]
+    hand = lambda slot: texts[slot] if slot < len(texts) else f"hand slot {slot}"
+    if a < A_MOVE:
+        slots = [k for k in range(MAX_HAND) if (a >> k) & 1]
+        return ("keep the hand" if not slots else
+                "discard " + ", ".join(hand(k) for k in slots) + " and draw as many")
+    if a < A_GAMBLE_PIRATE:
+        x = a - A_MOVE
+        slot, cap, ship = x // (MAX_NEST * NODE_SLOTS), (x // NODE_SLOTS) % MAX_NEST, x % NODE_SLOTS
+        space = NEST_KINDS[R.nest_kind[cap]] if cap < R.n_nest else "?"
+        if R.nest_kind[cap] == NK_PIRATES and cap < R.n_nest:
+            space = f"{COLOURS[R.nest_colour[cap]]} pirates"
+        return (f"play {hand(slot)} to move: captain to nest space {cap} ({space}), ship to "
+                f"{NODES[ship] if ship < N_NODES else ship}")
+    if a < A_PASS:
+        return f"take a {COLOURS[a - A_GAMBLE_PIRATE]} pirate (gamble won)"
+    if a == A_PASS:
+        return "play no ability card"
+    slot, param = (a - A_ABILITY) // N_PARAMS, (a - A_ABILITY) % N_PARAMS
+    who = "copied ability" if slot == COPY_SLOT else f"play {hand(slot)}"
+    return f"{who}: {_param_text(param)}"
+
+
+cdef dict _rules_dict(const GRules* R):
+    """The resolved rules a packed rules struct was made from."""
+    nest = []
+    for i in range(R.n_nest):
+        sp = {"kind": NEST_KINDS[R.nest_kind[i]]}
+        if R.nest_kind[i] == NK_PIRATES:
+            sp["colour"] = COLOURS[R.nest_colour[i]]
+        nest.append(sp)
+    return {
+        "exact_move_required": bool(R.exact_move),
+        "steal_at_home_allowed": bool(R.steal_at_home),
+        "volcano_landing_cards": "pirate" if R.volcano_by_pirates else "landing",
+        "max_rounds": R.max_rounds,
+        "no_survivor_result": "highest_gold" if R.no_survivor_highest else "no_winner",
+        "written_notes": R.recall_error == 0,
+        "recall_error_per_mille": R.recall_error,
+        "first_player": "random" if R.first_random else "seat_0",
+        "bank_limited": bool(R.bank_limited),
+        "nest_spaces": nest,
+        "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
+        "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},
+        "deck_table": [{"ability": ABILITIES[R.card_ability[c]],
+                        "move": "lighthouse" if R.card_move[c] == NO_MOVE else int(R.card_move[c]),
+                        "symbol": bool(R.card_symbol[c])} for c in range(R.n_cards)],
+        "chest_values": [int(R.chest_values[i]) for i in range(N_ISLANDS)],
+        "relic_gold": [int(R.relic_gold[i]) for i in range(N_RELICS)],
+    }
+
+
+def _to_dict(game, State state):
+    cdef GState* s = _st(state)
+    cdef GPlayer* pl
+    seats = []
+    for i in range(s.players):
+        pl = &s.p[i]
+        seats.append({
+            "captain": int(pl.captain), "ship": NODES[pl.ship],
+            "deck": [int(c) for c in pl.deck[:pl.deck_len]],
+            "hand": [int(c) for c in pl.hand[:pl.hand_len]],
+            "discard": [int(c) for c in pl.discard[:pl.disc_len]],
+            "pirates": _pirates(pl.pirates),
+            "permits_held": [v + 1 for v in range(TOP_PERMIT) if (pl.permits_held >> v) & 1],
+            "permits_pool": [v + 1 for v in range(TOP_PERMIT) if (pl.permits_pool >> v) & 1],
+            "seven_at_volcano": bool(pl.seven_at_volcano),
+            "relic": None if pl.relic < 0 else RELICS[pl.relic],
+            "island_cards": _bits(pl.islands_held, ISLANDS),
+            "remembered_islands": _bits(pl.islands_remembered, ISLANDS),
+            "known_chests": _bits(pl.chests_known, ISLANDS),
+            "gold": {"chests": pl.gold_chests, "coins": pl.gold_coins,
+                     "golden_coin": pl.gold_golden, "relic": pl.gold_relic,
+                     "total": pl.gold_total},
+            "golden_rank": int(pl.golden_rank), "eliminated": bool(pl.eliminated),
+            "win_share": float(s.share[i]),
+        })
+    islands = []
+    for i in range(N_ISLANDS):
+        owner = s.chest_owner[i]
+        islands.append({
+            "chest": int(s.chest[i]),
+            "chest_owner": None if owner == CHEST_ON_ISLAND else ("box" if owner == CHEST_BOX else int(owner)),
+            "permits": [[int(s.stack_owner[i][k]), int(s.stack_value[i][k])]
+                        for k in range(s.stack_len[i])],
+            "pirates": _pirates(s.node_pirates[i + 1]),
+        })
+    return {
+        "game": game.name, "players": int(s.players), "rules": _rules_dict(&s.rules),
+        "phase": PHASES[s.phase], "current_player": int(s.current),
+        "first_player": int(s.first_player), "turns": int(s.turns), "moves": int(s.moves),
+        "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
+        "end_trigger": _seat_or_none(s.end_trigger), "copy_target": _seat_or_none(s.copy_target),
+        "golden_island": ISLANDS[s.golden],
+        "island_deck": [ISLANDS[c] for c in s.island_deck[:s.island_deck_len]],
+        "relics_free": _bits(s.relics_free, RELICS),
+        "houses": _pirates(s.houses),
+        "bank_gold": int(s.bank_gold),
+        "golden_coin_owner": _seat_or_none(s.golden_coin_owner),
+        "islands": islands,
+        "volcanoes": {"VL": _pirates(s.node_pirates[NODE_VL]), "VU": _pirates(s.node_pirates[NODE_VU])},
+        "seats": seats,
+        "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+    }
+
+
+def _need(obj, key, where):
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where} must be an object")
+    if key not in obj:
+        raise ValueError(f"{where}: missing field '{key}'")
+    return obj[key]
+
+
+def _names(v, names, where, unique=True):
+    if not isinstance(v, list) or any(x not in names for x in v):
+        raise ValueError(f"{where} must be a list of names from {list(names)}, got {v!r}")
+    if unique and len(set(v)) != len(v):
+        raise ValueError(f"{where} names something twice")
+    return v
+
+
+def _mask(v, names, where):
+    m = 0
+    for x in _names(v, names, where):
+        m |= 1 << names.index(x)
+    return m
+
+
+def _counts(v, where):
+    if not isinstance(v, dict) or set(v) != set(COLOURS):
+        raise ValueError(f"{where} must give a count for each of {list(COLOURS)}")
+    return [_int_in(v[c], 0, MAX_PLAYERS, f"{where}.{c}") for c in COLOURS]
+
+
+def _seat_field(v, players, where, allow_none=True):
+    if v is None and allow_none:
+        return -1
+    return _int_in(v, 0, players - 1, where)
+
+
+def _permits(v, where):
+    if (not isinstance(v, list) or len(set(v)) != len(v)
+            or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= TOP_PERMIT for x in v)):
+        raise ValueError(f"{where} must be distinct permit values 1..{TOP_PERMIT}, got {v!r}")
+    m = 0
+    for x in v:
+        m |= 1 << (x - 1)
+    return m
+
+
+def _from_dict(game, data):
+    if not isinstance(data, dict):
+        raise ValueError("state must be a dict (from to_dict())")
+    if data.get("game") != game.name:
+        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
+    players = game.check_players(_need(data, "players", "state"))
+    rules = game.resolve_rules(_need(data, "rules", "state"), players)
+    cdef State state = contract.blank_state(game, game.handle)
+    cdef GState* s = <GState*>state.buf
+    cdef bytes packed = _pack(rules, players)
+    memcpy(&s.rules, <const char*>packed, sizeof(GRules))
+    cdef GPlayer* pl
+    s.players = players
+    phase = _need(data, "phase", "state")
+    if phase not in PHASES:
+        raise ValueError(f"state.phase must be one of {list(PHASES)}, got {phase!r}")
+    s.phase = PHASES.index(phase)
+    s.current = _int_in(_need(data, "current_player", "state"), 0, players - 1, "state.current_player")
+    s.first_player = _int_in(data.get("first_player", 0), 0, players - 1, "state.first_player")
+    s.turns = _int_in(data.get("turns", 0), 0, 2**31 - 1, "state.turns")
+    s.moves = _int_in(data.get("moves", 0), 0, 2**31 - 1, "state.moves")
+    s.terminal = bool(data.get("terminal", False))
+    reason = data.get("end_reason", "running")
+    if reason not in END_REASONS or (reason == "running") == s.terminal:
+        raise ValueError(f"state.end_reason must be one of {list(END_REASONS)} ('running' "
+                         f"exactly while the game is not over), got {reason!r}")
+    s.end_reason = END_REASONS.index(reason)
+    s.end_trigger = _seat_field(data.get("end_trigger"), players, "state.end_trigger")
+    s.copy_target = _seat_field(data.get("copy_target"), players, "state.copy_target")
+    s.bank_gold = _int_in(data.get("bank_gold", TOTAL_COINS - GOLDEN_COIN), -10000,
+                          TOTAL_COINS, "state.bank_gold")
+    s.golden_coin_owner = _seat_field(data.get("golden_coin_owner"), players,
+                                      "state.golden_coin_owner")
+    # Island cards: the Golden Island, the deck and the seats' hands hold each card once.
+    golden = _need(data, "golden_island", "state")
+    if golden not in ISLANDS:
+        raise ValueError(f"state.golden_island must be one of {list(ISLANDS)}")
+    s.golden = ISLANDS.index(golden)
+    deck = _names(_need(data, "island_deck", "state"), ISLANDS, "state.island_deck")
+    for i, name in enumerate(deck):
+        s.island_deck[i] = ISLANDS.index(name)
+    s.island_deck_len = len(deck)
+    where_card = {golden: "golden_island"}
+    for name in deck:
+        if name in where_card:
+            raise ValueError(f"state.island_deck: {name} is also the {where_card[name]}")
+        where_card[name] = "island_deck"
+    s.relics_free = _mask(_need(data, "relics_free", "state"), RELICS, "state.relics_free")
+    hc = _counts(_need(data, "houses", "state"), "state.houses")
+    for c in range(N_COLOURS):
+        s.houses[c] = hc[c]
+    pirate_total = list(hc)
+    islands = _need(data, "islands", "state")
+    if not isinstance(islands, list) or len(islands) != N_ISLANDS:
+        raise ValueError(f"state.islands must list the {N_ISLANDS} treasure islands")
+    for i, isl in enumerate(islands):
+        w = f"state.islands[{i}]"
+        s.chest[i] = _int_in(_need(isl, "chest", w), 0, 99, w + ".chest")
+        owner = isl.get("chest_owner")
+        s.chest_owner[i] = (CHEST_ON_ISLAND if owner is None else CHEST_BOX if owner == "box"
+                            else _seat_field(owner, players, w + ".chest_owner", False))
+        stack = _need(isl, "permits", w)
+        if not isinstance(stack, list) or len(stack) > MAX_STACK:
+            raise ValueError(f"{w}.permits must be at most {MAX_STACK} [seat, value] pairs")
+        owners = set()
+        for k, entry in enumerate(stack):
+            if not isinstance(entry, list) or len(entry) != 2:
+                raise ValueError(f"{w}.permits[{k}] must be [seat, value]")
+            seat = _seat_field(entry[0], players, f"{w}.permits[{k}][0]", False)
+            if seat in owners:
+                raise ValueError(f"{w}.permits: seat {seat} has two permits on one island")
+            owners.add(seat)
+            s.stack_owner[i][k] = seat
+            s.stack_value[i][k] = _int_in(entry[1], 1, TOP_PERMIT, f"{w}.permits[{k}][1]")
+        s.stack_len[i] = len(stack)
+        pc = _counts(_need(isl, "pirates", w), w + ".pirates")
+        for c in range(N_COLOURS):
+            s.node_pirates[i + 1][c] = pc[c]
+            pirate_total[c] += pc[c]
+    if sorted(int(s.chest[i]) for i in range(N_ISLANDS)) != sorted(rules["chest_values"]):
+        raise ValueError("state.islands: the chests must be the rule's chest_values")
+    volc = _need(data, "volcanoes", "state")
+    for node, name in ((NODE_VL, "VL"), (NODE_VU, "VU")):
+        pc = _counts(_need(volc, name, "state.volcanoes"), f"state.volcanoes.{name}")
+        for c in range(N_COLOURS):
+            s.node_pirates[node][c] = pc[c]
+            pirate_total[c] += pc[c]
+    seats = _need(data, "seats", "state")
+    if not isinstance(seats, list) or len(seats) != players:
+        raise ValueError(f"state.seats must list {players} seats")
+    relics_seen = s.relics_free
+    n_cards = s.rules.n_cards
+    for i, seat in enumerate(seats):
+        w = f"state.seats[{i}]"
+        pl = &s.p[i]
+        pl.captain = _int_in(_need(seat, "captain", w), 0, s.rules.n_nest - 1, w + ".captain")
+        ship = _need(seat, "ship", w)
+        if ship not in NODES:
+            raise ValueError(f"{w}.ship must be one of {list(NODES)}")
+        pl.ship = NODES.index(ship)
+        if pl.ship != NODE_H and pl.captain != s.rules.lighthouse:
+            raise ValueError(f"{w}: the ship may be away only while the captain is on the lighthouse")
+        piles = {}
+        for key, cap in (("deck", MAX_CARDS), ("hand", MAX_HAND), ("discard", MAX_CARDS)):
+            v = _need(seat, key, w)
+            if not isinstance(v, list) or len(v) > cap:
+                raise ValueError(f"{w}.{key} must be a list of at most {cap} card ids")
+            piles[key] = [_int_in(c, 0, n_cards - 1, f"{w}.{key}[{k}]") for k, c in enumerate(v)]
+        if sorted(piles["deck"] + piles["hand"] + piles["discard"]) != list(range(n_cards)):
+            raise ValueError(f"{w}: deck, hand and discard must hold each of the {n_cards} cards once")
+        for k, c in enumerate(piles["deck"]):
+            pl.deck[k] = c
+        for k, c in enumerate(sorted(piles["hand"])):
+            pl.hand[k] = c
+        for k, c in enumerate(piles["discard"]):
+            pl.discard[k] = c
+        pl.deck_len, pl.hand_len, pl.disc_len = len(piles["deck"]), len(piles["hand"]), len(piles["discard"])
+        pc = _counts(_need(seat, "pirates", w), w + ".pirates")
+        if sum(pc) > PIRATE_CAP:
+            raise ValueError(f"{w}.pirates: a player holds at most {PIRATE_CAP} pirates")
+        for c in range(N_COLOURS):
+            pl.pirates[c] = pc[c]
+            pirate_total[c] += pc[c]
+        pl.permits_held = _permits(_need(seat, "permits_held", w), w + ".permits_held")
+        pl.permits_pool = _permits(_need(seat, "permits_pool", w), w + ".permits_pool")
+        pl.seven_at_volcano = bool(_need(seat, "seven_at_volcano", w))
+        placed = 0
+        for isl in range(N_ISLANDS):
+            for k in range(s.stack_len[isl]):
+                if s.stack_owner[isl][k] == i:
+                    placed |= 1 << (s.stack_value[isl][k] - 1)
+                    pl.placed += 1
+        parts = [pl.permits_held, pl.permits_pool, placed,
+                 (1 << (TOP_PERMIT - 1)) if pl.seven_at_volcano else 0]
+        if sum(bin(x).count("1") for x in parts) != TOP_PERMIT or (parts[0] | parts[1] | parts[2] | parts[3]) != (1 << TOP_PERMIT) - 1:
+            raise ValueError(f"{w}: permits in hand, pool, on islands and at the volcano must "
+                             f"be 1..{TOP_PERMIT} once each")
+        if pl.permits_pool & (1 << (TOP_PERMIT - 1)):
+            raise ValueError(f"{w}.permits_pool: the 7 is never in the pool")
+        relic = seat.get("relic")
+        if relic is None:
+            pl.relic = -1
+        elif relic in RELICS:
+            pl.relic = RELICS.index(relic)
+            if (relics_seen >> pl.relic) & 1:
+                raise ValueError(f"{w}.relic: {relic} is also elsewhere")
+            relics_seen |= 1 << pl.relic
+        else:
+            raise ValueError(f"{w}.relic must be null or one of {list(RELICS)}")
+        pl.islands_held = _mask(_need(seat, "island_cards", w), ISLANDS, w + ".island_cards")
+        for name in _bits(pl.islands_held, ISLANDS):
+            if name in where_card:
+                raise ValueError(f"{w}.island_cards: {name} is also the {where_card[name]}")
+            where_card[name] = f"seat {i}"
+        pl.islands_remembered = pl.islands_held | _mask(seat.get("remembered_islands", []), ISLANDS,
+                                                        w + ".remembered_islands")
+        if (pl.islands_remembered >> s.golden) & 1:
+            raise ValueError(f"{w}.remembered_islands: nobody has seen the Golden Island's card")
+        pl.chests_known = _mask(seat.get("known_chests", []), ISLANDS, w + ".known_chests")
+        gold = seat.get("gold", {})
+        if not isinstance(gold, dict):
+            raise ValueError(f"{w}.gold must be an object")
+        pl.gold_chests, pl.gold_coins, pl.gold_golden, pl.gold_relic, pl.gold_total = (
+            _int_in(gold.get(k, 0), 0, 10000, f"{w}.gold.{k}")
+            for k in ("chests", "coins", "golden_coin", "relic", "total"))
+        pl.golden_rank = _int_in(seat.get("golden_rank", 0), 0, MAX_PLAYERS, w + ".golden_rank")
+        pl.eliminated = bool(seat.get("eliminated", False))
+        share = seat.get("win_share", 0.0)
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ValueError(f"{w}.win_share must be a number in 0..1")
+        s.share[i] = share
+    if len(where_card) != N_ISLANDS:
+        raise ValueError(f"state: island cards {sorted(set(ISLANDS) - set(where_card))} are "
+                         f"nowhere (golden island, deck or a seat's hand)")
+    if pirate_total != [players] * N_COLOURS:
+        raise ValueError(f"state: pirates per colour (houses, seats, islands, volcanoes) must "
+                         f"total {players} each, got {dict(zip(COLOURS, pirate_total))}")
+    rng = data.get("rng", {"key": 0, "counter": 0})
+    try:
+        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
+    except (TypeError, KeyError, OverflowError):
+        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
+    if s.phase == PH_COPY and s.copy_target < 0:
+        raise ValueError("state.copy_target must name a seat in phase copy")
+    return state
+
+
+GAME = GoldenIslandGame()
+
+
+def fast_action_values(State state, int seat):
+    """{action: value} from the engine's fast path, or None where it asks for the generic
+    path (tests compare it with the generic values and with values on a seat's view)."""
+    cdef int acts[MAX_LEGAL]
+    cdef double vals[MAX_LEGAL]
+    cdef GState* s = _st(state)
+    if s.terminal:
+        return None
+    cdef int n = g_legal(s, acts)
+    if not g_action_values(s, seat, acts, n, vals):
+        return None
+    return {acts[i]: vals[i] for i in range(n)}

@@ -1,0 +1,59 @@
+"""The Golden Island agents: greedy reasons about which island may be golden from what its
+seat knows, beats random play, and ends games by the rules (small seeded runs, wide margins)."""
+import numpy as np
+
+from core_cy import agents, batch, golden_island
+from golden_island_pos import (GAME, PASS, ABILITY, LAND, base, build, give_pirates,
+                               give_island_cards, set_hand, set_permits, LANDING_2)
+
+
+def landing_choice(known):
+    """Seat 0 at T5 with a permit and a black pirate; `known`: it holds T5's card."""
+    d = base(2, seed=8)
+    if d["golden_island"] == "T5":
+        d["golden_island"], d["island_deck"][0] = d["island_deck"][0], "T5"
+    set_hand(d, 0, [LANDING_2])
+    give_pirates(d, 0, "black")
+    set_permits(d, 0, held=[5])
+    d["seats"][0]["ship"] = "T5"
+    d["phase"] = "ability"
+    if known:
+        give_island_cards(d, 0, "T5")
+    elif "T5" in d["seats"][0]["island_cards"] + d["seats"][0]["remembered_islands"]:
+        return None
+    return build(d)
+
+
+def test_greedy_lands_where_the_golden_island_may_be_and_not_where_it_cannot():
+    state = landing_choice(known=False)
+    assert agents.choose(state, "greedy") == ABILITY(0, LAND(5, "black"))
+    state = landing_choice(known=True)
+    assert agents.choose(state, "greedy") == PASS
+
+
+def test_fast_path_answers_in_a_greedy_game():
+    state = GAME.new(2, seed=3)
+    answered = 0
+    while not state.is_terminal():
+        fast = golden_island.fast_action_values(state, state.current_player)
+        if fast is not None:
+            answered += 1
+            assert fast == agents.action_values(state, state.current_player, generic=True)
+        state.apply(agents.choose(state, "greedy", seed=state.num_moves))
+    assert answered >= 10
+
+
+def test_greedy_beats_random():
+    rb = batch.play(GAME, 2, None, ["greedy", "random"], seed=21, count=120, rotate=True)
+    d = rb.to_pydict()
+    shares = np.array(d["seat_win_share"])
+    greedy_seat = np.array([i % 2 for i in range(120)])   # rotate: game i seats agent k at (k+i)%2
+    greedy = shares[np.arange(120), greedy_seat]
+    assert greedy.mean() > 0.8
+
+
+def test_greedy_games_end_by_the_rules():
+    for players in (2, 3, 4):
+        rb = batch.play(GAME, players, None, "greedy", seed=4, count=60)
+        reasons = rb.column("end_reason").to_pylist()
+        assert reasons.count("sixth_permit") >= 54, (players, reasons.count("round_limit"))
