@@ -22,15 +22,15 @@ from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport abs
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below, rng_seed,
-                               set_state_fields,
-                               MAX_SEATS, MAX_LEGAL, POLICY_SCRATCH)
-from core_cy import contract
+from core_cy.contract cimport (Engine, State, SeatParams, Rng, rng_below, rng_seed, rng_shuffle,
+                               set_state_fields, set_engine_functions, engine_handle,
+                               MAX_LEGAL, POLICY_SCRATCH)
+from core_cy import codec, contract
+from core_cy.actions import ActionSpace, Kind
+from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, load_data
 from core_cy.game import Game, Option
 
-import json
 import math
-from importlib import resources
 
 ENGINE_VERSION = "1.0"
 
@@ -112,8 +112,8 @@ cdef enum:
     NO_PASSENGER = MAX_PLAYERS # the passenger (or companion) field of a move: nobody
     PASSENGER_SLOTS = MAX_PLAYERS + 1   # values of that field: a seat or NO_PASSENGER
 
-# Action ids: contiguous blocks, ascending in the order legal_actions emits them.  Pawn moves
-# (A_MOVE, A_NAV, A_JET) are pawn_move(block, who, cell, passenger) below.
+# Action ids: contiguous blocks, ascending in the order legal_actions emits them; the
+# encoders and decompose() below are the only arithmetic on them.
 cdef enum:
     A_END_ACTIONS = 0
     A_DRAW = 1
@@ -128,35 +128,78 @@ cdef enum:
     A_MOVE = A_PEEK_BOTTOM + MAX_METER                  # pawn_move: who 0 (the mover)
     A_DIG = A_MOVE + N_CELLS * PASSENGER_SLOTS          # + cell
     A_NAV = A_DIG + N_CELLS                             # pawn_move: who = the pawn moved
-    A_GIVE = A_NAV + MAX_PLAYERS * N_CELLS * PASSENGER_SLOTS    # + giver*5 + receiver
-    A_PASS = A_GIVE + MAX_PLAYERS * MAX_PLAYERS         # + type*25 + giver*5 + receiver
-    A_BLAST = A_PASS + N_EQ_TYPES * MAX_PLAYERS * MAX_PLAYERS   # + holder*25 + cell
+    A_GIVE = A_NAV + MAX_PLAYERS * N_CELLS * PASSENGER_SLOTS    # seat_to_seat
+    A_PASS = A_GIVE + MAX_PLAYERS * MAX_PLAYERS         # seat_to_seat, one block per type
+    A_BLAST = A_PASS + N_EQ_TYPES * MAX_PLAYERS * MAX_PLAYERS   # seat_at_cell
     A_JET = A_BLAST + MAX_PLAYERS * N_CELLS             # pawn_move: who = the holder
     A_SHIELD = A_JET + MAX_PLAYERS * N_CELLS * PASSENGER_SLOTS  # + holder
-    A_SCOPE = A_SHIELD + MAX_PLAYERS                    # + holder*25 + cell
+    A_SCOPE = A_SHIELD + MAX_PLAYERS                    # seat_at_cell
     A_RESERVE = A_SCOPE + MAX_PLAYERS * N_CELLS         # + holder
     A_THROTTLE = A_RESERVE + MAX_PLAYERS                # + holder
     A_TRACKER = A_THROTTLE + MAX_PLAYERS                # + holder
     NUM_ACTIONS = A_TRACKER + MAX_PLAYERS
 
 
+# The encoders of the kinds with parameters (decompose below reads them back).
 cdef inline int pawn_move(int block, int who, int cell, int passenger) noexcept nogil:
-    """A pawn move's id: block A_MOVE, A_NAV or A_JET, who the pawn moved (0 in A_MOVE),
-    cell the destination, passenger a seat carried along or NO_PASSENGER."""
+    """A pawn move: block A_MOVE, A_NAV or A_JET, who the pawn moved (0 in A_MOVE: the
+    mover), cell the destination, passenger a seat carried along or NO_PASSENGER."""
     return block + (who * N_CELLS + cell) * PASSENGER_SLOTS + passenger
 
 
-# The parts of a pawn move from x = action - block (pawn_move's inverse).
-cdef inline int move_who(int x) noexcept nogil:
-    return x // (N_CELLS * PASSENGER_SLOTS)
+cdef inline int seat_to_seat(int block, int giver, int receiver) noexcept nogil:
+    """A_GIVE, or A_PASS + type * MAX_PLAYERS * MAX_PLAYERS."""
+    return block + giver * MAX_PLAYERS + receiver
 
 
-cdef inline int move_cell(int x) noexcept nogil:
-    return (x // PASSENGER_SLOTS) % N_CELLS
+cdef inline int seat_at_cell(int block, int holder, int cell) noexcept nogil:
+    """A_BLAST or A_SCOPE."""
+    return block + holder * N_CELLS + cell
 
 
-cdef inline int move_passenger(int x) noexcept nogil:
-    return x % PASSENGER_SLOTS
+ctypedef struct DAction:
+    int32_t block          # the kind: the first id of its block (A_*)
+    int32_t who            # the pawn moved (A_NAV, A_JET), the giver, the card's holder
+    int32_t cell           # destination or target cell
+    int32_t other          # passenger or companion, receiver, the peeked card's depth
+    int32_t typ            # the equipment type passed (A_PASS)
+
+
+cdef inline DAction decompose(int a) noexcept nogil:
+    """The kind and parameters of action id a (Pgx's _decompose_action): apply and the
+    search's apply read actions only through it."""
+    cdef DAction x
+    cdef int r
+    x.block = a
+    x.who = x.cell = x.other = x.typ = 0
+    if a < A_PEEK_BOTTOM:
+        return x                            # one id per kind
+    if a < A_MOVE:
+        x.block = A_PEEK_BOTTOM
+        x.other = a - A_PEEK_BOTTOM
+        return x
+    x.block = (A_MOVE if a < A_DIG else A_DIG if a < A_NAV else A_NAV if a < A_GIVE
+               else A_GIVE if a < A_PASS else A_PASS if a < A_BLAST else A_BLAST if a < A_JET
+               else A_JET if a < A_SHIELD else A_SHIELD if a < A_SCOPE
+               else A_SCOPE if a < A_RESERVE else A_RESERVE if a < A_THROTTLE
+               else A_THROTTLE if a < A_TRACKER else A_TRACKER)
+    r = a - x.block
+    if x.block == A_MOVE or x.block == A_NAV or x.block == A_JET:
+        x.who = r // (N_CELLS * PASSENGER_SLOTS)
+        x.cell = (r // PASSENGER_SLOTS) % N_CELLS
+        x.other = r % PASSENGER_SLOTS
+    elif x.block == A_DIG:
+        x.cell = r
+    elif x.block == A_GIVE or x.block == A_PASS:
+        x.typ = r // (MAX_PLAYERS * MAX_PLAYERS)
+        x.who = (r // MAX_PLAYERS) % MAX_PLAYERS
+        x.other = r % MAX_PLAYERS
+    elif x.block == A_BLAST or x.block == A_SCOPE:
+        x.who = r // N_CELLS
+        x.cell = r % N_CELLS
+    else:
+        x.who = r                           # a holder's card
+    return x
 
 
 ctypedef struct StormCard:
@@ -276,6 +319,8 @@ ctypedef struct DState:
 cdef enum:
     EQ_IN_DECK = -1
     EQ_USED = -2
+
+cdef Engine ENGINE       # the engine table, filled after the planner (include below)
 
 
 # ---------------------------------------------------------------- geometry
@@ -446,18 +491,6 @@ cdef inline bint shaded(const DState* s, int p) noexcept nogil:
     return False
 
 
-# ---------------------------------------------------------------- chance helpers
-
-cdef void shuffle8(uint8_t* a, int n, Rng* rng) noexcept nogil:
-    cdef int i, j
-    cdef uint8_t t
-    for i in range(n - 1, 0, -1):
-        j = rng_below(rng, i + 1)
-        t = a[i]
-        a[i] = a[j]
-        a[j] = t
-
-
 cdef void finish(DState* s, int reason) noexcept nogil:
     s.terminal = 1
     s.end_reason = reason
@@ -483,7 +516,7 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
         if s.kind[t] == K_CRASH:
             crash = t
     # 1. The storm in the centre, the tiles shuffled into the other cells.
-    shuffle8(perm, N_TILES, &s.rng)
+    rng_shuffle(&s.rng, perm, N_TILES, sizeof(perm[0]))
     s.storm = s.rules.storm_start
     for c in range(N_CELLS):
         if c == s.storm:
@@ -507,17 +540,17 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(s.rules.n_storm):
         s.draw[i] = <uint8_t>i
     s.draw_len = s.rules.n_storm
-    shuffle8(s.draw, s.draw_len, &s.rng)
+    rng_shuffle(&s.rng, s.draw, s.draw_len, sizeof(s.draw[0]))
     for i in range(s.rules.n_eq):
         s.eq_deck[i] = <uint8_t>i
         s.eq_owner[i] = EQ_IN_DECK
     s.eq_len = s.rules.n_eq
-    shuffle8(s.eq_deck, s.eq_len, &s.rng)
+    rng_shuffle(&s.rng, s.eq_deck, s.eq_len, sizeof(s.eq_deck[0]))
     # 5. Adventurers dealt at random (or fixed), full water, on the crash site.
     for i in range(N_ADV):
         roles[i] = <uint8_t>i
     if not s.rules.roles_fixed:
-        shuffle8(roles, N_ADV, &s.rng)
+        rng_shuffle(&s.rng, roles, N_ADV, sizeof(roles[0]))
     for i in range(MAX_PLAYERS):
         s.shield_tile[i] = NO_TILE
         s.role[i] = -1
@@ -566,7 +599,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
             if s.pawn_tile[g] == s.pawn_tile[r] or (
                     s.role[g] == WATER_CARRIER and adjacent(
                         s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False)):
-                out[n] = A_GIVE + g * MAX_PLAYERS + r
+                out[n] = seat_to_seat(A_GIVE, g, r)
                 n += 1
     # Pass equipment to a pawn on the same tile.
     for typ in range(N_EQ_TYPES):
@@ -575,7 +608,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                 continue
             for r in range(s.players):
                 if r != g and s.pawn_tile[g] == s.pawn_tile[r]:
-                    out[n] = A_PASS + typ * MAX_PLAYERS * MAX_PLAYERS + g * MAX_PLAYERS + r
+                    out[n] = seat_to_seat(A_PASS + typ * MAX_PLAYERS * MAX_PLAYERS, g, r)
                     n += 1
     # Dune Blaster: own tile or a neighbour with sand (Explorer: diagonal too).
     for h in range(s.players):
@@ -586,7 +619,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
         for c in range(N_CELLS):
             t = s.cell_tile[c]
             if t >= 0 and s.sand[t] > 0 and (c == tc or adjacent(c, tc, diag)):
-                out[n] = A_BLAST + h * N_CELLS + c
+                out[n] = seat_at_cell(A_BLAST, h, c)
                 n += 1
     # Jet Pack: to any unblocked tile, maybe with one pawn from the start tile.
     for h in range(s.players):
@@ -615,7 +648,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
             t = s.cell_tile[c]
             if (t >= 0 and not s.excavated[t] and not s.known[t]
                     and not (s.rules.known_kinds >> s.kind[t]) & 1):
-                out[n] = A_SCOPE + h * N_CELLS + c
+                out[n] = seat_at_cell(A_SCOPE, h, c)
                 n += 1
     for h in range(s.players):
         if held_card(s, h, EQ_RESERVE) >= 0:
@@ -901,7 +934,7 @@ cdef void draw_storm_card(DState* s) noexcept nogil:
         s.draw_len = s.discard_len
         s.discard_len = 0
         s.deck_known = 0
-        shuffle8(s.draw, s.draw_len, &s.rng)
+        rng_shuffle(&s.rng, s.draw, s.draw_len, sizeof(s.draw[0]))
         if s.draw_len == 0:
             s.storm_left = 0     # nothing left to draw (only with custom decks)
             return
@@ -929,56 +962,62 @@ cdef void draw_storm_card(DState* s) noexcept nogil:
 
 
 cdef void apply_free(DState* s, int a) noexcept nogil:
-    cdef int x, typ, g, r, h, c, t, comp, q, card
+    """A free operation: water, passing equipment, playing an equipment card."""
+    cdef DAction x = decompose(a)
+    cdef int q, h = x.who
     s.free_ops += 1
-    if a < A_PASS:
-        x = a - A_GIVE
-        g = x // MAX_PLAYERS
-        r = x % MAX_PLAYERS
-        s.water[g] -= 1
-        s.water[r] += 1
-    elif a < A_BLAST:
-        x = a - A_PASS
-        typ = x // (MAX_PLAYERS * MAX_PLAYERS)
-        g = (x // MAX_PLAYERS) % MAX_PLAYERS
-        r = x % MAX_PLAYERS
-        s.eq_owner[held_card(s, g, typ)] = <int8_t>r
-    elif a < A_JET:
-        h = (a - A_BLAST) // N_CELLS
-        c = (a - A_BLAST) % N_CELLS
+    if x.block == A_GIVE:
+        s.water[x.who] -= 1
+        s.water[x.other] += 1
+    elif x.block == A_PASS:
+        s.eq_owner[held_card(s, x.who, x.typ)] = <int8_t>x.other
+    elif x.block == A_BLAST:
         use_card(s, h, EQ_BLASTER)
-        remove_sand(s, s.cell_tile[c], 255)
-    elif a < A_SHIELD:
-        x = a - A_JET
-        h = move_who(x)
-        c = move_cell(x)
-        comp = move_passenger(x)
+        remove_sand(s, s.cell_tile[x.cell], 255)
+    elif x.block == A_JET:
         use_card(s, h, EQ_JETPACK)
-        move_pawn(s, h, c, comp)
-    elif a < A_SCOPE:
-        h = a - A_SHIELD
+        move_pawn(s, h, x.cell, x.other)
+    elif x.block == A_SHIELD:
         use_card(s, h, EQ_SHIELD)
         s.shield[h] = 1
         s.shield_tile[h] = s.pawn_tile[h] if s.rules.shield_anchor_tile else NO_TILE
-    elif a < A_RESERVE:
-        h = (a - A_SCOPE) // N_CELLS
-        c = (a - A_SCOPE) % N_CELLS
+    elif x.block == A_SCOPE:
         use_card(s, h, EQ_SCOPE)
-        s.known[s.cell_tile[c]] = 1
-    elif a < A_THROTTLE:
-        h = a - A_RESERVE
+        s.known[s.cell_tile[x.cell]] = 1
+    elif x.block == A_RESERVE:
         use_card(s, h, EQ_RESERVE)
         for q in range(s.players):
             if s.pawn_tile[q] == s.pawn_tile[h]:
                 gain_water(s, q, WELL_WATER)
-    elif a < A_TRACKER:
-        h = a - A_THROTTLE
+    elif x.block == A_THROTTLE:
         use_card(s, h, EQ_THROTTLE)
         s.actions_left += THROTTLE_ACTIONS
     else:
-        h = a - A_TRACKER
         use_card(s, h, EQ_TRACKER)
         start_peek(s)
+
+
+cdef void pawn_action(DState* s, DAction x, int p) noexcept nogil:
+    """The effects of the actions that apply and the search's apply share (not excavating,
+    which the search keeps hidden, nor peeking or taking off)."""
+    cdef int i, t = s.pawn_tile[p]
+    if x.block == A_PICKUP:
+        for i in range(N_PARTS):
+            if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+                s.part_state[i] = P_HELD
+                s.part_tile[i] = NO_TILE
+                s.part_holder[i] = <int8_t>p
+                break
+    elif x.block == A_METEO_SKIP:
+        s.meteo_reduction += 1
+    elif x.block == A_WC_DRAW:
+        gain_water(s, p, WELL_WATER)
+    elif x.block == A_MOVE:
+        move_pawn(s, p, x.cell, x.other)
+    elif x.block == A_DIG:
+        remove_sand(s, s.cell_tile[x.cell], 2 if s.role[p] == ARCHEOLOGIST else 1)
+    elif x.block == A_NAV:
+        move_pawn(s, x.who, x.cell, x.other)
 
 
 cdef void after_decision(DState* s, int p) noexcept nogil:
@@ -994,19 +1033,20 @@ cdef void after_decision(DState* s, int p) noexcept nogil:
 
 cdef void d_apply(void* vs, int a) noexcept nogil:
     cdef DState* s = <DState*>vs
-    cdef int p = s.current, t = s.pawn_tile[p], x, q, c, i
+    cdef DAction x = decompose(a)
+    cdef int p = s.current
     s.moves += 1
-    if a == A_DRAW:
+    if x.block == A_DRAW:
         draw_storm_card(s)
         if not s.terminal and s.storm_left == 0:
             end_storm_phase(s)
         return
-    if a == A_END_ACTIONS:
+    if x.block == A_END_ACTIONS:
         start_storm_phase(s)
         return
-    if a == A_PEEK_KEEP or (A_PEEK_BOTTOM <= a < A_MOVE):
-        if a != A_PEEK_KEEP:
-            peek_to_bottom(s, a - A_PEEK_BOTTOM)
+    if x.block == A_PEEK_KEEP or x.block == A_PEEK_BOTTOM:
+        if x.block == A_PEEK_BOTTOM:
+            peek_to_bottom(s, x.other)
         s.phase = s.return_phase
         s.peek_n = 0
         s.return_phase = 0
@@ -1016,33 +1056,15 @@ cdef void d_apply(void* vs, int a) noexcept nogil:
         apply_free(s, a)
     else:
         s.actions_left -= 1
-        if a == A_EXCAVATE:
+        if x.block == A_EXCAVATE:
             excavate(s, p)
-        elif a == A_PICKUP:
-            for i in range(N_PARTS):
-                if s.part_state[i] == P_TILE and s.part_tile[i] == t:
-                    s.part_state[i] = P_HELD
-                    s.part_tile[i] = NO_TILE
-                    s.part_holder[i] = <int8_t>p
-                    break
-        elif a == A_METEO_SKIP:
-            s.meteo_reduction += 1
-        elif a == A_METEO_PEEK:
+        elif x.block == A_METEO_PEEK:
             start_peek(s)
-        elif a == A_WC_DRAW:
-            gain_water(s, p, WELL_WATER)
-        elif a == A_TAKEOFF:
+        elif x.block == A_TAKEOFF:
             finish(s, END_WIN)
             return
-        elif a < A_DIG:
-            x = a - A_MOVE
-            move_pawn(s, p, move_cell(x), move_passenger(x))
-        elif a < A_NAV:
-            remove_sand(s, s.cell_tile[a - A_DIG], 2 if s.role[p] == ARCHEOLOGIST else 1)
         else:
-            x = a - A_NAV
-            q = move_who(x)
-            move_pawn(s, q, move_cell(x), move_passenger(x))
+            pawn_action(s, x, p)
     after_decision(s, p)
 
 
@@ -1133,7 +1155,7 @@ cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
             gears[n] = o.gear[t]
             clues[n] = o.clue[t]
             n += 1
-    shuffle8(perm, n, rng)
+    rng_shuffle(rng, perm, n, sizeof(perm[0]))
     for i in range(n):
         o.kind[ids[i]] = kinds[perm[i]]
         o.gear[ids[i]] = gears[perm[i]]
@@ -1149,38 +1171,18 @@ cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     memcpy(o, vs, sizeof(DState))
     redeal(o, False, rng)
     redeal(o, True, rng)
-    shuffle8(o.draw, o.draw_len - o.deck_known, rng)
-    shuffle8(o.eq_deck, o.eq_len, rng)
+    rng_shuffle(rng, o.draw, o.draw_len - o.deck_known, sizeof(o.draw[0]))
+    rng_shuffle(rng, o.eq_deck, o.eq_len, sizeof(o.eq_deck[0]))
 
 
 include "forbidden_desert_planner.pxi"
 
 
-cdef Engine DESERT_ENGINE
 cdef DState _LAYOUT   # one instance, to read the field offsets from
-DESERT_ENGINE.state_size = sizeof(DState)
-set_state_fields(&DESERT_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason)
-DESERT_ENGINE.rules_size = sizeof(DRules)
-DESERT_ENGINE.num_actions = NUM_ACTIONS
-DESERT_ENGINE.min_players = 2
-DESERT_ENGINE.max_players = MAX_PLAYERS
-DESERT_ENGINE.cooperative = True
-DESERT_ENGINE.num_game_outcomes = 9
-DESERT_ENGINE.num_seat_outcomes = 3
-DESERT_ENGINE.num_policies = 3
-DESERT_ENGINE.setup = d_setup
-DESERT_ENGINE.legal_actions = d_legal
-DESERT_ENGINE.apply = d_apply
-DESERT_ENGINE.scores = d_scores
-DESERT_ENGINE.win_shares = d_scores
-DESERT_ENGINE.outcomes = d_outcomes
-DESERT_ENGINE.heuristic = d_heuristic
-DESERT_ENGINE.observe = d_observe
-DESERT_ENGINE.policy = d_policy
-
-cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
-_HANDLE.engine = &DESERT_ENGINE
+set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
+set_engine_functions(&ENGINE, d_setup, d_legal, d_apply, d_scores, d_scores, d_outcomes,
+                     d_heuristic, d_observe, d_policy, NULL)
 
 
 # ================================================================ Python face
@@ -1200,12 +1202,8 @@ PART_STATES = ("hidden", "on_tile", "in_storm", "held")
 END_REASONS = ("running", "win", "thirst", "buried", "swept_away", "turn_limit")
 
 
-def _load_data(name):
-    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())
-
-
-_TILES_FILE = _load_data("forbidden_desert_tiles.json")
-_STORM_FILE = _load_data("forbidden_desert_storm.json")
+_TILES_FILE = load_data("forbidden_desert_tiles.json")
+_STORM_FILE = load_data("forbidden_desert_storm.json")
 DEFAULT_TILES = _TILES_FILE["tiles"]
 DEFAULT_START_SAND = _TILES_FILE["start_sand"]
 DEFAULT_STORM_START = _TILES_FILE["storm_start"]
@@ -1213,15 +1211,15 @@ DEFAULT_SAND_MARKERS = _TILES_FILE["sand_markers"]
 DEFAULT_METER = _STORM_FILE["storm_meter"]
 DEFAULT_DIFFICULTY_START = _STORM_FILE["difficulty_start_index"]
 DEFAULT_STORM_DECK = _STORM_FILE["storm_deck"]
-DEFAULT_EQUIPMENT = _load_data("forbidden_desert_equipment.json")["equipment"]
-DEFAULT_ADVENTURERS = _load_data("forbidden_desert_adventurers.json")["adventurers"]
+DEFAULT_EQUIPMENT = load_data("forbidden_desert_equipment.json")["equipment"]
+DEFAULT_ADVENTURERS = load_data("forbidden_desert_adventurers.json")["adventurers"]
 
 
 cdef SearchWeights _NAMES_OF_WEIGHTS
 memset(&_NAMES_OF_WEIGHTS, 0, sizeof(SearchWeights))
 # The weights' names, in struct order, read from the struct itself (one list of names).
 SEARCH_WEIGHT_NAMES = tuple(dict(_NAMES_OF_WEIGHTS))
-DEFAULT_SEARCH_WEIGHTS = _load_data("forbidden_desert_search_weights.json")["weights"]
+DEFAULT_SEARCH_WEIGHTS = load_data("forbidden_desert_search_weights.json")["weights"]
 if list(DEFAULT_SEARCH_WEIGHTS) != list(SEARCH_WEIGHT_NAMES):
     raise ImportError("forbidden_desert_search_weights.json must give the weights of "
                       f"SearchWeights in its order: {list(SEARCH_WEIGHT_NAMES)}")
@@ -1244,12 +1242,6 @@ def parse_search_weights(weights):
             raise ValueError(f"{where}.{name} must be a finite number, got {v!r}")
         out[name] = float(v)
     return out
-
-
-def _int_in(v, lo, hi, where):
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
-    return v
 
 
 def _cell(v, where):
@@ -1284,7 +1276,7 @@ def parse_tiles(entries):
             clue = PARTS.index(e["part"]) * 2 + AXES.index(e["axis"])
         elif "part" in e or "axis" in e:
             raise ValueError(f"{where}: only clue tiles have a part and an axis")
-        count = _int_in(e.get("count", 1), 1, N_TILES, where + ".count")
+        count = integer(e.get("count", 1), where + ".count", 1, N_TILES)
         out += [(KINDS.index(e["kind"]), int(gear), clue)] * count
     if len(out) != N_TILES:
         raise ValueError(f"rule option 'tiles' must describe {N_TILES} tiles, got {len(out)}")
@@ -1308,12 +1300,12 @@ def parse_storm_deck(entries):
         extra = set(e) - {"kind", "direction", "strength", "count"}
         if extra:
             raise ValueError(f"{where}: unknown field(s) {sorted(extra)}")
-        count = _int_in(e.get("count", 1), 1, MAX_STORM, where + ".count")
+        count = integer(e.get("count", 1), where + ".count", 1, MAX_STORM)
         if e["kind"] == "wind":
             if e.get("direction") not in DIRECTIONS:
                 raise ValueError(f"{where}.direction must be one of {list(DIRECTIONS)}")
             card = (SC_WIND, DIRECTIONS.index(e["direction"]),
-                    _int_in(e.get("strength"), 1, 4, where + ".strength"))
+                    integer(e.get("strength"), where + ".strength", 1, 4))
         else:
             if "direction" in e or "strength" in e:
                 raise ValueError(f"{where}: only wind cards have a direction and strength")
@@ -1330,12 +1322,42 @@ def parse_equipment(counts, tracker):
                          f"to counts (the Storm Tracker is include_storm_tracker)")
     out = []
     for k, name in enumerate(EQUIPMENT[:-1]):
-        out += [k] * _int_in(counts.get(name, 0), 0, MAX_EQ, f"rule option 'equipment'.{name}")
+        out += [k] * integer(counts.get(name, 0), f"rule option 'equipment'.{name}", 0, MAX_EQ)
     if tracker:
         out.append(EQ_TRACKER)
     if len(out) > MAX_EQ:
         raise ValueError(f"rule option 'equipment' holds more than {MAX_EQ} cards")
     return out
+
+
+# The action ids by name (core_cy/actions.py), from the same constants as the C encoding: a
+# cell is (row, col); a passenger or companion is a seat or NOBODY.
+NOBODY = NO_PASSENGER
+ACTIONS = ActionSpace(
+    NUM_ACTIONS,
+    Kind("end_actions", A_END_ACTIONS),
+    Kind("draw", A_DRAW),
+    Kind("excavate", A_EXCAVATE),
+    Kind("pickup", A_PICKUP),
+    Kind("meteo_skip", A_METEO_SKIP),
+    Kind("meteo_peek", A_METEO_PEEK),
+    Kind("wc_draw", A_WC_DRAW),
+    Kind("takeoff", A_TAKEOFF),
+    Kind("peek_keep", A_PEEK_KEEP),
+    Kind("peek_bottom", A_PEEK_BOTTOM, position=MAX_METER),
+    Kind("move", A_MOVE, row=SIDE, col=SIDE, passenger=PASSENGER_SLOTS),
+    Kind("dig", A_DIG, row=SIDE, col=SIDE),
+    Kind("navigate", A_NAV, pawn=MAX_PLAYERS, row=SIDE, col=SIDE, passenger=PASSENGER_SLOTS),
+    Kind("give", A_GIVE, giver=MAX_PLAYERS, receiver=MAX_PLAYERS),
+    Kind("pass_equipment", A_PASS, equipment=N_EQ_TYPES, giver=MAX_PLAYERS, receiver=MAX_PLAYERS),
+    Kind("blast", A_BLAST, holder=MAX_PLAYERS, row=SIDE, col=SIDE),
+    Kind("jet", A_JET, holder=MAX_PLAYERS, row=SIDE, col=SIDE, companion=PASSENGER_SLOTS),
+    Kind("shield", A_SHIELD, holder=MAX_PLAYERS),
+    Kind("scope", A_SCOPE, holder=MAX_PLAYERS, row=SIDE, col=SIDE),
+    Kind("reserve", A_RESERVE, holder=MAX_PLAYERS),
+    Kind("throttle", A_THROTTLE, holder=MAX_PLAYERS),
+    Kind("tracker", A_TRACKER, holder=MAX_PLAYERS),
+)
 
 
 class ForbiddenDesertGame(Game):
@@ -1349,13 +1371,15 @@ class ForbiddenDesertGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"adventurer": ADVENTURERS}
-    policies = {"planner": "rule-based team planner: water first, dig toward "
-                "clues and wells, gather on the Launch Pad with all parts",
-                "search": "experimental: the planner with a beam search over the "
-                "acting adventurer's actions (hidden tiles stay hidden)",
-                "deep_search": "the same search with a wider beam: stronger, about half "
+    # In Engine.policy order: POLICY_PLANNER, POLICY_SEARCH, POLICY_DEEP (planner .pxi).
+    policies = {"planner": "rule-based team planner: water first, dig toward clues and wells, "
+                "gather on the Launch Pad with all parts (fast, weak)",
+                "search": "the team planner of experiments: for each adventurer's turn a beam "
+                "search (width 4) over its actions and equipment, scored by a team evaluation "
+                "with the weights of rule option search_weights; hidden tiles stay hidden",
+                "deep_search": "the same search with a wider beam (12): stronger, about half "
                 "as fast"}
-    handle = _HANDLE
+    actions = ACTIONS
     adventurers = ADVENTURERS
     options = (
         Option("difficulty", "enum", "novice", "starting tick of the storm meter (spec 2.3)",
@@ -1432,15 +1456,13 @@ class ForbiddenDesertGame(Game):
     def to_dict(self, State state):
         return _to_dict(self, state)
 
-    def from_dict(self, data):
-        """Rebuild a state from to_dict() output; ValueError names the first problem."""
-        return _from_dict(self, data)
+    def fill_state(self, State state, data, rules):
+        _fill(_st(state), data)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
-        return _describe(_st(state), action)
+        kind, x = ACTIONS.decode(action)     # ValueError for an id out of range
+        return _describe(_st(state), kind, x)
 
     def score_breakdown(self, State state):
         """The team's progress and each adventurer's water and equipment."""
@@ -1477,12 +1499,12 @@ cdef bytes _pack(dict r, int players):
     if not isinstance(meter, list) or not 1 <= len(meter) <= MAX_METER:
         raise ValueError(f"rule option 'storm_meter'.{players} must list 1..{MAX_METER} ticks")
     for i, v in enumerate(meter):
-        _int_in(v, 0, MAX_STORM, f"rule option 'storm_meter'.{players}[{i}]")
+        integer(v, f"rule option 'storm_meter'.{players}[{i}]", 0, MAX_STORM)
     starts = r["difficulty_start_index"]
     if not isinstance(starts, dict) or set(starts) != set(DIFFICULTIES):
         raise ValueError(f"rule option 'difficulty_start_index' must map {list(DIFFICULTIES)}")
-    start = _int_in(starts[r["difficulty"]], 0, len(meter) - 1,
-                    f"rule option 'difficulty_start_index'.{r['difficulty']}")
+    start = integer(starts[r["difficulty"]],
+                    f"rule option 'difficulty_start_index'.{r['difficulty']}", 0, len(meter) - 1)
     roles = r["roles"]
     if not isinstance(roles, list) or (roles and (
             len(roles) != players or any(x not in ADVENTURERS for x in roles)
@@ -1531,7 +1553,7 @@ cdef bytes _pack(dict r, int players):
     R.known_kinds = sum(1 << KINDS.index(k) for k in set(known))
     R.water_drop = bool(r["water_drop_desert_side"])
     for i, name in enumerate(ADVENTURERS):
-        R.adv_water[i] = _int_in(adv[name], 0, 100, f"rule option 'adventurers'.{name}")
+        R.adv_water[i] = integer(adv[name], f"rule option 'adventurers'.{name}", 0, 100)
     for t, (k, g, c) in enumerate(tiles):
         R.tile_kind[t], R.tile_gear[t], R.tile_clue[t] = k, g, c
     R.search = parse_search_weights(r["search_weights"])
@@ -1642,354 +1664,219 @@ cdef dict _to_dict(game, State state):
                             for i in range(s.rules.n_eq)],
         "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
         "moves": int(s.moves), "turns": int(s.turns),
-        "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+        "rng": contract.rng_to_dict(state),
     }
 
 
-def _need(data, key, kind, where="state"):
-    if key not in data:
-        raise ValueError(f"{where}: missing field '{key}'")
-    v = data[key]
-    if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
-        raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
-    if kind is bool and not isinstance(v, bool):
-        raise ValueError(f"{where}.{key} must be true or false, got {v!r}")
-    if kind not in (int, bool) and not isinstance(v, kind):
-        raise ValueError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {v!r}")
-    return v
-
-
-def _choice(data, key, choices, where="state"):
-    v = _need(data, key, str, where)
-    if v not in choices:
-        raise ValueError(f"{where}.{key} must be one of {list(choices)}, got {v!r}")
-    return choices.index(v)
-
-
-def _from_dict(game, data):
-    if not isinstance(data, dict):
-        raise ValueError("state must be a dict (from to_dict())")
-    if data.get("game") != game.name:
-        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
-    players = game.check_players(_need(data, "players", int))
-    rules = game.resolve_rules(_need(data, "rules", dict), players)
-    cdef State state = contract.blank_state(game, game.handle)
-    cdef DState* s = <DState*>state.buf
-    cdef bytes packed = _pack(rules, players)
-    memcpy(&s.rules, <const char*>packed, sizeof(DRules))
+cdef _fill(DState* s, top):
+    """from_dict's desert part (rules, players and rng are in place): reads every field of
+    to_dict() through the codec (core_cy/codec.py), so that a bad value is named by its path."""
     cdef DRules* R = &s.rules
-    s.players = players
-    s.phase = _choice(data, "phase", PHASES)
-    s.return_phase = _choice(data, "return_phase", PHASES) if "return_phase" in data else 0
-    s.current = _int_in(_need(data, "current_player", int), 0, players - 1, "state.current_player")
-    # The board: every cell a tile or the storm; each tile id exactly once.
-    board = _need(data, "board", list)
-    if len(board) != SIDE or any(not isinstance(r, list) or len(r) != SIDE for r in board):
-        raise ValueError(f"state.board must be {SIDE} rows of {SIDE} cells")
-    seen = set()
+    cdef int players = s.players
+    s.phase = top.choice("phase", PHASES)
+    s.return_phase = top.choice("return_phase", PHASES, default="actions")
+    s.current = top.int("current_player", 0, players - 1)
+    sand = _fill_board(s, top)
+    s.supply = top.int("sand_supply", 0, 255)
+    if s.supply + sand != R.sand_total:
+        fail("state", f"sand on the board ({sand}) plus sand_supply ({s.supply}) must equal "
+                      f"sand_markers ({R.sand_total})")
+    s.meter_index = top.int("storm_meter_index", 0, R.meter_len)
+    s.actions_left = top.int("actions_left", 0, 1000, default=0)
+    s.meteo_reduction = top.int("meteorologist_reduction", 0, 1000, default=0)
+    s.storm_left = top.int("storm_cards_left", 0, 1000, default=0)
+    s.free_ops = top.int("free_ops", 0, 1_000_000, default=0)
+    _fill_pawns(s, top)
+    _fill_parts(s, top)
+    _fill_storm_piles(s, top)
+    _fill_equipment(s, top)
+    s.terminal = top.bool("terminal")
+    s.end_reason = top.choice("end_reason", END_REASONS)
+    if bool(s.terminal) != (s.end_reason != END_RUNNING):
+        fail("state", "terminal exactly when end_reason is not 'running'")
+    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.turns = top.int("turns", 0, INT32_MAX, default=0)
+
+
+cdef int _fill_board(DState* s, top) except -1:
+    """The 5 x 5 board: every cell a tile object or null (the storm), each tile id once and
+    the tiles those of rule option 'tiles'; returns the sand on the board."""
+    cdef DRules* R = &s.rules
+    ids = UniqueIds(N_TILES, "tile")
+    board = top.grid("board", SIDE, SIDE)
     storms = []
     sand = 0
-    for r in range(SIDE):
-        for c in range(SIDE):
-            e = board[r][c]
-            cell = r * SIDE + c
-            where = f"state.board[{r}][{c}]"
-            if e is None:
-                s.cell_tile[cell] = STORM_CELL
-                storms.append(cell)
-                continue
-            if not isinstance(e, dict):
-                raise ValueError(f"{where} must be a tile object or null (the storm)")
-            t = _int_in(_need(e, "tile", int, where), 0, N_TILES - 1, where + ".tile")
-            if t in seen:
-                raise ValueError(f"{where}.tile {t} appears twice")
-            seen.add(t)
-            s.cell_tile[cell] = t
-            s.tile_cell[t] = cell
-            s.kind[t] = _choice(e, "kind", KINDS, where)
-            s.gear[t] = _need(e, "gear", bool, where)
-            s.sand[t] = _int_in(_need(e, "sand", int, where), 0, 255, where + ".sand")
-            sand += s.sand[t]
-            s.excavated[t] = _need(e, "excavated", bool, where)
-            s.known[t] = bool(e.get("known", False))
-            if s.kind[t] == K_CLUE:
-                if e.get("part") not in PARTS or e.get("axis") not in AXES:
-                    raise ValueError(f"{where}: a clue needs part and axis")
-                s.clue[t] = PARTS.index(e["part"]) * 2 + AXES.index(e["axis"])
-            else:
-                s.clue[t] = -1
+    for cell in range(N_CELLS):
+        r, c = divmod(cell, SIDE)
+        where = f"state.board[{r}][{c}]"
+        if board[r][c] is None:
+            s.cell_tile[cell] = STORM_CELL
+            storms.append(cell)
+            continue
+        e = codec.Obj(board[r][c], where)
+        t = ids.take(e.get("tile"), e.at("tile"))
+        s.cell_tile[cell] = t
+        s.tile_cell[t] = cell
+        s.kind[t] = e.choice("kind", KINDS)
+        s.gear[t] = e.bool("gear")
+        s.sand[t] = e.int("sand", 0, 255)
+        sand += s.sand[t]
+        s.excavated[t] = e.bool("excavated")
+        s.known[t] = e.bool("known", default=False)
+        s.clue[t] = -1
+        if s.kind[t] == K_CLUE:
+            s.clue[t] = e.choice("part", PARTS) * 2 + e.choice("axis", AXES)
     if len(storms) != 1:
-        raise ValueError(f"state.board must have exactly one storm cell (null), got {len(storms)}")
+        fail("state.board", f"expected exactly one storm cell (null), got {len(storms)}")
     s.storm = storms[0]
     if sorted((s.kind[t], s.gear[t], s.clue[t]) for t in range(N_TILES)) != sorted(
             (R.tile_kind[t], R.tile_gear[t], R.tile_clue[t]) for t in range(N_TILES)):
-        raise ValueError("state.board: the tiles do not match rule option 'tiles'")
-    s.supply = _int_in(_need(data, "sand_supply", int), 0, 255, "state.sand_supply")
-    if s.supply + sand != R.sand_total:
-        raise ValueError(f"state: sand on the board ({sand}) plus sand_supply ({s.supply}) "
-                         f"must equal sand_markers ({R.sand_total})")
-    s.meter_index = _int_in(_need(data, "storm_meter_index", int), 0, R.meter_len,
-                            "state.storm_meter_index")
-    s.actions_left = _int_in(data.get("actions_left", 0), 0, 1000, "state.actions_left")
-    s.meteo_reduction = _int_in(data.get("meteorologist_reduction", 0), 0, 1000,
-                                "state.meteorologist_reduction")
-    s.storm_left = _int_in(data.get("storm_cards_left", 0), 0, 1000, "state.storm_cards_left")
-    s.free_ops = _int_in(data.get("free_ops", 0), 0, 1_000_000, "state.free_ops")
-    pawns = _need(data, "pawns", list)
-    if len(pawns) != players:
-        raise ValueError(f"state.pawns must list {players} pawns")
+        fail("state.board", "the tiles do not match rule option 'tiles'")
+    return sand
+
+
+cdef _fill_pawns(DState* s, top):
+    cdef DRules* R = &s.rules
     for i in range(MAX_PLAYERS):
         s.role[i] = -1
         s.pawn_tile[i] = NO_TILE
         s.shield_tile[i] = NO_TILE
     roles_seen = set()
-    for i, pw in enumerate(pawns):
-        where = f"state.pawns[{i}]"
-        if not isinstance(pw, dict):
-            raise ValueError(f"{where} must be an object")
-        s.role[i] = _choice(pw, "adventurer", ADVENTURERS, where)
+    for i, pw in enumerate(top.objs("pawns", length=s.players)):
+        s.role[i] = pw.choice("adventurer", ADVENTURERS)
         if s.role[i] in roles_seen:
-            raise ValueError(f"{where}.adventurer {ADVENTURERS[s.role[i]]} is already in play")
+            fail(pw.at("adventurer"), f"{ADVENTURERS[s.role[i]]} is already in play")
         roles_seen.add(s.role[i])
-        s.water[i] = _int_in(_need(pw, "water", int, where), -1, R.adv_water[s.role[i]],
-                             where + ".water")
-        s.pawn_tile[i] = _int_in(_need(pw, "tile", int, where), 0, N_TILES - 1, where + ".tile")
-        s.shield[i] = bool(pw.get("shield", False))
-        st = pw.get("shield_tile")
+        s.water[i] = pw.int("water", -1, R.adv_water[s.role[i]])
+        s.pawn_tile[i] = pw.int("tile", 0, N_TILES - 1)
+        s.shield[i] = pw.bool("shield", default=False)
+        st = pw.get("shield_tile", None)
         if st is not None:
-            s.shield_tile[i] = _int_in(st, 0, N_TILES - 1, where + ".shield_tile")
-    parts = _need(data, "parts", list)
-    if len(parts) != N_PARTS:
-        raise ValueError(f"state.parts must list {N_PARTS} parts")
-    for i, pt in enumerate(parts):
-        where = f"state.parts[{i}]"
-        if not isinstance(pt, dict):
-            raise ValueError(f"{where} must be an object")
-        s.part_state[i] = _choice(pt, "state", PART_STATES, where)
-        tile = pt.get("tile")
-        holder = pt.get("holder")
-        s.part_tile[i] = NO_TILE if tile is None else _int_in(tile, 0, N_TILES - 1, where + ".tile")
-        s.part_holder[i] = -1 if holder is None else _int_in(holder, 0, players - 1, where + ".holder")
+            s.shield_tile[i] = integer(st, pw.at("shield_tile"), 0, N_TILES - 1)
+
+
+cdef _fill_parts(DState* s, top):
+    for i, pt in enumerate(top.objs("parts", length=N_PARTS)):
+        s.part_state[i] = pt.choice("state", PART_STATES)
+        tile = pt.get("tile", None)
+        holder = pt.get("holder", None)
+        s.part_tile[i] = NO_TILE if tile is None else integer(tile, pt.at("tile"), 0, N_TILES - 1)
+        s.part_holder[i] = -1 if holder is None else integer(holder, pt.at("holder"), 0,
+                                                             s.players - 1)
         if (s.part_state[i] == P_TILE) != (s.part_tile[i] >= 0):
-            raise ValueError(f"{where}: a tile is given exactly when the part is on_tile")
-    for key, arr, cap in (("storm_draw_pile", 0, R.n_storm), ("storm_discard_pile", 1, R.n_storm),
-                          ("storm_drawn_this_phase", 2, R.n_storm)):
-        items = _need(data, key, list)
-        for i, v in enumerate(items):
-            _int_in(v, 0, cap - 1, f"state.{key}[{i}]")
-            if arr == 0:
-                s.draw[i] = v
-            elif arr == 1:
-                s.discard[i] = v
-            else:
-                s.limbo[i] = v
-        if arr == 0:
-            s.draw_len = len(items)
-        elif arr == 1:
-            s.discard_len = len(items)
-        else:
-            s.limbo_len = len(items)
-    cards = (data["storm_draw_pile"] + data["storm_discard_pile"]
-             + data["storm_drawn_this_phase"])
-    if sorted(cards) != list(range(R.n_storm)):
-        raise ValueError("state: the storm piles must hold every storm card exactly once")
-    s.deck_known = _int_in(data.get("storm_known_on_top", 0), 0, s.draw_len, "state.storm_known_on_top")
-    s.peek_n = _int_in(data.get("peek", 0), 0, s.draw_len, "state.peek")
-    pile = _need(data, "equipment_pile", list)
-    owners = _need(data, "equipment_owner", list)
-    if len(owners) != R.n_eq:
-        raise ValueError(f"state.equipment_owner must list {R.n_eq} cards")
-    for i, o in enumerate(owners):
+            fail(pt.path, "a tile is given exactly when the part is on_tile")
+
+
+cdef int _fill_ids(uint8_t* out, top, str key, ids, int most) except -1:
+    """The list `key` of ids (each taken in `ids`: one place per id) into out; its length."""
+    items = top.list(key, max_len=most)
+    for i, v in enumerate(items):
+        out[i] = ids.take(v, f"{top.at(key)}[{i}]")
+    return len(items)
+
+
+cdef _fill_storm_piles(DState* s, top):
+    """The draw pile, the discard pile and the cards drawn this phase: every storm card in
+    exactly one of them."""
+    cdef int n = s.rules.n_storm
+    ids = UniqueIds(n, "storm card")
+    s.draw_len = _fill_ids(s.draw, top, "storm_draw_pile", ids, n)
+    s.discard_len = _fill_ids(s.discard, top, "storm_discard_pile", ids, n)
+    s.limbo_len = _fill_ids(s.limbo, top, "storm_drawn_this_phase", ids, n)
+    ids.check_all("the draw pile, the discard pile or the cards drawn this phase")
+    s.deck_known = top.int("storm_known_on_top", 0, s.draw_len, default=0)
+    s.peek_n = top.int("peek", 0, s.draw_len, default=0)
+
+
+cdef _fill_equipment(DState* s, top):
+    """Each equipment card's owner ("deck", "used" or a seat); the pile lists the deck's."""
+    cdef int n = s.rules.n_eq
+    for i, o in enumerate(top.list("equipment_owner", length=n)):
         if o == "deck":
             s.eq_owner[i] = EQ_IN_DECK
         elif o == "used":
             s.eq_owner[i] = EQ_USED
         else:
-            s.eq_owner[i] = _int_in(o, 0, players - 1, f"state.equipment_owner[{i}]")
-    for i, v in enumerate(pile):
-        v = _int_in(v, 0, R.n_eq - 1, f"state.equipment_pile[{i}]")
-        if s.eq_owner[v] != EQ_IN_DECK:
-            raise ValueError(f"state.equipment_pile[{i}]: card {v} is not owned by the deck")
-        s.eq_deck[i] = v
-    s.eq_len = len(pile)
-    if len(set(pile)) != len(pile) or len(pile) != sum(1 for o in owners if o == "deck"):
-        raise ValueError("state.equipment_pile must list each card owned by the deck once")
-    s.terminal = _need(data, "terminal", bool)
-    s.end_reason = _choice(data, "end_reason", END_REASONS)
-    if bool(s.terminal) != (s.end_reason != END_RUNNING):
-        raise ValueError("state: terminal exactly when end_reason is not 'running'")
-    s.moves = _int_in(data.get("moves", 0), 0, 2**31 - 1, "state.moves")
-    s.turns = _int_in(data.get("turns", 0), 0, 2**31 - 1, "state.turns")
-    rng = data.get("rng", {"key": 0, "counter": 0})
-    try:
-        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
-    except (TypeError, KeyError, OverflowError):
-        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
-    return state
+            s.eq_owner[i] = integer(o, f"{top.at('equipment_owner')}[{i}]", 0, s.players - 1)
+    s.eq_len = _fill_ids(s.eq_deck, top, "equipment_pile", UniqueIds(n, "equipment card"), n)
+    for i in range(s.eq_len):
+        if s.eq_owner[s.eq_deck[i]] != EQ_IN_DECK:
+            fail(f"{top.at('equipment_pile')}[{i}]", f"card {s.eq_deck[i]} is not owned by "
+                                                     f"the deck")
+    in_deck = [i for i in range(n) if s.eq_owner[i] == EQ_IN_DECK]
+    if s.eq_len != len(in_deck):
+        fail(top.at("equipment_pile"), f"expected the cards owned by the deck, {in_deck}")
 
 
 def _cell_text(c):
     return f"({c // SIDE},{c % SIDE})"
 
 
-def _with(pawn, passenger):
-    return "" if passenger == NO_PASSENGER else f" with the {pawn(passenger)}"
+# describe(): one sentence per action kind, filled with the words of its parameters.
+_TEXTS = {
+    "end_actions": "{who} ends the action phase",
+    "draw": "draw a storm card",
+    "excavate": "{who} excavates the tile at {here}",
+    "pickup": "{who} picks up a part",
+    "meteo_skip": "{who} holds the storm back (one card fewer)",
+    "meteo_peek": "{who} looks at the top storm cards",
+    "wc_draw": "{who} draws 2 water from the well",
+    "takeoff": "take off",
+    "peek_keep": "keep the storm cards in order",
+    "peek_bottom": "put storm card {nth} from the top{seen} on the bottom",
+    "move": "{who} moves to {cell}{passenger}",
+    "dig": "{who} removes sand at {cell}",
+    "navigate": "{who} moves the {pawn} to {cell}{passenger}",
+    "give": "the {giver} gives 1 water to the {receiver}",
+    "pass_equipment": "the {giver} passes a {equipment} to the {receiver}",
+    "blast": "the {holder} fires a dune blaster at {cell}",
+    "jet": "the {holder} flies a jet pack to {cell}{companion}",
+    "shield": "the {holder} raises a solar shield",
+    "scope": "the {holder} looks under {cell} with a terrascope",
+    "reserve": "the {holder} opens the secret water reserve",
+    "throttle": "the {holder} uses the time throttle (+2 actions)",
+    "tracker": "the {holder} uses the storm tracker",
+}
+_SEAT_PARAMS = ("pawn", "giver", "receiver", "holder")
+_CARRIED_PARAMS = ("passenger", "companion")
 
 
-cdef str _describe(const DState* s, int a):
-    p = s.current
-    who = ADVENTURERS[s.role[p]] if s.role[p] >= 0 else f"seat {p}"
-
+cdef str _describe(const DState* s, str kind, dict x):
+    """An action (decoded by ACTIONS) in words, naming pawns by adventurer."""
     names = [ADVENTURERS[s.role[q]] for q in range(s.players)]
 
     def pawn(q):
         return names[q] if q < len(names) else f"seat {q}"
 
-    if a == A_END_ACTIONS:
-        return f"{who} ends the action phase"
-    if a == A_DRAW:
-        return "draw a storm card"
-    if a == A_EXCAVATE:
-        return f"{who} excavates the tile at {_cell_text(s.tile_cell[s.pawn_tile[p]])}"
-    if a == A_PICKUP:
-        return f"{who} picks up a part"
-    if a == A_METEO_SKIP:
-        return f"{who} holds the storm back (one card fewer)"
-    if a == A_METEO_PEEK:
-        return f"{who} looks at the top storm cards"
-    if a == A_WC_DRAW:
-        return f"{who} draws 2 water from the well"
-    if a == A_TAKEOFF:
-        return "take off"
-    if a == A_PEEK_KEEP:
-        return "keep the storm cards in order"
-    if a < A_MOVE:
-        i = a - A_PEEK_BOTTOM
-        card = ""
-        if i < s.draw_len:
-            card = " (" + _storm_card_text(&s.rules, s.draw[s.draw_len - 1 - i]) + ")"
-        return f"put storm card {i + 1} from the top{card} on the bottom"
-    if a < A_DIG:
-        x = a - A_MOVE
-        extra = _with(pawn, move_passenger(x))
-        return f"{who} moves to {_cell_text(move_cell(x))}{extra}"
-    if a < A_NAV:
-        return f"{who} removes sand at {_cell_text(a - A_DIG)}"
-    if a < A_GIVE:
-        x = a - A_NAV
-        q = move_who(x)
-        extra = _with(pawn, move_passenger(x))
-        return f"{who} moves the {pawn(q)} to {_cell_text(move_cell(x))}{extra}"
-    if a < A_PASS:
-        x = a - A_GIVE
-        return f"the {pawn(x // MAX_PLAYERS)} gives 1 water to the {pawn(x % MAX_PLAYERS)}"
-    if a < A_BLAST:
-        x = a - A_PASS
-        typ = x // (MAX_PLAYERS * MAX_PLAYERS)
-        return (f"the {pawn((x // MAX_PLAYERS) % MAX_PLAYERS)} passes a {EQUIPMENT[typ]} to "
-                f"the {pawn(x % MAX_PLAYERS)}")
-    if a < A_JET:
-        x = a - A_BLAST
-        return f"the {pawn(x // N_CELLS)} fires a dune blaster at {_cell_text(x % N_CELLS)}"
-    if a < A_SHIELD:
-        x = a - A_JET
-        extra = _with(pawn, move_passenger(x))
-        return (f"the {pawn(move_who(x))} flies a jet pack to "
-                f"{_cell_text(move_cell(x))}{extra}")
-    if a < A_SCOPE:
-        return f"the {pawn(a - A_SHIELD)} raises a solar shield"
-    if a < A_RESERVE:
-        x = a - A_SCOPE
-        return f"the {pawn(x // N_CELLS)} looks under {_cell_text(x % N_CELLS)} with a terrascope"
-    if a < A_THROTTLE:
-        return f"the {pawn(a - A_RESERVE)} opens the secret water reserve"
-    if a < A_TRACKER:
-        return f"the {pawn(a - A_THROTTLE)} uses the time throttle (+2 actions)"
-    return f"the {pawn(a - A_TRACKER)} uses the storm tracker"
-
-
-GAME = ForbiddenDesertGame()
-
-
-_NUM_ACTIONS = NUM_ACTIONS
-
-
-def _slot(seat):
-    return NO_PASSENGER if seat is None else seat
-
-
-class Actions:
-    """Action ids by name, for tests, tools and agents written in Python.  Cells are
-    (row, column); seats are pawn indices; passenger/companion None means nobody."""
-    END_ACTIONS = A_END_ACTIONS
-    DRAW = A_DRAW
-    EXCAVATE = A_EXCAVATE
-    PICKUP = A_PICKUP
-    METEO_SKIP = A_METEO_SKIP
-    METEO_PEEK = A_METEO_PEEK
-    WC_DRAW = A_WC_DRAW
-    TAKEOFF = A_TAKEOFF
-    PEEK_KEEP = A_PEEK_KEEP
-    COUNT = _NUM_ACTIONS
-
-    @staticmethod
-    def peek_bottom(i):
-        return A_PEEK_BOTTOM + i
-
-    @staticmethod
-    def move(r, c, passenger=None):
-        return pawn_move(A_MOVE, 0, r * SIDE + c, _slot(passenger))
-
-    @staticmethod
-    def dig(r, c):
-        return A_DIG + r * SIDE + c
-
-    @staticmethod
-    def navigate(target, r, c, passenger=None):
-        return pawn_move(A_NAV, target, r * SIDE + c, _slot(passenger))
-
-    @staticmethod
-    def give(giver, receiver):
-        return A_GIVE + giver * MAX_PLAYERS + receiver
-
-    @staticmethod
-    def pass_equipment(kind, giver, receiver):
-        return A_PASS + EQUIPMENT.index(kind) * MAX_PLAYERS * MAX_PLAYERS + giver * MAX_PLAYERS + receiver
-
-    @staticmethod
-    def blast(holder, r, c):
-        return A_BLAST + holder * N_CELLS + r * SIDE + c
-
-    @staticmethod
-    def jet(holder, r, c, companion=None):
-        return pawn_move(A_JET, holder, r * SIDE + c, _slot(companion))
-
-    @staticmethod
-    def shield(holder):
-        return A_SHIELD + holder
-
-    @staticmethod
-    def scope(holder, r, c):
-        return A_SCOPE + holder * N_CELLS + r * SIDE + c
-
-    @staticmethod
-    def reserve(holder):
-        return A_RESERVE + holder
-
-    @staticmethod
-    def throttle(holder):
-        return A_THROTTLE + holder
-
-    @staticmethod
-    def tracker(holder):
-        return A_TRACKER + holder
+    words = {"who": pawn(s.current)}
+    if kind == "excavate":
+        words["here"] = _cell_text(s.tile_cell[s.pawn_tile[s.current]])
+    for key, v in x.items():
+        if key in _SEAT_PARAMS:
+            words[key] = pawn(v)
+        elif key in _CARRIED_PARAMS:
+            words[key] = "" if v == NO_PASSENGER else f" with the {pawn(v)}"
+        elif key == "equipment":
+            words[key] = EQUIPMENT[v]
+    if "row" in x:
+        words["cell"] = f"({x['row']},{x['col']})"
+    if kind == "peek_bottom":
+        i = x["position"]
+        words["nth"] = i + 1
+        words["seen"] = (" (" + _storm_card_text(&s.rules, s.draw[s.draw_len - 1 - i]) + ")"
+                         if i < s.draw_len else "")
+    return _TEXTS[kind].format(**words)
 
 
 def observe_dict(State state, int seat, unsigned long long seed=0):
     """The state as `seat` may see it (Engine.observe with its own RNG), as a dict."""
     cdef State out = contract.blank_state(state.game, state.handle)
     cdef Rng rng
-    from core_cy.contract import blank_state  # noqa: F401  (keeps the face importable)
     rng_seed(&rng, seed, 0, 0, 1 + seat)
     d_observe(_st(state), seat, out.buf, &rng)
     return _to_dict(state.game, out)
+
+
+ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, sizeof(DState),
+                                           sizeof(DRules))
+GAME = ForbiddenDesertGame()

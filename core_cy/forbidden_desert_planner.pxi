@@ -128,7 +128,7 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
     # Give one unit to the driest pawn from someone with at least two more.
     for r in range(s.players):
         for g in range(s.players):
-            a = A_GIVE + g * MAX_PLAYERS + r
+            a = seat_to_seat(A_GIVE, g, r)
             if s.water[g] >= s.water[r] + 2 and (s.water[r] <= 2 or s.role[g] == WATER_CARRIER) \
                     and plan_legal(legal, n, a):
                 return a
@@ -235,8 +235,8 @@ cdef inline int dig_or_blast(const DState* s, int c, const int* legal, int n) no
     cdef int h
     if s.sand[s.cell_tile[c]] >= 2:
         for h in range(s.players):
-            if plan_legal(legal, n, A_BLAST + h * N_CELLS + c):
-                return A_BLAST + h * N_CELLS + c
+            if plan_legal(legal, n, seat_at_cell(A_BLAST, h, c)):
+                return seat_at_cell(A_BLAST, h, c)
     if plan_legal(legal, n, A_DIG + c):
         return A_DIG + c
     return -1
@@ -567,7 +567,7 @@ ctypedef struct PlanCache:
 cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noexcept nogil:
     """The search's apply: d_apply's action effects without the phase machinery, and an
     unseen tile's excavation kept hidden."""
-    cdef int p = s.current, t = s.pawn_tile[p], x, i
+    cdef int p = s.current, t = s.pawn_tile[p]
     if a >= A_BLAST:
         apply_free(s, a)        # Dune Blaster, Jet Pack: the engine's own effects, no action
         return
@@ -577,25 +577,8 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
             excavate(s, p)
         else:
             dug[0] |= 1 << t
-    elif a == A_PICKUP:
-        for i in range(N_PARTS):
-            if s.part_state[i] == P_TILE and s.part_tile[i] == t:
-                s.part_state[i] = P_HELD
-                s.part_tile[i] = NO_TILE
-                s.part_holder[i] = <int8_t>p
-                break
-    elif a == A_METEO_SKIP:
-        s.meteo_reduction += 1
-    elif a == A_WC_DRAW:
-        gain_water(s, p, WELL_WATER)
-    elif a < A_DIG:
-        x = a - A_MOVE
-        move_pawn(s, p, move_cell(x), move_passenger(x))
-    elif a < A_NAV:
-        remove_sand(s, s.cell_tile[a - A_DIG], 2 if s.role[p] == ARCHEOLOGIST else 1)
     else:
-        x = a - A_NAV
-        move_pawn(s, move_who(x), move_cell(x), move_passenger(x))
+        pawn_action(s, decompose(a), p)
 
 
 cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexcept nogil:
@@ -649,7 +632,7 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
         for c in range(N_CELLS):
             v = s.cell_tile[c]
             if v >= 0 and s.sand[v] >= 2 and (c == tc or adjacent(c, tc, s.role[p] == EXPLORER)):
-                out[n] = A_BLAST + p * N_CELLS + c
+                out[n] = seat_at_cell(A_BLAST, p, c)
                 n += 1
     if (free < MAX_FREE and s.actions_left >= 2 and held_card(s, p, EQ_JETPACK) >= 0
             and (not bur or s.rules.jetpack_when_buried) and n < MAX_CAND - N_CELLS):

@@ -25,13 +25,13 @@ Hand refill, reshuffles, the end trigger and scoring follow automatically.
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_uniform, rng_seed, set_state_fields, MAX_SEATS,
-                               MAX_LEGAL, STREAM_SEAT)
+                               rng_next, rng_uniform, rng_seed, rng_shuffle, set_state_fields,
+                               set_engine_functions, engine_handle, MAX_SEATS, MAX_LEGAL,
+                               STREAM_SEAT)
 from core_cy import contract
+from core_cy.actions import ActionSpace, Kind
+from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
 from core_cy.game import Game, Option
-
-import json
-from importlib import resources
 
 ENGINE_VERSION = "1.0"
 
@@ -63,6 +63,8 @@ cdef enum:
     MAX_STACK = MAX_PLAYERS # one permit per player per island
     ALL_ISLANDS = 0xFFF
     NO_MOVE = 99            # movement points of a lighthouse card
+    N_SEAT_OUTCOMES = 12    # g_outcomes' fields per seat (SEAT_OUTCOMES names them)
+    MAX_ABILITY_IDS = 128   # action ids one ability offers at most (landing: 14 combos x 7)
 
 # Nest space kinds (section 2.2).
 cdef enum:
@@ -106,26 +108,44 @@ cdef enum:
     CHEST_ON_ISLAND = -1
     CHEST_BOX = -2
 
-# Ability parameters: one range per effect, the same for a played card and a copied one.
 cdef enum:
-    P_STEAL = 0                      # + victim * 2 + (cards - 1)
-    P_PEEK = P_STEAL + 2 * MAX_PLAYERS   # + island
-    P_TAKE = P_PEEK + N_ISLANDS      # + pirate combo (take from the ship's island)
-    N_COMBOS = 14                    # 4 single colours, then 10 pairs c1 <= c2
-    P_LAND = P_TAKE + N_COMBOS       # + combo * TOP_PERMIT + (permit value - 1)
-    P_VOLCANO = P_LAND + N_COMBOS * TOP_PERMIT  # + colour * N_RELICS + relic (0 at VU)
-    P_IMITATE = P_VOLCANO + N_COLOURS * N_RELICS  # + opponent
-    N_PARAMS = P_IMITATE + MAX_PLAYERS
-    COPY_SLOT = MAX_HAND             # the "slot" of a copied ability
+    N_COMBOS = 14           # pirate combos: 4 single colours, then 10 pairs c1 <= c2
+    SLOTS = MAX_HAND + 1    # hand slots, and COPY_SLOT: the Imitator's copied ability
+    COPY_SLOT = MAX_HAND
 
-# Action ids: contiguous blocks, ascending in the order legal_actions emits them.
+# Action ids: contiguous blocks, one per kind (the named ActionSpace at the Python face is
+# built from these constants); inside a block, mixed-radix parameters, first most significant.
 cdef enum:
-    A_SWAP = 0                                        # + hand-slot mask (0: keep the hand)
-    A_MOVE = A_SWAP + (1 << MAX_HAND)                 # + slot * 256 + captain * 16 + ship
-    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * MAX_NEST * NODE_SLOTS  # + colour
-    A_PASS = A_GAMBLE_PIRATE + N_COLOURS
-    A_ABILITY = A_PASS + 1                            # + slot * N_PARAMS + param
-    NUM_ACTIONS = A_ABILITY + (MAX_HAND + 1) * N_PARAMS
+    A_SWAP = 0                                           # R4: hand-slot mask (0: keep)
+    A_MOVE = A_SWAP + (1 << MAX_HAND)                    # slot, captain space, ship node
+    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * MAX_NEST * NODE_SLOTS   # colour
+    A_PASS = A_GAMBLE_PIRATE + N_COLOURS                 # no ability card
+    A_STEAL = A_PASS + 1                                 # slot, victim, cards (1-2)
+    A_PEEK = A_STEAL + SLOTS * MAX_PLAYERS * 2           # slot, island
+    A_TAKE = A_PEEK + SLOTS * N_ISLANDS                  # slot, pirate combo
+    A_LAND = A_TAKE + SLOTS * N_COMBOS                   # slot, pirate combo, permit (1-7)
+    A_VOLCANO = A_LAND + SLOTS * N_COMBOS * TOP_PERMIT   # slot, pirate colour, relic (VL)
+    A_IMITATE = A_VOLCANO + SLOTS * N_COLOURS * N_RELICS # slot, opponent
+    NUM_ACTIONS = A_IMITATE + SLOTS * MAX_PLAYERS
+
+# Action kinds, as decompose() returns them.
+cdef enum:
+    K_SWAP = 0
+    K_MOVE = 1
+    K_GAMBLE_PIRATE = 2
+    K_PASS = 3
+    K_STEAL = 4
+    K_PEEK = 5
+    K_TAKE = 6
+    K_LAND = 7
+    K_VOLCANO = 8
+    K_IMITATE = 9
+
+ctypedef struct GAction:
+    int kind
+    int slot          # the hand slot of the card played (COPY_SLOT: the copied ability)
+    int x             # first parameter (mask, captain, colour, victim, island, combo, target)
+    int y             # second (ship, cards, permit value, relic)
 
 # Heuristic weights (greedy agent), not rules: see g_heuristic().
 cdef double W_SURVIVE = 30.0      # value of being sure to survive (a permit on the Golden Island)
@@ -229,6 +249,77 @@ COMBO_A[:] = [0, 1, 2, 3, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
 COMBO_B[:] = [-1, -1, -1, -1, 0, 1, 2, 3, 1, 2, 3, 2, 3, 3]
 
 
+cdef inline void digits(GAction* x, int r, int nx, int ny, int y0) noexcept nogil:
+    """Splits an offset inside a block into slot, x (nx values) and y (ny values from y0)."""
+    x.slot = r // (nx * ny)
+    x.x = (r // ny) % nx
+    x.y = r % ny + y0
+
+
+cdef inline GAction decompose(int a) noexcept nogil:
+    """The kind and parameters of action id a (Pgx's _decompose_action): apply and
+    action_values read actions only through it."""
+    cdef GAction x
+    x.slot = 0
+    x.x = 0
+    x.y = 0
+    if a < A_MOVE:
+        x.kind = K_SWAP
+        x.x = a - A_SWAP
+    elif a < A_GAMBLE_PIRATE:
+        x.kind = K_MOVE
+        digits(&x, a - A_MOVE, MAX_NEST, NODE_SLOTS, 0)
+    elif a < A_PASS:
+        x.kind = K_GAMBLE_PIRATE
+        x.x = a - A_GAMBLE_PIRATE
+    elif a == A_PASS:
+        x.kind = K_PASS
+    elif a < A_PEEK:
+        x.kind = K_STEAL
+        digits(&x, a - A_STEAL, MAX_PLAYERS, 2, 1)
+    elif a < A_TAKE:
+        x.kind = K_PEEK
+        digits(&x, a - A_PEEK, N_ISLANDS, 1, 0)
+    elif a < A_LAND:
+        x.kind = K_TAKE
+        digits(&x, a - A_TAKE, N_COMBOS, 1, 0)
+    elif a < A_VOLCANO:
+        x.kind = K_LAND
+        digits(&x, a - A_LAND, N_COMBOS, TOP_PERMIT, 1)
+    elif a < A_IMITATE:
+        x.kind = K_VOLCANO
+        digits(&x, a - A_VOLCANO, N_COLOURS, N_RELICS, 0)
+    else:
+        x.kind = K_IMITATE
+        digits(&x, a - A_IMITATE, MAX_PLAYERS, 1, 0)
+    return x
+
+
+# The ability action ids a hand slot offers, one encoder per kind (the inverse of decompose).
+cdef inline int steal_id(int slot, int victim, int cards) noexcept nogil:
+    return A_STEAL + (slot * MAX_PLAYERS + victim) * 2 + cards - 1
+
+
+cdef inline int peek_id(int slot, int isl) noexcept nogil:
+    return A_PEEK + slot * N_ISLANDS + isl
+
+
+cdef inline int take_id(int slot, int combo) noexcept nogil:
+    return A_TAKE + slot * N_COMBOS + combo
+
+
+cdef inline int land_id(int slot, int combo, int value) noexcept nogil:
+    return A_LAND + (slot * N_COMBOS + combo) * TOP_PERMIT + value - 1
+
+
+cdef inline int volcano_id(int slot, int colour, int relic) noexcept nogil:
+    return A_VOLCANO + (slot * N_COLOURS + colour) * N_RELICS + relic
+
+
+cdef inline int imitate_id(int slot, int target) noexcept nogil:
+    return A_IMITATE + slot * MAX_PLAYERS + target
+
+
 # ---------------------------------------------------------------- small helpers
 
 cdef inline int island_of(int node) noexcept nogil:
@@ -257,16 +348,6 @@ cdef inline int nth_bit(uint32_t mask, int k) noexcept nogil:
 
 cdef inline int random_bit(uint32_t mask, Rng* rng) noexcept nogil:
     return nth_bit(mask, rng_below(rng, popcount(mask)))
-
-
-cdef void shuffle8(int8_t* a, int n, Rng* rng) noexcept nogil:
-    cdef int i, j
-    cdef int8_t t
-    for i in range(n - 1, 0, -1):
-        j = rng_below(rng, i + 1)
-        t = a[i]
-        a[i] = a[j]
-        a[j] = t
 
 
 cdef inline bint has_permit_on(const GState* s, int isl, int seat) noexcept nogil:
@@ -316,7 +397,7 @@ cdef int draw_card(GState* s, GPlayer* pl) noexcept nogil:
         pl.deck_len = pl.disc_len
         memset(pl.discard, 0, MAX_CARDS)
         pl.disc_len = 0
-        shuffle8(pl.deck, pl.deck_len, &s.rng)
+        rng_shuffle(&s.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
     pl.deck_len -= 1
     c = pl.deck[pl.deck_len]
     pl.deck[pl.deck_len] = 0
@@ -395,7 +476,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
     # Island cards: one slides unseen under the board as the Golden Island (with its 3-coin).
     for i in range(N_ISLANDS):
         s.island_deck[i] = <int8_t>i
-    shuffle8(s.island_deck, N_ISLANDS, &s.rng)
+    rng_shuffle(&s.rng, s.island_deck, N_ISLANDS, sizeof(s.island_deck[0]))
     s.golden = s.island_deck[N_ISLANDS - 1]
     s.island_deck[N_ISLANDS - 1] = 0
     s.island_deck_len = N_ISLANDS - 1
@@ -405,7 +486,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
         s.houses[c] = <int8_t>players     # 2, 3 or 4 per colour by player count
     for i in range(N_ISLANDS):
         order[i] = <int8_t>i
-    shuffle8(order, N_ISLANDS, &s.rng)
+    rng_shuffle(&s.rng, order, N_ISLANDS, sizeof(order[0]))
     for i in range(N_ISLANDS):
         s.chest[i] = s.rules.chest_values[order[i]]
         s.chest_owner[i] = CHEST_ON_ISLAND
@@ -417,7 +498,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
         for k in range(s.rules.n_cards):
             pl.deck[k] = <int8_t>k
         pl.deck_len = <int8_t>s.rules.n_cards
-        shuffle8(pl.deck, pl.deck_len, &s.rng)
+        rng_shuffle(&s.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
         refill_hand(s, pl)
         pl.seven_at_volcano = 1
         # Permits 1..6 shuffled: one blind to the hand, five to the nest pool.
@@ -568,24 +649,25 @@ cdef inline int combo_size(int combo) noexcept nogil:
     return 1 if COMBO_B[combo] < 0 else 2
 
 
-cdef int ability_params(const GState* s, int ability, int* out) noexcept nogil:
-    """The legal parameters of an ability for the seat to act, ascending."""
+cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) noexcept nogil:
+    """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
+    seat to act (section 4.5 preconditions)."""
     cdef const GPlayer* pl = &s.p[s.current]
     cdef int n = 0, t, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
     cdef bint volcano_card
     if ability == AB_THIEF or ability == AB_MASTER_THIEF:
         for t in range(s.players):
             if may_steal_from(s, seat, t):
-                out[n] = P_STEAL + t * 2
+                out[n] = steal_id(slot, t, 1)
                 n += 1
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
-                    out[n] = P_STEAL + t * 2 + 1
+                    out[n] = steal_id(slot, t, 2)
                     n += 1
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
             if s.chest_owner[i] == CHEST_ON_ISLAND:
-                out[n] = P_PEEK + i
+                out[n] = peek_id(slot, i)
                 n += 1
         return n
     if ability == AB_PIRATE or ability == AB_VETERAN:
@@ -593,7 +675,7 @@ cdef int ability_params(const GState* s, int ability, int* out) noexcept nogil:
             for combo in range(N_COMBOS if ability == AB_VETERAN else N_COLOURS):
                 if (combo_available(s.node_pirates[node], combo)
                         and pirates_held(pl) + combo_size(combo) <= PIRATE_CAP):
-                    out[n] = P_TAKE + combo
+                    out[n] = take_id(slot, combo)
                     n += 1
     isl = island_of(node)
     if ability == AB_LANDING and isl >= 0:
@@ -607,7 +689,7 @@ cdef int ability_params(const GState* s, int ability, int* out) noexcept nogil:
                     continue
                 for v in range(TOP_PERMIT):
                     if (pl.permits_held >> v) & 1:
-                        out[n] = P_LAND + combo * TOP_PERMIT + v
+                        out[n] = land_id(slot, combo, v + 1)
                         n += 1
     volcano_card = ((ability == AB_LANDING and not s.rules.volcano_by_pirates) or
                     ((ability == AB_PIRATE or ability == AB_VETERAN) and s.rules.volcano_by_pirates))
@@ -616,17 +698,17 @@ cdef int ability_params(const GState* s, int ability, int* out) noexcept nogil:
             if pl.pirates[c] == 0:
                 continue
             if node == NODE_VU and pl.seven_at_volcano:
-                out[n] = P_VOLCANO + c * N_RELICS
+                out[n] = volcano_id(slot, c, 0)
                 n += 1
             elif node == NODE_VL and pl.relic < 0:
                 for r in range(N_RELICS):
                     if (s.relics_free >> r) & 1:
-                        out[n] = P_VOLCANO + c * N_RELICS + r
+                        out[n] = volcano_id(slot, c, r)
                         n += 1
     if ability == AB_IMITATOR:
         for t in range(s.players):
             if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
-                out[n] = P_IMITATE + t
+                out[n] = imitate_id(slot, t)
                 n += 1
     return n
 
@@ -638,38 +720,30 @@ cdef inline int top_discard(const GState* s, int seat) noexcept nogil:
 cdef bint copy_possible(const GState* s, int target) noexcept nogil:
     """The Imitator may copy the target's discard top if that ability could be used now
     (copying an Imitator is allowed and does nothing)."""
-    cdef int params[N_PARAMS]
+    cdef int ids[MAX_ABILITY_IDS]
     cdef int ab = s.rules.card_ability[top_discard(s, target)]
     if ab == AB_IMITATOR:
         return True
-    return ability_params(s, ab, params) > 0
+    return ability_actions_for(s, ab, COPY_SLOT, ids) > 0
 
 
 cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     """PH_ABILITY: pass, or a hand card with one of its legal parameters."""
     cdef const GPlayer* pl = &s.p[s.current]
-    cdef int params[N_PARAMS]
-    cdef int n = 0, slot, k, m
+    cdef int n = 0, slot
     out[n] = A_PASS
     n += 1
     for slot in range(pl.hand_len):
-        m = ability_params(s, s.rules.card_ability[pl.hand[slot]], params)
-        for k in range(m):
-            out[n] = A_ABILITY + slot * N_PARAMS + params[k]
-            n += 1
+        n += ability_actions_for(s, s.rules.card_ability[pl.hand[slot]], slot, out + n)
     return n
 
 
 cdef int copy_actions(const GState* s, int* out) noexcept nogil:
-    cdef int params[N_PARAMS]
-    cdef int k, m, ab = s.rules.card_ability[top_discard(s, s.copy_target)]
+    cdef int ab = s.rules.card_ability[top_discard(s, s.copy_target)]
     if ab == AB_IMITATOR:
         out[0] = A_PASS       # copying an Imitator does nothing
         return 1
-    m = ability_params(s, ab, params)
-    for k in range(m):
-        out[k] = A_ABILITY + COPY_SLOT * N_PARAMS + params[k]
-    return m
+    return ability_actions_for(s, ab, COPY_SLOT, out)
 
 
 cdef void sort_ints(int* a, int n) noexcept nogil:
@@ -758,7 +832,7 @@ cdef void end_turn(GState* s) noexcept nogil:
 
 cdef void to_ability_phase(GState* s) noexcept nogil:
     """The optional second card (section 4.5), if any ability can be used."""
-    cdef int buf[MAX_HAND * N_PARAMS + 1]
+    cdef int buf[MAX_HAND * MAX_ABILITY_IDS + 1]
     s.phase = PH_ABILITY
     if ability_actions(s, buf) <= 1:
         end_turn(s)
@@ -824,77 +898,69 @@ cdef void land(GState* s, int seat, int combo, int value) noexcept nogil:
         s.end_trigger = seat
 
 
-cdef void use_ability(GState* s, int param) noexcept nogil:
-    """Applies an ability's effect (parameters already legal)."""
-    cdef int seat = s.current, x
+cdef void use_ability(GState* s, GAction x) noexcept nogil:
+    """Applies an ability's effect (the action already legal)."""
+    cdef int seat = s.current
     cdef GPlayer* pl = &s.p[seat]
-    if param < P_PEEK:
-        steal(s, seat, (param - P_STEAL) // 2, (param - P_STEAL) % 2 + 1)
-    elif param < P_TAKE:
-        pl.chests_known |= 1 << (param - P_PEEK)
-    elif param < P_LAND:
-        move_pirates(s.node_pirates[pl.ship], pl.pirates, param - P_TAKE)
-    elif param < P_VOLCANO:
-        x = param - P_LAND
-        land(s, seat, x // TOP_PERMIT, x % TOP_PERMIT + 1)
-    elif param < P_IMITATE:
-        x = param - P_VOLCANO
-        pl.pirates[x // N_RELICS] -= 1
-        s.node_pirates[pl.ship][x // N_RELICS] += 1
+    if x.kind == K_STEAL:
+        steal(s, seat, x.x, x.y)
+    elif x.kind == K_PEEK:
+        pl.chests_known |= 1 << x.x
+    elif x.kind == K_TAKE:
+        move_pirates(s.node_pirates[pl.ship], pl.pirates, x.x)
+    elif x.kind == K_LAND:
+        land(s, seat, x.x, x.y)
+    elif x.kind == K_VOLCANO:
+        pl.pirates[x.x] -= 1
+        s.node_pirates[pl.ship][x.x] += 1
         if pl.ship == NODE_VU:
             pl.seven_at_volcano = 0
             pl.permits_held |= 1 << (TOP_PERMIT - 1)
         else:
-            pl.relic = <int8_t>(x % N_RELICS)
-            s.relics_free &= ~(1 << (x % N_RELICS))
+            pl.relic = <int8_t>x.y
+            s.relics_free &= ~(1 << x.y)
 
 
 cdef void g_apply(void* vs, int a) noexcept nogil:
     cdef GState* s = <GState*>vs
     cdef GPlayer* pl = &s.p[s.current]
-    cdef int slot, cap, ship, k, x, param, c
+    cdef GAction x = decompose(a)
+    cdef int k, c
     s.moves += 1
-    if a < A_MOVE:
+    if x.kind == K_SWAP:
         # R4: the marked cards go to the discard pile, as many are drawn.
         for k in range(pl.hand_len - 1, -1, -1):
-            if ((a - A_SWAP) >> k) & 1:
+            if (x.x >> k) & 1:
                 play_from_hand(pl, k)
-        for k in range(popcount(a - A_SWAP)):
+        for k in range(popcount(x.x)):
             c = draw_card(s, pl)
             if c >= 0:
                 pl.hand[pl.hand_len] = <int8_t>c
                 pl.hand_len += 1
         sort_hand(pl)
         s.phase = PH_MOVE
-    elif a < A_GAMBLE_PIRATE:
-        x = a - A_MOVE
-        slot = x // (MAX_NEST * NODE_SLOTS)
-        cap = (x // NODE_SLOTS) % MAX_NEST
-        ship = x % NODE_SLOTS
-        play_from_hand(pl, slot)
+    elif x.kind == K_MOVE:
+        play_from_hand(pl, x.slot)
         s.phase = PH_MOVE
-        pl.ship = <int8_t>ship
-        if cap != pl.captain:
-            pl.captain = <int8_t>cap
+        pl.ship = <int8_t>x.y
+        if x.x != pl.captain:
+            pl.captain = <int8_t>x.x
             nest_action(s, s.current)
         if s.phase != PH_GAMBLE:
             to_ability_phase(s)
-    elif a < A_PASS:
-        take_house_pirate(s, pl, a - A_GAMBLE_PIRATE)
+    elif x.kind == K_GAMBLE_PIRATE:
+        take_house_pirate(s, pl, x.x)
         to_ability_phase(s)
-    elif a == A_PASS:
+    elif x.kind == K_PASS:
         end_turn(s)
     else:
-        x = a - A_ABILITY
-        slot = x // N_PARAMS
-        param = x % N_PARAMS
-        if slot < COPY_SLOT:
-            play_from_hand(pl, slot)
-        if param >= P_IMITATE:
-            s.copy_target = param - P_IMITATE
+        if x.slot < COPY_SLOT:
+            play_from_hand(pl, x.slot)
+        if x.kind == K_IMITATE:
+            s.copy_target = x.x
             s.phase = PH_COPY
             return
-        use_ability(s, param)
+        use_ability(s, x)
         s.copy_target = -1
         end_turn(s)
 
@@ -1015,7 +1081,7 @@ SEAT_OUTCOMES = ("eliminated", "gold_total", "gold_chests", "gold_coins", "gold_
 cdef void g_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl
-    cdef int i, ns = 12, survivors = 0
+    cdef int i, ns = N_SEAT_OUTCOMES, survivors = 0
     cdef double any_share = 0
     for i in range(s.players):
         if s.terminal and not s.p[i].eliminated:
@@ -1165,16 +1231,15 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
     the generic path (returns 0)."""
     cdef const GState* s = <const GState*>vs
     cdef GState trial
-    cdef int i, a, param
+    cdef int i
+    cdef GAction x
     if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.phase == PH_MOVE
             or s.turns + 1 >= s.rules.max_rounds * s.players):
         return 0
     for i in range(n):
-        a = acts[i]
-        if a >= A_ABILITY:
-            param = (a - A_ABILITY) % N_PARAMS
-            if param < P_TAKE or param >= P_IMITATE:
-                return 0
+        x = decompose(acts[i])
+        if x.kind == K_STEAL or x.kind == K_PEEK or x.kind == K_IMITATE:
+            return 0
     for i in range(n):
         memcpy(&trial, s, sizeof(GState))
         g_apply(&trial, acts[i])
@@ -1213,7 +1278,7 @@ cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
             g -= 1
     o.golden = pool[n - 1]
     n -= 1
-    shuffle8(pool, n, rng)
+    rng_shuffle(rng, pool, n, sizeof(pool[0]))
     j = 0
     for i in range(o.island_deck_len):
         o.island_deck[i] = pool[j]
@@ -1238,11 +1303,7 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
         if not (o.p[seat].chests_known >> i) & 1:
             vals[n] = o.chest[i]
             n += 1
-    for i in range(n - 1, 0, -1):
-        j = rng_below(rng, i + 1)
-        x = vals[i]
-        vals[i] = vals[j]
-        vals[j] = x
+    rng_shuffle(rng, vals, n, sizeof(vals[0]))
     t = 0
     for i in range(N_ISLANDS):
         if not (o.p[seat].chests_known >> i) & 1:
@@ -1295,7 +1356,7 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
                     spots[n - 1] = x
                     break
                 j -= 1
-    shuffle8(vals, n - m, rng)
+    rng_shuffle(rng, vals, n - m, sizeof(vals[0]))
     pl.permits_held = 0
     pl.permits_pool = 0
     for i in range(n):
@@ -1322,7 +1383,7 @@ cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
             pl.deck_len += h
             memset(pl.hand, 0, MAX_HAND)
             pl.hand_len = 0
-            shuffle8(pl.deck, pl.deck_len, rng)
+            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
             for h in range(h):
                 pl.deck_len -= 1
                 pl.hand[pl.hand_len] = pl.deck[pl.deck_len]
@@ -1330,7 +1391,7 @@ cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
                 pl.hand_len += 1
             sort_hand(pl)
         else:
-            shuffle8(pl.deck, pl.deck_len, rng)
+            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
 
 
 cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
@@ -1352,32 +1413,12 @@ cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     o.rng.ctr = 0
 
 
-cdef Engine GOLDEN_ENGINE
+cdef Engine ENGINE
 cdef GState _LAYOUT   # one instance, to read the field offsets from
-GOLDEN_ENGINE.state_size = sizeof(GState)
-set_state_fields(&GOLDEN_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason)
-GOLDEN_ENGINE.rules_size = sizeof(GRules)
-GOLDEN_ENGINE.num_actions = NUM_ACTIONS
-GOLDEN_ENGINE.min_players = 2
-GOLDEN_ENGINE.max_players = MAX_PLAYERS
-GOLDEN_ENGINE.cooperative = False
-GOLDEN_ENGINE.num_game_outcomes = 6
-GOLDEN_ENGINE.num_seat_outcomes = 12
-GOLDEN_ENGINE.num_policies = 0
-GOLDEN_ENGINE.setup = g_setup
-GOLDEN_ENGINE.legal_actions = g_legal
-GOLDEN_ENGINE.apply = g_apply
-GOLDEN_ENGINE.scores = g_scores
-GOLDEN_ENGINE.win_shares = g_shares
-GOLDEN_ENGINE.outcomes = g_outcomes
-GOLDEN_ENGINE.heuristic = g_heuristic
-GOLDEN_ENGINE.observe = g_observe
-GOLDEN_ENGINE.policy = NULL
-GOLDEN_ENGINE.action_values = g_action_values
-
-cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
-_HANDLE.engine = &GOLDEN_ENGINE
+set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
+set_engine_functions(&ENGINE, g_setup, g_legal, g_apply, g_scores, g_shares, g_outcomes,
+                     g_heuristic, g_observe, NULL, g_action_values)
 
 
 # ================================================================ Python face
@@ -1393,22 +1434,16 @@ PHASES = ("start", "move", "gamble", "ability", "copy")
 END_REASONS = ("running", "sixth_permit", "round_limit")
 
 
-def _load_data(name, key):
-    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())[key]
-
-
-DEFAULT_NEST = _load_data("golden_island_nest.json", "nest_spaces")
-DEFAULT_SEA = _load_data("golden_island_sea.json", "sea_graph")
-DEFAULT_ISLAND_COLOURS = _load_data("golden_island_islands.json", "island_colours")
-DEFAULT_DECK = _load_data("golden_island_cards.json", "deck_table")
-DEFAULT_CHESTS = _load_data("golden_island_chests.json", "chest_values")
-DEFAULT_RELIC_GOLD = _load_data("golden_island_relics.json", "relic_gold")
+DEFAULT_NEST = load_data("golden_island_nest.json")["nest_spaces"]
+DEFAULT_SEA = load_data("golden_island_sea.json")["sea_graph"]
+DEFAULT_ISLAND_COLOURS = load_data("golden_island_islands.json")["island_colours"]
+DEFAULT_DECK = load_data("golden_island_cards.json")["deck_table"]
+DEFAULT_CHESTS = load_data("golden_island_chests.json")["chest_values"]
+DEFAULT_RELIC_GOLD = load_data("golden_island_relics.json")["relic_gold"]
 
 
 def _int_in(v, lo, hi, where):
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
-    return v
+    return integer(v, where, lo, hi)
 
 
 def parse_nest(spaces):
@@ -1580,6 +1615,25 @@ def _seat_or_none(v):
     return None if v < 0 else int(v)
 
 
+# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+ACTIONS = ActionSpace(
+    NUM_ACTIONS,
+    Kind("swap", A_SWAP, discard_mask=1 << MAX_HAND),
+    Kind("move", A_MOVE, slot=MAX_HAND, captain=MAX_NEST, ship=NODE_SLOTS),
+    Kind("gamble_pirate", A_GAMBLE_PIRATE, colour=N_COLOURS),
+    Kind("pass", A_PASS),
+    Kind("steal", A_STEAL, slot=SLOTS, victim=MAX_PLAYERS, cards=(1, 2)),
+    Kind("peek", A_PEEK, slot=SLOTS, island=N_ISLANDS),
+    Kind("take", A_TAKE, slot=SLOTS, combo=N_COMBOS),
+    Kind("land", A_LAND, slot=SLOTS, combo=N_COMBOS, permit=(1, TOP_PERMIT)),
+    Kind("volcano", A_VOLCANO, slot=SLOTS, colour=N_COLOURS, relic=N_RELICS),
+    Kind("imitate", A_IMITATE, slot=SLOTS, target=MAX_PLAYERS),
+)
+# Pirate combos by index (the `combo` parameter): a colour, or a pair of colours.
+COMBOS = tuple((COLOURS[COMBO_A[k]],) if COMBO_B[k] < 0 else (COLOURS[COMBO_A[k]], COLOURS[COMBO_B[k]])
+               for k in range(N_COMBOS))
+
+
 class GoldenIslandGame(Game):
     name = "golden_island"
     title = "The Golden Island (Cartagena - Die Goldinsel)"
@@ -1593,7 +1647,8 @@ class GoldenIslandGame(Game):
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"relic": ("none",) + RELICS}
-    handle = _HANDLE
+    actions = ACTIONS
+    combos = COMBOS
     options = (
         Option("exact_move_required", "bool", False, "a card whose points cannot all be used "
                "cannot be played for movement; false: spend the most points possible "
@@ -1646,9 +1701,8 @@ class GoldenIslandGame(Game):
     def to_dict(self, State state):
         return _to_dict(self, state)
 
-    def from_dict(self, data):
-        """Rebuild a state from to_dict() output; ValueError names the first problem."""
-        return _from_dict(self, data)
+    def fill_state(self, State state, data, rules):
+        _fill(_st(state), data, rules)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -1677,7 +1731,7 @@ class GoldenIslandGame(Game):
 cdef State _view(game, State state, int seat, unsigned long long seed):
     if not 0 <= seat < _st(state).players:
         raise ValueError(f"seat {seat} out of range")
-    cdef State out = contract.blank_state(game, game.handle)
+    cdef State out = contract.blank_state(game, GoldenIslandGame.handle)
     cdef Rng rng
     rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
     g_observe(_st(state), seat, out.buf, &rng)
@@ -1690,54 +1744,48 @@ cdef str _card_text(const GRules* R, int c):
 
 
 def _combo_text(combo):
-    a, b = COMBO_A[combo], COMBO_B[combo]
-    return COLOURS[a] if b < 0 else f"{COLOURS[a]} and {COLOURS[b]}"
-
-
-def _param_text(param):
-    if param < P_PEEK:
-        return f"steal {(param - P_STEAL) % 2 + 1} island card(s) from seat {(param - P_STEAL) // 2}"
-    if param < P_TAKE:
-        return f"look at the chest on {ISLANDS[param - P_PEEK]}"
-    if param < P_LAND:
-        return f"take {_combo_text(param - P_TAKE)} pirate(s) from the island"
-    if param < P_VOLCANO:
-        x = param - P_LAND
-        return f"land {_combo_text(x // TOP_PERMIT)} pirate(s) and permit {x % TOP_PERMIT + 1}"
-    if param < P_IMITATE:
-        x = param - P_VOLCANO
-        return f"land a {COLOURS[x // N_RELICS]} pirate on the volcano (relic {RELICS[x % N_RELICS]} at VL)"
-    return f"imitate the top discard of seat {param - P_IMITATE}"
+    return " and ".join(COMBOS[combo])
 
 
 def _describe(State state, action):
     cdef GState* s = _st(state)
     cdef GPlayer* pl = &s.p[s.current]
     cdef GRules* R = &s.rules
-    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
-    a = action
+    kind, x = ACTIONS.decode(action)
     texts = [_card_text(R, pl.hand[k]) for k in range(pl.hand_len)]
-    hand = lambda slot: texts[slot] if slot < len(texts) else f"hand slot {slot}"
-    if a < A_MOVE:
-        slots = [k for k in range(MAX_HAND) if (a >> k) & 1]
+    slot = x.get("slot", 0)
+    card = texts[slot] if slot < len(texts) else f"hand slot {slot}"
+    who = "copied ability" if slot == COPY_SLOT else f"play {card}"
+    if kind == "swap":
+        slots = [k for k in range(MAX_HAND) if (x["discard_mask"] >> k) & 1]
         return ("keep the hand" if not slots else
-                "discard " + ", ".join(hand(k) for k in slots) + " and draw as many")
-    if a < A_GAMBLE_PIRATE:
-        x = a - A_MOVE
-        slot, cap, ship = x // (MAX_NEST * NODE_SLOTS), (x // NODE_SLOTS) % MAX_NEST, x % NODE_SLOTS
+                "discard " + ", ".join(texts[k] if k < len(texts) else f"hand slot {k}"
+                                       for k in slots) + " and draw as many")
+    if kind == "move":
+        cap = x["captain"]
         space = NEST_KINDS[R.nest_kind[cap]] if cap < R.n_nest else "?"
-        if R.nest_kind[cap] == NK_PIRATES and cap < R.n_nest:
+        if cap < R.n_nest and R.nest_kind[cap] == NK_PIRATES:
             space = f"{COLOURS[R.nest_colour[cap]]} pirates"
-        return (f"play {hand(slot)} to move: captain to nest space {cap} ({space}), ship to "
-                f"{NODES[ship] if ship < N_NODES else ship}")
-    if a < A_PASS:
-        return f"take a {COLOURS[a - A_GAMBLE_PIRATE]} pirate (gamble won)"
-    if a == A_PASS:
+        ship = NODES[x["ship"]] if x["ship"] < N_NODES else x["ship"]
+        return f"play {card} to move: captain to nest space {cap} ({space}), ship to {ship}"
+    if kind == "gamble_pirate":
+        return f"take a {COLOURS[x['colour']]} pirate (gamble won)"
+    if kind == "pass":
         return "play no ability card"
-    slot, param = (a - A_ABILITY) // N_PARAMS, (a - A_ABILITY) % N_PARAMS
-    who = "copied ability" if slot == COPY_SLOT else f"play {hand(slot)}"
-    return f"{who}: {_param_text(param)}"
+    if kind == "steal":
+        what = f"steal {x['cards']} island card{'s' if x['cards'] > 1 else ''} from seat {x['victim']}"
+    elif kind == "peek":
+        what = f"look at the chest on {ISLANDS[x['island']]}"
+    elif kind == "take":
+        what = f"take {_combo_text(x['combo'])} pirate(s) from the island"
+    elif kind == "land":
+        what = f"land {_combo_text(x['combo'])} pirate(s) and permit {x['permit']}"
+    elif kind == "volcano":
+        what = (f"land a {COLOURS[x['colour']]} pirate on the volcano"
+                + (f", taking relic {RELICS[x['relic']]}" if s.p[s.current].ship == NODE_VL else ""))
+    else:
+        what = f"imitate the top discard of seat {x['target']}"
+    return f"{who}: {what}"
 
 
 cdef dict _rules_dict(const GRules* R):
@@ -1819,242 +1867,214 @@ def _to_dict(game, State state):
         "islands": islands,
         "volcanoes": {"VL": _pirates(s.node_pirates[NODE_VL]), "VU": _pirates(s.node_pirates[NODE_VU])},
         "seats": seats,
-        "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+        "rng": contract.rng_to_dict(state),
     }
 
 
-def _need(obj, key, where):
-    if not isinstance(obj, dict):
-        raise ValueError(f"{where} must be an object")
-    if key not in obj:
-        raise ValueError(f"{where}: missing field '{key}'")
-    return obj[key]
-
-
-def _names(v, names, where, unique=True):
-    if not isinstance(v, list) or any(x not in names for x in v):
-        raise ValueError(f"{where} must be a list of names from {list(names)}, got {v!r}")
-    if unique and len(set(v)) != len(v):
-        raise ValueError(f"{where} names something twice")
-    return v
-
-
-def _mask(v, names, where):
+def _mask(values, names, path):
+    """A bit mask of distinct names (a list in the state dict)."""
     m = 0
-    for x in _names(v, names, where):
-        m |= 1 << names.index(x)
+    for i, v in enumerate(values):
+        k = 1 << _choice(v, names, f"{path}[{i}]")
+        if m & k:
+            fail(path, f"{v!r} is listed twice")
+        m |= k
     return m
 
 
-def _counts(v, where):
-    if not isinstance(v, dict) or set(v) != set(COLOURS):
-        raise ValueError(f"{where} must give a count for each of {list(COLOURS)}")
-    return [_int_in(v[c], 0, MAX_PLAYERS, f"{where}.{c}") for c in COLOURS]
+def _choice(value, names, path):
+    return choice(value, path, names)
 
 
-def _seat_field(v, players, where, allow_none=True):
-    if v is None and allow_none:
-        return -1
-    return _int_in(v, 0, players - 1, where)
+def _counts(obj, path):
+    """Pirates per colour: {colour: count}."""
+    if not isinstance(obj, dict) or set(obj) != set(COLOURS):
+        fail(path, f"expected a count for each of {list(COLOURS)}, got {obj!r}")
+    return [integer(obj[c], f"{path}.{c}", 0, MAX_PLAYERS) for c in COLOURS]
 
 
-def _permits(v, where):
-    if (not isinstance(v, list) or len(set(v)) != len(v)
-            or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= TOP_PERMIT for x in v)):
-        raise ValueError(f"{where} must be distinct permit values 1..{TOP_PERMIT}, got {v!r}")
+def _seat_or_null(top, key, players):
+    v = top.get(key, None)
+    return -1 if v is None else integer(v, top.at(key), 0, players - 1)
+
+
+def _permit_mask(values, path):
     m = 0
-    for x in v:
-        m |= 1 << (x - 1)
+    for i, v in enumerate(values):
+        m |= 1 << (integer(v, f"{path}[{i}]", 1, TOP_PERMIT) - 1)
+    if bin(m).count("1") != len(values):
+        fail(path, f"a permit value is listed twice: {values!r}")
     return m
 
 
-def _from_dict(game, data):
-    if not isinstance(data, dict):
-        raise ValueError("state must be a dict (from to_dict())")
-    if data.get("game") != game.name:
-        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
-    players = game.check_players(_need(data, "players", "state"))
-    rules = game.resolve_rules(_need(data, "rules", "state"), players)
-    cdef State state = contract.blank_state(game, game.handle)
-    cdef GState* s = <GState*>state.buf
-    cdef bytes packed = _pack(rules, players)
-    memcpy(&s.rules, <const char*>packed, sizeof(GRules))
-    cdef GPlayer* pl
-    s.players = players
-    phase = _need(data, "phase", "state")
-    if phase not in PHASES:
-        raise ValueError(f"state.phase must be one of {list(PHASES)}, got {phase!r}")
-    s.phase = PHASES.index(phase)
-    s.current = _int_in(_need(data, "current_player", "state"), 0, players - 1, "state.current_player")
-    s.first_player = _int_in(data.get("first_player", 0), 0, players - 1, "state.first_player")
-    s.turns = _int_in(data.get("turns", 0), 0, 2**31 - 1, "state.turns")
-    s.moves = _int_in(data.get("moves", 0), 0, 2**31 - 1, "state.moves")
-    s.terminal = bool(data.get("terminal", False))
-    reason = data.get("end_reason", "running")
-    if reason not in END_REASONS or (reason == "running") == s.terminal:
-        raise ValueError(f"state.end_reason must be one of {list(END_REASONS)} ('running' "
-                         f"exactly while the game is not over), got {reason!r}")
-    s.end_reason = END_REASONS.index(reason)
-    s.end_trigger = _seat_field(data.get("end_trigger"), players, "state.end_trigger")
-    s.copy_target = _seat_field(data.get("copy_target"), players, "state.copy_target")
-    s.bank_gold = _int_in(data.get("bank_gold", TOTAL_COINS - GOLDEN_COIN), -10000,
-                          TOTAL_COINS, "state.bank_gold")
-    s.golden_coin_owner = _seat_field(data.get("golden_coin_owner"), players,
-                                      "state.golden_coin_owner")
-    # Island cards: the Golden Island, the deck and the seats' hands hold each card once.
-    golden = _need(data, "golden_island", "state")
-    if golden not in ISLANDS:
-        raise ValueError(f"state.golden_island must be one of {list(ISLANDS)}")
-    s.golden = ISLANDS.index(golden)
-    deck = _names(_need(data, "island_deck", "state"), ISLANDS, "state.island_deck")
-    for i, name in enumerate(deck):
-        s.island_deck[i] = ISLANDS.index(name)
-    s.island_deck_len = len(deck)
-    where_card = {golden: "golden_island"}
-    for name in deck:
-        if name in where_card:
-            raise ValueError(f"state.island_deck: {name} is also the {where_card[name]}")
-        where_card[name] = "island_deck"
-    s.relics_free = _mask(_need(data, "relics_free", "state"), RELICS, "state.relics_free")
-    hc = _counts(_need(data, "houses", "state"), "state.houses")
+cdef _fill(GState* s, top, dict rules):
+    """from_dict's Golden Island part (rules, players and rng are in place): every field of
+    to_dict() through the codec, with the components checked complete (each card, island
+    card, permit, pirate, chest and relic in exactly one place)."""
+    cdef int players = s.players
+    s.phase = top.choice("phase", PHASES)
+    s.current = top.int("current_player", 0, players - 1)
+    s.first_player = top.int("first_player", 0, players - 1, default=0)
+    s.turns = top.int("turns", 0, INT32_MAX, default=0)
+    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.terminal = top.bool("terminal", default=False)
+    s.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    if (s.end_reason == END_RUNNING) == bool(s.terminal):
+        fail(top.at("end_reason"), "must be 'running' exactly while the game is not over")
+    s.end_trigger = _seat_or_null(top, "end_trigger", players)
+    s.copy_target = _seat_or_null(top, "copy_target", players)
+    if s.phase == PH_COPY and s.copy_target < 0:
+        fail(top.at("copy_target"), "must name a seat in phase copy")
+    s.bank_gold = top.int("bank_gold", -10000, TOTAL_COINS, default=TOTAL_COINS - GOLDEN_COIN)
+    s.golden_coin_owner = _seat_or_null(top, "golden_coin_owner", players)
+    s.relics_free = _mask(top.list("relics_free", max_len=N_RELICS), RELICS, top.at("relics_free"))
+    houses = _counts(top.get("houses"), top.at("houses"))
     for c in range(N_COLOURS):
-        s.houses[c] = hc[c]
-    pirate_total = list(hc)
-    islands = _need(data, "islands", "state")
-    if not isinstance(islands, list) or len(islands) != N_ISLANDS:
-        raise ValueError(f"state.islands must list the {N_ISLANDS} treasure islands")
-    for i, isl in enumerate(islands):
-        w = f"state.islands[{i}]"
-        s.chest[i] = _int_in(_need(isl, "chest", w), 0, 99, w + ".chest")
-        owner = isl.get("chest_owner")
+        s.houses[c] = houses[c]
+    pirates = list(houses)
+    cards = _fill_island_cards(s, top)
+    _fill_islands(s, top, rules, pirates)
+    relics = s.relics_free
+    for i, seat in enumerate(top.objs("seats", length=players)):
+        relics = _fill_seat(s, i, seat, pirates, cards, relics)
+    missing = [ISLANDS[i] for i in range(N_ISLANDS) if i not in cards]
+    if missing:
+        fail("state", f"island cards {missing} are nowhere (golden island, deck or a hand)")
+    if pirates != [players] * N_COLOURS:
+        fail("state", f"pirates per colour (houses, seats, islands, volcanoes) must total "
+                      f"{players} each, got {dict(zip(COLOURS, pirates))}")
+
+
+cdef dict _fill_island_cards(GState* s, top):
+    """The Golden Island and the island deck; returns {card: where} for the seats' cards."""
+    s.golden = top.choice("golden_island", ISLANDS)
+    cards = {s.golden: "golden_island"}
+    deck = top.list("island_deck", max_len=N_ISLANDS - 1)
+    for i, name in enumerate(deck):
+        c = _choice(name, ISLANDS, f"state.island_deck[{i}]")
+        if c in cards:
+            fail(f"state.island_deck[{i}]", f"{name} is also the {cards[c]}")
+        cards[c] = "island_deck"
+        s.island_deck[i] = c
+    s.island_deck_len = len(deck)
+    return cards
+
+
+cdef _fill_islands(GState* s, top, dict rules, list pirates):
+    """Chests, permit stacks and pirates of the treasure islands and the volcanoes."""
+    cdef int players = s.players
+    for i, isl in enumerate(top.objs("islands", length=N_ISLANDS)):
+        s.chest[i] = isl.int("chest", 0, 99)
+        owner = isl.get("chest_owner", None)
         s.chest_owner[i] = (CHEST_ON_ISLAND if owner is None else CHEST_BOX if owner == "box"
-                            else _seat_field(owner, players, w + ".chest_owner", False))
-        stack = _need(isl, "permits", w)
-        if not isinstance(stack, list) or len(stack) > MAX_STACK:
-            raise ValueError(f"{w}.permits must be at most {MAX_STACK} [seat, value] pairs")
+                            else integer(owner, isl.at("chest_owner"), 0, players - 1))
+        stack = isl.list("permits", max_len=MAX_STACK)
         owners = set()
         for k, entry in enumerate(stack):
+            where = f"{isl.at('permits')}[{k}]"
             if not isinstance(entry, list) or len(entry) != 2:
-                raise ValueError(f"{w}.permits[{k}] must be [seat, value]")
-            seat = _seat_field(entry[0], players, f"{w}.permits[{k}][0]", False)
+                fail(where, f"expected [seat, value], got {entry!r}")
+            seat = integer(entry[0], where + "[0]", 0, players - 1)
             if seat in owners:
-                raise ValueError(f"{w}.permits: seat {seat} has two permits on one island")
+                fail(where, f"seat {seat} has two permits on one island")
             owners.add(seat)
             s.stack_owner[i][k] = seat
-            s.stack_value[i][k] = _int_in(entry[1], 1, TOP_PERMIT, f"{w}.permits[{k}][1]")
+            s.stack_value[i][k] = integer(entry[1], where + "[1]", 1, TOP_PERMIT)
         s.stack_len[i] = len(stack)
-        pc = _counts(_need(isl, "pirates", w), w + ".pirates")
+        counts = _counts(isl.get("pirates"), isl.at("pirates"))
         for c in range(N_COLOURS):
-            s.node_pirates[i + 1][c] = pc[c]
-            pirate_total[c] += pc[c]
+            s.node_pirates[i + 1][c] = counts[c]
+            pirates[c] += counts[c]
     if sorted(int(s.chest[i]) for i in range(N_ISLANDS)) != sorted(rules["chest_values"]):
-        raise ValueError("state.islands: the chests must be the rule's chest_values")
-    volc = _need(data, "volcanoes", "state")
+        fail(top.at("islands"), "the chests must be the rule option chest_values")
+    volcanoes = top.obj("volcanoes")
     for node, name in ((NODE_VL, "VL"), (NODE_VU, "VU")):
-        pc = _counts(_need(volc, name, "state.volcanoes"), f"state.volcanoes.{name}")
+        counts = _counts(volcanoes.get(name), volcanoes.at(name))
         for c in range(N_COLOURS):
-            s.node_pirates[node][c] = pc[c]
-            pirate_total[c] += pc[c]
-    seats = _need(data, "seats", "state")
-    if not isinstance(seats, list) or len(seats) != players:
-        raise ValueError(f"state.seats must list {players} seats")
-    relics_seen = s.relics_free
-    n_cards = s.rules.n_cards
-    for i, seat in enumerate(seats):
-        w = f"state.seats[{i}]"
-        pl = &s.p[i]
-        pl.captain = _int_in(_need(seat, "captain", w), 0, s.rules.n_nest - 1, w + ".captain")
-        ship = _need(seat, "ship", w)
-        if ship not in NODES:
-            raise ValueError(f"{w}.ship must be one of {list(NODES)}")
-        pl.ship = NODES.index(ship)
-        if pl.ship != NODE_H and pl.captain != s.rules.lighthouse:
-            raise ValueError(f"{w}: the ship may be away only while the captain is on the lighthouse")
-        piles = {}
-        for key, cap in (("deck", MAX_CARDS), ("hand", MAX_HAND), ("discard", MAX_CARDS)):
-            v = _need(seat, key, w)
-            if not isinstance(v, list) or len(v) > cap:
-                raise ValueError(f"{w}.{key} must be a list of at most {cap} card ids")
-            piles[key] = [_int_in(c, 0, n_cards - 1, f"{w}.{key}[{k}]") for k, c in enumerate(v)]
-        if sorted(piles["deck"] + piles["hand"] + piles["discard"]) != list(range(n_cards)):
-            raise ValueError(f"{w}: deck, hand and discard must hold each of the {n_cards} cards once")
-        for k, c in enumerate(piles["deck"]):
-            pl.deck[k] = c
-        for k, c in enumerate(sorted(piles["hand"])):
-            pl.hand[k] = c
-        for k, c in enumerate(piles["discard"]):
-            pl.discard[k] = c
-        pl.deck_len, pl.hand_len, pl.disc_len = len(piles["deck"]), len(piles["hand"]), len(piles["discard"])
-        pc = _counts(_need(seat, "pirates", w), w + ".pirates")
-        if sum(pc) > PIRATE_CAP:
-            raise ValueError(f"{w}.pirates: a player holds at most {PIRATE_CAP} pirates")
-        for c in range(N_COLOURS):
-            pl.pirates[c] = pc[c]
-            pirate_total[c] += pc[c]
-        pl.permits_held = _permits(_need(seat, "permits_held", w), w + ".permits_held")
-        pl.permits_pool = _permits(_need(seat, "permits_pool", w), w + ".permits_pool")
-        pl.seven_at_volcano = bool(_need(seat, "seven_at_volcano", w))
-        placed = 0
-        for isl in range(N_ISLANDS):
-            for k in range(s.stack_len[isl]):
-                if s.stack_owner[isl][k] == i:
-                    placed |= 1 << (s.stack_value[isl][k] - 1)
-                    pl.placed += 1
-        parts = [pl.permits_held, pl.permits_pool, placed,
-                 (1 << (TOP_PERMIT - 1)) if pl.seven_at_volcano else 0]
-        if sum(bin(x).count("1") for x in parts) != TOP_PERMIT or (parts[0] | parts[1] | parts[2] | parts[3]) != (1 << TOP_PERMIT) - 1:
-            raise ValueError(f"{w}: permits in hand, pool, on islands and at the volcano must "
-                             f"be 1..{TOP_PERMIT} once each")
-        if pl.permits_pool & (1 << (TOP_PERMIT - 1)):
-            raise ValueError(f"{w}.permits_pool: the 7 is never in the pool")
-        relic = seat.get("relic")
-        if relic is None:
-            pl.relic = -1
-        elif relic in RELICS:
-            pl.relic = RELICS.index(relic)
-            if (relics_seen >> pl.relic) & 1:
-                raise ValueError(f"{w}.relic: {relic} is also elsewhere")
-            relics_seen |= 1 << pl.relic
-        else:
-            raise ValueError(f"{w}.relic must be null or one of {list(RELICS)}")
-        pl.islands_held = _mask(_need(seat, "island_cards", w), ISLANDS, w + ".island_cards")
-        for name in _bits(pl.islands_held, ISLANDS):
-            if name in where_card:
-                raise ValueError(f"{w}.island_cards: {name} is also the {where_card[name]}")
-            where_card[name] = f"seat {i}"
-        pl.islands_remembered = pl.islands_held | _mask(seat.get("remembered_islands", []), ISLANDS,
-                                                        w + ".remembered_islands")
-        if (pl.islands_remembered >> s.golden) & 1:
-            raise ValueError(f"{w}.remembered_islands: nobody has seen the Golden Island's card")
-        pl.chests_known = _mask(seat.get("known_chests", []), ISLANDS, w + ".known_chests")
-        gold = seat.get("gold", {})
-        if not isinstance(gold, dict):
-            raise ValueError(f"{w}.gold must be an object")
-        pl.gold_chests, pl.gold_coins, pl.gold_golden, pl.gold_relic, pl.gold_total = (
-            _int_in(gold.get(k, 0), 0, 10000, f"{w}.gold.{k}")
-            for k in ("chests", "coins", "golden_coin", "relic", "total"))
-        pl.golden_rank = _int_in(seat.get("golden_rank", 0), 0, MAX_PLAYERS, w + ".golden_rank")
-        pl.eliminated = bool(seat.get("eliminated", False))
-        share = seat.get("win_share", 0.0)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-            raise ValueError(f"{w}.win_share must be a number in 0..1")
-        s.share[i] = share
-    if len(where_card) != N_ISLANDS:
-        raise ValueError(f"state: island cards {sorted(set(ISLANDS) - set(where_card))} are "
-                         f"nowhere (golden island, deck or a seat's hand)")
-    if pirate_total != [players] * N_COLOURS:
-        raise ValueError(f"state: pirates per colour (houses, seats, islands, volcanoes) must "
-                         f"total {players} each, got {dict(zip(COLOURS, pirate_total))}")
-    rng = data.get("rng", {"key": 0, "counter": 0})
-    try:
-        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
-    except (TypeError, KeyError, OverflowError):
-        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
-    if s.phase == PH_COPY and s.copy_target < 0:
-        raise ValueError("state.copy_target must name a seat in phase copy")
-    return state
+            s.node_pirates[node][c] = counts[c]
+            pirates[c] += counts[c]
 
 
+cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics) except -1:
+    """One seat: pieces, pirate cards, pirates, permits, relic, island cards, knowledge and
+    the final gold lines; returns the relics seen so far."""
+    cdef GPlayer* pl = &s.p[i]
+    cdef int n_cards = s.rules.n_cards
+    pl.captain = seat.int("captain", 0, s.rules.n_nest - 1)
+    pl.ship = seat.choice("ship", NODES)
+    if pl.ship != NODE_H and pl.captain != s.rules.lighthouse:
+        fail(seat.path, "the ship may be away only while the captain is on the lighthouse")
+    piles = {key: [integer(c, f"{seat.at(key)}[{k}]", 0, n_cards - 1)
+                   for k, c in enumerate(seat.list(key, max_len=cap))]
+             for key, cap in (("deck", MAX_CARDS), ("hand", MAX_HAND), ("discard", MAX_CARDS))}
+    if sorted(piles["deck"] + piles["hand"] + piles["discard"]) != list(range(n_cards)):
+        fail(seat.path, f"deck, hand and discard must hold each of the {n_cards} cards once")
+    for k, c in enumerate(piles["deck"]):
+        pl.deck[k] = c
+    for k, c in enumerate(sorted(piles["hand"])):
+        pl.hand[k] = c
+    for k, c in enumerate(piles["discard"]):
+        pl.discard[k] = c
+    pl.deck_len, pl.hand_len, pl.disc_len = len(piles["deck"]), len(piles["hand"]), len(piles["discard"])
+    counts = _counts(seat.get("pirates"), seat.at("pirates"))
+    if sum(counts) > PIRATE_CAP:
+        fail(seat.at("pirates"), f"a player holds at most {PIRATE_CAP} pirates")
+    for c in range(N_COLOURS):
+        pl.pirates[c] = counts[c]
+        pirates[c] += counts[c]
+    _fill_permits(s, i, seat)
+    relic = seat.get("relic", None)
+    pl.relic = -1 if relic is None else seat.choice("relic", RELICS)
+    if pl.relic >= 0:
+        if (relics >> pl.relic) & 1:
+            fail(seat.at("relic"), f"{relic} is also elsewhere")
+        relics |= 1 << pl.relic
+    pl.islands_held = _mask(seat.list("island_cards", max_len=N_ISLANDS), ISLANDS,
+                            seat.at("island_cards"))
+    for c in range(N_ISLANDS):
+        if (pl.islands_held >> c) & 1:
+            if c in cards:
+                fail(seat.at("island_cards"), f"{ISLANDS[c]} is also the {cards[c]}")
+            cards[c] = f"seat {i}"
+    pl.islands_remembered = pl.islands_held | _mask(
+        seat.list("remembered_islands", default=[]), ISLANDS, seat.at("remembered_islands"))
+    if (pl.islands_remembered >> s.golden) & 1:
+        fail(seat.at("remembered_islands"), "nobody has seen the Golden Island's card")
+    pl.chests_known = _mask(seat.list("known_chests", default=[]), ISLANDS, seat.at("known_chests"))
+    gold = seat.obj("gold", default={})
+    pl.gold_chests, pl.gold_coins, pl.gold_golden, pl.gold_relic, pl.gold_total = (
+        gold.int(k, 0, 10000, default=0) for k in ("chests", "coins", "golden_coin", "relic", "total"))
+    pl.golden_rank = seat.int("golden_rank", 0, MAX_PLAYERS, default=0)
+    pl.eliminated = seat.bool("eliminated", default=False)
+    s.share[i] = seat.num("win_share", 0, 1, default=0.0)
+    return relics
+
+
+cdef _fill_permits(GState* s, int i, seat):
+    """Permits 1..7 of seat i: hand, pool, islands (read already) and the volcano."""
+    cdef GPlayer* pl = &s.p[i]
+    pl.permits_held = _permit_mask(seat.list("permits_held", max_len=TOP_PERMIT), seat.at("permits_held"))
+    pl.permits_pool = _permit_mask(seat.list("permits_pool", max_len=TOP_PERMIT), seat.at("permits_pool"))
+    pl.seven_at_volcano = seat.bool("seven_at_volcano")
+    if pl.permits_pool & (1 << (TOP_PERMIT - 1)):
+        fail(seat.at("permits_pool"), "the 7 is never in the pool")
+    placed = 0
+    pl.placed = 0
+    for isl in range(N_ISLANDS):
+        for k in range(s.stack_len[isl]):
+            if s.stack_owner[isl][k] == i:
+                placed |= 1 << (s.stack_value[isl][k] - 1)
+                pl.placed += 1
+    parts = [pl.permits_held, pl.permits_pool, placed,
+             (1 << (TOP_PERMIT - 1)) if pl.seven_at_volcano else 0]
+    if (sum(bin(x).count("1") for x in parts) != TOP_PERMIT
+            or (parts[0] | parts[1] | parts[2] | parts[3]) != (1 << TOP_PERMIT) - 1):
+        fail(seat.path, f"permits in hand, pool, on islands and at the volcano must be "
+                        f"1..{TOP_PERMIT} once each")
+
+
+assert len(SEAT_OUTCOMES) == N_SEAT_OUTCOMES
+GoldenIslandGame.handle = engine_handle(&ENGINE, GoldenIslandGame, sizeof(GState), sizeof(GRules))
 GAME = GoldenIslandGame()
 
 

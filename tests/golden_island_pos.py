@@ -27,66 +27,70 @@ THIEF_3, THIEF_LH, MASTER_5, FORTUNE_2S, FORTUNE_4, PIRATE_1S, PIRATE_4 = range(
 VETERAN_3, VETERAN_5S, IMITATOR = 13, 14, 15
 SYMBOL_CARDS = (LANDING_2S, LANDING_4S, THIEF_LH, FORTUNE_2S, PIRATE_1S, VETERAN_5S)
 
-# Action ids (the engine's public encoding, see the golden_island module docstring).
-_MOVE = 32
-_GAMBLE = _MOVE + 5 * 16 * 16
-PASS = _GAMBLE + 4
-_ABILITY = PASS + 1
-N_PARAMS = 152
-COPY_SLOT = 5
-_STEAL, _PEEK, _TAKE, _LAND, _VOLCANO, _IMITATE = 0, 8, 20, 34, 132, 148
+ACTIONS = GAME.actions
+COPY_SLOT = 5          # the "slot" of the Imitator's copied ability
+PASS = ACTIONS.encode("pass")
 
 
 def SWAP(*slots):
     """R4: discard the hand cards in these slots (none: keep the hand)."""
-    return sum(1 << k for k in slots)
+    return ACTIONS.encode("swap", discard_mask=sum(1 << k for k in slots))
 
 
 def MOVE(slot, captain, ship):
     """Play the hand card in slot for movement, ending with the captain on nest space
     `captain` and the ship on node `ship` (a name such as "T5")."""
-    return _MOVE + slot * 256 + captain * 16 + NODES.index(ship)
+    return ACTIONS.encode("move", slot=slot, captain=captain, ship=NODES.index(ship))
+
+
+def move_ends(actions, slot=None):
+    """(captain, ship name) of the move actions among `actions` (of one hand slot)."""
+    out = set()
+    for a in ACTIONS.select(actions, "move"):
+        x = ACTIONS.decode(a)[1]
+        if slot is None or x["slot"] == slot:
+            out.add((x["captain"], NODES[x["ship"]]))
+    return out
 
 
 def GAMBLE_PIRATE(colour):
-    return _GAMBLE + COLOURS.index(colour)
+    return ACTIONS.encode("gamble_pirate", colour=COLOURS.index(colour))
 
 
-def ABILITY(slot, param):
-    return _ABILITY + slot * N_PARAMS + param
+def ABILITY(slot, effect):
+    """An ability action: the card in `slot` (COPY_SLOT: the copied ability) with `effect`
+    from STEAL, PEEK, TAKE, LAND, VOLCANO or IMITATE."""
+    kind, params = effect
+    return ACTIONS.encode(kind, slot=slot, **params)
 
 
 def COMBO(*colours):
     """The pirate combo index: one colour, or a pair."""
-    idx = sorted(COLOURS.index(c) for c in colours)
-    if len(idx) == 1:
-        return idx[0]
-    pairs = [(a, b) for a in range(4) for b in range(a, 4)]
-    return 4 + pairs.index(tuple(idx))
+    return GAME.combos.index(tuple(sorted(colours, key=COLOURS.index)))
 
 
 def STEAL(victim, cards=1):
-    return _STEAL + victim * 2 + cards - 1
+    return "steal", {"victim": victim, "cards": cards}
 
 
 def PEEK(island):
-    return _PEEK + int(island[1:]) - 1
+    return "peek", {"island": int(island[1:]) - 1}
 
 
 def TAKE(*colours):
-    return _TAKE + COMBO(*colours)
+    return "take", {"combo": COMBO(*colours)}
 
 
 def LAND(value, *colours):
-    return _LAND + COMBO(*colours) * 7 + value - 1
+    return "land", {"combo": COMBO(*colours), "permit": value}
 
 
 def VOLCANO(colour, relic="R1"):
-    return _VOLCANO + COLOURS.index(colour) * 4 + int(relic[1:]) - 1
+    return "volcano", {"colour": COLOURS.index(colour), "relic": int(relic[1:]) - 1}
 
 
 def IMITATE(seat):
-    return _IMITATE + seat
+    return "imitate", {"target": seat}
 
 
 def base(players=4, seed=1, rules=None):

@@ -9,8 +9,9 @@ import pytest
 
 from core_cy import agents, batch
 from core_cy import forbidden_desert as fd
-from core_cy.forbidden_desert import GAME, Actions as A, thirst_risk
-from desert_util import base, entry, put, pawn_at, set_sand, give_card, card_ids, load
+from core_cy.forbidden_desert import GAME, thirst_risk
+from desert_pos import (base, entry, put, pawn_at, set_sand, give_card, card_ids, load, ACTIONS,
+                         BLAST, DIG, JET, NAVIGATE)
 
 
 def sun_cards(d):
@@ -88,10 +89,10 @@ def test_search_blasts_a_drift_that_walls_it_in(policy):
     d = blocked_in()
     give_card(d, "dune_blaster", 0)
     st = load(d)
-    assert agents.choose(st, policy, 1) in (A.blast(0, 0, 1), A.blast(0, 1, 0))
+    assert agents.choose(st, policy, 1) in (BLAST(0, 0, 1), BLAST(0, 1, 0))
     # Without the card the same position is answered by digging.
     d = blocked_in()
-    assert agents.choose(load(d), policy, 1) in (A.dig(0, 1), A.dig(1, 0))
+    assert agents.choose(load(d), policy, 1) in (DIG(0, 1), DIG(1, 0))
 
 
 @pytest.mark.parametrize("policy", ["search", "deep_search"])
@@ -101,7 +102,8 @@ def test_search_flies_a_jet_pack_out_of_a_walled_corner(policy):
     set_sand(d, (1, 0), 8)
     give_card(d, "jet_pack", 0)
     a = agents.choose(load(d), policy, 1)
-    assert A.jet(0, 0, 0) <= a < A.jet(1, 0, 0), GAME.describe(load(d), a)
+    kind, x = ACTIONS.decode(a)
+    assert kind == "jet" and x["holder"] == 0, GAME.describe(load(d), a)
 
 
 def test_deep_search_is_reproducible_across_shards():
@@ -136,7 +138,7 @@ def test_endgame_navigator_pulls_a_teammate_onto_the_pad_from_afar(policy):
     pawn_at(d, 0, (0, 0))
     pawn_at(d, 1, (4, 1))                   # three steps west of the pad
     st = load(d)
-    assert agents.choose(st, policy, 1) == A.navigate(1, 4, 4)
+    assert agents.choose(st, policy, 1) == NAVIGATE(1, 4, 4)
 
 
 # ---------------------------------------------------------------- search weights (issue 9)
@@ -176,11 +178,11 @@ def walled_in_with_blaster(**weights):
 def test_search_weights_belong_to_each_game(policy):
     """A game whose rules value a held Dune Blaster above everything digs instead of blasting;
     a game with the default weights, before and after it in the same process, still blasts."""
-    blasts = (A.blast(0, 0, 1), A.blast(0, 1, 0))
+    blasts = (BLAST(0, 0, 1), BLAST(0, 1, 0))
     default = walled_in_with_blaster()
     keeper = walled_in_with_blaster(blaster_held=1e6)
     assert agents.choose(default, policy, 1) in blasts
-    assert agents.choose(keeper, policy, 1) in (A.dig(0, 1), A.dig(1, 0))
+    assert agents.choose(keeper, policy, 1) in (DIG(0, 1), DIG(1, 0))
     assert agents.choose(default, policy, 1) in blasts
     assert keeper.to_dict()["rules"]["search_weights"]["blaster_held"] == 1e6
     assert GAME.from_dict(keeper.to_dict()) == keeper

@@ -1,13 +1,9 @@
-"""Golden playthroughs: seeded games, every decision described with a state summary.
-
-Regenerate after an intended rule change with MEEPLELAB_REGOLD=1 and review the diff."""
-import os
-from pathlib import Path
-
+"""Golden Forbidden Desert playthroughs (see tests/golden.py): seeded games, every decision
+described with a state summary."""
 from core_cy import agents
 from core_cy.forbidden_desert import GAME
+from golden import check_golden
 
-GOLDEN = Path(__file__).parent / "golden" / "forbidden_desert.txt"
 GAMES = [  # (players, rules, seed, agent)
     (2, {"difficulty": "novice"}, 11, "random"),
     (4, {"difficulty": "novice"}, 3, "planner"),
@@ -48,10 +44,5 @@ def transcript():
     return "\n".join(lines) + "\n"
 
 
-def test_golden_playthrough():
-    text = transcript()
-    if os.environ.get("MEEPLELAB_REGOLD"):
-        GOLDEN.parent.mkdir(exist_ok=True)
-        GOLDEN.write_text(text)
-    assert GOLDEN.exists(), "run with MEEPLELAB_REGOLD=1 to create the golden file"
-    assert text == GOLDEN.read_text()
+def test_forbidden_desert_golden_playthroughs():
+    check_golden("forbidden_desert", transcript())

@@ -2,9 +2,12 @@
 import pytest
 
 import core_cy
-from core_cy.forbidden_desert import GAME, Actions as A, DEFAULT_METER, DEFAULT_ADVENTURERS
-from desert_util import (base, entry, find, put, storm_to, set_sand, pawn_at, wind, card_ids,
-                         stack_storm, give_card, load, pawn_cell, run_storm, storm, clear)
+from core_cy.forbidden_desert import GAME, DEFAULT_METER, DEFAULT_ADVENTURERS
+from desert_pos import (base, entry, find, put, storm_to, set_sand, pawn_at, wind, card_ids,
+                         stack_storm, give_card, load, pawn_cell, run_storm, storm, clear,
+                         ACTIONS, END_ACTIONS, DRAW, EXCAVATE, PICKUP, METEO_SKIP, METEO_PEEK,
+                         WC_DRAW, TAKEOFF, PEEK_KEEP, PEEK_BOTTOM, MOVE, DIG, NAVIGATE, GIVE,
+                         PASS_EQUIPMENT, BLAST, JET, SHIELD, SCOPE, RESERVE, THROTTLE, TRACKER)
 
 ROLES4 = ["water_carrier", "archeologist", "navigator", "explorer"]
 
@@ -92,12 +95,12 @@ def test_we1_water_carrier_four_actions():
     for s in range(4):
         pawn_at(d, s, (1, 4) if s else (0, 0))
     st = load(d)
-    assert A.move(0, 1) not in st.legal_actions()        # B is blocked
-    st.apply(A.dig(0, 1)).apply(A.dig(0, 1))
+    assert MOVE(0, 1) not in st.legal_actions()        # B is blocked
+    st.apply(DIG(0, 1)).apply(DIG(0, 1))
     assert st.to_dict()["sand_supply"] == 48
-    st.apply(A.move(0, 1))
-    assert A.EXCAVATE in st.legal_actions()
-    st.apply(A.EXCAVATE)
+    st.apply(MOVE(0, 1))
+    assert EXCAVATE in st.legal_actions()
+    st.apply(EXCAVATE)
     out = st.to_dict()
     assert entry(out, (0, 1))["excavated"]
     assert out["phase"] == "storm"                       # 4 actions used, storm phase
@@ -111,8 +114,8 @@ def test_move_rules_orthogonal_unblocked_not_storm():
     d["current_player"] = 1
     set_sand(d, (1, 1), 2)
     st = load(d)
-    moves = {a for a in st.legal_actions() if A.move(0, 0) <= a < A.dig(0, 0)}
-    assert moves == {A.move(3, 1), A.move(2, 0)}         # not (1,1) blocked, not the storm
+    moves = set(ACTIONS.select(st.legal_actions(), "move"))
+    assert moves == {MOVE(3, 1), MOVE(2, 0)}             # not (1,1) blocked, not the storm
 
 
 def test_explorer_moves_and_digs_diagonally():
@@ -121,11 +124,11 @@ def test_explorer_moves_and_digs_diagonally():
     d["current_player"] = 3
     set_sand(d, (1, 1), 1)
     st = load(d)
-    assert A.move(1, 1) in st.legal_actions() and A.dig(1, 1) in st.legal_actions()
+    assert MOVE(1, 1) in st.legal_actions() and DIG(1, 1) in st.legal_actions()
     d["current_player"] = 1
     pawn_at(d, 1, (0, 0))
     st = load(d)
-    assert A.move(1, 1) not in st.legal_actions() and A.dig(1, 1) not in st.legal_actions()
+    assert MOVE(1, 1) not in st.legal_actions() and DIG(1, 1) not in st.legal_actions()
 
 
 def test_tv4_pawn_rides_tile_and_is_buried():
@@ -137,18 +140,18 @@ def test_tv4_pawn_rides_tile_and_is_buried():
     d["current_player"] = 1
     stack_storm(d, [wind(d, "W", 1)] + card_ids(d, "wind", "N", 1)[:2])
     st = load(d)
-    st.apply(A.END_ACTIONS)
-    st.apply(A.DRAW)
+    st.apply(END_ACTIONS)
+    st.apply(DRAW)
     assert pawn_cell(st, 0) == (2, 2)
     out = st.to_dict()
     assert entry(out, (2, 2))["sand"] == 2
     while out["phase"] == "storm":
-        st.apply(A.DRAW)
+        st.apply(DRAW)
         out = st.to_dict()
     assert out["current_player"] == 0
     r, c = pawn_cell(st, 0)
-    actions = [a for a in st.legal_actions() if a < A.give(0, 0)]
-    assert actions == [A.END_ACTIONS, A.dig(r, c)]
+    actions = [a for a in st.legal_actions() if a < GIVE(0, 0)]
+    assert actions == [END_ACTIONS, DIG(r, c)]
 
 
 def test_tv5_archeologist_removes_two():
@@ -157,16 +160,16 @@ def test_tv5_archeologist_removes_two():
     set_sand(d, (1, 1), 3)
     pawn_at(d, 0, (1, 1))
     st = load(d)
-    st.apply(A.dig(1, 1))
+    st.apply(DIG(1, 1))
     assert entry(st.to_dict(), (1, 1))["sand"] == 1
-    assert A.move(1, 2) in st.legal_actions() or A.move(1, 0) in st.legal_actions()
+    assert MOVE(1, 2) in st.legal_actions() or MOVE(1, 0) in st.legal_actions()
     d["pawns"][0]["adventurer"], d["pawns"][1]["adventurer"] = "navigator", "archeologist"
     d["pawns"][0]["water"] = 4
     d["pawns"][1]["water"] = 3
     st = load(d)
-    st.apply(A.dig(1, 1))
+    st.apply(DIG(1, 1))
     assert entry(st.to_dict(), (1, 1))["sand"] == 2
-    assert [a for a in st.legal_actions() if a < A.give(0, 0)] == [A.END_ACTIONS, A.dig(1, 1)]
+    assert [a for a in st.legal_actions() if a < GIVE(0, 0)] == [END_ACTIONS, DIG(1, 1)]
 
 
 def test_excavate_needs_zero_sand_and_unexcavated():
@@ -176,11 +179,11 @@ def test_excavate_needs_zero_sand_and_unexcavated():
     pawn_at(d, 0, (0, 0))
     d["pawns"][1]["tile"] = d["pawns"][0]["tile"]
     st = load(d)
-    assert A.EXCAVATE not in st.legal_actions()
-    st.apply(A.dig(0, 0))
-    assert A.EXCAVATE in st.legal_actions()
-    st.apply(A.EXCAVATE)
-    assert A.EXCAVATE not in st.legal_actions()
+    assert EXCAVATE not in st.legal_actions()
+    st.apply(DIG(0, 0))
+    assert EXCAVATE in st.legal_actions()
+    st.apply(EXCAVATE)
+    assert EXCAVATE not in st.legal_actions()
 
 
 def test_gear_tiles_draw_equipment_and_others_do_not():
@@ -191,7 +194,7 @@ def test_gear_tiles_draw_equipment_and_others_do_not():
         pawn_at(d, 0, (0, 0))
         top = d["equipment_pile"][-1]
         st = load(d)
-        st.apply(A.EXCAVATE)
+        st.apply(EXCAVATE)
         out = st.to_dict()
         assert (out["equipment_owner"][top] == 0) == gets, kind
         assert len(out["equipment_pile"]) == (11 if gets else 12)
@@ -203,7 +206,7 @@ def test_gear_with_empty_deck_gives_nothing():
                                       "time_throttle": 0})
     put(d, (0, 0), "gear")
     pawn_at(d, 0, (0, 0))
-    st = load(d).apply(A.EXCAVATE)
+    st = load(d).apply(EXCAVATE)
     assert st.to_dict()["equipment_owner"] == []
 
 
@@ -214,7 +217,7 @@ def test_tv16_well_with_caps_and_mirage():
         for s in range(3):
             pawn_at(d, s, (0, 0))
         d["pawns"][0]["water"], d["pawns"][1]["water"] = 2, 4
-        st = load(d).apply(A.EXCAVATE)
+        st = load(d).apply(EXCAVATE)
         assert [p["water"] for p in st.to_dict()["pawns"]] == expect
 
 
@@ -224,7 +227,7 @@ def test_well_only_waters_pawns_on_the_tile():
     pawn_at(d, 0, (0, 0))
     pawn_at(d, 1, (0, 1))
     d["pawns"][0]["water"] = d["pawns"][1]["water"] = 1
-    st = load(d).apply(A.EXCAVATE)
+    st = load(d).apply(EXCAVATE)
     assert [p["water"] for p in st.to_dict()["pawns"]] == [3, 1]
 
 
@@ -236,18 +239,18 @@ def test_tv17_pickup_preconditions():
     set_sand(d, (1, 1), 1)
     pawn_at(d, 0, (1, 1))
     st = load(d)
-    assert A.PICKUP in st.legal_actions()
-    st.apply(A.PICKUP)
+    assert PICKUP in st.legal_actions()
+    st.apply(PICKUP)
     p = st.to_dict()["parts"][0]
     assert p["state"] == "held" and p["holder"] == 0 and p["tile"] is None
     set_sand(d, (1, 1), 2)
-    assert A.PICKUP not in load(d).legal_actions()
+    assert PICKUP not in load(d).legal_actions()
     set_sand(d, (1, 1), 0)
     e["excavated"] = False
-    assert A.PICKUP not in load(d).legal_actions()
+    assert PICKUP not in load(d).legal_actions()
     e["excavated"] = True
     pawn_at(d, 0, (1, 2))
-    assert A.PICKUP not in load(d).legal_actions()       # A11: not from a neighbour
+    assert PICKUP not in load(d).legal_actions()       # A11: not from a neighbour
 
 
 # ---------------------------------------------------------------- clues (spec 4.6)
@@ -264,7 +267,7 @@ def _clue_setup(row_at, col_at, part="solar_crystal"):
 def test_we4_clue_example_and_part_moves_with_tile():
     d = _clue_setup((1, 0), (4, 3))
     st = load(d)
-    st.apply(A.EXCAVATE)
+    st.apply(EXCAVATE)
     out = st.to_dict()
     part = out["parts"][2]
     assert part["state"] == "on_tile" and part["tile"] == entry(out, (1, 3))["tile"]
@@ -279,7 +282,7 @@ def test_we4_clue_example_and_part_moves_with_tile():
 
 def test_tv9_clue_intersection():
     d = _clue_setup((1, 0), (3, 4), part="engine")
-    st = load(d).apply(A.EXCAVATE)
+    st = load(d).apply(EXCAVATE)
     out = st.to_dict()
     assert out["parts"][1]["tile"] == entry(out, (1, 4))["tile"]
     assert all(p["state"] == "hidden" for i, p in enumerate(out["parts"]) if i != 1)
@@ -289,19 +292,19 @@ def test_single_clue_places_nothing():
     d = base(roles=ROLES4)
     put(d, (0, 0), "clue", part="engine", axis="column")
     pawn_at(d, 0, (0, 0))
-    st = load(d).apply(A.EXCAVATE)
+    st = load(d).apply(EXCAVATE)
     assert st.to_dict()["parts"][1]["state"] == "hidden"
 
 
 def test_part_in_storm_waits_for_the_next_tile():
     d = _clue_setup((2, 0), (0, 2), part="propeller")      # target (2,2) = the storm
-    st = load(d).apply(A.EXCAVATE)
+    st = load(d).apply(EXCAVATE)
     out = st.to_dict()
     assert out["parts"][0]["state"] == "in_storm"
     out["actions_left"] = 0
     stack_storm(out, [wind(out, "N", 1)])
     st = load(out)
-    st.apply(A.END_ACTIONS).apply(A.DRAW)
+    st.apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     moved = entry(out, (2, 2))                               # came from (3,2)
     assert out["parts"][0]["state"] == "on_tile" and out["parts"][0]["tile"] == moved["tile"]
@@ -314,7 +317,7 @@ def test_part_rides_its_tile_and_sand_goes_under():
     d["parts"][3].update(state="on_tile", tile=e["tile"])
     d["actions_left"] = 0
     stack_storm(d, [wind(d, "W", 1)])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert out["parts"][3]["tile"] == entry(out, (2, 2))["tile"] == e["tile"]
     assert entry(out, (2, 2))["sand"] == 1
@@ -334,7 +337,7 @@ def test_we2_wind_west_two():
     x, y = entry(d, (2, 3))["tile"], entry(d, (2, 4))["tile"]
     set_sand(d, (2, 4), 1)
     stack_storm(d, [wind(d, "W", 2)])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert entry(out, (2, 2))["tile"] == x and entry(out, (2, 3))["tile"] == y
     assert out["board"][2][4] is None
@@ -348,7 +351,7 @@ def test_we3_wind_north_three_respite():
     set_sand(d, (4, 2), 1)
     a, b = entry(d, (3, 2))["tile"], entry(d, (4, 2))["tile"]
     stack_storm(d, [wind(d, "N", 3)])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert entry(out, (2, 2))["tile"] == a and entry(out, (3, 2))["tile"] == b
     assert out["board"][4][2] is None
@@ -361,10 +364,10 @@ def test_tv2_respite_at_edge():
     storm_to(d, (0, 4))
     stack_storm(d, [wind(d, "W", 1), wind(d, "E", 1)])
     before = entry(d, (0, 3))["tile"]
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert out["board"][0][4] is None and out["sand_supply"] == 48
-    st.apply(A.DRAW)
+    st.apply(DRAW)
     out = st.to_dict()
     assert entry(out, (0, 4))["tile"] == before and entry(out, (0, 4))["sand"] == 1
     assert out["board"][0][3] is None
@@ -375,7 +378,7 @@ def test_tv3_partial_respite():
     storm_to(d, (3, 2))
     stack_storm(d, [wind(d, "N", 3)])
     t = entry(d, (4, 2))["tile"]
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert entry(out, (3, 2))["tile"] == t and out["board"][4][2] is None
     assert out["sand_supply"] == 47
@@ -390,7 +393,7 @@ def test_tv12_sand_exhaustion_buries():
     set_sand(d, (0, 0), 47)
     assert d["sand_supply"] == 1
     stack_storm(d, [wind(d, "S", 2)])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert st.is_terminal() and st.end_reason == "buried"
     assert out["sand_supply"] == 0 and entry(out, (2, 2))["sand"] == 1
@@ -399,7 +402,7 @@ def test_tv12_sand_exhaustion_buries():
 def test_tv13_meter_to_skull_sweeps_away():
     d = _storm_state(card_ids(base(players=2), "storm_picks_up")[:1])
     d["storm_meter_index"] = 12
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     assert st.is_terminal() and st.end_reason == "swept_away"
     assert st.win_shares() == [0.0, 0.0] and st.scores() == [0.0, 0.0]
 
@@ -408,9 +411,9 @@ def test_storm_picks_up_counts_from_next_turn():
     d = _storm_state([])
     picks = card_ids(d, "storm_picks_up")
     stack_storm(d, [picks[0], wind(d, "N", 1), picks[1]])
-    st = load(d).apply(A.END_ACTIONS)
+    st = load(d).apply(END_ACTIONS)
     assert st.to_dict()["storm_cards_left"] == 2
-    st.apply(A.DRAW).apply(A.DRAW)
+    st.apply(DRAW).apply(DRAW)
     out = st.to_dict()
     assert out["phase"] == "actions" and out["storm_meter_index"] == 1
     assert out["storm_draw_pile"][-1] == picks[1]          # the third card was not drawn
@@ -426,7 +429,7 @@ def test_meter_columns(players, ticks):
 def test_meter_draw_count_per_tick():
     d = _storm_state([])
     d["storm_meter_index"] = 5                             # 2p column: 4 cards
-    st = load(d).apply(A.END_ACTIONS)
+    st = load(d).apply(END_ACTIONS)
     assert st.to_dict()["storm_cards_left"] == 4
 
 
@@ -447,11 +450,11 @@ def test_tv7_tunnels_and_sun_and_shield():
     d["actions_left"] = 0
     d["current_player"] = 1
     stack_storm(d, card_ids(d, "sun_beats_down")[:1])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     assert not st.is_terminal()
     assert [p["water"] for p in st.to_dict()["pawns"]] == [1, 0, 0, 2]
     d["pawns"][3]["shield"] = False
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     assert st.is_terminal() and st.end_reason == "thirst"
 
 
@@ -464,7 +467,7 @@ def test_blocked_tunnel_shade_switch():
     d["actions_left"] = 0
     d["current_player"] = 1
     stack_storm(d, card_ids(d, "sun_beats_down")[:1])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     assert st.to_dict()["pawns"][0]["water"] == 3
 
 
@@ -474,9 +477,9 @@ def test_pawn_at_zero_survives_until_next_sun():
     d["pawns"][1]["water"] = 3
     suns = card_ids(d, "sun_beats_down")
     stack_storm(d, suns[:2])
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     assert not st.is_terminal() and st.to_dict()["pawns"][0]["water"] == 0
-    st.apply(A.DRAW)
+    st.apply(DRAW)
     assert st.is_terminal() and st.end_reason == "thirst"
     assert st.outcomes()[0]["win"] == 0.0
 
@@ -494,16 +497,16 @@ def test_tv19_reshuffle_mid_phase(timing):
     pile = d["storm_draw_pile"]
     d["storm_draw_pile"] = [first]
     d["storm_discard_pile"] = [x for x in pile if x != first]
-    st = load(d).apply(A.END_ACTIONS).apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS).apply(DRAW)
     out = st.to_dict()
     assert out["storm_draw_pile"] == []
     assert (first in out["storm_discard_pile"]) == per_card
     assert out["storm_drawn_this_phase"] == ([] if per_card else [first])
-    st.apply(A.DRAW)
+    st.apply(DRAW)
     out = st.to_dict()
     assert len(out["storm_draw_pile"]) == (30 if per_card else 29)
     assert (first in out["storm_draw_pile"]) == per_card
-    st.apply(A.DRAW)
+    st.apply(DRAW)
     out = st.to_dict()
     assert out["phase"] == "actions"
     assert sorted(out["storm_draw_pile"] + out["storm_discard_pile"]) == list(range(31))
@@ -531,11 +534,11 @@ def _tunnels(roles, **rules):
 def test_tv8_tunnel_hop_rules():
     d = _tunnels(["archeologist", "navigator"])
     legal = load(d).legal_actions()
-    assert A.move(4, 4) not in legal                    # T2 blocked
-    assert A.move(0, 3) not in legal                    # T3 unexcavated
+    assert MOVE(4, 4) not in legal                    # T2 blocked
+    assert MOVE(0, 3) not in legal                    # T3 unexcavated
     set_sand(d, (4, 4), 1)
     st = load(d)
-    st.apply(A.move(4, 4))
+    st.apply(MOVE(4, 4))
     assert pawn_cell(st, 0) == (4, 4) and st.to_dict()["actions_left"] == 3
 
 
@@ -547,18 +550,18 @@ def test_climber_hop_into_or_out_of_a_blocked_tunnel_is_the_option(option):
     allowed = bool(option)
     d = _tunnels(["climber", "archeologist"], **rules)
     legal = load(d).legal_actions()
-    assert (A.move(4, 4) in legal) == allowed
-    assert (A.move(4, 4, 1) in legal) == allowed        # carrying the archeologist
-    assert A.move(0, 3) not in legal                    # never into an unexcavated tunnel
+    assert (MOVE(4, 4) in legal) == allowed
+    assert (MOVE(4, 4, 1) in legal) == allowed        # carrying the archeologist
+    assert MOVE(0, 3) not in legal                    # never into an unexcavated tunnel
     d["current_player"] = 1                             # the archeologist never hops there
-    assert A.move(4, 4) not in load(d).legal_actions()
+    assert MOVE(4, 4) not in load(d).legal_actions()
     d["current_player"] = 0
     pawn_at(d, 0, (4, 4))                               # out of the blocked tunnel
-    assert (A.move(1, 0) in load(d).legal_actions()) == allowed
+    assert (MOVE(1, 0) in load(d).legal_actions()) == allowed
     # The Navigator moves the Climber by the Climber's steps: the hop is one of them.
     d = _tunnels(["navigator", "climber"], **rules)
     pawn_at(d, 0, (0, 0))
-    assert (A.navigate(1, 4, 4) in load(d).legal_actions()) == allowed
+    assert (NAVIGATE(1, 4, 4) in load(d).legal_actions()) == allowed
 
 
 # ---------------------------------------------------------------- adventurers (spec 4.8)
@@ -568,12 +571,12 @@ def test_tv15_meteorologist_reduction():
     d["storm_meter_index"] = 5                             # 4 cards
     st = load(d)
     for _ in range(3):
-        st.apply(A.METEO_SKIP)
-    st.apply(A.END_ACTIONS)
+        st.apply(METEO_SKIP)
+    st.apply(END_ACTIONS)
     assert st.to_dict()["storm_cards_left"] == 1
     st = load(d)
     for _ in range(4):
-        st.apply(A.METEO_SKIP)
+        st.apply(METEO_SKIP)
     out = st.to_dict()
     assert out["phase"] == "actions" and out["current_player"] == 1   # no storm cards
 
@@ -583,11 +586,11 @@ def test_meteorologist_peek_moves_a_card_to_the_bottom():
     sun = card_ids(d, "sun_beats_down")[0]
     w1, w2 = wind(d, "N", 1), wind(d, "E", 1)
     stack_storm(d, [w1, sun, w2])
-    st = load(d).apply(A.METEO_PEEK)
+    st = load(d).apply(METEO_PEEK)
     out = st.to_dict()
     assert out["phase"] == "peek" and out["peek"] == 2 and out["actions_left"] == 3
-    assert st.legal_actions() == [A.PEEK_KEEP, A.peek_bottom(0), A.peek_bottom(1)]
-    st.apply(A.peek_bottom(1))
+    assert st.legal_actions() == [PEEK_KEEP, PEEK_BOTTOM(0), PEEK_BOTTOM(1)]
+    st.apply(PEEK_BOTTOM(1))
     out = st.to_dict()
     assert out["storm_draw_pile"][0] == sun and out["storm_draw_pile"][-2:] == [w2, w1]
     assert out["phase"] == "actions"
@@ -599,11 +602,10 @@ def test_navigator_moves_another_pawn_three_steps():
     pawn_at(d, 1, (0, 0))
     set_sand(d, (0, 2), 2)
     st = load(d)
-    targets = {a for a in st.legal_actions() if A.navigate(1, 0, 0) <= a <= A.navigate(1, 4, 4, 4)}
-    cells = {((a - A.navigate(1, 0, 0)) // 6 // 5, (a - A.navigate(1, 0, 0)) // 6 % 5)
-             for a in targets}
+    moved = [ACTIONS.decode(a)[1] for a in ACTIONS.select(st.legal_actions(), "navigate")]
+    cells = {(x["row"], x["col"]) for x in moved if x["pawn"] == 1}
     assert cells == {(0, 1), (1, 0), (1, 1), (2, 0), (3, 0), (2, 1), (1, 2)}
-    st.apply(A.navigate(1, 1, 2))
+    st.apply(NAVIGATE(1, 1, 2))
     assert pawn_cell(st, 1) == (1, 2) and st.to_dict()["actions_left"] == 3
 
 
@@ -613,7 +615,7 @@ def test_navigator_cannot_move_buried_pawn_unless_switch():
         pawn_at(d, 1, (0, 0))
         set_sand(d, (0, 0), 2)
         st = load(d)
-        assert (A.navigate(1, 0, 1) in st.legal_actions()) == legal
+        assert (NAVIGATE(1, 0, 1) in st.legal_actions()) == legal
 
 
 def test_navigator_moves_explorer_diagonally_and_climber_with_passenger():
@@ -624,10 +626,10 @@ def test_navigator_moves_explorer_diagonally_and_climber_with_passenger():
     pawn_at(d, 3, (4, 0))
     set_sand(d, (3, 0), 3)
     st = load(d)
-    assert A.navigate(1, 3, 3) in st.legal_actions()          # 3 diagonal steps
-    assert A.navigate(3, 3, 0) not in st.legal_actions()      # blocked for the archeologist
-    assert A.navigate(2, 3, 0, 3) in st.legal_actions()       # climber onto blocked, carrying
-    st.apply(A.navigate(2, 3, 0, 3))
+    assert NAVIGATE(1, 3, 3) in st.legal_actions()          # 3 diagonal steps
+    assert NAVIGATE(3, 3, 0) not in st.legal_actions()      # blocked for the archeologist
+    assert NAVIGATE(2, 3, 0, 3) in st.legal_actions()       # climber onto blocked, carrying
+    st.apply(NAVIGATE(2, 3, 0, 3))
     assert pawn_cell(st, 2) == pawn_cell(st, 3) == (3, 0)
 
 
@@ -637,8 +639,8 @@ def test_climber_powers():
     pawn_at(d, 1, (0, 0))
     set_sand(d, (0, 1), 3)
     st = load(d)
-    assert A.move(0, 1) in st.legal_actions() and A.move(0, 1, 1) in st.legal_actions()
-    st.apply(A.move(0, 1, 1))
+    assert MOVE(0, 1) in st.legal_actions() and MOVE(0, 1, 1) in st.legal_actions()
+    st.apply(MOVE(0, 1, 1))
     assert pawn_cell(st, 1) == (0, 1)
     # The archeologist on the blocked tile with the Climber is not buried: she may move off,
     # but not onto another blocked tile by herself.
@@ -647,10 +649,10 @@ def test_climber_powers():
     set_sand(out, (0, 2), 2)
     st2 = load(out)
     legal = st2.legal_actions()
-    assert A.move(1, 1) in legal and A.move(0, 0) in legal and A.move(0, 2) not in legal
+    assert MOVE(1, 1) in legal and MOVE(0, 0) in legal and MOVE(0, 2) not in legal
     # ...and she is not buried for a storm's Sun either (irrelevant) nor for actions: excavate
     # is illegal only because of the sand.
-    assert A.EXCAVATE not in legal
+    assert EXCAVATE not in legal
 
 
 def test_water_carrier_draws_from_excavated_well_only():
@@ -658,16 +660,16 @@ def test_water_carrier_draws_from_excavated_well_only():
     w = put(d, (0, 0), "well")
     pawn_at(d, 0, (0, 0))
     d["pawns"][0]["water"] = 1
-    assert A.WC_DRAW not in load(d).legal_actions()
+    assert WC_DRAW not in load(d).legal_actions()
     w["excavated"] = True
-    st = load(d).apply(A.WC_DRAW)
+    st = load(d).apply(WC_DRAW)
     assert st.to_dict()["pawns"][0]["water"] == 3
-    st.apply(A.WC_DRAW)
+    st.apply(WC_DRAW)
     assert st.to_dict()["pawns"][0]["water"] == 5
     m = put(d, (0, 0), "mirage")
     m["excavated"] = True
     pawn_at(d, 0, (0, 0))
-    assert A.WC_DRAW not in load(d).legal_actions()       # A8: never from the mirage
+    assert WC_DRAW not in load(d).legal_actions()       # A8: never from the mirage
 
 
 def test_tv21_water_carrier_gives_orthogonally_only():
@@ -678,10 +680,10 @@ def test_tv21_water_carrier_gives_orthogonally_only():
     d["pawns"][1]["water"] = d["pawns"][2]["water"] = 0
     d["actions_left"] = 0
     d["current_player"] = 1
-    st = load(d).apply(A.END_ACTIONS)                       # storm phase: before a card
+    st = load(d).apply(END_ACTIONS)                       # storm phase: before a card
     legal = st.legal_actions()
-    assert A.give(0, 1) in legal and A.give(0, 2) not in legal
-    st.apply(A.give(0, 1))
+    assert GIVE(0, 1) in legal and GIVE(0, 2) not in legal
+    st.apply(GIVE(0, 1))
     assert [p["water"] for p in st.to_dict()["pawns"]] == [4, 1, 0]
 
 
@@ -691,12 +693,12 @@ def test_water_sharing_same_tile_caps():
     pawn_at(d, 1, (0, 0))
     d["pawns"][1]["water"] = 2
     st = load(d)
-    assert A.give(0, 1) in st.legal_actions() and A.give(1, 0) not in st.legal_actions()
-    st.apply(A.give(0, 1))
-    assert A.give(0, 1) not in st.legal_actions()           # the archeologist is full (3)
+    assert GIVE(0, 1) in st.legal_actions() and GIVE(1, 0) not in st.legal_actions()
+    st.apply(GIVE(0, 1))
+    assert GIVE(0, 1) not in st.legal_actions()           # the archeologist is full (3)
     assert st.to_dict()["actions_left"] == 4                # free
     pawn_at(d, 1, (0, 1))
-    assert A.give(0, 1) not in load(d).legal_actions()      # only the Water Carrier reaches
+    assert GIVE(0, 1) not in load(d).legal_actions()      # only the Water Carrier reaches
 
 
 # ---------------------------------------------------------------- equipment (spec 2.5, 4.10)
@@ -709,8 +711,8 @@ def test_tv22_dune_blaster():
     pawn_at(d, 1, (0, 0))
     set_sand(d, (1, 1), 4)
     st = load(d)
-    assert A.blast(1, 1, 1) not in st.legal_actions()
-    st.apply(A.blast(0, 1, 1))
+    assert BLAST(1, 1, 1) not in st.legal_actions()
+    st.apply(BLAST(0, 1, 1))
     out = st.to_dict()
     assert entry(out, (1, 1))["sand"] == 0 and out["sand_supply"] == 48
     assert out["actions_left"] == 4 and out["equipment_owner"].count("used") == 1
@@ -724,15 +726,15 @@ def test_jet_pack_with_companion_and_buried_switch():
     set_sand(d, (4, 4), 2)
     st = load(d)
     legal = st.legal_actions()
-    assert A.jet(0, 4, 4) not in legal and A.jet(0, 3, 3, 1) in legal
-    st.apply(A.jet(0, 3, 3, 1))
+    assert JET(0, 4, 4) not in legal and JET(0, 3, 3, 1) in legal
+    st.apply(JET(0, 3, 3, 1))
     assert pawn_cell(st, 0) == pawn_cell(st, 1) == (3, 3) and pawn_cell(st, 2) == (0, 0)
     for switch in (True, False):
         d2 = base(players=2, roles=["navigator", "archeologist"], jetpack_when_buried=switch)
         give_card(d2, "jet_pack", 0)
         pawn_at(d2, 0, (0, 0))
         set_sand(d2, (0, 0), 2)
-        assert (A.jet(0, 3, 3) in load(d2).legal_actions()) == switch
+        assert (JET(0, 3, 3) in load(d2).legal_actions()) == switch
 
 
 def test_solar_shield_lasts_until_users_next_turn_and_anchor():
@@ -741,7 +743,7 @@ def test_solar_shield_lasts_until_users_next_turn_and_anchor():
         give_card(d, "solar_shield", 0)
         pawn_at(d, 0, (0, 0))
         pawn_at(d, 1, (0, 0))
-        st = load(d).apply(A.shield(0)).apply(A.move(0, 1))
+        st = load(d).apply(SHIELD(0)).apply(MOVE(0, 1))
         out = st.to_dict()
         out["actions_left"] = 0
         sun = card_ids(out, "sun_beats_down")[0]
@@ -765,9 +767,9 @@ def test_terrascope_reveals_underside_to_observe():
     give_card(d, "terrascope", 0)
     w = put(d, (0, 0), "well")
     st = load(d)
-    assert A.scope(0, 0, 0) in st.legal_actions()
-    assert A.scope(0, *find(d, "crash_site")) not in st.legal_actions()   # known side
-    st.apply(A.scope(0, 0, 0))
+    assert SCOPE(0, 0, 0) in st.legal_actions()
+    assert SCOPE(0, *find(d, "crash_site")) not in st.legal_actions()   # known side
+    st.apply(SCOPE(0, 0, 0))
     out = st.to_dict()
     assert entry(out, (0, 0))["known"] and out["actions_left"] == 4
     for seed in range(10):
@@ -784,11 +786,11 @@ def test_secret_water_reserve_and_time_throttle():
     pawn_at(d, 2, (0, 1))
     for s in range(3):
         d["pawns"][s]["water"] = 1
-    st = load(d).apply(A.reserve(0))
+    st = load(d).apply(RESERVE(0))
     assert [p["water"] for p in st.to_dict()["pawns"]] == [3, 3, 1]
-    assert A.throttle(1) not in st.legal_actions()        # not seat 1's turn
+    assert THROTTLE(1) not in st.legal_actions()        # not seat 1's turn
     d["current_player"] = 1
-    st = load(d).apply(A.throttle(1))
+    st = load(d).apply(THROTTLE(1))
     assert st.to_dict()["actions_left"] == 6
 
 
@@ -796,14 +798,14 @@ def test_time_throttle_after_last_action_and_auto_end():
     d = base(players=2, roles=["navigator", "archeologist"])
     pawn_at(d, 0, (0, 0))
     d["actions_left"] = 1
-    st = load(d).apply(A.move(0, 1))
+    st = load(d).apply(MOVE(0, 1))
     assert st.to_dict()["phase"] == "storm"                # no action, no throttle: storm
     give_card(d, "time_throttle", 0)
-    st = load(d).apply(A.move(0, 1))
+    st = load(d).apply(MOVE(0, 1))
     out = st.to_dict()
     assert out["phase"] == "actions" and out["actions_left"] == 0   # throttle still in hand
-    assert [a for a in st.legal_actions() if a < A.give(0, 0)] == [A.END_ACTIONS]
-    st.apply(A.throttle(0))
+    assert [a for a in st.legal_actions() if a < GIVE(0, 0)] == [END_ACTIONS]
+    st.apply(THROTTLE(0))
     assert st.to_dict()["actions_left"] == 2
 
 
@@ -812,9 +814,9 @@ def test_storm_tracker_switch():
     give_card(d, "storm_tracker", 1)
     sun = card_ids(d, "sun_beats_down")[0]
     stack_storm(d, [sun, wind(d, "N", 1)])
-    st = load(d).apply(A.tracker(1))
+    st = load(d).apply(TRACKER(1))
     assert st.to_dict()["phase"] == "peek"
-    st.apply(A.peek_bottom(0))
+    st.apply(PEEK_BOTTOM(0))
     out = st.to_dict()
     assert out["storm_draw_pile"][0] == sun and out["actions_left"] == 4
 
@@ -824,10 +826,10 @@ def test_pass_equipment_same_tile_only():
     i = give_card(d, "jet_pack", 0)
     pawn_at(d, 0, (0, 0))
     pawn_at(d, 1, (0, 0))
-    st = load(d).apply(A.pass_equipment("jet_pack", 0, 1))
+    st = load(d).apply(PASS_EQUIPMENT("jet_pack", 0, 1))
     assert st.to_dict()["equipment_owner"][i] == 1
     pawn_at(d, 1, (0, 1))
-    assert A.pass_equipment("jet_pack", 0, 1) not in load(d).legal_actions()
+    assert PASS_EQUIPMENT("jet_pack", 0, 1) not in load(d).legal_actions()
 
 
 def test_equipment_not_after_a_revealed_card():
@@ -838,9 +840,9 @@ def test_equipment_not_after_a_revealed_card():
     d["actions_left"] = 0
     d["pawns"][0]["water"] = 0
     stack_storm(d, card_ids(d, "sun_beats_down")[:1])
-    st = load(d).apply(A.END_ACTIONS)
-    assert A.shield(0) in st.legal_actions()               # before the draw: allowed
-    st.apply(A.DRAW)
+    st = load(d).apply(END_ACTIONS)
+    assert SHIELD(0) in st.legal_actions()               # before the draw: allowed
+    st.apply(DRAW)
     assert st.is_terminal() and st.end_reason == "thirst"
 
 
@@ -860,25 +862,25 @@ def _win_setup(pad_sand=0, excavated=True, **rules):
 
 
 def test_tv18_win_check():
-    st = load(_win_setup(pad_sand=1)).apply(A.move(0, 0))
+    st = load(_win_setup(pad_sand=1)).apply(MOVE(0, 0))
     assert st.is_terminal() and st.end_reason == "win" and st.win_shares() == [1.0] * 4
     assert st.outcomes()[0]["win"] == 1.0 and st.scores() == [1.0] * 4
     d = _win_setup(pad_sand=2)
     d["pawns"][0]["adventurer"], d["pawns"][2]["adventurer"] = "climber", "navigator"
     d["pawns"][0]["water"], d["pawns"][2]["water"] = 3, 4
-    st = load(d).apply(A.move(0, 0))
+    st = load(d).apply(MOVE(0, 0))
     assert not st.is_terminal()
-    st = load(_win_setup(excavated=False)).apply(A.move(0, 0))
+    st = load(_win_setup(excavated=False)).apply(MOVE(0, 0))
     assert not st.is_terminal()
     d = _win_setup()
     d["parts"][3].update(state="on_tile", holder=None, tile=entry(d, (4, 4))["tile"])
-    assert not load(d).apply(A.move(0, 0)).is_terminal()
+    assert not load(d).apply(MOVE(0, 0)).is_terminal()
 
 
 def test_takeoff_costs_action_switch():
-    st = load(_win_setup(takeoff_costs_action=True)).apply(A.move(0, 0))
-    assert not st.is_terminal() and A.TAKEOFF in st.legal_actions()
-    st.apply(A.TAKEOFF)
+    st = load(_win_setup(takeoff_costs_action=True)).apply(MOVE(0, 0))
+    assert not st.is_terminal() and TAKEOFF in st.legal_actions()
+    st.apply(TAKEOFF)
     assert st.end_reason == "win"
 
 
@@ -896,8 +898,8 @@ def test_free_op_cap_per_phase():
     pawn_at(d, 0, (0, 0))
     pawn_at(d, 1, (0, 0))
     d["pawns"][0]["water"] = 2
-    st = load(d).apply(A.give(1, 0)).apply(A.give(0, 1))
-    assert not any(a >= A.give(0, 0) for a in st.legal_actions())
+    st = load(d).apply(GIVE(1, 0)).apply(GIVE(0, 1))
+    assert not any(a >= GIVE(0, 0) for a in st.legal_actions())
 
 
 # ---------------------------------------------------------------- outcomes and the face
@@ -950,12 +952,44 @@ def test_from_dict_rejects_bad_states():
         GAME.from_dict({"game": "maori"})
 
 
+def _set(path, value):
+    """A mutation of a state dict: sets d[path...] = value."""
+    def mutate(d):
+        for key in path[:-1]:
+            d = d[key]
+        d[path[-1]] = value
+    return mutate
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (_set(("pawns", 1, "water"), "x"), r"^state.pawns\[1\].water: expected an integer in -1..\d, got 'x'$"),
+    (_set(("pawns", 0, "adventurer"), "pilot"), r"^state.pawns\[0\].adventurer: expected one of \["),
+    (_set(("board", 0, 1, "kind"), "volcano"), r"^state.board\[0\]\[1\].kind: expected one of \["),
+    (_set(("board", 0, 1, "sand"), -1), r"^state.board\[0\]\[1\].sand: expected an integer in 0..255"),
+    (_set(("board", 0, 1), 7), r"^state.board\[0\]\[1\]: expected an object, got 7$"),
+    (_set(("parts", 2, "state"), "lost"), r"^state.parts\[2\].state: expected one of"),
+    (_set(("parts", 3, "holder"), 5), r"^state.parts\[3\].holder: expected an integer in 0..1, got 5$"),
+    (_set(("storm_discard_pile",), [0]), r"^state.storm_discard_pile\[0\]: storm card 0 is also at "
+                                         r"state.storm_draw_pile\[\d+\]$"),
+    (_set(("equipment_owner", 0), 7), r"^state.equipment_owner\[0\]: expected an integer in 0..1, got 7$"),
+    (_set(("current_player",), 2), r"^state.current_player: expected an integer in 0..1, got 2$"),
+    (_set(("phase",), "bidding"), r"^state.phase: expected one of \['actions', 'storm', 'peek'\]"),
+    (_set(("rng",), {"key": -1, "counter": 0}), r"^state.rng.key: expected an integer"),
+    (_set(("terminal",), "no"), r"^state.terminal: expected true or false, got 'no'$"),
+])
+def test_from_dict_names_the_path_of_a_bad_value(mutate, message):
+    d = GAME.new(2, seed=1).to_dict()
+    mutate(d)
+    with pytest.raises(ValueError, match=message):
+        GAME.from_dict(d)
+
+
 def test_describe_and_illegal_action():
     st = GAME.new(2, seed=2)
     for a in st.legal_actions():
         assert isinstance(st.describe(a), str)
     with pytest.raises(ValueError):
-        st.apply(A.TAKEOFF)
+        st.apply(TAKEOFF)
     with pytest.raises(ValueError):
         st.describe(-1)
 

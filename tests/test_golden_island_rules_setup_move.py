@@ -1,7 +1,7 @@
 """The Golden Island: setup (spec 3), movement (4.1) and nest actions (4.3, 4.4)."""
 import pytest
 
-from golden_island_pos import (GAME, MOVE, GAMBLE_PIRATE, PASS, ABILITY, LAND, base, build,
+from golden_island_pos import (GAME, MOVE, move_ends, GAMBLE_PIRATE, PASS, ABILITY, LAND, base, build,
                                clone, give_pirates, set_hand, set_deck_top, set_permits,
                                empty_island_deck, LANDING_1, LANDING_2, LANDING_2S, LANDING_3,
                                LANDING_4S, THIEF_LH, MASTER_5, FORTUNE_4, PIRATE_4, VETERAN_5S,
@@ -68,11 +68,11 @@ def test_G6_captain_to_lighthouse_then_ship_with_the_rest():
 def test_G7_ship_away_captain_may_not_move():
     d = start([LANDING_3, THIEF_LH], ship="T5")
     legal = build(d).legal_actions()
-    ends = {(((a - 32) % 256) // 16, (a - 32) % 16) for a in legal if (a - 32) // 256 == 0}
+    ends = move_ends(legal, slot=0)
     # With the 3 the ship moves; the captain can only go on once the ship is back in the
     # harbour (T5->T2->H, then one step): never three captain steps.
     assert {cap for cap, ship in ends} == {0, 1, 11}
-    assert all(ship == 0 for cap, ship in ends if cap != 0)
+    assert all(ship == "H" for cap, ship in ends if cap != 0)
     assert MOVE(0, 0, "T2") in legal and MOVE(0, 0, "T8") in legal
     assert MOVE(0, 3, "T5") not in legal
     # The lighthouse card returns the ship to its pier.
@@ -114,13 +114,13 @@ def test_each_line_at_most_once():
 
 def test_captain_keeps_one_direction_and_never_revisits():
     d = start([LANDING_2])
-    captains = {((a - 32) % 256) // 16 for a in build(d).legal_actions()}
+    captains = {cap for cap, _ in move_ends(build(d).legal_actions())}
     # From the lighthouse, 2 steps clockwise (2) or counter-clockwise (10); never back to 0
     # after one step out (1 or 11), which would revisit.
     assert captains == {0, 2, 10}
     d = start([LANDING_3])
     state = build(d)
-    captains = {((a - 32) % 256) // 16 for a in state.legal_actions()}
+    captains = {cap for cap, _ in move_ends(state.legal_actions())}
     assert captains == {0, 3, 9}
 
 
@@ -145,14 +145,15 @@ def test_move_spends_the_most_points_when_all_cannot_be_used():
     rules = {"sea_graph": STAR_SEA, "nest_spaces": TINY_NEST}
     d = start([LANDING_3], rules=rules)
     legal = build(d).legal_actions()
-    assert sorted(((a - 32) // 16 % 16, (a - 32) % 16) for a in legal) == [(1, 0), (2, 0)]
+    assert sorted(move_ends(legal)) == [(1, "H"), (2, "H")] and len(legal) == 2
 
 
 def test_exact_move_required_makes_such_a_card_unplayable():
     rules = {"sea_graph": STAR_SEA, "nest_spaces": TINY_NEST, "exact_move_required": True}
     d = start([LANDING_1, LANDING_3], rules=rules)
     legal = build(d).legal_actions()
-    assert legal and all((a - 32) // 256 == 0 for a in legal)     # only the 1
+    assert legal and move_ends(legal) == move_ends(legal, slot=0)     # only the 1
+    assert len(move_ends(legal)) == len(legal)
     # With no playable card at all, a card is played without moving (data guard).
     d = start([LANDING_3], rules=rules)
     assert build(d).legal_actions() == [MOVE(0, 0, "H")]
@@ -162,7 +163,7 @@ def test_relic_R2_allows_one_extra_step():
     d = start([LANDING_2])
     d["relics_free"].remove("R2")
     d["seats"][0]["relic"] = "R2"
-    captains = {((a - 32) % 256) // 16 for a in build(d).legal_actions()}
+    captains = {cap for cap, _ in move_ends(build(d).legal_actions())}
     assert captains == {0, 2, 3, 9, 10}
 
 

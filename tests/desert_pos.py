@@ -1,5 +1,76 @@
-"""Helpers that set up Forbidden Desert positions through to_dict/from_dict."""
-from core_cy.forbidden_desert import GAME, Actions as A  # noqa: F401
+"""Position builder and action encoders for the Forbidden Desert tests: positions are set up
+through to_dict/from_dict, actions named through the game's ActionSpace (core_cy/actions.py).
+Cells are (row, col); a passenger or companion is a seat, NOBODY by default."""
+from core_cy.forbidden_desert import EQUIPMENT, GAME, NOBODY
+
+ACTIONS = GAME.actions   # the engine's action kinds by name
+END_ACTIONS = ACTIONS.encode("end_actions")
+DRAW = ACTIONS.encode("draw")
+EXCAVATE = ACTIONS.encode("excavate")
+PICKUP = ACTIONS.encode("pickup")
+METEO_SKIP = ACTIONS.encode("meteo_skip")
+METEO_PEEK = ACTIONS.encode("meteo_peek")
+WC_DRAW = ACTIONS.encode("wc_draw")
+TAKEOFF = ACTIONS.encode("takeoff")
+PEEK_KEEP = ACTIONS.encode("peek_keep")
+
+
+# ---- action encoders, one per kind with parameters -------------------------------------
+def PEEK_BOTTOM(i):
+    """Put the i-th seen storm card (0 = the top) on the bottom."""
+    return ACTIONS.encode("peek_bottom", position=i)
+
+
+def MOVE(r, c, passenger=NOBODY):
+    return ACTIONS.encode("move", row=r, col=c, passenger=passenger)
+
+
+def DIG(r, c):
+    return ACTIONS.encode("dig", row=r, col=c)
+
+
+def NAVIGATE(pawn, r, c, passenger=NOBODY):
+    return ACTIONS.encode("navigate", pawn=pawn, row=r, col=c, passenger=passenger)
+
+
+def GIVE(giver, receiver):
+    return ACTIONS.encode("give", giver=giver, receiver=receiver)
+
+
+def PASS_EQUIPMENT(kind, giver, receiver):
+    return ACTIONS.encode("pass_equipment", equipment=EQUIPMENT.index(kind), giver=giver,
+                          receiver=receiver)
+
+
+def BLAST(holder, r, c):
+    return ACTIONS.encode("blast", holder=holder, row=r, col=c)
+
+
+def JET(holder, r, c, companion=NOBODY):
+    return ACTIONS.encode("jet", holder=holder, row=r, col=c, companion=companion)
+
+
+def SHIELD(holder):
+    return ACTIONS.encode("shield", holder=holder)
+
+
+def SCOPE(holder, r, c):
+    return ACTIONS.encode("scope", holder=holder, row=r, col=c)
+
+
+def RESERVE(holder):
+    return ACTIONS.encode("reserve", holder=holder)
+
+
+def THROTTLE(holder):
+    return ACTIONS.encode("throttle", holder=holder)
+
+
+def TRACKER(holder):
+    return ACTIONS.encode("tracker", holder=holder)
+
+
+# ---- positions ---------------------------------------------------------------------------
 
 
 def base(players=4, roles=None, seed=0, **rules):
@@ -91,8 +162,7 @@ def give_card(d, kind, seat, nth=0):
 
 def _eq_types(d):
     out = []
-    for name in ("dune_blaster", "jet_pack", "solar_shield", "terrascope",
-                 "secret_water_reserve", "time_throttle"):
+    for name in EQUIPMENT[:-1]:           # the Storm Tracker is include_storm_tracker
         out += [name] * d["rules"]["equipment"][name]
     if d["rules"]["include_storm_tracker"]:
         out.append("storm_tracker")
@@ -115,7 +185,7 @@ def pawn_cell(state, seat):
 
 def run_storm(state):
     """Ends the action phase and draws every storm card of the phase."""
-    state.apply(A.END_ACTIONS)
+    state.apply(END_ACTIONS)
     while not state.is_terminal() and state.to_dict()["phase"] == "storm":
-        state.apply(A.DRAW)
+        state.apply(DRAW)
     return state
