@@ -16,6 +16,7 @@ ctypedef struct AgentSpec:
     double exploration   # the UCT exploration constant
     int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY or AGENT_POLICY: the rollout policy
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
+    int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
     int cutoff           # rollout moves before the heuristic judges the position (0: to the end)
     bint reuse           # keep the subtree of the moves actually played between decisions
     double margin        # weight of the score margin next to the win share in a result's value

@@ -218,6 +218,8 @@ def mcts_params(game):
               0.0, 100.0),
         Param("rollout", "enum", "random", "the policy that plays out a simulation",
               choices=("random", "greedy") + tuple(game.policies)),
+        Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
+              "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
         Param("cutoff", "int", 0, "rollout moves after which the game's heuristic judges the "
               "position (0: play to the end)", 0, 100_000),
         Param("reuse", "bool", True, "keep the searched subtree of the moves actually played"),
@@ -294,7 +296,8 @@ def agent_spec(game, text):
     name, values = parse_agent(game, text)
     policies = list(game.policies)
     spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
-            "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "cutoff": 0, "reuse": False,
+            "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "expand": AGENT_RANDOM,
+            "cutoff": 0, "reuse": False,
             "margin": 0.0}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
@@ -302,7 +305,8 @@ def agent_spec(game, text):
         spec.update(kind=AGENT_POLICY, policy=policies.index(name))
     elif name == "mcts":
         rollout = values.pop("rollout")
-        spec.update(values, kind=AGENT_MCTS)
+        spec.update(values, kind=AGENT_MCTS,
+                    expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
         if rollout == "greedy":
             spec["rollout_kind"] = AGENT_GREEDY
         elif rollout in policies:
@@ -317,6 +321,7 @@ cdef void fill_spec(AgentSpec* s, dict d):
     s.exploration = d["exploration"]
     s.rollout_kind = d["rollout_kind"]
     s.rollout_policy = d["rollout_policy"]
+    s.expand = d["expand"]
     s.cutoff = d["cutoff"]
     s.reuse = d["reuse"]
     s.margin = d["margin"]

@@ -2,11 +2,13 @@
 #
 # UCT on a tree of action histories (open loop): every iteration draws a fresh determinization
 # of the root from the acting seat's view (Engine.observe redraws the hidden parts, and the
-# state's own chance stream is re-keyed, so future draws are unknown too), walks the tree with UCB1 for whichever seat acts at each node, expands one untried
-# legal action, plays a rollout and backs up one value per seat.  Actions that are illegal in
-# one determinization are skipped, and UCB counts only the iterations in which a child was
-# available (single-observer ISMCTS, Cowling et al. 2012).  The node pool is allocated once
-# per agent; a subtree kept for the next decision is compacted to the front of the pool.
+# state's own chance stream is re-keyed, so future draws are unknown too), walks the tree with
+# UCB1 for whichever seat acts at each node, expands one untried legal action (by default the
+# best by the one-ply heuristic first), plays a rollout and backs up one value per seat.
+# Actions that are illegal in one determinization are skipped, and UCB counts only the
+# iterations in which a child was available (single-observer ISMCTS, Cowling et al. 2012).
+# The node pool is allocated once per agent; a subtree kept for the next decision is
+# compacted to the front of the pool.
 from libc.math cimport sqrt, log, exp, fabs
 
 cdef enum:
@@ -139,6 +141,34 @@ cdef inline int find_action(const int* legal, int n, int action) noexcept nogil:
     return -1
 
 
+cdef int untried_pick(const Engine* e, Tree* t, int n, int untried, int actor,
+                      const AgentSpec* a, Rng* rng) noexcept nogil:
+    """The index (in t.legal) of the untried action to expand: the best one-ply value for the
+    actor first (a.expand == AGENT_GREEDY; ties at random), or one at random."""
+    cdef int i, pick, best = -1, ties = 0
+    if a.expand == AGENT_GREEDY and untried > 1:
+        if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
+            one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
+        for i in range(n):
+            if t.slot[i] >= 0:
+                continue
+            if best < 0 or t.values[i] > t.values[best]:
+                best = i
+                ties = 1
+            elif t.values[i] == t.values[best]:
+                ties += 1
+                if rng_below(rng, ties) == 0:
+                    best = i
+        return best
+    pick = <int>rng_below(rng, untried)
+    for i in range(n):
+        if t.slot[i] < 0:
+            if pick == 0:
+                return i
+            pick -= 1
+    return -1
+
+
 cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rng,
                  bint* expanded) noexcept nogil:
     """The child to follow from `node` in the current determinization (t.sim): a new child
@@ -146,7 +176,7 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
     children legal here; -1 when there is none."""
     cdef int n = e.legal_actions(t.sim, t.legal)
     cdef int actor = st_current(e, t.sim)
-    cdef int i, c, untried = 0, best = -1, pick
+    cdef int i, c, untried = 0, best = -1
     cdef double score, best_score = -1e300
     for i in range(n):
         t.slot[i] = -1
@@ -162,15 +192,10 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
             untried += 1
     expanded[0] = False
     if untried > 0 and t.size < t.capacity:
-        pick = <int>rng_below(rng, untried)
-        for i in range(n):
-            if t.slot[i] < 0:
-                if pick == 0:
-                    c = new_node(t, node, t.legal[i])
-                    t.nodes[c].avail = 1
-                    expanded[0] = True
-                    return c
-                pick -= 1
+        c = new_node(t, node, t.legal[untried_pick(e, t, n, untried, actor, a, rng)])
+        t.nodes[c].avail = 1
+        expanded[0] = True
+        return c
     for i in range(n):
         c = t.slot[i]
         if c >= 0:

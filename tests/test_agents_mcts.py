@@ -17,11 +17,12 @@ def test_agent_strings_parse_with_defaults_filled_in():
     name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 0,
-                      "reuse": True, "margin": 0.0}
+                      "reuse": True, "margin": 0.0, "expand": "greedy"}
     assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
     assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 400
     assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
-        "mcts(iterations=9, exploration=0.7, rollout=random, cutoff=0, reuse=false, margin=0.0)")
+        "mcts(iterations=9, exploration=0.7, rollout=random, expand=greedy, cutoff=0, "
+        "reuse=false, margin=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
