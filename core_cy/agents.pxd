@@ -54,6 +54,7 @@ ctypedef struct Tree:
     double* values       # MAX_LEGAL action values (greedy rollouts)
     void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts
     double root_heuristic    # cooperative cut-offs are judged against the root's team value
+    long long moves          # moves simulated (tree and rollouts), for benchmarks
 
 # A seat's agent: its parameters and, for a search agent, its tree.
 ctypedef struct Agent:

@@ -211,16 +211,17 @@ class Param:
 
 
 def mcts_params(game):
-    """The search's parameters; the rollout policies are the generic ones plus the game's."""
+    """The search's parameters; the rollout policies are the generic ones plus the game's.
+    Defaults (greedy rollouts cut off after 4 moves) from benchmarks/agents.py on Maori."""
     return (
         Param("iterations", "int", 400, "simulations per decision", 1, 100_000),
         Param("exploration", "float", 0.7, "the UCT exploration constant (values lie in [0, 1])",
               0.0, 100.0),
-        Param("rollout", "enum", "random", "the policy that plays out a simulation",
+        Param("rollout", "enum", "greedy", "the policy that plays out a simulation",
               choices=("random", "greedy") + tuple(game.policies)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
-        Param("cutoff", "int", 0, "rollout moves after which the game's heuristic judges the "
+        Param("cutoff", "int", 4, "rollout moves after which the game's heuristic judges the "
               "position (0: play to the end)", 0, 100_000),
         Param("reuse", "bool", True, "keep the searched subtree of the moves actually played"),
         Param("margin", "float", 0.0, "weight of the relative score margin next to the win "
@@ -381,9 +382,10 @@ def choose(State state, name, unsigned long long seed=0):
         workspace_free(&w)
 
 
-def search_visits(State state, name, unsigned long long seed=0):
-    """{action: visits} at the root after agent `name` (an mcts agent string) searched
-    `state` from an empty tree with the seed `choose` uses (for tests and debugging)."""
+def search_stats(State state, name, unsigned long long seed=0):
+    """({action: visits} at the root, moves simulated) after agent `name` (an mcts agent
+    string) searched `state` from an empty tree with the seed `choose` uses (for tests,
+    debugging and benchmarks)."""
     spec = agent_spec(state.game, name)
     if spec["kind"] != AGENT_MCTS:
         raise ValueError(f"agent {name!r} does not search")
@@ -395,10 +397,16 @@ def search_visits(State state, name, unsigned long long seed=0):
     cdef Rng rng
     cdef int seat = state.current_player, c
     rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
-    mcts_act(h.engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
-    out = {}
-    c = t.nodes[t.root].child
+    with nogil:
+        mcts_act(h.engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
+    visits = {}
+    c = t.nodes[t.root].child if t.size > 0 else -1
     while c >= 0:
-        out[t.nodes[c].action] = t.nodes[c].visits
+        visits[t.nodes[c].action] = t.nodes[c].visits
         c = t.nodes[c].sibling
-    return out
+    return visits, t.moves
+
+
+def search_visits(State state, name, unsigned long long seed=0):
+    """{action: visits} at the root (search_stats)."""
+    return search_stats(state, name, seed)[0]

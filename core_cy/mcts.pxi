@@ -275,6 +275,7 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
         if nxt < 0:
             break
         e.apply(t.sim, t.nodes[nxt].action)
+        t.moves += 1
         node = nxt
         if expanded:
             break
@@ -284,6 +285,7 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
             and moves < ROLLOUT_CAP:
         e.apply(t.sim, rollout_action(e, t, a, rng))
         moves += 1
+    t.moves += moves
     result_values(e, t, a, players, out)
     while True:
         t.nodes[node].visits += 1

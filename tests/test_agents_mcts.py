@@ -16,12 +16,12 @@ FAST = "mcts(iterations=40, cutoff=8)"
 def test_agent_strings_parse_with_defaults_filled_in():
     name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
     assert name == "mcts"
-    assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 0,
+    assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "reuse": True, "margin": 0.0, "expand": "greedy"}
     assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
     assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 400
     assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
-        "mcts(iterations=9, exploration=0.7, rollout=random, expand=greedy, cutoff=0, "
+        "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
         "reuse=false, margin=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
@@ -55,6 +55,7 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     info = MAORI.info()["agents"]
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 400
+    assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
     assert props["rollout"]["enum"] == ["random", "greedy"]
     assert info["greedy"]["parameters"]["properties"] == {}
     assert "description" in info["random"]
