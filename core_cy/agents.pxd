@@ -53,7 +53,7 @@ ctypedef struct Tree:
     int* slot            # MAX_LEGAL ints: the child node of each legal action (-1: untried)
     double* values       # MAX_LEGAL action values (greedy rollouts)
     void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts
-    double root_heuristic    # cooperative cut-offs are judged against the root's team value
+    double root_heuristic    # the searching seat's heuristic at the root (scales cut-offs)
     long long moves          # moves simulated (tree and rollouts), for benchmarks
 
 # A seat's agent: its parameters and, for a search agent, its tree.

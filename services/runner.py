@@ -63,7 +63,9 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         return
     cpus = num_cpus or os.cpu_count() or 1
-    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+    # address="local": always a new local Ray, never a cluster some other process started
+    # on this machine (ray.init() without an address would join it).
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
              logging_level=logging.WARNING)
     ray.get([warm_up.remote() for _ in range(cpus)])
 
