@@ -135,7 +135,7 @@ def _print_ratings(path: str, out) -> None:
     w = max(len(x) for x in table["agent"])
     for r in table.iter_rows(named=True):
         print(f"  {r['arm']}, {r['players']} players, {r['agent']:<{w}} {r['elo']:+8.1f} "
-              f"[{r['elo_lo']:+.1f}, {r['elo_hi']:+.1f}] over {r['comparisons']} comparisons",
+              f"[{r['elo_lo']:+.1f}, {r['elo_hi']:+.1f}] over {r['comparisons']} pairings",
               file=out)
 
 
