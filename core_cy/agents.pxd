@@ -5,10 +5,21 @@ cdef enum AgentKind:
     AGENT_RANDOM = 0     # uniform over the legal actions
     AGENT_GREEDY = 1     # one ply on the engine's heuristic, ties broken by the RNG
     AGENT_POLICY = 2     # the engine's own policy number `policy` (e.g. a team planner)
+    AGENT_MCTS = 3       # information-set Monte Carlo tree search (mcts.pxi)
 
+# An agent with its parameters (the parsed form of "mcts(iterations=400, rollout=greedy)").
 ctypedef struct AgentSpec:
     int kind
-    int policy
+    int policy           # AGENT_POLICY: the engine policy number
+    # AGENT_MCTS only:
+    int iterations       # simulations per decision
+    double exploration   # the UCT exploration constant
+    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY or AGENT_POLICY: the rollout policy
+    int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
+    int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
+    int cutoff           # rollout moves before the heuristic judges the position (0: to the end)
+    bint reuse           # keep the subtree of the moves actually played between decisions
+    double margin        # weight of the score margin next to the win share in a result's value
 
 # Scratch memory for one player of games: allocated once per batch, never per move.
 ctypedef struct Workspace:
@@ -18,7 +29,47 @@ ctypedef struct Workspace:
     void* scratch        # POLICY_SCRATCH bytes for engine policies
     double* values       # MAX_LEGAL action values
 
+# One node of a search tree: the action sequence from the root (open loop: chance and hidden
+# parts are redrawn every iteration, so a node is a history of actions, not a state).
+ctypedef struct Node:
+    int action           # the action that leads here from the parent
+    int parent           # node indices in the pool; -1 for none
+    int child            # first child
+    int sibling          # next sibling
+    int visits           # iterations that passed through this node
+    int avail            # iterations in which this node's action was legal (ISMCTS)
+
+# A search tree with every buffer it needs, allocated once per agent (never per move).
+ctypedef struct Tree:
+    Node* nodes          # the node pool: capacity nodes
+    double* value        # per node, MAX_SEATS summed per-seat results
+    int* remap           # capacity ints, for compacting a reused subtree
+    int capacity
+    int size             # nodes in use; 0: no tree yet
+    int root
+    void* sim            # the state one iteration plays on
+    void* trial          # a state for one-ply rollout decisions
+    int* legal           # MAX_LEGAL ints
+    int* slot            # MAX_LEGAL ints: the child node of each legal action (-1: untried)
+    double* values       # MAX_LEGAL action values (greedy rollouts)
+    void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts
+    double root_heuristic    # the searching seat's heuristic at the root (scales cut-offs)
+    long long moves          # moves simulated (tree and rollouts), for benchmarks
+
+# A seat's agent: its parameters and, for a search agent, its tree.
+ctypedef struct Agent:
+    AgentSpec spec
+    Tree tree
+
 cdef int workspace_init(Workspace* w, const Engine* e) noexcept nogil
 cdef void workspace_free(Workspace* w) noexcept nogil
-cdef int agent_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
+cdef int agent_init(Agent* a, const Engine* e) noexcept nogil
+cdef void agent_free(Agent* a) noexcept nogil
+cdef void agent_new_game(Agent* a) noexcept nogil
+cdef void agent_seen(Agent* a, int action) noexcept nogil
+cdef int agent_act(const Engine* e, const void* st, int seat, Agent* a,
                    Rng* rng, Workspace* w) noexcept nogil
+
+cdef class Agents:
+    cdef Agent* agents
+    cdef int count

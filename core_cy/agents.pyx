@@ -1,14 +1,30 @@
 # cython: language_level=3
-"""Agents written once for every game, over the engine contract."""
+"""Agents written once for every game, over the engine contract.
+
+An agent is named by a string: `name` or `name(key=value, ...)`, e.g.
+"mcts(iterations=400, rollout=greedy)".  `agent_spec` parses and validates it against the
+agent's parameter table (ValueError naming the bad key), `canonical_agent` spells it with every
+parameter (what results record per seat), `agent_catalogue` lists the agents with their
+parameters as JSON schemas.
+"""
+import math
+import re
+
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy
-from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, POLICY_SCRATCH,
-                               rng_seed, rng_below, STREAM_SEAT)
+from libc.string cimport memcpy, memset
+from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
+                               POLICY_SCRATCH, NO_FIELD, rng_seed, rng_next, rng_below,
+                               STREAM_SEAT, st_current, st_terminal, st_players)
+
+include "mcts.pxi"
 
 # Names of the generic agents; engines add their own policies by name (Game.agents).
 GENERIC_AGENTS = {
     "random": "uniform random over the legal actions",
     "greedy": "one ply on the game's heuristic value for the acting seat, ties broken at random",
+    "mcts": "information-set Monte Carlo tree search (UCT): hidden parts and future chance are "
+            "redrawn from the acting seat's view every iteration; one value per seat is backed "
+            "up (the team outcome in cooperative games)",
 }
 
 
@@ -38,38 +54,76 @@ cdef void workspace_free(Workspace* w) noexcept nogil:
     w.scratch = NULL
 
 
+cdef int agent_init(Agent* a, const Engine* e) noexcept nogil:
+    """Allocates what the agent needs for its whole life (a search agent: its tree)."""
+    memset(&a.tree, 0, sizeof(Tree))
+    if a.spec.kind == AGENT_MCTS:
+        return tree_init(&a.tree, e, a.spec.iterations)
+    return 0
+
+
+cdef void agent_free(Agent* a) noexcept nogil:
+    if a.spec.kind == AGENT_MCTS:
+        tree_free(&a.tree)
+
+
+cdef void agent_new_game(Agent* a) noexcept nogil:
+    a.tree.size = 0
+
+
+cdef void agent_seen(Agent* a, int action) noexcept nogil:
+    """Every agent is told every action played (its own and the others'), so that a search
+    can keep the subtree of the moves that really happened."""
+    if a.spec.kind == AGENT_MCTS:
+        if a.spec.reuse:
+            tree_advance(&a.tree, action)
+        else:
+            a.tree.size = 0
+
+
 cdef inline int act_random(const Engine* e, const void* st, Rng* rng, Workspace* w) noexcept nogil:
     cdef int n = e.legal_actions(st, w.legal)
     return w.legal[rng_below(rng, n)]
 
 
+cdef void one_ply_values(const Engine* e, const void* st, int seat, const int* legal, int n,
+                         double* values, void* trial) noexcept nogil:
+    """values[i] = heuristic for `seat` after legal[i], by clone + apply on `st` itself."""
+    cdef int i
+    for i in range(n):
+        memcpy(trial, st, e.state_size)
+        e.apply(trial, legal[i])
+        values[i] = e.heuristic(trial, seat)
+
+
+cdef int pick_best(const int* legal, const double* values, int n, Rng* rng) noexcept nogil:
+    """The action of the highest value; reservoir sampling keeps each tied best action with
+    equal probability."""
+    cdef int i, best = legal[0], ties = 0
+    cdef double best_v = -1e300
+    for i in range(n):
+        if values[i] > best_v:
+            best_v = values[i]
+            best = legal[i]
+            ties = 1
+        elif values[i] == best_v:
+            ties += 1
+            if rng_below(rng, ties) == 0:
+                best = legal[i]
+    return best
+
+
 cdef int act_greedy(const Engine* e, const void* st, int seat, Rng* rng,
                     Workspace* w) noexcept nogil:
     cdef int n = e.legal_actions(st, w.legal)
-    cdef int i, best = w.legal[0], ties = 0
-    cdef double v, best_v = -1e300
     if n == 1:
-        return best
+        return w.legal[0]
     # The engine's fast path sees only what the seat may see (contract); the generic path
     # looks ahead on a determinized view so that it never peeks at hidden information.
     if e.action_values == NULL or not e.action_values(st, seat, w.legal, n, w.values):
         e.observe(st, seat, w.view, rng)
-        for i in range(n):
-            memcpy(w.trial, w.view, e.state_size)
-            e.apply(w.trial, w.legal[i])
-            w.values[i] = e.heuristic(w.trial, seat)
-    for i in range(n):
-        v = w.values[i]
-        if v > best_v:
-            best_v = v
-            best = w.legal[i]
-            ties = 1
-        elif v == best_v:
-            # Reservoir sampling keeps each of the tied best actions with equal probability.
-            ties += 1
-            if rng_below(rng, ties) == 0:
-                best = w.legal[i]
-    return best
+        one_ply_values(e, w.view, seat, w.legal, n, w.values, w.trial)
+    return pick_best(w.legal, w.values, n, rng)
 
 
 def action_values(State state, int seat, bint generic=False):
@@ -85,46 +139,237 @@ def action_values(State state, int seat, bint generic=False):
     try:
         n = e.legal_actions(state.buf, w.legal)
         if generic or e.action_values == NULL or not e.action_values(state.buf, seat, w.legal, n, w.values):
-            for i in range(n):
-                memcpy(w.trial, state.buf, e.state_size)
-                e.apply(w.trial, w.legal[i])
-                w.values[i] = e.heuristic(w.trial, seat)
+            one_ply_values(e, state.buf, seat, w.legal, n, w.values, w.trial)
         return {w.legal[i]: w.values[i] for i in range(n)}
     finally:
         workspace_free(&w)
 
 
-cdef int agent_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
+cdef int agent_act(const Engine* e, const void* st, int seat, Agent* a,
                    Rng* rng, Workspace* w) noexcept nogil:
-    if a.kind == AGENT_GREEDY:
+    if a.spec.kind == AGENT_GREEDY:
         return act_greedy(e, st, seat, rng, w)
-    if a.kind == AGENT_POLICY and e.policy != NULL:
-        return e.policy(st, a.policy, rng, w.scratch)
+    if a.spec.kind == AGENT_MCTS:
+        return mcts_act(e, st, seat, &a.spec, &a.tree, rng)
+    if a.spec.kind == AGENT_POLICY and e.policy != NULL:
+        return e.policy(st, a.spec.policy, rng, w.scratch)
     return act_random(e, st, rng, w)
 
 
-def agent_spec(game, name):
-    """(kind, policy) for an agent name of this game; ValueError names the choices."""
-    if name == "random":
-        return AGENT_RANDOM, 0
-    if name == "greedy":
-        return AGENT_GREEDY, 0
+# ---- the agent grammar and parameters (Python side) --------------------------------------
+
+class Param:
+    """One agent parameter: its type, default and bounds (a JSON schema for the catalogue)."""
+
+    def __init__(self, name, kind, default, description, minimum=None, maximum=None,
+                 choices=()):
+        self.name, self.kind, self.default, self.description = name, kind, default, description
+        self.minimum, self.maximum, self.choices = minimum, maximum, tuple(choices)
+
+    def json_schema(self):
+        schema = {"type": {"int": "integer", "float": "number", "enum": "string",
+                           "bool": "boolean"}[self.kind],
+                  "default": self.default, "description": self.description}
+        if self.choices:
+            schema["enum"] = list(self.choices)
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        return schema
+
+    def parse(self, agent, text):
+        """The value of `text` (as written in an agent string); ValueError names the key."""
+        where = f"parameter '{self.name}' of agent {agent!r}"
+        if self.kind == "enum":
+            if text not in self.choices:
+                raise ValueError(f"{where} must be one of {list(self.choices)}, got {text!r}")
+            return text
+        if self.kind == "bool":
+            if text.lower() not in ("true", "false"):
+                raise ValueError(f"{where} must be true or false, got {text!r}")
+            return text.lower() == "true"
+        try:
+            value = int(text) if self.kind == "int" else float(text)
+        except ValueError:
+            raise ValueError(f"{where} must be {'an integer' if self.kind == 'int' else 'a number'}"
+                             f", got {text!r}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{where} must be finite, got {text!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{where} must be >= {self.minimum}, got {text}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"{where} must be <= {self.maximum}, got {text}")
+        return value
+
+    def spell(self, value):
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "float":
+            return repr(float(value))
+        return str(value)
+
+
+def mcts_params(game):
+    """The search's parameters; the rollout policies are the generic ones plus the game's.
+    Defaults (greedy rollouts cut off after 4 moves) from benchmarks/agents.py on Maori."""
+    return (
+        Param("iterations", "int", 400, "simulations per decision", 1, 100_000),
+        Param("exploration", "float", 0.7, "the UCT exploration constant (values lie in [0, 1])",
+              0.0, 100.0),
+        Param("rollout", "enum", "greedy", "the policy that plays out a simulation",
+              choices=("random", "greedy") + tuple(game.policies)),
+        Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
+              "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
+        Param("cutoff", "int", 4, "rollout moves after which the game's heuristic judges the "
+              "position (0: play to the end)", 0, 100_000),
+        Param("reuse", "bool", True, "keep the searched subtree of the moves actually played"),
+        Param("margin", "float", 0.0, "weight of the relative score margin next to the win "
+              "share in a finished simulation's value", 0.0, 1.0),
+    )
+
+
+def agent_params(game, name):
+    """The parameter table of agent `name` (empty for an agent without parameters)."""
+    return mcts_params(game) if name == "mcts" else ()
+
+
+def agent_catalogue(game):
+    """Agent name -> {"description", "parameters": JSON schema} for `game`."""
+    out = {}
+    for name, description in game.agents.items():
+        params = agent_params(game, name)
+        out[name] = {"description": description,
+                     "parameters": {"type": "object", "additionalProperties": False,
+                                    "properties": {p.name: p.json_schema() for p in params}}}
+    return out
+
+
+_AGENT_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*", re.S)
+
+
+def parse_agent(game, text):
+    """(name, {parameter: value}) with every parameter filled in; ValueError names the
+    problem (an unknown agent, a malformed string, an unknown or bad parameter)."""
+    if not isinstance(text, str):
+        raise ValueError(f"an agent must be a string such as 'random' or 'mcts(iterations=400)'"
+                         f", got {text!r}")
+    match = _AGENT_RE.fullmatch(text)
+    if match is None:
+        raise ValueError(f"agent {text!r} must be written name or name(key=value, ...) with "
+                         f"name one of {sorted(game.agents)}")
+    name, body = match.group(1), match.group(2)
+    if name not in game.agents:
+        raise ValueError(f"unknown agent {name!r} for {game.name}; choose one of "
+                         f"{sorted(game.agents)}")
+    table = {p.name: p for p in agent_params(game, name)}
+    values = {p.name: p.default for p in table.values()}
+    seen = set()
+    for item in ([] if body is None or not body.strip() else body.split(",")):
+        key, eq, raw = item.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not eq or not key or not raw:
+            raise ValueError(f"agent {text!r}: parameters must be written key=value, got "
+                             f"{item.strip()!r}")
+        if key not in table:
+            raise ValueError(f"unknown parameter {key!r} of agent {name!r}"
+                             + (f"; known parameters: {sorted(table)}" if table
+                                else " (it takes no parameters)"))
+        if key in seen:
+            raise ValueError(f"parameter {key!r} of agent {name!r} is given twice")
+        seen.add(key)
+        values[key] = table[key].parse(name, raw)
+    return name, values
+
+
+def canonical_agent(game, text):
+    """The agent spelled with every parameter, e.g. 'mcts(iterations=400, exploration=0.7,
+    rollout=random, cutoff=0, reuse=true, margin=0.0)'; a plain name stays as it is."""
+    name, values = parse_agent(game, text)
+    if not values:
+        return name
+    table = agent_params(game, name)
+    return f"{name}(" + ", ".join(f"{p.name}={p.spell(values[p.name])}" for p in table) + ")"
+
+
+def agent_spec(game, text):
+    """The fields of the C AgentSpec for agent string `text` of this game (a dict)."""
+    name, values = parse_agent(game, text)
     policies = list(game.policies)
-    if name in policies:
-        return AGENT_POLICY, policies.index(name)
-    raise ValueError(f"unknown agent {name!r} for {game.name}; choose one of "
-                     f"{sorted(game.agents)}")
+    spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
+            "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "expand": AGENT_RANDOM,
+            "cutoff": 0, "reuse": False,
+            "margin": 0.0}
+    if name == "greedy":
+        spec["kind"] = AGENT_GREEDY
+    elif name in policies:
+        spec.update(kind=AGENT_POLICY, policy=policies.index(name))
+    elif name == "mcts":
+        rollout = values.pop("rollout")
+        spec.update(values, kind=AGENT_MCTS,
+                    expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
+        if rollout == "greedy":
+            spec["rollout_kind"] = AGENT_GREEDY
+        elif rollout in policies:
+            spec.update(rollout_kind=AGENT_POLICY, rollout_policy=policies.index(rollout))
+    return spec
+
+
+cdef void fill_spec(AgentSpec* s, dict d):
+    s.kind = d["kind"]
+    s.policy = d["policy"]
+    s.iterations = d["iterations"]
+    s.exploration = d["exploration"]
+    s.rollout_kind = d["rollout_kind"]
+    s.rollout_policy = d["rollout_policy"]
+    s.expand = d["expand"]
+    s.cutoff = d["cutoff"]
+    s.reuse = d["reuse"]
+    s.margin = d["margin"]
+
+
+cdef class Agents:
+    """Agents for the seats of a batch (Python-owned, so their memory is freed even when a
+    batch is interrupted): each with its own tree, allocated once."""
+
+    def __cinit__(self, EngineHandle handle, list specs):
+        self.count = 0
+        self.agents = <Agent*>calloc(max(len(specs), 1), sizeof(Agent))
+        if self.agents == NULL:
+            raise MemoryError()
+        for d in specs:
+            fill_spec(&self.agents[self.count].spec, d)
+            if agent_init(&self.agents[self.count], handle.engine) != 0:
+                raise MemoryError()
+            self.count += 1
+
+    def __dealloc__(self):
+        cdef int i
+        if self.agents != NULL:
+            for i in range(self.count):
+                agent_free(&self.agents[i])
+            free(self.agents)
+            self.agents = NULL
+
+    def memory_bytes(self, EngineHandle handle):
+        """Bytes held by each agent's search buffers (0 for agents without a tree)."""
+        return [tree_bytes(&self.agents[i].tree, handle.engine)
+                if self.agents[i].spec.kind == AGENT_MCTS else 0 for i in range(self.count)]
+
+
+def memory_bytes(game, text):
+    """The fixed memory one agent of this kind holds for searching (bytes; 0 without a tree)."""
+    cdef Agents a = Agents(game.handle, [agent_spec(game, text)])
+    return a.memory_bytes(game.handle)[0]
 
 
 def choose(State state, name, unsigned long long seed=0):
-    """The action agent `name` takes in `state` (Python face, for tests and debugging)."""
+    """The action agent `name` (an agent string) takes in `state` (Python face, for tests and
+    debugging); a search starts from an empty tree."""
     if state.is_terminal():
         raise ValueError("the game is over: no action to choose")
-    kind, policy = agent_spec(state.game, name)
-    cdef AgentSpec spec
-    spec.kind = kind
-    spec.policy = policy
     cdef EngineHandle h = state.handle
+    cdef Agents agents = Agents(h, [agent_spec(state.game, name)])
     cdef Workspace w
     cdef Rng rng
     cdef int seat = state.current_player
@@ -132,6 +377,36 @@ def choose(State state, name, unsigned long long seed=0):
     if workspace_init(&w, h.engine) != 0:
         raise MemoryError()
     try:
-        return agent_act(h.engine, state.buf, seat, &spec, &rng, &w)
+        return agent_act(h.engine, state.buf, seat, &agents.agents[0], &rng, &w)
     finally:
         workspace_free(&w)
+
+
+def search_stats(State state, name, unsigned long long seed=0):
+    """({action: visits} at the root, moves simulated) after agent `name` (an mcts agent
+    string) searched `state` from an empty tree with the seed `choose` uses (for tests,
+    debugging and benchmarks)."""
+    spec = agent_spec(state.game, name)
+    if spec["kind"] != AGENT_MCTS:
+        raise ValueError(f"agent {name!r} does not search")
+    if state.is_terminal():
+        raise ValueError("the game is over: nothing to search")
+    cdef EngineHandle h = state.handle
+    cdef Agents agents = Agents(h, [spec])
+    cdef Tree* t = &agents.agents[0].tree
+    cdef Rng rng
+    cdef int seat = state.current_player, c
+    rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
+    with nogil:
+        mcts_act(h.engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
+    visits = {}
+    c = t.nodes[t.root].child if t.size > 0 else -1
+    while c >= 0:
+        visits[t.nodes[c].action] = t.nodes[c].visits
+        c = t.nodes[c].sibling
+    return visits, t.moves
+
+
+def search_visits(State state, name, unsigned long long seed=0):
+    """{action: visits} at the root (search_stats)."""
+    return search_stats(state, name, seed)[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from core_cy.agents import agent_spec
+from core_cy.agents import agent_spec, canonical_agent
 from core_cy.game import PACKAGE_VERSION
 from core_cy.runner import play_batch
 
@@ -43,15 +43,14 @@ def _outcome_column(game, name: str, values: np.ndarray) -> pa.Array:
 
 
 def check_agents(game, players: int, agents) -> list[str]:
-    """Per-seat agent names (one name means every seat); ValueError names the problem."""
+    """Per-seat agent strings spelled with every parameter (one agent string means every
+    seat); ValueError names the problem."""
     if isinstance(agents, str):
         agents = [agents] * players
     agents = list(agents)
     if len(agents) != players:
         raise ValueError(f"agents must name one agent per seat ({players}), got {len(agents)}")
-    for a in agents:
-        agent_spec(game, a)
-    return agents
+    return [canonical_agent(game, a) for a in agents]
 
 
 def engine_label(game) -> str:

@@ -31,7 +31,7 @@ from typing import Any
 from importlib import metadata
 
 from core_cy import codec, contract
-from core_cy.agents import GENERIC_AGENTS
+from core_cy.agents import GENERIC_AGENTS, agent_catalogue
 
 try:  # the one written version is pyproject.toml's; a source tree that is not installed has none
     PACKAGE_VERSION = metadata.version("meeplelab")
@@ -178,7 +178,7 @@ class Game(ABC):
             "cooperative": self.cooperative,
             "engine_version": self.engine_version,
             "rules": self.rules_schema(),
-            "agents": self.agents,
+            "agents": agent_catalogue(self),   # name -> description and parameter schema
             "end_reasons": list(self.end_reasons),
             "safety_end_reasons": list(self.safety_end_reasons),
             "game_outcomes": list(self.game_outcome_names),

@@ -1116,9 +1116,20 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
 
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
-    """The order of the face-down pile is hidden from everyone: re-shuffle it."""
+    """The order of the face-down pile is hidden from everyone: re-shuffle it, starting from
+    the sorted pile so that the view depends only on what the seat knows (which tiles are
+    left)."""
     cdef MState* o = <MState*>out
+    cdef int i, j
+    cdef int8_t t
     memcpy(o, vs, sizeof(MState))
+    for i in range(1, o.pile_len):          # insertion sort: the pile holds a few dozen tiles
+        t = o.pile[i]
+        j = i - 1
+        while j >= 0 and o.pile[j] > t:
+            o.pile[j + 1] = o.pile[j]
+            j -= 1
+        o.pile[j + 1] = t
     rng_shuffle(rng, o.pile, o.pile_len, sizeof(o.pile[0]))
 
 

@@ -14,13 +14,14 @@ from core_cy.contract cimport (Engine, EngineHandle, Rng, SeatParams, MAX_SEATS,
                                st_terminal, st_current, st_moves, st_end_reason,
                                MAX_GAME_OUTCOMES, MAX_SEAT_OUTCOMES, rng_seed,
                                STREAM_CHANCE, STREAM_SEAT)
-from core_cy.agents cimport AgentSpec, Workspace, workspace_init, workspace_free, agent_act
+from core_cy.agents cimport (Agent, Agents, Workspace, workspace_init, workspace_free,
+                             agent_act, agent_new_game, agent_seen)
 
 cnp.import_array()
 
 
 cdef int play_one(const Engine* e, void* st, const char* rules, int players,
-                  const SeatParams* seats, const AgentSpec* agents, uint64_t seed,
+                  const SeatParams* seats, Agent** agents, uint64_t seed,
                   uint64_t stream, uint64_t index, long max_moves, Workspace* w) noexcept nogil:
     """Plays one game to the end (or max_moves); returns 0, or 1 if it hit max_moves."""
     cdef Rng chance
@@ -31,12 +32,16 @@ cdef int play_one(const Engine* e, void* st, const char* rules, int players,
     for k in range(players):
         rng_seed(&seat_rng[k], seed, stream, index, STREAM_SEAT + k)
     e.setup(st, rules, players, seats, &chance)
+    for k in range(players):
+        agent_new_game(agents[k])
     while not st_terminal(e, st):
         if moves >= max_moves:
             return 1
         seat = st_current(e, st)
-        action = agent_act(e, st, seat, &agents[seat], &seat_rng[seat], w)
+        action = agent_act(e, st, seat, agents[seat], &seat_rng[seat], w)
         e.apply(st, action)
+        for k in range(players):
+            agent_seen(agents[k], action)
         moves += 1
     return 0
 
@@ -46,7 +51,7 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
                long max_moves=10_000_000, bint rotate=False):
     """Plays games start..start+count-1 and returns a dict of numpy arrays.
 
-    agents: per seat, (kind, policy) pairs from core_cy.agents.agent_spec.
+    agents: per seat, AgentSpec fields (dicts) from core_cy.agents.agent_spec.
     rotate: game i seats agents[(k + i) % players] in seat k, so that over any `players`
     consecutive games every agent sits in every seat once (depends on i alone, not on shards).
     """
@@ -58,14 +63,16 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
     if count < 0:
         raise ValueError("count must be >= 0")
     cdef int ng = e.num_game_outcomes, ns = e.num_seat_outcomes
-    cdef AgentSpec specs[MAX_SEATS]
-    cdef AgentSpec rotated[MAX_SEATS]
-    cdef const AgentSpec* seat_agents = specs
+    if len(agents) != players:
+        raise ValueError(f"agents must give one agent per seat ({players})")
+    # Each seat's agent owns its search tree; rotation moves agents (and trees) between seats.
+    cdef Agents owned = Agents(handle, [dict(a) for a in agents])
+    cdef Agent* seat_agents[MAX_SEATS]
     cdef SeatParams seats[MAX_SEATS]
     cdef long g
     cdef int k, j
     for k in range(players):
-        specs[k].kind, specs[k].policy = agents[k]
+        seat_agents[k] = &owned.agents[k]
         seats[k].speed = 1.0 if speeds is None else float(speeds[k])
     scores = np.zeros((count, players), dtype=np.float64)
     shares = np.zeros((count, players), dtype=np.float64)
@@ -93,8 +100,7 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
             for g in range(count):
                 if rotate:
                     for k in range(players):
-                        rotated[k] = specs[(k + (start + g)) % players]
-                    seat_agents = rotated
+                        seat_agents[k] = &owned.agents[(k + (start + g)) % players]
                 v_trunc[g] = play_one(e, st, r, players, seats, seat_agents, seed, stream,
                                       start + g, max_moves, &w)
                 e.scores(st, tmp_p)

@@ -39,7 +39,7 @@ def _options_text(schema: dict) -> list[str]:
         allowed = ""
         if "enum" in opt:
             allowed = " (" + " | ".join(map(str, opt["enum"])) + ")"
-        elif opt.get("type") == "integer":
+        elif opt.get("type") in ("integer", "number"):
             allowed = f" ({opt.get('minimum', '')}..{opt.get('maximum', '')})"
         default = opt["default"]
         if isinstance(default, (list, dict)):
@@ -59,6 +59,12 @@ def print_catalogue(out=None) -> None:
         for line in _options_text(info["rules"]):
             print(line, file=out)
         print("  agents: " + ", ".join(sorted(info["agents"])), file=out)
+        for agent, about in sorted(info["agents"].items()):
+            params = about["parameters"]["properties"]
+            if params:
+                print(f"  {agent}(key=value, ...) parameters (default, allowed):", file=out)
+                for line in _options_text(about["parameters"]):
+                    print(line, file=out)
         print(file=out)
 
 
@@ -116,7 +122,11 @@ def print_results(path: str, spec, out=None) -> None:
             print(f"  {a['arm']}, {a['players']} players, {a['agent']:<{w}} "
                   f"{_pct(a['win_share'])} [{_pct(a['win_lo'])}, {_pct(a['win_hi'])}] "
                   f"over {a['games']} games; mean score {a['score_mean']:.2f}", file=out)
-    if len(spec.arm_rules()) > 1:
+    if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
+        _print_ratings(path, out)
+    if spec.ladder:
+        _print_ladder(path, spec, out)
+    if len(spec.result_arms()) > 1:
         _print_comparison(pipelines.compare(path, spec.baseline_arm(), look=look), spec, out)
 
 
@@ -126,6 +136,46 @@ def _look(spec):
 
     rule = spec.stop_when
     return pipelines.Look(delta=rule.delta if rule and rule.delta else pipelines.DELTA)
+
+
+def _print_ratings(path: str, out) -> None:
+    """Head-to-head Bradley-Terry ratings of the agents that met in the same games."""
+    from pipelines import ladder
+
+    table = ladder.ratings(path)
+    if table.is_empty():
+        return
+    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, first agent = 0; 95% CI):",
+          file=out)
+    w = max(len(x) for x in table["agent"])
+    for r in table.iter_rows(named=True):
+        print(f"  {r['arm']}, {r['players']} players, {r['agent']:<{w}} {r['elo']:+8.1f} "
+              f"[{r['elo_lo']:+.1f}, {r['elo_hi']:+.1f}] over {r['comparisons']} pairings",
+              file=out)
+
+
+def _print_ladder(path: str, spec, out) -> None:
+    """Per cell: the seat advantage per rung, weakest first, and the stability verdict."""
+    from pipelines import ladder
+
+    seats = ladder.ladder_summary(path, spec.ladder)
+    verdicts = {(v["base"], v["players"]): v
+                for v in ladder.ladder_verdicts(path, spec.ladder).iter_rows(named=True)}
+    print("\nstrength ladder (seat win share [95% CI] per rung, weakest first):", file=out)
+    w = max(len(x) for x in spec.ladder)
+    for (base, players), cell in seats.group_by("base", "players", maintain_order=True):
+        print(f"  arm {base!r}, {players} players:", file=out)
+        for (rung,), part in cell.group_by("rung", maintain_order=True):
+            print(f"    {rung:<{w}}  " + "  ".join(
+                f"seat {r['seat']} {_pct(r['win_share']).strip()} [{_pct(r['win_lo']).strip()}"
+                f", {_pct(r['win_hi']).strip()}]" for r in part.iter_rows(named=True)),
+                file=out)
+        v = verdicts.get((base, players))
+        if v is not None:
+            word = "stable" if v["stable"] else "NOT stable"
+            print(f"    verdict {word} between {v['second']} and {v['strongest']}: largest "
+                  f"change of a seat advantage {100 * v['change']:+.2f} pts (seat {v['seat']}, "
+                  f"95% half-width {100 * v['half_width']:.2f} pts)", file=out)
 
 
 def _print_team(cell, by_label, out) -> None:

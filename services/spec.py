@@ -24,6 +24,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 import core_cy
+from core_cy.agents import parse_agent
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,6 +32,12 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MAX_SEED = 2**63 - 1
+RUNG_SEPARATOR = "@"  # a ladder rung's arm is '<arm>@<agent>' (agent strings never hold '@')
+
+
+def ladder_arm(arm: str, agent: str) -> str:
+    """The arm name of one rung of a ladder experiment (pipelines.ladder.split_arm)."""
+    return f"{arm}{RUNG_SEPARATOR}{agent}"
 CROSS = "cross_field"  # the error type of a rule between fields (no JSON schema can say it)
 HARD_MAX_CELLS = 100_000
 # What a game's checks raise on a bad value: ValueError by contract; the others only when a
@@ -39,11 +46,13 @@ BAD_VALUE = (ValueError, TypeError, KeyError, IndexError, AttributeError)  # wit
 
 
 class Cell(NamedTuple):
-    """One combination to play: an arm's rule options at one player count."""
+    """One combination to play: an arm's rule options at one player count (and, in a strength
+    ladder, the rung's agent for every seat: the arm is then named '<arm>@<agent>')."""
 
     arm: str
     rules: dict
     players: int
+    agent: str | None = None
 
 
 class StopWhen(BaseModel):
@@ -126,7 +135,13 @@ class ExperimentSpec(BaseModel):
     baseline: str | None = Field(default=None, description="the arm others are compared "
                                  "with (default: the first arm)")
     agents: str | list[str] = Field(default="random", description="one agent for every seat, "
-                                    "or one per seat")
+                                    "or one per seat: `name` or `name(key=value, ...)`, e.g. "
+                                    "'mcts(iterations=400, rollout=greedy)'")
+    ladder: list[str] | None = Field(
+        default=None, description="a strength ladder: agent strings from weakest to strongest "
+        "(e.g. ['random', 'greedy', 'mcts(iterations=100)', 'mcts(iterations=1000)']); every "
+        "cell is played once per rung with every seat that agent, in arms named "
+        "'<arm>@<agent>' (then `agents` stays unset)")
     rotate_agents: bool = Field(default=False, description="turn the agent list one seat per "
                                 "game so every agent sits in every seat equally often")
     speeds: list[float] | None = Field(default=None, description="per-seat speed (> 0) for "
@@ -221,7 +236,7 @@ class ExperimentSpec(BaseModel):
         arms = len(self.arms or {})
         if self.sweep:
             arms = max(arms, 1) * math.prod(len(v) for v in self.sweep.values())
-        return max(arms, 1) * len(self.player_counts())
+        return max(arms, 1) * len(self.player_counts()) * len(self.ladder or [None])
 
     def _limit_errors(self, limits: dict) -> list:
         """The service's size limits (MEEPLELAB_MAX_CELLS, MEEPLELAB_MAX_GAMES)."""
@@ -229,7 +244,8 @@ class ExperimentSpec(BaseModel):
         max_cells = limits.get("max_cells", HARD_MAX_CELLS)
         if cells > max_cells:
             where = ("sweep",) if self.sweep else ("arms",)
-            return [_error(where, f"the experiment has {cells:,} cells (arms x player counts);"
+            return [_error(where, f"the experiment has {cells:,} cells (arms x player counts"
+                           f"{' x ladder rungs' if self.ladder else ''});"
                            f" at most {max_cells:,} are allowed per experiment (limit "
                            "MEEPLELAB_MAX_CELLS)", cells, "limit")]
         total, max_games = cells * self.max_games_per_cell(), limits.get("max_games")
@@ -304,10 +320,11 @@ class ExperimentSpec(BaseModel):
         names = [self.agents] if isinstance(self.agents, str) else list(self.agents)
         errors = []
         for i, name in enumerate(names):
-            if name not in game.agents:
+            try:
+                parse_agent(game, name)
+            except ValueError as exc:
                 loc = ("agents",) if isinstance(self.agents, str) else ("agents", i)
-                errors.append(_error(loc, f"unknown agent {name!r} for {game.name}; "
-                                     f"choose one of {sorted(game.agents)}", name))
+                errors.append(_error(loc, str(exc), name))
         for n in counts:
             if isinstance(self.agents, list) and len(self.agents) != n:
                 errors.append(_error(("agents",), f"agents must name one agent per seat "
@@ -320,6 +337,26 @@ class ExperimentSpec(BaseModel):
         if self.rotate_agents and isinstance(self.agents, str):
             errors.append(_error(("rotate_agents",), "rotate_agents needs a list of agents, "
                                  "one per seat", self.rotate_agents, CROSS))
+        return errors + self._ladder_errors(game)
+
+    def _ladder_errors(self, game) -> list:
+        if self.ladder is None:
+            return []
+        if len(self.ladder) < 2:
+            return [_error(("ladder",), "a ladder needs at least two rungs (agents from "
+                           "weakest to strongest)", self.ladder)]
+        errors = []
+        for i, name in enumerate(self.ladder):
+            try:
+                parse_agent(game, name)
+            except ValueError as exc:
+                errors.append(_error(("ladder", i), str(exc), name))
+        if len(set(self.ladder)) != len(self.ladder):
+            errors.append(_error(("ladder",), f"ladder names an agent twice: {self.ladder}",
+                                 self.ladder))
+        if "agents" in self.model_fields_set or self.rotate_agents:
+            errors.append(_error(("ladder",), "a ladder sets every seat's agent per rung: "
+                                 "leave agents and rotate_agents unset", self.ladder, CROSS))
         return errors
 
     # ---- what to play ------------------------------------------------------------------
@@ -342,15 +379,27 @@ class ExperimentSpec(BaseModel):
                 for arm, rules in base.items() for name, point in grid}
 
     def baseline_arm(self) -> str:
-        return self.baseline if self.baseline is not None else next(iter(self.arm_rules()))
+        """The arm (as named in the results) others are compared with; in a ladder, the
+        baseline arm at the strongest rung."""
+        arm = self.baseline if self.baseline is not None else next(iter(self.arm_rules()))
+        return ladder_arm(arm, self.ladder[-1]) if self.ladder else arm
 
-    def agent_list(self, players: int) -> list[str]:
+    def result_arms(self) -> list[str]:
+        """The arm names the results hold, in spec order."""
+        return list(dict.fromkeys(cell.arm for cell in self.cells()))
+
+    def agent_list(self, players: int, cell: Cell | None = None) -> list[str]:
+        """The seat agents of a cell (a ladder rung's agent in every seat)."""
+        if cell is not None and cell.agent is not None:
+            return [cell.agent] * players
         return [self.agents] * players if isinstance(self.agents, str) else list(self.agents)
 
     def cells(self) -> list[Cell]:
-        """Every (arm, rules, players) to play, arms in spec order, then player counts."""
-        return [Cell(arm, rules, n) for arm, rules in self.arm_rules().items()
-                for n in self.player_counts()]
+        """Every (arm, rules, players) to play, arms in spec order, then ladder rungs (weakest
+        first), then player counts."""
+        return [Cell(ladder_arm(arm, agent) if agent else arm, rules, n, agent)
+                for arm, rules in self.arm_rules().items()
+                for agent in (self.ladder or [None]) for n in self.player_counts()]
 
     def max_games_per_cell(self) -> int:
         return self.stop_when.max_games if self.stop_when else self.games_per_arm

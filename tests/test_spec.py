@@ -42,7 +42,7 @@ def test_defaults_give_one_default_arm():
     assert spec.arm_rules() == {"default": {}}
     assert spec.baseline_arm() == "default"
     assert spec.shard_size == 5000
-    assert spec.cells() == [("default", {}, _game().min_players)]
+    assert spec.cells() == [("default", {}, _game().min_players, None)]  # no ladder rung
 
 
 def test_unknown_game_lists_the_games():

@@ -69,7 +69,7 @@
       M.h("input", {type: "checkbox", class: "players", value: n, ...(i === 0 ? {checked: ""} : {})}),
       ` ${n}`)));
     $("f-agent").replaceChildren(...Object.entries(game.agents).map(([n, d]) =>
-      M.h("option", {value: n, title: d}, n)));
+      M.h("option", {value: n, title: d.description}, n)));
     $("arms").replaceChildren(armFieldset(0));
     updateBaseline();
   }

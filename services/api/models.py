@@ -8,6 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field
 Status = Literal["queued", "running", "done", "failed", "cancelled"]
 
 
+class AgentInfo(BaseModel):
+    """An agent of a game: what it does and its parameters (written name(key=value, ...))."""
+
+    description: str
+    parameters: dict[str, Any] = Field(description="JSON schema of the agent's parameters")
+
+
 class GameInfo(BaseModel):
     """A game of the catalogue: its rule options as a JSON schema, players, agents, outcomes."""
 
@@ -19,7 +26,8 @@ class GameInfo(BaseModel):
     cooperative: bool
     engine_version: str
     rules: dict[str, Any] = Field(description="JSON schema of the rule options")
-    agents: dict[str, str] = Field(description="agent name -> what it does")
+    agents: dict[str, AgentInfo] = Field(description="agent name -> what it does and its "
+                                         "parameters")
     end_reasons: list[str]
     game_outcomes: list[str]
     seat_outcomes: list[str]

@@ -9,6 +9,7 @@ from services.api.deps import dataset, experiment
 from services.api.errors import responses, unprocessable
 from services.api.models import Row
 from services.spec import ExperimentSpec
+from pipelines import ladder as ladder_stats
 
 router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
                    responses=responses(401, 404, 409, 422))
@@ -51,7 +52,7 @@ def compare(baseline: str | None = Query(
     p-values adjusted over the experiment (Benjamini-Hochberg, intervals at the matching
     level; interim confidence sequences while running) and a `verdict` per row."""
     spec = ExperimentSpec.model_validate(record["spec"])
-    arms = list(spec.arm_rules())
+    arms = spec.result_arms()
     baseline = spec.baseline_arm() if baseline is None else baseline
     if baseline not in arms:
         raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
@@ -80,3 +81,24 @@ def histograms(bins: int = Query(20, ge=1, le=200), root: str = Depends(dataset)
     """Histograms from the raw rows: game length per (arm, players) and score per
     (arm, players, seat), each on edges shared by all its series."""
     return datasets.histograms(root, bins)
+
+
+@router.get("/ladder", response_model=dict)
+def ladder(record: dict = Depends(experiment), root: str = Depends(dataset)):
+    """A strength-ladder experiment: per rung (weakest first) the seat win shares with 95%
+    intervals and seat advantages, and per cell whether the seat verdict is stable between
+    the two strongest rungs (pipelines.ladder)."""
+    spec = ExperimentSpec.model_validate(record["spec"])
+    if not spec.ladder:
+        raise unprocessable("ladder", "this experiment has no strength ladder (spec option "
+                            "`ladder`)")
+    return {"rungs": spec.ladder,
+            "seats": datasets.records(ladder_stats.ladder_summary(root, spec.ladder)),
+            "verdicts": datasets.records(ladder_stats.ladder_verdicts(root, spec.ladder))}
+
+
+@router.get("/ratings", response_model=list[Row])
+def ratings(root: str = Depends(dataset)):
+    """Head-to-head Bradley-Terry ratings (Elo scale, 95% intervals) of the agents that met in
+    the same games, per (arm, players) (pipelines.ladder.ratings)."""
+    return datasets.records(ladder_stats.ratings(root))

@@ -1,0 +1,228 @@
+"""The search agent's goals (issue 10), measured on one core of this machine.
+
+    python benchmarks/agents.py strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
+    python benchmarks/agents.py speed [--seconds 10]
+    python benchmarks/agents.py memory
+    python benchmarks/agents.py truncation [--games 200]
+    python benchmarks/agents.py solo [--games 100]
+    python benchmarks/agents.py desert [--games 100]
+
+strength: A against B over two-player games with seats rotated (game i seats A first when i is
+even), A's win share with its 95% Wilson interval, and CPU seconds per game.  Goals: mcts(400)
+vs greedy >= 0.65 in Maori and Mondo; mcts(1000) vs mcts(100) >= 0.60.
+speed: moves simulated inside the search (tree descent and rollouts) per CPU second, against
+the same engine's random-agent moves/s (goal >= 50%), and OpenSpiel's C++ MCTSBot with random
+rollouts on connect_four (its simulations/s times the mean random playout length from the
+searched positions), reported as ours / theirs (goal >= 1.0).
+memory: the node pool and buffers per agent, and the process's resident memory before and
+after a game of mcts(iterations=1000) (goal: no growth).
+truncation: share of Maori pro games (3 players) that end at the move limit.
+solo / desert: Mondo solo win rate per difficulty; Forbidden Desert 4-player team win rate.
+Rates are CPU time (time.process_time), so other work on the machine affects them less.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+__import__("sys").path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import core_cy  # noqa: E402
+from core_cy import agents, batch  # noqa: E402
+from pipelines.stats import wilson_interval  # noqa: E402
+
+
+def _share_text(share: float, n: int) -> str:
+    lo, hi = wilson_interval(share, n)
+    return f"{share:.3f} [{lo:.3f}, {hi:.3f}] over {n} games"
+
+
+def strength(game_name: str, a: str, b: str, games: int, seed: int = 1) -> dict:
+    """A's mean win share against B, seats rotated."""
+    game = core_cy.load(game_name)
+    t0 = time.process_time()
+    rows = batch.play(game, 2, None, [a, b], seed=seed, count=games, rotate=True)
+    cpu = time.process_time() - t0
+    shares = np.array(rows.column("seat_win_share").to_pylist())
+    seats = np.array(rows.column("seat_agent").to_pylist())
+    share = float(shares[seats == agents.canonical_agent(game, a)].mean())
+    return {"game": game_name, "a": a, "b": b, "share": share, "games": games,
+            "cpu_per_game": cpu / games}
+
+
+def random_moves_per_second(game, players: int, seconds: float) -> float:
+    games = moves = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        rows = batch.play(game, players, None, "random", seed=3, start=games, count=200)
+        games += rows.num_rows
+        moves += int(rows.column("length").to_numpy().sum())
+    return moves / (time.process_time() - t0)
+
+
+def positions(game, players: int, count: int, seed: int = 5) -> list:
+    """Positions along greedy games (where a search has more than one action to choose)."""
+    out, k = [], 0
+    while len(out) < count:
+        state = game.new(players, seed=seed + k)
+        while not state.is_terminal() and len(out) < count:
+            if len(state.legal_actions()) > 1 and state.num_moves % 7 == 0:
+                out.append(state.clone())
+            state.apply(agents.choose(state, "greedy", seed=k))
+        k += 1
+    return out
+
+
+def search_moves_per_second(game, players: int, agent: str, seconds: float) -> float:
+    moves = 0
+    t0 = time.process_time()
+    for i, state in enumerate(positions(game, players, 200)):
+        moves += agents.search_stats(state, agent, seed=i)[1]
+        if time.process_time() - t0 > seconds:
+            break
+    return moves / (time.process_time() - t0)
+
+
+def _connect_four_position(game, rng):
+    """connect_four after 0-11 random moves, not over."""
+    while True:
+        state = game.new_initial_state()
+        for _ in range(int(rng.integers(0, 12))):
+            if state.is_terminal():
+                break
+            state.apply_action(int(rng.choice(state.legal_actions())))
+        if not state.is_terminal():
+            return state
+
+
+def openspiel_mcts_moves_per_second(simulations: int, seconds: float) -> dict | None:
+    """OpenSpiel's C++ MCTSBot (random rollouts) on connect_four: simulations/s, and moves/s
+    estimated as simulations/s times the mean random playout length from the positions."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("connect_four")
+    rng = np.random.default_rng(0)
+    evaluator = pyspiel.RandomRolloutEvaluator(1, 0)
+    bot = pyspiel.MCTSBot(game, evaluator, 1.4, simulations, 1000, False, 0, False)
+    sims = steps = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        state = _connect_four_position(game, rng)
+        bot.step(state)
+        sims += simulations
+        steps += 1
+    cpu = time.process_time() - t0
+    playout = []
+    for _ in range(2000):   # mean remaining length of a random playout from such positions
+        state = _connect_four_position(game, rng)
+        n = 0
+        while not state.is_terminal():
+            state.apply_action(int(rng.choice(state.legal_actions())))
+            n += 1
+        playout.append(n)
+    return {"simulations_per_s": sims / cpu, "moves_per_s": sims / cpu * float(np.mean(playout)),
+            "mean_playout": float(np.mean(playout)), "decisions": steps}
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def cmd_strength(args) -> None:
+    pairs = [(args.a, args.b)] if args.a else [
+        ("mcts(iterations=400)", "greedy"), ("mcts(iterations=1000)", "mcts(iterations=100)")]
+    for game in args.game.split(","):
+        for a, b in pairs:
+            r = strength(game, a, b, args.games, args.seed)
+            print(f"{game}: {a} vs {b}: share {_share_text(r['share'], r['games'])}, "
+                  f"{r['cpu_per_game']:.3f} CPU s/game", flush=True)
+
+
+def cmd_speed(args) -> None:
+    anchor = openspiel_mcts_moves_per_second(400, args.seconds)
+    if anchor:
+        print(f"OpenSpiel MCTSBot(400, random rollouts) connect_four: "
+              f"{anchor['simulations_per_s']:,.0f} simulations/s x {anchor['mean_playout']:.1f}"
+              f" moves per playout = {anchor['moves_per_s']:,.0f} moves/s", flush=True)
+    for name in args.game.split(","):
+        game = core_cy.load(name)
+        base = random_moves_per_second(game, 2, args.seconds)
+        print(f"{name} 2p: random agent {base:,.0f} moves/s", flush=True)
+        for agent in (args.agent, "mcts(iterations=400, rollout=random, cutoff=0)"):
+            ours = search_moves_per_second(game, 2, agent, args.seconds)
+            line = (f"{name} 2p: {agent} simulates {ours:,.0f} moves/s; search/random = "
+                    f"{ours / base:.2f} (goal >= 0.5)")
+            if anchor:
+                line += f"; ours/OpenSpiel = {ours / anchor['moves_per_s']:.2f} (goal >= 1.0)"
+            print(line, flush=True)
+
+
+def cmd_memory(args) -> None:
+    game = core_cy.load("maori")
+    for agent in ("mcts(iterations=400)", "mcts(iterations=1000)"):
+        print(f"{agent}: {agents.memory_bytes(game, agent) / 1024:,.0f} KiB per agent "
+              f"(node pool of {2 * int(agent.split('=')[1][:-1]) + 2} nodes and buffers)")
+    agent = "mcts(iterations=1000)"
+    batch.play(game, 2, None, agent, seed=0, count=1)   # warm up allocator and modules
+    before = rss_bytes()
+    for k in range(args.games):
+        batch.play(game, 2, None, agent, seed=k + 1, count=1)
+    print(f"resident memory after {args.games} games of {agent} (both seats): "
+          f"{(rss_bytes() - before) / 1024:+,.0f} KiB")
+
+
+def cmd_truncation(args) -> None:
+    game = core_cy.load("maori")
+    rows = batch.play(game, 3, {"mode": "pro"}, args.agent, seed=1, count=args.games)
+    reasons = rows.column("end_reason").to_pylist()
+    cut = sum(r == "turn_limit" for r in reasons)
+    print(f"maori pro 3p, {args.agent}: {cut} of {len(reasons)} games end at turn_limit "
+          f"({100 * cut / len(reasons):.1f}%)")
+
+
+def cmd_solo(args) -> None:
+    game = core_cy.load("mondo")
+    difficulty = next(o for o in game.options if "solo" in o.name and o.kind == "enum")
+    for level in difficulty.choices:
+        rows = batch.play(game, 1, {difficulty.name: level}, args.agent, seed=1,
+                          count=args.games)
+        wins = float(np.mean(rows.column("solo_win").to_numpy()))
+        print(f"mondo solo {level}, {args.agent}: wins {_share_text(wins, args.games)}",
+              flush=True)
+
+
+def cmd_desert(args) -> None:
+    game = core_cy.load("forbidden_desert")
+    t0 = time.process_time()
+    rows = batch.play(game, 4, None, args.agent, seed=1, count=args.games)
+    cpu = time.process_time() - t0
+    wins = float(np.mean([s[0] for s in rows.column("seat_win_share").to_pylist()]))
+    print(f"forbidden desert 4p default difficulty, {args.agent}: team wins "
+          f"{_share_text(wins, args.games)}, {args.games / cpu:.2f} games per CPU s")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=["strength", "speed", "memory", "truncation", "solo",
+                                     "desert"])
+    ap.add_argument("--game", default="maori,mondo")
+    ap.add_argument("--games", type=int, default=400)
+    ap.add_argument("--a", default=None)
+    ap.add_argument("--b", default="greedy")
+    ap.add_argument("--agent", default="mcts(iterations=400)")
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    globals()["cmd_" + args.what](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,337 @@
+# Information-set Monte Carlo tree search over the engine contract (included by agents.pyx).
+#
+# UCT on a tree of action histories (open loop): every iteration draws a fresh determinization
+# of the root from the acting seat's view (Engine.observe redraws the hidden parts, and the
+# state's own chance stream is re-keyed, so future draws are unknown too), walks the tree with
+# UCB1 for whichever seat acts at each node, expands one untried legal action (by default the
+# best by the one-ply heuristic first), plays a rollout and backs up one value per seat.
+# Actions that are illegal in one determinization are skipped, and UCB counts only the
+# iterations in which a child was available (single-observer ISMCTS, Cowling et al. 2012).
+# The node pool is allocated once per agent; a subtree kept for the next decision is
+# compacted to the front of the pool.
+from libc.math cimport sqrt, log, exp, fabs
+
+# The slope of the cut-off's logistic on the scaled margin (benchmarks/agents.py: 4 beats
+# greedy clearly in Maori and Mondo at 100 iterations; leader-takes-all lost in Mondo).
+cdef double JUDGE_SLOPE = 4.0
+
+cdef enum:
+    ROLLOUT_CAP = 100000     # moves: a safety for rollouts of a game without a move limit
+
+
+cdef inline void redraw_chance(const Engine* e, void* st, Rng* rng) noexcept nogil:
+    """The game's future chance is hidden too: a determinization's own stream is re-keyed from
+    the searcher's rng (a search that kept it would foresee every draw)."""
+    cdef Rng* own
+    if e.fields.rng != <size_t>NO_FIELD:
+        own = <Rng*>(<char*>st + e.fields.rng)
+        own.key = rng_next(rng)
+        own.ctr = 0
+
+
+cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
+    """Allocates every buffer of a search; the pool holds two searches' worth of nodes, so
+    that a reused subtree (at most one full search, compacted) leaves room for the next."""
+    t.capacity = 2 * iterations + 2
+    t.size = 0
+    t.root = 0
+    t.nodes = <Node*>malloc(t.capacity * sizeof(Node))
+    t.value = <double*>malloc(t.capacity * MAX_SEATS * sizeof(double))
+    t.remap = <int*>malloc(t.capacity * sizeof(int))
+    t.sim = malloc(e.state_size)
+    t.trial = malloc(e.state_size)
+    t.legal = <int*>malloc(MAX_LEGAL * sizeof(int))
+    t.slot = <int*>malloc(MAX_LEGAL * sizeof(int))
+    t.values = <double*>malloc(MAX_LEGAL * sizeof(double))
+    t.scratch = calloc(1, POLICY_SCRATCH)
+    if (t.nodes == NULL or t.value == NULL or t.remap == NULL or t.sim == NULL
+            or t.trial == NULL or t.legal == NULL or t.slot == NULL or t.values == NULL
+            or t.scratch == NULL):
+        tree_free(t)
+        return -1
+    return 0
+
+
+cdef void tree_free(Tree* t) noexcept nogil:
+    free(t.nodes)
+    free(t.value)
+    free(t.remap)
+    free(t.sim)
+    free(t.trial)
+    free(t.legal)
+    free(t.slot)
+    free(t.values)
+    free(t.scratch)
+    memset(t, 0, sizeof(Tree))
+
+
+cdef size_t tree_bytes(const Tree* t, const Engine* e) noexcept nogil:
+    """The memory one search agent holds (the pool and its buffers), fixed for its life."""
+    return (t.capacity * (sizeof(Node) + MAX_SEATS * sizeof(double) + sizeof(int))
+            + 2 * e.state_size + MAX_LEGAL * (2 * sizeof(int) + sizeof(double)) + POLICY_SCRATCH)
+
+
+cdef int new_node(Tree* t, int parent, int action) noexcept nogil:
+    """A fresh node (first child of `parent`), or -1 when the pool is full."""
+    cdef int i = t.size
+    cdef Node* n
+    if i >= t.capacity:
+        return -1
+    t.size += 1
+    n = &t.nodes[i]
+    n.action = action
+    n.parent = parent
+    n.child = -1
+    n.sibling = -1
+    n.visits = 0
+    n.avail = 0
+    memset(&t.value[i * MAX_SEATS], 0, MAX_SEATS * sizeof(double))
+    if parent >= 0:
+        n.sibling = t.nodes[parent].child
+        t.nodes[parent].child = i
+    return i
+
+
+cdef void tree_advance(Tree* t, int action) noexcept nogil:
+    """Keeps the subtree below `action` as the new root (moved to the front of the pool), or
+    drops the tree when the search never tried that action.  Children always come after their
+    parent in the pool, so one ascending pass finds the subtree and moves every kept node to an
+    index no larger than its own."""
+    cdef int c, i, j, kept = 0
+    if t.size == 0:
+        return
+    c = t.nodes[t.root].child
+    while c >= 0 and t.nodes[c].action != action:
+        c = t.nodes[c].sibling
+    if c < 0:
+        t.size = 0
+        return
+    for i in range(c, t.size):
+        j = t.nodes[i].parent
+        if i == c or (j >= c and t.remap[j] >= 0):
+            t.remap[i] = kept
+            if kept != i:
+                t.nodes[kept] = t.nodes[i]
+                memcpy(&t.value[kept * MAX_SEATS], &t.value[i * MAX_SEATS],
+                       MAX_SEATS * sizeof(double))
+            kept += 1
+        else:
+            t.remap[i] = -1
+    for i in range(kept):
+        if i == 0:
+            t.nodes[i].parent = -1
+            t.nodes[i].sibling = -1
+        else:
+            t.nodes[i].parent = t.remap[t.nodes[i].parent]
+            if t.nodes[i].sibling >= 0:
+                t.nodes[i].sibling = t.remap[t.nodes[i].sibling]
+        if t.nodes[i].child >= 0:
+            t.nodes[i].child = t.remap[t.nodes[i].child]
+    t.root = 0
+    t.size = kept
+
+
+cdef inline int find_action(const int* legal, int n, int action) noexcept nogil:
+    """Index of `action` in the ascending legal list, or -1."""
+    cdef int lo = 0, hi = n - 1, mid
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        if legal[mid] == action:
+            return mid
+        if legal[mid] < action:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return -1
+
+
+cdef int untried_pick(const Engine* e, Tree* t, int n, int untried, int actor,
+                      const AgentSpec* a, Rng* rng) noexcept nogil:
+    """The index (in t.legal) of the untried action to expand: the best one-ply value for the
+    actor first (a.expand == AGENT_GREEDY; ties at random), or one at random."""
+    cdef int i, pick, best = -1, ties = 0
+    if a.expand == AGENT_GREEDY and untried > 1:
+        if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
+            one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
+        for i in range(n):
+            if t.slot[i] >= 0:
+                continue
+            if best < 0 or t.values[i] > t.values[best]:
+                best = i
+                ties = 1
+            elif t.values[i] == t.values[best]:
+                ties += 1
+                if rng_below(rng, ties) == 0:
+                    best = i
+        return best
+    pick = <int>rng_below(rng, untried)
+    for i in range(n):
+        if t.slot[i] < 0:
+            if pick == 0:
+                return i
+            pick -= 1
+    return -1
+
+
+cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rng,
+                 bint* expanded) noexcept nogil:
+    """The child to follow from `node` in the current determinization (t.sim): a new child
+    for a random untried legal action while the pool has room, else the UCB1 best of the
+    children legal here; -1 when there is none."""
+    cdef int n = e.legal_actions(t.sim, t.legal)
+    cdef int actor = st_current(e, t.sim)
+    cdef int i, c, untried = 0, best = -1
+    cdef double score, best_score = -1e300
+    for i in range(n):
+        t.slot[i] = -1
+    c = t.nodes[node].child
+    while c >= 0:
+        i = find_action(t.legal, n, t.nodes[c].action)
+        if i >= 0:
+            t.slot[i] = c
+            t.nodes[c].avail += 1
+        c = t.nodes[c].sibling
+    for i in range(n):
+        if t.slot[i] < 0:
+            untried += 1
+    expanded[0] = False
+    if untried > 0 and t.size < t.capacity:
+        c = new_node(t, node, t.legal[untried_pick(e, t, n, untried, actor, a, rng)])
+        t.nodes[c].avail = 1
+        expanded[0] = True
+        return c
+    for i in range(n):
+        c = t.slot[i]
+        if c >= 0:
+            score = (t.value[c * MAX_SEATS + actor] / t.nodes[c].visits
+                     + a.exploration * sqrt(log(<double>t.nodes[c].avail) / t.nodes[c].visits))
+            if score > best_score:
+                best_score = score
+                best = c
+    return best
+
+
+cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) noexcept nogil:
+    """One rollout move on the determinization itself (it is already a sample, so one-ply
+    look-ahead needs no further redraw)."""
+    cdef int n, actor
+    if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
+        return e.policy(t.sim, a.rollout_policy, rng, t.scratch)
+    n = e.legal_actions(t.sim, t.legal)
+    if a.rollout_kind != AGENT_GREEDY or n == 1:
+        return t.legal[rng_below(rng, n)]
+    actor = st_current(e, t.sim)
+    if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
+        one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
+    return pick_best(t.legal, t.values, n, rng)
+
+
+cdef inline double best_rival(const double* values, int players, int seat) noexcept nogil:
+    cdef double best = -1e300
+    cdef int j
+    for j in range(players):
+        if j != seat and values[j] > best:
+            best = values[j]
+    return best
+
+
+cdef inline double squash(double x) noexcept nogil:
+    return 1.0 / (1.0 + exp(-JUDGE_SLOPE * x))
+
+
+cdef void result_values(const Engine* e, Tree* t, const AgentSpec* a, int players,
+                        double* out) noexcept nogil:
+    """Per-seat value of where the iteration stopped, each in [0, 1].  At the end: the win
+    shares (the team outcome in cooperative games), blended with the relative score margin
+    when a.margin > 0.  At a rollout cut-off, a logistic of the heuristic scaled by the size
+    of the searching seat's heuristic at the root (so that one slope serves every game): in a
+    competitive game of the seat's margin over its best rival, for a team (cooperative or
+    solo) of the gain over the root.  (Leader-takes-all at the cut-off was much weaker: most
+    actions leave the leader as it is.)"""
+    cdef double values[MAX_SEATS]
+    cdef double rival, scale = 1.0 + fabs(t.root_heuristic)
+    cdef int k
+    if st_terminal(e, t.sim):
+        e.win_shares(t.sim, out)
+        if a.margin > 0.0 and players > 1 and not e.cooperative:
+            e.scores(t.sim, values)
+            for k in range(players):
+                rival = best_rival(values, players, k)
+                out[k] = ((1.0 - a.margin) * out[k] + a.margin * 0.5
+                          * (1.0 + (values[k] - rival) / (fabs(values[k]) + fabs(rival) + 1.0)))
+        return
+    if e.cooperative or players == 1:
+        for k in range(players):
+            out[k] = squash((e.heuristic(t.sim, 0) - t.root_heuristic) / scale)
+        return
+    for k in range(players):
+        values[k] = e.heuristic(t.sim, k)
+    for k in range(players):
+        out[k] = squash((values[k] - best_rival(values, players, k)) / scale)
+
+
+cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a, Tree* t,
+                  int players, Rng* rng) noexcept nogil:
+    """One simulation: determinize, select/expand, roll out, back up."""
+    cdef int node = t.root, nxt, k, moves = 0
+    cdef bint expanded = False
+    cdef double out[MAX_SEATS]
+    e.observe(st, seat, t.sim, rng)
+    redraw_chance(e, t.sim, rng)
+    while not st_terminal(e, t.sim):
+        nxt = descend(e, t, node, a, rng, &expanded)
+        if nxt < 0:
+            break
+        e.apply(t.sim, t.nodes[nxt].action)
+        t.moves += 1
+        node = nxt
+        if expanded:
+            break
+    if a.rollout_kind == AGENT_POLICY:
+        memset(t.scratch, 0, POLICY_SCRATCH)   # a policy's memory starts empty in every rollout
+    while not st_terminal(e, t.sim) and (a.cutoff == 0 or moves < a.cutoff) \
+            and moves < ROLLOUT_CAP:
+        e.apply(t.sim, rollout_action(e, t, a, rng))
+        moves += 1
+    t.moves += moves
+    result_values(e, t, a, players, out)
+    while True:
+        t.nodes[node].visits += 1
+        for k in range(players):
+            t.value[node * MAX_SEATS + k] += out[k]
+        if node == t.root:
+            break
+        node = t.nodes[node].parent
+
+
+cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a, Tree* t,
+                  Rng* rng) noexcept nogil:
+    """The search's decision: the most visited root child that is legal in `st` (ties: the
+    better mean value for `seat`, then the lower action)."""
+    cdef int n = e.legal_actions(st, t.legal)
+    cdef int players = st_players(e, st)
+    cdef int i, c, best = -1
+    cdef double mean, best_mean = -1e300
+    if n == 1:
+        return t.legal[0]
+    if not a.reuse or t.size == 0:
+        t.size = 0
+        t.root = new_node(t, -1, -1)
+    t.root_heuristic = e.heuristic(st, seat)
+    for i in range(a.iterations):
+        iterate(e, st, seat, a, t, players, rng)
+    n = e.legal_actions(st, t.legal)
+    c = t.nodes[t.root].child
+    while c >= 0:
+        if find_action(t.legal, n, t.nodes[c].action) >= 0:
+            mean = t.value[c * MAX_SEATS + seat] / t.nodes[c].visits
+            if (best < 0 or t.nodes[c].visits > t.nodes[best].visits
+                    or (t.nodes[c].visits == t.nodes[best].visits
+                        and (mean > best_mean or (mean == best_mean
+                                                  and t.nodes[c].action < t.nodes[best].action)))):
+                best = c
+                best_mean = mean
+        c = t.nodes[c].sibling
+    if best < 0:     # no legal child was ever tried (cannot happen with iterations >= 1)
+        return t.legal[rng_below(rng, n)]
+    return t.nodes[best].action

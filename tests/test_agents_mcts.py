@@ -1,0 +1,156 @@
+"""The search agent (MCTS over the engine contract) and the agent grammar."""
+import os
+
+import numpy as np
+import pytest
+
+import core_cy
+from core_cy import agents, batch
+
+MAORI = core_cy.load("maori")
+FAST = "mcts(iterations=40, cutoff=8)"
+
+
+# ---- the agent grammar -----------------------------------------------------------------
+
+def test_agent_strings_parse_with_defaults_filled_in():
+    name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
+    assert name == "mcts"
+    assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
+                      "reuse": True, "margin": 0.0, "expand": "greedy"}
+    assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
+    assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 400
+    assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
+        "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
+        "reuse=false, margin=0.0)")
+    assert agents.canonical_agent(MAORI, "random") == "random"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("mcts(depth=3)", "unknown parameter 'depth' of agent 'mcts'"),
+    ("mcts(iterations=0)", "parameter 'iterations' of agent 'mcts' must be >= 1"),
+    ("mcts(iterations=many)", "parameter 'iterations' of agent 'mcts' must be an integer"),
+    ("mcts(rollout=smart)", "parameter 'rollout' of agent 'mcts' must be one of"),
+    ("mcts(reuse=yes)", "parameter 'reuse' of agent 'mcts' must be true or false"),
+    ("mcts(margin=2)", "parameter 'margin' of agent 'mcts' must be <= 1.0"),
+    ("mcts(exploration=nan)", "parameter 'exploration' of agent 'mcts' must be finite"),
+    ("mcts(iterations=3, iterations=4)", "'iterations' of agent 'mcts' is given twice"),
+    ("mcts(iterations)", "key=value"),
+    ("mcts(iterations=3", "name or name"),
+    ("greedy(iterations=3)", "unknown parameter 'iterations' of agent 'greedy'"),
+    ("smart", "unknown agent 'smart'"),
+])
+def test_bad_agent_strings_name_the_problem(text, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        agents.agent_spec(MAORI, text)
+    with pytest.raises(ValueError):
+        batch.play(MAORI, 2, None, [text, "random"], count=1)
+
+
+def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters():
+    desert = core_cy.load("forbidden_desert")
+    assert agents.parse_agent(desert, "mcts(rollout=planner)")[1]["rollout"] == "planner"
+    with pytest.raises(ValueError, match="must be one of"):
+        agents.parse_agent(MAORI, "mcts(rollout=planner)")
+    info = MAORI.info()["agents"]
+    props = info["mcts"]["parameters"]["properties"]
+    assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 400
+    assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
+    assert props["rollout"]["enum"] == ["random", "greedy"]
+    assert info["greedy"]["parameters"]["properties"] == {}
+    assert "description" in info["random"]
+
+
+def test_results_record_the_full_agent_string():
+    rows = batch.play(MAORI, 2, None, [FAST, "random"], seed=3, count=2, rotate=True)
+    spelled = agents.canonical_agent(MAORI, FAST)
+    assert rows.column("seat_agent").to_pylist() == [[spelled, "random"], ["random", spelled]]
+
+
+# ---- the search ------------------------------------------------------------------------
+
+def test_search_is_deterministic_and_legal():
+    state = MAORI.new(3, seed=4)
+    for _ in range(12):
+        a = agents.choose(state, FAST, seed=9)
+        assert a in state.legal_actions()
+        assert a == agents.choose(state, FAST, seed=9)
+        state.apply(a)
+
+
+def test_same_rows_whatever_the_shards_with_subtree_reuse():
+    whole = batch.play(MAORI, 2, None, [FAST, "greedy"], seed=5, count=4, rotate=True)
+    parts = [batch.play(MAORI, 2, None, [FAST, "greedy"], seed=5, start=s, count=2, rotate=True)
+             for s in (0, 2)]
+    for column in ("seat_score", "length"):
+        assert whole.column(column).to_pylist() == (parts[0].column(column).to_pylist()
+                                                     + parts[1].column(column).to_pylist())
+
+
+def test_the_search_never_peeks_at_the_hidden_pile():
+    """Two states the acting seat cannot tell apart (the face-down pile in another order and
+    another future chance stream) give the same search, visit for visit."""
+    state = MAORI.new(2, seed=11)
+    rng = np.random.default_rng(1)
+    checked = 0
+    for step in range(40):
+        d = state.to_dict()
+        if len(d["pile"]) > 2 and len(state.legal_actions()) > 1:
+            other = dict(d, pile=[int(t) for t in rng.permutation(d["pile"])],
+                         rng={"key": 12345 + step, "counter": 7})
+            assert other["pile"] != d["pile"]
+            twin = MAORI.from_dict(other)
+            visits = agents.search_visits(state, "mcts(iterations=60)", seed=step)
+            assert visits == agents.search_visits(twin, "mcts(iterations=60)", seed=step)
+            assert sum(visits.values()) == 60
+            checked += 1
+        state.apply(agents.choose(state, "greedy", seed=step))
+    assert checked >= 20
+
+
+def test_the_search_uses_the_seed():
+    state = MAORI.new(2, seed=2)
+    runs = {tuple(sorted(agents.search_visits(state, "mcts(iterations=60)", seed=s).items()))
+            for s in range(4)}
+    assert len(runs) > 1
+
+
+def test_search_beats_random_at_maori():
+    rows = batch.play(MAORI, 2, None, [FAST, "random"], seed=8, count=20, rotate=True)
+    shares = np.array(rows.column("seat_win_share").to_pylist())
+    agent = np.array(rows.column("seat_agent").to_pylist())
+    assert shares[agent != "random"].mean() >= 0.8
+
+
+@pytest.mark.parametrize("game, players, agent", [
+    ("mondo", 2, "mcts(iterations=20, cutoff=6)"),
+    ("mondo", 1, "mcts(iterations=20, cutoff=6)"),
+    ("forbidden_desert", 3, "mcts(iterations=20, cutoff=10)"),
+    ("maori", 3, "mcts(iterations=20, rollout=greedy, cutoff=4, reuse=false, margin=0.5)"),
+])
+def test_search_plays_every_game_to_the_end(game, players, agent):
+    g = core_cy.load(game)
+    rows = batch.play(g, players, None, agent, seed=1, count=2)
+    shares = np.array(rows.column("seat_win_share").to_pylist())
+    assert np.all(rows.column("length").to_numpy() > 0)
+    assert np.all((shares >= 0) & (shares <= 1))
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_the_node_pool_is_fixed_and_freed():
+    big = "mcts(iterations=2000, cutoff=1)"
+    per_agent = agents.memory_bytes(MAORI, big)
+    assert 4000 * 24 < per_agent < 2_000_000
+    # Two searches' worth of nodes (a reused subtree plus the next search), 92 bytes each.
+    grown = agents.memory_bytes(MAORI, "mcts(iterations=20000, cutoff=1)") - per_agent
+    assert grown == 2 * 18000 * 92
+    state = MAORI.new(2, seed=3)
+    agents.choose(state, big, seed=0)
+    before = _rss_bytes()
+    for k in range(60):   # 60 agents: a leaked pool each would be far above the margin
+        agents.choose(state, big, seed=k)
+    assert _rss_bytes() - before < 10 * per_agent
