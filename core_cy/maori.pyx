@@ -111,9 +111,7 @@ cdef inline MAction decompose(int a) noexcept nogil:
     """The kind and parameters of action id a (Pgx's _decompose_action): apply and
     action_values read actions only through it."""
     cdef MAction x
-    x.arg = 0
-    x.cell = 0
-    x.rot = 0
+    memset(&x, 0, sizeof(MAction))
     if a < A_MOVE:
         x.kind = K_SHIP_START
         x.arg = a - A_SHIP_START

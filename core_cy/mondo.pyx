@@ -29,13 +29,13 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               set_state_fields,
-                               rng_uniform, MAX_SEATS, MAX_LEGAL)
+                               rng_shuffle, rng_uniform, set_state_fields,
+                               set_engine_functions, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
+from core_cy.actions import ActionSpace, Kind
+from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, load_data,
+                           number)
 from core_cy.game import Game, Option
-
-import json
-from importlib import resources
 
 ENGINE_VERSION = "1.0"
 
@@ -45,6 +45,9 @@ cdef enum:
     MAX_CELLS = 36
     MAX_TILES = 200         # tile ids fit a uint8; NO_TILE marks "none"
     NO_TILE = 255
+    DIRECTIONS = 4          # N, E, S, W: the edges of a tile, clockwise
+    ROTATIONS = 4           # quarter turns of a tile
+    FACES = 2               # every tile is double-sided
     MAX_SEGS = 6            # segments per face (4 edge groups plus internal patches)
     MAX_NODES = MAX_CELLS * MAX_SEGS
     N_SPECIES = 16
@@ -113,15 +116,69 @@ cdef enum:
     END_ROUNDS = 1          # every round was played
     END_SAFETY = 2          # a round hit the decision limit (simulator safety)
 
-# Action ids: contiguous blocks, ascending in the order legal_actions emits them.
+# Action ids: contiguous blocks, ascending in the order legal_actions emits them; inside a
+# block the parameters are mixed-radix digits (ACTIONS below names them for Python,
+# decompose() reads them in C, encode_place() writes a placement).
 cdef enum:
+    PLACINGS = FACES * ROTATIONS                # (face, rotation) choices on one space
     A_PICK = 0                                  # + tile
     A_FLIP = A_PICK + MAX_TILES                 # + tile
     A_TASK = A_FLIP + MAX_TILES                 # + task card
     A_JUMP = A_TASK + MAX_TASKS
-    A_PLACE = A_JUMP + 1                        # + cell*8 + face*4 + rotation
-    A_RETURN = A_PLACE + MAX_CELLS * 8
+    A_PLACE = A_JUMP + 1                        # + (cell, face, rotation)
+    A_RETURN = A_PLACE + MAX_CELLS * PLACINGS
     NUM_ACTIONS = A_RETURN + 1
+
+# Action kinds, in id order.
+cdef enum:
+    K_PICK = 0
+    K_FLIP = 1
+    K_TASK = 2
+    K_JUMP = 3
+    K_PLACE = 4
+    K_RETURN = 5
+
+ctypedef struct MAction:
+    int kind                    # K_*
+    int arg                     # pick/flip: the tile; task: the task card
+    int cell                    # place
+    int face                    # place
+    int rot                     # place
+    int placing                 # place: face * ROTATIONS + rot, 0..PLACINGS-1
+
+
+cdef inline MAction decompose(int a) noexcept nogil:
+    """The kind and parameters of action id a (Pgx's _decompose_action), blocks from the
+    last down: apply, the fast paths and the policy read actions only through it."""
+    cdef MAction x
+    memset(&x, 0, sizeof(MAction))
+    if a >= A_RETURN:
+        x.kind = K_RETURN
+    elif a >= A_PLACE:
+        x.kind = K_PLACE
+        x.cell = (a - A_PLACE) // PLACINGS
+        x.placing = (a - A_PLACE) % PLACINGS
+        x.face = x.placing // ROTATIONS
+        x.rot = x.placing % ROTATIONS
+    elif a == A_JUMP:
+        x.kind = K_JUMP
+    elif a >= A_TASK:
+        x.kind = K_TASK
+        x.arg = a - A_TASK
+    elif a >= A_FLIP:
+        x.kind = K_FLIP
+        x.arg = a - A_FLIP
+    else:
+        x.kind = K_PICK
+        x.arg = a - A_PICK
+    return x
+
+
+cdef inline int encode_place(int cell, int placing) noexcept nogil:
+    """A placement of the tile in hand: placing = face * ROTATIONS + rotation."""
+    return A_PLACE + cell * PLACINGS + placing
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module
 
 # Printed scoring constants (section 5.3, 2.6): not assumptions.
 cdef enum:
@@ -185,7 +242,7 @@ ctypedef struct MRules:
     double skill_sigma
     double t_scan, t_pick, t_look, t_rotate, t_place, t_return, t_flip, t_task, t_jump
     double pp_mean, pp_sd, pp_min
-    uint8_t rim[MAX_CELLS * 4]  # terrain outside each cell edge on the rim, NO_TILE inside
+    uint8_t rim[MAX_CELLS * DIRECTIONS]  # terrain outside each cell edge on the rim, NO_TILE inside
     uint8_t species_terrain[N_SPECIES]
     MFace faces[MAX_TILES][2]
     # Only for the rules dict (to_dict): the options as given, so that a state carries its
@@ -301,18 +358,23 @@ cdef inline const MFace* cell_face(const MState* s, const MPlayer* pl, int c) no
     return &s.rules.faces[pl.cell_tile[c]][pl.cell_face[c]]
 
 
+# Directions are taken modulo DIRECTIONS by masking with DIRECTIONS - 1 (a power of two).
+cdef inline int opposite(int d) noexcept nogil:
+    return (d + DIRECTIONS // 2) & (DIRECTIONS - 1)
+
+
 cdef inline int edge_at(const MFace* f, int rot, int d) noexcept nogil:
     """Terrain a face turned `rot` quarter turns clockwise shows in direction d."""
-    return f.edge[(d - rot) & 3]
+    return f.edge[(d - rot) & (DIRECTIONS - 1)]
 
 
 cdef inline int seg_at(const MFace* f, int rot, int d) noexcept nogil:
-    return f.seg_of_edge[(d - rot) & 3]
+    return f.seg_of_edge[(d - rot) & (DIRECTIONS - 1)]
 
 
 cdef inline bint adjacent_to_tile(const MState* s, const MPlayer* pl, int c) noexcept nogil:
     cdef int d, nb
-    for d in range(4):
+    for d in range(DIRECTIONS):
         nb = neighbour(&s.rules, c, d)
         if nb >= 0 and pl.cell_tile[nb] != NO_TILE:
             return True
@@ -377,13 +439,13 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
         if pl.cell_tile[c] == NO_TILE:
             continue
         f = cell_face(s, pl, c)
-        for d in range(4):
+        for d in range(DIRECTIONS):
             t = edge_at(f, pl.cell_rot[c], d)
             n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
             nb = neighbour(R, c, d)
             if nb < 0:
                 rim[n] = 1
-                if t != R.rim[c * 4 + d]:
+                if t != R.rim[c * DIRECTIONS + d]:
                     bi.errors += 1          # section 5.1: rim mismatch (B1)
                     bad[n] = 1
                 elif not R.frame:
@@ -392,7 +454,7 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
                 bad[n] = 1                  # open towards an empty space, not an error
             else:
                 g = cell_face(s, pl, nb)
-                t2 = edge_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                t2 = edge_at(g, pl.cell_rot[nb], opposite(d))
                 if t2 != t:
                     bad[n] = 1
                     if d == 1 or d == 2:    # each shared edge once, from its W or N tile
@@ -400,7 +462,7 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
                 else:
                     if d == 1 or d == 2:
                         bi.matched += 1
-                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
                     r = uf_find(parent, n)
                     k = uf_find(parent, m)
                     if r != k:
@@ -574,16 +636,6 @@ cdef inline double normal(Rng* rng) noexcept nogil:
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2)
 
 
-cdef void shuffle_int(int32_t* a, int n, Rng* rng) noexcept nogil:
-    cdef int i, j
-    cdef int32_t t
-    for i in range(n - 1, 0, -1):
-        j = rng_below(rng, i + 1)
-        t = a[i]
-        a[i] = a[j]
-        a[j] = t
-
-
 cdef inline int face_terrains(const MFace* f) noexcept nogil:
     cdef int k, m = 0
     for k in range(f.nseg):
@@ -662,7 +714,7 @@ cdef void start_round(MState* s) noexcept nogil:
     if s.rules.tasks_on:
         for i in range(s.rules.n_tasks):
             order[i] = i
-        shuffle_int(order, s.rules.n_tasks, &s.rng)
+        rng_shuffle(&s.rng, order, s.rules.n_tasks, sizeof(order[0]))
         for i in range(min(2 * s.players, s.rules.n_tasks)):
             s.task_up |= 1u << order[i]
     if s.rules.solo:
@@ -837,7 +889,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
         s.p[i].speed = sp * exp(s.rules.skill_sigma * normal(&s.rng))
     for i in range(N_MODIFIERS):
         s.mod_deck[i] = i
-    shuffle_int(s.mod_deck, N_MODIFIERS, &s.rng)
+    rng_shuffle(&s.rng, s.mod_deck, N_MODIFIERS, sizeof(s.mod_deck[0]))
     start_round(s)
     advance(s)
 
@@ -868,8 +920,8 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         return n + 1
     for c in range(n_cells(&s.rules)):
         if can_place(s, pl, c):
-            for k in range(8):
-                out[n] = A_PLACE + c * 8 + k
+            for k in range(PLACINGS):
+                out[n] = encode_place(c, k)
                 n += 1
     out[n] = A_RETURN
     return n + 1
@@ -897,39 +949,35 @@ cdef double place_seconds(MState* s, const MPlayer* pl, int face, int rot) noexc
 
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef MState* s = <MState*>vs
-    cdef int p = s.current, cell, face, rot
+    cdef int p = s.current
     cdef MPlayer* pl = &s.p[p]
+    cdef MAction x = decompose(a)
     cdef double t = s.clock, end
     s.moves += 1
     s.round_moves += 1
-    if a < A_FLIP:
+    if x.kind == K_PICK:
+        pl.pend = OP_PICK
+        pl.pend_arg = <uint8_t>x.arg
         if s.rules.per_placement:
             # The simpler model: the tile leaves the pool at decision time, no pick time.
-            pl.pend = OP_PICK
-            pl.pend_arg = <uint8_t>(a - A_PICK)
             resolve(s, p)
         else:
-            pl.pend = OP_PICK
-            pl.pend_arg = <uint8_t>(a - A_PICK)
             pl.t_next = t + (s.rules.t_pick + s.rules.t_scan * s.rules.scan_tiles) / pl.speed
-    elif a < A_TASK:
+    elif x.kind == K_FLIP:
         pl.pend = OP_FLIP
-        pl.pend_arg = <uint8_t>(a - A_FLIP)
+        pl.pend_arg = <uint8_t>x.arg
         pl.t_next = t + s.rules.t_flip / pl.speed
-    elif a < A_JUMP:
+    elif x.kind == K_TASK:
         pl.pend = OP_TASK
-        pl.pend_arg = <uint8_t>(a - A_TASK)
+        pl.pend_arg = <uint8_t>x.arg
         pl.t_next = t + s.rules.t_task / pl.speed
-    elif a == A_JUMP:
+    elif x.kind == K_JUMP:
         pl.pend = OP_JUMP
         pl.t_next = t + s.rules.t_jump / pl.speed
-    elif a < A_RETURN:
-        cell = (a - A_PLACE) // 8
-        face = ((a - A_PLACE) // 4) & 1
-        rot = (a - A_PLACE) & 3
-        end = t + place_seconds(s, pl, face, rot) / pl.speed
+    elif x.kind == K_PLACE:
+        end = t + place_seconds(s, pl, x.face, x.rot) / pl.speed
         if end <= s.rules.timer:
-            put_on_board(s, p, pl.hand, face, cell, rot)
+            put_on_board(s, p, pl.hand, x.face, x.cell, x.rot)
             pl.hand = NO_TILE
             pl.hand_face = 0
         # else: cancelled by the timer; the tile goes back at the round end (section 4.3)
@@ -964,28 +1012,38 @@ cdef void m_shares(const void* vs, double* out) noexcept nogil:
         out[i] = s.share[i]
 
 
+# Outcome fields: the names (the engine table counts them) and their indices in C.  A seat's
+# fields are the scores of the rulebook's ROUND_COLUMNS rounds, then its stats (ST_* order).
 GAME_OUTCOMES = ("solo_win", "solo_penalty", "rounds_timed_out", "safety_cuts")
 SEAT_OUTCOMES = ("round1_score", "round2_score", "round3_score", "empty_spaces",
                  "error_edges", "bonus_points", "bonus_chips", "animals", "areas",
                  "volcano_points", "modifier_points", "task_points", "tiles_placed",
                  "jumped_out", "volcano_chip_rounds")
 cdef enum:
-    N_GAME_OUT = 4
-    N_SEAT_OUT = 15
+    GO_SOLO_WIN = 0
+    GO_SOLO_PENALTY = 1
+    GO_TIMEOUTS = 2
+    GO_SAFETY_CUTS = 3
+cdef enum:
+    ROUND_COLUMNS = 3
+    SO_ROUND_SCORES = 0
+    SO_STATS = SO_ROUND_SCORES + ROUND_COLUMNS
 
 
 cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     cdef const MState* s = <const MState*>vs
+    cdef double* o
     cdef int i, r
-    g[0] = s.solo_win if s.rules.solo else 0.0
-    g[1] = s.solo_penalty if s.rules.solo else 0.0
-    g[2] = s.timeouts
-    g[3] = s.safety_cuts
+    g[GO_SOLO_WIN] = s.solo_win if s.rules.solo else 0.0
+    g[GO_SOLO_PENALTY] = s.solo_penalty if s.rules.solo else 0.0
+    g[GO_TIMEOUTS] = s.timeouts
+    g[GO_SAFETY_CUTS] = s.safety_cuts
     for i in range(s.players):
-        for r in range(3):
-            so[i * N_SEAT_OUT + r] = s.p[i].round_score[r]
+        o = so + i * ENGINE.num_seat_outcomes
+        for r in range(ROUND_COLUMNS):
+            o[SO_ROUND_SCORES + r] = s.p[i].round_score[r]
         for r in range(N_STATS):
-            so[i * N_SEAT_OUT + 3 + r] = s.p[i].stat[r]
+            o[SO_STATS + r] = s.p[i].stat[r]
 
 
 # ---------------------------------------------------------------- heuristic and policy
@@ -1063,10 +1121,10 @@ cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* e
     cdef const MRules* R = &s.rules
     cdef int d, t, nb, want, kind, sig = 0
     cdef double hit, miss
-    for d in range(4):
+    for d in range(DIRECTIONS):
         nb = neighbour(R, c, d)
         if nb < 0:
-            want = R.rim[c * 4 + d]
+            want = R.rim[c * DIRECTIONS + d]
             hit = EDGE_RIM if R.frame else 0.0
             miss = -1.0
             kind = 4 + want
@@ -1076,7 +1134,7 @@ cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* e
             miss = 0.0
             kind = 8
         else:
-            want = edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], (d + 2) & 3)
+            want = edge_at(cell_face(s, pl, nb), pl.cell_rot[nb], opposite(d))
             hit = EDGE_MATCH
             miss = -1.0
             kind = want
@@ -1140,7 +1198,7 @@ cdef inline double table_pick(const MState* s, const float* T, bint any_spot,
     cdef double v, best = -1e300
     if not any_spot:
         return NO_SPOT
-    for r in range(4):
+    for r in range(ROTATIONS):
         v = T[face_code(f, r)]
         if v > best:
             best = v
@@ -1158,7 +1216,7 @@ cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexc
             continue
         any_spot = True
         edge_values(s, pl, c, ev)
-        for r in range(4):
+        for r in range(ROTATIONS):
             code = face_code(f, r)
             v = ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)] + ev[12 + (code >> 6)]
             if v > best:
@@ -1298,13 +1356,13 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
         if pl.cell_tile[c] == NO_TILE:
             continue
         f = cell_face(s, pl, c)
-        for d in range(4):
+        for d in range(DIRECTIONS):
             t = edge_at(f, pl.cell_rot[c], d)
             n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
             nb = neighbour(R, c, d)
             if nb < 0:
                 A.rim[n] = 1
-                if t != R.rim[c * 4 + d]:
+                if t != R.rim[c * DIRECTIONS + d]:
                     bi.errors += 1
                     A.bad[n] = 1
                 elif not R.frame:
@@ -1313,13 +1371,13 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
                 A.open[n] += 1
             else:
                 g = cell_face(s, pl, nb)
-                if edge_at(g, pl.cell_rot[nb], (d + 2) & 3) != t:
+                if edge_at(g, pl.cell_rot[nb], opposite(d)) != t:
                     A.bad[n] = 1
                     if d == 1 or d == 2:
                         bi.errors += 1
                 elif d == 1 or d == 2:
                     bi.matched += 1
-                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+                    m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
                     r = uf_find(parent, n)
                     r2 = uf_find(parent, m)
                     if r != r2:
@@ -1391,12 +1449,12 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
         gopen[k] = 0
         gbad[k] = 0
         gter[k] = f.seg_terrain[k]
-    for d in range(4):
+    for d in range(DIRECTIONS):
         t = edge_at(f, rot, d)
         k = seg_at(f, rot, d)
         nb = neighbour(R, c, d)
         if nb < 0:
-            if t != R.rim[c * 4 + d]:
+            if t != R.rim[c * DIRECTIONS + d]:
                 out.errors += 1
                 gbad[k] = 1
             elif not R.frame:
@@ -1405,8 +1463,8 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
             gopen[k] += 1
         else:
             g = cell_face(s, pl, nb)
-            t2 = edge_at(g, pl.cell_rot[nb], (d + 2) & 3)
-            m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], (d + 2) & 3)
+            t2 = edge_at(g, pl.cell_rot[nb], opposite(d))
+            m = nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], opposite(d))
             r = A.root[m]
             j = 0
             while j < nr and groot[j] != r:
@@ -1459,10 +1517,10 @@ cdef inline double place_seconds_with(const MState* s, const MPlayer* pl, int fa
 cdef void rotation_duplicates(const MFace* f, int* dup) noexcept nogil:
     """dup[r] = an earlier rotation showing the same terrains and segments, or -1."""
     cdef int r, q, d
-    cdef int sig[4]
-    for r in range(4):
+    cdef int sig[ROTATIONS]
+    for r in range(ROTATIONS):
         sig[r] = face_code(f, r)
-        for d in range(4):
+        for d in range(DIRECTIONS):
             sig[r] |= seg_at(f, r, d) << (8 + 3 * d)
         dup[r] = -1
         for q in range(r):
@@ -1525,6 +1583,10 @@ cdef bint run_clock(const MState* s, int me, double t_me, Mine* m) noexcept nogi
         return True
 
 
+cdef enum:
+    PLACE_DURATIONS = 4         # placement durations: (the other face?, turned?)
+
+
 cdef double copy_value(const MState* s, int seat, int a) noexcept nogil:
     """heuristic(apply(s, a), seat) on a copy: the slow path for actions that end a round."""
     cdef MState tmp
@@ -1544,7 +1606,8 @@ cdef void round_end_places(const MState* s, int seat, const int* acts, const int
     cdef RoundLines L[MAX_PLAYERS]
     cdef BoardInfo keep
     cdef MPlayer* pl
-    cdef int i, j, a, cell, tile = s.p[seat].hand
+    cdef int i, j, tile = s.p[seat].hand
+    cdef MAction x
     memcpy(&post, s, sizeof(MState))
     m_apply(&post, acts[idx[0]])
     # The state the round is scored in, but for the seat's last tile: the jumps under way
@@ -1560,11 +1623,10 @@ cdef void round_end_places(const MState* s, int seat, const int* acts, const int
         if i != seat:
             analyse(&pre, &pre.p[i], &L[i].b, s.rules.tasks_on)
     for j in range(cnt):
-        a = acts[idx[j]] - A_PLACE
-        cell = a // 8
-        pl.cell_tile[cell] = <uint8_t>tile
-        pl.cell_face[cell] = <uint8_t>((a // 4) & 1)
-        pl.cell_rot[cell] = <uint8_t>(a & 3)
+        x = decompose(acts[idx[j]])
+        pl.cell_tile[x.cell] = <uint8_t>tile
+        pl.cell_face[x.cell] = <uint8_t>x.face
+        pl.cell_rot[x.cell] = <uint8_t>x.rot
         for i in range(s.players):
             memcpy(&keep, &L[i].b, sizeof(BoardInfo))
             memset(&L[i], 0, sizeof(RoundLines))
@@ -1574,9 +1636,9 @@ cdef void round_end_places(const MState* s, int seat, const int* acts, const int
         for i in range(s.players):
             post.p[i].round_score[s.round] = L[i].total
         out[idx[j]] = m_heuristic(&post, seat)
-        pl.cell_tile[cell] = NO_TILE
-        pl.cell_face[cell] = 0
-        pl.cell_rot[cell] = 0
+        pl.cell_tile[x.cell] = NO_TILE
+        pl.cell_face[x.cell] = 0
+        pl.cell_rot[x.cell] = 0
 
 
 cdef inline double same_board_copy(const MState* s, int seat, int a, double* cache,
@@ -1621,10 +1683,10 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef BoardInfo b
     cdef Mine m
     cdef Mine pm                        # picks: the clock run once for all of them
-    cdef Mine km[4]                     # placements: once per duration (other face?, turned?)
-    cdef bint kok[4]
-    cdef double kt[4]
-    cdef bint kdone[4]
+    cdef Mine km[PLACE_DURATIONS]       # placements: once per duration (other face?, turned?)
+    cdef bint kok[PLACE_DURATIONS]
+    cdef double kt[PLACE_DURATIONS]
+    cdef bint kdone[PLACE_DURATIONS]
     cdef Rng rng
     cdef float T[256]
     cdef double boardv, t0 = s.clock, t_me, t_pick = 0, fixed_pick = 0, f_in = 0, f_out = 0
@@ -1632,35 +1694,36 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef bint have_pick = False, have_flip = False, have_task = False, pick_ok = False
     cdef bint have_same = False
     cdef bint any_spot = False, hit, in_hand
-    cdef double kfill[4]
-    cdef double bv[8]
-    cdef int dup[8]
-    cdef int i, a, k, tile, cell, face, rot, key, up, empty, sop = OP_NONE, sarg = -1
+    cdef double kfill[PLACE_DURATIONS]
+    cdef double bv[PLACINGS]
+    cdef int dup[PLACINGS]
+    cdef MAction x
+    cdef int i, a, k, key, up, empty, sop = OP_NONE, sarg = -1
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
-    cdef int late[MAX_CELLS * 8]
+    cdef int late[MAX_CELLS * PLACINGS]
     cdef double past = 0
     if seat != s.current or s.terminal:
         return 0
-    for key in range(4):
+    for key in range(PLACE_DURATIONS):
         kdone[key] = False
     for i in range(s.round):
         past += pl.round_score[i]
     if pl.hand != NO_TILE:
         build_areas(s, pl, &A)
         memcpy(&b, &A.b, sizeof(BoardInfo))
-        rotation_duplicates(&s.rules.faces[pl.hand][0], dup)
-        rotation_duplicates(&s.rules.faces[pl.hand][1], dup + 4)
-        for k in range(4, 8):
+        for k in range(FACES):
+            rotation_duplicates(&s.rules.faces[pl.hand][k], dup + k * ROTATIONS)
+        for k in range(ROTATIONS, PLACINGS):
             if dup[k] >= 0:
-                dup[k] += 4
+                dup[k] += (k // ROTATIONS) * ROTATIONS
     else:
         analyse(s, pl, &b, False)
         any_spot = pick_table(s, pl, T)
     boardv = board_value_b(s, &b)
     for i in range(n):
         a = acts[i]
-        if a < A_FLIP:
-            tile = a - A_PICK
+        x = decompose(a)
+        if x.kind == K_PICK:
             if not have_pick:
                 have_pick = True
                 # per_placement: the tile is in hand at once and no time passes (m_apply).
@@ -1680,21 +1743,21 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             if not pick_ok:
                 out[i] = same_board_copy(s, seat, a, &slow_same, &have_same)
                 continue
-            up = s.up[tile]
+            up = s.up[x.arg]
             in_hand = s.rules.per_placement or pm.stopper == seat
-            if not in_hand and sop == OP_PICK and sarg == tile:
+            if not in_hand and sop == OP_PICK and sarg == x.arg:
                 # A rival's pick of the same tile completes first: nothing comes.
                 empty = n_cells(&s.rules) - pl.placed
                 out[i] = fixed_pick - empty + f_out
                 continue
-            if not in_hand and sop == OP_FLIP and sarg == tile:
+            if not in_hand and sop == OP_FLIP and sarg == x.arg:
                 up ^= 1
             empty = n_cells(&s.rules) - pl.placed
-            v = fixed_pick + table_pick(s, T, any_spot, &s.rules.faces[tile][up])
+            v = fixed_pick + table_pick(s, T, any_spot, &s.rules.faces[x.arg][up])
             if empty > 0:
                 empty -= 1
             out[i] = v - empty + f_in
-        elif a < A_TASK:
+        elif x.kind == K_FLIP:
             if not have_flip:
                 have_flip = True
                 mine_init(pl, &m, OP_FLIP)
@@ -1702,7 +1765,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 v_flip = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
                     else same_board_copy(s, seat, a, &slow_same, &have_same)
             out[i] = v_flip
-        elif a < A_JUMP:
+        elif x.kind == K_TASK:
             if not have_task:
                 have_task = True
                 mine_init(pl, &m, OP_TASK)
@@ -1710,20 +1773,17 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 v_task = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
                     else same_board_copy(s, seat, a, &slow_same, &have_same)
             out[i] = v_task
-        elif a == A_JUMP:
+        elif x.kind == K_JUMP:
             mine_init(pl, &m, OP_JUMP)
             t_me = t0 + s.rules.t_jump / pl.speed
             out[i] = mine_value(s, seat, &m, boardv, t_me) if run_clock(s, seat, t_me, &m) \
                 else copy_value(s, seat, a)
-        elif a < A_RETURN:
-            cell = (a - A_PLACE) // 8
-            face = ((a - A_PLACE) // 4) & 1
-            rot = (a - A_PLACE) & 3
-            key = 0 if s.rules.per_placement else ((face != pl.hand_face) * 2 + (rot != 0))
+        elif x.kind == K_PLACE:
+            key = 0 if s.rules.per_placement else ((x.face != pl.hand_face) * 2 + (x.rot != 0))
             if not kdone[key]:
                 kdone[key] = True
                 rng = s.rng
-                kt[key] = t0 + place_seconds_with(s, pl, face, rot, &rng) / pl.speed
+                kt[key] = t0 + place_seconds_with(s, pl, x.face, x.rot, &rng) / pl.speed
                 mine_init(pl, &km[key], OP_NONE)
                 if kt[key] <= s.rules.timer:
                     km[key].hand = NO_TILE
@@ -1738,14 +1798,14 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 # stays as it is.
                 out[i] = same_board_copy(s, seat, a, &slow_same, &have_same)
             elif kt[key] <= s.rules.timer:
-                k = face * 4 + rot
-                if cell != bv_cell:
-                    bv_cell = cell
+                k = x.placing
+                if x.cell != bv_cell:
+                    bv_cell = x.cell
                     bv_have = 0
                 if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
                     bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
                 else:
-                    place_counts(s, pl, &A, cell, &s.rules.faces[pl.hand][face], rot, &b)
+                    place_counts(s, pl, &A, x.cell, &s.rules.faces[pl.hand][x.face], x.rot, &b)
                     bv[k] = board_value_b(s, &b)
                 bv_have |= 1 << k
                 # compose() for a placement, its parts that do not depend on the cell
@@ -1780,14 +1840,14 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     for c in range(n_cells(&s.rules)):
         if not can_place(s, pl, c):
             continue
-        for k in range(8):
-            place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k >> 2], k & 3, &b)
+        for k in range(PLACINGS):
+            place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
             v = board_value_b(s, &b) - base
-            if (k >> 2) != pl.hand_face:
+            if k // ROTATIONS != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
             if v > best_v:
                 best_v = v
-                best = A_PLACE + c * 8 + k
+                best = encode_place(c, k)
     value[0] = best_v
     return best
 
@@ -1873,33 +1933,11 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     memcpy(out, vs, sizeof(MState))
 
 
-cdef Engine MONDO_ENGINE
 cdef MState _LAYOUT   # one instance, to read the field offsets from
-MONDO_ENGINE.state_size = sizeof(MState)
-set_state_fields(&MONDO_ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason)
-MONDO_ENGINE.rules_size = sizeof(MRules)
-MONDO_ENGINE.num_actions = NUM_ACTIONS
-MONDO_ENGINE.min_players = 1
-MONDO_ENGINE.max_players = MAX_PLAYERS
-MONDO_ENGINE.cooperative = False
-MONDO_ENGINE.num_game_outcomes = N_GAME_OUT
-MONDO_ENGINE.num_seat_outcomes = N_SEAT_OUT
-MONDO_ENGINE.num_policies = 1
-MONDO_ENGINE.setup = m_setup
-MONDO_ENGINE.legal_actions = m_legal
-MONDO_ENGINE.apply = m_apply
-MONDO_ENGINE.scores = m_scores
-MONDO_ENGINE.win_shares = m_shares
-MONDO_ENGINE.outcomes = m_outcomes
-MONDO_ENGINE.heuristic = m_heuristic
-MONDO_ENGINE.observe = m_observe
-MONDO_ENGINE.policy = m_policy
-MONDO_ENGINE.action_values = m_action_values
-
-cdef EngineHandle _HANDLE = EngineHandle.__new__(EngineHandle)
-_HANDLE.engine = &MONDO_ENGINE
-
+set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
+                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
+set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
+                     m_heuristic, m_observe, m_policy, m_action_values)
 
 
 # ================================================================ Python face
@@ -1918,33 +1956,13 @@ SOLO = {"easy": (600, 3), "medium": (360, 2), "hard": (300, 1)}          # secon
 TIMING_KEYS = ("scan", "pick", "look", "rotate", "place", "return", "flip", "task", "jump")
 
 
-def _load_data(name):
-    return json.loads(resources.files("core_cy").joinpath("data", name).read_text())
-
-
-def _strip(d):
-    return {k: v for k, v in d.items() if not k.startswith("_")}
-
-
-_TILE_DATA = _load_data("mondo_tiles.json")
+_TILE_DATA = load_data("mondo_tiles.json")
 DEFAULT_TILES = _TILE_DATA["tiles"]
 DEFAULT_SPECIES = _TILE_DATA["species"]
-DEFAULT_BOARD = _strip(_load_data("mondo_board.json"))
-DEFAULT_TIMING = _strip(_load_data("mondo_timing.json"))
-DEFAULT_TASKS = _load_data("mondo_tasks.json")["tasks"]
+DEFAULT_BOARD = load_data("mondo_board.json")
+DEFAULT_TIMING = load_data("mondo_timing.json")
+DEFAULT_TASKS = load_data("mondo_tasks.json")["tasks"]
 DEFAULT_BONUS = {"1": [], "2": [4, 3], "3": [4, 3, 2], "4": [4, 3, 2, 1]}
-
-
-def _int(v, where, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ValueError(f"{where} must be an integer in {lo}..{hi}, got {v!r}")
-    return v
-
-
-def _num(v, where, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-        raise ValueError(f"{where} must be a number in {lo}..{hi}, got {v!r}")
-    return float(v)
 
 
 def _terrain_string(v, where, n):
@@ -2019,7 +2037,7 @@ def parse_face(f, names, where):
             raise ValueError(f"{where}.animal must be one of {names}, got {f['animal']!r}")
         animal = names.index(f["animal"])
         if "animal_segment" in f:
-            animal_seg = _int(f["animal_segment"], where + ".animal_segment", 0, len(parsed) - 1)
+            animal_seg = integer(f["animal_segment"], where + ".animal_segment", 0, len(parsed) - 1)
     return edges, seg_of_edge, parsed, animal, animal_seg, VOLCANOES.index(f.get("volcano"))
 
 
@@ -2053,8 +2071,8 @@ def parse_board(board, side):
     where = "rule option 'board'"
     if not isinstance(board, dict) or set(board) - {"rows", "cols", "frame", "solo_marked_cells"}:
         raise ValueError(f"{where} must be an object with rows, cols, frame, solo_marked_cells")
-    rows = _int(board.get("rows"), where + ".rows", 1, MAX_DIM)
-    cols = _int(board.get("cols"), where + ".cols", 1, MAX_DIM)
+    rows = integer(board.get("rows"), where + ".rows", 1, MAX_DIM)
+    cols = integer(board.get("cols"), where + ".cols", 1, MAX_DIM)
     frame = board.get("frame")
     lens = {"top": cols, "right": rows, "bottom": cols, "left": rows}
     if not isinstance(frame, dict) or set(frame) != set(lens):
@@ -2091,16 +2109,16 @@ def parse_timing(t):
         raise ValueError(f"{where} must have exactly the keys {sorted(keys)}")
     if t["mode"] not in ("events", "per_placement"):
         raise ValueError(f"{where}.mode must be 'events' or 'per_placement'")
-    out = {k: _num(t[k], f"{where}.{k}", 0.01, 600) for k in TIMING_KEYS}
-    out["scan"] = _num(t["scan"], f"{where}.scan", 0, 600)
-    out["scan_tiles"] = _int(t["scan_tiles"], f"{where}.scan_tiles", 1, MAX_TILES)
-    out["skill_sigma"] = _num(t["skill_sigma"], f"{where}.skill_sigma", 0, 2)
+    out = {k: number(t[k], f"{where}.{k}", 0.01, 600) for k in TIMING_KEYS}
+    out["scan"] = number(t["scan"], f"{where}.scan", 0, 600)
+    out["scan_tiles"] = integer(t["scan_tiles"], f"{where}.scan_tiles", 1, MAX_TILES)
+    out["skill_sigma"] = number(t["skill_sigma"], f"{where}.skill_sigma", 0, 2)
     pp = t["per_placement"]
     if not isinstance(pp, dict) or set(pp) != {"mean", "sd", "min"}:
         raise ValueError(f"{where}.per_placement must have mean, sd, min")
-    out["pp"] = (_num(pp["mean"], f"{where}.per_placement.mean", 0.01, 600),
-                 _num(pp["sd"], f"{where}.per_placement.sd", 0, 600),
-                 _num(pp["min"], f"{where}.per_placement.min", 0.01, 600))
+    out["pp"] = (number(pp["mean"], f"{where}.per_placement.mean", 0.01, 600),
+                 number(pp["sd"], f"{where}.per_placement.sd", 0, 600),
+                 number(pp["min"], f"{where}.per_placement.min", 0.01, 600))
     return out
 
 
@@ -2114,7 +2132,7 @@ def parse_tasks(tasks, species):
         w = f"{where}[{i}]"
         if not isinstance(t, dict) or t.get("kind") not in TASK_KINDS or not isinstance(t.get("id"), str):
             raise ValueError(f"{w} must have an id and a kind from {list(TASK_KINDS)}")
-        pts = _int(t.get("points"), w + ".points", 0, 50)
+        pts = integer(t.get("points"), w + ".points", 0, 50)
         _check_name(t["id"], w + ".id")
         arg = 0
         if t["kind"] == "species3":
@@ -2331,10 +2349,16 @@ cdef list _task_ids(const MRules* R):
     return [(<bytes>R.task_id[k]).decode() for k in range(R.n_tasks)]
 
 
-def _float(v, where, lo=0.0, hi=1e9):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-        raise ValueError(f"{where} must be a number in {lo}..{hi}, got {v!r}")
-    return float(v)
+# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+ACTIONS = ActionSpace(
+    NUM_ACTIONS,
+    Kind("pick", A_PICK, tile=MAX_TILES),
+    Kind("flip", A_FLIP, tile=MAX_TILES),
+    Kind("task", A_TASK, card=MAX_TASKS),
+    Kind("jump", A_JUMP),
+    Kind("place", A_PLACE, cell=MAX_CELLS, face=FACES, rotation=ROTATIONS),
+    Kind("return", A_RETURN),
+)
 
 
 class MondoGame(Game):
@@ -2347,7 +2371,7 @@ class MondoGame(Game):
     end_reasons = END_REASONS
     game_outcome_names = GAME_OUTCOMES
     seat_outcome_names = SEAT_OUTCOMES
-    handle = _HANDLE
+    actions = ACTIONS
     policies = {
         "greedy_placer": "scans scan_tiles pool tiles (visible faces), takes the best fit, "
                          "places it on the best face/rotation/space, returns a hopeless "
@@ -2431,7 +2455,7 @@ class MondoGame(Game):
             if not isinstance(speeds, (list, tuple)) or len(speeds) != players:
                 raise ValueError(f"speeds must give one value per seat ({players})")
             for i, v in enumerate(speeds):
-                _float(v, f"speeds[{i}]", 0.01, 100.0)
+                number(v, f"speeds[{i}]", 0.01, 100.0)
         return super().new(players, rules, seed, speeds)
 
     def rules_of(self, State state):
@@ -2467,7 +2491,7 @@ class MondoGame(Game):
                 "tasks": [task_ids[k] for k in range(R.n_tasks) if (pl.tasks >> k) & 1],
                 "board": board,
                 "round_scores": [int(pl.round_score[r]) for r in range(s.round if not s.terminal else R.rounds)],
-                "stats": {SEAT_OUTCOMES[3 + k]: int(pl.stat[k]) for k in range(N_STATS)},
+                "stats": {SEAT_OUTCOMES[SO_STATS + k]: int(pl.stat[k]) for k in range(N_STATS)},
                 "win_share": float(s.share[i]),
             })
         return {
@@ -2481,46 +2505,38 @@ class MondoGame(Game):
             "pool": [[t, int(s.up[t])] for t in range(R.n_tiles) if s.loc[t] == LOC_POOL],
             "solo_penalty": int(s.solo_penalty), "solo_win": bool(s.solo_win),
             "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
-            "rng": {"key": int(s.rng.key), "counter": int(s.rng.ctr)},
+            "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
 
-    def from_dict(self, data):
-        """Rebuild a state from to_dict() output (then run the clock to the next decision,
-        so a position where every hand has finished scores its round); ValueError names
-        the first bad field."""
-        return _from_dict(self, data)
+    def fill_state(self, State state, data, rules):
+        """from_dict's Mondo part; then the clock runs to the next decision, so that a
+        position where every hand has finished scores its round."""
+        _fill(_st(state), data, [t["id"] for t in rules["tasks"]])
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
         cdef MState* s = _st(state)
         cdef MPlayer* pl = &s.p[s.current]
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
-        a = action
-        if a < A_FLIP:
-            t = a - A_PICK
+        kind, x = ACTIONS.decode(action)
+        if kind in ("pick", "flip"):
+            t = x["tile"]
             if t >= s.rules.n_tiles:
-                raise ValueError(f"action {a}: no tile {t}")
-            return f"pick tile #{t} (showing {_face_text(state, t, s.up[t])})"
-        if a < A_TASK:
-            t = a - A_FLIP
-            if t >= s.rules.n_tiles:
-                raise ValueError(f"action {a}: no tile {t}")
-            return f"flip pool tile #{t} (showing {_face_text(state, t, s.up[t])})"
-        if a < A_JUMP:
-            k = a - A_TASK
+                raise ValueError(f"action {action}: no tile {t}")
+            where = "tile" if kind == "pick" else "pool tile"
+            return f"{kind} {where} #{t} (showing {_face_text(state, t, s.up[t])})"
+        if kind == "task":
             tasks = _task_ids(&s.rules)
-            if k >= len(tasks):
-                raise ValueError(f"action {a}: no task card {k}")
-            return f"take task card {tasks[k]}"
-        if a == A_JUMP:
+            if x["card"] >= len(tasks):
+                raise ValueError(f"action {action}: no task card {x['card']}")
+            return f"take task card {tasks[x['card']]}"
+        if kind == "jump":
             chip = s.rules.bonus[s.bonus_top] if s.bonus_top < s.rules.bonus_n else 0
             return "jump out" + (f" (top bonus chip {chip})" if chip else " (no bonus chip left)")
-        if a < A_RETURN:
-            cell, face, rot = (a - A_PLACE) // 8, ((a - A_PLACE) // 4) & 1, (a - A_PLACE) & 3
+        if kind == "place":
+            cell, face, rot = x["cell"], x["face"], x["rotation"]
             if cell >= s.rules.rows * s.rules.cols:
-                raise ValueError(f"action {a}: no space {cell}")
+                raise ValueError(f"action {action}: no space {cell}")
             what = (f"tile #{pl.hand} face {face} ({_face_text(state, pl.hand, face)})"
                     if pl.hand != NO_TILE else f"face {face}")
             return (f"place {what} on ({cell // s.rules.cols},{cell % s.rules.cols})"
@@ -2558,187 +2574,106 @@ class MondoGame(Game):
         return out
 
 
-def _need(data, key, kind, where="state"):
-    if key not in data:
-        raise ValueError(f"{where}: missing field '{key}'")
-    v = data[key]
-    if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
-        raise ValueError(f"{where}.{key} must be an integer, got {v!r}")
-    if kind is float:
-        return _float(v, f"{where}.{key}", -1e9, 1e9)
-    if kind is not int and not isinstance(v, kind):
-        raise ValueError(f"{where}.{key} must be {getattr(kind, '__name__', kind)}, got {v!r}")
-    return v
-
-
-def _from_dict(game, data):
-    if not isinstance(data, dict):
-        raise ValueError("state must be a dict (from to_dict())")
-    if data.get("game") != game.name:
-        raise ValueError(f"state.game must be {game.name!r}, got {data.get('game')!r}")
-    players = game.check_players(_need(data, "players", int))
-    rules = game.resolve_rules(_need(data, "rules", dict), players)
-    cdef State state = contract.blank_state(game, game.handle)
-    cdef MState* s = <MState*>state.buf
-    cdef bytes packed = game.pack_rules(rules, players)
-    memcpy(&s.rules, <const char*>packed, sizeof(MRules))
+cdef _fill(MState* s, top, list task_ids):
+    """from_dict's Mondo part (rules, players and rng are in place): reads every field of
+    to_dict() through the codec, so that a bad value is named by its path."""
     cdef MRules* R = &s.rules
-    cdef MPlayer* pl
-    n_tiles = R.n_tiles
-    task_ids = [t["id"] for t in rules["tasks"]]
-    seen = {}
-
-    def tile_id(v, where):
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n_tiles:
-            raise ValueError(f"{where} must be a tile id in 0..{n_tiles - 1}, got {v!r}")
-        if v in seen:
-            raise ValueError(f"{where}: tile {v} is also at {seen[v]}")
-        seen[v] = where
-        return v
-
-    def task_id(v, where):
-        if v not in task_ids:
-            raise ValueError(f"{where} must be a task id from {task_ids}, got {v!r}")
-        return task_ids.index(v)
-
-    s.players = players
-    s.round = _need(data, "round", int)
-    if not 0 <= s.round <= R.rounds:
-        raise ValueError(f"state.round must be in 0..{R.rounds}")
-    s.terminal = bool(data.get("terminal", False))
+    cdef int players = s.players
+    ids = UniqueIds(R.n_tiles, "tile")
+    s.round = top.int("round", 0, R.rounds)
+    s.terminal = top.bool("terminal", default=False)
     if (s.round == R.rounds) != bool(s.terminal):
         raise ValueError(f"state.round is {R.rounds} exactly when the game is over (terminal)")
-    s.clock = _need(data, "clock", float)
-    for key in ("moves", "round_moves", "safety_cuts", "timeouts", "bonus_taken", "jumps"):
-        v = data.get(key, 0)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"state.{key} must be a non-negative integer")
-    s.moves, s.round_moves = data.get("moves", 0), data.get("round_moves", 0)
-    s.safety_cuts, s.timeouts = data.get("safety_cuts", 0), data.get("timeouts", 0)
-    s.bonus_top, s.jumps = data.get("bonus_taken", 0), data.get("jumps", 0)
-    if s.bonus_top > R.bonus_n or s.jumps > players:
-        raise ValueError(f"state.bonus_taken must be <= {R.bonus_n} and jumps <= {players}")
-    deck = data.get("modifier_deck", list(MODIFIERS))
-    if not isinstance(deck, list) or sorted(deck) != sorted(MODIFIERS):
-        raise ValueError(f"state.modifier_deck must be an order of {list(MODIFIERS)}")
+    s.clock = top.num("clock", -1e9, 1e9)
+    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.round_moves = top.int("round_moves", 0, INT32_MAX, default=0)
+    s.safety_cuts = top.int("safety_cuts", 0, INT32_MAX, default=0)
+    s.timeouts = top.int("timeouts", 0, INT32_MAX, default=0)
+    s.bonus_top = top.int("bonus_taken", 0, R.bonus_n, default=0)
+    s.jumps = top.int("jumps", 0, players, default=0)
+    deck = top.list("modifier_deck", length=N_MODIFIERS, default=list(MODIFIERS))
+    if sorted(deck) != sorted(MODIFIERS):
+        raise ValueError(f"state.modifier_deck: expected an order of {list(MODIFIERS)}, got {deck!r}")
     for k, m in enumerate(deck):
         s.mod_deck[k] = MODIFIERS.index(m)
-    up = data.get("tasks_face_up", [])
-    if not isinstance(up, list):
-        raise ValueError("state.tasks_face_up must be a list of task ids")
-    for v in up:
-        s.task_up |= 1u << task_id(v, "state.tasks_face_up[]")
-    s.current = _need(data, "current_player", int)
+    for k, v in enumerate(top.list("tasks_face_up", max_len=R.n_tasks, default=[])):
+        s.task_up |= 1u << choice(v, f"state.tasks_face_up[{k}]", task_ids)
+    # Once the game is over, current_player is history: only a running game needs a seat.
+    s.current = (top.int("current_player", -INT32_MAX - 1, INT32_MAX) if s.terminal
+                 else top.int("current_player", 0, players - 1))
     for t in range(MAX_TILES):
         s.loc[t] = LOC_POOL
-    pool = _need(data, "pool", list)
-    for i, entry in enumerate(pool):
-        if not isinstance(entry, list) or len(entry) != 2 or entry[1] not in (0, 1):
-            raise ValueError(f"state.pool[{i}] must be [tile, face 0/1]")
-        t = tile_id(entry[0], f"state.pool[{i}]")
-        s.up[t] = entry[1]
-    seats = _need(data, "seats", list)
-    if len(seats) != players:
-        raise ValueError(f"state.seats must list {players} seats")
+    for i, entry in enumerate(top.list("pool", max_len=R.n_tiles)):
+        where = f"state.pool[{i}]"
+        array(entry, where, length=2)
+        s.up[ids.take(entry[0], where + "[0]")] = integer(entry[1], where + "[1]", 0, FACES - 1)
     for i in range(MAX_PLAYERS):
         for c in range(MAX_CELLS):
             s.p[i].cell_tile[c] = NO_TILE
         s.p[i].hand = NO_TILE
-    for i, seat in enumerate(seats):
-        where = f"state.seats[{i}]"
-        if not isinstance(seat, dict):
-            raise ValueError(f"{where} must be an object")
-        pl = &s.p[i]
-        pl.speed = _float(seat.get("speed", 1.0), where + ".speed", 1e-4, 1e4)
-        pl.t_next = _float(seat.get("t_next", 0.0), where + ".t_next", 0.0, 1e6)
-        pl.noise = _float(seat.get("noise", 0.0), where + ".noise", -1e6, 1e6)
-        hand = seat.get("hand")
-        if hand is not None:
-            if not isinstance(hand, dict) or hand.get("face") not in (0, 1):
-                raise ValueError(f"{where}.hand must be null or {{'tile': id, 'face': 0/1}}")
-            pl.hand = tile_id(hand.get("tile"), where + ".hand")
-            pl.hand_face = hand["face"]
-            s.loc[pl.hand] = LOC_HAND + i
-        pend = seat.get("pending")
-        if pend is not None:
-            if not isinstance(pend, dict) or pend.get("op") not in OPS[1:]:
-                raise ValueError(f"{where}.pending must be null or {{'op': one of {list(OPS[1:])}, ...}}")
-            pl.pend = OPS.index(pend["op"])
-            if pl.pend in (OP_PICK, OP_FLIP):
-                t = pend.get("tile")
-                if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < n_tiles:
-                    raise ValueError(f"{where}.pending.tile must be a tile id")
-                pl.pend_arg = t
-            elif pl.pend == OP_TASK:
-                pl.pend_arg = task_id(pend.get("task"), where + ".pending.task")
-            if pl.pend == OP_RETURN and pl.hand == NO_TILE:
-                raise ValueError(f"{where}.pending: a return needs a tile in hand")
-            if pl.pend != OP_RETURN and pl.hand != NO_TILE:
-                raise ValueError(f"{where}.pending: a hand holding a tile can only be returning it")
-        pl.finished = bool(seat.get("finished", False))
-        if pl.finished and (pl.pend != OP_NONE or pl.hand != NO_TILE):
-            raise ValueError(f"{where}: a finished hand holds nothing and does nothing")
-        pl.chip = _int(seat.get("chip", 0), where + ".chip", 0, 50)
-        pl.jump_order = _int(seat.get("jump_order", 0), where + ".jump_order", 0, players)
-        pl.volcano_chip = bool(seat.get("volcano_chip", False))
-        tasks = seat.get("tasks", [])
-        if not isinstance(tasks, list) or len(tasks) > 2:
-            raise ValueError(f"{where}.tasks must list at most 2 task ids")
-        for v in tasks:
-            pl.tasks |= 1 << task_id(v, where + ".tasks[]")
-        board = _need(seat, "board", list, where)
-        if len(board) != R.rows or any(not isinstance(r, list) or len(r) != R.cols for r in board):
-            raise ValueError(f"{where}.board must be {R.rows} rows of {R.cols} cells")
-        for r in range(R.rows):
-            for c in range(R.cols):
-                cellv = board[r][c]
-                if cellv is None:
-                    continue
-                w = f"{where}.board[{r}][{c}]"
-                if not isinstance(cellv, dict):
-                    raise ValueError(f"{w} must be null or {{'tile', 'face', 'rotation'}}")
-                t = tile_id(cellv.get("tile"), w + ".tile")
-                face, rot = cellv.get("face", 0), cellv.get("rotation", 0)
-                if face not in (0, 1) or isinstance(face, bool):
-                    raise ValueError(f"{w}.face must be 0 or 1")
-                if rot not in (0, 1, 2, 3) or isinstance(rot, bool):
-                    raise ValueError(f"{w}.rotation must be 0..3")
-                put_on_board(s, i, t, face, r * R.cols + c, rot)
-        rs = seat.get("round_scores", [])
-        if not isinstance(rs, list) or len(rs) != (s.round if not s.terminal else R.rounds):
-            raise ValueError(f"{where}.round_scores must list one score per round played")
-        for r, v in enumerate(rs):
-            pl.round_score[r] = _int(v, f"{where}.round_scores[{r}]", -10000, 10000)
-        stats = seat.get("stats", {})
-        if not isinstance(stats, dict) or set(stats) - set(SEAT_OUTCOMES[3:]):
-            raise ValueError(f"{where}.stats must map names from {list(SEAT_OUTCOMES[3:])} to integers")
-        for k in range(N_STATS):
-            pl.stat[k] = _int(stats.get(SEAT_OUTCOMES[3 + k], 0), f"{where}.stats", -100000, 100000)
-        s.share[i] = _float(seat.get("win_share", 0.0), where + ".win_share", 0.0, 1.0)
-    for t in range(n_tiles):
-        if t not in seen:
-            raise ValueError(f"state: tile {t} is nowhere (every tile must be in the pool, "
-                             f"a hand or on a board)")
-    for t in range(n_tiles, MAX_TILES):
-        s.loc[t] = 0
-    s.solo_penalty = _int(data.get("solo_penalty", 0), "state.solo_penalty", -1000, 1000)
-    s.solo_win = bool(data.get("solo_win", False))
-    reason = data.get("end_reason", "running")
-    if reason not in END_REASONS:
-        raise ValueError(f"state.end_reason must be one of {list(END_REASONS)}")
-    s.end_reason = END_REASONS.index(reason)
+    for i, seat in enumerate(top.objs("seats", length=players)):
+        _fill_seat(s, i, seat, ids, task_ids)
+    ids.check_all("the pool, a hand or on a board")
+    s.solo_penalty = top.int("solo_penalty", -1000, 1000, default=0)
+    s.solo_win = top.bool("solo_win", default=False)
+    s.end_reason = top.choice("end_reason", END_REASONS, default="running")
     if s.terminal and s.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
-    rng = data.get("rng", {"key": 0, "counter": 0})
-    try:
-        s.rng.key, s.rng.ctr = rng["key"], rng["counter"]
-    except (TypeError, KeyError, OverflowError):
-        raise ValueError("state.rng must be {'key': int, 'counter': int} (64-bit)") from None
     if not s.terminal:
-        if not 0 <= s.current < players:
-            raise ValueError(f"state.current_player must be in 0..{players - 1}")
         advance(s)
-    return state
 
 
+cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
+    """One hand: its clock, tile in hand, pending operation, chips, tasks, board, scores."""
+    cdef MRules* R = &s.rules
+    cdef MPlayer* pl = &s.p[i]
+    pl.speed = seat.num("speed", 1e-4, 1e4, default=1.0)
+    pl.t_next = seat.num("t_next", 0.0, 1e6, default=0.0)
+    pl.noise = seat.num("noise", -1e6, 1e6, default=0.0)
+    hand = seat.obj("hand", default=None)
+    if hand is not None:
+        pl.hand = ids.take(hand.get("tile"), hand.at("tile"))
+        pl.hand_face = hand.int("face", 0, FACES - 1)
+        s.loc[pl.hand] = LOC_HAND + i
+    pend = seat.obj("pending", default=None)
+    if pend is not None:
+        pl.pend = pend.choice("op", OPS[1:]) + 1
+        if pl.pend in (OP_PICK, OP_FLIP):
+            pl.pend_arg = pend.int("tile", 0, R.n_tiles - 1)
+        elif pl.pend == OP_TASK:
+            pl.pend_arg = pend.choice("task", task_ids)
+        if pl.pend == OP_RETURN and pl.hand == NO_TILE:
+            raise ValueError(f"{pend.path}: a return needs a tile in hand")
+        if pl.pend != OP_RETURN and pl.hand != NO_TILE:
+            raise ValueError(f"{pend.path}: a hand holding a tile can only be returning it")
+    pl.finished = seat.bool("finished", default=False)
+    if pl.finished and (pl.pend != OP_NONE or pl.hand != NO_TILE):
+        raise ValueError(f"{seat.path}: a finished hand holds nothing and does nothing")
+    pl.chip = seat.int("chip", 0, 50, default=0)
+    pl.jump_order = seat.int("jump_order", 0, s.players, default=0)
+    pl.volcano_chip = seat.bool("volcano_chip", default=False)
+    for k, v in enumerate(seat.list("tasks", max_len=2, default=[])):
+        pl.tasks |= 1 << choice(v, f"{seat.at('tasks')}[{k}]", task_ids)
+    board = seat.grid("board", R.rows, R.cols)
+    for r in range(R.rows):
+        for c in range(R.cols):
+            if board[r][c] is not None:
+                cell = Obj(board[r][c], f"{seat.at('board')}[{r}][{c}]")
+                put_on_board(s, i, ids.take(cell.get("tile"), cell.at("tile")),
+                             cell.int("face", 0, FACES - 1, default=0), r * R.cols + c,
+                             cell.int("rotation", 0, ROTATIONS - 1, default=0))
+    played = s.round if not s.terminal else R.rounds
+    for r, v in enumerate(seat.list("round_scores", length=played, default=[])):
+        pl.round_score[r] = integer(v, f"{seat.at('round_scores')}[{r}]", -10000, 10000)
+    stats = seat.obj("stats", default={})
+    unknown = set(stats.data) - set(SEAT_OUTCOMES[SO_STATS:])
+    if unknown:
+        raise ValueError(f"{stats.path}: unknown field(s) {sorted(unknown)}; "
+                         f"known: {list(SEAT_OUTCOMES[SO_STATS:])}")
+    for k in range(N_STATS):
+        pl.stat[k] = stats.int(SEAT_OUTCOMES[SO_STATS + k], -100000, 100000, default=0)
+    s.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+
+
+MondoGame.handle = engine_handle(&ENGINE, MondoGame, sizeof(MState), sizeof(MRules))
 GAME = MondoGame()

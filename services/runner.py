@@ -63,7 +63,9 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         return
     cpus = num_cpus or os.cpu_count() or 1
-    ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+    # address="local": a new instance even when another Ray runs on this machine (without
+    # it ray.init() joins that one, e.g. a second test run's, and refuses num_cpus).
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
              logging_level=logging.WARNING)
     ray.get([warm_up.remote() for _ in range(cpus)])
 

@@ -13,31 +13,33 @@ import copy
 import core_cy
 
 GAME = core_cy.load("mondo")
-MAX_TILES, MAX_TASKS, MAX_CELLS = 200, 12, 36
-A_PICK, A_FLIP = 0, MAX_TILES
-A_TASK = 2 * MAX_TILES
-A_JUMP = A_TASK + MAX_TASKS
-A_PLACE = A_JUMP + 1
-A_RETURN = A_PLACE + MAX_CELLS * 8
+ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/actions.py)
+JUMP = ACTIONS.encode("jump")
+RETURN = ACTIONS.encode("return")
 WATER_FACE = {"edges": "WWWW"}
 NO_SKILL = dict(GAME.options[[o.name for o in GAME.options].index("timing")].default,
                 skill_sigma=0.0)
 
 
+# ---- action encoders, one per kind --------------------------------------------------------
 def PICK(t):
-    return A_PICK + t
+    return ACTIONS.encode("pick", tile=t)
 
 
 def FLIP(t):
-    return A_FLIP + t
+    return ACTIONS.encode("flip", tile=t)
 
 
 def TASK(k):
-    return A_TASK + k
+    return ACTIONS.encode("task", card=k)
 
 
 def PLACE(cell, face=0, rot=0):
-    return A_PLACE + cell * 8 + face * 4 + rot
+    return ACTIONS.encode("place", cell=cell, face=face, rotation=rot)
+
+
+def params(a):
+    return ACTIONS.decode(a)[1]
 
 
 def board_rules(rows, cols, frame=None, marked=()):
@@ -62,7 +64,7 @@ def tiles(faces, total=None, players=4, rows=4, cols=6):
     return out
 
 
-def position(players, rules, boards, seats=None, **top):
+def build_dict(players, rules, boards, seats=None, **top):
     """A state dict: boards[i] = {(r, c): (tile, face, rot)}; the rest of the tiles in the
     pool (face 0); seats[i] overrides seat fields; top overrides state fields."""
     rules = GAME.resolve_rules(rules, players)
@@ -90,8 +92,9 @@ def position(players, rules, boards, seats=None, **top):
     return state
 
 
-def load(players, rules, boards, seats=None, **top):
-    return GAME.from_dict(position(players, rules, boards, seats, **top))
+def build(players, rules, boards, seats=None, **top):
+    """The engine state of build_dict(...)."""
+    return GAME.from_dict(build_dict(players, rules, boards, seats, **top))
 
 
 def breakdown(state, seat=0):

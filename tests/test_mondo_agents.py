@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core_cy import agents, batch
-from mondo_pos import GAME, NO_SKILL, PICK, PLACE, A_JUMP, board_rules, load, tiles
+from mondo_pos import GAME, NO_SKILL, PICK, PLACE, JUMP, board_rules, build, tiles
 
 ROOT = Path(__file__).resolve().parent.parent
 PER_PLACEMENT = dict(NO_SKILL, mode="per_placement")
@@ -68,7 +68,7 @@ def test_a_pick_is_valued_by_the_best_spot_of_the_face_it_shows():
     # (all plains) errs on every side.  Greedy reaches for the fitting tile.
     rules = {"board": board_rules(1, 3), "tiles": tiles([{"edges": "WDWW"}, FIT, MISFIT], players=1, rows=1, cols=3),
              "timing": NO_SKILL, "timer_seconds": 300}
-    s = load(1, rules, [{(0, 0): (0, 0, 0)}])
+    s = build(1, rules, [{(0, 0): (0, 0, 0)}])
     values = agents.action_values(s, 0)
     assert values[PICK(1)] > values[PICK(2)]
     assert agents.choose(s, "greedy", 1) == PICK(1)
@@ -79,7 +79,7 @@ def test_a_placement_is_valued_by_the_score_change():
     # closed: +2) versus unturned (desert against water: errors).
     rules = {"board": board_rules(1, 2), "tiles": tiles([{"edges": "WDWW"}, FIT], players=2, rows=1, cols=2),
              "timing": NO_SKILL, "timer_seconds": 300}
-    s = load(2, rules, [{(0, 0): (0, 0, 0)}, {}], seats=[{"hand": {"tile": 1, "face": 0}}, {"t_next": 1.0}])
+    s = build(2, rules, [{(0, 0): (0, 0, 0)}, {}], seats=[{"hand": {"tile": 1, "face": 0}}, {"t_next": 1.0}])
     values = agents.action_values(s, 0)
     best = max(values, key=values.get)
     assert best == PLACE(1, 0, 3)          # DWWW turned 270 degrees shows D to the west
@@ -90,15 +90,15 @@ def test_greedy_jumps_out_for_the_chip_when_the_board_is_full():
     full = {(0, c): (c, 0, 0) for c in range(2)}
     rules = {"board": board_rules(1, 2), "tiles": tiles([{"edges": "WWWW"}] * 2, players=2, rows=1, cols=2),
              "timing": NO_SKILL, "timer_seconds": 300}
-    s = load(2, rules, [full, {}])
-    assert agents.choose(s, "greedy", 3) == A_JUMP
+    s = build(2, rules, [full, {}])
+    assert agents.choose(s, "greedy", 3) == JUMP
 
 
 def test_greedy_keeps_filling_when_the_chip_is_worth_less_than_the_spaces():
     rules = {"timing": NO_SKILL}
-    s = load(2, rules, [{}, {}])
+    s = build(2, rules, [{}, {}])
     values = agents.action_values(s, 0)
-    assert max(values, key=values.get) != A_JUMP
+    assert max(values, key=values.get) != JUMP
 
 
 def test_greedy_beats_random():

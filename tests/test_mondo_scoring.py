@@ -1,7 +1,7 @@
 """Mondo scoring rules (spec section 5, 2.6, 2.7, 6) and the spec's test vectors (section 8)."""
 import pytest
 
-from mondo_pos import GAME, board_rules, breakdown, load, tiles
+from mondo_pos import GAME, board_rules, breakdown, build, tiles
 
 W4 = {"edges": "WWWW"}
 
@@ -10,7 +10,7 @@ def one_board(faces, rows, cols, cells, frame=None, side="water", players=1, ext
     rules = {"board": board_rules(rows, cols, frame), "board_side": side,
              "tiles": tiles(faces, players=players, rows=rows, cols=cols), **(extra or {})}
     boards = [cells] + [{} for _ in range(players - 1)]
-    return load(players, rules, boards, **kw)
+    return build(players, rules, boards, **kw)
 
 
 # ---- test vectors (section 8) -------------------------------------------------------------
@@ -114,7 +114,7 @@ def volcano_boards(counts, dormant=(), chips=()):
         boards.append(cells)
     rules = {"tiles": tiles(faces, players=len(counts))}
     seats = [{"volcano_chip": i in chips} for i in range(len(counts))]
-    return load(len(counts), rules, boards, seats)
+    return build(len(counts), rules, boards, seats)
 
 
 def test_tv8_volcano_tie_all_pay():
@@ -156,7 +156,7 @@ def we1(j_has_chip):
     rules = {"board": board_rules(2, 4), "tiles": tiles(faces, players=2, rows=2, cols=4)}
     seats = [{"chip": 2, "volcano_chip": j_has_chip, "finished": True, "jump_order": 2},
              {"finished": True, "jump_order": 1, "chip": 4}]
-    return load(2, rules, [j, v], seats, bonus_taken=2, jumps=2)
+    return build(2, rules, [j, v], seats, bonus_taken=2, jumps=2)
 
 
 def test_we1_worked_example_scores_11():
@@ -190,24 +190,24 @@ def test_handicap_advantaged_seat_never_pays_others_pay_active():
     faces = [{"edges": "WWWW", "volcano": "active"}] * 3 + [{"edges": "WWWW", "volcano": "dormant"}] * 2
     boards = [{(0, 0): (0, 0, 0), (0, 1): (1, 0, 0)}, {(0, 0): (2, 0, 0), (0, 1): (3, 0, 0), (0, 2): (4, 0, 0)}]
     for mode, expect in (("on", [0, -1]), ("strong", [0, -3]), ("off", [-2, 0])):
-        s = load(2, {"handicap": mode, "advantaged_seats": [0], "tiles": tiles(faces, players=2)}, boards)
+        s = build(2, {"handicap": mode, "advantaged_seats": [0], "tiles": tiles(faces, players=2)}, boards)
         assert [b["volcano_points"] for b in s.score_breakdown()] == expect, mode
 
 
 def test_handicap_has_no_volcano_chip():
     rules = {"handicap": "on", "tiles": tiles([{"edges": "WWWW", "animal": "fish"}], players=2)}
-    s = load(2, rules, [{(0, 0): (0, 0, 0)}, {}], [{"finished": True}, {"finished": True}])
+    s = build(2, rules, [{(0, 0): (0, 0, 0)}, {}], [{"finished": True}, {"finished": True}])
     assert [x["volcano_chip"] for x in s.to_dict()["seats"]] == [False, False]
     rules.pop("handicap")
-    s = load(2, rules, [{(0, 0): (0, 0, 0)}, {}], [{"finished": True}, {"finished": True}])
+    s = build(2, rules, [{(0, 0): (0, 0, 0)}, {}], [{"finished": True}, {"finished": True}])
     assert [x["volcano_chip"] for x in s.to_dict()["seats"]] == [True, False]
 
 
 def test_children_variant_scores_no_volcanoes_and_has_a_long_timer():
     faces = [{"edges": "WWWW", "volcano": "active"}]
-    s = load(2, {"children": True, "tiles": tiles(faces, players=2)}, [{(0, 0): (0, 0, 0)}, {}])
+    s = build(2, {"children": True, "tiles": tiles(faces, players=2)}, [{(0, 0): (0, 0, 0)}, {}])
     assert breakdown(s)["volcano_points"] == 0
-    s = load(2, {"tiles": tiles(faces, players=2)}, [{(0, 0): (0, 0, 0)}, {}])
+    s = build(2, {"tiles": tiles(faces, players=2)}, [{(0, 0): (0, 0, 0)}, {}])
     assert breakdown(s)["volcano_points"] == -1
     s = GAME.new(2, {"children": True, "timing": dict(GAME.new(2).to_dict()["rules"]["timing"])}, seed=1)
     assert _timer(s) == 600
@@ -227,7 +227,7 @@ def modifier_state(mod, boards, faces, players=2, rows=4, cols=6):
                                 "LARGEST_FOREST") if m != mod]
     rules = {"level": "advanced", "board": board_rules(rows, cols),
              "tiles": tiles(faces, players=players, rows=rows, cols=cols)}
-    return load(players, rules, boards, modifier_deck=deck)
+    return build(players, rules, boards, modifier_deck=deck)
 
 
 def test_tv12_largest_forest_counts_enclosed_tiles_only():
@@ -271,13 +271,47 @@ def test_largest_lake_counts_tiles_of_one_lake():
     assert [x["modifier_points"] for x in bd] == [4, 0, -4]
 
 
+def crossing(x, split):
+    """A face with terrain x on E and W and plains on N and S: x crosses the tile in one
+    area, or (split) x forms two separate halves E and W with the plains crossing N-S
+    (the rulebook's alternating tile, spec 2.3)."""
+    if split:
+        return {"edges": f"P{x}P{x}"}             # default segments: P crosses, x split
+    return {"edges": f"P{x}P{x}", "segments": [{"terrain": x, "edges": "EW"},
+                                               {"terrain": "P", "edges": "N"},
+                                               {"terrain": "P", "edges": "S"}]}
+
+
+@pytest.mark.parametrize("x,mod,field", [("F", "LARGEST_FOREST", "largest_forest"),
+                                         ("W", "LARGEST_LAKE", "largest_lake")])
+def test_area_size_counts_distinct_tiles_not_halves(x, mod, field):
+    """Spec 2.6, B12: an area's size is the number of distinct tiles it covers.  Seat 0's
+    closed 2 x 3 loop runs through both halves of one split tile (0,1): 6 tiles, 7 halves.
+    Seat 1's straight closed area covers 6 tiles; seat 2 has none.  So seats 0 and 1 tie
+    for the largest (+4 each); counting halves would give seat 0 alone the lead."""
+    loop = [{"edges": f"P{x}{x}P"}, crossing(x, split=True), {"edges": f"PP{x}{x}"},
+            {"edges": f"{x}{x}PP"}, crossing(x, split=False), {"edges": f"{x}PP{x}"}]
+    row = [{"edges": f"P{x}PP"}] + [crossing(x, split=False)] * 4 + [{"edges": f"PPP{x}"}]
+    seat0 = {(r, c): (3 * r + c, 0, 0) for r in range(2) for c in range(3)}
+    seat1 = {(0, c): (6 + c, 0, 0) for c in range(6)}
+    deck = [mod] + [m for m in ("MOST_AREAS", "MOST_LAKES", "MOST_WATER_ANIMALS", "LARGEST_LAKE",
+                                "LARGEST_FOREST") if m != mod]
+    plains = {"top": "PPPPPP", "right": "PP", "bottom": "PPPPPP", "left": "PP"}
+    rules = {"level": "advanced", "board_side": "frame", "board": board_rules(2, 6, plains),
+             "tiles": tiles(loop + row, players=3, rows=2, cols=6)}
+    b = build(3, rules, [seat0, seat1, {}], modifier_deck=deck).score_breakdown()
+    assert [x_[field] for x_ in b] == [6, 6, 0]
+    assert [x_["modifier_points"] for x_ in b] == [4, 4, -4]
+    assert b[0]["error_edges"] == 0
+
+
 def test_modifier_all_equal_changes_nothing():
     s = modifier_state("MOST_LAKES", [{}, {}], [])
     assert [x["modifier_points"] for x in s.score_breakdown()] == [0, 0]
 
 
 def test_beginner_has_no_modifier():
-    s = load(2, {"tiles": tiles([{"edges": "WWWW", "animal": "whale"}], players=2)}, [{(0, 0): (0, 0, 0)}, {}])
+    s = build(2, {"tiles": tiles([{"edges": "WWWW", "animal": "whale"}], players=2)}, [{(0, 0): (0, 0, 0)}, {}])
     assert [x["modifier_points"] for x in s.score_breakdown()] == [0, 0]
 
 
@@ -299,7 +333,7 @@ def task_state(held, cells, faces, seat_extra=None, rows=2, cols=2):
     rules = {"level": "master", "board": board_rules(rows, cols),
              "tiles": tiles(faces, players=2, rows=rows, cols=cols)}
     seats = [dict({"tasks": held}, **(seat_extra or {})), {}]
-    return load(2, rules, [cells, {}], seats)
+    return build(2, rules, [cells, {}], seats)
 
 
 def test_species_task_needs_three_in_one_closed_area():
@@ -310,7 +344,7 @@ def test_species_task_needs_three_in_one_closed_area():
     rules = {"level": "master", "board": board_rules(2, 2, frame), "board_side": "frame",
              "tiles": tiles(plains + [{"edges": "PPPP"}], players=2, rows=2, cols=2)}
     cells = {(0, 0): (0, 0, 0), (0, 1): (1, 0, 0), (1, 0): (2, 0, 0), (1, 1): (3, 0, 0)}
-    s = load(2, rules, [cells, {}], [{"tasks": ["BUFFALO3", "ELEPHANT3"]}, {}])
+    s = build(2, rules, [cells, {}], [{"tasks": ["BUFFALO3", "ELEPHANT3"]}, {}])
     assert breakdown(s)["task_points"] == 3 - 3
     # Three buffalo each in its own closed patch: not one area -> failed.
     s = task_state(["BUFFALO3"], {(0, 0): (0, 0, 0), (0, 1): (1, 0, 0), (1, 0): (2, 0, 0)}, [zoo] * 3)
@@ -324,7 +358,7 @@ def test_all_species_task():
     rules = {"level": "master", "board": board_rules(2, 2, frame), "board_side": "frame",
              "tiles": tiles(faces, players=2, rows=2, cols=2)}
     cells = {(0, 0): (0, 0, 0), (0, 1): (1, 0, 0), (1, 0): (2, 0, 0), (1, 1): (3, 0, 0)}
-    s = load(2, rules, [cells, {}], [{"tasks": ["DESERT4", "FOREST4"]}, {}])
+    s = build(2, rules, [cells, {}], [{"tasks": ["DESERT4", "FOREST4"]}, {}])
     assert breakdown(s)["task_points"] == 4 - 4
 
 
@@ -354,7 +388,7 @@ def test_master_deals_two_task_cards_per_player_each_round():
 def solo(difficulty, volcano):
     face = {"edges": "WWWW", "volcano": "dormant"} if volcano else {"edges": "WWWW"}
     rules = {"solo_difficulty": difficulty, "board": board_rules(1, 2), "tiles": tiles([face], players=1, rows=1, cols=2)}
-    return load(1, rules, [{(0, 0): (0, 0, 0)}], [{"finished": True}])
+    return build(1, rules, [{(0, 0): (0, 0, 0)}], [{"finished": True}])
 
 
 def test_tv17_solo_medium_penalty_threshold():
@@ -374,7 +408,7 @@ def test_solo_thresholds_per_difficulty():
 def test_solo_counts_every_volcano_and_no_plus_points():
     face = {"edges": "WWWW", "volcano": "active", "animal": "fish"}
     rules = {"board": board_rules(1, 1), "tiles": tiles([face], players=1, rows=1, cols=1)}
-    s = load(1, rules, [{(0, 0): (0, 0, 0)}])
+    s = build(1, rules, [{(0, 0): (0, 0, 0)}])
     assert breakdown(s)["round_total"] == -1
 
 

@@ -4,8 +4,8 @@ legality, task timing, rounds and timers per level and variant."""
 import pytest
 
 from core_cy import batch
-from mondo_pos import (A_JUMP, A_RETURN, FLIP, GAME, NO_SKILL, PICK, PLACE, TASK, board_rules,
-                       load, position, tiles)
+from mondo_pos import (ACTIONS, JUMP, RETURN, FLIP, GAME, NO_SKILL, PICK, PLACE, TASK,
+                       board_rules, build, build_dict, params, tiles)
 
 T = dict(NO_SKILL)     # default durations, no random skill: pick = 0.7 + 36 * 0.35 s
 
@@ -20,7 +20,7 @@ def fresh(players, speeds=None, **rules):
 
 def alone(top=None, **rules):
     """Seat 0 alone in a 2-player round (seat 1 has jumped out), so it acts every time."""
-    return load(2, dict({"timing": T, "rounds": 1}, **rules), [{}, {}], [{}, {"finished": True}],
+    return build(2, dict({"timing": T, "rounds": 1}, **rules), [{}, {}], [{}, {"finished": True}],
                 **(top or {}))
 
 
@@ -71,7 +71,7 @@ def test_contention_first_completed_pick_wins_the_other_loses_its_time():
     s.apply(PICK(7))            # seat 0 completes at p
     s.apply(PICK(7))            # seat 1 completes at p/2: it gets the tile
     assert s.current_player == 1 and seat(s, 1)["hand"]["tile"] == 7
-    s.apply(A_RETURN)           # seat 1 decides at p/2, returns at p/2 + 0.25 (< p)
+    s.apply(RETURN)           # seat 1 decides at p/2, returns at p/2 + 0.25 (< p)
     while s.current_player == 1:
         s.apply(FLIP(3))
     # seat 0's pick completes at p: the tile is back in the pool, so seat 0 gets it now.
@@ -100,7 +100,7 @@ def test_return_puts_the_tile_back_visible_after_return_time():
     while s.current_player != 0:
         s.apply(FLIP(9))
     face = seat(s, 0)["hand"]["face"]
-    s.apply(A_RETURN)
+    s.apply(RETURN)
     assert seat(s, 0)["pending"] == {"op": "return"}
     while s.current_player != 0:
         s.apply(FLIP(9))
@@ -123,10 +123,10 @@ def test_place_duration_adds_look_and_rotate():
 def test_tv18_placement_legality():
     s = alone()
     s.apply(PICK(0))
-    assert {(a - PLACE(0)) // 8 for a in s.legal_actions() if a != A_RETURN} == set(range(24))
+    assert {params(a)["cell"] for a in ACTIONS.select(s.legal_actions(), "place")} == set(range(24))
     s.apply(PLACE(7))                                    # (1,1) first: anywhere
     s.apply(PICK(1))
-    cells = {(a - PLACE(0)) // 8 for a in s.legal_actions() if a != A_RETURN}
+    cells = {params(a)["cell"] for a in ACTIONS.select(s.legal_actions(), "place")}
     assert cells == {1, 6, 8, 13}                         # orthogonal neighbours only
     assert 0 not in cells and 7 not in cells              # diagonal / occupied: illegal
     with pytest.raises(ValueError):
@@ -135,11 +135,11 @@ def test_tv18_placement_legality():
 
 def test_the_one_hand_rule_limits_actions():
     s = alone()
-    acts = s.legal_actions()
-    assert A_RETURN not in acts and not any(PLACE(0) <= a < A_RETURN for a in acts)
+    kinds = {ACTIONS.kind_of(a) for a in s.legal_actions()}
+    assert kinds == {"pick", "flip", "jump"}                # empty hand: nothing to place
     s.apply(PICK(0))
-    acts = s.legal_actions()
-    assert A_JUMP not in acts and not any(a < PLACE(0) and a != A_JUMP for a in acts if a < A_JUMP)
+    kinds = {ACTIONS.kind_of(a) for a in s.legal_actions()}
+    assert kinds == {"place", "return"}                     # a tile in hand: place or return
 
 
 @pytest.mark.parametrize("players,stack", [(2, [4, 3]), (3, [4, 3, 2]), (4, [4, 3, 2, 1])])
@@ -147,7 +147,7 @@ def test_tv13_bonus_chips_in_jump_order(players, stack):
     speeds = [1.0 + k for k in range(players)]           # the last seat completes first
     s = fresh(players, speeds=speeds, rounds=1)
     for _ in range(players):
-        s.apply(A_JUMP)
+        s.apply(JUMP)
     assert s.is_terminal()
     got = [x["stats"]["bonus_points"] for x in s.to_dict()["seats"]]
     assert got == list(reversed(stack))
@@ -156,16 +156,16 @@ def test_tv13_bonus_chips_in_jump_order(players, stack):
 def test_empty_stack_gives_no_chip_and_solo_has_none():
     s = fresh(3, rounds=1, bonus_stack={"3": [4]})
     for _ in range(3):
-        s.apply(A_JUMP)
+        s.apply(JUMP)
     assert sorted(x["stats"]["bonus_points"] for x in s.to_dict()["seats"]) == [0, 0, 4]
     s = fresh(1)
-    s.apply(A_JUMP)
+    s.apply(JUMP)
     assert s.is_terminal() and s.to_dict()["seats"][0]["stats"]["bonus_points"] == 0
 
 
 def test_a_finished_hand_never_acts_again_in_the_round():
     s = fresh(2, level="master", rounds=1)
-    s.apply(A_JUMP)
+    s.apply(JUMP)
     for _ in range(30):
         assert s.current_player == 1
         s.apply(FLIP(5))
@@ -175,14 +175,14 @@ def timeout_state(place_at, jump_at, timer=10):
     rules = {"timing": T, "timer_seconds": timer, "rounds": 1,
              "tiles": tiles([{"edges": "WWWW", "animal": "fish"}], players=2)}
     seats = [{"t_next": place_at, "hand": {"tile": 0, "face": 0}}, {"t_next": jump_at}]
-    return load(2, rules, [{}, {}], seats, clock=place_at)
+    return build(2, rules, [{}, {}], seats, clock=place_at)
 
 
 def test_tv14_timeout_returns_the_tile_and_a_started_jump_keeps_its_chip():
     s = timeout_state(9.5, 9.6)
     s.apply(PLACE(0))               # completes at 10.5 > 10: cancelled
     assert s.current_player == 1
-    s.apply(A_JUMP)                 # started at 9.6 < 10: completes after the timer
+    s.apply(JUMP)                 # started at 9.6 < 10: completes after the timer
     assert s.is_terminal()
     d = s.to_dict()
     assert d["seats"][0]["stats"]["tiles_placed"] == 0 and d["seats"][0]["stats"]["animals"] == 0
@@ -194,8 +194,8 @@ def test_place_completing_before_the_timer_counts():
     s = timeout_state(8.5, 9.6)
     s.apply(PLACE(0))               # completes at 9.5 <= 10
     assert s.current_player == 0
-    s.apply(A_JUMP)
-    s.apply(A_JUMP)                 # seat 1
+    s.apply(JUMP)
+    s.apply(JUMP)                 # seat 1
     d = s.to_dict()
     assert d["seats"][0]["stats"]["animals"] == 1
 
@@ -214,7 +214,7 @@ def engine_timer(players=2, **rules):
     b = board_rules(4, 6)
     for at, alive in ((t - 0.01, True), (t, False)):
         seats = [{"t_next": at}] + [{"finished": True}] * (players - 1)
-        s = load(players, dict(rules, rounds=1), [{} for _ in range(players)], seats)
+        s = build(players, dict(rules, rounds=1), [{} for _ in range(players)], seats)
         assert (not s.is_terminal()) == alive
     return t
 
@@ -247,7 +247,7 @@ def test_tv15_task_timing():
     s.apply(second)
     assert len(seat(s, 0)["tasks"]) == 2
     assert not tasks & set(s.legal_actions())            # a third task: illegal
-    s.apply(A_JUMP)                                      # after jumping out: nothing more
+    s.apply(JUMP)                                      # after jumping out: nothing more
     assert s.is_terminal()
 
 
@@ -258,7 +258,7 @@ def test_rounds_and_the_board_reset():
         s.apply(PICK(0)) if r == 0 else None
         while s.to_dict()["round"] == r and not s.is_terminal():
             acts = s.legal_actions()
-            s.apply(PLACE(0) if PLACE(0) in acts else A_JUMP)
+            s.apply(PLACE(0) if PLACE(0) in acts else JUMP)
     assert s.is_terminal() and s.end_reason == "rounds_complete"
     assert all(len(x["round_scores"]) == 3 for x in s.to_dict()["seats"])
     assert s.scores() == [sum(x["round_scores"]) for x in s.to_dict()["seats"]]
@@ -267,15 +267,15 @@ def test_rounds_and_the_board_reset():
 def test_rounds_option_and_solo_single_round():
     s = fresh(2, rounds=2)
     while not s.is_terminal():
-        s.apply(A_JUMP)
+        s.apply(JUMP)
     assert len(s.to_dict()["seats"][0]["round_scores"]) == 2
     s = fresh(1)
-    s.apply(A_JUMP)
+    s.apply(JUMP)
     assert s.is_terminal()
 
 
 def test_ties_share_the_win():
-    s2 = GAME.from_dict(position(2, {"timing": T, "rounds": 1, "bonus_stack": {"2": [0, 0]}}, [{}, {}],
+    s2 = GAME.from_dict(build_dict(2, {"timing": T, "rounds": 1, "bonus_stack": {"2": [0, 0]}}, [{}, {}],
                                  [{"finished": True}, {"finished": True}]))
     assert s2.win_shares() == [0.5, 0.5]
 
