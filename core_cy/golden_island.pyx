@@ -33,6 +33,8 @@ from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
 from core_cy.game import Game, Option
 
+import functools
+
 ENGINE_VERSION = "1.0"
 
 cdef extern from "meeple_bits.h":
@@ -63,6 +65,8 @@ cdef enum:
     MAX_STACK = MAX_PLAYERS # one permit per player per island
     ALL_ISLANDS = 0xFFF
     NO_MOVE = 99            # movement points of a lighthouse card
+    MAX_MOVE = 6            # the largest movement value a card may carry (data check)
+    MAX_POINTS = MAX_MOVE + 1   # with relic R2's extra step
     N_SEAT_OUTCOMES = 12    # g_outcomes' fields per seat (SEAT_OUTCOMES names them)
     MAX_ABILITY_IDS = 128   # action ids one ability offers at most (landing: 14 combos x 7)
 
@@ -180,6 +184,7 @@ ctypedef struct GRules:
     int8_t adj_edge[N_NODES][MAX_DEGREE]
     int8_t adj_node[N_NODES][MAX_DEGREE]
     int8_t dist[N_NODES][N_NODES] # shortest sea distances (heuristic)
+    uint16_t trail_ends[N_NODES][MAX_POINTS + 1]  # nodes a trail of k lines from a node ends on
     int8_t island_colour[N_ISLANDS]
     int8_t card_ability[MAX_CARDS]
     int8_t card_move[MAX_CARDS]   # NO_MOVE for a lighthouse card
@@ -538,12 +543,35 @@ cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t us
             nxt = (cap + d + s.rules.n_nest) % s.rules.n_nest
             if not (visited >> nxt) & 1:
                 walk(s, nxt, ship, visited | (1u << nxt), used, d, left - 1, spent + 1, reach)
-    if ship_may_move(s, cap, ship):
-        for k in range(s.rules.degree[ship]):
-            if not (used >> s.rules.adj_edge[ship][k]) & 1:
-                walk(s, cap, s.rules.adj_node[ship][k], visited,
-                     used | ((<uint64_t>1) << s.rules.adj_edge[ship][k]), dir, left - 1,
-                     spent + 1, reach)
+    if not ship_may_move(s, cap, ship):
+        return
+    if used == 0 and s.rules.n_nest > MAX_POINTS:
+        sail(s, cap, ship, visited, dir, left, spent, reach)
+        return
+    for k in range(s.rules.degree[ship]):
+        if not (used >> s.rules.adj_edge[ship][k]) & 1:
+            walk(s, cap, s.rules.adj_node[ship][k], visited,
+                 used | ((<uint64_t>1) << s.rules.adj_edge[ship][k]), dir, left - 1,
+                 spent + 1, reach)
+
+
+cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, int left,
+               int spent, uint16_t* reach) noexcept nogil:
+    """The ship's whole segment from the precomputed trail ends (the same as walking it line
+    by line): a ring longer than any move never lets the captain come back to the lighthouse
+    for a second sea segment, so the lines used matter only within this one."""
+    cdef int k, v
+    cdef uint16_t ends
+    for k in range(1, left + 1):
+        ends = s.rules.trail_ends[ship][k]
+        for v in range(N_NODES):
+            if not (ends >> v) & 1:
+                continue
+            if v == NODE_H:
+                # Back in the harbour: the captain may take the remaining points.
+                walk(s, cap, NODE_H, visited, ~(<uint64_t>0), dir, left - k, spent + k, reach)
+            else:
+                reach[cap * NODE_SLOTS + v] |= <uint16_t>(1 << (spent + k))
 
 
 cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
@@ -555,39 +583,53 @@ cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
     return m + (1 if pl.relic == R2_EXTRA_STEP else 0)
 
 
-cdef void reachable(const GState* s, const GPlayer* pl, uint16_t* reach) noexcept nogil:
-    """reach[] for the seat's pieces with the most points any hand card offers."""
-    memset(reach, 0, MAX_NEST * NODE_SLOTS * sizeof(uint16_t))
-    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, reach)
+ctypedef struct Reach:
+    uint16_t pts[MAX_NEST * NODE_SLOTS]   # per end (captain * NODE_SLOTS + ship): point counts
+    int16_t ends[MAX_NEST * NODE_SLOTS]   # the ends some count reaches, ascending
+    int n_ends
+    uint16_t any_pts                      # every point count some end takes
+
+
+cdef void reachable(const GState* s, const GPlayer* pl, Reach* r) noexcept nogil:
+    """The ends of the seat's pieces with the most points any hand card offers."""
+    cdef int i
+    memset(r.pts, 0, sizeof(r.pts))
+    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r.pts)
+    r.n_ends = 0
+    r.any_pts = 0
+    for i in range(MAX_NEST * NODE_SLOTS):
+        if r.pts[i]:
+            r.ends[r.n_ends] = <int16_t>i
+            r.n_ends += 1
+            r.any_pts |= r.pts[i]
 
 
 cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
-                              const uint16_t* reach) noexcept nogil:
+                              const Reach* r) noexcept nogil:
     """The point counts a number card may spend (a bit set): n, or n and n+1 with relic
     R2; when no end uses them exactly, the most points achievable (section 4.1 ASSUMPTION),
     or none if exact_move is set."""
     cdef int n = s.rules.card_move[card], i, best = -1
-    cdef uint16_t want = <uint16_t>(1 << n), any_pts = 0
+    cdef uint16_t want = <uint16_t>(1 << n)
     if pl.relic == R2_EXTRA_STEP:
         want |= <uint16_t>(1 << (n + 1))
-    for i in range(MAX_NEST * NODE_SLOTS):
-        any_pts |= reach[i]
-    if any_pts & want:
-        return any_pts & want
+    if r.any_pts & want:
+        return r.any_pts & want
     if s.rules.exact_move:
         return 0
     for i in range(n + 2):
-        if (any_pts >> i) & 1 and (want >> i) > 1:
+        if (r.any_pts >> i) & 1 and (want >> i) > 1:
             best = i   # below the wanted counts
     return <uint16_t>(1 << best) if best >= 0 else 0
 
 
 cdef int move_actions(const GState* s, int* out) noexcept nogil:
+    """PH_MOVE, ascending (slot-major, then captain and ship, as the ids are laid out)."""
     cdef const GPlayer* pl = &s.p[s.current]
-    cdef uint16_t reach[MAX_NEST * NODE_SLOTS]
+    cdef Reach r
     cdef uint16_t pts
-    cdef int n = 0, slot, card, i, base
-    reachable(s, pl, reach)
+    cdef int n = 0, slot, card, k, base
+    reachable(s, pl, &r)
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
         base = A_MOVE + slot * MAX_NEST * NODE_SLOTS
@@ -601,10 +643,10 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
                 out[n] = base + pl.captain * NODE_SLOTS + pl.ship
             n += 1
             continue
-        pts = points_for_card(s, pl, card, reach)
-        for i in range(MAX_NEST * NODE_SLOTS):
-            if reach[i] & pts:
-                out[n] = base + i
+        pts = points_for_card(s, pl, card, &r)
+        for k in range(r.n_ends):
+            if r.pts[r.ends[k]] & pts:
+                out[n] = base + r.ends[k]
                 n += 1
     if n == 0:
         # Data guard (exact_move with no exact path for any card): play a card, stay put.
@@ -773,9 +815,7 @@ cdef int g_legal(const void* vs, int* out) noexcept nogil:
                 n += 1
         return n
     if s.phase == PH_MOVE:
-        n = move_actions(s, out)
-        sort_ints(out, n)
-        return n
+        return move_actions(s, out)
     if s.phase == PH_GAMBLE:
         for c in range(N_COLOURS):
             if s.houses[c] > 0:
@@ -1509,7 +1549,27 @@ def parse_sea(graph):
     unreachable = [NODES[v] for v in range(N_NODES) if dist[NODE_H][v] == 99]
     if unreachable:
         raise ValueError(f"{where}: {unreachable} cannot be reached from the harbour H")
-    return edges, dist
+    return edges, dist, trail_ends(tuple(edges))
+
+
+@functools.lru_cache(maxsize=64)
+def trail_ends(edges):
+    """ends[node][k]: bit mask of the nodes where a sea trail of exactly k lines from node
+    ends (each line at most once, section 4.1), for k up to MAX_POINTS (edges: a tuple of
+    node pairs; cached, since every pack of the rules asks again)."""
+    ends = [[0] * (MAX_POINTS + 1) for _ in range(N_NODES)]
+
+    def walk(start, node, used, k):
+        ends[start][k] |= 1 << node
+        if k == MAX_POINTS:
+            return
+        for e, (a, b) in enumerate(edges):
+            if not (used >> e) & 1 and node in (a, b):
+                walk(start, b if node == a else a, used | (1 << e), k + 1)
+
+    for start in range(N_NODES):
+        walk(start, start, 0, 0)
+    return ends
 
 
 def parse_island_colours(colours):
@@ -1534,7 +1594,7 @@ def parse_deck(cards):
             raise ValueError(f"{w} must be an object with ability, move, symbol")
         if c["ability"] not in ABILITIES:
             raise ValueError(f"{w}.ability must be one of {list(ABILITIES)}, got {c['ability']!r}")
-        move = NO_MOVE if c["move"] == "lighthouse" else _int_in(c["move"], 1, 6, f"{w}.move "
+        move = NO_MOVE if c["move"] == "lighthouse" else _int_in(c["move"], 1, MAX_MOVE, f"{w}.move "
                                                                   "(or 'lighthouse')")
         if not isinstance(c["symbol"], bool):
             raise ValueError(f"{w}.symbol must be true or false")
@@ -1560,7 +1620,7 @@ cdef bytes _pack(dict r, int players):
     cdef GRules R
     memset(&R, 0, sizeof(GRules))
     kinds, colours, lighthouse = parse_nest(r["nest_spaces"])
-    edges, dist = parse_sea(r["sea_graph"])
+    edges, dist, trails = parse_sea(r["sea_graph"])
     deck = parse_deck(r["deck_table"])
     chests = parse_chests(r["chest_values"])
     R.exact_move = r["exact_move_required"]
@@ -1585,6 +1645,8 @@ cdef bytes _pack(dict r, int players):
     for a in range(N_NODES):
         for b in range(N_NODES):
             R.dist[a][b] = dist[a][b]
+        for k in range(MAX_POINTS + 1):
+            R.trail_ends[a][k] = trails[a][k]
     for i, c in enumerate(parse_island_colours(r["island_colours"])):
         R.island_colour[i] = c
     R.n_cards = len(deck)
