@@ -2,7 +2,7 @@
 
     >>> import core_cy
     >>> core_cy.games()
-    ['forbidden_desert', 'golden_island', 'maori', 'mondo']
+    ['forbidden_desert', 'golden_island', 'maori', 'mondo', 'reef_encounter']
     >>> game = core_cy.load("maori")
     >>> state = game.new(3, rules={"mode": "pro"}, seed=7)
 """
@@ -16,6 +16,7 @@ CATALOGUE = {
     "golden_island": "core_cy.golden_island",
     "maori": "core_cy.maori",
     "mondo": "core_cy.mondo",
+    "reef_encounter": "core_cy.reef_encounter",
 }
 
 

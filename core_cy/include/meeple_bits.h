@@ -15,4 +15,21 @@ static inline int meeple_popcount32(uint32_t x) {
     return (int)((x * 0x01010101u) >> 24);
 #endif
 }
+/* 64-bit masks (boards of up to 64 cells). */
+static inline int meeple_popcount64(uint64_t x) {
+#if defined(__POPCNT__)
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (int)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Index of the lowest set bit of a non-zero mask. */
+static inline int meeple_lowest64(uint64_t x) {
+    return __builtin_ctzll(x);
+}
+
 #endif
