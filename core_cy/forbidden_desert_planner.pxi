@@ -733,7 +733,9 @@ cdef inline double poisson_above(double lam, double exp_neg, int w) noexcept nog
 
 
 cdef enum:
-    MAX_EXPOSURE = 6 * MAX_PLAYERS + 1     # storm cards before a pawn acts again
+    PRINTED_MAX_DRAW = 6   # the most cards one storm phase draws on the printed meter (spec 2.3)
+    # Storm cards before a pawn acts again, at most (a custom meter's longer runs are clamped).
+    MAX_EXPOSURE = PRINTED_MAX_DRAW * MAX_PLAYERS + 1
 
 ctypedef struct Rates:
     double sun             # chance that the next storm card is a Sun Beats Down
