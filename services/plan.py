@@ -31,10 +31,10 @@ class PlanRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     spec: ExperimentSpec
-    half_width: float | None = Field(default=None, gt=0, lt=0.5, description="target 95% "
+    half_width: float | None = Field(default=None, ge=0.001, lt=0.5, description="target 95% "
                                      "half-width on win shares (default: the spec's "
                                      "stop_when.half_width, else 0.01)")
-    delta: float | None = Field(default=None, gt=0, lt=1, description="difference from the "
+    delta: float | None = Field(default=None, ge=0.001, lt=1, description="difference from the "
                                 "baseline to detect with 80% power (default: the spec's "
                                 "stop_when.delta; needs two arms or more)")
     pilot_games: int = Field(default=PILOT_GAMES, ge=20, le=20_000,

@@ -77,10 +77,11 @@ class StopWhen(BaseModel):
     @model_validator(mode="after")
     def _one_rule(self) -> "StopWhen":
         if self.half_width is None and self.delta is None:
-            raise ValueError("stop_when needs half_width (precision) or delta (decision)")
+            raise PydanticCustomError(CROSS, "stop_when needs half_width (precision) or "
+                                      "delta (decision)")
         if self.min_games > self.max_games:
-            raise ValueError(f"min_games ({self.min_games}) must be at most max_games "
-                             f"({self.max_games})")
+            raise PydanticCustomError(CROSS, f"min_games ({self.min_games}) must be at most "
+                                      f"max_games ({self.max_games})")
         return self
 
     @field_validator("half_width", "delta", "alpha", "min_games", "max_games", mode="before")

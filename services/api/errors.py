@@ -33,6 +33,7 @@ _WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "the scheme to use: Bea
                                           "schema": {"type": "string"}}}
 
 DESCRIPTIONS: dict[int, tuple[str, dict]] = {
+    400: ("the body could not be read as JSON", {}),
     401: ("a missing or unknown bearer token (when the service has tokens)", _WWW_AUTHENTICATE),
     404: ("no experiment with this id", {}),
     409: ("the experiment is not in a state that allows this (no results yet, already "

@@ -91,7 +91,7 @@ def ladder(record: dict = Depends(experiment), root: str = Depends(dataset)):
     spec = ExperimentSpec.model_validate(record["spec"])
     if not spec.ladder:
         raise unprocessable("ladder", "this experiment has no strength ladder (spec option "
-                            "`ladder`)")
+                            "`ladder`)", kind="cross_field")
     return {"rungs": spec.ladder,
             "seats": datasets.records(ladder_stats.ladder_summary(root, spec.ladder)),
             "verdicts": datasets.records(ladder_stats.ladder_verdicts(root, spec.ladder))}

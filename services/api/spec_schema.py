@@ -26,10 +26,22 @@ def _players(info: dict) -> dict:
             "description": "a player count, or several"}
 
 
+def _agent_name(info: dict) -> dict:
+    # Parameters (`mcts(iterations=400)`) are checked by the spec itself, not by the schema.
+    return {"type": "string", "enum": sorted(info["agents"])}
+
+
 def _agents(info: dict) -> dict:
-    name = {"type": "string", "enum": sorted(info["agents"])}
+    name = _agent_name(info)
     return {"anyOf": [name, {"type": "array", "items": name, "minItems": 1}],
             "description": "one agent for every seat, or one per seat"}
+
+
+def _ladder(info: dict, base: dict) -> dict:
+    return {"anyOf": [{"type": "array", "items": _agent_name(info), "minItems": 2,
+                       "uniqueItems": True},
+                      {"type": "null"}],
+            "default": None, "description": base["properties"]["ladder"]["description"]}
 
 
 def _arm_name() -> dict:
@@ -45,6 +57,7 @@ def _variant(base: dict, info: dict) -> dict:
     props["game"] = {"type": "string", "enum": [info["name"]], "description": info["title"]}
     props["players"] = _players(info)
     props["agents"] = _agents(info) | {"default": "random"}
+    props["ladder"] = _ladder(info, base)
     props["arms"] = {"anyOf": [{"type": "object", "additionalProperties": rules,
                                 "propertyNames": _arm_name()},
                                {"type": "null"}],
