@@ -69,9 +69,14 @@ def browser(tmp_path_factory):
 
 
 def _wait(driver, condition, timeout=45, message=""):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(condition, message)
+    # The page re-renders while an experiment runs: an element found a moment ago may be
+    # replaced before it is read, so a stale element means "look again", not a failure.
+    return WebDriverWait(driver, timeout, poll_frequency=0.2,
+                         ignored_exceptions=(StaleElementReferenceException,)
+                         ).until(condition, message)
 
 
 def _css(driver, selector):
