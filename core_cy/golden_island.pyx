@@ -113,6 +113,7 @@ cdef enum:
     CHEST_BOX = -2
 
 cdef enum:
+    N_WAYS = 2              # the captain's way round the ring: clockwise (or none), counter
     N_COMBOS = 14           # pirate combos: 4 single colours, then 10 pairs c1 <= c2
     SLOTS = MAX_HAND + 1    # hand slots, and COPY_SLOT: the Imitator's copied ability
     COPY_SLOT = MAX_HAND
@@ -121,8 +122,8 @@ cdef enum:
 # built from these constants); inside a block, mixed-radix parameters, first most significant.
 cdef enum:
     A_SWAP = 0                                           # R4: hand-slot mask (0: keep)
-    A_MOVE = A_SWAP + (1 << MAX_HAND)                    # slot, captain space, ship node
-    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * MAX_NEST * NODE_SLOTS   # colour
+    A_MOVE = A_SWAP + (1 << MAX_HAND)                    # slot, way, captain space, ship node
+    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * N_WAYS * MAX_NEST * NODE_SLOTS   # colour
     A_PASS = A_GAMBLE_PIRATE + N_COLOURS                 # no ability card
     A_STEAL = A_PASS + 1                                 # slot, victim, cards (1-2)
     A_PEEK = A_STEAL + SLOTS * MAX_PLAYERS * 2           # slot, island
@@ -130,7 +131,8 @@ cdef enum:
     A_LAND = A_TAKE + SLOTS * N_COMBOS                   # slot, pirate combo, permit (1-7)
     A_VOLCANO = A_LAND + SLOTS * N_COMBOS * TOP_PERMIT   # slot, pirate colour, relic (VL)
     A_IMITATE = A_VOLCANO + SLOTS * N_COLOURS * N_RELICS # slot, opponent
-    NUM_ACTIONS = A_IMITATE + SLOTS * MAX_PLAYERS
+    A_STEAL_SPLIT = A_IMITATE + SLOTS * MAX_PLAYERS      # slot, victim, second victim
+    NUM_ACTIONS = A_STEAL_SPLIT + SLOTS * MAX_PLAYERS * MAX_PLAYERS
 
 # Action kinds, as decompose() returns them.
 cdef enum:
@@ -144,12 +146,14 @@ cdef enum:
     K_LAND = 7
     K_VOLCANO = 8
     K_IMITATE = 9
+    K_STEAL_SPLIT = 10
 
 ctypedef struct GAction:
     int kind
     int slot          # the hand slot of the card played (COPY_SLOT: the copied ability)
     int x             # first parameter (mask, captain, colour, victim, island, combo, target)
-    int y             # second (ship, cards, permit value, relic)
+    int y             # second (ship, cards, permit value, relic, second victim)
+    int way           # a move's captain direction: 0 clockwise (or no captain step), 1 counter
 
 # Heuristic weights (greedy agent), not rules: see g_heuristic().
 cdef double W_SURVIVE = 30.0      # value of being sure to survive (a permit on the Golden Island)
@@ -171,6 +175,9 @@ ctypedef struct GRules:
     int32_t recall_error          # per mille: chance to forget a remembered fact each own turn
     int32_t first_random          # section 3.7: random first player (else seat 0)
     int32_t bank_limited          # section 5.2: payouts stop when the bank's coins run out
+    int32_t nest_every_space      # section 4.3: every space the captain enters has its action
+    int32_t master_thief_split    # section 4.5/8.8: the Master thief's two cards may come
+                                  # from two opponents
     int32_t n_nest
     int32_t lighthouse            # index of the lighthouse on the ring
     int32_t n_edges
@@ -246,6 +253,9 @@ ctypedef struct GState:
     int8_t chest_owner[N_ISLANDS]
     GPlayer p[MAX_PLAYERS]
     double share[MAX_PLAYERS]
+    int8_t path_at                # nest_actions = every_space: the last space resolved,
+    int8_t path_dir               # the captain's direction (+1 clockwise, -1 counter)
+    int8_t path_left              # and the spaces still to resolve (a won gamble pauses)
 
 # Pirate combos: singles 0..3, then the pairs (a, b) with a <= b.
 cdef int COMBO_A[N_COMBOS]
@@ -268,12 +278,15 @@ cdef inline GAction decompose(int a) noexcept nogil:
     x.slot = 0
     x.x = 0
     x.y = 0
+    x.way = 0
     if a < A_MOVE:
         x.kind = K_SWAP
         x.x = a - A_SWAP
     elif a < A_GAMBLE_PIRATE:
         x.kind = K_MOVE
         digits(&x, a - A_MOVE, MAX_NEST, NODE_SLOTS, 0)
+        x.way = x.slot % N_WAYS
+        x.slot = x.slot // N_WAYS
     elif a < A_PASS:
         x.kind = K_GAMBLE_PIRATE
         x.x = a - A_GAMBLE_PIRATE
@@ -294,15 +307,27 @@ cdef inline GAction decompose(int a) noexcept nogil:
     elif a < A_IMITATE:
         x.kind = K_VOLCANO
         digits(&x, a - A_VOLCANO, N_COLOURS, N_RELICS, 0)
-    else:
+    elif a < A_STEAL_SPLIT:
         x.kind = K_IMITATE
         digits(&x, a - A_IMITATE, MAX_PLAYERS, 1, 0)
+    else:
+        x.kind = K_STEAL_SPLIT
+        digits(&x, a - A_STEAL_SPLIT, MAX_PLAYERS, MAX_PLAYERS, 0)
     return x
 
 
 # The ability action ids a hand slot offers, one encoder per kind (the inverse of decompose).
 cdef inline int steal_id(int slot, int victim, int cards) noexcept nogil:
     return A_STEAL + (slot * MAX_PLAYERS + victim) * 2 + cards - 1
+
+
+cdef inline int steal_split_id(int slot, int victim, int second) noexcept nogil:
+    return A_STEAL_SPLIT + (slot * MAX_PLAYERS + victim) * MAX_PLAYERS + second
+
+
+cdef inline int move_id(int slot, int way, int end) noexcept nogil:
+    """end: captain * NODE_SLOTS + ship."""
+    return A_MOVE + (slot * N_WAYS + way) * MAX_NEST * NODE_SLOTS + end
 
 
 cdef inline int peek_id(int slot, int isl) noexcept nogil:
@@ -478,6 +503,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
     s.end_trigger = -1
     s.golden_coin_owner = -1
     s.copy_target = -1
+    s.path_dir = 1
     # Island cards: one slides unseen under the board as the Golden Island (with its 3-coin).
     for i in range(N_ISLANDS):
         s.island_deck[i] = <int8_t>i
@@ -526,14 +552,22 @@ cdef inline bint ship_may_move(const GState* s, int cap, int ship) noexcept nogi
     return cap == s.rules.lighthouse
 
 
+cdef inline int end_index(const GState* s, int dir, int cap, int ship) noexcept nogil:
+    """Where a move's end is kept in Reach.pts and in the move ids (the way, then captain *
+    NODE_SLOTS + ship): the captain's direction counts only when every space it passes has
+    its action (nest_actions = every_space); else every way shares one end."""
+    cdef int way = 1 if (dir < 0 and s.rules.nest_every_space) else 0
+    return (way * MAX_NEST + cap) * NODE_SLOTS + ship
+
+
 cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t used, int dir,
                int left, int spent, uint16_t* reach) noexcept nogil:
     """Every way to spend up to `left` more points from (captain, ship): records in
-    reach[captain * NODE_SLOTS + ship] the bit of each number of points that can end there.
+    reach[end_index(dir, captain, ship)] the bit of each number of points that can end there.
     The captain keeps one direction and never revisits a space this turn; the ship uses each
     line at most once; either piece may go on whenever the other is home (switching)."""
     cdef int d, k, nxt
-    reach[cap * NODE_SLOTS + ship] |= <uint16_t>(1 << spent)
+    reach[end_index(s, dir, cap, ship)] |= <uint16_t>(1 << spent)
     if left == 0:
         return
     if captain_may_move(s, cap, ship):
@@ -571,7 +605,7 @@ cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, in
                 # Back in the harbour: the captain may take the remaining points.
                 walk(s, cap, NODE_H, visited, ~(<uint64_t>0), dir, left - k, spent + k, reach)
             else:
-                reach[cap * NODE_SLOTS + v] |= <uint16_t>(1 << (spent + k))
+                reach[end_index(s, dir, cap, v)] |= <uint16_t>(1 << (spent + k))
 
 
 cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
@@ -584,20 +618,20 @@ cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
 
 
 ctypedef struct Reach:
-    uint16_t pts[MAX_NEST * NODE_SLOTS]   # per end (captain * NODE_SLOTS + ship): point counts
-    int16_t ends[MAX_NEST * NODE_SLOTS]   # the ends some count reaches, ascending
+    uint16_t pts[N_WAYS * MAX_NEST * NODE_SLOTS]  # per end (end_index): point counts
+    int16_t ends[N_WAYS * MAX_NEST * NODE_SLOTS]  # the ends some count reaches, ascending
     int n_ends
     uint16_t any_pts                      # every point count some end takes
 
 
 cdef void reachable(const GState* s, const GPlayer* pl, Reach* r) noexcept nogil:
     """The ends of the seat's pieces with the most points any hand card offers."""
-    cdef int i
-    memset(r.pts, 0, sizeof(r.pts))
+    cdef int i, n = (N_WAYS if s.rules.nest_every_space else 1) * MAX_NEST * NODE_SLOTS
+    memset(r.pts, 0, n * sizeof(r.pts[0]))
     walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r.pts)
     r.n_ends = 0
     r.any_pts = 0
-    for i in range(MAX_NEST * NODE_SLOTS):
+    for i in range(n):
         if r.pts[i]:
             r.ends[r.n_ends] = <int16_t>i
             r.n_ends += 1
@@ -632,7 +666,7 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     reachable(s, pl, &r)
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
-        base = A_MOVE + slot * MAX_NEST * NODE_SLOTS
+        base = move_id(slot, 0, 0)
         if s.rules.card_move[card] == NO_MOVE:
             # A lighthouse returns the piece that is away (both home: nothing happens).
             if pl.captain != s.rules.lighthouse:
@@ -651,7 +685,7 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     if n == 0:
         # Data guard (exact_move with no exact path for any card): play a card, stay put.
         for slot in range(pl.hand_len):
-            out[n] = A_MOVE + slot * MAX_NEST * NODE_SLOTS + pl.captain * NODE_SLOTS + pl.ship
+            out[n] = move_id(slot, 0, pl.captain * NODE_SLOTS + pl.ship)
             n += 1
     return n
 
@@ -695,7 +729,7 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
     seat to act (section 4.5 preconditions)."""
     cdef const GPlayer* pl = &s.p[s.current]
-    cdef int n = 0, t, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
+    cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
     cdef bint volcano_card
     if ability == AB_THIEF or ability == AB_MASTER_THIEF:
         for t in range(s.players):
@@ -705,6 +739,11 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
                     out[n] = steal_id(slot, t, 2)
                     n += 1
+                if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
+                    for u in range(t + 1, s.players):
+                        if may_steal_from(s, seat, u):
+                            out[n] = steal_split_id(slot, t, u)
+                            n += 1
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
@@ -878,16 +917,28 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
         end_turn(s)
 
 
-cdef void nest_action(GState* s, int seat) noexcept nogil:
-    """Section 4.3: the action of the space where the moving captain ended."""
+cdef void nest_path(GState* s) noexcept nogil:
+    """nest_actions = every_space: the action of each space the captain entered this turn,
+    in the order it passed them; a won gamble's pirate choice (PH_GAMBLE) pauses the walk
+    and the choice resumes it."""
+    while s.path_left > 0:
+        s.path_at = <int8_t>((s.path_at + s.path_dir + s.rules.n_nest) % s.rules.n_nest)
+        s.path_left -= 1
+        nest_action(s, s.current, s.path_at)
+        if s.phase == PH_GAMBLE:
+            return
+
+
+cdef void nest_action(GState* s, int seat, int space) noexcept nogil:
+    """Section 4.3: the action of a nest space the moving captain reached."""
     cdef GPlayer* pl = &s.p[seat]
-    cdef int kind = s.rules.nest_kind[pl.captain], c
+    cdef int kind = s.rules.nest_kind[space], c
     if kind == NK_ISLAND_CARD:
         draw_island_card(s, seat)
     elif kind == NK_PERMIT:
         take_permit_from_pool(s, pl)
     elif kind == NK_PIRATES:
-        take_house_pirate(s, pl, s.rules.nest_colour[pl.captain])
+        take_house_pirate(s, pl, s.rules.nest_colour[space])
     elif kind == NK_GAMBLE:
         # Section 4.4: flip the deck top onto the discard; a card symbol wins a permit and
         # a pirate of any colour (chosen next, if the cap and the houses allow).
@@ -944,6 +995,9 @@ cdef void use_ability(GState* s, GAction x) noexcept nogil:
     cdef GPlayer* pl = &s.p[seat]
     if x.kind == K_STEAL:
         steal(s, seat, x.x, x.y)
+    elif x.kind == K_STEAL_SPLIT:
+        steal(s, seat, x.x, 1)
+        steal(s, seat, x.y, 1)
     elif x.kind == K_PEEK:
         pl.chests_known |= 1 << x.x
     elif x.kind == K_TAKE:
@@ -980,17 +1034,29 @@ cdef void g_apply(void* vs, int a) noexcept nogil:
         sort_hand(pl)
         s.phase = PH_MOVE
     elif x.kind == K_MOVE:
-        play_from_hand(pl, x.slot)
+        c = play_from_hand(pl, x.slot)
         s.phase = PH_MOVE
         pl.ship = <int8_t>x.y
         if x.x != pl.captain:
-            pl.captain = <int8_t>x.x
-            nest_action(s, s.current)
+            if s.rules.nest_every_space and s.rules.card_move[c] != NO_MOVE:
+                # The captain's arc from where it stood, one way round (section 4.3 reading).
+                s.path_at = pl.captain
+                s.path_dir = -1 if x.way else 1
+                s.path_left = <int8_t>(((x.x - pl.captain) * s.path_dir + s.rules.n_nest)
+                                       % s.rules.n_nest)
+                pl.captain = <int8_t>x.x
+                nest_path(s)
+            else:
+                pl.captain = <int8_t>x.x
+                nest_action(s, s.current, pl.captain)
         if s.phase != PH_GAMBLE:
             to_ability_phase(s)
     elif x.kind == K_GAMBLE_PIRATE:
         take_house_pirate(s, pl, x.x)
-        to_ability_phase(s)
+        s.phase = PH_MOVE
+        nest_path(s)
+        if s.phase != PH_GAMBLE:
+            to_ability_phase(s)
     elif x.kind == K_PASS:
         end_turn(s)
     else:
@@ -1278,7 +1344,8 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
         return 0
     for i in range(n):
         x = decompose(acts[i])
-        if x.kind == K_STEAL or x.kind == K_PEEK or x.kind == K_IMITATE:
+        if (x.kind == K_STEAL or x.kind == K_STEAL_SPLIT or x.kind == K_PEEK
+                or x.kind == K_IMITATE):
             return 0
     for i in range(n):
         memcpy(&trial, s, sizeof(GState))
@@ -1471,6 +1538,7 @@ ABILITIES = ("landing", "thief", "master_thief", "fortune_teller", "pirate", "ve
 RELICS = ("R1", "R2", "R3", "R4")
 NEST_KINDS = ("lighthouse", "island_card", "permit", "pirates", "gamble")
 PHASES = ("start", "move", "gamble", "ability", "copy")
+WAYS = ("clockwise", "counter-clockwise")   # the captain's way round the nest ring
 END_REASONS = ("running", "sixth_permit", "round_limit")
 
 
@@ -1631,6 +1699,8 @@ cdef bytes _pack(dict r, int players):
     R.recall_error = 0 if r["written_notes"] else r["recall_error_per_mille"]
     R.first_random = r["first_player"] == "random"
     R.bank_limited = r["bank_limited"]
+    R.nest_every_space = r["nest_actions"] == "every_space"
+    R.master_thief_split = r["master_thief_victims"] == "two"
     R.n_nest = len(kinds)
     R.lighthouse = lighthouse
     for i, (k, c) in enumerate(zip(kinds, colours)):
@@ -1681,7 +1751,7 @@ def _seat_or_none(v):
 ACTIONS = ActionSpace(
     NUM_ACTIONS,
     Kind("swap", A_SWAP, discard_mask=1 << MAX_HAND),
-    Kind("move", A_MOVE, slot=MAX_HAND, captain=MAX_NEST, ship=NODE_SLOTS),
+    Kind("move", A_MOVE, slot=MAX_HAND, way=N_WAYS, captain=MAX_NEST, ship=NODE_SLOTS),
     Kind("gamble_pirate", A_GAMBLE_PIRATE, colour=N_COLOURS),
     Kind("pass", A_PASS),
     Kind("steal", A_STEAL, slot=SLOTS, victim=MAX_PLAYERS, cards=(1, 2)),
@@ -1690,6 +1760,7 @@ ACTIONS = ActionSpace(
     Kind("land", A_LAND, slot=SLOTS, combo=N_COMBOS, permit=(1, TOP_PERMIT)),
     Kind("volcano", A_VOLCANO, slot=SLOTS, colour=N_COLOURS, relic=N_RELICS),
     Kind("imitate", A_IMITATE, slot=SLOTS, target=MAX_PLAYERS),
+    Kind("steal_split", A_STEAL_SPLIT, slot=SLOTS, victim=MAX_PLAYERS, second=MAX_PLAYERS),
 )
 # Pirate combos by index (the `combo` parameter): a colour, or a pair of colours.
 COMBOS = tuple((COLOURS[COMBO_A[k]],) if COMBO_B[k] < 0 else (COLOURS[COMBO_A[k]], COLOURS[COMBO_B[k]])
@@ -1734,6 +1805,16 @@ class GoldenIslandGame(Game):
                minimum=0, maximum=1000, assumption=True),
         Option("first_player", "enum", "seat_0", "who starts: seat 0 (the youngest) or a "
                "random seat (spec 3.7)", choices=("seat_0", "random")),
+        Option("nest_actions", "enum", "final_space", "which nest spaces give their action: "
+               "only the space where the moving captain ends (final_space; the seed says "
+               "only that most spaces have an action, and ending is what the card move "
+               "decides), or every space it enters this turn, in order (every_space; the "
+               "seed's visit-once rule would then matter) (spec 4.3, 8.3)",
+               choices=("final_space", "every_space"), assumption=True),
+        Option("master_thief_victims", "enum", "one", "the Master thief's two island cards "
+               "come from one opponent (one: the seed names a single rival for the Thief "
+               "it copies) or may come one each from two opponents (two) (spec 4.5, 8.8)",
+               choices=("one", "two"), assumption=True),
         Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
                "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
                "(spec 5.2, 8.9)", assumption=True),
@@ -1829,13 +1910,18 @@ def _describe(State state, action):
         if cap < R.n_nest and R.nest_kind[cap] == NK_PIRATES:
             space = f"{COLOURS[R.nest_colour[cap]]} pirates"
         ship = NODES[x["ship"]] if x["ship"] < N_NODES else x["ship"]
-        return f"play {card} to move: captain to nest space {cap} ({space}), ship to {ship}"
+        way = ""
+        if R.nest_every_space and cap != pl.captain:
+            way = ", going counter-clockwise" if x["way"] else ", going clockwise"
+        return f"play {card} to move: captain to nest space {cap} ({space}){way}, ship to {ship}"
     if kind == "gamble_pirate":
         return f"take a {COLOURS[x['colour']]} pirate (gamble won)"
     if kind == "pass":
         return "play no ability card"
     if kind == "steal":
         what = f"steal {x['cards']} island card{'s' if x['cards'] > 1 else ''} from seat {x['victim']}"
+    elif kind == "steal_split":
+        what = f"steal 1 island card from seat {x['victim']} and 1 from seat {x['second']}"
     elif kind == "peek":
         what = f"look at the chest on {ISLANDS[x['island']]}"
     elif kind == "take":
@@ -1868,6 +1954,8 @@ cdef dict _rules_dict(const GRules* R):
         "recall_error_per_mille": R.recall_error,
         "first_player": "random" if R.first_random else "seat_0",
         "bank_limited": bool(R.bank_limited),
+        "nest_actions": "every_space" if R.nest_every_space else "final_space",
+        "master_thief_victims": "two" if R.master_thief_split else "one",
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
         "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},
@@ -1920,6 +2008,7 @@ def _to_dict(game, State state):
         "first_player": int(s.first_player), "turns": int(s.turns), "moves": int(s.moves),
         "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
         "end_trigger": _seat_or_none(s.end_trigger), "copy_target": _seat_or_none(s.copy_target),
+        "nest_path": {"at": int(s.path_at), "way": WAYS[s.path_dir < 0], "left": int(s.path_left)},
         "golden_island": ISLANDS[s.golden],
         "island_deck": [ISLANDS[c] for c in s.island_deck[:s.island_deck_len]],
         "relics_free": _bits(s.relics_free, RELICS),
@@ -1985,6 +2074,12 @@ cdef _fill(GState* s, top, dict rules):
         fail(top.at("end_reason"), "must be 'running' exactly while the game is not over")
     s.end_trigger = _seat_or_null(top, "end_trigger", players)
     s.copy_target = _seat_or_null(top, "copy_target", players)
+    path = top.obj("nest_path", default={"at": 0, "way": WAYS[0], "left": 0})
+    s.path_at = path.int("at", 0, s.rules.n_nest - 1)
+    s.path_dir = -1 if path.choice("way", WAYS) else 1
+    s.path_left = path.int("left", 0, s.rules.n_nest - 1)
+    if s.path_left and s.phase != PH_GAMBLE:
+        fail(path.at("left"), "spaces are left on the captain's path only in phase gamble")
     if s.phase == PH_COPY and s.copy_target < 0:
         fail(top.at("copy_target"), "must name a seat in phase copy")
     s.bank_gold = top.int("bank_gold", -10000, TOTAL_COINS, default=TOTAL_COINS - GOLDEN_COIN)

@@ -191,6 +191,13 @@ def test_round_limit_scores_as_if_triggered():
     assert state.to_dict()["seats"][0]["golden_rank"] == 0      # scored: nobody landed
 
 
+def test_round_limit_is_a_simulator_safety_left_out_of_figures():
+    # The rulebook ends the game only after a sixth permit (seed, "A jatek vege"): a game
+    # cut at max_rounds is truncated, and the pipelines leave it out.
+    assert GAME.safety_end_reasons == ("round_limit",)
+    assert GAME.info()["safety_end_reasons"] == ["round_limit"]
+
+
 # ---------------------------------------------------------------- memory model
 
 def memory_position(rules):
