@@ -183,12 +183,14 @@ def _print_ladder(path: str, spec, out) -> None:
 def _print_outcomes(rows, game, cell, out) -> None:
     """The game's own outcome columns (Game.game_outcome_names, seat_outcome_names): their
     means over the cell's games that count (truncated ones left out), per seat for the seat
-    columns.  Labelled outcomes (codes, e.g. an adventurer) are the breakdowns' to show."""
+    columns of a competitive game (a cooperative one is one team result).  Labelled outcomes
+    (codes, e.g. an adventurer) are the breakdowns' to show."""
     import polars as pl
 
     players = cell["players"]
     game_cols = [n for n in game.game_outcome_names if n not in game.outcome_labels]
-    seat_cols = [n for n in game.seat_outcome_names if n not in game.outcome_labels]
+    seat_cols = [n for n in game.seat_outcome_names
+                 if n not in game.outcome_labels and not game.cooperative]
     if not game_cols and not seat_cols:
         return
     seat_value = [pl.col("seat_" + n).cast(pl.List(pl.Float64)).list.get(k).mean()
