@@ -176,6 +176,8 @@ ctypedef struct GRules:
     int32_t first_random          # section 3.7: random first player (else seat 0)
     int32_t bank_limited          # section 5.2: payouts stop when the bank's coins run out
     int32_t nest_every_space      # section 4.3: every space the captain enters has its action
+    int32_t negative_payout_paid  # section 5.2/8.9: a rank below the chest's value pays the
+                                  # bank the difference (else it gets nothing)
     int32_t master_thief_split    # section 4.5/8.8: the Master thief's two cards may come
                                   # from two opponents
     int32_t n_nest
@@ -552,6 +554,21 @@ cdef inline bint ship_may_move(const GState* s, int cap, int ship) noexcept nogi
     return cap == s.rules.lighthouse
 
 
+ctypedef struct Reach:
+    uint16_t pts[N_WAYS * MAX_NEST * NODE_SLOTS]  # per end (end_index): point counts
+    int ends[N_WAYS * MAX_NEST * NODE_SLOTS]  # the ends some count reaches (ascending once sorted)
+    int n_ends
+    uint16_t any_pts                      # every point count some end takes
+
+
+cdef inline void reach_end(Reach* r, int end, int points) noexcept nogil:
+    """Records that `points` can end at `end`, listing the end the first time."""
+    if r.pts[end] == 0:
+        r.ends[r.n_ends] = end
+        r.n_ends += 1
+    r.pts[end] |= <uint16_t>(1 << points)
+
+
 cdef inline int end_index(const GState* s, int dir, int cap, int ship) noexcept nogil:
     """Where a move's end is kept in Reach.pts and in the move ids (the way, then captain *
     NODE_SLOTS + ship): the captain's direction counts only when every space it passes has
@@ -561,13 +578,14 @@ cdef inline int end_index(const GState* s, int dir, int cap, int ship) noexcept 
 
 
 cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t used, int dir,
-               int left, int spent, uint16_t* reach) noexcept nogil:
+               int left, int spent, Reach* reach) noexcept nogil:
     """Every way to spend up to `left` more points from (captain, ship): records in
-    reach[end_index(dir, captain, ship)] the bit of each number of points that can end there.
+    reach.pts[end_index(dir, captain, ship)] the bit of each number of points that can end
+    there.
     The captain keeps one direction and never revisits a space this turn; the ship uses each
     line at most once; either piece may go on whenever the other is home (switching)."""
     cdef int d, k, nxt
-    reach[end_index(s, dir, cap, ship)] |= <uint16_t>(1 << spent)
+    reach_end(reach, end_index(s, dir, cap, ship), spent)
     if left == 0:
         return
     if captain_may_move(s, cap, ship):
@@ -590,7 +608,7 @@ cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t us
 
 
 cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, int left,
-               int spent, uint16_t* reach) noexcept nogil:
+               int spent, Reach* reach) noexcept nogil:
     """The ship's whole segment from the precomputed trail ends (the same as walking it line
     by line): a ring longer than any move never lets the captain come back to the lighthouse
     for a second sea segment, so the lines used matter only within this one."""
@@ -605,7 +623,7 @@ cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, in
                 # Back in the harbour: the captain may take the remaining points.
                 walk(s, cap, NODE_H, visited, ~(<uint64_t>0), dir, left - k, spent + k, reach)
             else:
-                reach[end_index(s, dir, cap, v)] |= <uint16_t>(1 << (spent + k))
+                reach_end(reach, end_index(s, dir, cap, v), spent + k)
 
 
 cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
@@ -617,25 +635,16 @@ cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
     return m + (1 if pl.relic == R2_EXTRA_STEP else 0)
 
 
-ctypedef struct Reach:
-    uint16_t pts[N_WAYS * MAX_NEST * NODE_SLOTS]  # per end (end_index): point counts
-    int16_t ends[N_WAYS * MAX_NEST * NODE_SLOTS]  # the ends some count reaches, ascending
-    int n_ends
-    uint16_t any_pts                      # every point count some end takes
-
-
 cdef void reachable(const GState* s, const GPlayer* pl, Reach* r) noexcept nogil:
     """The ends of the seat's pieces with the most points any hand card offers."""
     cdef int i, n = (N_WAYS if s.rules.nest_every_space else 1) * MAX_NEST * NODE_SLOTS
     memset(r.pts, 0, n * sizeof(r.pts[0]))
-    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r.pts)
     r.n_ends = 0
+    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r)
+    sort_ints(r.ends, r.n_ends)      # move ids ascend with the end
     r.any_pts = 0
-    for i in range(n):
-        if r.pts[i]:
-            r.ends[r.n_ends] = <int16_t>i
-            r.n_ends += 1
-            r.any_pts |= r.pts[i]
+    for i in range(r.n_ends):
+        r.any_pts |= r.pts[r.ends[i]]
 
 
 cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
@@ -910,11 +919,21 @@ cdef void end_turn(GState* s) noexcept nogil:
 
 
 cdef void to_ability_phase(GState* s) noexcept nogil:
-    """The optional second card (section 4.5), if any ability can be used."""
-    cdef int buf[MAX_HAND * MAX_ABILITY_IDS + 1]
+    """The optional second card (section 4.5), if any ability can be used: the first hand
+    card whose ability has a legal use decides (each ability asked once)."""
+    cdef int buf[MAX_ABILITY_IDS]
+    cdef const GPlayer* pl = &s.p[s.current]
+    cdef int slot, ab
+    cdef uint32_t asked = 0
     s.phase = PH_ABILITY
-    if ability_actions(s, buf) <= 1:
-        end_turn(s)
+    for slot in range(pl.hand_len):
+        ab = s.rules.card_ability[pl.hand[slot]]
+        if (asked >> ab) & 1:
+            continue
+        asked |= 1u << ab
+        if ability_actions_for(s, ab, slot, buf) > 0:
+            return
+    end_turn(s)
 
 
 cdef void nest_path(GState* s) noexcept nogil:
@@ -1110,7 +1129,7 @@ cdef void finish(GState* s, int reason) noexcept nogil:
             pay = s.chest[i] - r
             if s.rules.bank_limited and pay > s.bank_gold:
                 pay = s.bank_gold
-            if pay > 0:
+            if pay > 0 or (pay < 0 and s.rules.negative_payout_paid):
                 s.p[ranked[r]].gold_coins += pay
                 s.bank_gold -= pay
     n = island_ranking(s, s.golden, ranked)
@@ -1250,19 +1269,19 @@ cdef double expected_island_gold(const GState* s, int isl, int seat, double unkn
     return chest - beaten if chest > beaten else 0.0
 
 
-cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
+cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexcept nogil:
     """Sea steps from the ship to where the seat should sail next: a place it can land on
     now (islands that may be golden first, then the volcanoes' 7 and relics, then any
     island), else, short of pirates, the nearest island with pirates to take back or the
     harbour while the houses still hold some; else the harbour (captain's errands)."""
     cdef const GPlayer* pl = &s.p[seat]
     cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
-    cdef int i, c, best = 99, best_any = 99, d, single, held = pirates_held(pl)
+    cdef int i, best = 99, best_any = 99, d, single, held = pirates_held(pl)
     cdef bint two = held >= 2
     if pl.permits_held and held > 0:
         for i in range(N_ISLANDS):
             single = pl.pirates[s.rules.island_colour[i]] > 0 or pl.relic == R1_ANY_COLOUR
-            if has_permit_on(s, i, seat) or not (two or single):
+            if (mine >> i) & 1 or not (two or single):
                 continue
             d = s.rules.dist[pl.ship][i + 1]
             if (unknown >> i) & 1:
@@ -1281,9 +1300,10 @@ cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
         if s.houses[0] + s.houses[1] + s.houses[2] + s.houses[3] > 0:
             best = s.rules.dist[pl.ship][NODE_H]
         for i in range(1, N_NODES):
-            for c in range(N_COLOURS):
-                if s.node_pirates[i][c] > 0 and s.rules.dist[pl.ship][i] < best:
-                    best = s.rules.dist[pl.ship][i]
+            d = s.rules.dist[pl.ship][i]
+            if d < best and (s.node_pirates[i][0] | s.node_pirates[i][1] | s.node_pirates[i][2]
+                             | s.node_pirates[i][3]):
+                best = d
     if best == 99:
         best = s.rules.dist[pl.ship][NODE_H]
     return best
@@ -1297,16 +1317,17 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     state (rivals' permit values, unpeeked chests, the Golden Island, the decks)."""
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl = &s.p[seat]
-    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known
+    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine
     cdef int i, u = popcount(unknown), mine_unknown = 0, v
     cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
     if s.terminal:
         return W_WIN * s.share[seat] + pl.gold_total
     if u == 0:
         u = 1
-    unknown_chest = mean_unknown_chest(s, pl)
+    mine = islands_with_permit(s, seat)
+    unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
     for i in range(N_ISLANDS):
-        if not has_permit_on(s, i, seat):
+        if not (mine >> i) & 1:
             continue
         gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
         if (unknown >> i) & 1:
@@ -1323,7 +1344,7 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     value += W_CHEST_KNOWN * popcount(pl.chests_known)
     if pl.relic >= 0:
         value += W_RELIC_BONUS
-    value -= W_DISTANCE * landing_target_distance(s, seat)
+    value -= W_DISTANCE * landing_target_distance(s, seat, mine)
     return value
 
 
@@ -1702,6 +1723,7 @@ cdef bytes _pack(dict r, int players):
     R.bank_limited = r["bank_limited"]
     R.nest_every_space = r["nest_actions"] == "every_space"
     R.master_thief_split = r["master_thief_victims"] == "two"
+    R.negative_payout_paid = r["negative_payout"] == "pay_bank"
     R.n_nest = len(kinds)
     R.lighthouse = lighthouse
     for i, (k, c) in enumerate(zip(kinds, colours)):
@@ -1821,6 +1843,11 @@ class GoldenIslandGame(Game):
                "come from one opponent (one: the seed names a single rival for the Thief "
                "it copies) or may come one each from two opponents (two) (spec 4.5, 8.8)",
                choices=("one", "two"), assumption=True),
+        Option("negative_payout", "enum", "nothing", "a rank r > 1 on an island gets the "
+               "chest's value less r - 1 from the bank; when that is below 0 it gets nothing "
+               "(nothing; a payout from the bank cannot be negative) or pays the bank the "
+               "difference (pay_bank).  Only chest values below 3 can reach it (spec 5.2, "
+               "8.9)", choices=("nothing", "pay_bank"), assumption=True),
         Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
                "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
                "(spec 5.2, 8.9)", assumption=True),
@@ -1962,6 +1989,7 @@ cdef dict _rules_dict(const GRules* R):
         "bank_limited": bool(R.bank_limited),
         "nest_actions": "every_space" if R.nest_every_space else "final_space",
         "master_thief_victims": "two" if R.master_thief_split else "one",
+        "negative_payout": "pay_bank" if R.negative_payout_paid else "nothing",
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
         "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},
@@ -2206,7 +2234,8 @@ cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics
     pl.chests_known = _mask(seat.list("known_chests", default=[]), ISLANDS, seat.at("known_chests"))
     gold = seat.obj("gold", default={})
     pl.gold_chests, pl.gold_coins, pl.gold_golden, pl.gold_relic, pl.gold_total = (
-        gold.int(k, 0, 10000, default=0) for k in ("chests", "coins", "golden_coin", "relic", "total"))
+        gold.int(k, -10000 if k in ("coins", "total") else 0, 10000, default=0)
+        for k in ("chests", "coins", "golden_coin", "relic", "total"))
     pl.golden_rank = seat.int("golden_rank", 0, MAX_PLAYERS, default=0)
     pl.eliminated = seat.bool("eliminated", default=False)
     s.share[i] = seat.num("win_share", 0, 1, default=0.0)

@@ -94,9 +94,20 @@ def test_G15_four_permits_on_a_four_chest():
 
 def test_payouts_never_go_below_zero():
     d = final_turn(golden="T8", rules={"chest_values": [1, 2, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8]})
-    place(d, "T8", 2, (0, 2), (1, 6), (2, 1))
+    place(d, "T8", 1, (0, 2), (1, 6), (2, 1))
     gold = [s["gold"] for s in score(d).to_dict()["seats"]]
-    assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (2, 1, 0)
+    assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (1, 0, 0)   # not -1
+
+
+def test_negative_payout_option_makes_a_low_rank_pay_the_bank():
+    d = final_turn(golden="T8", rules={"chest_values": [1, 2, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8],
+                                       "negative_payout": "pay_bank"})
+    place(d, "T8", 1, (0, 2), (1, 6), (2, 1))
+    after = score(d).to_dict()
+    gold = [s["gold"] for s in after["seats"]]
+    assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (1, 0, -1)
+    assert after["bank_gold"] == 44 + 1     # rank 3 paid the bank 1
+    assert GAME.from_dict(after).to_dict() == after        # negative gold round-trips
 
 
 def test_bank_limited_option_stops_payouts_when_the_bank_is_empty():
