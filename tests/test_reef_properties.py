@@ -20,7 +20,10 @@ def setups(draw):
              "end4_literal_bag_lt3": draw(st.booleans()),
              "larva_play_min_polyps": draw(st.integers(0, 1)),
              "bonus_shortage": draw(st.sampled_from(["from_bag", "fail"])),
-             "start_player": draw(st.sampled_from(["seat0", "random"]))}
+             "start_player": draw(st.sampled_from(["seat0", "random"])),
+             "end_stops_turn": draw(st.booleans()),
+             "reef_full_check": draw(st.sampled_from(["action", "placement"])),
+             "attack_extra_growth": draw(st.booleans())}
     return players, rules, draw(st.integers(0, 2**32)), draw(st.floats(0, 1))
 
 

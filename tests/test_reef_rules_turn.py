@@ -237,3 +237,42 @@ def test_collect_is_always_legal_and_ends_the_turn():
     assert of_kind(s, "collect") == [GAME.actions.encode("collect", space=k) for k in range(5)]
     s.apply(COLLECT("grey", s))
     assert s.current_player == 1
+
+
+# ---- rules found without a test in the spec audit
+
+def test_an_alga_colour_without_a_cylinder_in_the_supply_cannot_be_taken():
+    # All 5 blue cylinders are out: on tiles 1 (side N: front blue), 3, 6, 10 and the alga space.
+    s = build(sides="NSSSSSSSSS", covered=(1, 3, 6, 10), alga_space="blue",
+              seats=[A(consumed={G: 1})])
+    assert s.to_dict()["alga_supply"]["blue"] == 0
+    legal = s.legal_actions()
+    assert ALGA(G, "blue", 0) not in legal and ALGA(G, "red", 0) in legal
+
+
+def test_after_the_bonus_row_went_into_the_bag_action_8_takes_from_the_bag_whatever_the_option():
+    d = position(seats=[A(larva={O: 1})], rules={"bonus_shortage": "fail"})
+    d["bonus_poured"] = True
+    d["bag"] = {c: d["bag"][c] + d["bonus_row"][c] for c in d["bag"]}
+    d["bonus_row"] = counts()
+    s = GAME.from_dict(d)
+    bag = s.to_dict()["bag"][O]
+    s.apply(TO_POLYP(O))
+    assert seat(s, 0)["screen"][O] == 1 and s.to_dict()["bag"][O] == bag - 1
+
+
+def test_one_larva_play_may_lay_on_several_boards():
+    s = build(seats=[A(screen={Y: 2}, larva={Y: 1})])
+    s.apply(LAY(Y, 0, 0, 0))
+    assert LAY(Y, 0, 0, 1) in s.legal_actions()
+    s.apply(LAY(Y, 0, 0, 1))
+    assert s.to_dict()["turn"]["plays"] == 1 and at(s, 0, 0, 1) == "Y"
+
+
+def test_the_shrimp_move_bound_still_lets_a_shrimp_leave_bare_rock():
+    s = build(polyps={(0, 0): "W", (3, 3): "P"}, shrimps=[(0, 0, 0), (5, 5, 0)],
+              turn={"shrimp_moves": 12})
+    moves = of_kind(s, "move")
+    assert MOVE(s, (5, 5), (3, 3)) in moves and MOVE(s, (5, 5), None) in moves
+    assert MOVE(s, (5, 5), (4, 4)) not in moves                     # not onto bare rock
+    assert not any(GAME.actions.decode(a)[1]["shrimp"] == 0 for a in moves)  # (0,0) stays
