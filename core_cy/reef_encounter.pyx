@@ -25,7 +25,7 @@ A turn is a sequence of small decisions (section 4), one action each:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_seed, set_state_fields, set_engine_functions, engine_handle)
+                               rng_next, rng_seed, set_state_fields, set_engine_functions, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -145,6 +145,12 @@ ctypedef struct RPlayer:
     int16_t open_sea_shrimp     # the first eaten shrimp: the licence to put algae on tiles
     int16_t eaten               # corals eaten (= shrimps eaten)
     int16_t score
+    # What every seat may know of the hidden zones (the determinized view keeps it): polyps
+    # that went behind the screen openly (open-sea piles, action 8) and have not possibly
+    # left it since, and the polyps of public meals in the fish (only the setup polyp is
+    # secret).  A lay of colour x from the screen may have been a seen x: one less is sure.
+    int16_t seen_screen[NCOL]
+    int16_t seen_fish[NCOL]
 
 ctypedef struct RState:
     RRules rules
@@ -861,6 +867,8 @@ cdef void lay(RState* s, int x, int cell, bint from_screen) noexcept nogil:
     if from_screen:
         pl.screen[x] -= 1
         s.play_screen += 1
+        if pl.seen_screen[x] > 0:
+            pl.seen_screen[x] -= 1
     else:
         pl.consumed[x] -= 1
     if y >= 0:                 # attack: the polyp goes in front of the attacker's screen
@@ -892,6 +900,7 @@ cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
         ret = n
     s.bag[x] += ret
     pl.fish[x] += n - ret
+    pl.seen_fish[x] += n - ret
     while m:
         c = lowest(m)
         m &= m - 1
@@ -930,6 +939,7 @@ cdef void collect(RState* s, int k) noexcept nogil:
     pl.larva[x] += 1
     for y in range(NCOL):
         pl.screen[y] += s.space_polyps[k][y]
+        pl.seen_screen[y] += s.space_polyps[k][y]
         s.space_polyps[k][y] = 0
     if s.larva_supply[x] > 0:
         s.larva_supply[x] -= 1
@@ -1058,6 +1068,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         s.larva_supply[x] += 1
         take_polyp(s, x)
         pl.screen[x] += 1
+        pl.seen_screen[x] += 1
     elif a < A_FINAL_PASS:
         collect(s, a - A_COLLECT)
 
@@ -1452,11 +1463,13 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
 
 # ---------------------------------------------------------------- observe
 
-cdef void redeal(int16_t* hand, int32_t* pool, int* pool_n, Rng* rng) noexcept nogil:
-    """Replaces a hidden hand by as many polyps drawn at random from the pool."""
-    cdef int x, k, n = total16(hand), r
+cdef void redeal(int16_t* hand, const int16_t* seen, int32_t* pool, int* pool_n,
+                 Rng* rng) noexcept nogil:
+    """Replaces the unseen part of a hidden hand by as many polyps drawn at random from the
+    pool; the seen part stays."""
+    cdef int x, k, n = total16(hand) - total16(seen), r
     for x in range(NCOL):
-        hand[x] = 0
+        hand[x] = seen[x]
     for k in range(n):
         r = rng_below(rng, pool_n[0])
         for x in range(NCOL):
@@ -1469,24 +1482,27 @@ cdef void redeal(int16_t* hand, int32_t* pool, int* pool_n, Rng* rng) noexcept n
 
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
-    """What `seat` may see: the bag and the other seats' screens and fish are hidden, so
-    their polyps are pooled and dealt again at random (same sizes).  Larva cubes and
-    consumed polyps are public; shrimp counts follow from public play."""
+    """What `seat` may see: the bag and the unseen parts of the other seats' screens and
+    fish are pooled and dealt again at random (same sizes); what every seat saw go there
+    (seen_screen, seen_fish), its own zones and the public parts stay.  The future chance
+    is hidden too: the view draws from a stream of its own."""
     cdef RState* o = <RState*>out
     cdef int32_t pool[NCOL]
     cdef int i, x, n
     memcpy(o, vs, sizeof(RState))
+    rng_seed(&o.rng, rng_next(rng), 0, 0, 0)
     for x in range(NCOL):
         pool[x] = o.bag[x]
     for i in range(o.players):
         if i != seat:
             for x in range(NCOL):
-                pool[x] += o.p[i].screen[x] + o.p[i].fish[x]
+                pool[x] += (o.p[i].screen[x] - o.p[i].seen_screen[x]
+                            + o.p[i].fish[x] - o.p[i].seen_fish[x])
     n = total(pool, NCOL)
     for i in range(o.players):
         if i != seat:
-            redeal(o.p[i].screen, pool, &n, rng)
-            redeal(o.p[i].fish, pool, &n, rng)
+            redeal(o.p[i].screen, o.p[i].seen_screen, pool, &n, rng)
+            redeal(o.p[i].fish, o.p[i].seen_fish, pool, &n, rng)
     for x in range(NCOL):
         o.bag[x] = pool[x]
 
@@ -1819,6 +1835,7 @@ class ReefGame(Game):
             seats.append({
                 "screen": _counts(pl.screen), "consumed": _counts(pl.consumed),
                 "fish": _counts(pl.fish), "larva": _counts(pl.larva),
+                "seen_screen": _counts(pl.seen_screen), "seen_fish": _counts(pl.seen_fish),
                 "shrimps_behind_screen": int(pl.shrimps_screen),
                 "fish_shrimps": int(pl.fish_shrimps), "open_sea_shrimp": bool(pl.open_sea_shrimp),
                 "corals_eaten": int(pl.eaten), "score": int(pl.score),
@@ -1911,6 +1928,17 @@ def _counts_of(obj, key, names=COLOURS, hi=1000):
     if set(m.data) != set(names):
         fail(m.path, f"expected a count for each of {list(names)}, got {sorted(m.data)}")
     return [m.int(n, 0, hi) for n in names]
+
+
+def _seen(seat, key, held):
+    """The seen part of a hidden zone (optional, none by default): at most what is there."""
+    if seat.get(key, None) is None:
+        return [0] * NCOL
+    seen = _counts_of(seat, key)
+    for x in range(NCOL):
+        if seen[x] > held[x]:
+            fail(seat.at(key), f"{seen[x]} {COLOURS[x]} polyps seen, but {held[x]} there")
+    return seen
 
 
 cdef _fill(RState* s, object top, dict rules):
@@ -2014,6 +2042,9 @@ cdef _fill(RState* s, object top, dict rules):
                                                                      fish[x], cubes[x])
             polyps[x] += screen[x] + consumed[x] + fish[x]
             larva[x] += cubes[x]
+        seen_screen, seen_fish = _seen(seat, "seen_screen", screen), _seen(seat, "seen_fish", fish)
+        for x in range(NCOL):
+            pl.seen_screen[x], pl.seen_fish[x] = seen_screen[x], seen_fish[x]
         pl.shrimps_screen = seat.int("shrimps_behind_screen", 0, MAX_SHRIMPS)
         pl.fish_shrimps = seat.int("fish_shrimps", 0, MAX_SHRIMPS)
         pl.open_sea_shrimp = seat.bool("open_sea_shrimp")
