@@ -183,7 +183,7 @@ ctypedef struct GRules:
     int32_t n_nest
     int32_t lighthouse            # index of the lighthouse on the ring
     int32_t n_edges
-    int32_t n_cards
+    int32_t n_cards[MAX_PLAYERS]  # each seat's pirate deck (seat k: colour k, spec 2.4)
     int32_t chest_total           # sum of the chest values
     int8_t nest_kind[MAX_NEST]
     int8_t nest_colour[MAX_NEST]
@@ -195,9 +195,9 @@ ctypedef struct GRules:
     int8_t dist[N_NODES][N_NODES] # shortest sea distances (heuristic)
     uint16_t trail_ends[N_NODES][MAX_POINTS + 1]  # nodes a trail of k lines from a node ends on
     int8_t island_colour[N_ISLANDS]
-    int8_t card_ability[MAX_CARDS]
-    int8_t card_move[MAX_CARDS]   # NO_MOVE for a lighthouse card
-    int8_t card_symbol[MAX_CARDS]
+    int8_t card_ability[MAX_PLAYERS][MAX_CARDS]
+    int8_t card_move[MAX_PLAYERS][MAX_CARDS]   # NO_MOVE for a lighthouse card
+    int8_t card_symbol[MAX_PLAYERS][MAX_CARDS]
     int16_t chest_values[N_ISLANDS]
     int16_t relic_gold[N_RELICS]
 
@@ -528,9 +528,9 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
         pl.captain = <int8_t>s.rules.lighthouse
         pl.ship = NODE_H
         pl.relic = -1
-        for k in range(s.rules.n_cards):
+        for k in range(s.rules.n_cards[i]):
             pl.deck[k] = <int8_t>k
-        pl.deck_len = <int8_t>s.rules.n_cards
+        pl.deck_len = <int8_t>s.rules.n_cards[i]
         rng_shuffle(&s.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
         refill_hand(s, pl)
         pl.seven_at_volcano = 1
@@ -629,7 +629,7 @@ cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, in
 cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
     cdef int i, m = 0, v
     for i in range(pl.hand_len):
-        v = s.rules.card_move[pl.hand[i]]
+        v = s.rules.card_move[s.current][pl.hand[i]]
         if v != NO_MOVE and v > m:
             m = v
     return m + (1 if pl.relic == R2_EXTRA_STEP else 0)
@@ -652,7 +652,7 @@ cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
     """The point counts a number card may spend (a bit set): n, or n and n+1 with relic
     R2; when no end uses them exactly, the most points achievable (section 4.1 ASSUMPTION),
     or none if exact_move is set."""
-    cdef int n = s.rules.card_move[card], i, best = -1
+    cdef int n = s.rules.card_move[s.current][card], i, best = -1
     cdef uint16_t want = <uint16_t>(1 << n)
     if pl.relic == R2_EXTRA_STEP:
         want |= <uint16_t>(1 << (n + 1))
@@ -676,7 +676,7 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
         base = move_id(slot, 0, 0)
-        if s.rules.card_move[card] == NO_MOVE:
+        if s.rules.card_move[s.current][card] == NO_MOVE:
             # A lighthouse returns the piece that is away (both home: nothing happens).
             if pl.captain != s.rules.lighthouse:
                 out[n] = base + s.rules.lighthouse * NODE_SLOTS + pl.ship
@@ -811,7 +811,7 @@ cdef bint copy_possible(const GState* s, int target) noexcept nogil:
     """The Imitator may copy the target's discard top if that ability could be used now
     (copying an Imitator is allowed and does nothing)."""
     cdef int ids[MAX_ABILITY_IDS]
-    cdef int ab = s.rules.card_ability[top_discard(s, target)]
+    cdef int ab = s.rules.card_ability[target][top_discard(s, target)]
     if ab == AB_IMITATOR:
         return True
     return ability_actions_for(s, ab, COPY_SLOT, ids) > 0
@@ -824,12 +824,13 @@ cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     out[n] = A_PASS
     n += 1
     for slot in range(pl.hand_len):
-        n += ability_actions_for(s, s.rules.card_ability[pl.hand[slot]], slot, out + n)
+        n += ability_actions_for(s, s.rules.card_ability[s.current][pl.hand[slot]], slot,
+                                 out + n)
     return n
 
 
 cdef int copy_actions(const GState* s, int* out) noexcept nogil:
-    cdef int ab = s.rules.card_ability[top_discard(s, s.copy_target)]
+    cdef int ab = s.rules.card_ability[s.copy_target][top_discard(s, s.copy_target)]
     if ab == AB_IMITATOR:
         out[0] = A_PASS       # copying an Imitator does nothing
         return 1
@@ -927,7 +928,7 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
     cdef uint32_t asked = 0
     s.phase = PH_ABILITY
     for slot in range(pl.hand_len):
-        ab = s.rules.card_ability[pl.hand[slot]]
+        ab = s.rules.card_ability[s.current][pl.hand[slot]]
         if (asked >> ab) & 1:
             continue
         asked |= 1u << ab
@@ -966,7 +967,7 @@ cdef void nest_action(GState* s, int seat, int space) noexcept nogil:
             return
         pl.discard[pl.disc_len] = <int8_t>c
         pl.disc_len += 1
-        if s.rules.card_symbol[c]:
+        if s.rules.card_symbol[seat][c]:
             take_permit_from_pool(s, pl)
             if pirates_held(pl) < PIRATE_CAP and (s.houses[0] + s.houses[1] + s.houses[2]
                                                   + s.houses[3]) > 0:
@@ -1057,7 +1058,7 @@ cdef void g_apply(void* vs, int a) noexcept nogil:
         s.phase = PH_MOVE
         pl.ship = <int8_t>x.y
         if x.x != pl.captain:
-            if s.rules.nest_every_space and s.rules.card_move[c] != NO_MOVE:
+            if s.rules.nest_every_space and s.rules.card_move[s.current][c] != NO_MOVE:
                 # The captain's arc from where it stood, one way round (section 4.3 reading).
                 s.path_at = pl.captain
                 s.path_dir = -1 if x.way else 1
@@ -1672,9 +1673,9 @@ def parse_island_colours(colours):
     return [COLOURS.index(colours[name]) for name in ISLANDS]
 
 
-def parse_deck(cards):
-    """(ability, move or NO_MOVE, symbol) per card of rule option `deck_table`."""
-    where = "rule option 'deck_table'"
+def parse_deck(cards, where="rule option 'deck_table'"):
+    """(ability, move or NO_MOVE, symbol) per card of a deck table (rule option `deck_table`,
+    or one of `seat_decks`)."""
     if not isinstance(cards, list) or not 1 <= len(cards) <= MAX_CARDS:
         raise ValueError(f"{where} must be a list of 1..{MAX_CARDS} cards")
     out = []
@@ -1742,9 +1743,15 @@ cdef bytes _pack(dict r, int players):
             R.trail_ends[a][k] = trails[a][k]
     for i, c in enumerate(parse_island_colours(r["island_colours"])):
         R.island_colour[i] = c
-    R.n_cards = len(deck)
-    for i, (ab, mv, sym) in enumerate(deck):
-        R.card_ability[i], R.card_move[i], R.card_symbol[i] = ab, mv, sym
+    decks = [parse_deck(t, f"rule option 'seat_decks'[{k}]") for k, t in enumerate(r["seat_decks"])]
+    if decks and len(decks) != MAX_PLAYERS:
+        raise ValueError(f"rule option 'seat_decks' must list {MAX_PLAYERS} deck tables (seats "
+                         f"0..{MAX_PLAYERS - 1}), or none: every seat plays deck_table")
+    for seat in range(MAX_PLAYERS):
+        cards = decks[seat] if decks else deck
+        R.n_cards[seat] = len(cards)
+        for i, (ab, mv, sym) in enumerate(cards):
+            R.card_ability[seat][i], R.card_move[seat][i], R.card_symbol[seat][i] = ab, mv, sym
     for i, v in enumerate(chests):
         R.chest_values[i] = v
     R.chest_total = sum(chests)
@@ -1861,6 +1868,9 @@ class GoldenIslandGame(Game):
         Option("deck_table", "data", DEFAULT_DECK, "one player's pirate cards: ability, "
                "movement, card symbol (core_cy/data/golden_island_cards.json, spec 2.4)",
                assumption=True),
+        Option("seat_decks", "data", [], "one deck table per seat (seat k plays colour k's "
+               "16 cards, each table like deck_table); empty: every seat plays deck_table "
+               "(spec 2.4 ASSUMPTION: the four decks are identical)", assumption=True),
         Option("chest_values", "data", DEFAULT_CHESTS, "the 12 treasure chest values "
                "(core_cy/data/golden_island_chests.json, spec 2.6)", assumption=True),
         Option("relic_gold", "data", DEFAULT_RELIC_GOLD, "gold of relics R1..R4 at the end "
@@ -1914,9 +1924,10 @@ cdef State _view(game, State state, int seat, unsigned long long seed):
     return out
 
 
-cdef str _card_text(const GRules* R, int c):
-    mv = "lighthouse" if R.card_move[c] == NO_MOVE else str(R.card_move[c])
-    return f"card {c} ({ABILITIES[R.card_ability[c]]}, {mv}{', symbol' if R.card_symbol[c] else ''})"
+cdef str _card_text(const GRules* R, int seat, int c):
+    mv = "lighthouse" if R.card_move[seat][c] == NO_MOVE else str(R.card_move[seat][c])
+    return (f"card {c} ({ABILITIES[R.card_ability[seat][c]]}, {mv}"
+            f"{', symbol' if R.card_symbol[seat][c] else ''})")
 
 
 def _combo_text(combo):
@@ -1928,7 +1939,7 @@ def _describe(State state, action):
     cdef GPlayer* pl = &s.p[s.current]
     cdef GRules* R = &s.rules
     kind, x = ACTIONS.decode(action)
-    texts = [_card_text(R, pl.hand[k]) for k in range(pl.hand_len)]
+    texts = [_card_text(R, s.current, pl.hand[k]) for k in range(pl.hand_len)]
     slot = x.get("slot", 0)
     card = texts[slot] if slot < len(texts) else f"hand slot {slot}"
     who = "copied ability" if slot == COPY_SLOT else f"play {card}"
@@ -1971,6 +1982,10 @@ def _describe(State state, action):
 
 cdef dict _rules_dict(const GRules* R):
     """The resolved rules a packed rules struct was made from."""
+    decks = [[{"ability": ABILITIES[R.card_ability[k][c]],
+               "move": "lighthouse" if R.card_move[k][c] == NO_MOVE else int(R.card_move[k][c]),
+               "symbol": bool(R.card_symbol[k][c])} for c in range(R.n_cards[k])]
+             for k in range(MAX_PLAYERS)]
     nest = []
     for i in range(R.n_nest):
         sp = {"kind": NEST_KINDS[R.nest_kind[i]]}
@@ -1993,9 +2008,8 @@ cdef dict _rules_dict(const GRules* R):
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
         "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},
-        "deck_table": [{"ability": ABILITIES[R.card_ability[c]],
-                        "move": "lighthouse" if R.card_move[c] == NO_MOVE else int(R.card_move[c]),
-                        "symbol": bool(R.card_symbol[c])} for c in range(R.n_cards)],
+        "deck_table": decks[0],
+        "seat_decks": [] if all(d == decks[0] for d in decks) else decks,
         "chest_values": [int(R.chest_values[i]) for i in range(N_ISLANDS)],
         "relic_gold": [int(R.relic_gold[i]) for i in range(N_RELICS)],
     }
@@ -2190,7 +2204,7 @@ cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics
     """One seat: pieces, pirate cards, pirates, permits, relic, island cards, knowledge and
     the final gold lines; returns the relics seen so far."""
     cdef GPlayer* pl = &s.p[i]
-    cdef int n_cards = s.rules.n_cards
+    cdef int n_cards = s.rules.n_cards[i]
     pl.captain = seat.int("captain", 0, s.rules.n_nest - 1)
     pl.ship = seat.choice("ship", NODES)
     if pl.ship != NODE_H and pl.captain != s.rules.lighthouse:

@@ -2,8 +2,10 @@
 and each data option is what the engine plays (a change to it changes the game)."""
 from collections import Counter
 
-from golden_island_pos import (GAME, ABILITY, LAND, PASS, base, build, give_pirates, set_hand,
-                               set_permits, LANDING_2, FORTUNE_4)
+import pytest
+
+from golden_island_pos import (GAME, ABILITY, LAND, IMITATE, PASS, base, build, give_pirates,
+                               set_hand, set_permits, LANDING_2, IMITATOR)
 from test_golden_island_rules_end import final_turn, place, score
 
 RULES = GAME.resolve_rules({}, 2)
@@ -87,3 +89,33 @@ def test_deck_table_option_is_the_deck_every_seat_plays():
     state = build(d)
     assert GAME.actions.kind_of(state.legal_actions()[0]) == "move"
     assert "fortune_teller, 1" in state.describe(state.legal_actions()[0])
+
+
+def test_seat_decks_option_gives_each_colour_its_own_deck():
+    # Seat 1 (yellow) plays six fortune tellers; seat 0 keeps the spec's deck.
+    tellers = [{"ability": "fortune_teller", "move": 1, "symbol": False}] * 6
+    decks = [RULES["deck_table"], tellers, RULES["deck_table"], RULES["deck_table"]]
+    d = base(2, seed=2, rules={"seat_decks": decks})
+    assert len(d["seats"][0]["deck"] + d["seats"][0]["hand"]) == 16
+    assert sorted(d["seats"][1]["deck"] + d["seats"][1]["hand"]) == list(range(6))
+    assert GAME.from_dict(d).to_dict() == d
+    # Seat 0's Imitator copies seat 1's top discard, card 0: a fortune teller there (in
+    # seat 0's own deck card 0 is a landing card, useless in the harbour).
+    set_hand(d, 0, [IMITATOR])
+    d["seats"][1]["hand"] = sorted(d["seats"][1]["hand"] + d["seats"][1]["discard"]
+                                   + d["seats"][1]["deck"])[1:5]
+    d["seats"][1]["deck"] = [c for c in range(1, 6) if c not in d["seats"][1]["hand"]]
+    d["seats"][1]["discard"] = [0]
+    d["phase"] = "ability"
+    state = build(d)
+    state.apply(ABILITY(0, IMITATE(1)))
+    assert [GAME.actions.kind_of(a) for a in state.legal_actions()] == ["peek"] * 12
+    same = base(2, seed=2, rules={"seat_decks": [RULES["deck_table"]] * 4})
+    assert same["rules"]["seat_decks"] == []        # four equal decks: the deck_table game
+
+
+def test_seat_decks_must_name_every_colour():
+    with pytest.raises(ValueError, match="seat_decks"):
+        GAME.new(2, rules={"seat_decks": [RULES["deck_table"]] * 2})
+    with pytest.raises(ValueError, match=r"seat_decks'\[1\]"):
+        GAME.new(2, rules={"seat_decks": [RULES["deck_table"], [{"ability": "x"}], [], []]})
