@@ -216,6 +216,8 @@ ctypedef struct GPlayer:
     uint8_t seven_at_volcano
     int8_t relic                  # -1: none
     int8_t placed                 # permits on treasure islands
+    uint16_t dug                  # the islands those permits lie on (the stacks say it too:
+                                  # kept because the heuristic and landing ask so often)
     uint16_t islands_held         # island cards held (face down)
     uint16_t islands_remembered   # island cards seen (the holder always knows its own)
     uint16_t chests_known         # chests peeked and remembered
@@ -383,20 +385,11 @@ cdef inline int random_bit(uint32_t mask, Rng* rng) noexcept nogil:
 
 
 cdef inline bint has_permit_on(const GState* s, int isl, int seat) noexcept nogil:
-    cdef int k
-    for k in range(s.stack_len[isl]):
-        if s.stack_owner[isl][k] == seat:
-            return True
-    return False
+    return (s.p[seat].dug >> isl) & 1
 
 
 cdef inline uint32_t islands_with_permit(const GState* s, int seat) noexcept nogil:
-    cdef uint32_t m = 0
-    cdef int i
-    for i in range(N_ISLANDS):
-        if has_permit_on(s, i, seat):
-            m |= 1u << i
-    return m
+    return s.p[seat].dug
 
 
 cdef inline uint32_t known_islands(const GPlayer* pl) noexcept nogil:
@@ -1005,6 +998,7 @@ cdef void land(GState* s, int seat, int combo, int value) noexcept nogil:
     s.stack_value[isl][k] = <int8_t>value
     s.stack_len[isl] += 1
     pl.placed += 1
+    pl.dug |= 1 << isl
     if pl.placed >= SIXTH_PERMIT and s.end_trigger < 0:
         s.end_trigger = seat
 
@@ -2266,11 +2260,13 @@ cdef _fill_permits(GState* s, int i, seat):
         fail(seat.at("permits_pool"), "the 7 is never in the pool")
     placed = 0
     pl.placed = 0
+    pl.dug = 0
     for isl in range(N_ISLANDS):
         for k in range(s.stack_len[isl]):
             if s.stack_owner[isl][k] == i:
                 placed |= 1 << (s.stack_value[isl][k] - 1)
                 pl.placed += 1
+                pl.dug |= 1 << isl
     parts = [pl.permits_held, pl.permits_pool, placed,
              (1 << (TOP_PERMIT - 1)) if pl.seven_at_volcano else 0]
     if (sum(bin(x).count("1") for x in parts) != TOP_PERMIT
