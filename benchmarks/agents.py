@@ -3,7 +3,7 @@
     python benchmarks/agents.py strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
     python benchmarks/agents.py speed [--seconds 10]
     python benchmarks/agents.py memory
-    python benchmarks/agents.py truncation [--games 200]
+    python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
     python benchmarks/agents.py solo [--games 100]
     python benchmarks/agents.py desert [--games 100]
 
@@ -16,7 +16,8 @@ rollouts on connect_four (its simulations/s times the mean random playout length
 searched positions), reported as ours / theirs (goal >= 1.0).
 memory: the node pool and buffers per agent, and the process's resident memory before and
 after a game of mcts(iterations=1000) (goal: no growth).
-truncation: share of Maori pro games (3 players) that end at the move limit.
+truncation: share of Maori pro games (3 players) that end at the move limit (default agent: the
+demo's, services/maori_demo.json), and CPU seconds per game.
 solo / desert: Mondo solo win rate per difficulty; Forbidden Desert 4-player team win rate.
 Rates are CPU time (time.process_time), so other work on the machine affects them less.
 """
@@ -180,12 +181,19 @@ def cmd_memory(args) -> None:
 
 
 def cmd_truncation(args) -> None:
+    from services.demo import demo_spec
+
     game = core_cy.load("maori")
-    rows = batch.play(game, 3, {"mode": "pro"}, args.agent, seed=1, count=args.games)
+    agent = args.agent if args.agent_given else demo_spec()["agents"]
+    t0 = time.process_time()
+    rows = batch.play(game, 3, {"mode": "pro"}, agent, seed=args.seed, count=args.games)
+    cpu = time.process_time() - t0
     reasons = rows.column("end_reason").to_pylist()
-    cut = sum(r == "turn_limit" for r in reasons)
-    print(f"maori pro 3p, {args.agent}: {cut} of {len(reasons)} games end at turn_limit "
-          f"({100 * cut / len(reasons):.1f}%)")
+    cut = sum(r in game.safety_end_reasons for r in reasons)
+    lo, hi = wilson_interval(cut / len(reasons), len(reasons))
+    print(f"maori pro 3p, {agent}: {cut} of {len(reasons)} games truncated "
+          f"({100 * cut / len(reasons):.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]), "
+          f"{cpu / len(reasons):.3f} CPU s/game")
 
 
 def cmd_solo(args) -> None:
@@ -217,10 +225,12 @@ def main(argv=None) -> None:
     ap.add_argument("--games", type=int, default=400)
     ap.add_argument("--a", default=None)
     ap.add_argument("--b", default="greedy")
-    ap.add_argument("--agent", default="mcts(iterations=400)")
+    ap.add_argument("--agent", default=None)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
+    args.agent_given = args.agent is not None
+    args.agent = args.agent or "mcts(iterations=400)"
     globals()["cmd_" + args.what](args)
 
 
