@@ -1,6 +1,7 @@
 """The search agent's goals (issue 10), measured on one core of this machine.
 
     python benchmarks/agents.py strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
+                                         [--players 3 --mode pro]
     python benchmarks/agents.py speed [--seconds 10]
     python benchmarks/agents.py memory
     python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
@@ -43,11 +44,13 @@ def _share_text(share: float, n: int) -> str:
     return f"{share:.3f} [{lo:.3f}, {hi:.3f}] over {n} games"
 
 
-def strength(game_name: str, a: str, b: str, games: int, seed: int = 1) -> dict:
-    """A's mean win share against B, seats rotated."""
+def strength(game_name: str, a: str, b: str, games: int, seed: int = 1, players: int = 2,
+             rules: dict | None = None) -> dict:
+    """A's mean win share against B (in every other seat), seats rotated."""
     game = core_cy.load(game_name)
     t0 = time.process_time()
-    rows = batch.play(game, 2, None, [a, b], seed=seed, count=games, rotate=True)
+    rows = batch.play(game, players, rules, [a] + [b] * (players - 1), seed=seed, count=games,
+                      rotate=True)
     cpu = time.process_time() - t0
     shares = np.array(rows.column("seat_win_share").to_pylist())
     seats = np.array(rows.column("seat_agent").to_pylist())
@@ -140,10 +143,12 @@ def rss_bytes() -> int:
 def cmd_strength(args) -> None:
     pairs = [(args.a, args.b)] if args.a else [
         ("mcts(iterations=400)", "greedy"), ("mcts(iterations=1000)", "mcts(iterations=100)")]
+    rules = {"mode": args.mode} if args.mode else None
     for game in args.game.split(","):
         for a, b in pairs:
-            r = strength(game, a, b, args.games, args.seed)
-            print(f"{game}: {a} vs {b}: share {_share_text(r['share'], r['games'])}, "
+            r = strength(game, a, b, args.games, args.seed, args.players, rules)
+            print(f"{game} {args.players}p{' ' + args.mode if args.mode else ''}: {a} vs {b}: "
+                  f"share {_share_text(r['share'], r['games'])} (even: {1 / args.players:.3f}), "
                   f"{r['cpu_per_game']:.3f} CPU s/game", flush=True)
 
 
@@ -228,6 +233,9 @@ def main(argv=None) -> None:
     ap.add_argument("--agent", default=None)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--players", type=int, default=2, help="strength: seats (A in one, B in "
+                    "the others, rotated)")
+    ap.add_argument("--mode", default=None, help="strength: Maori's mode rule (e.g. pro)")
     args = ap.parse_args(argv)
     args.agent_given = args.agent is not None
     args.agent = args.agent or "mcts(iterations=400)"
