@@ -25,7 +25,7 @@ A turn is a sequence of small decisions (section 4), one action each:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_seed, set_state_fields, set_engine_functions, engine_handle)
+                               rng_next, rng_seed, MAX_LEGAL, set_state_fields, set_engine_functions, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -200,12 +200,19 @@ ctypedef struct RState:
 
 # ---------------------------------------------------------------- bit geometry
 
-cdef uint64_t FULL = ((<uint64_t>1) << BCELLS) - 1
-cdef uint64_t COL0 = 0
-cdef uint64_t COL6 = 0
-for _r in range(ROWS):
-    COL0 |= (<uint64_t>1) << (_r * COLS)
-    COL6 |= (<uint64_t>1) << (_r * COLS + COLS - 1)
+# Compile-time masks (C constants, so that the compiler folds them into nbr()): every cell
+# of a board, its column 0 and its column 6.  Checked against the grid size below.
+cdef extern from *:
+    """
+    #define REEF_FULL ((uint64_t)0x3ffffffffffULL)
+    #define REEF_COL0 ((uint64_t)0x810204081ULL)
+    #define REEF_COL6 ((uint64_t)0x20408102040ULL)
+    """
+    const uint64_t FULL "REEF_FULL"
+    const uint64_t COL0 "REEF_COL0"
+    const uint64_t COL6 "REEF_COL6"
+assert FULL == ((<object>1) << BCELLS) - 1
+assert COL0 == sum(1 << (_r * COLS) for _r in range(ROWS)) and COL6 == COL0 << (COLS - 1)
 
 
 cdef inline uint64_t nbr(uint64_t m) noexcept nogil:
@@ -243,15 +250,6 @@ cdef inline int tile_weak(const RState* s, int t) noexcept nogil:
 
 cdef inline int tile_front(const RState* s, int t) noexcept nogil:
     return s.rules.tile_front[t] if s.tile_side[t] == 0 else s.rules.tile_back[t]
-
-
-cdef int beaten_by(const RState* s, int x) noexcept nogil:
-    """Bit set of the colours that colour x is currently stronger than."""
-    cdef int t, out = 0
-    for t in range(NTILES):
-        if tile_strong(s, t) == x:
-            out |= 1 << tile_weak(s, t)
-    return out
 
 
 cdef void colour_values(const RState* s, int* v) noexcept nogil:
@@ -427,30 +425,49 @@ cdef uint64_t merge_ban(const RState* s, int b, int x) noexcept nogil:
     return twice
 
 
-cdef uint64_t protected(const RState* s, int b) noexcept nogil:
-    """Polyps protected by a shrimp (section 6): the shrimp's polyp and its neighbours in
-    the same coral (same colour and adjacent means same coral)."""
-    cdef uint64_t m = s.shr[b] & occ_all(s, b), out = 0, one
-    cdef int c
-    while m:
-        c = lowest(m)
-        m &= m - 1
-        one = (<uint64_t>1) << c
-        out |= one | (nbr(one) & s.occ[b][s.cell_colour[b * BCELLS + c]])
-    return out
+ctypedef struct Survey:             # each board's shrimps and corals, once per legal call
+    uint64_t polyps[MAX_PLAYERS]      # cells holding a polyp
+    uint64_t guarded[MAX_PLAYERS]     # cells of the corals carrying a shrimp
+    uint64_t prot[MAX_PLAYERS]        # protected polyps (section 6): each shrimp's polyp
+                                      # and its neighbours in the same coral (same colour
+                                      # and adjacent means same coral)
+    int own[MAX_PLAYERS]              # the current seat's shrimps on the board
 
 
-cdef uint64_t lay_cells(const RState* s, int b, int x) noexcept nogil:
-    """Cells of board b where a polyp of colour x may be laid now: empty playable cells
-    without a shrimp (6.1), or attacks (6.2): a weaker, unprotected polyp next to an x coral
-    of at least 2 polyps; never where it would merge two guarded x corals."""
-    cdef uint64_t all_ = occ_all(s, b), mine = s.occ[b][x], weak = 0, big
-    cdef int y, beats = beaten_by(s, x)
+cdef void survey(const RState* s, Survey* S) noexcept nogil:
+    cdef int b, c, x, cell
+    cdef uint64_t m, one
+    for b in range(s.n_boards):
+        S.polyps[b] = occ_all(s, b)
+        S.guarded[b] = 0
+        S.prot[b] = 0
+        S.own[b] = 0
+        m = s.shr[b]
+        while m:
+            c = lowest(m)
+            m &= m - 1
+            cell = b * BCELLS + c
+            S.own[b] += s.cell_shrimp[cell] == s.current
+            x = s.cell_colour[cell]
+            if x >= 0:
+                one = (<uint64_t>1) << c
+                S.guarded[b] |= spread(one, s.occ[b][x])
+                S.prot[b] |= one | (nbr(one) & s.occ[b][x])
+
+
+cdef uint64_t lay_cells(const RState* s, const Survey* S, int b, int x,
+                        int beats) noexcept nogil:
+    """Cells of board b where a polyp of colour x (stronger than the colours in `beats`) may
+    be laid now: empty playable cells without a shrimp (6.1), or attacks (6.2): a weaker,
+    unprotected polyp next to an x coral of at least 2 polyps; never where it would merge
+    two guarded x corals."""
+    cdef uint64_t mine = s.occ[b][x], weak = 0, big
+    cdef int y
     for y in range(NCOL):
         if (beats >> y) & 1:
             weak |= s.occ[b][y]
     big = mine & nbr(mine)          # cells of x corals with 2+ polyps
-    return (((s.playable[b] & ~all_) | (weak & nbr(big) & ~protected(s, b))) & ~s.shr[b]
+    return (((s.playable[b] & ~S.polyps[b]) | (weak & nbr(big) & ~S.prot[b])) & ~s.shr[b]
             & ~merge_ban(s, b, x))
 
 
@@ -665,14 +682,39 @@ cdef int legal_eats(const RState* s, int* out, int n) noexcept nogil:
     return n
 
 
-cdef int emit_cells(int* out, int n, int base, int b, uint64_t m) noexcept nogil:
-    cdef int c
+# The set bits of a byte, ascending (the rest 0): masks are turned into action lists 8
+# cells at a time (a vectorized add) instead of one bit at a time.
+cdef int8_t BYTE_BITS[256][8]
+for _v in range(256):
+    _k = 0
+    for _j in range(8):
+        BYTE_BITS[_v][_j] = 0
+        if (_v >> _j) & 1:
+            BYTE_BITS[_v][_k] = _j
+            _k += 1
+# emit_mask writes up to 7 ints past the actions it lists; legal-action buffers hold
+# MAX_LEGAL ints and never more than NUM_ACTIONS actions, so this slack is always there.
+assert NUM_ACTIONS + 8 <= MAX_LEGAL
+
+
+cdef inline int emit_mask(int* out, int n, int base, uint64_t m) noexcept nogil:
+    """out[n..) = base + each set bit's position in m, ascending; returns the new n."""
+    cdef int* dst
+    cdef const int8_t* bits
+    cdef Py_ssize_t j
     while m:
-        c = lowest(m)
-        m &= m - 1
-        out[n] = base + b * BCELLS + c
-        n += 1
+        dst = out + n
+        bits = BYTE_BITS[m & 0xFF]
+        for j in range(8):
+            dst[j] = base + bits[j]
+        n += popcount(m & 0xFF)
+        m >>= 8
+        base += 8
     return n
+
+
+cdef inline int emit_cells(int* out, int n, int base, int b, uint64_t m) noexcept nogil:
+    return emit_mask(out, n, base + b * BCELLS, m)
 
 
 cdef bint may_lay(const RState* s, int x) noexcept nogil:
@@ -710,46 +752,55 @@ cdef bint alga_target_ok(const RState* s, int alga, int target) noexcept nogil:
     return True
 
 
-cdef int legal_moves(const RState* s, int* out, int n) noexcept nogil:
+cdef inline int add_block(int* out, int n, int base, const int* cells, int count) noexcept nogil:
+    """out[n..n+count) = base + cells[i] (a loop the compiler vectorizes: a pointer and a
+    Py_ssize_t index, no int arithmetic that may wrap under -fwrapv)."""
+    cdef int* dst = out + n
+    cdef Py_ssize_t i
+    for i in range(count):
+        dst[i] = base + cells[i]
+    return n + count
+
+
+cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
     """Action 5 for every own shrimp on a board: another polyp of its coral, a polyp of a
     coral without shrimp, bare playable rock, or back behind the screen; at most 2 own
     shrimps per board.  After max_shrimp_moves moves in a turn (a simulator bound) only a
-    shrimp on bare rock may still move, and not onto bare rock."""
-    cdef int b, c, d, src, db, k, mine
+    shrimp on bare rock may still move, and not onto bare rock.  The destinations off the
+    shrimp's own board are the same for every shrimp: listed once, then added per shrimp."""
+    cdef int b, c, src, db, k, mine, base, listed = 0
     cdef int cells[MAX_SHRIMPS]
-    cdef uint64_t dest, own_coral
-    cdef uint64_t guarded[MAX_PLAYERS]
-    cdef uint64_t bare[MAX_PLAYERS]
-    cdef uint64_t polyps[MAX_PLAYERS]
-    cdef int counts[MAX_PLAYERS]
+    cdef int dest_cells[NCELLS + 8]
+    cdef int first[MAX_PLAYERS + 1]
+    cdef uint64_t own_coral
+    cdef uint64_t common[MAX_PLAYERS]
     cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves
-    for b in range(s.n_boards):
-        polyps[b] = occ_all(s, b)
-        guarded[b] = guarded_cells(s, b)
-        bare[b] = s.playable[b] & ~polyps[b] & ~s.shr[b]
-        counts[b] = own_shrimps_on(s, b, s.current)
     mine = own_shrimp_cells(s, s.current, cells)
+    if mine == 0:
+        return n
+    for db in range(s.n_boards):
+        common[db] = S.polyps[db] & ~S.guarded[db]
+        if not capped:
+            common[db] |= s.playable[db] & ~S.polyps[db] & ~s.shr[db]
+        first[db] = listed
+        listed = emit_mask(dest_cells, listed, db * BCELLS, common[db])
+    first[s.n_boards] = listed
     for k in range(mine):
         src = cells[k]
         b = src // BCELLS
         c = src % BCELLS
         if capped and s.cell_colour[src] >= 0:
             continue
-        own_coral = coral_of(s, src)
+        base = A_MOVE + k * (NCELLS + 1)
         for db in range(s.n_boards):
-            if db != b and counts[db] >= 2:
+            if db != b:
+                if S.own[db] < 2:
+                    n = add_block(out, n, base, &dest_cells[first[db]], first[db + 1] - first[db])
                 continue
-            dest = polyps[db] & ~guarded[db]
-            if db == b:
-                dest |= own_coral & ~((<uint64_t>1) << c)
-            if not capped:
-                dest |= bare[db]
-            while dest:
-                d = lowest(dest)
-                dest &= dest - 1
-                out[n] = A_MOVE + k * (NCELLS + 1) + db * BCELLS + d
-                n += 1
-        out[n] = A_MOVE + k * (NCELLS + 1) + SCREEN
+            own_coral = coral_of(s, src)
+            n = emit_mask(out, n, base + db * BCELLS,
+                          common[db] | (own_coral & ~((<uint64_t>1) << c)))
+        out[n] = base + SCREEN
         n += 1
     return n
 
@@ -758,6 +809,11 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const RState* s = <const RState*>vs
     cdef const RPlayer* pl = &s.p[s.current]
     cdef int n = 0, x, b, a, t, k
+    cdef Survey S
+    cdef int beats[NCOL]
+    cdef bint from_screen[NCOL]
+    cdef bint from_front[NCOL]
+    cdef uint64_t lays[NCOL][MAX_PLAYERS]
     if s.terminal:
         return 0
     if s.phase == PH_FISH:
@@ -780,23 +836,33 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     if not s.acted:
         n = legal_eats(s, out, n)
     full = full_in_play(s)
-    # Actions 2/3, one polyp at a time: from behind the screen, then from in front.
+    survey(s, &S)
+    # Actions 2/3, one polyp at a time: from behind the screen, then from in front (the
+    # cells of each colour are found once for both).
+    for x in range(NCOL):
+        beats[x] = 0
+    for t in range(NTILES):
+        beats[tile_strong(s, t)] |= 1 << tile_weak(s, t)
+    for x in range(NCOL):
+        from_screen[x] = from_front[x] = False
+        if not may_lay(s, x) or (full and x != s.play_colour):
+            continue
+        from_screen[x] = pl.screen[x] > 0 and (s.play_colour != x or s.play_screen < 4)
+        from_front[x] = pl.consumed[x] > 0
+        if from_screen[x] or from_front[x]:
+            for b in range(s.n_boards):
+                lays[x][b] = lay_cells(s, &S, b, x, beats[x])
     for k in range(2):
         for x in range(NCOL):
-            if not may_lay(s, x) or (full and x != s.play_colour):
-                continue
-            if k == 0 and not (pl.screen[x] > 0 and (s.play_colour != x or s.play_screen < 4)):
-                continue
-            if k == 1 and pl.consumed[x] == 0:
-                continue
-            for b in range(s.n_boards):
-                n = emit_cells(out, n, (A_LAY_SCREEN if k == 0 else A_LAY_CONSUMED) + x * NCELLS,
-                               b, lay_cells(s, b, x))
+            if from_screen[x] if k == 0 else from_front[x]:
+                for b in range(s.n_boards):
+                    n = emit_cells(out, n, (A_LAY_SCREEN if k == 0 else A_LAY_CONSUMED)
+                                   + x * NCELLS, b, lays[x][b])
     if s.play_colour >= 0:
         out[n] = A_END_PLAY
         n += 1
     if full:
-        return legal_moves(s, out, n)
+        return legal_moves(s, &S, out, n)
     if s.rules.min_polyps == 0 and s.plays < 2:
         for x in range(NCOL):
             if pl.larva[x] > 0:
@@ -805,8 +871,8 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     # Action 4: onto any polyp of a coral without shrimp, at most 2 own shrimps a board.
     if not s.intro_used and pl.shrimps_screen > 0:
         for b in range(s.n_boards):
-            if own_shrimps_on(s, b, s.current) < 2:
-                n = emit_cells(out, n, A_INTRO, b, occ_all(s, b) & ~guarded_cells(s, b))
+            if S.own[b] < 2:
+                n = emit_cells(out, n, A_INTRO, b, S.polyps[b] & ~S.guarded[b])
     for x in range(NCOL):
         if pl.consumed[x] > 0 and s.larva_supply[x] > 0:
             out[n] = A_TO_LARVA + x
@@ -829,7 +895,7 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         for k in range(NSPACES):
             out[n] = A_COLLECT + k
             n += 1
-    return legal_moves(s, out, n)
+    return legal_moves(s, &S, out, n)
 
 
 # ---------------------------------------------------------------- apply
