@@ -432,27 +432,47 @@ ctypedef struct Survey:             # each board's shrimps and corals, once per 
                                       # and its neighbours in the same coral (same colour
                                       # and adjacent means same coral)
     int own[MAX_PLAYERS]              # the current seat's shrimps on the board
+    uint64_t ban[MAX_PLAYERS][NCOL]   # merge_ban() of each board and colour
+    int n_mine                        # the current seat's shrimps on the boards, in the
+    int mine[MAX_SHRIMPS]             # order of own_shrimp_cells(), with the cells of
+    uint64_t mine_coral[MAX_SHRIMPS]  # their corals (0 on bare rock)
 
 
 cdef void survey(const RState* s, Survey* S) noexcept nogil:
+    """Fills S, spreading each guarded coral once."""
     cdef int b, c, x, cell
-    cdef uint64_t m, one
+    cdef uint64_t m, one, coral, around
+    cdef uint64_t once[NCOL]
+    S.n_mine = 0
     for b in range(s.n_boards):
         S.polyps[b] = occ_all(s, b)
         S.guarded[b] = 0
         S.prot[b] = 0
         S.own[b] = 0
+        for x in range(NCOL):
+            S.ban[b][x] = 0
+            once[x] = 0
         m = s.shr[b]
         while m:
             c = lowest(m)
             m &= m - 1
             cell = b * BCELLS + c
-            S.own[b] += s.cell_shrimp[cell] == s.current
             x = s.cell_colour[cell]
+            coral = 0
             if x >= 0:
                 one = (<uint64_t>1) << c
-                S.guarded[b] |= spread(one, s.occ[b][x])
+                coral = spread(one, s.occ[b][x])
+                S.guarded[b] |= coral
                 S.prot[b] |= one | (nbr(one) & s.occ[b][x])
+                around = nbr(coral)             # merge ban: next to two guarded x corals
+                S.ban[b][x] |= once[x] & around
+                once[x] |= around
+            if s.cell_shrimp[cell] == s.current:
+                S.own[b] += 1
+                if S.n_mine < MAX_SHRIMPS:
+                    S.mine[S.n_mine] = cell
+                    S.mine_coral[S.n_mine] = coral
+                    S.n_mine += 1
 
 
 cdef uint64_t lay_cells(const RState* s, const Survey* S, int b, int x,
@@ -468,7 +488,7 @@ cdef uint64_t lay_cells(const RState* s, const Survey* S, int b, int x,
             weak |= s.occ[b][y]
     big = mine & nbr(mine)          # cells of x corals with 2+ polyps
     return (((s.playable[b] & ~S.polyps[b]) | (weak & nbr(big) & ~S.prot[b])) & ~s.shr[b]
-            & ~merge_ban(s, b, x))
+            & ~S.ban[b][x])
 
 
 # ---------------------------------------------------------------- end of the game
@@ -666,19 +686,13 @@ cdef inline int next_seat(const RState* s, int seat) noexcept nogil:
     return (seat + 1) % s.players
 
 
-cdef int legal_eats(const RState* s, int* out, int n) noexcept nogil:
+cdef int legal_eats(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
     """Action 1: a coral of at least eat_min_size polyps carrying the seat's own shrimp."""
-    cdef int b, c
-    cdef uint64_t m
-    for b in range(s.n_boards):
-        m = s.shr[b] & occ_all(s, b)
-        while m:
-            c = lowest(m)
-            m &= m - 1
-            if (s.cell_shrimp[b * BCELLS + c] == s.current and
-                    popcount(coral_of(s, b * BCELLS + c)) >= s.rules.eat_min_size):
-                out[n] = A_EAT + b * BCELLS + c
-                n += 1
+    cdef int k
+    for k in range(S.n_mine):
+        if popcount(S.mine_coral[k]) >= s.rules.eat_min_size:
+            out[n] = A_EAT + S.mine[k]
+            n += 1
     return n
 
 
@@ -768,15 +782,12 @@ cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept
     shrimps per board.  After max_shrimp_moves moves in a turn (a simulator bound) only a
     shrimp on bare rock may still move, and not onto bare rock.  The destinations off the
     shrimp's own board are the same for every shrimp: listed once, then added per shrimp."""
-    cdef int b, c, src, db, k, mine, base, listed = 0
-    cdef int cells[MAX_SHRIMPS]
+    cdef int b, c, src, db, k, base, listed = 0
     cdef int dest_cells[NCELLS + 8]
     cdef int first[MAX_PLAYERS + 1]
-    cdef uint64_t own_coral
     cdef uint64_t common[MAX_PLAYERS]
     cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves
-    mine = own_shrimp_cells(s, s.current, cells)
-    if mine == 0:
+    if S.n_mine == 0:
         return n
     for db in range(s.n_boards):
         common[db] = S.polyps[db] & ~S.guarded[db]
@@ -785,8 +796,8 @@ cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept
         first[db] = listed
         listed = emit_mask(dest_cells, listed, db * BCELLS, common[db])
     first[s.n_boards] = listed
-    for k in range(mine):
-        src = cells[k]
+    for k in range(S.n_mine):
+        src = S.mine[k]
         b = src // BCELLS
         c = src % BCELLS
         if capped and s.cell_colour[src] >= 0:
@@ -797,9 +808,8 @@ cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept
                 if S.own[db] < 2:
                     n = add_block(out, n, base, &dest_cells[first[db]], first[db + 1] - first[db])
                 continue
-            own_coral = coral_of(s, src)
             n = emit_mask(out, n, base + db * BCELLS,
-                          common[db] | (own_coral & ~((<uint64_t>1) << c)))
+                          common[db] | (S.mine_coral[k] & ~((<uint64_t>1) << c)))
         out[n] = base + SCREEN
         n += 1
     return n
@@ -829,14 +839,14 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
                 out[n] = A_PICK + x
                 n += 1
         return n
+    survey(s, &S)
     if s.phase == PH_FINAL:
-        n = legal_eats(s, out, 0)
+        n = legal_eats(s, &S, out, 0)
         out[n] = A_FINAL_PASS
         return n + 1
     if not s.acted:
-        n = legal_eats(s, out, n)
+        n = legal_eats(s, &S, out, n)
     full = full_in_play(s)
-    survey(s, &S)
     # Actions 2/3, one polyp at a time: from behind the screen, then from in front (the
     # cells of each colour are found once for both).
     for x in range(NCOL):
