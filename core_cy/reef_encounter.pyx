@@ -93,13 +93,15 @@ cdef enum:
 # path sum exactly the same integers whatever the order.  Not rules.
 cdef enum:
     W_FISH = 20             # per polyp in the fish, times its colour value
-    W_SCREEN = 1            # per polyp behind the screen, times its value
+    W_SCREEN = 1            # per polyp behind the screen, times its value, up to
+    SCREEN_CAP = 24         # this much (about two larva plays' worth: no hoarding)
     W_CUBE = 2              # per larva cube behind the screen, for the first CUBE_CAP
     CUBE_CAP = 2            # (more cubes than that are worth nothing: no hoarding)
     W_CONSUMED = 4          # per consumed polyp in front of the screen
     W_LICENCE = 30          # the open-sea shrimp (licence to put algae on tiles)
+    W_MEAL = 20             # per coral eaten: a step toward the end (feed the fish early)
     W_BARE = 20             # penalty per own shrimp left on bare rock
-    W_GROW = 6              # per polyp (up to 4) of a guarded coral, times its value
+    W_GROW = 4              # per polyp (up to 4) of a guarded coral, times its value
     W_EDIBLE = 8            # per polyp beyond 4 of a guarded coral, times its value
     W_FREE = 2              # per polyp of an unguarded coral, times its value (board presence)
 
@@ -1210,9 +1212,25 @@ cdef int seat_terms(const RState* s, int seat, const int* v) noexcept nogil:
     cdef const RPlayer* pl = &s.p[seat]
     cdef int x, h = 0
     for x in range(NCOL):
-        h += (W_FISH * pl.fish[x] + W_SCREEN * pl.screen[x]) * v[x]
-        h += W_CONSUMED * pl.consumed[x]
-    return h + cube_value(total16(pl.larva)) + (W_LICENCE if pl.open_sea_shrimp else 0)
+        h += W_FISH * pl.fish[x] * v[x] + W_CONSUMED * pl.consumed[x]
+    return (h + screen_value(screen_sum(pl, v)) + cube_value(total16(pl.larva))
+            + (W_LICENCE if pl.open_sea_shrimp else 0) + W_MEAL * pl.eaten)
+
+
+cdef inline int screen_sum(const RPlayer* pl, const int* v) noexcept nogil:
+    """The polyps behind the seat's screen weighted by their colour values."""
+    return (pl.screen[0] * v[0] + pl.screen[1] * v[1] + pl.screen[2] * v[2]
+            + pl.screen[3] * v[3] + pl.screen[4] * v[4])
+
+
+cdef inline int screen_value(int weighted) noexcept nogil:
+    return W_SCREEN * (weighted if weighted < SCREEN_CAP else SCREEN_CAP)
+
+
+cdef inline int screen_delta(const RPlayer* pl, const int* v, int d) noexcept nogil:
+    """The value change of d more weighted polyps behind the seat's screen."""
+    cdef int n = screen_sum(pl, v)
+    return screen_value(n + d) - screen_value(n)
 
 
 cdef inline int cube_value(int n) noexcept nogil:
@@ -1231,12 +1249,20 @@ cdef inline double combine(const RState* s, int own, int rivals) noexcept nogil:
 
 
 cdef double terminal_value(const RState* s, int seat) noexcept nogil:
-    cdef int i
-    cdef double best_other = -1e9
+    """A finished game as the seat may judge it: its own score against the rivals' scores
+    as far as it saw their fish fill (public meals; each setup polyp stays secret), so
+    that the value never depends on hidden parts (the fast path below relies on it)."""
+    cdef int v[NCOL]
+    cdef int i, x, own = s.p[seat].score, seen, best_other = -1
+    colour_values(s, v)
     for i in range(s.players):
-        if i != seat and s.p[i].score > best_other:
-            best_other = s.p[i].score
-    return s.p[seat].score + 0.01 * (s.p[seat].score - best_other) + s.share[seat]
+        if i != seat:
+            seen = 0
+            for x in range(NCOL):
+                seen += s.p[i].seen_fish[x] * v[x]
+            if seen > best_other:
+                best_other = seen
+    return own + 0.01 * (own - best_other) + (1.0 if own > best_other else 0.0)
 
 
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
@@ -1337,7 +1363,7 @@ cdef int lay_delta(const RState* s, const Labels* L, int seat, const int* v, int
     cdef bint grow = False
     if s.play_colour != x:
         own[0] += cube_delta(&s.p[seat], -1)
-    own[0] -= W_SCREEN * v[x] if from_screen else W_CONSUMED
+    own[0] += screen_delta(&s.p[seat], v, -v[x]) if from_screen else -W_CONSUMED
     if y >= 0:
         own[0] += W_CONSUMED
         cy = L.id[cell]
@@ -1419,28 +1445,28 @@ cdef int bare_penalty(const RState* s, int seat) noexcept nogil:
     return n
 
 
-cdef bint may_end(const RState* s) noexcept nogil:
-    """Whether some action could end the game at once (its value then needs every seat's
-    score, which is hidden): the fast path then leaves the decision to the generic path.
-    Conditions 1 and 2 never end it at once: the final round follows."""
+cdef bint collect_may_end(const RState* s) noexcept nogil:
+    """Whether a collect (action 10) could end the game or start the final round."""
     cdef int k
-    if s.phase == PH_FINAL:
-        return s.final_left <= 1
-    if s.phase != PH_TURN:
-        return False
-    if s.end_pending != END_RUNNING:       # the ender's collect ends the game
-        return True
-    if empty_cells(s) <= 2:
-        return True
-    if s.turns + 1 >= s.rules.max_turns:
+    if s.end_pending != END_RUNNING or s.turns + 1 >= s.rules.max_turns:
         return True
     for k in range(NSPACES):
         if s.larva_supply[s.rules.cycle[k]] == 0:
             return True
     # A refill draws at most one polyp per space (and end4_literal_bag_lt3 wants 3 left).
-    if total(s.bag, NCOL) < NSPACES + 3:
-        return True
-    return False
+    return total(s.bag, NCOL) < NSPACES + 3
+
+
+cdef double value_after(const RState* s, int a, int seat) noexcept nogil:
+    """heuristic(apply(s, a), seat) on a copy of the true state.  Exact for what the fast
+    path uses it on (collects that may end the game, final-round meals) without peeking:
+    whether they end the game depends on public counts only, the polyps a refill draws go
+    to the open sea (which the heuristic does not read), and a finished game's value uses
+    only the seat's own and public parts (terminal_value)."""
+    cdef RState t
+    memcpy(&t, s, sizeof(RState))
+    m_apply(&t, a)
+    return m_heuristic(&t, seat)
 
 
 cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
@@ -1452,9 +1478,14 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int v2[NCOL]
     cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell, src, dst, b, c
     cdef int ks, kd, alga, target, ret
+    cdef bint ending
     cdef int shrimps[MAX_SHRIMPS]
-    if seat != s.current or s.terminal or may_end(s):
+    # Near a full reef a lay may end the game, or spread a polyp only if the (hidden) bag
+    # holds its colour: the generic path decides then.
+    if seat != s.current or s.terminal or (s.phase == PH_TURN and empty_cells(s) <= 2):
         return 0
+    ending = (collect_may_end(s) if s.phase == PH_TURN else
+              s.phase == PH_FINAL and s.final_left <= 1)
     colour_values(s, v)
     label(s, &L)
     own_shrimp_cells(s, seat, shrimps)
@@ -1465,9 +1496,12 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
         a = acts[i]
         own = base_own
         rivals = base_rivals
+        if ending and a >= A_COLLECT and a <= A_FINAL_PASS or (ending and s.phase == PH_FINAL):
+            out[i] = value_after(s, a, seat)
+            continue
         if a < A_PICK:
             x = a - A_FISH
-            own += (W_FISH - W_SCREEN) * v[x]
+            own += W_FISH * v[x] + screen_delta(pl, v, -v[x])
         elif a < A_EAT:
             own += cube_delta(pl, 1)
         elif a < A_LAY_SCREEN:
@@ -1477,7 +1511,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             ret = s.rules.eat_return + (1 if s.phase == PH_FINAL else 0)
             if ret > L.size[k]:
                 ret = L.size[k]
-            own += W_FISH * (L.size[k] - ret) * v[x] - coral_pot(L.size[k], v[x])
+            own += W_FISH * (L.size[k] - ret) * v[x] - coral_pot(L.size[k], v[x]) + W_MEAL
             if not pl.open_sea_shrimp:
                 own += W_LICENCE
         elif a < A_END_PLAY:
@@ -1509,12 +1543,13 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 add_pot(&L, k, L.size[k], v2, seat, 1, &own, &rivals)
         elif a < A_COLLECT:
             x = a - A_TO_POLYP
-            own += W_SCREEN * v[x] + cube_delta(pl, -1)
+            own += screen_delta(pl, v, v[x]) + cube_delta(pl, -1)
         elif a < A_FINAL_PASS:
             k = a - A_COLLECT
-            own += cube_delta(pl, 1)
+            ret = 0
             for x in range(NCOL):
-                own += W_SCREEN * v[x] * s.space_polyps[k][x]
+                ret += v[x] * s.space_polyps[k][x]
+            own += cube_delta(pl, 1) + screen_delta(pl, v, ret)
         elif a == A_FINAL_PASS:
             pass
         else:
