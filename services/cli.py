@@ -81,6 +81,7 @@ def print_results(path: str, spec, out=None) -> None:
     game = core_cy.load(spec.game)
     by_label = {name: pipelines.breakdown(path, "seat_" + name)
                 for name in game.outcome_labels if name in game.seat_outcome_names}
+    rows = pipelines.results(path)
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
         print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games "
@@ -96,6 +97,7 @@ def print_results(path: str, spec, out=None) -> None:
         print("  end reasons: " + ", ".join(f"{k} {_pct(v).strip()}" for k, v in
                                            sorted(reasons.items(), key=lambda kv: -kv[1])),
               file=out)
+        _print_outcomes(rows, game, cell, out)
         if game.cooperative:
             _print_team(cell, by_label, out)
             continue
@@ -201,6 +203,36 @@ def _print_ladder(path: str, spec, out) -> None:
             print(f"    verdict {word} between {v['second']} and {v['strongest']}: largest "
                   f"change of a seat advantage {100 * v['change']:+.2f} pts (seat {v['seat']}, "
                   f"95% half-width {100 * v['half_width']:.2f} pts)", file=out)
+
+
+def _print_outcomes(rows, game, cell, out) -> None:
+    """The game's own outcome columns (Game.game_outcome_names, seat_outcome_names): their
+    means over the cell's games that count (truncated ones left out), per seat for the seat
+    columns of a competitive game (a cooperative one is one team result).  Labelled outcomes
+    (codes, e.g. an adventurer) are the breakdowns' to show."""
+    import polars as pl
+
+    players = cell["players"]
+    game_cols = [n for n in game.game_outcome_names if n not in game.outcome_labels]
+    seat_cols = [n for n in game.seat_outcome_names
+                 if n not in game.outcome_labels and not game.cooperative]
+    if not game_cols and not seat_cols:
+        return
+    seat_value = [pl.col("seat_" + n).cast(pl.List(pl.Float64)).list.get(k).mean()
+                  .alias(f"{n}/{k}") for n in seat_cols for k in range(players)]
+    means = (rows.filter((pl.col("arm") == cell["arm"]) & (pl.col("players") == players))
+             .select([pl.col(n).cast(pl.Float64).mean() for n in game_cols] + seat_value)
+             .collect().row(0, named=True))
+    if game_cols:
+        print("  outcomes (mean per game): " + ", ".join(
+            f"{n} {means[n]:.2f}" for n in game_cols), file=out)
+    if seat_cols:
+        w = max(len(n) for n in seat_cols) + 2
+        print(f"  {'seat outcomes (mean)':<{w}}" + "".join(f"{'seat ' + str(k):>9}"
+                                                         for k in range(players)), file=out)
+        for n in seat_cols:
+            print(f"    {n:<{w - 2}}" + "".join(f"{means[f'{n}/{k}']:9.2f}"
+                                            for k in range(players)), file=out)
 
 
 def _print_team(cell, by_label, out) -> None:

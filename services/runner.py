@@ -206,6 +206,9 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
             total = state["done"]
             break
         begin = end
+    # A worker (or node) that died mid-write left its temporary file; its shard was written
+    # again by the retry, and every task of this run has returned: nothing writes now.
+    remove_stale_temporaries(root_uri)
     return finish("done")
 
 
