@@ -1,7 +1,8 @@
 // The "new experiment" form, built from the catalogue's rule-option JSON schemas:
 // enum -> select, boolean -> checkbox, integer/number -> number input, data values (arrays,
 // objects) -> a JSON text area collapsed by default.  Only options that differ from the
-// game's defaults are sent, so a spec stays as short as one written by hand.
+// game's defaults are sent, so a spec stays as short as one written by hand.  "Plan" asks the
+// service (a background plan job) how many games and how long the spec needs.
 "use strict";
 (function (M) {
   let games = {};
@@ -52,6 +53,29 @@
                Object.entries(props).map(([n, s]) => optionInput(n, s)), remove);
   }
 
+  // ---- the agent's parameters (from its JSON schema in the catalogue) -----------------------
+  // The same inputs as rule options; the agent string names only the values that differ from
+  // the defaults, e.g. "mcts(iterations=100, rollout=random)".
+  function agentSchema() {
+    const agent = games[$("f-game").value].agents[$("f-agent").value];
+    return (agent && agent.parameters && agent.parameters.properties) || {};
+  }
+
+  function selectAgent() {
+    const props = agentSchema();
+    $("f-agent-params").replaceChildren(...Object.entries(props).map(([n, s]) => optionInput(n, s)));
+    $("f-agent-params").hidden = Object.keys(props).length === 0;
+  }
+
+  function agentString() {
+    const name = $("f-agent").value;
+    let values;
+    try { values = armRules($("f-agent-params"), agentSchema()); }
+    catch (e) { throw new Error(`agents.${name}.${e.message}`); }
+    const pairs = Object.entries(values).map(([k, v]) => `${k}=${v}`);
+    return pairs.length ? `${name}(${pairs.join(", ")})` : name;
+  }
+
   function updateBaseline() {
     const select = $("f-baseline"), previous = select.value;
     const names = [...document.querySelectorAll(".arm-name")].map((i) => i.value);
@@ -70,6 +94,7 @@
       ` ${n}`)));
     $("f-agent").replaceChildren(...Object.entries(game.agents).map(([n, d]) =>
       M.h("option", {value: n, title: d.description}, n)));
+    selectAgent();
     $("arms").replaceChildren(armFieldset(0));
     updateBaseline();
   }
@@ -102,7 +127,7 @@
                   games_per_arm: Number($("f-games").value), seed: Number($("f-seed").value),
                   shard_size: Number($("f-shard").value)};
     const perSeat = $("f-agents").value.split(",").map((s) => s.trim()).filter(Boolean);
-    spec.agents = perSeat.length ? perSeat : $("f-agent").value;
+    spec.agents = perSeat.length ? perSeat : agentString();
     if ($("f-rotate").checked) spec.rotate_agents = true;
     spec.arms = {};
     for (const fs of document.querySelectorAll("fieldset.arm")) {
@@ -128,17 +153,74 @@
     errors.hidden = false;
   }
 
+  // Planning: POST /api/plans, then follow the job until its result (or error) is there.
+  const PLAN_POLL_MS = 400;
+
+  function planRequest() {
+    const request = {spec: buildSpec()};
+    const halfWidth = $("f-half-width").value, delta = $("f-delta").value;
+    if (halfWidth !== "") request.half_width = Number(halfWidth) / 100;
+    if (delta !== "") request.delta = Number(delta) / 100;
+    return request;
+  }
+
+  function showPlan(plan) {
+    const needed = (c) => Math.max(c.games_for_half_width || 0, c.games_for_delta || 0);
+    $("plan-result").replaceChildren(
+      M.h("p", {id: "plan-verdict"}, plan.verdict),
+      M.h("p", {}, `Games per arm: `, M.h("strong", {id: "plan-games"}, M.num(plan.games_per_cell)),
+          `; wall time: `, M.h("strong", {id: "plan-time"}, M.duration(plan.wall_seconds)),
+          ` on ${plan.workers} core${plan.workers === 1 ? "" : "s"}.`),
+      M.table(plan.cells, [["arm", "arm", String], ["players", "players"],
+                           ["pilot_games", "pilot games"],
+                           ["games_per_cpu_second", "games per CPU-second", (v) => M.num(v, 0)],
+                           ["needed", "games needed", (v, c) => M.num(needed(c))]]));
+  }
+
+  async function plan() {
+    const errors = $("form-errors"), status = $("plan-status");
+    errors.hidden = true;
+    $("plan-result").replaceChildren();
+    let request;
+    try { request = planRequest(); } catch (e) { errors.textContent = e.message; errors.hidden = false; return; }
+    $("plan").disabled = true;
+    try {
+      status.textContent = "Planning: playing a short pilot…";
+      const answer = await M.postJSON("/api/plans", request);
+      if (answer.status !== 202) {
+        errors.textContent = M.errorText(answer.body) || `the server answered ${answer.status}`;
+        errors.hidden = false;
+        return;
+      }
+      let job = answer.body;
+      while (job.status === "queued" || job.status === "running") {
+        await new Promise((done) => setTimeout(done, PLAN_POLL_MS));
+        job = await M.getJSON(`/api/plans/${job.id}`);
+      }
+      if (job.status === "done") showPlan(job.result);
+      else $("plan-result").replaceChildren(M.h("p", {class: "error", id: "plan-error"}, job.error));
+    } catch (e) {
+      errors.textContent = `Planning failed: ${e.message}`;
+      errors.hidden = false;
+    } finally {
+      status.textContent = "";
+      $("plan").disabled = false;
+    }
+  }
+
   async function init() {
     try {
       const list = await M.getJSON("/api/games");
       games = Object.fromEntries(list.map((g) => [g.name, g]));
       $("f-game").replaceChildren(...list.map((g) => M.h("option", {value: g.name}, g.title || g.name)));
       $("f-game").addEventListener("change", selectGame);
+      $("f-agent").addEventListener("change", selectAgent);
       $("add-arm").addEventListener("click", () => {
         $("arms").appendChild(armFieldset(document.querySelectorAll("fieldset.arm").length));
         updateBaseline();
       });
       $("experiment-form").addEventListener("submit", submit);
+      $("plan").addEventListener("click", plan);
       selectGame();
     } catch (e) {
       $("form-errors").textContent = `Cannot load the game catalogue: ${e.message}`;
