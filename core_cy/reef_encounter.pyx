@@ -24,8 +24,8 @@ A turn is a sequence of small decisions (section 4), one action each:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_seed, set_state_fields, set_engine_functions, engine_handle)
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_seed, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -144,13 +144,8 @@ ctypedef struct RPlayer:
     int16_t score
 
 ctypedef struct RState:
+    GameHeader head               # rng, players, current, terminal, moves, end reason, shares
     RRules rules
-    Rng rng
-    int32_t players
-    int32_t current
-    int32_t terminal
-    int32_t moves
-    int32_t end_reason
     int32_t phase
     int32_t turns
     int32_t start_player
@@ -186,7 +181,9 @@ ctypedef struct RState:
     uint64_t occ[MAX_PLAYERS][NCOL]
     uint64_t shr[MAX_PLAYERS]      # cells carrying a shrimp
     RPlayer p[MAX_PLAYERS]
-    double share[MAX_PLAYERS]
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
+cdef RState _LAYOUT      # one instance, to read where the rules are
 
 
 # ---------------------------------------------------------------- bit geometry
@@ -304,7 +301,7 @@ cdef int bag_draw(RState* s) noexcept nogil:
     action 10); -1 if nothing is left."""
     if total(s.bag, NCOL) == 0 and not s.bonus_poured:
         pour_bonus(s)
-    return draw_colour(s, &s.rng)
+    return draw_colour(s, &s.head.rng)
 
 
 cdef void pour_bonus(RState* s) noexcept nogil:
@@ -478,33 +475,14 @@ cdef void finish(RState* s, int reason) noexcept nogil:
     """Score (section 8) and share the win among the seats equal on every tie-break (11)."""
     cdef int v[NCOL]
     cdef int keys[MAX_PLAYERS][5]
-    cdef int best[5]
-    cdef int i, k, winners = 0
-    cdef bint top
+    cdef int i
     colour_values(s, v)
-    for i in range(s.players):
+    for i in range(s.head.players):
         s.p[i].score = <int16_t>fish_score(s, i, v)
         tie_keys(s, i, keys[i])
-    for k in range(5):
-        best[k] = -1
-    for i in range(s.players):
-        for k in range(5):
-            if keys[i][k] != best[k]:
-                if keys[i][k] > best[k]:
-                    memcpy(best, keys[i], sizeof(best))
-                break
-    for i in range(s.players):
-        top = True
-        for k in range(5):
-            if keys[i][k] != best[k]:
-                top = False
-        s.share[i] = 1.0 if top else 0.0
-        winners += top
-    for i in range(s.players):
-        s.share[i] /= winners
-    s.terminal = 1
-    s.end_reason = reason
-    s.current = 0
+    share_best(s, &keys[0][0], 5)
+    end_game(s, reason)
+    s.head.current = 0
 
 
 cdef void return_bare_shrimps(RState* s, int who) noexcept nogil:
@@ -535,15 +513,15 @@ cdef void reset_turn(RState* s) noexcept nogil:
 cdef void trigger_end(RState* s, int reason) noexcept nogil:
     """Section 9: the turn stops at once (A8); after conditions 1 and 2 every other seat,
     clockwise from the ender's left, gets one eat-only turn."""
-    return_bare_shrimps(s, s.current)
+    return_bare_shrimps(s, s.head.current)
     if s.phase == PH_FINAL:
         return
     if reason == END_TILES_COVERED or reason == END_FOURTH_SHRIMP:
-        s.ender = s.current
+        s.ender = s.head.current
         s.end_pending = reason
-        s.final_left = s.players - 1
+        s.final_left = s.head.players - 1
         s.phase = PH_FINAL
-        s.current = (s.current + 1) % s.players
+        s.head.current = (s.head.current + 1) % s.head.players
         reset_turn(s)
         if s.final_left == 0:
             finish(s, reason)
@@ -559,11 +537,8 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     cdef RRules* R
     cdef int i, j, b, c, x, k, lay, first, seat
     cdef int order[MAX_LAYOUTS]
-    memset(s, 0, sizeof(RState))
-    memcpy(&s.rules, rules, sizeof(RRules))
+    begin_setup(&ENGINE, s, rules, players, rng)
     R = &s.rules
-    s.rng = rng[0]
-    s.players = players
     s.ender = -1
     s.alga_space = -1
     reset_turn(s)
@@ -579,7 +554,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(R.n_layouts):
         order[i] = i
     for i in range(players):
-        j = i + rng_below(&s.rng, R.n_layouts - i)
+        j = i + rng_below(&s.head.rng, R.n_layouts - i)
         order[i], order[j] = order[j], order[i]
     s.n_boards = players
     for b in range(players):
@@ -597,14 +572,14 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
         s.bonus[x] = 1
         s.bag[x] -= 1
     # 5. All tiles on one face, by a coin flip unless the rules fix it.
-    k = R.initial_side if R.initial_side >= 0 else rng_below(&s.rng, 2)
+    k = R.initial_side if R.initial_side >= 0 else rng_below(&s.head.rng, 2)
     for i in range(NTILES):
         s.tile_side[i] = <int8_t>k
     # 6-7. Larva cubes on the spaces; the colour of one drawn polyp names the first space.
     for i in range(NSPACES):
         s.space_cube[i] = 1
         s.larva_supply[R.cycle[i]] -= 1
-    x = draw_colour(s, &s.rng)
+    x = draw_colour(s, &s.head.rng)
     s.bag[x] += 1
     first = 0
     for i in range(NSPACES):
@@ -612,22 +587,22 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
             first = i
     for j in range(NSPACES):
         for k in range(R.deal[j]):
-            s.space_polyps[(first + j) % NSPACES][draw_colour(s, &s.rng)] += 1
+            s.space_polyps[(first + j) % NSPACES][draw_colour(s, &s.head.rng)] += 1
     # 8-10. Start player, shrimps, hands in turn order.
-    s.start_player = rng_below(&s.rng, players) if R.start_random else 0
+    s.start_player = rng_below(&s.head.rng, players) if R.start_random else 0
     for i in range(players):
         seat = (s.start_player + i) % players
         s.p[seat].shrimps_screen = <int16_t>R.shrimps_per_player
         for k in range(R.hands[players - 2][i]):
-            s.p[seat].screen[draw_colour(s, &s.rng)] += 1
+            s.p[seat].screen[draw_colour(s, &s.head.rng)] += 1
     s.phase = PH_FISH
-    s.current = s.start_player
+    s.head.current = s.start_player
 
 
 # ---------------------------------------------------------------- legal actions
 
 cdef inline int next_seat(const RState* s, int seat) noexcept nogil:
-    return (seat + 1) % s.players
+    return (seat + 1) % s.head.players
 
 
 cdef int legal_eats(const RState* s, int* out, int n) noexcept nogil:
@@ -639,7 +614,7 @@ cdef int legal_eats(const RState* s, int* out, int n) noexcept nogil:
         while m:
             c = lowest(m)
             m &= m - 1
-            if (s.cell_shrimp[b * BCELLS + c] == s.current and
+            if (s.cell_shrimp[b * BCELLS + c] == s.head.current and
                     popcount(coral_of(s, b * BCELLS + c)) >= s.rules.eat_min_size):
                 out[n] = A_EAT + b * BCELLS + c
                 n += 1
@@ -660,7 +635,7 @@ cdef bint may_lay(const RState* s, int x) noexcept nogil:
     """A lay of colour x continues the open play or starts a new one (at most 2 a turn)."""
     if s.play_colour == x:
         return True
-    return s.plays < 2 and s.p[s.current].larva[x] > 0
+    return s.plays < 2 and s.p[s.head.current].larva[x] > 0
 
 
 cdef bint bare_shrimp(const RState* s, int who) noexcept nogil:
@@ -680,7 +655,7 @@ cdef bint alga_target_ok(const RState* s, int alga, int target) noexcept nogil:
     """Action 7 placement: the alga space always; a tile only with the open-sea shrimp,
     once a turn, matching the front alga, uncovered, and the last tile only with 2+ polyps
     in the fish (section 5 action 7)."""
-    cdef const RPlayer* pl = &s.p[s.current]
+    cdef const RPlayer* pl = &s.p[s.head.current]
     cdef int t = target - 1
     if target == 0:
         return True
@@ -708,8 +683,8 @@ cdef int legal_moves(const RState* s, int* out, int n) noexcept nogil:
         polyps[b] = occ_all(s, b)
         guarded[b] = guarded_cells(s, b)
         bare[b] = s.playable[b] & ~polyps[b] & ~s.shr[b]
-        counts[b] = own_shrimps_on(s, b, s.current)
-    mine = own_shrimp_cells(s, s.current, cells)
+        counts[b] = own_shrimps_on(s, b, s.head.current)
+    mine = own_shrimp_cells(s, s.head.current, cells)
     for k in range(mine):
         src = cells[k]
         b = src // BCELLS
@@ -737,9 +712,9 @@ cdef int legal_moves(const RState* s, int* out, int n) noexcept nogil:
 
 cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const RState* s = <const RState*>vs
-    cdef const RPlayer* pl = &s.p[s.current]
+    cdef const RPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, x, b, a, t, k
-    if s.terminal:
+    if s.head.terminal:
         return 0
     if s.phase == PH_FISH:
         for x in range(NCOL):
@@ -783,7 +758,7 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     # Action 4: onto any polyp of a coral without shrimp, at most 2 own shrimps a board.
     if not s.intro_used and pl.shrimps_screen > 0:
         for b in range(s.n_boards):
-            if own_shrimps_on(s, b, s.current) < 2:
+            if own_shrimps_on(s, b, s.head.current) < 2:
                 n = emit_cells(out, n, A_INTRO, b, occ_all(s, b) & ~guarded_cells(s, b))
     for x in range(NCOL):
         if pl.consumed[x] > 0 and s.larva_supply[x] > 0:
@@ -803,7 +778,7 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         if pl.larva[x] > 0 and polyp_available(s, x):
             out[n] = A_TO_POLYP + x
             n += 1
-    if not bare_shrimp(s, s.current):
+    if not bare_shrimp(s, s.head.current):
         for k in range(NSPACES):
             out[n] = A_COLLECT + k
             n += 1
@@ -834,7 +809,7 @@ cdef void extra_growth(RState* s, int b, int cell, int x) noexcept nogil:
 
 
 cdef void lay(RState* s, int x, int cell, bint from_screen) noexcept nogil:
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int y = s.cell_colour[cell]
     if s.play_colour != x:
         close_play(s)
@@ -859,7 +834,7 @@ cdef void lay(RState* s, int x, int cell, bint from_screen) noexcept nogil:
 cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
     """Action 1: the coral leaves the board; 4 polyps (options) go to the bag, the rest to
     the fish; the shrimp goes to the open sea (first meal) or into the fish."""
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int b = cell // BCELLS, x = s.cell_colour[cell], n, ret, c
     cdef uint64_t m = coral_of(s, cell)
     n = popcount(m)
@@ -881,7 +856,7 @@ cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
 
 
 cdef void place_alga(RState* s, int x, int alga, int target) noexcept nogil:
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     pl.consumed[x] -= 1
     s.bag[x] += 1
     s.alga_supply[alga] -= 1
@@ -900,7 +875,7 @@ cdef void place_alga(RState* s, int x, int alga, int target) noexcept nogil:
 
 cdef void collect(RState* s, int k) noexcept nogil:
     """Action 10 and the refill; then the next seat's turn (or condition 4)."""
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x = s.rules.cycle[k], i, y
     cdef bint short_ = False
     pl.larva[x] += 1
@@ -928,28 +903,28 @@ cdef void collect(RState* s, int k) noexcept nogil:
     if s.turns >= s.rules.max_turns:
         finish(s, END_TURN_LIMIT)
         return
-    s.current = next_seat(s, s.current)
+    s.head.current = next_seat(s, s.head.current)
     reset_turn(s)
 
 
 cdef void move_shrimp(RState* s, int src, int dst) noexcept nogil:
     lift_shrimp(s, src)
     if dst == SCREEN:
-        s.p[s.current].shrimps_screen += 1
+        s.p[s.head.current].shrimps_screen += 1
     else:
-        put_shrimp(s, dst, s.current)
+        put_shrimp(s, dst, s.head.current)
     s.shrimp_moves += 1
 
 
 cdef void setup_action(RState* s, int a) noexcept nogil:
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x
     if a < A_PICK:
         x = a - A_FISH
         pl.screen[x] -= 1
         pl.fish[x] += 1
-        s.current = next_seat(s, s.current)
-        if s.current == s.start_player:
+        s.head.current = next_seat(s, s.head.current)
+        if s.head.current == s.start_player:
             s.phase = PH_PICK
         return
     x = a - A_PICK
@@ -959,8 +934,8 @@ cdef void setup_action(RState* s, int a) noexcept nogil:
     s.first_pick = x
     if s.picks >= s.rules.larva_picks:
         s.picks = 0
-        s.current = next_seat(s, s.current)
-        if s.current == s.start_player:
+        s.head.current = next_seat(s, s.head.current)
+        if s.head.current == s.start_player:
             s.phase = PH_TURN
 
 
@@ -971,15 +946,15 @@ cdef void final_action(RState* s, int a) noexcept nogil:
     if s.final_left == 0:
         finish(s, s.end_pending)
     else:
-        s.current = next_seat(s, s.current)
+        s.head.current = next_seat(s, s.head.current)
 
 
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef RState* s = <RState*>vs
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x, k
     cdef int cells[MAX_SHRIMPS]
-    s.moves += 1
+    s.head.moves += 1
     if s.phase == PH_FISH or s.phase == PH_PICK:
         setup_action(s, a)
         return
@@ -988,7 +963,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         return
     if a >= A_MOVE:                      # action 5: may interrupt a larva play
         k = a - A_MOVE
-        own_shrimp_cells(s, s.current, cells)
+        own_shrimp_cells(s, s.head.current, cells)
         s.acted = 1
         move_shrimp(s, cells[k // (NCELLS + 1)], k % (NCELLS + 1))
         return
@@ -1012,7 +987,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         s.larva_supply[x] += 1
     elif a < A_TO_LARVA:
         pl.shrimps_screen -= 1
-        put_shrimp(s, a - A_INTRO, s.current)
+        put_shrimp(s, a - A_INTRO, s.head.current)
         s.intro_used = 1
     elif a < A_ALGA:
         x = a - A_TO_LARVA
@@ -1041,15 +1016,9 @@ cdef void m_scores(const void* vs, double* out) noexcept nogil:
     cdef int v[NCOL]
     cdef int i
     colour_values(s, v)
-    for i in range(s.players):
-        out[i] = s.p[i].score if s.terminal else fish_score(s, i, v)
+    for i in range(s.head.players):
+        out[i] = s.p[i].score if s.head.terminal else fish_score(s, i, v)
 
-
-cdef void m_shares(const void* vs, double* out) noexcept nogil:
-    cdef const RState* s = <const RState*>vs
-    cdef int i
-    for i in range(s.players):
-        out[i] = s.share[i]
 
 
 GAME_OUTCOMES = ("turns", "tiles_covered", "bag_left", "polyps_on_reef", "final_round")
@@ -1068,7 +1037,7 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     g[2] = total(s.bag, NCOL)
     g[3] = n
     g[4] = 1 if s.ender >= 0 else 0
-    for i in range(s.players):
+    for i in range(s.head.players):
         tie_keys(s, i, keys)
         so[i * ns + 0] = s.p[i].eaten
         so[i * ns + 1] = total16(s.p[i].fish)
@@ -1110,17 +1079,17 @@ cdef inline int cube_delta(const RPlayer* pl, int d) noexcept nogil:
 
 
 cdef inline double combine(const RState* s, int own, int rivals) noexcept nogil:
-    cdef int k = 2 * (s.players - 1)
+    cdef int k = 2 * (s.head.players - 1)
     return <double>(k * own - rivals) / k
 
 
 cdef double terminal_value(const RState* s, int seat) noexcept nogil:
     cdef int i
     cdef double best_other = -1e9
-    for i in range(s.players):
+    for i in range(s.head.players):
         if i != seat and s.p[i].score > best_other:
             best_other = s.p[i].score
-    return s.p[seat].score + 0.01 * (s.p[seat].score - best_other) + s.share[seat]
+    return s.p[seat].score + 0.01 * (s.p[seat].score - best_other) + s.head.share[seat]
 
 
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
@@ -1128,7 +1097,7 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef int v[NCOL]
     cdef int own, rivals = 0, b, c, who, cell, x
     cdef uint64_t m
-    if s.terminal:
+    if s.head.terminal:
         return terminal_value(s, seat)
     colour_values(s, v)
     own = seat_terms(s, seat, v)
@@ -1335,7 +1304,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell, src, dst, b, c
     cdef int ks, kd, alga, target, ret
     cdef int shrimps[MAX_SHRIMPS]
-    if seat != s.current or s.terminal or may_end(s):
+    if seat != s.head.current or s.head.terminal or may_end(s):
         return 0
     colour_values(s, v)
     label(s, &L)
@@ -1447,12 +1416,12 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     memcpy(o, vs, sizeof(RState))
     for x in range(NCOL):
         pool[x] = o.bag[x]
-    for i in range(o.players):
+    for i in range(o.head.players):
         if i != seat:
             for x in range(NCOL):
                 pool[x] += o.p[i].screen[x] + o.p[i].fish[x]
     n = total(pool, NCOL)
-    for i in range(o.players):
+    for i in range(o.head.players):
         if i != seat:
             redeal(o.p[i].screen, pool, &n, rng)
             redeal(o.p[i].fish, pool, &n, rng)
@@ -1460,12 +1429,6 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
         o.bag[x] = pool[x]
 
 
-cdef Engine ENGINE       # the engine table; its data part comes from ReefGame (the end)
-cdef RState _LAYOUT      # one instance, to read the field offsets from
-set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
-set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
-                     m_heuristic, m_observe, NULL, m_action_values)
 
 
 # ================================================================ Python face
@@ -1660,11 +1623,6 @@ class ReefGame(Game):
     title = "Reef Encounter"
     min_players = 2
     max_players = MAX_PLAYERS
-    cooperative = False
-    engine_version = ENGINE_VERSION
-    end_reasons = END_REASONS
-    game_outcome_names = GAME_OUTCOMES
-    seat_outcome_names = SEAT_OUTCOMES
     actions = ACTION_SPACE
     options = (
         Option("advanced_no_extra_growth", "bool", False, "advanced game: the light rock "
@@ -1764,7 +1722,7 @@ class ReefGame(Game):
             boards.append({"layout": list(self.rules_of(state)["boards"])[s.board_layout[b]],
                            "cells": rows, "shrimps": shrimps})
         seats = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             pl = &s.p[i]
             seats.append({
                 "screen": _counts(pl.screen), "consumed": _counts(pl.consumed),
@@ -1772,11 +1730,11 @@ class ReefGame(Game):
                 "shrimps_behind_screen": int(pl.shrimps_screen),
                 "fish_shrimps": int(pl.fish_shrimps), "open_sea_shrimp": bool(pl.open_sea_shrimp),
                 "corals_eaten": int(pl.eaten), "score": int(pl.score),
-                "win_share": float(s.share[i]),
+                "win_share": float(s.head.share[i]),
             })
         return {
-            "game": self.name, "players": int(s.players), "rules": self.rules_of(state),
-            "phase": PHASES[s.phase], "current_player": int(s.current),
+            "game": self.name, "players": int(s.head.players), "rules": self.rules_of(state),
+            "phase": PHASES[s.phase], "current_player": int(s.head.current),
             "start_player": int(s.start_player), "setup_picks": int(s.picks),
             "first_pick": COLOURS[s.first_pick],
             "turn": {"acted": bool(s.acted), "plays": int(s.plays),
@@ -1794,8 +1752,8 @@ class ReefGame(Game):
                       for t in range(NTILES)],
             "ender": None if s.ender < 0 else int(s.ender), "final_left": int(s.final_left),
             "end_pending": END_REASONS[s.end_pending],
-            "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
-            "moves": int(s.moves), "turns": int(s.turns),
+            "terminal": bool(s.head.terminal), "end_reason": END_REASONS[s.head.end_reason],
+            "moves": int(s.head.moves), "turns": int(s.turns),
             "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
@@ -1807,8 +1765,8 @@ class ReefGame(Game):
         """The state as `seat` may see it: the determinization look-ahead agents search on
         (the bag and the other seats' screens and fish dealt again from stream `seed`)."""
         cdef RState* s = _st(state)
-        if not 0 <= seat < s.players:
-            raise ValueError(f"seat must be in 0..{s.players - 1}, got {seat}")
+        if not 0 <= seat < s.head.players:
+            raise ValueError(f"seat must be in 0..{s.head.players - 1}, got {seat}")
         cdef State out = contract.blank_state(self, self.handle)
         cdef Rng rng
         rng_seed(&rng, seed, 0, 0, 0)
@@ -1831,7 +1789,7 @@ class ReefGame(Game):
         elif kind == "collect":
             names["colour"] = COLOURS[s.rules.cycle[x["space"]]]
         elif kind == "move":
-            n = own_shrimp_cells(s, s.current, cells)
+            n = own_shrimp_cells(s, s.head.current, cells)
             names["src"] = _cell_name(cells[x["shrimp"]]) if x["shrimp"] < n else f"#{x['shrimp']}"
             names["dest"] = _cell_name(x["dest"])
         return DESCRIPTIONS[kind].format(**names)
@@ -1844,7 +1802,7 @@ class ReefGame(Game):
         cdef int keys[5]
         colour_values(s, v)
         out = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             tie_keys(s, i, keys)
             fish = {COLOURS[x]: int(s.p[i].fish[x]) for x in range(NCOL)}
             points = {COLOURS[x]: int(s.p[i].fish[x] * v[x]) for x in range(NCOL)}
@@ -1865,10 +1823,10 @@ def _counts_of(obj, key, names=COLOURS, hi=1000):
 
 cdef _fill(RState* s, object top, dict rules):
     """from_dict's game part: every field but players, rules and rng (set already)."""
-    cdef int players = s.players
+    cdef int players = s.head.players
     cdef RPlayer* pl
     s.phase = top.choice("phase", PHASES)
-    s.current = top.int("current_player", 0, players - 1)
+    s.head.current = top.int("current_player", 0, players - 1)
     s.start_player = top.int("start_player", 0, players - 1)
     s.picks = top.int("setup_picks", 0, 10)
     s.first_pick = top.choice("first_pick", COLOURS)
@@ -1923,7 +1881,7 @@ cdef _fill(RState* s, object top, dict rules):
             cell = b * BCELLS + r * COLS + c
             if not (playable >> (r * COLS + c)) & 1 or s.cell_shrimp[cell] >= 0:
                 fail(where, "a shrimp stands alone on a playable cell")
-            if s.cell_colour[cell] < 0 and who != s.current:
+            if s.cell_colour[cell] < 0 and who != s.head.current:
                 fail(where, "only the current player's shrimps may be on bare rock")
             put_shrimp(s, cell, who)
             shrimps_on[who] += 1
@@ -1969,7 +1927,7 @@ cdef _fill(RState* s, object top, dict rules):
         pl.open_sea_shrimp = seat.bool("open_sea_shrimp")
         pl.eaten = seat.int("corals_eaten", 0, MAX_SHRIMPS)
         pl.score = seat.int("score", 0, 10000, default=0)
-        s.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+        s.head.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
         if pl.eaten != pl.open_sea_shrimp + pl.fish_shrimps:
             fail(seat.at("corals_eaten"), "expected the open-sea shrimp plus the fish shrimps")
         if pl.shrimps_screen + shrimps_on[i] + pl.eaten != s.rules.shrimps_per_player:
@@ -1993,13 +1951,15 @@ cdef _fill(RState* s, object top, dict rules):
     s.ender = -1 if top.get("ender") is None else top.int("ender", 0, players - 1)
     s.final_left = top.int("final_left", 0, players - 1)
     s.end_pending = top.choice("end_pending", END_REASONS)
-    s.terminal = top.bool("terminal")
-    s.end_reason = top.choice("end_reason", END_REASONS)
-    if s.terminal != (s.end_reason != END_RUNNING):
+    s.head.terminal = top.bool("terminal")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
+    if s.head.terminal != (s.head.end_reason != END_RUNNING):
         fail(top.path, "a terminal state needs an end_reason, a running one 'running'")
-    s.moves = top.int("moves", 0, INT32_MAX)
+    s.head.moves = top.int("moves", 0, INT32_MAX)
     s.turns = top.int("turns", 0, INT32_MAX)
 
 
-ReefGame.handle = engine_handle(&ENGINE, ReefGame, sizeof(RState), sizeof(RRules))
+ReefGame.handle = engine_handle(&ENGINE, ReefGame, &_LAYOUT, sizeof(RState), &_LAYOUT.rules,
+    sizeof(RRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, NULL,
+    m_action_values)
 GAME = ReefGame()
