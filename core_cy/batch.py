@@ -60,11 +60,15 @@ def engine_label(game) -> str:
 
 def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
          start: int = 0, count: int = 1, stream: int = 0, speeds=None,
-         experiment: str = "", arm: str = "", rotate: bool = False) -> pa.RecordBatch:
+         experiment: str = "", arm: str = "", rotate: bool = False,
+         games_per_deal: int = 1) -> pa.RecordBatch:
     """Games start..start+count-1 of (game, players, rules, agents, seed) as a record batch.
 
     rotate: the agent list turns one seat per game (game i puts agents[(k + i) % players] in
     seat k), so every agent sits in every seat equally often.
+    games_per_deal: games i with the same i // games_per_deal share their chance (a `deal`
+    column then says which); with rotate and games_per_deal = players every deal is played
+    once in every seat rotation.
     """
     resolved = game.resolve_rules(rules, players)
     names = check_agents(game, players, agents)
@@ -72,7 +76,7 @@ def play(game, players: int, rules: dict | None = None, agents="random", seed: i
         raise ValueError(f"speeds must give one value per seat ({players})")
     out = play_batch(game.handle, game.pack_rules(resolved, players), players,
                      [agent_spec(game, a) for a in names], speeds, seed, stream, start, count,
-                     rotate=bool(rotate))
+                     rotate=bool(rotate), games_per_deal=games_per_deal)
     if out["truncated"].any():
         raise RuntimeError(f"{game.name}: a game did not end within the move limit")
     n = count
@@ -81,6 +85,8 @@ def play(game, players: int, rules: dict | None = None, agents="random", seed: i
         "experiment": pa.array([experiment] * n, pa.string()).dictionary_encode(),
         "arm": pa.array([arm] * n, pa.string()).dictionary_encode(),
         "game_index": pa.array(np.arange(start, start + n, dtype=np.int64)),
+        **({"deal": pa.array(np.arange(start, start + n, dtype=np.int64) // games_per_deal)}
+           if games_per_deal > 1 else {}),
         "seed": pa.array(np.full(n, seed, dtype=np.uint64)),
         "players": pa.array(np.full(n, players, dtype=np.int8)),
         "seat_agent": _agent_column(names, start, n, rotate),

@@ -1938,12 +1938,14 @@ def _terrain_string(v, where, n):
 
 
 def parse_species(species):
-    if (not isinstance(species, dict) or not 1 <= len(species) <= N_SPECIES
-            or any(t not in TERRAINS or not isinstance(t, str) for t in species.values())):
+    if not isinstance(species, dict) or not 1 <= len(species) <= N_SPECIES:
         raise ValueError(f"rule option 'species' must map up to {N_SPECIES} animal names to a "
                          f"terrain letter from {TERRAINS}")
-    for name in species:
+    for name, terrain in species.items():
         _check_name(name, "rule option 'species': an animal name")
+        if not isinstance(terrain, str) or len(terrain) != 1 or terrain not in TERRAINS:
+            raise ValueError(f"rule option 'species'[{name!r}] must be a terrain letter from "
+                             f"{TERRAINS}, got {terrain!r}")
     return list(species), [TERRAINS.index(t) for t in species.values()]
 
 

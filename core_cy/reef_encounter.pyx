@@ -24,14 +24,15 @@ A turn is a sequence of small decisions (section 4), one action each:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_seed, engine_handle)
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
+                               EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_next, rng_seed, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
 from core_cy.game import Game, Option
 
-ENGINE_VERSION = "1.0"
+ENGINE_VERSION = "1.1"   # 1.1: condition 3 checked when the larva play ends (reef_full_check)
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount64"(uint64_t x) noexcept nogil
@@ -131,6 +132,9 @@ ctypedef struct RRules:
     int32_t bonus_from_bag                      # 6.4: a missing bonus tile is taken from the bag
     int32_t max_shrimp_moves                    # simulator bound on action 5 per turn
     int32_t max_turns                           # simulator safety
+    int32_t end_stops_turn                      # A8: a game end stops the ender's turn
+    int32_t reef_full_each_placement            # 9, condition 3 checked after each placement
+    int32_t attack_extra_growth                 # A3: an attacking polyp triggers extra growth
 
 ctypedef struct RPlayer:
     int16_t screen[NCOL]        # polyps behind the screen (hidden)
@@ -142,6 +146,12 @@ ctypedef struct RPlayer:
     int16_t open_sea_shrimp     # the first eaten shrimp: the licence to put algae on tiles
     int16_t eaten               # corals eaten (= shrimps eaten)
     int16_t score
+    # What every seat may know of the hidden zones (the determinized view keeps it): polyps
+    # that went behind the screen openly (open-sea piles, action 8) and have not possibly
+    # left it since, and the polyps of public meals in the fish (only the setup polyp is
+    # secret).  A lay of colour x from the screen may have been a seen x: one less is sure.
+    int16_t seen_screen[NCOL]
+    int16_t seen_fish[NCOL]
 
 ctypedef struct RState:
     GameHeader head               # rng, players, current, terminal, moves, end reason, shares
@@ -511,11 +521,21 @@ cdef void reset_turn(RState* s) noexcept nogil:
 
 
 cdef void trigger_end(RState* s, int reason) noexcept nogil:
-    """Section 9: the turn stops at once (A8); after conditions 1 and 2 every other seat,
-    clockwise from the ender's left, gets one eat-only turn."""
-    return_bare_shrimps(s, s.head.current)
+    """Section 9: a condition is met.  By default the turn stops at once (A8); with
+    end_stops_turn off the ender finishes the turn and the first condition met takes
+    effect after its action 10 (collect)."""
     if s.phase == PH_FINAL:
         return
+    if s.rules.end_stops_turn:
+        start_end(s, reason)
+    elif s.end_pending == END_RUNNING:
+        s.end_pending = reason
+
+
+cdef void start_end(RState* s, int reason) noexcept nogil:
+    """The end takes effect: after conditions 1 and 2 every other seat, clockwise from the
+    ender's left, gets one eat-only turn; after 3 and 4 the game is over."""
+    return_bare_shrimps(s, s.head.current)
     if reason == END_TILES_COVERED or reason == END_FOURTH_SHRIMP:
         s.ender = s.head.current
         s.end_pending = reason
@@ -735,10 +755,11 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         return n + 1
     if not s.acted:
         n = legal_eats(s, out, n)
+    full = full_in_play(s)
     # Actions 2/3, one polyp at a time: from behind the screen, then from in front.
     for k in range(2):
         for x in range(NCOL):
-            if not may_lay(s, x):
+            if not may_lay(s, x) or (full and x != s.play_colour):
                 continue
             if k == 0 and not (pl.screen[x] > 0 and (s.play_colour != x or s.play_screen < 4)):
                 continue
@@ -750,6 +771,8 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     if s.play_colour >= 0:
         out[n] = A_END_PLAY
         n += 1
+    if full:
+        return legal_moves(s, out, n)
     if s.rules.min_polyps == 0 and s.plays < 2:
         for x in range(NCOL):
             if pl.larva[x] > 0:
@@ -820,15 +843,25 @@ cdef void lay(RState* s, int x, int cell, bint from_screen) noexcept nogil:
     if from_screen:
         pl.screen[x] -= 1
         s.play_screen += 1
+        if pl.seen_screen[x] > 0:
+            pl.seen_screen[x] -= 1
     else:
         pl.consumed[x] -= 1
     if y >= 0:                 # attack: the polyp goes in front of the attacker's screen
         lift_polyp(s, cell)
         pl.consumed[y] += 1
     put_polyp(s, cell, x)
-    extra_growth(s, cell // BCELLS, cell, x)
-    if empty_cells(s) == 0:
+    if y < 0 or s.rules.attack_extra_growth:
+        extra_growth(s, cell // BCELLS, cell, x)
+    if s.rules.reef_full_each_placement and empty_cells(s) == 0:
         trigger_end(s, END_REEF_FULL)
+
+
+cdef inline bint full_in_play(const RState* s) noexcept nogil:
+    """Condition 3 met inside a larva play that is checked when the play ends (spec 9,
+    reef_full_check = action): the play may go on (attacks only) or end, nothing else."""
+    return (s.play_colour >= 0 and not s.rules.reef_full_each_placement
+            and empty_cells(s) == 0)
 
 
 cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
@@ -843,6 +876,7 @@ cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
         ret = n
     s.bag[x] += ret
     pl.fish[x] += n - ret
+    pl.seen_fish[x] += n - ret
     while m:
         c = lowest(m)
         m &= m - 1
@@ -881,6 +915,7 @@ cdef void collect(RState* s, int k) noexcept nogil:
     pl.larva[x] += 1
     for y in range(NCOL):
         pl.screen[y] += s.space_polyps[k][y]
+        pl.seen_screen[y] += s.space_polyps[k][y]
         s.space_polyps[k][y] = 0
     if s.larva_supply[x] > 0:
         s.larva_supply[x] -= 1
@@ -896,6 +931,10 @@ cdef void collect(RState* s, int k) noexcept nogil:
             s.space_polyps[i][y] += 1
     if s.rules.end4_literal and total(s.bag, NCOL) < 3:
         short_ = True
+    if s.end_pending != END_RUNNING:     # the ender finished its turn (end_stops_turn off)
+        s.turns += 1
+        start_end(s, s.end_pending)
+        return
     if short_:
         finish(s, END_SUPPLY)
         return
@@ -979,7 +1018,8 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         if pl.eaten >= s.rules.shrimps_per_player:
             trigger_end(s, END_FOURTH_SHRIMP)
     elif a == A_END_PLAY:
-        pass
+        if not s.rules.reef_full_each_placement and empty_cells(s) == 0:
+            trigger_end(s, END_REEF_FULL)
     elif a < A_INTRO:
         x = a - A_EMPTY_PLAY
         s.plays += 1
@@ -1004,6 +1044,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         s.larva_supply[x] += 1
         take_polyp(s, x)
         pl.screen[x] += 1
+        pl.seen_screen[x] += 1
     elif a < A_FINAL_PASS:
         collect(s, a - A_COLLECT)
 
@@ -1204,7 +1245,7 @@ cdef int lay_delta(const RState* s, const Labels* L, int seat, const int* v, int
     # the polyp spreads onto it (unless that would join two guarded corals).
     nid = collect_ids(s, L, b, nbr(bit(cell)) & s.occ[b][x], ids, 0)
     n0 = nid
-    if s.rules.extra_growth and LC >= 0:
+    if s.rules.extra_growth and LC >= 0 and (y < 0 or s.rules.attack_extra_growth):
         lb = (<uint64_t>1) << LC
         if (nbr(bit(cell)) & lb) and not ((occ_all(s, b) | s.shr[b]) & lb):
             if s.bonus[x] == 0:
@@ -1281,6 +1322,8 @@ cdef bint may_end(const RState* s) noexcept nogil:
         return s.final_left <= 1
     if s.phase != PH_TURN:
         return False
+    if s.end_pending != END_RUNNING:       # the ender's collect ends the game
+        return True
     if empty_cells(s) <= 2:
         return True
     if s.turns + 1 >= s.rules.max_turns:
@@ -1353,7 +1396,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             target = k % ALGA_TARGETS
             values_after_alga(s, alga, target, v2)
             own = seat_terms(s, seat, v2) - W_CONSUMED
-            if target == 0 or covered_tiles(s) < NTILES - 1:
+            if target == 0 or covered_tiles(s) < NTILES - 1 or not s.rules.end_stops_turn:
                 own -= bare_penalty(s, seat)  # the last tile ends the turn: shrimps go home
             rivals = 0
             for k in range(L.n):
@@ -1390,11 +1433,13 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
 
 # ---------------------------------------------------------------- observe
 
-cdef void redeal(int16_t* hand, int32_t* pool, int* pool_n, Rng* rng) noexcept nogil:
-    """Replaces a hidden hand by as many polyps drawn at random from the pool."""
-    cdef int x, k, n = total16(hand), r
+cdef void redeal(int16_t* hand, const int16_t* seen, int32_t* pool, int* pool_n,
+                 Rng* rng) noexcept nogil:
+    """Replaces the unseen part of a hidden hand by as many polyps drawn at random from the
+    pool; the seen part stays."""
+    cdef int x, k, n = total16(hand) - total16(seen), r
     for x in range(NCOL):
-        hand[x] = 0
+        hand[x] = seen[x]
     for k in range(n):
         r = rng_below(rng, pool_n[0])
         for x in range(NCOL):
@@ -1407,24 +1452,27 @@ cdef void redeal(int16_t* hand, int32_t* pool, int* pool_n, Rng* rng) noexcept n
 
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
-    """What `seat` may see: the bag and the other seats' screens and fish are hidden, so
-    their polyps are pooled and dealt again at random (same sizes).  Larva cubes and
-    consumed polyps are public; shrimp counts follow from public play."""
+    """What `seat` may see: the bag and the unseen parts of the other seats' screens and
+    fish are pooled and dealt again at random (same sizes); what every seat saw go there
+    (seen_screen, seen_fish), its own zones and the public parts stay.  The future chance
+    is hidden too: the view draws from a stream of its own."""
     cdef RState* o = <RState*>out
     cdef int32_t pool[NCOL]
     cdef int i, x, n
     memcpy(o, vs, sizeof(RState))
+    rng_seed(&o.head.rng, rng_next(rng), 0, 0, 0)
     for x in range(NCOL):
         pool[x] = o.bag[x]
     for i in range(o.head.players):
         if i != seat:
             for x in range(NCOL):
-                pool[x] += o.p[i].screen[x] + o.p[i].fish[x]
+                pool[x] += (o.p[i].screen[x] - o.p[i].seen_screen[x]
+                            + o.p[i].fish[x] - o.p[i].seen_fish[x])
     n = total(pool, NCOL)
     for i in range(o.head.players):
         if i != seat:
-            redeal(o.p[i].screen, pool, &n, rng)
-            redeal(o.p[i].fish, pool, &n, rng)
+            redeal(o.p[i].screen, o.p[i].seen_screen, pool, &n, rng)
+            redeal(o.p[i].fish, o.p[i].seen_fish, pool, &n, rng)
     for x in range(NCOL):
         o.bag[x] = pool[x]
 
@@ -1581,6 +1629,9 @@ cdef bytes _pack(dict r, int players):
     R.bonus_from_bag = r["bonus_shortage"] == "from_bag"
     R.max_shrimp_moves = r["max_shrimp_moves_per_turn"]
     R.max_turns = r["max_turns"]
+    R.end_stops_turn = r["end_stops_turn"]
+    R.reef_full_each_placement = r["reef_full_check"] == "placement"
+    R.attack_extra_growth = r["attack_extra_growth"]
     return (<char*>&R)[:sizeof(RRules)]
 
 
@@ -1645,6 +1696,22 @@ class ReefGame(Game):
         Option("start_player", "enum", "seat0", "seat0: seat 0 starts, so seats are turn-order "
                "positions (what seat balance measures); random: a uniform random start seat "
                "(spec A20)", choices=("seat0", "random"), assumption=True),
+        Option("end_stops_turn", "bool", True, "a game end stops the ender's turn at once: "
+               "no action 10, shrimps on bare rock go back behind the screen (spec 9, A8: the "
+               "literal 'immediately'); false: the ender finishes "
+               "the turn (any legal actions, then action 10 with its refill) and the first end "
+               "condition met takes effect after it (the seed only says 'the game ends')",
+               assumption=True),
+        Option("reef_full_check", "enum", "action", "when end condition 3 (no empty playable "
+               "cell) is checked: 'action' after every completed action, so a larva play that "
+               "fills the reef may still lay its remaining polyps by attack and then ends the "
+               "game (spec 9 ASSUMPTION: 'checked after every completed action'); 'placement' "
+               "after every single polyp placement", choices=("action", "placement"),
+               assumption=True),
+        Option("attack_extra_growth", "bool", True, "a polyp placed by attack next to an "
+               "empty light rock also spreads onto it (spec 6.3, A3: the trigger is 'a polyp "
+               "placed next to', and an attack is a placement); false: only growth on an empty "
+               "cell triggers it", assumption=True),
         Option("max_shrimp_moves_per_turn", "int", 12, "simulator bound on shrimp moves "
                "(action 5) in one turn, not a rule (the rules allow any number); a shrimp on "
                "bare rock may always still leave it", minimum=1, maximum=1000),
@@ -1727,6 +1794,7 @@ class ReefGame(Game):
             seats.append({
                 "screen": _counts(pl.screen), "consumed": _counts(pl.consumed),
                 "fish": _counts(pl.fish), "larva": _counts(pl.larva),
+                "seen_screen": _counts(pl.seen_screen), "seen_fish": _counts(pl.seen_fish),
                 "shrimps_behind_screen": int(pl.shrimps_screen),
                 "fish_shrimps": int(pl.fish_shrimps), "open_sea_shrimp": bool(pl.open_sea_shrimp),
                 "corals_eaten": int(pl.eaten), "score": int(pl.score),
@@ -1819,6 +1887,17 @@ def _counts_of(obj, key, names=COLOURS, hi=1000):
     if set(m.data) != set(names):
         fail(m.path, f"expected a count for each of {list(names)}, got {sorted(m.data)}")
     return [m.int(n, 0, hi) for n in names]
+
+
+def _seen(seat, key, held):
+    """The seen part of a hidden zone (optional, none by default): at most what is there."""
+    if seat.get(key, None) is None:
+        return [0] * NCOL
+    seen = _counts_of(seat, key)
+    for x in range(NCOL):
+        if seen[x] > held[x]:
+            fail(seat.at(key), f"{seen[x]} {COLOURS[x]} polyps seen, but {held[x]} there")
+    return seen
 
 
 cdef _fill(RState* s, object top, dict rules):
@@ -1922,6 +2001,9 @@ cdef _fill(RState* s, object top, dict rules):
                                                                      fish[x], cubes[x])
             polyps[x] += screen[x] + consumed[x] + fish[x]
             larva[x] += cubes[x]
+        seen_screen, seen_fish = _seen(seat, "seen_screen", screen), _seen(seat, "seen_fish", fish)
+        for x in range(NCOL):
+            pl.seen_screen[x], pl.seen_fish[x] = seen_screen[x], seen_fish[x]
         pl.shrimps_screen = seat.int("shrimps_behind_screen", 0, MAX_SHRIMPS)
         pl.fish_shrimps = seat.int("fish_shrimps", 0, MAX_SHRIMPS)
         pl.open_sea_shrimp = seat.bool("open_sea_shrimp")

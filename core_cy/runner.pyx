@@ -1,10 +1,11 @@
 # cython: language_level=3
 """The batch runner: plays a shard of games of one (game, rules, players, agents) in nogil.
 
-Game `i` draws its chance from stream (seed, stream, i, STREAM_CHANCE) and seat k's agent from
-(seed, stream, i, STREAM_SEAT + k): a game's result depends only on those numbers, never on how
-the games were split into shards.  Experiments pass the same `stream` to every arm, so arms
-play the same deals game by game (common random numbers).
+Game `i` draws its chance from stream (seed, stream, i // games_per_deal, STREAM_CHANCE) and
+seat k's agent from (seed, stream, i, STREAM_SEAT + k): a game's result depends only on those
+numbers, never on how the games were split into shards.  Experiments pass the same `stream` to
+every arm, so arms play the same deals game by game (common random numbers); with
+games_per_deal = players and rotation, every deal is also played once per seat rotation.
 """
 import numpy as np
 cimport numpy as cnp
@@ -22,13 +23,15 @@ cnp.import_array()
 
 cdef int play_one(const Engine* e, void* st, const char* rules, int players,
                   const SeatParams* seats, Agent** agents, uint64_t seed,
-                  uint64_t stream, uint64_t index, long max_moves, Workspace* w) noexcept nogil:
-    """Plays one game to the end (or max_moves); returns 0, or 1 if it hit max_moves."""
+                  uint64_t stream, uint64_t index, uint64_t deal, long max_moves,
+                  Workspace* w) noexcept nogil:
+    """Plays game `index` (chance from deal `deal`) to the end (or max_moves); returns 0, or 1
+    if it hit max_moves."""
     cdef Rng chance
     cdef Rng seat_rng[MAX_SEATS]
     cdef int k, seat, action
     cdef long moves = 0
-    rng_seed(&chance, seed, stream, index, STREAM_CHANCE)
+    rng_seed(&chance, seed, stream, deal, STREAM_CHANCE)
     for k in range(players):
         rng_seed(&seat_rng[k], seed, stream, index, STREAM_SEAT + k)
     e.setup(st, rules, players, seats, &chance)
@@ -48,12 +51,14 @@ cdef int play_one(const Engine* e, void* st, const char* rules, int players,
 
 def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
                uint64_t seed, uint64_t stream, uint64_t start, long count,
-               long max_moves=10_000_000, bint rotate=False):
+               long max_moves=10_000_000, bint rotate=False, uint64_t games_per_deal=1):
     """Plays games start..start+count-1 and returns a dict of numpy arrays.
 
     agents: per seat, AgentSpec fields (dicts) from core_cy.agents.agent_spec.
     rotate: game i seats agents[(k + i) % players] in seat k, so that over any `players`
     consecutive games every agent sits in every seat once (depends on i alone, not on shards).
+    games_per_deal: games i with the same i // games_per_deal share their chance (one deal);
+    with rotate and games_per_deal = players, a deal is played in every seat rotation.
     """
     cdef const Engine* e = handle.engine
     if len(rules) != e.rules_size:
@@ -62,6 +67,8 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
         raise ValueError(f"players must be in {e.min_players}..{e.max_players}")
     if count < 0:
         raise ValueError("count must be >= 0")
+    if games_per_deal < 1:
+        raise ValueError("games_per_deal must be >= 1")
     cdef int ng = e.num_game_outcomes, ns = e.num_seat_outcomes
     if len(agents) != players:
         raise ValueError(f"agents must give one agent per seat ({players})")
@@ -102,7 +109,7 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
                     for k in range(players):
                         seat_agents[k] = &owned.agents[(k + (start + g)) % players]
                 v_trunc[g] = play_one(e, st, r, players, seats, seat_agents, seed, stream,
-                                      start + g, max_moves, &w)
+                                      start + g, (start + g) // games_per_deal, max_moves, &w)
                 e.scores(st, tmp_p)
                 for k in range(players):
                     v_scores[g, k] = tmp_p[k]

@@ -8,7 +8,11 @@ The dataset is the one services.runner writes (<root>/arm=.../players=.../shard-
 every file holds its own arm and players columns, so the scan reads no partition paths.
 
 The unit of every figure is one game: a cooperative game is one team result (never one per
-seat), and a competitive game counts once per seat it has.  Games cut short by a simulator
+seat), and a competitive game counts once per seat it has.  With the spec's pairing
+'rotations' (a `deal` column: every deal played once in every seat rotation of the agents) the
+unit is the deal instead: its seat shares and scores are the means over its k games, so the
+deal's luck cancels out of seat and agent effects; deals missing a rotation (a truncated game)
+are left out whole.  Games cut short by a simulator
 safety (Game.safety_end_reasons, e.g. `turn_limit`) are *truncated*: they are left out of
 every figure unless include_truncated=True, and their count is reported per cell.
 
@@ -89,6 +93,31 @@ class _Data:
     everything: pl.LazyFrame  # every row, truncated games included
     rows: pl.LazyFrame  # the rows the figures use
     cooperative: bool
+    deals: bool  # pairing 'rotations': the deal is the unit
+    units: pl.LazyFrame  # one row per unit (a game, or a complete deal), unit_games in it
+
+
+def _complete_deals(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The rows of deals played in every seat rotation (k games for k seats)."""
+    return lf.filter(pl.len().over(*CELL, "deal") == pl.col("players").cast(pl.UInt32))
+
+
+def _deal_units(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per complete deal: seat shares and scores the means over its games (seat by
+    seat), game_index the deal, seat_agent 'rotated' (each agent sat in every seat once)."""
+    seats = (_complete_deals(lf)
+             .select(*CELL, "deal", share=pl.col("seat_win_share").cast(pl.List(pl.Float64)),
+                     score=pl.col("seat_score").cast(pl.List(pl.Float64)))
+             .with_columns(seat=pl.int_ranges(0, pl.col("share").list.len()))
+             .explode("seat", "share", "score")
+             .group_by(*CELL, "deal", "seat").agg(pl.col("share").mean(),
+                                                  pl.col("score").mean())
+             .sort(*CELL, "deal", "seat"))
+    return (seats.group_by(*CELL, "deal", maintain_order=True)
+            .agg(seat_win_share="share", seat_score="score")
+            .select(*CELL, game_index="deal", seat_agent=pl.col("seat_win_share").list.eval(
+                        pl.lit("rotated")), seat_win_share="seat_win_share",
+                    seat_score="seat_score", unit_games=pl.col("players").cast(pl.UInt32)))
 
 
 def _data(path: str, include_truncated: bool = False) -> _Data:
@@ -96,7 +125,9 @@ def _data(path: str, include_truncated: bool = False) -> _Data:
     games = _games_in(lf)
     lf = lf.with_columns(truncated=_truncated(games))
     kept = lf if include_truncated else lf.filter(~pl.col("truncated"))
-    return _Data(lf, kept, _is_cooperative(games))
+    deals = "deal" in lf.collect_schema().names()
+    units = _deal_units(kept) if deals else kept.with_columns(unit_games=pl.lit(1, pl.UInt32))
+    return _Data(lf, kept, _is_cooperative(games), deals, units)
 
 
 def results(path: str, include_truncated: bool = False) -> pl.LazyFrame:
@@ -105,9 +136,10 @@ def results(path: str, include_truncated: bool = False) -> pl.LazyFrame:
 
 
 def _one_row_per_seat(lf: pl.LazyFrame) -> pl.LazyFrame:
-    """(arm, players, game_index, seat, agent, score, share): the list columns exploded."""
-    return (lf.select(*CELL, "game_index", agent="seat_agent", score="seat_score",
-                      share="seat_win_share")
+    """(arm, players, game_index, seat, agent, score, share[, unit_games]): the list columns
+    exploded."""
+    return (lf.select(*CELL, "game_index", pl.col("^unit_games$"), agent="seat_agent",
+                      score="seat_score", share="seat_win_share")
             .with_columns(seat=pl.int_ranges(0, pl.col("score").list.len(), dtype=pl.Int8))
             .explode("seat", "agent", "score", "share"))
 
@@ -182,35 +214,44 @@ def _margin_text(delta: float) -> str:
     return f"±{100 * delta:g} point{'' if delta == 0.01 else 's'}"
 
 
-def _more_games(total: float, n: float) -> str:
+def _more_games(total: float, n: float, per_unit: int = 1) -> str:
+    """How many more games would decide, from unit counts (per_unit games per unit)."""
     if not np.isfinite(total):
         return "more games would not decide it at this margin"
-    return f"about {int(max(total - n, 1)):,} more games per cell would decide"
+    return f"about {int(max(total - n, 1)) * per_unit:,} more games per cell would decide"
+
+
+def _unit_text(n: int, per_unit: int) -> str:
+    """'1,000 games', or with rotations '1,000 deals (3 rotations each)'."""
+    return f"{n:,} games" if per_unit == 1 else f"{n:,} deals ({per_unit} rotations each)"
 
 
 # ---- per seat ----------------------------------------------------------------------------
-def _seat_query(lf: pl.LazyFrame) -> pl.LazyFrame:
-    return (_one_row_per_seat(lf).group_by(SEAT)
-            .agg(_agent_of_seat(), games=pl.len(), wins=pl.col("share").sum(),
-                 share_var=pl.col("share").var(ddof=0),
+def _seat_query(units: pl.LazyFrame) -> pl.LazyFrame:
+    """Per seat over the units (games, or deals whose shares are their games' means)."""
+    share = pl.col("share")
+    return (_one_row_per_seat(units).group_by(SEAT)
+            .agg(_agent_of_seat(), units=pl.len(), games=pl.col("unit_games").sum(),
+                 wins=(share * pl.col("unit_games")).sum(), win_share=share.mean(),
+                 share_var=share.var(ddof=0),
                  score_mean=pl.col("score").mean(), score_sd=pl.col("score").std())
-            .with_columns(win_share=pl.col("wins") / pl.col("games"))
             .sort(SEAT))
 
 
 def _finish_seats(seats: pl.DataFrame, look: Look) -> pl.DataFrame:
-    seats = _rate_columns(seats, "win_share", "share_var", "games", "win", look)
-    seats = _mean_columns(seats, "score_mean", "score_sd", "games", "score", look, look.alpha)
-    return seats.with_columns(small_n=pl.col("games") < st.SMALL_N).select(
-        *SEAT, "agent", "games", "wins", "win_share", "win_lo", "win_hi", "share_var",
+    seats = _rate_columns(seats, "win_share", "share_var", "units", "win", look)
+    seats = _mean_columns(seats, "score_mean", "score_sd", "units", "score", look, look.alpha)
+    return seats.with_columns(small_n=pl.col("units") < st.SMALL_N).select(
+        *SEAT, "agent", "games", "units", "wins", "win_share", "win_lo", "win_hi", "share_var",
         "score_mean", "score_sd", "score_lo", "score_hi", "small_n")
 
 
 def seat_summary(path: str, include_truncated: bool = False, look: Look = Look()
                  ) -> pl.DataFrame:
-    """Per (arm, players, seat) of a competitive game: agent, games, wins, win share with its
-    95% interval, mean score with its 95% t interval (small_n: fewer than 30 games)."""
-    return _finish_seats(_seat_query(_data(path, include_truncated).rows).collect(), look)
+    """Per (arm, players, seat) of a competitive game: agent, games, units (the games, or
+    with rotations the deals, the intervals rest on), wins, win share with its 95% interval,
+    mean score with its 95% t interval (small_n: fewer than 30 units)."""
+    return _finish_seats(_seat_query(_data(path, include_truncated).units).collect(), look)
 
 
 # ---- per cell ----------------------------------------------------------------------------
@@ -221,9 +262,15 @@ def _cell_query(lf: pl.LazyFrame) -> pl.LazyFrame:
                  margin_mean=_margin().mean(),
                  length_mean=pl.col("length").mean(),
                  **{f"length_p{q}": pl.col("length").quantile(q / 100, "nearest")
-                    for q in (10, 50, 90)},
-                 team_win_rate=_team_share().mean(),
-                 team_var=_team_share().var(ddof=0))
+                    for q in (10, 50, 90)})
+            .sort(CELL))
+
+
+def _unit_query(units: pl.LazyFrame) -> pl.LazyFrame:
+    """Per cell: the units (games, or deals) and the team win rate over them."""
+    return (units.group_by(CELL)
+            .agg(units=pl.len(), unit_games=pl.col("unit_games").max(),
+                 team_win_rate=_team_share().mean(), team_var=_team_share().var(ddof=0))
             .sort(CELL))
 
 
@@ -290,7 +337,7 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         if part.is_empty():
             out.append((None, None))
             continue
-        k, n = cell["players"], cell["games"]
+        k, n, per_unit = cell["players"], cell["units"], cell["unit_games"]
         fair = 1 / k
         rate = part["win_share"].to_numpy()
         sd = np.sqrt(part["share_var"].to_numpy())
@@ -306,7 +353,8 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         top = int(np.argmax(rate))
         best = part.row(top, named=True)
         lead = (f"Seat {top} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
-                f"{_pct(best['win_hi'])}) against a fair {_pct(fair)} over {n:,} games")
+                f"{_pct(best['win_hi'])}) against a fair {_pct(fair)} over "
+                f"{_unit_text(n, per_unit)}")
         tag = "Interim: " if look.interim else ""
         if unbalanced:
             low = int(np.argmin(rate))
@@ -314,11 +362,11 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
                        f"{low} least)."))
         elif balanced:
             out.append((True, f"{tag}Every seat wins within {_margin_text(look.delta)} of a fair "
-                       f"{_pct(fair)} over {n:,} games: balanced."))
+                       f"{_pct(fair)} over {_unit_text(n, per_unit)}: balanced."))
         else:
             total = _games_for_seats(rate - fair, sd, n, strict, look)
             out.append((False, f"{tag}{lead}: no seat advantage shown yet, undecided at "
-                        f"{_margin_text(look.delta)}; {_more_games(total, n)}."))
+                        f"{_margin_text(look.delta)}; {_more_games(total, n, per_unit)}."))
     return out
 
 
@@ -335,7 +383,8 @@ def _games_for_seats(deviation, sd, n, alpha, look: Look) -> float:
 def _team_verdicts(cells: pl.DataFrame, look: Look) -> list[tuple]:
     tag = "Interim: " if look.interim else ""
     return [(None, f"{tag}The team wins {_pct(c['team_win_rate'])} (95% CI {_pct(c['team_win_lo'])}-"
-            f"{_pct(c['team_win_hi'])}) of {c['games']:,} games.") for c in cells.iter_rows(named=True)]
+            f"{_pct(c['team_win_hi'])}) of {_unit_text(c['units'], c['unit_games'])}.")
+            for c in cells.iter_rows(named=True)]
 
 
 def _truncation_notes(cells: pl.DataFrame, include_truncated: bool) -> list[str]:
@@ -355,16 +404,17 @@ def _collect(path: str, include_truncated: bool, look: Look):
     """(seat frame or None for a cooperative game, cell frame), in one pass over the scan."""
     data = _data(path, include_truncated)
     lf = data.rows
-    seats, cells, reasons, provenance = pl.collect_all(
-        [_seat_query(lf), _cell_query(lf), _end_reason_query(data.everything),
-         _provenance_query(data.everything)])
-    cells = provenance.join(cells, on=CELL, how="left").with_columns(
-        pl.col("games").fill_null(0))
+    seats, cells, units, reasons, provenance = pl.collect_all(
+        [_seat_query(data.units), _cell_query(lf), _unit_query(data.units),
+         _end_reason_query(data.everything), _provenance_query(data.everything)])
+    cells = (provenance.join(cells, on=CELL, how="left").join(units, on=CELL, how="left")
+             .with_columns(pl.col("games", "units").fill_null(0),
+                           pl.col("unit_games").fill_null(1)))
     wide = (reasons.with_columns(pl.format("end_{}", "end_reason").alias("reason"))
             .pivot(on="reason", index=CELL, values="share", sort_columns=True))
     cells = cells.join(wide, on=CELL, how="left").with_columns(
         pl.col("^end_.*$").fill_null(0.0)).sort(CELL)
-    cells = _rate_columns(cells, "team_win_rate", "team_var", "games", "team_win", look)
+    cells = _rate_columns(cells, "team_win_rate", "team_var", "units", "team_win", look)
     cells = cells.with_columns(interim=pl.lit(look.interim), cooperative=pl.lit(data.cooperative))
     notes = _truncation_notes(cells, include_truncated)
     if data.cooperative:  # one team result per game: no seats, ties or margins
@@ -375,15 +425,19 @@ def _collect(path: str, include_truncated: bool, look: Look):
         seats = None
     else:
         seats = _finish_seats(seats, look)
-        cells = _seat_tests(cells, _share_matrices(lf), look)
+        cells = _seat_tests(cells, _share_matrices(data.units), look)
         verdicts = _seat_verdicts(cells, seats, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("team_win_rate", "team_win_lo", "team_win_hi")))
     cells = cells.with_columns(
         verdict=pl.Series([None if v is None else v + note
                            for (_, v), note in zip(verdicts, notes)], dtype=pl.String),
-        decided=pl.Series([d for d, _ in verdicts], dtype=pl.Boolean))
-    return seats, cells.select(*CELL, "games", *CELL_COLUMNS, pl.col("^end_.*$"))
+        decided=pl.Series([d for d, _ in verdicts], dtype=pl.Boolean),
+        unit=pl.when(pl.col("unit_games") > 1).then(pl.format("deal of {} rotations",
+                                                              "unit_games"))
+        .otherwise(pl.lit("game")))
+    return seats, cells.select(*CELL, "games", "units", "unit", *CELL_COLUMNS,
+                               pl.col("^end_.*$"))
 
 
 CELL_COLUMNS = ["verdict", "decided", "interim", "cooperative", "truncated", "truncated_share",
@@ -394,7 +448,9 @@ CELL_COLUMNS = ["verdict", "decided", "interim", "cooperative", "truncated", "tr
 
 def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
                  ) -> pl.DataFrame:
-    """Per (arm, players): games (truncated ones left out), a one-sentence verdict, whether
+    """Per (arm, players): games (truncated ones left out), units (what the intervals count:
+    the games, or with pairing 'rotations' the complete deals) and `unit`, a one-sentence
+    verdict, whether
     the figures are interim, truncated games (count and share of all played), the engine
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
     test (Hotelling T^2, p-value, Benjamini-Hochberg adjusted over the cells), tie rate,
@@ -415,7 +471,7 @@ def summary(path: str, include_truncated: bool = False, look: Look = Look()) -> 
         return (cells.join(teams, on=CELL, how="left")
                 .with_columns(seat=pl.lit(None, pl.Int8))
                 .select(*CELL, "seat", "agent", pl.all().exclude(*SEAT, "agent")).sort(CELL))
-    return seats.join(cells.drop("games"), on=CELL, how="left").sort(SEAT)
+    return seats.join(cells.drop("games", "units"), on=CELL, how="left").sort(SEAT)
 
 
 def end_reasons(path: str) -> pl.DataFrame:
@@ -450,9 +506,20 @@ def _per_game_value(lf: pl.LazyFrame, by: str, team: bool) -> pl.LazyFrame:
                      score=score.list.mean(), seats=pl.lit(1, pl.UInt32))
 
 
+def _per_deal_value(lf: pl.LazyFrame, by: str, team: bool) -> pl.LazyFrame:
+    """_per_game_value with the deal as the unit (pairing 'rotations'): per complete deal and
+    value, the means over the deal's games holding it."""
+    games = _complete_deals(lf)
+    deal_of = games.select(*CELL, "game_index", "deal")
+    return (_per_game_value(games, by, team).join(deal_of, on=[*CELL, "game_index"])
+            .group_by(*CELL, "deal", "value")
+            .agg(pl.col("share").mean(), pl.col("score").mean(), pl.col("seats").sum()))
+
+
 def _per_value(path: str, by: str, team: bool, include_truncated: bool, look: Look
                ) -> pl.DataFrame:
-    lf = _per_game_value(results(path, include_truncated), by, team)
+    data = _data(path, include_truncated)
+    lf = (_per_deal_value if data.deals else _per_game_value)(data.rows, by, team)
     df = (lf.group_by(*CELL, "value")
           .agg(games=pl.len(), seat_games=pl.col("seats").sum(),
                win_rate=pl.col("share").mean(), share_var=pl.col("share").var(ddof=0),
@@ -468,7 +535,8 @@ def breakdown(path: str, by: str, team: bool = False, include_truncated: bool = 
     game once), their share of the cell's games, and the win rate with its 95% interval (in a
     cooperative game the team win rate; in a competitive game the mean win share of the seats
     holding the value).  `breakdown(path, "seat_adventurer", team=True)` gives the win rate
-    per adventurer team, `breakdown(path, "seat_adventurer")` per adventurer taking part."""
+    per adventurer team, `breakdown(path, "seat_adventurer")` per adventurer taking part.
+    With pairing 'rotations' the counts are deals (each deal once) and the rates their means."""
     df = _per_value(path, by, team, include_truncated, look)
     return df.select(*CELL, "value", "games", "game_share", "win_rate", "win_lo", "win_hi")
 
@@ -551,9 +619,10 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
     """(decided, sentence) for one comparison row (win share, or team win rate)."""
     d, lo, hi, delta = row["win_share_diff"], row["win_diff_lo"], row["win_diff_hi"], look.delta
     what = "the team win rate" if row["seat"] is None else f"seat {row['seat']}'s win share"
+    unit = "games" if row["unit"] == "game" else "deals"
     text = (f"{row['arm']} changes {what} by {100 * d:+.1f} points [{100 * lo:+.1f}, "
             f"{100 * hi:+.1f}] against {row['baseline']} ({row['players']} players, "
-            f"{row['pairs']:,} paired games)")
+            f"{row['pairs']:,} paired {unit})")
     margin = _margin_text(delta)
     tag = "Interim: " if look.interim else ""
     if row["win_significant"]:
@@ -565,12 +634,15 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
         return True, f"{tag}{text}: not shown to matter at {margin} (equivalent)."
     total = st.games_to_decide(d, row["win_sd"] or 0.0, row["pairs"], delta, row["level"],
                                look.planned_games if look.interim else None)
-    return False, f"{tag}{text}: undecided at {margin}; {_more_games(float(total), row['pairs'])}."
+    per_unit = 1 if row["unit"] == "game" else row["players"]
+    return False, (f"{tag}{text}: undecided at {margin}; "
+                   f"{_more_games(float(total), row['pairs'], per_unit)}.")
 
 
 def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look()
             ) -> pl.DataFrame:
-    """Each arm against `baseline`, paired by game_index (arms share deals game by game).
+    """Each arm against `baseline`, paired by game_index (arms share deals game by game; with
+    pairing 'rotations' paired by deal, each deal's mean over its rotations: `unit` 'deal').
     Competitive games: per (players, seat) the difference in win share and in mean score;
     cooperative games: one row per player count (seat null), the team win rate.  Intervals
     and p-values form one family over the experiment (see Look): t tests, or the exact sign
@@ -582,8 +654,9 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     if baseline not in arms:
         raise ValueError(f"baseline {baseline!r} is not an arm of this experiment; "
                          f"arms: {sorted(arms)}")
-    df = _paired_differences(data.rows, baseline, data.cooperative).collect()
-    df = df.with_columns(pl.lit(baseline).alias("baseline"))
+    df = _paired_differences(data.units, baseline, data.cooperative).collect()
+    df = df.with_columns(pl.lit(baseline).alias("baseline"),
+                         unit=pl.lit("deal" if data.deals else "game"))
     df, level, method = _family(df, data.cooperative, look)
     df = _mean_columns(df, "win_diff", "win_sd", "pairs", "win_diff", look, level, scale=0.5)
     df = _mean_columns(df, "score_diff", "score_sd", "pairs", "score_diff", look, level)
@@ -609,7 +682,7 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     df = df.rename({"win_diff": "win_share_diff"}).with_columns(
         decided=pl.Series([v[0] for v in verdicts], dtype=pl.Boolean),
         verdict=pl.Series([v[1] for v in verdicts], dtype=pl.String))
-    return df.select("arm", "baseline", "players", "seat", "pairs", "verdict", "decided",
+    return df.select("arm", "baseline", "players", "seat", "pairs", "unit", "verdict", "decided",
                      "win_share_diff", "win_diff_lo", "win_diff_hi", "win_p", "win_p_adjusted",
                      "win_significant", "score_diff", "score_diff_lo", "score_diff_hi",
                      "score_p", "score_p_adjusted", "score_significant", "significant",

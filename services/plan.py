@@ -7,7 +7,9 @@ and of each paired difference from the baseline, and the games per CPU-second.  
 - games per cell to detect a difference `delta` from the baseline with 80% power at 5%
   two-sided, Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at
   least as powerful);
-and the wall time on `workers` cores.  Formulas: pipelines.stats.
+and the wall time on `workers` cores.  With pairing 'rotations' the pilot plays whole deals
+and the spreads are those of the deal means (the unit the run's statistics use); games are
+deals times their rotations.  Formulas: pipelines.stats.
 """
 from __future__ import annotations
 
@@ -42,24 +44,34 @@ class PlanRequest(BaseModel):
 
 
 def _pilot_cell(spec: ExperimentSpec, cell, games: int) -> tuple[pl.DataFrame, float]:
-    """(rows of the pilot with truncated games left out, CPU seconds per game)."""
+    """(rows of the pilot with truncated games left out, or with rotations one row per
+    complete deal holding its mean shares; CPU seconds per game)."""
     import core_cy
     from core_cy import batch
 
     game = core_cy.load(spec.game)
+    per_deal = spec.games_per_deal(cell.players)
+    games = -(-games // per_deal) * per_deal  # whole deals
     began = time.process_time()
     rows = batch.play(game, cell.players, cell.rules, spec.agent_list(cell.players),
                       seed=(spec.seed + 1) % MAX_SEED, count=games, speeds=spec.speeds,
-                      arm=cell.arm, rotate=spec.rotate_agents)
+                      arm=cell.arm, rotate=spec.rotates(), games_per_deal=per_deal)
     seconds = max(time.process_time() - began, 1e-9) / games
     frame = pl.from_arrow(pa.Table.from_batches([rows]))
     frame = frame.filter(~pl.col("end_reason").cast(pl.String).is_in(
         list(game.safety_end_reasons)))
+    if per_deal > 1:  # the unit is the complete deal: its seats' mean shares
+        frame = frame.filter(pl.len().over("deal") == per_deal).sort("game_index")
+        shares = np.array(frame["seat_win_share"].to_list(), dtype=np.float64)
+        means = shares.reshape(-1, per_deal, cell.players).mean(axis=1)
+        frame = pl.DataFrame({"game_index": frame["deal"].unique(maintain_order=True),
+                              "seat_win_share": means.tolist()})
     return frame, seconds
 
 
 def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
-    """Per game the outcomes that carry win shares: the team's, or one per seat."""
+    """Per unit (a game, or a deal) the outcomes that carry win shares: the team's, or one
+    per seat."""
     matrix = np.array(frame["seat_win_share"].to_list(), dtype=np.float64)
     return matrix[:, :1] if cooperative else matrix
 
@@ -84,10 +96,11 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     cells = []
     for (arm, players), (frame, seconds) in pilots.items():
         shares = _shares(frame, cooperative)
-        row = {"arm": arm, "players": players, "pilot_games": len(frame),
+        per_unit = spec.games_per_deal(players)  # the sds are per unit: a game or a deal
+        row = {"arm": arm, "players": players, "pilot_games": len(frame) * per_unit,
                "games_per_cpu_second": 1 / seconds, "win_sd": shares.std(axis=0).tolist()}
         if half_width is not None:
-            row["games_for_half_width"] = int(np.max(st.games_for_half_width(
+            row["games_for_half_width"] = per_unit * int(np.max(st.games_for_half_width(
                 shares.std(axis=0), half_width)))
         base = pilots[(baseline, players)][0]
         if delta is not None and arm != baseline:
@@ -96,7 +109,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             diff = _shares(paired, cooperative) - np.array(
                 paired["base_share"].to_list(), dtype=np.float64)[:, :shares.shape[1]]
             row["diff_sd"] = diff.std(axis=0, ddof=1).tolist()
-            row["games_for_delta"] = int(np.max(st.games_for_power(
+            row["games_for_delta"] = per_unit * int(np.max(st.games_for_power(
                 diff.std(axis=0, ddof=1), delta, st.ALPHA / max(comparisons, 1))))
         cells.append(row)
     needs = [c.get("games_for_half_width", 0) for c in cells] + \

@@ -206,13 +206,17 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
             total = state["done"]
             break
         begin = end
+    # A worker (or node) that died mid-write left its temporary file; its shard was written
+    # again by the retry, and every task of this run has returned: nothing writes now.
+    remove_stale_temporaries(root_uri)
     return finish("done")
 
 
 def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, start: int,
          count: int) -> dict:
     return {"game": spec.game, "players": cell.players, "rules": cell.rules,
-            "agents": spec.agent_list(cell.players, cell), "rotate": spec.rotate_agents,
+            "agents": spec.agent_list(cell.players, cell), "rotate": spec.rotates(),
+            "games_per_deal": spec.games_per_deal(cell.players),
             "speeds": spec.speeds, "seed": spec.seed, "start": start, "count": count,
             "experiment": experiment_id, "arm": cell.arm, "root": root_uri}
 

@@ -23,7 +23,8 @@ def play_shard(job: dict) -> dict:
     game = core_cy.load(job["game"])
     rows = batch.play(game, job["players"], job["rules"], job["agents"], seed=job["seed"],
                       start=job["start"], count=job["count"], speeds=job["speeds"],
-                      experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"])
+                      experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"],
+                      games_per_deal=job["games_per_deal"])
     fs, root = filesystem(job["root"])
     path = posixpath.join(cell_dir(root, job["arm"], job["players"]), shard_name(job["start"]))
     write_atomically(storage_table(rows), fs, path)

@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator, Literal, NamedTuple
 
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo,
                       field_validator, model_validator)
@@ -145,6 +145,14 @@ class ExperimentSpec(BaseModel):
         "'<arm>@<agent>' (then `agents` stays unset)")
     rotate_agents: bool = Field(default=False, description="turn the agent list one seat per "
                                 "game so every agent sits in every seat equally often")
+    pairing: Literal["deals", "rotations"] = Field(
+        default="deals", description="'deals': game i of every arm is dealt the same way "
+        "(common random numbers between arms); 'rotations': besides, every deal is played "
+        "once in every seat rotation of the agent list (k games for k seats, agents rotate) "
+        "and the statistics take the deal (the mean of its k games) as the unit, so the "
+        "deal's luck cancels out of seat and agent effects (Fishtest's game pairs, for k "
+        "seats); games_per_arm and stop_when.max_games must then be multiples of the player "
+        "counts")
     speeds: list[float] | None = Field(default=None, description="per-seat speed (> 0) for "
                                        "real-time games")
     games_per_arm: int = Field(default=1000, ge=1, description="games per arm and player "
@@ -338,7 +346,25 @@ class ExperimentSpec(BaseModel):
         if self.rotate_agents and isinstance(self.agents, str):
             errors.append(_error(("rotate_agents",), "rotate_agents needs a list of agents, "
                                  "one per seat", self.rotate_agents, CROSS))
-        return errors + self._ladder_errors(game)
+        return errors + self._ladder_errors(game) + self._pairing_errors(counts)
+
+    def _pairing_errors(self, counts: list[int]) -> list:
+        """Rotations turn the agent list through the seats and play whole deals only."""
+        if self.pairing != "rotations":
+            return []
+        if isinstance(self.agents, str) or self.ladder:
+            return [_error(("pairing",), "pairing 'rotations' plays every deal with the agent "
+                           "list turned through every seat: it needs a list of agents, one per "
+                           "seat (and no ladder)", self.pairing, CROSS)]
+        block = math.lcm(*counts) if counts else 1
+        sizes = [(("games_per_arm",), self.games_per_arm)]
+        if self.stop_when:
+            sizes.append((("stop_when", "max_games"), self.stop_when.max_games))
+        players = ", ".join(map(str, counts))
+        return [_error(loc, f"{loc[-1]} must be a multiple of {block} with pairing 'rotations' "
+                       f"(every deal is played once per seat rotation: {players} players), "
+                       f"got {value}", value, CROSS)
+                for loc, value in sizes if value % block]
 
     def _ladder_errors(self, game) -> list:
         if self.ladder is None:
@@ -388,6 +414,14 @@ class ExperimentSpec(BaseModel):
     def result_arms(self) -> list[str]:
         """The arm names the results hold, in spec order."""
         return list(dict.fromkeys(cell.arm for cell in self.cells()))
+
+    def rotates(self) -> bool:
+        """Whether the agent list turns one seat per game (rotate_agents, or rotations)."""
+        return self.rotate_agents or self.pairing == "rotations"
+
+    def games_per_deal(self, players: int) -> int:
+        """Consecutive games that share a deal: one per seat rotation, or 1."""
+        return players if self.pairing == "rotations" else 1
 
     def agent_list(self, players: int, cell: Cell | None = None) -> list[str]:
         """The seat agents of a cell (a ladder rung's agent in every seat)."""

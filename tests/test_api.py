@@ -344,6 +344,17 @@ def test_breakdown_by_an_outcome_column_and_its_errors(service):
     assert [r["value"] for r in got] == expected["value"].to_list()
     assert sum(r["games"] for r in got) == pipelines.results(root).collect().height
     bad = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "no_such_column"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["query", "by"]
+    schema = client.get("/openapi.json").json()
+    route = schema["paths"]["/api/experiments/{eid}/breakdown"]["get"]
+    (by,) = [p["schema"]["$ref"] for p in route["parameters"] if p["name"] == "by"]
+    columns = schema["components"]["schemas"][by.rsplit("/", 1)[1]]["enum"]
+    assert {"end_reason", "seat_agent"} <= set(columns)  # an enum of outcome columns
+    other = {name for g in core_cy.games() for name in core_cy.load(g).seat_outcome_names}
+    other -= set(core_cy.load(client.get(f"/api/experiments/{eid}").json()["game"])
+                 .seat_outcome_names)
+    bad = client.get(f"/api/experiments/{eid}/breakdown",
+                     params={"by": f"seat_{sorted(other)[0]}"})  # another game's column
     assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "by"
     bad = client.get(f"/api/experiments/{eid}/breakdown", params={"by": "end_reason",
                                                                   "team": "true"})

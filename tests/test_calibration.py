@@ -187,3 +187,70 @@ def test_decision_rule_errors_stay_below_six_percent():
         decided_wrong = ((low > 0) | (high < 0)) if wrong == "different" else \
             ((low > -delta) & (high < delta))
         assert np.mean(np.any(decided_wrong, axis=1)) <= 0.06, wrong
+
+
+def _rotated_deals(rng, reps: int, deals: int, seat_edge: float, luck: float):
+    """reps x deals x 3 rotations x 3 seats of win probabilities: agents (strong, weak, weak)
+    turned one seat per rotation, seat 0 favoured by `seat_edge` (log-odds), and each deal's
+    own luck per seat (normal log-odds of sd `luck`, the same in the deal's three games)."""
+    strength = np.log(np.array([3.0, 1.0, 1.0]))
+    seat = np.array([seat_edge, 0.0, 0.0])
+    shape = (reps, deals, 1, 3)
+    deal_luck = rng.normal(0.0, luck, size=shape)
+    rotation = np.arange(3)[:, None]
+    agent_in_seat = (np.arange(3)[None, :] + rotation) % 3  # (rotation, seat) -> agent
+    logits = strength[agent_in_seat] + seat + deal_luck
+    prob = np.exp(logits)
+    return prob / prob.sum(axis=-1, keepdims=True), agent_in_seat
+
+
+def _play(rng, prob: np.ndarray) -> np.ndarray:
+    """One winner per game drawn from `prob` (last axis: seats), as 0/1 shares."""
+    winner = (rng.random(prob.shape[:-1])[..., None] > np.cumsum(prob, axis=-1)).sum(axis=-1)
+    return (np.arange(prob.shape[-1]) == np.minimum(winner, prob.shape[-1] - 1)[..., None]
+            ).astype(float)
+
+
+@pytest.mark.parametrize("deals", [60, 400])
+def test_deal_unit_intervals_cover(deals):
+    """pairing 'rotations': the unit is the deal (the mean of its three rotations).  Seat
+    and agent win shares get Jeffreys intervals from the deal means' variance over the
+    deals (what pipelines computes), and cover the truth: the seat's (agent's) expected share
+    over deals and rotations, computed from the probabilities of 200,000 deals."""
+    rng = np.random.default_rng(deals)
+    truth_prob, agent_in_seat = _rotated_deals(rng, 1, 200_000, 0.15, 1.0)
+    seat_truth = truth_prob[0].mean(axis=(0, 1))[0]
+    agent_truth = truth_prob[0][:, agent_in_seat == 0].mean()
+    prob, _ = _rotated_deals(rng, 3000, deals, 0.15, 1.0)
+    shares = _play(rng, prob)  # reps x deals x rotations x seats
+    seat_units = shares[..., 0].mean(axis=2)  # seat 0, per deal
+    agent_units = shares[..., agent_in_seat == 0].mean(axis=2)  # agent 0, per deal
+    for units, truth in ((seat_units, seat_truth), (agent_units, agent_truth)):
+        low, high = st.rate_interval(units.mean(axis=1), units.var(axis=1), deals)
+        assert LOW <= np.mean((low <= truth) & (truth <= high)) <= HIGH
+    # The games of a deal are not independent: counted as games, seat 0's interval is short.
+    games = shares[..., 0].reshape(len(shares), -1)
+    low, high = st.rate_interval(games.mean(axis=1), games.var(axis=1), 3 * deals)
+    assert np.mean((low <= seat_truth) & (seat_truth <= high)) < LOW
+
+
+def test_deal_unit_paired_difference_covers():
+    """Two arms play the same deals (common luck); arm B favours seat 0 more.  The paired
+    difference of deal means has a calibrated t interval."""
+    rng = np.random.default_rng(9)
+    deals = 300
+    luck = rng.normal(0.0, 1.0, size=(2500, deals, 1, 3))
+    rotation = np.arange(3)[:, None]
+    agent_in_seat = (np.arange(3)[None, :] + rotation) % 3
+    strength = np.log(np.array([3.0, 1.0, 1.0]))[agent_in_seat]
+
+    def arm(edge):
+        logits = strength + np.array([edge, 0.0, 0.0]) + luck
+        p = np.exp(logits)
+        return p / p.sum(axis=-1, keepdims=True)
+
+    a, b = arm(0.0), arm(0.2)
+    truth = (b - a)[..., 0].mean()  # the reps' deals stand for the deal distribution
+    diff = (_play(rng, b) - _play(rng, a))[..., 0].mean(axis=2)
+    low, high = st.mean_interval(diff.mean(axis=1), diff.std(axis=1, ddof=1), deals)
+    assert LOW <= np.mean((low <= truth) & (truth <= high)) <= HIGH

@@ -1,6 +1,7 @@
 """Faults of the results location: an unwritable one (the experiment fails with a clear
 error, nothing half-written visible), a write that fails midway, and temporary files of
-interrupted shard writes removed when a run resumes."""
+interrupted shard writes removed when a run resumes or finishes.  (A worker node killed
+mid-experiment: tests/test_multinode.py.)"""
 import errno
 from pathlib import Path
 
@@ -57,5 +58,23 @@ def test_stale_temporary_files_are_removed_on_resume(ray_local, tmp_path):  # no
     stale.write_bytes(b"PAR1 interrupted write")
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
     assert not stale.exists()
+    assert not list(Path(tmp_path).rglob("*.tmp"))
+    assert len(_rows(str(tmp_path / "exp"))) == spec.total_games()
+
+
+def test_a_write_cut_off_during_the_run_leaves_no_temporary_file(ray_local, tmp_path):  # noqa: F811
+    """A worker that dies mid-write (its node killed) leaves its temporary file while the run
+    goes on (the retry writes the shard); a run that finishes removes it."""
+    spec = ExperimentSpec.model_validate(small_spec())
+    cell = spec.cells()[0]
+    folder = Path(cell_dir(experiment_path(str(tmp_path), "exp"), cell.arm, cell.players))
+    cut = folder / ".shard-000000000100.parquet.0123abcd.tmp"
+
+    def a_worker_dies_writing(p):
+        if p.done and not cut.exists() and p.status == "running":
+            folder.mkdir(parents=True, exist_ok=True)
+            cut.write_bytes(b"PAR1 cut off")
+
+    assert run_experiment(spec, str(tmp_path), "exp", progress=a_worker_dies_writing) == "done"
     assert not list(Path(tmp_path).rglob("*.tmp"))
     assert len(_rows(str(tmp_path / "exp"))) == spec.total_games()

@@ -114,14 +114,35 @@ def test_rayjob_runs_a_valid_spec_from_its_configmap():
     assert any(out.startswith(p) for p in mounts.values()), "results not on a mounted volume"
 
 
-def test_every_claim_exists_and_results_share_one_volume():
-    claims = {d["metadata"]["name"] for d in _kind("PersistentVolumeClaim")}
+def _pod_specs() -> list[dict]:
+    """Every pod template: the API Deployment's, and the heads and worker groups of the
+    RayCluster and the RayJob."""
     pods = [d["spec"]["template"]["spec"] for d in _kind("Deployment")]
     for c in _kind("RayCluster") + [j["spec"]["rayClusterSpec"] for j in _kind("RayJob")]:
         spec = c.get("spec", c)
         pods.append(spec["headGroupSpec"]["template"]["spec"])
         pods += [g["template"]["spec"] for g in spec["workerGroupSpecs"]]
-    for pod in pods:
+    return pods
+
+
+def test_every_pod_runs_as_the_image_user_and_may_write_the_shared_volume():
+    """The image runs as a numeric non-root USER; every pod (API, Ray heads and workers)
+    runs as that user, and its fsGroup is that user's group (useradd gives it a group of the
+    same id), so the workers can write results to the shared volume."""
+    dockerfile = (K8S.parent / "Dockerfile").read_text()
+    (uid,) = [int(u) for u in re.findall(r"^USER\s+(\d+)\s*$", dockerfile, re.M)]
+    assert re.search(rf"^RUN useradd .*--uid {uid}\b", dockerfile, re.M)
+    for pod in _pod_specs():
+        context = pod.get("securityContext", {})
+        where = pod["containers"][0]["name"]
+        assert context.get("runAsNonRoot") is True, where
+        assert context.get("runAsUser") == uid, where
+        assert context.get("fsGroup") == uid, where
+
+
+def test_every_claim_exists_and_results_share_one_volume():
+    claims = {d["metadata"]["name"] for d in _kind("PersistentVolumeClaim")}
+    for pod in _pod_specs():
         for volume in pod.get("volumes", []):
             if "persistentVolumeClaim" in volume:
                 assert volume["persistentVolumeClaim"]["claimName"] in claims

@@ -98,6 +98,12 @@ def test_bad_rules_name_the_option(rules, field):
         GAME.new(2, rules)
 
 
+@pytest.mark.parametrize("terrain", [1, None, "", "WP", "w"])
+def test_a_species_terrain_that_is_not_one_letter_names_the_species(terrain):
+    with pytest.raises(ValueError, match=r"rule option 'species'\['heron'\]"):
+        GAME.new(2, {"species": {"heron": terrain}})
+
+
 def test_bad_state_dicts_name_the_field():
     d = GAME.new(2, seed=1).to_dict()
     bad = dict(d, pool=d["pool"][1:])

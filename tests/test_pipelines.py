@@ -35,6 +35,8 @@ def _write(root, arm: str, players: int, rows: list[dict], start: int = 0, game:
         "end_reason": [r.get("end", "normal") for r in rows],
         "game": [game] * n,
         "engine_version": [f"{game}-test"] * n,
+        **({"deal": pa.array([r["deal"] for r in rows], pa.int64())}
+           if rows and "deal" in rows[0] else {}),
     })
     pq.write_table(table, folder / f"shard-{start:012d}.parquet")
 
@@ -342,3 +344,110 @@ def test_breakdown_gives_team_win_rates_per_adventurer_and_per_team(tmp_path):
     assert len(members) == 3 and members == sorted(members)
     with pytest.raises(ValueError, match="no_such"):
         pipelines.breakdown(tmp_path, "no_such")
+
+
+def _rotated_rows(rng, deals: int, safety: str | None = None) -> list[dict]:
+    """3-seat games in deals of three rotations of (greedy, random, random): scores drawn
+    with a per-deal bonus for seat 2 and a strong greedy agent; the last game of deal 1 ends
+    by a simulator safety when `safety` is given."""
+    rows = []
+    for deal in range(deals):
+        luck = rng.normal(0, 3, size=3)
+        for rotation in range(3):
+            agents = ["random"] * 3
+            agents[(-rotation) % 3] = "greedy"
+            score = (rng.integers(0, 10, size=3) + luck + 6 * np.array(
+                [a == "greedy" for a in agents])).round().tolist()
+            row = _game(score, agents=agents)
+            row["deal"] = deal
+            if safety and deal == 1 and rotation == 2:
+                row["end"] = safety
+            rows.append(row)
+    return rows
+
+
+def _deal_means(rows: list[dict], key: str) -> dict:
+    out = {}
+    for r in rows:
+        out.setdefault(r["deal"], []).append(r[key])
+    return {d: np.mean(v, axis=0) for d, v in out.items()}
+
+
+def test_rotations_take_the_deal_as_the_unit(tmp_path):
+    """pairing 'rotations': seat figures, the seat test, agent figures and comparisons use
+    each complete deal's means over its rotations; a deal missing a game is left out."""
+    rng = np.random.default_rng(12)
+    a, b = _rotated_rows(rng, 40, "turn_limit"), _rotated_rows(rng, 40)  # maori's safety
+    _write(tmp_path, "a", 3, a, game="maori")
+    _write(tmp_path, "b", 3, b, game="maori")
+    complete = [r for r in a if r["deal"] != 1]
+    share = _deal_means(complete, "share")
+    units = np.array([share[d] for d in sorted(share)])
+    seats = pipelines.summary(tmp_path).filter(arm="a").sort("seat")
+    assert seats["units"].to_list() == [39] * 3 and seats["games"].to_list() == [117] * 3
+    assert seats["win_share"].to_numpy() == pytest.approx(units.mean(axis=0))
+    low, high = _rate_interval(units)
+    assert seats["win_lo"].to_numpy() == pytest.approx(low)
+    assert seats["win_hi"].to_numpy() == pytest.approx(high)
+    scores = np.array(list(_deal_means(complete, "score").values()))
+    assert seats["score_sd"].to_numpy() == pytest.approx(scores.std(axis=0, ddof=1))
+    cell = pipelines.cell_summary(tmp_path).filter(arm="a").row(0, named=True)
+    assert cell["unit"] == "deal of 3 rotations" and cell["truncated"] == 1
+    assert cell["seat_p_value"] == pytest.approx(_hotelling_p(units))
+    assert "39 deals (3 rotations each)" in cell["verdict"]
+    greedy = pipelines.agent_summary(tmp_path).filter(arm="a", agent="greedy").row(0, named=True)
+    greedy_units = [np.mean([r["share"][r["agents"].index("greedy")] for r in complete
+                             if r["deal"] == d]) for d in sorted(share)]
+    assert greedy["games"] == 39 and greedy["win_share"] == pytest.approx(np.mean(greedy_units))
+    diff = np.array([_deal_means(b, "share")[d] for d in sorted(share)]) - units
+    c = pipelines.compare(tmp_path, "a").sort("seat")
+    assert c["unit"].to_list() == ["deal"] * 3 and c["pairs"].to_list() == [39] * 3
+    assert c["win_share_diff"].to_numpy() == pytest.approx(diff.mean(axis=0))
+    assert "39 paired deals" in c["verdict"][0]
+
+
+def _rate_interval(units: np.ndarray):
+    from pipelines.stats import rate_interval
+    return rate_interval(units.mean(axis=0), units.var(axis=0), len(units))
+
+
+def test_rotated_deals_share_their_chance_and_are_shard_independent():
+    """With games_per_deal = players the games of a deal are dealt alike (the adventurers,
+    drawn at setup, are the same in all four), each agent sits in every seat once per deal,
+    and the rows do not depend on where a shard starts."""
+    from core_cy import batch
+
+    game = core_cy.load("forbidden_desert")
+    agents = ["search", "planner", "greedy", "random"]
+    whole = batch.play(game, 4, None, agents, seed=8, count=16, rotate=True,
+                       games_per_deal=4).to_pylist()
+    assert [r["deal"] for r in whole] == [i // 4 for i in range(16)]
+    dealt = {}
+    for r in whole:
+        dealt.setdefault(r["deal"], []).append(r)
+    for games in dealt.values():
+        assert len({tuple(g["seat_adventurer"]) for g in games}) == 1
+        assert len({tuple(g["seat_agent"]) for g in games}) == 4  # four seatings
+        for seat in range(4):
+            assert {g["seat_agent"][seat] for g in games} == set(whole[0]["seat_agent"])
+    assert len({tuple(g[0]["seat_adventurer"]) for g in dealt.values()}) > 1
+    part = batch.play(game, 4, None, agents, seed=8, start=5, count=7, rotate=True,
+                      games_per_deal=4).to_pylist()
+    assert part == whole[5:12]
+
+
+def test_rotations_experiment_is_the_same_whatever_the_shards(ray_local, tmp_path):
+    g = core_cy.load(GAME)
+    n = g.min_players
+    rows = []
+    for size, name in ((100, "small"), (300, "big")):
+        spec = ExperimentSpec.model_validate(
+            {"game": GAME, "players": n, "games_per_arm": 300, "shard_size": size, "seed": 2,
+             "agents": ["greedy"] + ["random"] * (n - 1), "pairing": "rotations"})
+        assert run_experiment(spec, str(tmp_path), name) == "done"
+        table = pa.concat_tables(pq.read_table(p) for p in
+                                 sorted((tmp_path / name).rglob("*.parquet")))
+        rows.append(table.drop_columns(["experiment"]).sort_by("game_index").to_pylist())
+    assert rows[0] == rows[1]
+    assert [r["deal"] for r in rows[0]] == [i // n for i in range(300)]
+    assert pipelines.cell_summary(tmp_path / "small")["units"].to_list() == [300 // n]

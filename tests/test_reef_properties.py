@@ -20,7 +20,10 @@ def setups(draw):
              "end4_literal_bag_lt3": draw(st.booleans()),
              "larva_play_min_polyps": draw(st.integers(0, 1)),
              "bonus_shortage": draw(st.sampled_from(["from_bag", "fail"])),
-             "start_player": draw(st.sampled_from(["seat0", "random"]))}
+             "start_player": draw(st.sampled_from(["seat0", "random"])),
+             "end_stops_turn": draw(st.booleans()),
+             "reef_full_check": draw(st.sampled_from(["action", "placement"])),
+             "attack_extra_growth": draw(st.booleans())}
     return players, rules, draw(st.integers(0, 2**32)), draw(st.floats(0, 1))
 
 
@@ -122,6 +125,56 @@ def test_the_determinized_view_keeps_the_seat_s_own_and_public_information():
         assert totals(v) == totals(d)
     others = [i for i in range(3) if i != seat]
     assert len({str([v["seats"][i]["screen"] for i in others]) for v in views}) > 1
+    # What every seat saw go behind a screen or into a fish stays in every view.
+    assert any(sum(d["seats"][i]["seen_screen"].values()) for i in others)
+    for v in views:
+        for i in others:
+            for zone in ("screen", "fish"):
+                seen = d["seats"][i]["seen_" + zone]
+                assert all(v["seats"][i][zone][c] >= seen[c] for c in seen)
+
+
+def mid_game(players=3, moves=90, seed=4):
+    s = GAME.new(players, seed=seed)
+    while s.num_moves < moves or s.to_dict()["phase"] != "turn":
+        s.apply(agents.choose(s, "greedy", seed=s.num_moves))
+    return s
+
+
+def swap_unseen(d, seat, zone, colour_out, colour_in):
+    """Swaps one unseen polyp of a seat's screen or fish with one of the bag."""
+    d["seats"][seat][zone][colour_out] -= 1
+    d["seats"][seat][zone][colour_in] += 1
+    d["bag"][colour_out] += 1
+    d["bag"][colour_in] -= 1
+
+
+def test_states_that_look_the_same_to_a_seat_give_the_same_view():
+    d = mid_game().to_dict()
+    seat = d["current_player"]
+    other = (seat + 1) % 3
+    d2 = {**d, "bag": dict(d["bag"]),
+          "seats": [{k: dict(v) if isinstance(v, dict) else v for k, v in p.items()}
+                    for p in d["seats"]]}
+    # Another hidden hand, another secret fish polyp and another future chance stream.
+    screen, seen = d2["seats"][other]["screen"], d2["seats"][other]["seen_screen"]
+    out = next(c for c in screen if screen[c] > seen[c])
+    into = next(c for c in d2["bag"] if c != out and d2["bag"][c] > 0)
+    swap_unseen(d2, other, "screen", out, into)
+    fish, seen = d2["seats"][other]["fish"], d2["seats"][other]["seen_fish"]
+    out = next(c for c in fish if fish[c] > seen[c])
+    into = next(c for c in d2["bag"] if c != out and d2["bag"][c] > 0)
+    swap_unseen(d2, other, "fish", out, into)
+    d2["rng"] = GAME.new(3, seed=999).to_dict()["rng"]
+    a, b = GAME.from_dict(d), GAME.from_dict(d2)
+    assert a != b
+    for k in range(5):
+        assert GAME.view(a, seat, seed=k) == GAME.view(b, seat, seed=k)
+    # The seat's own hidden zones are part of what it sees: changing them changes the view.
+    fish, seen = d2["seats"][seat]["fish"], d2["seats"][seat]["seen_fish"]
+    out = next(c for c in fish if fish[c] > seen[c])
+    swap_unseen(d2, seat, "fish", out, next(c for c in d2["bag"] if c != out and d2["bag"][c] > 0))
+    assert GAME.view(GAME.from_dict(d2), seat, seed=0) != GAME.view(a, seat, seed=0)
 
 
 def test_greedy_beats_random_and_eats_corals():

@@ -1,7 +1,7 @@
 """End of the game (spec 9), the final round, scoring (8, TV-SCORE) and tie-breaks (11)."""
 import pytest
 
-from reef_pos import (ALGA, COLLECT, EAT, FINAL_PASS, GAME, LAY, MOVE, G, O, P, W, Y, build,
+from reef_pos import (ALGA, COLLECT, EAT, END_PLAY, FINAL_PASS, LAY_CONSUMED, of_kind, GAME, LAY, MOVE, G, O, P, W, Y, build,
                       counts, position, seat)
 from test_reef_rules_placement import A
 
@@ -18,11 +18,12 @@ def fill_all_but_one(players):
 
 
 def ended_by_full_reef(players, seats, shrimps=(), sides="S" * 10):
-    """Seat 0 lays the last free cell: the game ends at once (condition 3)."""
+    """Seat 0 lays the last free cell and ends its larva play: the game ends (condition 3)."""
     seats = [dict(seats[0], screen=counts(**{W: 1}), larva=counts(**{W: 1}))] + list(seats[1:])
     s = build(players=players, rules=TINY, polyps=fill_all_but_one(players), seats=seats,
               shrimps=shrimps, sides=sides)
     s.apply(LAY(W, 0, 1))
+    s.apply(END_PLAY)
     assert s.is_terminal() and s.end_reason == "reef_full"
     return s
 
@@ -173,3 +174,85 @@ def test_turn_limit_is_a_simulator_safety():
     s = build(rules={"max_turns": 10}, turns=9)
     s.apply(COLLECT("white", s))
     assert s.is_terminal() and s.end_reason == "turn_limit"
+
+
+# ---- the readings of section 9 that are rule options (A8, condition 3 timing)
+
+ROW4 = {"boards": {f"r{i}": ["++++"] for i in range(4)}}
+
+
+def full_after_one_lay(rules, players=2):
+    """Board 0 holds W W . Y and every other cell is taken: seat 0 (2 white polyps behind the
+    screen, a white cube) fills the reef with W on (0,2); the white coral of 3 could then
+    still attack the yellow polyp on (0,3)."""
+    polyps = {(0, 0): "W", (0, 1): "W", (0, 3): "Y"}
+    polyps |= {(0, c, b): "O" for b in range(1, players) for c in range(4)}
+    return build(players=players, rules={**ROW4, **rules}, polyps=polyps,
+                 seats=[A(screen={W: 2}, larva={W: 1})])
+
+
+def test_condition_3_is_checked_when_the_larva_play_that_filled_the_reef_ends():
+    s = full_after_one_lay({})
+    s.apply(LAY(W, 0, 2))
+    assert not s.is_terminal()
+    # The play may go on by attack, or end; nothing else (no collect, no other action).
+    assert of_kind(s, "lay_screen") == [LAY(W, 0, 3)]
+    assert of_kind(s, "collect") == [] and END_PLAY in s.legal_actions()
+    s.apply(LAY(W, 0, 3))
+    assert seat(s, 0)["consumed"] == counts(yellow=1) and not s.is_terminal()
+    s.apply(END_PLAY)
+    assert s.is_terminal() and s.end_reason == "reef_full"
+
+
+def test_condition_3_checked_after_each_placement_with_its_option():
+    s = full_after_one_lay({"reef_full_check": "placement"})
+    s.apply(LAY(W, 0, 2))
+    assert s.is_terminal() and s.end_reason == "reef_full"
+    assert seat(s, 0)["screen"][W] == 1
+
+
+def test_a8_off_the_reef_filler_finishes_its_turn_and_collects():
+    s = full_after_one_lay({"reef_full_check": "placement", "end_stops_turn": False})
+    s.apply(LAY(W, 0, 2))
+    assert not s.is_terminal() and s.current_player == 0
+    s.apply(LAY(W, 0, 3))                              # the rest of the turn is played
+    bag = sum(s.to_dict()["bag"].values())
+    s.apply(COLLECT("white", s))
+    d = s.to_dict()
+    assert s.is_terminal() and s.end_reason == "reef_full" and d["ender"] is None
+    assert seat(s, 0)["larva"][W] == 1 and sum(d["bag"].values()) < bag   # with its refill
+
+
+def test_a8_off_the_last_tile_lets_the_ender_finish_before_the_final_round():
+    six = {(0, c, 1): "P" for c in range(6)}
+    s = build(players=3, covered=range(1, 10), polyps={**six, (3, 3): "W"},
+              shrimps=[(0, 0, 1, 1), (3, 3, 0)], rules={"end_stops_turn": False},
+              seats=[A(consumed={G: 2}, open_sea_shrimp=True, fish={W: 2})])
+    s.apply(MOVE(s, (3, 3), (4, 4)))
+    s.apply(ALGA(G, "blue", 10))
+    d = s.to_dict()
+    assert d["phase"] == "turn" and s.current_player == 0 and d["end_pending"] == "all_tiles_covered"
+    assert [4, 4, 0] in d["boards"][0]["shrimps"]        # still on bare rock: no collect yet
+    assert of_kind(s, "collect") == []
+    s.apply(ALGA(G, "red", 0))                           # the alga space is still open
+    s.apply(MOVE(s, (4, 4), None))
+    s.apply(COLLECT("white", s))
+    d = s.to_dict()
+    assert d["phase"] == "final" and s.current_player == 1 and d["ender"] == 0
+    s.apply(EAT(0, 0, 1))
+    s.apply(FINAL_PASS)
+    assert s.is_terminal() and s.end_reason == "all_tiles_covered"
+
+
+def test_a8_off_the_fourth_meal_lets_the_eater_play_on():
+    five = {(0, c): "Y" for c in range(5)}
+    s = build(players=2, polyps=five, shrimps=[(0, 0, 0)], rules={"end_stops_turn": False},
+              seats=[A(open_sea_shrimp=True, fish_shrimps=2, fish={G: 1}, screen={O: 1},
+                       larva={O: 1})])
+    s.apply(EAT(0, 0))
+    assert s.current_player == 0 and s.to_dict()["phase"] == "turn"
+    s.apply(LAY(O, 3, 3))
+    s.apply(COLLECT("grey", s))
+    assert s.to_dict()["phase"] == "final" and s.current_player == 1
+    s.apply(FINAL_PASS)
+    assert s.is_terminal() and s.end_reason == "fourth_shrimp"

@@ -2,7 +2,7 @@
 with the test vectors of section 13 (test board 6 x 6, all tiles on side S)."""
 import pytest
 
-from reef_pos import (COLLECT, END_PLAY, G, INTRO, LAY, LAY_CONSUMED, MOVE, O, P, W, Y, ALGA, at,
+from reef_pos import (COLLECT, EAT, END_PLAY, G, INTRO, LAY, LAY_CONSUMED, MOVE, O, P, W, Y, ALGA, at,
                       build, counts, seat)
 
 LIGHT_BOARD = ["++++++", "++++++", "++L+++", "++++++", "++++++", "++++++"]
@@ -129,6 +129,13 @@ def test_extra_growth_is_triggered_by_an_attack_and_respects_the_merge_ban():
               seats=[A(screen={W: 1}, larva={W: 1})])
     s.apply(LAY(W, 1, 2))                       # attack next to the light rock (A3)
     assert at(s, 2, 2) == "W" and seat(s, 0)["consumed"][Y] == 1
+    off = build(rules={**LIGHT_RULES, "attack_extra_growth": False},
+                polyps={(1, 0): "W", (1, 1): "W", (1, 2): "Y"},
+                seats=[A(screen={W: 2}, larva={W: 1})])
+    off.apply(LAY(W, 1, 2))                     # the option: an attack does not spread ...
+    assert at(off, 2, 2) == "L" and at(off, 1, 2) == "W"
+    off.apply(LAY(W, 3, 2))                     # ... growth on an empty cell still does
+    assert at(off, 2, 2) == "W"
     # Two guarded white corals next to the light rock: the spread would join them.
     s = build(rules=LIGHT_RULES, polyps={(2, 1): "W", (2, 3): "W"},
               shrimps=[(2, 1, 0), (2, 3, 1)], seats=[A(screen={W: 1}, larva={W: 1})])
@@ -225,3 +232,21 @@ def test_only_playable_cells_without_polyp_or_shrimp_take_a_growing_polyp():
 def test_corals_connect_orthogonally_only():
     s = build(polyps={(0, 0): "W", (1, 1): "W", (1, 2): "Y"}, seats=[A(screen={W: 1}, larva={W: 1})])
     assert LAY(W, 1, 2) not in s.legal_actions()           # (0,0) and (1,1) are two singles
+
+
+def test_a_light_rock_emptied_by_a_meal_spreads_again():
+    white = {(2, c): "W" for c in range(5)}                   # the coral covers the light rock
+    s = build(rules=LIGHT_RULES, polyps=white, shrimps=[(2, 0, 0)],
+              seats=[A(screen={Y: 1}, larva={Y: 1})])
+    s.apply(EAT(2, 0))
+    assert at(s, 2, 2) == "L"
+    s.apply(LAY(Y, 1, 2))
+    assert at(s, 2, 2) == "Y"
+
+
+def test_an_attack_that_splits_a_guarded_coral_leaves_the_shrimp_on_its_fragment():
+    s = build(polyps={(1, 0): "O", (1, 1): "O", (1, 2): "O", (1, 3): "O", (2, 2): "Y", (3, 2): "Y"},
+              shrimps=[(1, 0, 1)], seats=[A(screen={Y: 1}, larva={Y: 1})])
+    s.apply(LAY(Y, 1, 2))                         # (1,2) is not next to the shrimp: unprotected
+    assert s.to_dict()["boards"][0]["shrimps"] == [[1, 0, 1]]
+    assert s.score_breakdown()[1]["guarded_polyps"] == 2          # {(1,0), (1,1)}

@@ -1,5 +1,7 @@
 """The turn (spec 4-5, 7): action order, larva plays, shrimps, the parrotfish, algae and the
 open-sea refill, with the test vectors of section 13."""
+import pytest
+
 from reef_pos import (ALGA, COLLECT, EAT, END_PLAY, FINAL_PASS, GAME, INTRO, LAY, LAY_CONSUMED,
                       MOVE, TO_LARVA, TO_POLYP, EMPTY_PLAY, G, O, P, W, Y, at, build, counts, of_kind,
                       position, seat)
@@ -15,6 +17,7 @@ def test_tv20_parrotfish_eats_an_own_guarded_coral_of_five_or_more():
     s.apply(EAT(0, 0))
     d = s.to_dict()
     assert d["bag"][W] == bag + 4 and seat(s, 0)["fish"][W] == 3
+    assert seat(s, 0)["seen_fish"] == counts(white=3)             # a public meal
     assert seat(s, 0)["open_sea_shrimp"] and seat(s, 0)["corals_eaten"] == 1
     assert d["boards"][0]["cells"][0] == "++++++." and d["boards"][0]["shrimps"] == []
     assert EAT(0, 0) not in s.legal_actions()      # once, and only first
@@ -152,6 +155,7 @@ def test_action_8_trades_a_cube_for_the_bonus_polyp_which_is_replaced_from_the_b
     s.apply(TO_POLYP(O))
     d = s.to_dict()
     assert seat(s, 0)["screen"][O] == 1 and d["bonus_row"][O] == 1 and d["bag"][O] == bag - 1
+    assert seat(s, 0)["seen_screen"] == counts(orange=1)        # the cube's colour is public
     assert seat(s, 0)["larva"][O] == 0
     d = position(seats=[A(larva={O: 1})], rules={"bonus_shortage": "fail"})
     d["seats"][1]["screen"][O] += d["bag"][O] + 1
@@ -224,6 +228,7 @@ def test_tv25_collect_and_refill():
     s.apply(COLLECT("yellow", s))
     d = s.to_dict()
     assert d["seats"][0]["screen"] == counts(grey=2, white=1)
+    assert d["seats"][0]["seen_screen"] == counts(grey=2, white=1)    # the piles are public
     assert d["seats"][0]["larva"] == counts(yellow=1)
     assert [sum(sp["polyps"].values()) for sp in d["open_sea"]] == [2, 1, 3, 3, 3]
     assert all(sp["cube"] for sp in d["open_sea"]) and d["larva_supply"][Y] == supply - 1
@@ -237,3 +242,53 @@ def test_collect_is_always_legal_and_ends_the_turn():
     assert of_kind(s, "collect") == [GAME.actions.encode("collect", space=k) for k in range(5)]
     s.apply(COLLECT("grey", s))
     assert s.current_player == 1
+
+
+# ---- rules found without a test in the spec audit
+
+def test_an_alga_colour_without_a_cylinder_in_the_supply_cannot_be_taken():
+    # All 5 blue cylinders are out: on tiles 1 (side N: front blue), 3, 6, 10 and the alga space.
+    s = build(sides="NSSSSSSSSS", covered=(1, 3, 6, 10), alga_space="blue",
+              seats=[A(consumed={G: 1})])
+    assert s.to_dict()["alga_supply"]["blue"] == 0
+    legal = s.legal_actions()
+    assert ALGA(G, "blue", 0) not in legal and ALGA(G, "red", 0) in legal
+
+
+def test_after_the_bonus_row_went_into_the_bag_action_8_takes_from_the_bag_whatever_the_option():
+    d = position(seats=[A(larva={O: 1})], rules={"bonus_shortage": "fail"})
+    d["bonus_poured"] = True
+    d["bag"] = {c: d["bag"][c] + d["bonus_row"][c] for c in d["bag"]}
+    d["bonus_row"] = counts()
+    s = GAME.from_dict(d)
+    bag = s.to_dict()["bag"][O]
+    s.apply(TO_POLYP(O))
+    assert seat(s, 0)["screen"][O] == 1 and s.to_dict()["bag"][O] == bag - 1
+
+
+def test_one_larva_play_may_lay_on_several_boards():
+    s = build(seats=[A(screen={Y: 2}, larva={Y: 1})])
+    s.apply(LAY(Y, 0, 0, 0))
+    assert LAY(Y, 0, 0, 1) in s.legal_actions()
+    s.apply(LAY(Y, 0, 0, 1))
+    assert s.to_dict()["turn"]["plays"] == 1 and at(s, 0, 0, 1) == "Y"
+
+
+def test_the_shrimp_move_bound_still_lets_a_shrimp_leave_bare_rock():
+    s = build(polyps={(0, 0): "W", (3, 3): "P"}, shrimps=[(0, 0, 0), (5, 5, 0)],
+              turn={"shrimp_moves": 12})
+    moves = of_kind(s, "move")
+    assert MOVE(s, (5, 5), (3, 3)) in moves and MOVE(s, (5, 5), None) in moves
+    assert MOVE(s, (5, 5), (4, 4)) not in moves                     # not onto bare rock
+    assert not any(GAME.actions.decode(a)[1]["shrimp"] == 0 for a in moves)  # (0,0) stays
+
+
+def test_a_lay_from_the_screen_leaves_one_seen_polyp_less_for_sure():
+    d = position(seats=[A(screen={Y: 3}, larva={Y: 1})])
+    d["seats"][0]["seen_screen"] = counts(yellow=2)
+    s = GAME.from_dict(d)
+    s.apply(LAY(Y, 0, 0))
+    assert seat(s, 0)["seen_screen"] == counts(yellow=1) and seat(s, 0)["screen"][Y] == 2
+    d["seats"][0]["seen_screen"] = counts(yellow=4)
+    with pytest.raises(ValueError, match="seen_screen"):
+        GAME.from_dict(d)

@@ -134,6 +134,23 @@ def test_rotation_needs_an_agent_list():
     assert loc == ("rotate_agents",)
 
 
+def test_rotations_pairing_needs_agents_and_whole_deals():
+    n = _game().min_players
+    [(loc, msg)] = _errors(_base(pairing="rotations"))
+    assert loc == ("pairing",) and "list of agents" in msg
+    agents = ["random"] * n
+    [(loc, msg)] = _errors(_base(pairing="rotations", agents=agents, games_per_arm=n * 10 + 1))
+    assert loc == ("games_per_arm",) and f"multiple of {n}" in msg
+    [(loc, _)] = _errors(_base(pairing="rotations", agents=agents, games_per_arm=n,
+                               stop_when={"half_width": 0.1, "max_games": n * 10 + 1}))
+    assert loc == ("stop_when", "max_games")
+    spec = ExperimentSpec.model_validate(_base(pairing="rotations", agents=agents,
+                                               games_per_arm=n * 10))
+    assert spec.rotates() and spec.games_per_deal(n) == n
+    [(loc, _)] = _errors(_base(pairing="pentanomial"))
+    assert loc == ("pairing",)
+
+
 def test_speeds_positive_and_one_per_seat():
     n = _game().min_players
     [(loc, _)] = _errors(_base(speeds=[1.0] * (n - 1) + [0.0]))

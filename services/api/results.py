@@ -1,8 +1,11 @@
 """Statistics of an experiment's results (pipelines' tables as JSON)."""
 from __future__ import annotations
 
+from enum import Enum
+
 from fastapi import APIRouter, Depends, Query
 
+import core_cy
 import pipelines
 from services import datasets
 from services.api.deps import dataset, experiment
@@ -60,9 +63,24 @@ def compare(baseline: str | None = Query(
     return datasets.records(pipelines.compare(root, baseline, include_truncated, figures))
 
 
+def _outcome_columns() -> list[str]:
+    """The columns a breakdown may group by, over every game: the end reason, the seats'
+    agents, and each game's own outcome fields (`<name>` per game, `seat_<name>` per seat)."""
+    names = {"end_reason", "seat_agent"}
+    for name in core_cy.games():
+        game = core_cy.load(name)
+        names.update(game.game_outcome_names)
+        names.update(f"seat_{n}" for n in game.seat_outcome_names)
+    return sorted(names)
+
+
+OutcomeColumn = Enum("OutcomeColumn", {n: n for n in _outcome_columns()}, type=str)
+
+
 @router.get("/breakdown", response_model=list[Row])
-def breakdown(by: str = Query(..., min_length=1, description="an outcome column of the "
-                              "experiment's game, e.g. seat_adventurer or end_reason"),
+def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of the "
+                                        "experiment's game, e.g. seat_adventurer or "
+                                        "end_reason (422 when its game has no such column)"),
               team: bool = Query(False, description="key a per-seat column by the sorted "
                                  "values of all seats (e.g. adventurer teams)"),
               include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
@@ -70,7 +88,8 @@ def breakdown(by: str = Query(..., min_length=1, description="an outcome column 
     """Win share (team win rate in cooperative games) per value of an outcome column, each
     game counted once per value (pipelines.breakdown)."""
     try:
-        return datasets.records(pipelines.breakdown(root, by, team, include_truncated, figures))
+        return datasets.records(pipelines.breakdown(root, by.value, team, include_truncated,
+                                                    figures))
     except ValueError as exc:
         raise unprocessable("team" if "team=True" in str(exc) else "by", str(exc),
                             kind="cross_field")  # depends on the experiment's columns

@@ -3,8 +3,9 @@
 rule options, so that what the schema allows is what the service accepts, up to the rules
 that JSON Schema cannot express.  Those answer 422 with an error `type` of:
 
-- `cross_field`: a rule between fields (one agent or speed per seat, rotate_agents with an
-  agent list, the baseline among the arms, options that depend on the player count);
+- `cross_field`: a rule between fields (one agent or speed per seat, rotate_agents or pairing
+  'rotations' with an agent list and whole deals, the baseline among the arms, options that
+  depend on the player count);
 - `data`: the inside of a data-valued rule option (tiles, decks, boards), checked by the game;
 - `limit`: the service's size limits (games and cells per experiment).
 """
