@@ -13,7 +13,7 @@ import re
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
-                               POLICY_SCRATCH, rng_seed, rng_next, rng_below,
+                               POLICY_SCRATCH, rng_seed, rng_next, rng_below, rng_uniform,
                                STREAM_SEAT, st_current, st_terminal, st_players, st_rng)
 
 include "mcts.pxi"
@@ -223,6 +223,9 @@ def mcts_params(game):
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
         Param("cutoff", "int", 4, "rollout moves after which the game's heuristic judges the "
               "position (0: play to the end)", 0, 100_000),
+        Param("epsilon", "float", 0.0, "greedy rollouts: the share of moves played at random "
+              "instead (cheaper, and rollouts do not stall where the one-ply choice does)",
+              0.0, 1.0),
         Param("reuse", "bool", True, "keep the searched subtree of the moves actually played"),
         Param("margin", "float", 0.0, "weight of the relative score margin next to the win "
               "share in a finished simulation's value", 0.0, 1.0),
@@ -298,8 +301,7 @@ def agent_spec(game, text):
     policies = list(game.policies)
     spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "expand": AGENT_RANDOM,
-            "cutoff": 0, "reuse": False,
-            "margin": 0.0}
+            "cutoff": 0, "epsilon": 0.0, "reuse": False, "margin": 0.0}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:
@@ -315,17 +317,8 @@ def agent_spec(game, text):
     return spec
 
 
-cdef void fill_spec(AgentSpec* s, dict d):
-    s.kind = d["kind"]
-    s.policy = d["policy"]
-    s.iterations = d["iterations"]
-    s.exploration = d["exploration"]
-    s.rollout_kind = d["rollout_kind"]
-    s.rollout_policy = d["rollout_policy"]
-    s.expand = d["expand"]
-    s.cutoff = d["cutoff"]
-    s.reuse = d["reuse"]
-    s.margin = d["margin"]
+cdef void fill_spec(AgentSpec* s, dict d) except *:
+    s[0] = d   # Cython fills the struct field by field (a key missing: ValueError)
 
 
 cdef class Agents:
