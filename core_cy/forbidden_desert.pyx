@@ -27,7 +27,7 @@ from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State,
                                MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import codec, contract
 from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, load_data
+from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
 from core_cy.game import Game, Option
 
 import math
@@ -1237,11 +1237,8 @@ def _cell(v, where):
 
 def parse_tiles(entries):
     """The tile list (rule option `tiles`) as 24 (kind, gear, clue) tuples; ValueError."""
-    if not isinstance(entries, list):
-        raise ValueError("rule option 'tiles' must be a list of tile entries")
     out = []
-    for i, e in enumerate(entries):
-        where = f"rule option 'tiles'[{i}]"
+    for where, e in items(entries, "rule option 'tiles'"):
         if not isinstance(e, dict):
             raise ValueError(f"{where} must be an object")
         extra = set(e) - {"kind", "gear", "part", "axis", "count"}
@@ -1274,11 +1271,8 @@ def parse_tiles(entries):
 
 
 def parse_storm_deck(entries):
-    if not isinstance(entries, list):
-        raise ValueError("rule option 'storm_deck' must be a list of card entries")
     out = []
-    for i, e in enumerate(entries):
-        where = f"rule option 'storm_deck'[{i}]"
+    for where, e in items(entries, "rule option 'storm_deck'"):
         if not isinstance(e, dict) or e.get("kind") not in STORM_KINDS:
             raise ValueError(f"{where} must be an object with kind in {list(STORM_KINDS)}")
         extra = set(e) - {"kind", "direction", "strength", "count"}
@@ -1344,6 +1338,18 @@ ACTIONS = ActionSpace(
 )
 
 
+# Yes/no readings of rules the spec leaves open (ASSUMPTIONS): option name, default, and what
+# true means.  Each is a DRules field of the same name.
+ASSUMED_SWITCHES = (
+    ("jetpack_when_buried", True, "a buried pawn may use a Jet Pack (spec 4.10)"),
+    ("navigator_can_move_buried", False, "the Navigator may move a buried pawn (spec 4.8)"),
+    ("takeoff_costs_action", False, "the takeoff is an action (else the team wins as soon as "
+     "the win condition holds) (spec 5)"),
+    ("tunnel_shade_requires_unblocked", False, "a blocked excavated tunnel gives no shade "
+     "(spec 7 A3)"),
+)
+
+
 class ForbiddenDesertGame(Game):
     name = "forbidden_desert"
     title = "Forbidden Desert"
@@ -1376,14 +1382,8 @@ class ForbiddenDesertGame(Game):
         Option("solar_shield_anchor", "enum", "pawn", "a Solar Shield protects the pawns on "
                "its user's current tile (pawn) or on the tile where it was played (tile) "
                "(spec 4.10)", choices=("pawn", "tile"), assumption=True),
-        Option("jetpack_when_buried", "bool", True, "a buried pawn may use a Jet Pack "
-               "(spec 4.10)", assumption=True),
-        Option("navigator_can_move_buried", "bool", False, "the Navigator may move a buried "
-               "pawn (spec 4.8)", assumption=True),
-        Option("takeoff_costs_action", "bool", False, "the takeoff is an action (else the "
-               "team wins as soon as the win condition holds) (spec 5)", assumption=True),
-        Option("tunnel_shade_requires_unblocked", "bool", False, "a blocked excavated tunnel "
-               "gives no shade (spec 7 A3)", assumption=True),
+        *(Option(name, "bool", default, description, assumption=True)
+          for name, default, description in ASSUMED_SWITCHES),
         Option("climber_hops_blocked_tunnels", "bool", False, "the Climber may tunnel-hop "
                "from or into a blocked excavated tunnel.  Default false, the seed's reading: "
                "'between two excavated tunnels the adventurers may move for 1 action, but only "

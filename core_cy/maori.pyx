@@ -451,37 +451,33 @@ cdef void read_board(const MState* s, const MPlayer* pl, Board* b) noexcept nogi
             add_tile(R, b, c, pl.cell_tile[c], pl.cell_rot[c])
 
 
+cdef inline void add_edges(uint8_t edges, Mask bit, Mask* e, Mask* w, Mask* n,
+                           Mask* s) noexcept nogil:
+    """Sets `bit` in the mask of each side (EDGE_E, EDGE_W, EDGE_N, EDGE_S) in `edges`."""
+    if edges & EDGE_E:
+        e[0] |= bit
+    if edges & EDGE_W:
+        w[0] |= bit
+    if edges & EDGE_N:
+        n[0] |= bit
+    if edges & EDGE_S:
+        s[0] |= bit
+
+
 cdef void add_tile(const MRules* R, Board* b, int c, int tile, int rot) noexcept nogil:
     """Sets the masks of a tile lying on cell c."""
     cdef const MTile* t = &R.tiles[tile]
     cdef Mask bit = (<Mask>1) << c
-    cdef uint8_t lm = rotate_mask(t.lei_mask, rot)
-    cdef uint8_t om
     cdef int i
     b.occupied |= bit
-    if lm & EDGE_E:
-        b.lei_e |= bit
-    if lm & EDGE_W:
-        b.lei_w |= bit
-    if lm & EDGE_N:
-        b.lei_n |= bit
-    if lm & EDGE_S:
-        b.lei_s |= bit
+    add_edges(rotate_mask(t.lei_mask, rot), bit, &b.lei_e, &b.lei_w, &b.lei_n, &b.lei_s)
     for i in range(4):
         if (t.boats >> i) & 1:
             b.boat_bit[i] |= bit
     if not is_land(t):
         return
     b.land |= bit
-    om = rotate_mask(t.open_mask, rot)
-    if om & EDGE_E:
-        b.open_e |= bit
-    if om & EDGE_W:
-        b.open_w |= bit
-    if om & EDGE_N:
-        b.open_n |= bit
-    if om & EDGE_S:
-        b.open_s |= bit
+    add_edges(rotate_mask(t.open_mask, rot), bit, &b.open_e, &b.open_w, &b.open_n, &b.open_s)
     if t.hut:
         b.hut |= bit
     for i in range(4):

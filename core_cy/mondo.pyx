@@ -32,8 +32,8 @@ from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_
                                rng_shuffle, rng_uniform, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, load_data,
-                           number)
+from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
+                           load_data, number)
 from core_cy.game import Game, Option
 
 ENGINE_VERSION = "1.0"
@@ -2093,11 +2093,8 @@ def parse_timing(t):
 def parse_tasks(tasks, species):
     names, _ = parse_species(species)
     where = "rule option 'tasks'"
-    if not isinstance(tasks, list) or not 1 <= len(tasks) <= MAX_TASKS:
-        raise ValueError(f"{where} must list 1..{MAX_TASKS} task cards")
     out = []
-    for i, t in enumerate(tasks):
-        w = f"{where}[{i}]"
+    for w, t in items(tasks, where, 1, MAX_TASKS):
         if not isinstance(t, dict) or t.get("kind") not in TASK_KINDS or not isinstance(t.get("id"), str):
             raise ValueError(f"{w} must have an id and a kind from {list(TASK_KINDS)}")
         pts = integer(t.get("points"), w + ".points", 0, 50)
