@@ -6,11 +6,14 @@ local folder or a pyarrow.fs URI, and reads it through pyarrow.fs / Polars lazy 
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
+import threading
 import zipfile
-from typing import Iterator
+from collections import OrderedDict
+from typing import Any, Callable, Iterator
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -68,6 +71,46 @@ def write_concatenated(root: str, out_path: str) -> int:
         if writer is not None:
             writer.close()
     return rows
+
+
+# ---- answers kept per set of finished shards ---------------------------------------------
+class ShardCache:
+    """Answers computed from an experiment's finished shards, kept while that set of shards
+    stays the same: a shard never changes once written (written atomically, never rewritten),
+    so the same set of names gives the same answer.  Dashboards poll the same figures many
+    times a second; a repeat costs a listing of the shards instead of a Polars pipeline.
+    One computation per key at a time (other callers wait for it, then share it); at most
+    `size` answers are kept, the least recently used leave first."""
+
+    def __init__(self, size: int = 128):
+        self.size = size
+        self._lock = threading.Lock()
+        self._answers: OrderedDict = OrderedDict()
+        self._computing: dict = {}
+
+    def get(self, root: str, question: tuple, compute: Callable[[], Any]) -> Any:
+        """The answer to `question` (hashable: the route and its parameters) about `root`."""
+        names = "\n".join(rel for _path, rel in shard_files(root))
+        key = (root, hashlib.sha256(names.encode()).hexdigest(), question)
+        with self._lock:
+            if key in self._answers:
+                self._answers.move_to_end(key)
+                return self._answers[key]
+            gate = self._computing.setdefault(key, threading.Lock())
+        with gate:
+            with self._lock:
+                if key in self._answers:
+                    return self._answers[key]
+            try:
+                answer = compute()
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
+            with self._lock:
+                self._answers[key] = answer
+                while len(self._answers) > self.size:
+                    self._answers.popitem(last=False)
+        return answer
 
 
 # ---- tables as JSON and CSV -------------------------------------------------------------

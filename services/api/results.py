@@ -16,6 +16,8 @@ from pipelines import ladder as ladder_stats
 
 router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
                    responses=responses(401, 404, 409, 422))
+# The figures the dashboard polls, kept per set of finished shards (benchmarks/api_load.py).
+CACHE = datasets.ShardCache()
 
 
 def look(delta: float | None = Query(None, gt=0, lt=1, description="the difference in win "
@@ -43,7 +45,8 @@ def summary(include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depen
     cooperative one: win share (team win rate) with its 95% interval, a one-sentence
     `verdict` per cell, the seat-balance test (adjusted over the cells), truncated games and
     the engine version (pipelines.summary).  `interim` while the run is not done."""
-    return datasets.records(pipelines.summary(root, include_truncated, figures))
+    return CACHE.get(root, ("summary", include_truncated, figures), lambda: datasets.records(
+        pipelines.summary(root, include_truncated, figures)))
 
 
 @router.get("/compare", response_model=list[Row])
@@ -60,7 +63,9 @@ def compare(baseline: str | None = Query(
     if baseline not in arms:
         raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
                             f"experiment; arms: {arms}", kind="cross_field")
-    return datasets.records(pipelines.compare(root, baseline, include_truncated, figures))
+    return CACHE.get(root, ("compare", baseline, include_truncated, figures),
+                     lambda: datasets.records(pipelines.compare(root, baseline,
+                                                                include_truncated, figures)))
 
 
 def _outcome_columns() -> list[str]:
@@ -99,7 +104,7 @@ def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of t
 def histograms(bins: int = Query(20, ge=1, le=200), root: str = Depends(dataset)):
     """Histograms from the raw rows: game length per (arm, players) and score per
     (arm, players, seat), each on edges shared by all its series."""
-    return datasets.histograms(root, bins)
+    return CACHE.get(root, ("histograms", bins), lambda: datasets.histograms(root, bins))
 
 
 @router.get("/ladder", response_model=dict)
