@@ -158,6 +158,29 @@ def test_one_computation_per_key_however_many_callers_wait(tmp_path):
     assert cache.get(str(tmp_path), ("q",), compute) == 2
 
 
+def test_while_new_shards_are_computed_pollers_get_the_last_answer_at_once(tmp_path):
+    """A recompute for a new set of shards (minutes for 10^8 games) keeps other pollers of
+    the same question on the last answer instead of waiting; with no answer yet they wait."""
+    root = str(tmp_path)
+    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
+    cache, started, gate = datasets.ShardCache(), threading.Event(), threading.Event()
+    assert cache.get(root, ("q",), lambda: "one shard") == "one shard"
+    (tmp_path / "shard-000000000100.parquet").write_bytes(b"")
+
+    def slow():
+        started.set()
+        gate.wait(5)
+        return "two shards"
+
+    with ThreadPoolExecutor(1) as pool:
+        recompute = pool.submit(cache.get, root, ("q",), slow)
+        assert started.wait(5)
+        assert cache.get(root, ("q",), lambda: "never") == "one shard"  # at once
+        gate.set()
+        assert recompute.result() == "two shards"
+    assert cache.get(root, ("q",), lambda: "never") == "two shards"
+
+
 def _session_processes(sid: int) -> list[str]:
     """Command lines of the live processes of a session (a service started in its own)."""
     found = []
