@@ -40,7 +40,7 @@ except metadata.PackageNotFoundError:  # pragma: no cover - only outside an inst
 
 # End reasons that mean a simulator safety cut the game short (not an ending of the rules):
 # such games are truncated, and the pipelines leave them out of results by default.
-SAFETY_END_REASONS = ("turn_limit", "safety_limit")
+SAFETY_END_REASONS = ("turn_limit", "round_limit", "safety_limit")
 
 
 @dataclass(frozen=True)

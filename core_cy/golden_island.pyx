@@ -35,7 +35,7 @@ from core_cy.game import Game, Option
 
 import functools
 
-ENGINE_VERSION = "1.0"
+ENGINE_VERSION = "1.1"
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
@@ -113,6 +113,7 @@ cdef enum:
     CHEST_BOX = -2
 
 cdef enum:
+    N_WAYS = 2              # the captain's way round the ring: clockwise (or none), counter
     N_COMBOS = 14           # pirate combos: 4 single colours, then 10 pairs c1 <= c2
     SLOTS = MAX_HAND + 1    # hand slots, and COPY_SLOT: the Imitator's copied ability
     COPY_SLOT = MAX_HAND
@@ -121,8 +122,8 @@ cdef enum:
 # built from these constants); inside a block, mixed-radix parameters, first most significant.
 cdef enum:
     A_SWAP = 0                                           # R4: hand-slot mask (0: keep)
-    A_MOVE = A_SWAP + (1 << MAX_HAND)                    # slot, captain space, ship node
-    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * MAX_NEST * NODE_SLOTS   # colour
+    A_MOVE = A_SWAP + (1 << MAX_HAND)                    # slot, way, captain space, ship node
+    A_GAMBLE_PIRATE = A_MOVE + MAX_HAND * N_WAYS * MAX_NEST * NODE_SLOTS   # colour
     A_PASS = A_GAMBLE_PIRATE + N_COLOURS                 # no ability card
     A_STEAL = A_PASS + 1                                 # slot, victim, cards (1-2)
     A_PEEK = A_STEAL + SLOTS * MAX_PLAYERS * 2           # slot, island
@@ -130,7 +131,8 @@ cdef enum:
     A_LAND = A_TAKE + SLOTS * N_COMBOS                   # slot, pirate combo, permit (1-7)
     A_VOLCANO = A_LAND + SLOTS * N_COMBOS * TOP_PERMIT   # slot, pirate colour, relic (VL)
     A_IMITATE = A_VOLCANO + SLOTS * N_COLOURS * N_RELICS # slot, opponent
-    NUM_ACTIONS = A_IMITATE + SLOTS * MAX_PLAYERS
+    A_STEAL_SPLIT = A_IMITATE + SLOTS * MAX_PLAYERS      # slot, victim, second victim
+    NUM_ACTIONS = A_STEAL_SPLIT + SLOTS * MAX_PLAYERS * MAX_PLAYERS
 
 # Action kinds, as decompose() returns them.
 cdef enum:
@@ -144,12 +146,14 @@ cdef enum:
     K_LAND = 7
     K_VOLCANO = 8
     K_IMITATE = 9
+    K_STEAL_SPLIT = 10
 
 ctypedef struct GAction:
     int kind
     int slot          # the hand slot of the card played (COPY_SLOT: the copied ability)
     int x             # first parameter (mask, captain, colour, victim, island, combo, target)
-    int y             # second (ship, cards, permit value, relic)
+    int y             # second (ship, cards, permit value, relic, second victim)
+    int way           # a move's captain direction: 0 clockwise (or no captain step), 1 counter
 
 # Heuristic weights (greedy agent), not rules: see g_heuristic().
 cdef double W_SURVIVE = 30.0      # value of being sure to survive (a permit on the Golden Island)
@@ -171,6 +175,11 @@ ctypedef struct GRules:
     int32_t recall_error          # per mille: chance to forget a remembered fact each own turn
     int32_t first_random          # section 3.7: random first player (else seat 0)
     int32_t bank_limited          # section 5.2: payouts stop when the bank's coins run out
+    int32_t nest_every_space      # section 4.3: every space the captain enters has its action
+    int32_t negative_payout_paid  # section 5.2/8.9: a rank below the chest's value pays the
+                                  # bank the difference (else it gets nothing)
+    int32_t master_thief_split    # section 4.5/8.8: the Master thief's two cards may come
+                                  # from two opponents
     int32_t n_nest
     int32_t lighthouse            # index of the lighthouse on the ring
     int32_t n_edges
@@ -246,6 +255,9 @@ ctypedef struct GState:
     int8_t chest_owner[N_ISLANDS]
     GPlayer p[MAX_PLAYERS]
     double share[MAX_PLAYERS]
+    int8_t path_at                # nest_actions = every_space: the last space resolved,
+    int8_t path_dir               # the captain's direction (+1 clockwise, -1 counter)
+    int8_t path_left              # and the spaces still to resolve (a won gamble pauses)
 
 # Pirate combos: singles 0..3, then the pairs (a, b) with a <= b.
 cdef int COMBO_A[N_COMBOS]
@@ -268,12 +280,15 @@ cdef inline GAction decompose(int a) noexcept nogil:
     x.slot = 0
     x.x = 0
     x.y = 0
+    x.way = 0
     if a < A_MOVE:
         x.kind = K_SWAP
         x.x = a - A_SWAP
     elif a < A_GAMBLE_PIRATE:
         x.kind = K_MOVE
         digits(&x, a - A_MOVE, MAX_NEST, NODE_SLOTS, 0)
+        x.way = x.slot % N_WAYS
+        x.slot = x.slot // N_WAYS
     elif a < A_PASS:
         x.kind = K_GAMBLE_PIRATE
         x.x = a - A_GAMBLE_PIRATE
@@ -294,15 +309,27 @@ cdef inline GAction decompose(int a) noexcept nogil:
     elif a < A_IMITATE:
         x.kind = K_VOLCANO
         digits(&x, a - A_VOLCANO, N_COLOURS, N_RELICS, 0)
-    else:
+    elif a < A_STEAL_SPLIT:
         x.kind = K_IMITATE
         digits(&x, a - A_IMITATE, MAX_PLAYERS, 1, 0)
+    else:
+        x.kind = K_STEAL_SPLIT
+        digits(&x, a - A_STEAL_SPLIT, MAX_PLAYERS, MAX_PLAYERS, 0)
     return x
 
 
 # The ability action ids a hand slot offers, one encoder per kind (the inverse of decompose).
 cdef inline int steal_id(int slot, int victim, int cards) noexcept nogil:
     return A_STEAL + (slot * MAX_PLAYERS + victim) * 2 + cards - 1
+
+
+cdef inline int steal_split_id(int slot, int victim, int second) noexcept nogil:
+    return A_STEAL_SPLIT + (slot * MAX_PLAYERS + victim) * MAX_PLAYERS + second
+
+
+cdef inline int move_id(int slot, int way, int end) noexcept nogil:
+    """end: captain * NODE_SLOTS + ship."""
+    return A_MOVE + (slot * N_WAYS + way) * MAX_NEST * NODE_SLOTS + end
 
 
 cdef inline int peek_id(int slot, int isl) noexcept nogil:
@@ -478,6 +505,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
     s.end_trigger = -1
     s.golden_coin_owner = -1
     s.copy_target = -1
+    s.path_dir = 1
     # Island cards: one slides unseen under the board as the Golden Island (with its 3-coin).
     for i in range(N_ISLANDS):
         s.island_deck[i] = <int8_t>i
@@ -526,14 +554,38 @@ cdef inline bint ship_may_move(const GState* s, int cap, int ship) noexcept nogi
     return cap == s.rules.lighthouse
 
 
+ctypedef struct Reach:
+    uint16_t pts[N_WAYS * MAX_NEST * NODE_SLOTS]  # per end (end_index): point counts
+    int ends[N_WAYS * MAX_NEST * NODE_SLOTS]  # the ends some count reaches (ascending once sorted)
+    int n_ends
+    uint16_t any_pts                      # every point count some end takes
+
+
+cdef inline void reach_end(Reach* r, int end, int points) noexcept nogil:
+    """Records that `points` can end at `end`, listing the end the first time."""
+    if r.pts[end] == 0:
+        r.ends[r.n_ends] = end
+        r.n_ends += 1
+    r.pts[end] |= <uint16_t>(1 << points)
+
+
+cdef inline int end_index(const GState* s, int dir, int cap, int ship) noexcept nogil:
+    """Where a move's end is kept in Reach.pts and in the move ids (the way, then captain *
+    NODE_SLOTS + ship): the captain's direction counts only when every space it passes has
+    its action (nest_actions = every_space); else every way shares one end."""
+    cdef int way = 1 if (dir < 0 and s.rules.nest_every_space) else 0
+    return (way * MAX_NEST + cap) * NODE_SLOTS + ship
+
+
 cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t used, int dir,
-               int left, int spent, uint16_t* reach) noexcept nogil:
+               int left, int spent, Reach* reach) noexcept nogil:
     """Every way to spend up to `left` more points from (captain, ship): records in
-    reach[captain * NODE_SLOTS + ship] the bit of each number of points that can end there.
+    reach.pts[end_index(dir, captain, ship)] the bit of each number of points that can end
+    there.
     The captain keeps one direction and never revisits a space this turn; the ship uses each
     line at most once; either piece may go on whenever the other is home (switching)."""
     cdef int d, k, nxt
-    reach[cap * NODE_SLOTS + ship] |= <uint16_t>(1 << spent)
+    reach_end(reach, end_index(s, dir, cap, ship), spent)
     if left == 0:
         return
     if captain_may_move(s, cap, ship):
@@ -556,7 +608,7 @@ cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t us
 
 
 cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, int left,
-               int spent, uint16_t* reach) noexcept nogil:
+               int spent, Reach* reach) noexcept nogil:
     """The ship's whole segment from the precomputed trail ends (the same as walking it line
     by line): a ring longer than any move never lets the captain come back to the lighthouse
     for a second sea segment, so the lines used matter only within this one."""
@@ -571,7 +623,7 @@ cdef void sail(const GState* s, int cap, int ship, uint32_t visited, int dir, in
                 # Back in the harbour: the captain may take the remaining points.
                 walk(s, cap, NODE_H, visited, ~(<uint64_t>0), dir, left - k, spent + k, reach)
             else:
-                reach[cap * NODE_SLOTS + v] |= <uint16_t>(1 << (spent + k))
+                reach_end(reach, end_index(s, dir, cap, v), spent + k)
 
 
 cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
@@ -583,25 +635,16 @@ cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
     return m + (1 if pl.relic == R2_EXTRA_STEP else 0)
 
 
-ctypedef struct Reach:
-    uint16_t pts[MAX_NEST * NODE_SLOTS]   # per end (captain * NODE_SLOTS + ship): point counts
-    int16_t ends[MAX_NEST * NODE_SLOTS]   # the ends some count reaches, ascending
-    int n_ends
-    uint16_t any_pts                      # every point count some end takes
-
-
 cdef void reachable(const GState* s, const GPlayer* pl, Reach* r) noexcept nogil:
     """The ends of the seat's pieces with the most points any hand card offers."""
-    cdef int i
-    memset(r.pts, 0, sizeof(r.pts))
-    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r.pts)
+    cdef int i, n = (N_WAYS if s.rules.nest_every_space else 1) * MAX_NEST * NODE_SLOTS
+    memset(r.pts, 0, n * sizeof(r.pts[0]))
     r.n_ends = 0
+    walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r)
+    sort_ints(r.ends, r.n_ends)      # move ids ascend with the end
     r.any_pts = 0
-    for i in range(MAX_NEST * NODE_SLOTS):
-        if r.pts[i]:
-            r.ends[r.n_ends] = <int16_t>i
-            r.n_ends += 1
-            r.any_pts |= r.pts[i]
+    for i in range(r.n_ends):
+        r.any_pts |= r.pts[r.ends[i]]
 
 
 cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
@@ -632,7 +675,7 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     reachable(s, pl, &r)
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
-        base = A_MOVE + slot * MAX_NEST * NODE_SLOTS
+        base = move_id(slot, 0, 0)
         if s.rules.card_move[card] == NO_MOVE:
             # A lighthouse returns the piece that is away (both home: nothing happens).
             if pl.captain != s.rules.lighthouse:
@@ -651,7 +694,7 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     if n == 0:
         # Data guard (exact_move with no exact path for any card): play a card, stay put.
         for slot in range(pl.hand_len):
-            out[n] = A_MOVE + slot * MAX_NEST * NODE_SLOTS + pl.captain * NODE_SLOTS + pl.ship
+            out[n] = move_id(slot, 0, pl.captain * NODE_SLOTS + pl.ship)
             n += 1
     return n
 
@@ -695,7 +738,7 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
     seat to act (section 4.5 preconditions)."""
     cdef const GPlayer* pl = &s.p[s.current]
-    cdef int n = 0, t, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
+    cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
     cdef bint volcano_card
     if ability == AB_THIEF or ability == AB_MASTER_THIEF:
         for t in range(s.players):
@@ -705,6 +748,11 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
                     out[n] = steal_id(slot, t, 2)
                     n += 1
+                if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
+                    for u in range(t + 1, s.players):
+                        if may_steal_from(s, seat, u):
+                            out[n] = steal_split_id(slot, t, u)
+                            n += 1
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
@@ -871,23 +919,45 @@ cdef void end_turn(GState* s) noexcept nogil:
 
 
 cdef void to_ability_phase(GState* s) noexcept nogil:
-    """The optional second card (section 4.5), if any ability can be used."""
-    cdef int buf[MAX_HAND * MAX_ABILITY_IDS + 1]
+    """The optional second card (section 4.5), if any ability can be used: the first hand
+    card whose ability has a legal use decides (each ability asked once)."""
+    cdef int buf[MAX_ABILITY_IDS]
+    cdef const GPlayer* pl = &s.p[s.current]
+    cdef int slot, ab
+    cdef uint32_t asked = 0
     s.phase = PH_ABILITY
-    if ability_actions(s, buf) <= 1:
-        end_turn(s)
+    for slot in range(pl.hand_len):
+        ab = s.rules.card_ability[pl.hand[slot]]
+        if (asked >> ab) & 1:
+            continue
+        asked |= 1u << ab
+        if ability_actions_for(s, ab, slot, buf) > 0:
+            return
+    end_turn(s)
 
 
-cdef void nest_action(GState* s, int seat) noexcept nogil:
-    """Section 4.3: the action of the space where the moving captain ended."""
+cdef void nest_path(GState* s) noexcept nogil:
+    """nest_actions = every_space: the action of each space the captain entered this turn,
+    in the order it passed them; a won gamble's pirate choice (PH_GAMBLE) pauses the walk
+    and the choice resumes it."""
+    while s.path_left > 0:
+        s.path_at = <int8_t>((s.path_at + s.path_dir + s.rules.n_nest) % s.rules.n_nest)
+        s.path_left -= 1
+        nest_action(s, s.current, s.path_at)
+        if s.phase == PH_GAMBLE:
+            return
+
+
+cdef void nest_action(GState* s, int seat, int space) noexcept nogil:
+    """Section 4.3: the action of a nest space the moving captain reached."""
     cdef GPlayer* pl = &s.p[seat]
-    cdef int kind = s.rules.nest_kind[pl.captain], c
+    cdef int kind = s.rules.nest_kind[space], c
     if kind == NK_ISLAND_CARD:
         draw_island_card(s, seat)
     elif kind == NK_PERMIT:
         take_permit_from_pool(s, pl)
     elif kind == NK_PIRATES:
-        take_house_pirate(s, pl, s.rules.nest_colour[pl.captain])
+        take_house_pirate(s, pl, s.rules.nest_colour[space])
     elif kind == NK_GAMBLE:
         # Section 4.4: flip the deck top onto the discard; a card symbol wins a permit and
         # a pirate of any colour (chosen next, if the cap and the houses allow).
@@ -944,6 +1014,9 @@ cdef void use_ability(GState* s, GAction x) noexcept nogil:
     cdef GPlayer* pl = &s.p[seat]
     if x.kind == K_STEAL:
         steal(s, seat, x.x, x.y)
+    elif x.kind == K_STEAL_SPLIT:
+        steal(s, seat, x.x, 1)
+        steal(s, seat, x.y, 1)
     elif x.kind == K_PEEK:
         pl.chests_known |= 1 << x.x
     elif x.kind == K_TAKE:
@@ -980,17 +1053,29 @@ cdef void g_apply(void* vs, int a) noexcept nogil:
         sort_hand(pl)
         s.phase = PH_MOVE
     elif x.kind == K_MOVE:
-        play_from_hand(pl, x.slot)
+        c = play_from_hand(pl, x.slot)
         s.phase = PH_MOVE
         pl.ship = <int8_t>x.y
         if x.x != pl.captain:
-            pl.captain = <int8_t>x.x
-            nest_action(s, s.current)
+            if s.rules.nest_every_space and s.rules.card_move[c] != NO_MOVE:
+                # The captain's arc from where it stood, one way round (section 4.3 reading).
+                s.path_at = pl.captain
+                s.path_dir = -1 if x.way else 1
+                s.path_left = <int8_t>(((x.x - pl.captain) * s.path_dir + s.rules.n_nest)
+                                       % s.rules.n_nest)
+                pl.captain = <int8_t>x.x
+                nest_path(s)
+            else:
+                pl.captain = <int8_t>x.x
+                nest_action(s, s.current, pl.captain)
         if s.phase != PH_GAMBLE:
             to_ability_phase(s)
     elif x.kind == K_GAMBLE_PIRATE:
         take_house_pirate(s, pl, x.x)
-        to_ability_phase(s)
+        s.phase = PH_MOVE
+        nest_path(s)
+        if s.phase != PH_GAMBLE:
+            to_ability_phase(s)
     elif x.kind == K_PASS:
         end_turn(s)
     else:
@@ -1044,7 +1129,7 @@ cdef void finish(GState* s, int reason) noexcept nogil:
             pay = s.chest[i] - r
             if s.rules.bank_limited and pay > s.bank_gold:
                 pay = s.bank_gold
-            if pay > 0:
+            if pay > 0 or (pay < 0 and s.rules.negative_payout_paid):
                 s.p[ranked[r]].gold_coins += pay
                 s.bank_gold -= pay
     n = island_ranking(s, s.golden, ranked)
@@ -1184,19 +1269,19 @@ cdef double expected_island_gold(const GState* s, int isl, int seat, double unkn
     return chest - beaten if chest > beaten else 0.0
 
 
-cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
+cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexcept nogil:
     """Sea steps from the ship to where the seat should sail next: a place it can land on
     now (islands that may be golden first, then the volcanoes' 7 and relics, then any
     island), else, short of pirates, the nearest island with pirates to take back or the
     harbour while the houses still hold some; else the harbour (captain's errands)."""
     cdef const GPlayer* pl = &s.p[seat]
     cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
-    cdef int i, c, best = 99, best_any = 99, d, single, held = pirates_held(pl)
+    cdef int i, best = 99, best_any = 99, d, single, held = pirates_held(pl)
     cdef bint two = held >= 2
     if pl.permits_held and held > 0:
         for i in range(N_ISLANDS):
             single = pl.pirates[s.rules.island_colour[i]] > 0 or pl.relic == R1_ANY_COLOUR
-            if has_permit_on(s, i, seat) or not (two or single):
+            if (mine >> i) & 1 or not (two or single):
                 continue
             d = s.rules.dist[pl.ship][i + 1]
             if (unknown >> i) & 1:
@@ -1215,9 +1300,10 @@ cdef int landing_target_distance(const GState* s, int seat) noexcept nogil:
         if s.houses[0] + s.houses[1] + s.houses[2] + s.houses[3] > 0:
             best = s.rules.dist[pl.ship][NODE_H]
         for i in range(1, N_NODES):
-            for c in range(N_COLOURS):
-                if s.node_pirates[i][c] > 0 and s.rules.dist[pl.ship][i] < best:
-                    best = s.rules.dist[pl.ship][i]
+            d = s.rules.dist[pl.ship][i]
+            if d < best and (s.node_pirates[i][0] | s.node_pirates[i][1] | s.node_pirates[i][2]
+                             | s.node_pirates[i][3]):
+                best = d
     if best == 99:
         best = s.rules.dist[pl.ship][NODE_H]
     return best
@@ -1231,16 +1317,17 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     state (rivals' permit values, unpeeked chests, the Golden Island, the decks)."""
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl = &s.p[seat]
-    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known
+    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine
     cdef int i, u = popcount(unknown), mine_unknown = 0, v
     cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
     if s.terminal:
         return W_WIN * s.share[seat] + pl.gold_total
     if u == 0:
         u = 1
-    unknown_chest = mean_unknown_chest(s, pl)
+    mine = islands_with_permit(s, seat)
+    unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
     for i in range(N_ISLANDS):
-        if not has_permit_on(s, i, seat):
+        if not (mine >> i) & 1:
             continue
         gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
         if (unknown >> i) & 1:
@@ -1257,7 +1344,7 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     value += W_CHEST_KNOWN * popcount(pl.chests_known)
     if pl.relic >= 0:
         value += W_RELIC_BONUS
-    value -= W_DISTANCE * landing_target_distance(s, seat)
+    value -= W_DISTANCE * landing_target_distance(s, seat, mine)
     return value
 
 
@@ -1266,19 +1353,21 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
     """heuristic(apply(state, a), seat) exactly, on the true state without determinizing,
     for the decisions whose outcome the seat can foresee: the R4 swap, the gamble pirate,
     and abilities other than thefts and peeks (hand draws and reshuffles do not enter the
-    heuristic).  Movement (island-card and permit draws, gambles), thefts and peeks depend
-    on hidden cards, and a turn that may end the game reveals the Golden Island: those take
-    the generic path (returns 0)."""
+    heuristic).  Movement (island-card and permit draws, gambles), the rest of a captain's
+    path after a gamble (nest_actions = every_space), thefts and peeks depend on hidden
+    cards, and a turn that may end the game reveals the Golden Island: those take the
+    generic path (returns 0)."""
     cdef const GState* s = <const GState*>vs
     cdef GState trial
     cdef int i
     cdef GAction x
     if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.phase == PH_MOVE
-            or s.turns + 1 >= s.rules.max_rounds * s.players):
+            or s.path_left > 0 or s.turns + 1 >= s.rules.max_rounds * s.players):
         return 0
     for i in range(n):
         x = decompose(acts[i])
-        if x.kind == K_STEAL or x.kind == K_PEEK or x.kind == K_IMITATE:
+        if (x.kind == K_STEAL or x.kind == K_STEAL_SPLIT or x.kind == K_PEEK
+                or x.kind == K_IMITATE):
             return 0
     for i in range(n):
         memcpy(&trial, s, sizeof(GState))
@@ -1471,6 +1560,7 @@ ABILITIES = ("landing", "thief", "master_thief", "fortune_teller", "pirate", "ve
 RELICS = ("R1", "R2", "R3", "R4")
 NEST_KINDS = ("lighthouse", "island_card", "permit", "pirates", "gamble")
 PHASES = ("start", "move", "gamble", "ability", "copy")
+WAYS = ("clockwise", "counter-clockwise")   # the captain's way round the nest ring
 END_REASONS = ("running", "sixth_permit", "round_limit")
 
 
@@ -1631,6 +1721,9 @@ cdef bytes _pack(dict r, int players):
     R.recall_error = 0 if r["written_notes"] else r["recall_error_per_mille"]
     R.first_random = r["first_player"] == "random"
     R.bank_limited = r["bank_limited"]
+    R.nest_every_space = r["nest_actions"] == "every_space"
+    R.master_thief_split = r["master_thief_victims"] == "two"
+    R.negative_payout_paid = r["negative_payout"] == "pay_bank"
     R.n_nest = len(kinds)
     R.lighthouse = lighthouse
     for i, (k, c) in enumerate(zip(kinds, colours)):
@@ -1681,7 +1774,7 @@ def _seat_or_none(v):
 ACTIONS = ActionSpace(
     NUM_ACTIONS,
     Kind("swap", A_SWAP, discard_mask=1 << MAX_HAND),
-    Kind("move", A_MOVE, slot=MAX_HAND, captain=MAX_NEST, ship=NODE_SLOTS),
+    Kind("move", A_MOVE, slot=MAX_HAND, way=N_WAYS, captain=MAX_NEST, ship=NODE_SLOTS),
     Kind("gamble_pirate", A_GAMBLE_PIRATE, colour=N_COLOURS),
     Kind("pass", A_PASS),
     Kind("steal", A_STEAL, slot=SLOTS, victim=MAX_PLAYERS, cards=(1, 2)),
@@ -1690,6 +1783,7 @@ ACTIONS = ActionSpace(
     Kind("land", A_LAND, slot=SLOTS, combo=N_COMBOS, permit=(1, TOP_PERMIT)),
     Kind("volcano", A_VOLCANO, slot=SLOTS, colour=N_COLOURS, relic=N_RELICS),
     Kind("imitate", A_IMITATE, slot=SLOTS, target=MAX_PLAYERS),
+    Kind("steal_split", A_STEAL_SPLIT, slot=SLOTS, victim=MAX_PLAYERS, second=MAX_PLAYERS),
 )
 # Pirate combos by index (the `combo` parameter): a colour, or a pair of colours.
 COMBOS = tuple((COLOURS[COMBO_A[k]],) if COMBO_B[k] < 0 else (COLOURS[COMBO_A[k]], COLOURS[COMBO_B[k]])
@@ -1721,8 +1815,13 @@ class GoldenIslandGame(Game):
         Option("volcano_landing_cards", "enum", "landing", "which cards land on a volcano "
                "island: the six Landing cards or the Pirate/Veteran cards (spec 8.1)",
                choices=("landing", "pirate"), assumption=True),
-        Option("max_rounds", "int", 60, "simulator safety: score as if triggered after this "
-               "many rounds (spec 5.1)", minimum=1, maximum=10000, assumption=True),
+        Option("max_rounds", "int", 1000, "simulator safety, not a rule (the rulebook ends "
+               "the game only after a sixth permit): a game still running after this many "
+               "rounds is scored as if triggered and ends as round_limit, a truncated game "
+               "left out of every figure.  The spec's 60 cut nearly every random-agent game "
+               "(random play needs a median of 96-129 rounds, up to ~320, for 2-4 players); "
+               "1000 leaves every game to the rules (spec 5.1)", minimum=1, maximum=10000,
+               assumption=True),
         Option("no_survivor_result", "enum", "no_winner", "when nobody has a permit on the "
                "Golden Island: nobody wins, or the most gold wins (spec 5.2 step 6)",
                choices=("no_winner", "highest_gold"), assumption=True),
@@ -1734,6 +1833,21 @@ class GoldenIslandGame(Game):
                minimum=0, maximum=1000, assumption=True),
         Option("first_player", "enum", "seat_0", "who starts: seat 0 (the youngest) or a "
                "random seat (spec 3.7)", choices=("seat_0", "random")),
+        Option("nest_actions", "enum", "final_space", "which nest spaces give their action: "
+               "only the space where the moving captain ends (final_space; the seed says "
+               "only that most spaces have an action, and ending is what the card move "
+               "decides), or every space it enters this turn, in order (every_space; the "
+               "seed's visit-once rule would then matter) (spec 4.3, 8.3)",
+               choices=("final_space", "every_space"), assumption=True),
+        Option("master_thief_victims", "enum", "one", "the Master thief's two island cards "
+               "come from one opponent (one: the seed names a single rival for the Thief "
+               "it copies) or may come one each from two opponents (two) (spec 4.5, 8.8)",
+               choices=("one", "two"), assumption=True),
+        Option("negative_payout", "enum", "nothing", "a rank r > 1 on an island gets the "
+               "chest's value less r - 1 from the bank; when that is below 0 it gets nothing "
+               "(nothing; a payout from the bank cannot be negative) or pays the bank the "
+               "difference (pay_bank).  Only chest values below 3 can reach it (spec 5.2, "
+               "8.9)", choices=("nothing", "pay_bank"), assumption=True),
         Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
                "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
                "(spec 5.2, 8.9)", assumption=True),
@@ -1829,13 +1943,18 @@ def _describe(State state, action):
         if cap < R.n_nest and R.nest_kind[cap] == NK_PIRATES:
             space = f"{COLOURS[R.nest_colour[cap]]} pirates"
         ship = NODES[x["ship"]] if x["ship"] < N_NODES else x["ship"]
-        return f"play {card} to move: captain to nest space {cap} ({space}), ship to {ship}"
+        way = ""
+        if R.nest_every_space and cap != pl.captain:
+            way = ", going counter-clockwise" if x["way"] else ", going clockwise"
+        return f"play {card} to move: captain to nest space {cap} ({space}){way}, ship to {ship}"
     if kind == "gamble_pirate":
         return f"take a {COLOURS[x['colour']]} pirate (gamble won)"
     if kind == "pass":
         return "play no ability card"
     if kind == "steal":
         what = f"steal {x['cards']} island card{'s' if x['cards'] > 1 else ''} from seat {x['victim']}"
+    elif kind == "steal_split":
+        what = f"steal 1 island card from seat {x['victim']} and 1 from seat {x['second']}"
     elif kind == "peek":
         what = f"look at the chest on {ISLANDS[x['island']]}"
     elif kind == "take":
@@ -1868,6 +1987,9 @@ cdef dict _rules_dict(const GRules* R):
         "recall_error_per_mille": R.recall_error,
         "first_player": "random" if R.first_random else "seat_0",
         "bank_limited": bool(R.bank_limited),
+        "nest_actions": "every_space" if R.nest_every_space else "final_space",
+        "master_thief_victims": "two" if R.master_thief_split else "one",
+        "negative_payout": "pay_bank" if R.negative_payout_paid else "nothing",
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
         "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},
@@ -1920,6 +2042,7 @@ def _to_dict(game, State state):
         "first_player": int(s.first_player), "turns": int(s.turns), "moves": int(s.moves),
         "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
         "end_trigger": _seat_or_none(s.end_trigger), "copy_target": _seat_or_none(s.copy_target),
+        "nest_path": {"at": int(s.path_at), "way": WAYS[s.path_dir < 0], "left": int(s.path_left)},
         "golden_island": ISLANDS[s.golden],
         "island_deck": [ISLANDS[c] for c in s.island_deck[:s.island_deck_len]],
         "relics_free": _bits(s.relics_free, RELICS),
@@ -1985,6 +2108,12 @@ cdef _fill(GState* s, top, dict rules):
         fail(top.at("end_reason"), "must be 'running' exactly while the game is not over")
     s.end_trigger = _seat_or_null(top, "end_trigger", players)
     s.copy_target = _seat_or_null(top, "copy_target", players)
+    path = top.obj("nest_path", default={"at": 0, "way": WAYS[0], "left": 0})
+    s.path_at = path.int("at", 0, s.rules.n_nest - 1)
+    s.path_dir = -1 if path.choice("way", WAYS) else 1
+    s.path_left = path.int("left", 0, s.rules.n_nest - 1)
+    if s.path_left and s.phase != PH_GAMBLE:
+        fail(path.at("left"), "spaces are left on the captain's path only in phase gamble")
     if s.phase == PH_COPY and s.copy_target < 0:
         fail(top.at("copy_target"), "must name a seat in phase copy")
     s.bank_gold = top.int("bank_gold", -10000, TOTAL_COINS, default=TOTAL_COINS - GOLDEN_COIN)
@@ -2105,7 +2234,8 @@ cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics
     pl.chests_known = _mask(seat.list("known_chests", default=[]), ISLANDS, seat.at("known_chests"))
     gold = seat.obj("gold", default={})
     pl.gold_chests, pl.gold_coins, pl.gold_golden, pl.gold_relic, pl.gold_total = (
-        gold.int(k, 0, 10000, default=0) for k in ("chests", "coins", "golden_coin", "relic", "total"))
+        gold.int(k, -10000 if k in ("coins", "total") else 0, 10000, default=0)
+        for k in ("chests", "coins", "golden_coin", "relic", "total"))
     pl.golden_rank = seat.int("golden_rank", 0, MAX_PLAYERS, default=0)
     pl.eliminated = seat.bool("eliminated", default=False)
     s.share[i] = seat.num("win_share", 0, 1, default=0.0)

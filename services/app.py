@@ -30,6 +30,7 @@ from services.api.spec_schema import spec_components
 from services.registry import Registry
 from services.settings import VERSION, Settings, is_loopback
 from services.metrics import Metrics
+from services.plan import PlanJobs
 from services.worker import Worker, stop_ray
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboards"
@@ -113,6 +114,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
         finally:
             if run_worker:
                 worker.stop()  # running experiments stay unfinished: they resume next start
+            app.state.plans.stop()  # a running pilot stops at its next chunk
             if own_ray:
                 stop_ray()
             registry.close()
@@ -122,6 +124,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
                   description="Monte Carlo balance experiments for tabletop games.")
     app.state.settings, app.state.registry, app.state.worker = settings, registry, worker
     app.state.metrics = metrics
+    app.state.plans = PlanJobs()
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(RequestValidationError)
@@ -142,6 +145,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(statistics.router, dependencies=reads)
     app.include_router(downloads.router, dependencies=reads)
     app.include_router(plan.router)
+    app.include_router(plan.reads, dependencies=reads)
     app.include_router(ops.router)  # probes and metrics need no token
     _mount_pages(app)
     _contract(app, settings)

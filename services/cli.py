@@ -1,7 +1,7 @@
 """The `meeplelab` command line: the game catalogue, experiments on the Ray runner, a demo.
 
     meeplelab games                         # every game: players, rule options, agents
-    meeplelab run SPEC [--out DIR] [--workers N]
+    meeplelab run SPEC [--out DIR] [--workers N] [--interim-every SECONDS]
     meeplelab plan SPEC [--half-width H] [--delta D]   # games and time needed, from a pilot
     meeplelab demo [--out DIR] [--workers N]
     meeplelab serve [--host H] [--port P] [--insecure]  # API + dashboard, loopback by default
@@ -81,6 +81,7 @@ def print_results(path: str, spec, out=None) -> None:
     game = core_cy.load(spec.game)
     by_label = {name: pipelines.breakdown(path, "seat_" + name)
                 for name in game.outcome_labels if name in game.seat_outcome_names}
+    rows = pipelines.results(path)
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
         print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games "
@@ -96,6 +97,7 @@ def print_results(path: str, spec, out=None) -> None:
         print("  end reasons: " + ", ".join(f"{k} {_pct(v).strip()}" for k, v in
                                            sorted(reasons.items(), key=lambda kv: -kv[1])),
               file=out)
+        _print_outcomes(rows, game, cell, out)
         if game.cooperative:
             _print_team(cell, by_label, out)
             continue
@@ -130,12 +132,37 @@ def print_results(path: str, spec, out=None) -> None:
         _print_comparison(pipelines.compare(path, spec.baseline_arm(), look=look), spec, out)
 
 
-def _look(spec):
-    """Fixed-n figures (the CLI prints a finished run) at the spec's margin."""
+def _look(spec, interim: bool = False):
+    """Fixed-n figures (a finished run) or, with `interim`, always-valid ones (a run in
+    progress, as the API shows them) at the spec's margin."""
     import pipelines
 
     rule = spec.stop_when
-    return pipelines.Look(delta=rule.delta if rule and rule.delta else pipelines.DELTA)
+    return pipelines.Look(interim=interim, planned_games=spec.max_games_per_cell(),
+                          delta=rule.delta if rule and rule.delta else pipelines.DELTA)
+
+
+def interim_lines(path: str, spec) -> list[str]:
+    """One line per cell of a run in progress: its win shares (a cooperative game: the team
+    win rate) with confidence-sequence intervals, which hold however often they are looked
+    at (pipelines.Look(interim=True)); labelled interim."""
+    import pipelines
+
+    table = pipelines.summary(path, look=_look(spec, interim=True))
+    lines = []
+    for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
+        cell = part.row(0, named=True)
+        if cell["cooperative"]:
+            figures = (f"team {_pct(cell['team_win_rate']).strip()} "
+                       f"[{_pct(cell['team_win_lo']).strip()}, "
+                       f"{_pct(cell['team_win_hi']).strip()}]")
+        else:
+            figures = ", ".join(f"seat {s['seat']} {_pct(s['win_share']).strip()} "
+                                f"[{_pct(s['win_lo']).strip()}, {_pct(s['win_hi']).strip()}]"
+                                for s in part.sort("seat").iter_rows(named=True))
+        lines.append(f"interim (valid at any look) arm {arm!r}, {players} players, "
+                     f"{cell['games']:,} games: {figures}")
+    return lines
 
 
 def _print_ratings(path: str, out) -> None:
@@ -176,6 +203,36 @@ def _print_ladder(path: str, spec, out) -> None:
             print(f"    verdict {word} between {v['second']} and {v['strongest']}: largest "
                   f"change of a seat advantage {100 * v['change']:+.2f} pts (seat {v['seat']}, "
                   f"95% half-width {100 * v['half_width']:.2f} pts)", file=out)
+
+
+def _print_outcomes(rows, game, cell, out) -> None:
+    """The game's own outcome columns (Game.game_outcome_names, seat_outcome_names): their
+    means over the cell's games that count (truncated ones left out), per seat for the seat
+    columns of a competitive game (a cooperative one is one team result).  Labelled outcomes
+    (codes, e.g. an adventurer) are the breakdowns' to show."""
+    import polars as pl
+
+    players = cell["players"]
+    game_cols = [n for n in game.game_outcome_names if n not in game.outcome_labels]
+    seat_cols = [n for n in game.seat_outcome_names
+                 if n not in game.outcome_labels and not game.cooperative]
+    if not game_cols and not seat_cols:
+        return
+    seat_value = [pl.col("seat_" + n).cast(pl.List(pl.Float64)).list.get(k).mean()
+                  .alias(f"{n}/{k}") for n in seat_cols for k in range(players)]
+    means = (rows.filter((pl.col("arm") == cell["arm"]) & (pl.col("players") == players))
+             .select([pl.col(n).cast(pl.Float64).mean() for n in game_cols] + seat_value)
+             .collect().row(0, named=True))
+    if game_cols:
+        print("  outcomes (mean per game): " + ", ".join(
+            f"{n} {means[n]:.2f}" for n in game_cols), file=out)
+    if seat_cols:
+        w = max(len(n) for n in seat_cols) + 2
+        print(f"  {'seat outcomes (mean)':<{w}}" + "".join(f"{'seat ' + str(k):>9}"
+                                                         for k in range(players)), file=out)
+        for n in seat_cols:
+            print(f"    {n:<{w - 2}}" + "".join(f"{means[f'{n}/{k}']:9.2f}"
+                                            for k in range(players)), file=out)
 
 
 def _print_team(cell, by_label, out) -> None:
@@ -226,7 +283,7 @@ def experiment_id(spec) -> str:
     return f"{safe}-{digest}"
 
 
-def run_spec_file(path, out_dir: str, workers: int | None) -> int:
+def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float = 10.0) -> int:
     from services.settings import Settings
     from services.spec import ExperimentSpec
 
@@ -234,25 +291,37 @@ def run_spec_file(path, out_dir: str, workers: int | None) -> int:
         spec = ExperimentSpec.from_file(path, Settings().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
-    return run_spec(spec, out_dir, workers)
+    return run_spec(spec, out_dir, workers, interim_every)
 
 
-def run_spec(spec, out_dir: str, workers: int | None) -> int:
+def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.0) -> int:
+    """Plays `spec` with a progress bar and, every `interim_every` seconds while it runs,
+    the interim figures of every cell (interim_lines); then prints the final tables."""
+    import time
+
     from tqdm import tqdm
 
     from services.runner import experiment_path, init_ray, run_experiment
+    from services.storage import has_results
 
     exp_id = experiment_id(spec)
+    path = experiment_path(out_dir, exp_id)
     init_ray(num_cpus=workers)
     print(f"experiment {exp_id}: {len(spec.cells())} cell(s), up to {spec.total_games()} games "
-          f"-> {experiment_path(out_dir, exp_id)}", file=sys.stderr)
+          f"-> {path}", file=sys.stderr)
     bar = tqdm(total=spec.total_games(), unit="games", file=sys.stderr, dynamic_ncols=True)
-    last = {}
+    last = {"shown": time.monotonic()}
 
     def progress(p):
         bar.total = p.total
         bar.update(p.done - bar.n)
         last["p"] = p
+        now = time.monotonic()
+        if p.status == "running" and now - last["shown"] >= interim_every \
+                and has_results(path):
+            last["shown"] = now
+            for line in interim_lines(path, spec):
+                bar.write(line, file=sys.stderr)
 
     status = run_experiment(spec, out_dir, exp_id, progress=progress,
                             max_in_flight=2 * workers if workers else None)
@@ -261,7 +330,7 @@ def run_spec(spec, out_dir: str, workers: int | None) -> int:
         error = last["p"].error if "p" in last and last["p"].error else status
         print(f"error: experiment {status}: {error}", file=sys.stderr)
         return 1
-    print_results(experiment_path(out_dir, exp_id), spec)
+    print_results(path, spec)
     return 0
 
 
@@ -314,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
                        "(default ./results)")
         p.add_argument("--workers", type=int, default=None,
                        help="local Ray worker processes (default: every core)")
+        p.add_argument("--interim-every", type=float, default=10.0, metavar="SECONDS",
+                       help="while the run goes, print every cell's interim figures (valid "
+                       "at any look) at most this often (default 10; 0: after every shard)")
     p = sub.add_parser("plan", help="estimate the games and wall time a spec needs, from a "
                        "short pilot run")
     p.add_argument("spec", help="experiment spec file (.json or .toml)")
@@ -349,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         print_catalogue()
         return 0
     spec_path = args.spec if args.command == "run" else _demo_spec_path()
-    return run_spec_file(spec_path, args.out, args.workers)
+    return run_spec_file(spec_path, args.out, args.workers, args.interim_every)
 
 
 if __name__ == "__main__":

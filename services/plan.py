@@ -1,4 +1,6 @@
-"""Sample-size planning before a run: `meeplelab plan SPEC` and `POST /api/plan`.
+"""Sample-size planning before a run: `meeplelab plan SPEC` and the API's plan jobs
+(`POST /api/plans`, then `GET /api/plans/{id}`: PlanJobs plays the pilots in a background
+thread, within a time budget, so no request waits for a pilot).
 
 A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
 pilot is not the run's first games), measures the spread of each win share (team win rate)
@@ -14,7 +16,12 @@ deals times their rotations.  Formulas: pipelines.stats.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import time
+import uuid
+from collections import OrderedDict
+from typing import Callable, Literal
 
 import numpy as np
 import polars as pl
@@ -26,10 +33,12 @@ from services.spec import MAX_SEED, ExperimentSpec
 
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
+MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
+CHUNK_SECONDS = 1.0  # a pilot plays in chunks of about this long, to keep to its budget
 
 
 class PlanRequest(BaseModel):
-    """The body of POST /api/plan."""
+    """The body of POST /api/plans (and the CLI's `meeplelab plan` arguments)."""
 
     model_config = ConfigDict(extra="forbid")
     spec: ExperimentSpec
@@ -43,21 +52,54 @@ class PlanRequest(BaseModel):
                              description="games per cell of the pilot run")
 
 
-def _pilot_cell(spec: ExperimentSpec, cell, games: int) -> tuple[pl.DataFrame, float]:
-    """(rows of the pilot with truncated games left out, or with rotations one row per
-    complete deal holding its mean shares; CPU seconds per game)."""
+class PilotTooSlow(ValueError):
+    """The pilot could not play enough games within its time budget."""
+
+
+def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
+                stop: Callable[[], bool]) -> tuple[pa.Table, float]:
+    """(the pilot's games of one cell, CPU seconds per game): whole deals, in chunks of about
+    CHUNK_SECONDS, stopping early once `seconds` have passed or `stop()` says so."""
     import core_cy
     from core_cy import batch
 
     game = core_cy.load(spec.game)
     per_deal = spec.games_per_deal(cell.players)
-    games = -(-games // per_deal) * per_deal  # whole deals
-    began = time.process_time()
-    rows = batch.play(game, cell.players, cell.rules, spec.agent_list(cell.players),
-                      seed=(spec.seed + 1) % MAX_SEED, count=games, speeds=spec.speeds,
-                      arm=cell.arm, rotate=spec.rotates(), games_per_deal=per_deal)
-    seconds = max(time.process_time() - began, 1e-9) / games
-    frame = pl.from_arrow(pa.Table.from_batches([rows]))
+    games = -(-games // per_deal) * per_deal
+    began, cpu = time.monotonic(), time.thread_time()  # this thread's CPU: the pilot's own
+    batches, chunk = [], per_deal
+    played = 0
+    while played < games:
+        batches.append(batch.play(game, cell.players, cell.rules,
+                                  spec.agent_list(cell.players, cell),
+                                  seed=(spec.seed + 1) % MAX_SEED, start=played,
+                                  count=min(chunk, games - played), speeds=spec.speeds,
+                                  arm=cell.arm, rotate=spec.rotates(),
+                                  games_per_deal=per_deal))
+        played += batches[-1].num_rows
+        elapsed = time.monotonic() - began
+        if stop() or (seconds is not None and elapsed >= seconds):
+            break
+        rate = played / max(elapsed, 1e-6)  # next chunk: about CHUNK_SECONDS of play
+        chunk = max(per_deal, int(rate * CHUNK_SECONDS) // per_deal * per_deal)
+    if played < MIN_PILOT_UNITS * per_deal:
+        raise PilotTooSlow(f"the pilot played only {played} games of arm {cell.arm!r} with "
+                           f"{cell.players} players in {time.monotonic() - began:.0f} s (at "
+                           f"least {MIN_PILOT_UNITS * per_deal} are needed): plan with faster "
+                           "agents, or with `meeplelab plan` (no time limit)")
+    return pa.Table.from_batches(batches), max(time.thread_time() - cpu, 1e-9) / played
+
+
+def _pilot_cell(spec: ExperimentSpec, cell, games: int, seconds: float | None = None,
+                stop: Callable[[], bool] = lambda: False) -> tuple[pl.DataFrame, float]:
+    """(rows of the pilot with truncated games left out, or with rotations one row per
+    complete deal holding its mean shares; CPU seconds per game)."""
+    import core_cy
+
+    game = core_cy.load(spec.game)
+    per_deal = spec.games_per_deal(cell.players)
+    rows, seconds = _play_pilot(spec, cell, games, seconds, stop)
+    frame = pl.from_arrow(rows)
     frame = frame.filter(~pl.col("end_reason").cast(pl.String).is_in(
         list(game.safety_end_reasons)))
     if per_deal > 1:  # the unit is the complete deal: its seats' mean shares
@@ -78,8 +120,11 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
 
 def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
                     delta: float | None = None, pilot_games: int = PILOT_GAMES,
-                    workers: int | None = None) -> dict:
-    """The plan as a JSON-ready dict (see the module docstring)."""
+                    workers: int | None = None, seconds: float | None = None,
+                    stop: Callable[[], bool] = lambda: False) -> dict:
+    """The plan as a JSON-ready dict (see the module docstring).  `seconds`: a time budget
+    for the whole pilot (shared by the cells; PilotTooSlow when a cell cannot play
+    MIN_PILOT_UNITS games in its share); `stop`: checked between chunks of the pilot."""
     import core_cy
 
     rule = spec.stop_when
@@ -90,7 +135,9 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     workers = workers or os.cpu_count() or 1
     cooperative = core_cy.load(spec.game).cooperative
     baseline = spec.baseline_arm()
-    pilots = {(c.arm, c.players): _pilot_cell(spec, c, pilot_games) for c in spec.cells()}
+    per_cell_seconds = None if seconds is None else seconds / len(spec.cells())
+    pilots = {(c.arm, c.players): _pilot_cell(spec, c, pilot_games, per_cell_seconds, stop)
+              for c in spec.cells()}
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
     cells = []
@@ -143,3 +190,136 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+# ---- the API's plan jobs -------------------------------------------------------------------
+PlanStatus = Literal["queued", "running", "done", "failed"]
+
+
+class PlanCell(BaseModel):
+    """The pilot of one cell and what it needs (games, not deals, with pairing 'rotations')."""
+
+    arm: str
+    players: int
+    pilot_games: int = Field(description="games of the pilot that count (truncated games, "
+                             "and deals missing a game, left out)")
+    games_per_cpu_second: float
+    win_sd: list[float] = Field(description="per seat (cooperative: the team) the standard "
+                                "deviation of the win share per unit (game or deal)")
+    games_for_half_width: int | None = Field(default=None, description="games for every 95% "
+                                             "interval to be within +-half_width")
+    diff_sd: list[float] | None = Field(default=None, description="per seat the standard "
+                                        "deviation of the paired difference from the baseline")
+    games_for_delta: int | None = Field(default=None, description="games to detect `delta` "
+                                        "from the baseline with 80% power")
+
+
+class Plan(BaseModel):
+    """What an experiment needs: games per cell, in all, and wall time (plan_experiment)."""
+
+    game: str
+    half_width: float | None
+    delta: float | None
+    power: float | None
+    alpha: float
+    comparisons: int
+    pilot_games_per_cell: int
+    workers: int
+    cells: list[PlanCell]
+    games_per_cell: int
+    total_games: int
+    wall_seconds: float
+    verdict: str = Field(description="the plan in one sentence")
+
+
+class PlanJob(BaseModel):
+    """A plan being made in the background: queued, running, then done (with its result) or
+    failed (with the reason, e.g. a pilot too slow for the time budget)."""
+
+    id: str
+    status: PlanStatus
+    url: str = Field(description="where to follow the plan")
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    error: str | None = None
+    result: Plan | None = Field(default=None, description="the plan, once done")
+
+
+class PlanQueueFull(RuntimeError):
+    """Too many plans are queued or running."""
+
+
+class PlanJobs:
+    """Plans made one at a time by a background thread, each pilot within `seconds`.  Jobs
+    live in memory (the newest `keep` are kept; a restart forgets them: plan again)."""
+
+    def __init__(self, seconds: float = 20.0, max_unfinished: int = 4, keep: int = 100,
+                 workers: int | None = None):
+        self.seconds, self.max_unfinished, self.keep = seconds, max_unfinished, keep
+        self.workers = workers
+        self._jobs: OrderedDict[str, PlanJob] = OrderedDict()
+        self._requests: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, request: PlanRequest) -> PlanJob:
+        """Queues a plan (PlanQueueFull when max_unfinished are queued or running)."""
+        with self._lock:
+            unfinished = sum(j.status in ("queued", "running") for j in self._jobs.values())
+            if unfinished >= self.max_unfinished:
+                raise PlanQueueFull(f"{unfinished} plans are queued or running (at most "
+                                    f"{self.max_unfinished}); retry when one has finished")
+            pid = uuid.uuid4().hex[:16]
+            job = PlanJob(id=pid, status="queued", url=f"/api/plans/{pid}",
+                          created_at=time.time())
+            self._jobs[pid] = job
+            self._forget_old()
+            if self._thread is None or not self._thread.is_alive():
+                self._stopping.clear()
+                self._thread = threading.Thread(target=self._work, name="plans", daemon=True)
+                self._thread.start()
+        self._requests.put((pid, request))
+        return job.model_copy()
+
+    def get(self, pid: str) -> PlanJob | None:
+        with self._lock:
+            job = self._jobs.get(pid)
+            return None if job is None else job.model_copy()
+
+    def stop(self) -> None:
+        """Ends the worker: a running pilot stops at its next chunk, queued plans stay
+        queued (they are lost with the process)."""
+        self._stopping.set()
+        self._requests.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _forget_old(self) -> None:
+        finished = [pid for pid, j in self._jobs.items() if j.status in ("done", "failed")]
+        for pid in finished[:max(0, len(self._jobs) - self.keep)]:
+            del self._jobs[pid]
+
+    def _update(self, pid: str, **fields) -> None:
+        with self._lock:
+            if pid in self._jobs:
+                self._jobs[pid] = self._jobs[pid].model_copy(update=fields)
+
+    def _work(self) -> None:
+        while not self._stopping.is_set():
+            item = self._requests.get()
+            if item is None or self._stopping.is_set():
+                return
+            pid, request = item
+            self._update(pid, status="running", started_at=time.time())
+            try:
+                plan = plan_experiment(request.spec, half_width=request.half_width,
+                                       delta=request.delta, pilot_games=request.pilot_games,
+                                       workers=self.workers, seconds=self.seconds,
+                                       stop=self._stopping.is_set)
+                self._update(pid, status="done", result=Plan.model_validate(plan),
+                             finished_at=time.time())
+            except Exception as exc:  # a failed plan is reported, never kills the worker
+                self._update(pid, status="failed", error=f"{type(exc).__name__}: {exc}",
+                             finished_at=time.time())

@@ -37,10 +37,11 @@ def SWAP(*slots):
     return ACTIONS.encode("swap", discard_mask=sum(1 << k for k in slots))
 
 
-def MOVE(slot, captain, ship):
+def MOVE(slot, captain, ship, way=0):
     """Play the hand card in slot for movement, ending with the captain on nest space
-    `captain` and the ship on node `ship` (a name such as "T5")."""
-    return ACTIONS.encode("move", slot=slot, captain=captain, ship=NODES.index(ship))
+    `captain` and the ship on node `ship` (a name such as "T5"); `way` 1: the captain goes
+    counter-clockwise (only with nest_actions = every_space; else always 0)."""
+    return ACTIONS.encode("move", slot=slot, way=way, captain=captain, ship=NODES.index(ship))
 
 
 def move_ends(actions, slot=None):
@@ -71,6 +72,11 @@ def COMBO(*colours):
 
 def STEAL(victim, cards=1):
     return "steal", {"victim": victim, "cards": cards}
+
+
+def STEAL_SPLIT(victim, second):
+    """Master thief with master_thief_victims = two: one card from each of two rivals."""
+    return "steal_split", {"victim": victim, "second": second}
 
 
 def PEEK(island):

@@ -2,11 +2,13 @@
 field), the download formats, and the offline docs and dashboard assets."""
 import io
 import re
+import time
 import zipfile
 from pathlib import Path
 
 import polars as pl
 import pyarrow.parquet as pq
+
 import pytest
 from fastapi.testclient import TestClient
 from service_support import GAME, INFO, enum_option, small_spec, wait_for
@@ -178,22 +180,51 @@ def test_figures_are_interim_until_the_run_is_done(service):
         assert early["win_diff_hi"] - early["win_diff_lo"] > late["win_diff_hi"] - late["win_diff_lo"]
 
 
-def test_plan_estimates_games_and_time_from_a_pilot(idle):
+def _plan_result(client, pid: str, timeout: float = 120) -> dict:
+    """Poll GET /api/plans/{pid} until the plan is done or failed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = client.get(f"/api/plans/{pid}")
+        assert job.status_code == 200, job.text
+        if job.json()["status"] in ("done", "failed") or time.monotonic() > deadline:
+            return job.json()
+        time.sleep(0.1)
+
+
+def test_plan_is_a_background_job_that_estimates_games_and_time(idle):
     spec = small_spec()
-    response = idle.post("/api/plan", json={"spec": spec, "half_width": 0.05, "delta": 0.1,
-                                            "pilot_games": 100})
-    assert response.status_code == 200, response.text
-    plan = response.json()
+    response = idle.post("/api/plans", json={"spec": spec, "half_width": 0.05, "delta": 0.1,
+                                             "pilot_games": 100})
+    assert response.status_code == 202, response.text
+    job = response.json()
+    assert job["status"] in ("queued", "running") and job["url"] == f"/api/plans/{job['id']}"
+    done = _plan_result(idle, job["id"])
+    assert done["status"] == "done" and done["error"] is None, done
+    plan = done["result"]
     cells = 2 * (len(spec["players"]) if isinstance(spec["players"], list) else 1)
     assert len(plan["cells"]) == cells and plan["total_games"] == cells * plan["games_per_cell"]
     # a fair seat's share has sd at most 0.5: +-5 points needs at most (1.96 * 0.5 / 0.05)^2
     assert all(0 < c["games_for_half_width"] <= 385 for c in plan["cells"])
-    assert any("games_for_delta" in c for c in plan["cells"]) and plan["wall_seconds"] > 0
+    assert any(c["games_for_delta"] for c in plan["cells"]) and plan["wall_seconds"] > 0
     assert plan["verdict"].startswith("About ")
-    bad = idle.post("/api/plan", json={"spec": spec, "half_width": 0.7})
+    assert done["started_at"] >= done["created_at"] and done["finished_at"] >= done["started_at"]
+    bad = idle.post("/api/plans", json={"spec": spec, "half_width": 0.7})
     assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "half_width"
-    bad = idle.post("/api/plan", json={"spec": {**spec, "game": "nope"}})
+    bad = idle.post("/api/plans", json={"spec": {**spec, "game": "nope"}})
     assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "spec.game"
+    assert idle.get("/api/plans/no-such-plan").status_code == 404
+
+
+def test_plan_jobs_report_a_too_slow_pilot_and_a_full_queue(idle):
+    plans = idle.app.state.plans
+    plans.seconds = 0.0  # the pilot stops after its first chunk: one game per cell
+    job = idle.post("/api/plans", json={"spec": small_spec(), "pilot_games": 100}).json()
+    failed = _plan_result(idle, job["id"])
+    assert failed["status"] == "failed" and failed["result"] is None
+    assert "the pilot played only 1 games" in failed["error"]
+    plans.max_unfinished = 0
+    busy = idle.post("/api/plans", json={"spec": small_spec()})
+    assert busy.status_code == 429 and int(busy.headers["Retry-After"]) > 0
 
 
 def test_compare_defaults_to_the_baseline_and_rejects_unknown_arms(service):

@@ -138,6 +138,32 @@ def test_form_shows_the_field_of_a_rejected_spec(server, browser):
     assert browser.current_url.endswith("/new")
 
 
+def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser):
+    """The form's Plan button queues a plan job and shows its result: the games per arm are
+    those the plan of the same spec gives (the pilot is seeded), with a wall time."""
+    from services.plan import plan_experiment
+    from services.spec import ExperimentSpec
+
+    _open_form(browser, server)
+    for field, value in (("#f-games", "300"), ("#f-half-width", "5")):
+        box = _css(browser, field)[0]
+        box.clear()
+        box.send_keys(value)
+    _css(browser, "#plan")[0].click()
+    games = _wait(browser, lambda d: (e := _css(d, "#plan-games")) and e[0].text and e[0],
+                  60, "no plan shown")
+    spec = ExperimentSpec.model_validate({
+        "game": GAME, "players": INFO["min_players"], "agents": next(iter(INFO["agents"])),
+        "arms": {"baseline": {}}, "games_per_arm": 300, "seed": 0})
+    expected = plan_experiment(spec, half_width=0.05)["games_per_cell"]
+    assert int(games.text.replace(",", "")) == expected
+    assert _css(browser, "#plan-time")[0].text.endswith("s")
+    assert _css(browser, "#plan-verdict")[0].text.startswith("About ")
+    assert len(_css(browser, "#plan-result table.data tbody tr")) == 1
+    assert browser.current_url.endswith("/new")  # planning submits nothing
+    _no_page_errors(browser)
+
+
 def test_submit_experiment_and_see_its_charts(server, browser):
     option, values = enum_option()
     _open_form(browser, server)

@@ -88,6 +88,36 @@ def test_run_writes_parquet_and_prints_tables(ray_local, tmp_path, capsys):
     assert {p: p.stat().st_mtime_ns for p in exp.rglob("*.parquet")} == before
 
 
+def test_run_prints_interim_figures_while_it_goes(ray_local, tmp_path, capsys):
+    """--interim-every 0: after every shard, each cell with results gets one line of win
+    shares with confidence-sequence intervals, labelled interim; they are wider than the
+    fixed-n intervals of the same games."""
+    import pipelines
+    from services.spec import ExperimentSpec
+
+    spec_path = _write_spec(tmp_path)
+    out_dir = tmp_path / "results"
+    assert cli.main(["run", str(spec_path), "--out", str(out_dir), "--interim-every", "0"]) == 0
+    captured = capsys.readouterr()
+    players = core_cy.load(GAME).min_players + 1
+    figure = r"seat (\d) ([\d.]+)% \[([\d.]+)%, ([\d.]+)%\]"
+    lines = [line for line in captured.err.splitlines() if "interim" in line]
+    for arm in ("first", "second"):
+        mine = [line for line in lines if f"arm '{arm}', {players} players" in line]
+        assert mine and all(line.startswith("interim (valid at any look)") for line in mine)
+        for line in mine:
+            seats = re.findall(figure, line)
+            assert [int(s[0]) for s in seats] == list(range(players))
+            assert all(float(lo) <= float(x) <= float(hi) for _, x, lo, hi in seats)
+    assert "interim" not in captured.out  # the final tables are fixed-n
+    [exp] = list(out_dir.iterdir())
+    spec = ExperimentSpec.from_file(spec_path)
+    final = pipelines.summary(exp).filter(arm="first").sort("seat")
+    [line] = [x for x in cli.interim_lines(str(exp), spec) if "'first'" in x]
+    widths = [float(hi) - float(lo) for _, _, lo, hi in re.findall(figure, line)]
+    assert all(w > 100 * (h - lo) for w, lo, h in zip(widths, final["win_lo"], final["win_hi"]))
+
+
 def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, capsys):
     n = core_cy.load(GAME).min_players
     spec_path = _write_spec(tmp_path, arms=None, players=n, rotate_agents=True,

@@ -22,6 +22,8 @@ def setups(draw):
              "volcano_landing_cards": draw(st.sampled_from(["landing", "pirate"])),
              "recall_error_per_mille": draw(st.sampled_from([0, 100, 1000])),
              "first_player": draw(st.sampled_from(["seat_0", "random"])),
+             "nest_actions": draw(st.sampled_from(["final_space", "every_space"])),
+             "master_thief_victims": draw(st.sampled_from(["one", "two"])),
              "max_rounds": draw(st.integers(5, 40))}
     return players, rules, draw(st.integers(0, 2**32)), draw(st.sampled_from(["random", "greedy", "mixed"]))
 

@@ -1,5 +1,5 @@
 """The Golden Island: card abilities (spec 4.5), relics (2.7) and the hand refill (4.6)."""
-from golden_island_pos import (GAME, MOVE, PASS, ABILITY, COPY_SLOT, SWAP, STEAL, PEEK, TAKE,
+from golden_island_pos import (GAME, MOVE, PASS, ABILITY, COPY_SLOT, SWAP, STEAL, STEAL_SPLIT, PEEK, TAKE,
                                LAND, VOLCANO, IMITATE, base, build, give_pirates, put_pirates,
                                set_hand, set_discard, set_permits, give_island_cards,
                                empty_island_deck, island, LANDING_1, LANDING_2, LANDING_3,
@@ -97,6 +97,29 @@ def test_master_thief_takes_one_or_two_from_one_opponent():
     state = after(d, ABILITY(0, STEAL(2, 2)))
     seats = state.to_dict()["seats"]
     assert len(seats[0]["island_cards"]) == 3 and seats[2]["island_cards"] == []
+
+
+def test_master_thief_victims_option_two_opponents():
+    def setup(d):
+        for k in (0, 2, 3):
+            d["seats"][k]["captain"] = 5
+    d = at_ability([MASTER_5], captain=5, setup=setup, rules={"steal_at_home_allowed": False})
+    assert not GAME.actions.select(abilities(d), "steal_split")
+    d = at_ability([MASTER_5], captain=5, setup=setup,
+                   rules={"steal_at_home_allowed": False, "master_thief_victims": "two"})
+    assert GAME.actions.select(abilities(d), "steal_split") == [ABILITY(0, STEAL_SPLIT(2, 3))]
+    taken = d["seats"][2]["island_cards"] + d["seats"][3]["island_cards"]
+    seats = after(d, ABILITY(0, STEAL_SPLIT(2, 3))).to_dict()["seats"]
+    assert seats[2]["island_cards"] == [] and seats[3]["island_cards"] == []
+    assert set(taken) <= set(seats[0]["island_cards"])
+    # The Imitator copying a Master thief offers the same split.
+    def copied(d):
+        setup(d)
+        set_discard(d, 1, [MASTER_5])
+    d = at_ability([IMITATOR], captain=5, setup=copied,
+                   rules={"steal_at_home_allowed": False, "master_thief_victims": "two"})
+    state = after(d, ABILITY(0, IMITATE(1)))
+    assert ABILITY(COPY_SLOT, STEAL_SPLIT(2, 3)) in state.legal_actions()
 
 
 # ---------------------------------------------------------------- fortune teller, pirates

@@ -94,9 +94,20 @@ def test_G15_four_permits_on_a_four_chest():
 
 def test_payouts_never_go_below_zero():
     d = final_turn(golden="T8", rules={"chest_values": [1, 2, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8]})
-    place(d, "T8", 2, (0, 2), (1, 6), (2, 1))
+    place(d, "T8", 1, (0, 2), (1, 6), (2, 1))
     gold = [s["gold"] for s in score(d).to_dict()["seats"]]
-    assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (2, 1, 0)
+    assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (1, 0, 0)   # not -1
+
+
+def test_negative_payout_option_makes_a_low_rank_pay_the_bank():
+    d = final_turn(golden="T8", rules={"chest_values": [1, 2, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8],
+                                       "negative_payout": "pay_bank"})
+    place(d, "T8", 1, (0, 2), (1, 6), (2, 1))
+    after = score(d).to_dict()
+    gold = [s["gold"] for s in after["seats"]]
+    assert (gold[1]["chests"], gold[0]["coins"], gold[2]["coins"]) == (1, 0, -1)
+    assert after["bank_gold"] == 44 + 1     # rank 3 paid the bank 1
+    assert GAME.from_dict(after).to_dict() == after        # negative gold round-trips
 
 
 def test_bank_limited_option_stops_payouts_when_the_bank_is_empty():
@@ -189,6 +200,13 @@ def test_round_limit_scores_as_if_triggered():
         turns += state.current_player != before or state.is_terminal()
     assert state.end_reason == "round_limit" and turns == 4
     assert state.to_dict()["seats"][0]["golden_rank"] == 0      # scored: nobody landed
+
+
+def test_round_limit_is_a_simulator_safety_left_out_of_figures():
+    # The rulebook ends the game only after a sixth permit (seed, "A jatek vege"): a game
+    # cut at max_rounds is truncated, and the pipelines leave it out.
+    assert GAME.safety_end_reasons == ("round_limit",)
+    assert GAME.info()["safety_end_reasons"] == ["round_limit"]
 
 
 # ---------------------------------------------------------------- memory model

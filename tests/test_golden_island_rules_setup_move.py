@@ -197,6 +197,62 @@ def test_only_the_final_space_acts():
     assert seat["island_cards"] == d["seats"][0]["island_cards"]
 
 
+EVERY = {"nest_actions": "every_space"}
+
+
+def test_every_space_option_acts_on_each_space_passed():
+    # The same two clockwise steps: the island-card space passed draws too.
+    d = start([LANDING_2], rules=EVERY)
+    state = build(d)
+    state.apply(MOVE(0, 2, "H"))
+    seat = state.to_dict()["seats"][0]
+    assert seat["pirates"]["black"] == 1
+    assert len(seat["island_cards"]) == len(d["seats"][0]["island_cards"]) + 1
+
+
+def test_every_space_option_lets_the_captain_choose_its_way():
+    # Two steps counter-clockwise pass island cards (11) and end on the natural house (10):
+    # the way is part of the move only when the spaces passed act.
+    d = start([LANDING_2])
+    assert MOVE(0, 10, "H") in build(d).legal_actions()
+    d = start([LANDING_2], rules=EVERY)
+    legal = build(d).legal_actions()
+    assert MOVE(0, 10, "H", way=1) in legal and MOVE(0, 10, "H") not in legal
+    assert MOVE(0, 2, "H") in legal and MOVE(0, 2, "H", way=1) not in legal
+    state = build(d)
+    state.apply(MOVE(0, 10, "H", way=1))
+    seat = state.to_dict()["seats"][0]
+    assert seat["pirates"]["natural"] == 1 and seat["pirates"]["black"] == 0
+    assert len(seat["island_cards"]) == len(d["seats"][0]["island_cards"]) + 1
+    # Six points reach the opposite space both ways round: two different moves.
+    d = start([MASTER_5], rules=EVERY)
+    d["relics_free"].remove("R2")
+    d["seats"][0]["relic"] = "R2"
+    legal = build(d).legal_actions()
+    assert MOVE(0, 6, "H") in legal and MOVE(0, 6, "H", way=1) in legal
+
+
+def test_every_space_option_a_won_gamble_pauses_the_walk_in_order():
+    # Five clockwise steps: island cards, black house, permits, gamble (won), white house.
+    d = start([MASTER_5], rules=EVERY)
+    set_permits(d, 0, held=[1])
+    give_pirates(d, 0, "natural")
+    set_deck_top(d, 0, FORTUNE_2S)
+    state = build(d)
+    state.apply(MOVE(0, 5, "H"))
+    d = state.to_dict()
+    assert d["phase"] == "gamble" and d["nest_path"] == {"at": 4, "way": "clockwise", "left": 1}
+    seat = d["seats"][0]
+    assert seat["pirates"] == {"black": 1, "white": 0, "purple": 0, "natural": 1}
+    assert len(seat["permits_held"]) == 3          # the permit space and the won gamble
+    state = build(d)                               # the pause survives a state dict
+    state.apply(GAMBLE_PIRATE("purple"))
+    # The third pirate came from the gamble: the white house, reached last, gives none.
+    seat = state.to_dict()["seats"][0]
+    assert seat["pirates"] == {"black": 1, "white": 0, "purple": 1, "natural": 1}
+    assert state.to_dict()["nest_path"]["left"] == 0
+
+
 def test_permit_space_takes_one_own_permit_from_the_pool():
     d = start([LANDING_3])
     set_permits(d, 0, held=[1, 2, 3, 5, 6], pool=[4])

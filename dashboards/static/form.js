@@ -1,7 +1,8 @@
 // The "new experiment" form, built from the catalogue's rule-option JSON schemas:
 // enum -> select, boolean -> checkbox, integer/number -> number input, data values (arrays,
 // objects) -> a JSON text area collapsed by default.  Only options that differ from the
-// game's defaults are sent, so a spec stays as short as one written by hand.
+// game's defaults are sent, so a spec stays as short as one written by hand.  "Plan" asks the
+// service (a background plan job) how many games and how long the spec needs.
 "use strict";
 (function (M) {
   let games = {};
@@ -128,6 +129,61 @@
     errors.hidden = false;
   }
 
+  // Planning: POST /api/plans, then follow the job until its result (or error) is there.
+  const PLAN_POLL_MS = 400;
+
+  function planRequest() {
+    const request = {spec: buildSpec()};
+    const halfWidth = $("f-half-width").value, delta = $("f-delta").value;
+    if (halfWidth !== "") request.half_width = Number(halfWidth) / 100;
+    if (delta !== "") request.delta = Number(delta) / 100;
+    return request;
+  }
+
+  function showPlan(plan) {
+    const needed = (c) => Math.max(c.games_for_half_width || 0, c.games_for_delta || 0);
+    $("plan-result").replaceChildren(
+      M.h("p", {id: "plan-verdict"}, plan.verdict),
+      M.h("p", {}, `Games per arm: `, M.h("strong", {id: "plan-games"}, M.num(plan.games_per_cell)),
+          `; wall time: `, M.h("strong", {id: "plan-time"}, M.duration(plan.wall_seconds)),
+          ` on ${plan.workers} core${plan.workers === 1 ? "" : "s"}.`),
+      M.table(plan.cells, [["arm", "arm", String], ["players", "players"],
+                           ["pilot_games", "pilot games"],
+                           ["games_per_cpu_second", "games per CPU-second", (v) => M.num(v, 0)],
+                           ["needed", "games needed", (v, c) => M.num(needed(c))]]));
+  }
+
+  async function plan() {
+    const errors = $("form-errors"), status = $("plan-status");
+    errors.hidden = true;
+    $("plan-result").replaceChildren();
+    let request;
+    try { request = planRequest(); } catch (e) { errors.textContent = e.message; errors.hidden = false; return; }
+    $("plan").disabled = true;
+    try {
+      status.textContent = "Planning: playing a short pilot…";
+      const answer = await M.postJSON("/api/plans", request);
+      if (answer.status !== 202) {
+        errors.textContent = M.errorText(answer.body) || `the server answered ${answer.status}`;
+        errors.hidden = false;
+        return;
+      }
+      let job = answer.body;
+      while (job.status === "queued" || job.status === "running") {
+        await new Promise((done) => setTimeout(done, PLAN_POLL_MS));
+        job = await M.getJSON(`/api/plans/${job.id}`);
+      }
+      if (job.status === "done") showPlan(job.result);
+      else $("plan-result").replaceChildren(M.h("p", {class: "error", id: "plan-error"}, job.error));
+    } catch (e) {
+      errors.textContent = `Planning failed: ${e.message}`;
+      errors.hidden = false;
+    } finally {
+      status.textContent = "";
+      $("plan").disabled = false;
+    }
+  }
+
   async function init() {
     try {
       const list = await M.getJSON("/api/games");
@@ -139,6 +195,7 @@
         updateBaseline();
       });
       $("experiment-form").addEventListener("submit", submit);
+      $("plan").addEventListener("click", plan);
       selectGame();
     } catch (e) {
       $("form-errors").textContent = `Cannot load the game catalogue: ${e.message}`;

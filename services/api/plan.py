@@ -1,35 +1,66 @@
-"""Sample-size planning: POST /api/plan (services.plan)."""
+"""Sample-size planning as background jobs: POST /api/plans, GET /api/plans/{pid}
+(services.plan.PlanJobs plays the pilots; no request waits for one)."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, HTTPException
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import ValidationError
 
 from services.api.deps import get_settings, require_token
-from services.api.errors import error_items, responses
-from services.plan import PlanRequest, plan_experiment
+from services.api.errors import ErrorBody, error_items, responses
+from services.plan import PlanJob, PlanJobs, PlanQueueFull, PlanRequest
 from services.spec import ExperimentSpec
 from services.settings import Settings
 
-router = APIRouter(prefix="/api/plan", tags=["experiments"])
+PlanId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
+                             description="a plan id (from POST /api/plans)")]
+RETRY_SECONDS = 10
+
+router = APIRouter(prefix="/api/plans", tags=["plans"])  # writes: a token when set
+reads = APIRouter(prefix="/api/plans", tags=["plans"])  # reads: as the service's other reads
 
 
-@router.post("", response_model=dict, responses=responses(400, 401, 422))
-def plan(request: PlanRequest, owner: str = Depends(require_token),
-         settings: Settings = Depends(get_settings)):
-    """Games per cell and wall time an experiment needs, estimated from a short pilot run of
-    its spec (played here, not stored): for every 95% interval on win shares to be narrower
-    than +-half_width, and to detect a difference `delta` from the baseline with 80% power."""
+def get_plans(request: Request) -> PlanJobs:
+    return request.app.state.plans
+
+
+_BUSY = {"model": ErrorBody, "description": "too many plans queued or running; retry after "
+         "Retry-After seconds", "headers": {"Retry-After": {
+             "description": "seconds to wait before trying again", "schema": {"type": "integer"}}}}
+_NO_PLAN = {"model": ErrorBody, "description": "no plan with this id (plans live in memory: "
+            "a restart forgets them)"}
+_FOLLOW = {"links": {"get_plan": {"operationId": "get_plan",
+                                  "parameters": {"pid": "$response.body#/id"}}}}
+
+
+@router.post("", status_code=202, response_model=PlanJob,
+             responses={**responses(400, 401, 413, 422), 429: _BUSY, 202: _FOLLOW})
+def submit_plan(request: PlanRequest, owner: str = Depends(require_token),
+                settings: Settings = Depends(get_settings),
+                plans: PlanJobs = Depends(get_plans)):
+    """Queue a plan: a short pilot of the spec (played in the background, within a time
+    budget, not stored) estimates the games per cell and the wall time for every 95%
+    interval on win shares to be narrower than +-half_width, and to detect a difference
+    `delta` from the baseline with 80% power.  Follow it at GET /api/plans/{id}: status
+    queued, running, then done (`result`) or failed (`error`)."""
     try:  # the service's size limits, as for a submitted spec
         ExperimentSpec.model_validate(request.spec.model_dump(mode="json"),
                                       context=settings.spec_limits())
     except ValidationError as exc:
         errors = [{**e, "loc": ("spec", *e["loc"])} for e in exc.errors()]
         raise HTTPException(422, error_items(errors, source="body")) from None
-    cells = len(request.spec.cells())
-    if cells > settings.max_cells:
-        raise HTTPException(422, [{"field": "spec.arms", "loc": ["body", "spec", "arms"],
-                                   "type": "limit", "msg": f"the experiment has {cells:,} cells; "
-                                   f"this service plans at most {settings.max_cells:,} "
-                                   "(limit MEEPLELAB_MAX_CELLS)"}])
-    return plan_experiment(request.spec, half_width=request.half_width, delta=request.delta,
-                           pilot_games=request.pilot_games)
+    try:
+        return plans.submit(request)
+    except PlanQueueFull as exc:
+        raise HTTPException(429, str(exc), headers={"Retry-After": str(RETRY_SECONDS)}) \
+            from None
+
+
+@reads.get("/{pid}", response_model=PlanJob, responses={**responses(401), 404: _NO_PLAN})
+def get_plan(pid: PlanId, plans: PlanJobs = Depends(get_plans)):
+    """A plan's status (queued, running, done, failed) and, once done, its result."""
+    job = plans.get(pid)
+    if job is None:
+        raise HTTPException(404, f"no plan with id {pid!r}")
+    return job
