@@ -25,7 +25,7 @@ A turn is a sequence of small decisions (section 4), one action each:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_seed, set_state_fields, set_engine_functions, engine_handle)
+                               rng_next, rng_seed, MAX_LEGAL, set_state_fields, set_engine_functions, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -93,13 +93,15 @@ cdef enum:
 # path sum exactly the same integers whatever the order.  Not rules.
 cdef enum:
     W_FISH = 20             # per polyp in the fish, times its colour value
-    W_SCREEN = 1            # per polyp behind the screen, times its value
+    W_SCREEN = 1            # per polyp behind the screen, times its value, up to
+    SCREEN_CAP = 24         # this much (about two larva plays' worth: no hoarding)
     W_CUBE = 2              # per larva cube behind the screen, for the first CUBE_CAP
     CUBE_CAP = 2            # (more cubes than that are worth nothing: no hoarding)
     W_CONSUMED = 4          # per consumed polyp in front of the screen
     W_LICENCE = 30          # the open-sea shrimp (licence to put algae on tiles)
+    W_MEAL = 20             # per coral eaten: a step toward the end (feed the fish early)
     W_BARE = 20             # penalty per own shrimp left on bare rock
-    W_GROW = 6              # per polyp (up to 4) of a guarded coral, times its value
+    W_GROW = 4              # per polyp (up to 4) of a guarded coral, times its value
     W_EDIBLE = 8            # per polyp beyond 4 of a guarded coral, times its value
     W_FREE = 2              # per polyp of an unguarded coral, times its value (board presence)
 
@@ -200,12 +202,19 @@ ctypedef struct RState:
 
 # ---------------------------------------------------------------- bit geometry
 
-cdef uint64_t FULL = ((<uint64_t>1) << BCELLS) - 1
-cdef uint64_t COL0 = 0
-cdef uint64_t COL6 = 0
-for _r in range(ROWS):
-    COL0 |= (<uint64_t>1) << (_r * COLS)
-    COL6 |= (<uint64_t>1) << (_r * COLS + COLS - 1)
+# Compile-time masks (C constants, so that the compiler folds them into nbr()): every cell
+# of a board, its column 0 and its column 6.  Checked against the grid size below.
+cdef extern from *:
+    """
+    #define REEF_FULL ((uint64_t)0x3ffffffffffULL)
+    #define REEF_COL0 ((uint64_t)0x810204081ULL)
+    #define REEF_COL6 ((uint64_t)0x20408102040ULL)
+    """
+    const uint64_t FULL "REEF_FULL"
+    const uint64_t COL0 "REEF_COL0"
+    const uint64_t COL6 "REEF_COL6"
+assert FULL == ((<object>1) << BCELLS) - 1
+assert COL0 == sum(1 << (_r * COLS) for _r in range(ROWS)) and COL6 == COL0 << (COLS - 1)
 
 
 cdef inline uint64_t nbr(uint64_t m) noexcept nogil:
@@ -243,15 +252,6 @@ cdef inline int tile_weak(const RState* s, int t) noexcept nogil:
 
 cdef inline int tile_front(const RState* s, int t) noexcept nogil:
     return s.rules.tile_front[t] if s.tile_side[t] == 0 else s.rules.tile_back[t]
-
-
-cdef int beaten_by(const RState* s, int x) noexcept nogil:
-    """Bit set of the colours that colour x is currently stronger than."""
-    cdef int t, out = 0
-    for t in range(NTILES):
-        if tile_strong(s, t) == x:
-            out |= 1 << tile_weak(s, t)
-    return out
 
 
 cdef void colour_values(const RState* s, int* v) noexcept nogil:
@@ -427,31 +427,70 @@ cdef uint64_t merge_ban(const RState* s, int b, int x) noexcept nogil:
     return twice
 
 
-cdef uint64_t protected(const RState* s, int b) noexcept nogil:
-    """Polyps protected by a shrimp (section 6): the shrimp's polyp and its neighbours in
-    the same coral (same colour and adjacent means same coral)."""
-    cdef uint64_t m = s.shr[b] & occ_all(s, b), out = 0, one
-    cdef int c
-    while m:
-        c = lowest(m)
-        m &= m - 1
-        one = (<uint64_t>1) << c
-        out |= one | (nbr(one) & s.occ[b][s.cell_colour[b * BCELLS + c]])
-    return out
+ctypedef struct Survey:             # each board's shrimps and corals, once per legal call
+    uint64_t polyps[MAX_PLAYERS]      # cells holding a polyp
+    uint64_t guarded[MAX_PLAYERS]     # cells of the corals carrying a shrimp
+    uint64_t prot[MAX_PLAYERS]        # protected polyps (section 6): each shrimp's polyp
+                                      # and its neighbours in the same coral (same colour
+                                      # and adjacent means same coral)
+    int own[MAX_PLAYERS]              # the current seat's shrimps on the board
+    uint64_t ban[MAX_PLAYERS][NCOL]   # merge_ban() of each board and colour
+    int n_mine                        # the current seat's shrimps on the boards, in the
+    int mine[MAX_SHRIMPS]             # order of own_shrimp_cells(), with the cells of
+    uint64_t mine_coral[MAX_SHRIMPS]  # their corals (0 on bare rock)
 
 
-cdef uint64_t lay_cells(const RState* s, int b, int x) noexcept nogil:
-    """Cells of board b where a polyp of colour x may be laid now: empty playable cells
-    without a shrimp (6.1), or attacks (6.2): a weaker, unprotected polyp next to an x coral
-    of at least 2 polyps; never where it would merge two guarded x corals."""
-    cdef uint64_t all_ = occ_all(s, b), mine = s.occ[b][x], weak = 0, big
-    cdef int y, beats = beaten_by(s, x)
+cdef void survey(const RState* s, Survey* S) noexcept nogil:
+    """Fills S, spreading each guarded coral once."""
+    cdef int b, c, x, cell
+    cdef uint64_t m, one, coral, around
+    cdef uint64_t once[NCOL]
+    S.n_mine = 0
+    for b in range(s.n_boards):
+        S.polyps[b] = occ_all(s, b)
+        S.guarded[b] = 0
+        S.prot[b] = 0
+        S.own[b] = 0
+        for x in range(NCOL):
+            S.ban[b][x] = 0
+            once[x] = 0
+        m = s.shr[b]
+        while m:
+            c = lowest(m)
+            m &= m - 1
+            cell = b * BCELLS + c
+            x = s.cell_colour[cell]
+            coral = 0
+            if x >= 0:
+                one = (<uint64_t>1) << c
+                coral = spread(one, s.occ[b][x])
+                S.guarded[b] |= coral
+                S.prot[b] |= one | (nbr(one) & s.occ[b][x])
+                around = nbr(coral)             # merge ban: next to two guarded x corals
+                S.ban[b][x] |= once[x] & around
+                once[x] |= around
+            if s.cell_shrimp[cell] == s.current:
+                S.own[b] += 1
+                if S.n_mine < MAX_SHRIMPS:
+                    S.mine[S.n_mine] = cell
+                    S.mine_coral[S.n_mine] = coral
+                    S.n_mine += 1
+
+
+cdef uint64_t lay_cells(const RState* s, const Survey* S, int b, int x,
+                        int beats) noexcept nogil:
+    """Cells of board b where a polyp of colour x (stronger than the colours in `beats`) may
+    be laid now: empty playable cells without a shrimp (6.1), or attacks (6.2): a weaker,
+    unprotected polyp next to an x coral of at least 2 polyps; never where it would merge
+    two guarded x corals."""
+    cdef uint64_t mine = s.occ[b][x], weak = 0, big
+    cdef int y
     for y in range(NCOL):
         if (beats >> y) & 1:
             weak |= s.occ[b][y]
     big = mine & nbr(mine)          # cells of x corals with 2+ polyps
-    return (((s.playable[b] & ~all_) | (weak & nbr(big) & ~protected(s, b))) & ~s.shr[b]
-            & ~merge_ban(s, b, x))
+    return (((s.playable[b] & ~S.polyps[b]) | (weak & nbr(big) & ~S.prot[b])) & ~s.shr[b]
+            & ~S.ban[b][x])
 
 
 # ---------------------------------------------------------------- end of the game
@@ -649,30 +688,49 @@ cdef inline int next_seat(const RState* s, int seat) noexcept nogil:
     return (seat + 1) % s.players
 
 
-cdef int legal_eats(const RState* s, int* out, int n) noexcept nogil:
+cdef int legal_eats(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
     """Action 1: a coral of at least eat_min_size polyps carrying the seat's own shrimp."""
-    cdef int b, c
-    cdef uint64_t m
-    for b in range(s.n_boards):
-        m = s.shr[b] & occ_all(s, b)
-        while m:
-            c = lowest(m)
-            m &= m - 1
-            if (s.cell_shrimp[b * BCELLS + c] == s.current and
-                    popcount(coral_of(s, b * BCELLS + c)) >= s.rules.eat_min_size):
-                out[n] = A_EAT + b * BCELLS + c
-                n += 1
+    cdef int k
+    for k in range(S.n_mine):
+        if popcount(S.mine_coral[k]) >= s.rules.eat_min_size:
+            out[n] = A_EAT + S.mine[k]
+            n += 1
     return n
 
 
-cdef int emit_cells(int* out, int n, int base, int b, uint64_t m) noexcept nogil:
-    cdef int c
+# The set bits of a byte, ascending (the rest 0): masks are turned into action lists 8
+# cells at a time (a vectorized add) instead of one bit at a time.
+cdef int8_t BYTE_BITS[256][8]
+for _v in range(256):
+    _k = 0
+    for _j in range(8):
+        BYTE_BITS[_v][_j] = 0
+        if (_v >> _j) & 1:
+            BYTE_BITS[_v][_k] = _j
+            _k += 1
+# emit_mask writes up to 7 ints past the actions it lists; legal-action buffers hold
+# MAX_LEGAL ints and never more than NUM_ACTIONS actions, so this slack is always there.
+assert NUM_ACTIONS + 8 <= MAX_LEGAL
+
+
+cdef inline int emit_mask(int* out, int n, int base, uint64_t m) noexcept nogil:
+    """out[n..) = base + each set bit's position in m, ascending; returns the new n."""
+    cdef int* dst
+    cdef const int8_t* bits
+    cdef Py_ssize_t j
     while m:
-        c = lowest(m)
-        m &= m - 1
-        out[n] = base + b * BCELLS + c
-        n += 1
+        dst = out + n
+        bits = BYTE_BITS[m & 0xFF]
+        for j in range(8):
+            dst[j] = base + bits[j]
+        n += popcount(m & 0xFF)
+        m >>= 8
+        base += 8
     return n
+
+
+cdef inline int emit_cells(int* out, int n, int base, int b, uint64_t m) noexcept nogil:
+    return emit_mask(out, n, base + b * BCELLS, m)
 
 
 cdef bint may_lay(const RState* s, int x) noexcept nogil:
@@ -710,46 +768,51 @@ cdef bint alga_target_ok(const RState* s, int alga, int target) noexcept nogil:
     return True
 
 
-cdef int legal_moves(const RState* s, int* out, int n) noexcept nogil:
+cdef inline int add_block(int* out, int n, int base, const int* cells, int count) noexcept nogil:
+    """out[n..n+count) = base + cells[i] (a loop the compiler vectorizes: a pointer and a
+    Py_ssize_t index, no int arithmetic that may wrap under -fwrapv)."""
+    cdef int* dst = out + n
+    cdef Py_ssize_t i
+    for i in range(count):
+        dst[i] = base + cells[i]
+    return n + count
+
+
+cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
     """Action 5 for every own shrimp on a board: another polyp of its coral, a polyp of a
     coral without shrimp, bare playable rock, or back behind the screen; at most 2 own
     shrimps per board.  After max_shrimp_moves moves in a turn (a simulator bound) only a
-    shrimp on bare rock may still move, and not onto bare rock."""
-    cdef int b, c, d, src, db, k, mine
-    cdef int cells[MAX_SHRIMPS]
-    cdef uint64_t dest, own_coral
-    cdef uint64_t guarded[MAX_PLAYERS]
-    cdef uint64_t bare[MAX_PLAYERS]
-    cdef uint64_t polyps[MAX_PLAYERS]
-    cdef int counts[MAX_PLAYERS]
+    shrimp on bare rock may still move, and not onto bare rock.  The destinations off the
+    shrimp's own board are the same for every shrimp: listed once, then added per shrimp."""
+    cdef int b, c, src, db, k, base, listed = 0
+    cdef int dest_cells[NCELLS + 8]
+    cdef int first[MAX_PLAYERS + 1]
+    cdef uint64_t common[MAX_PLAYERS]
     cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves
-    for b in range(s.n_boards):
-        polyps[b] = occ_all(s, b)
-        guarded[b] = guarded_cells(s, b)
-        bare[b] = s.playable[b] & ~polyps[b] & ~s.shr[b]
-        counts[b] = own_shrimps_on(s, b, s.current)
-    mine = own_shrimp_cells(s, s.current, cells)
-    for k in range(mine):
-        src = cells[k]
+    if S.n_mine == 0:
+        return n
+    for db in range(s.n_boards):
+        common[db] = S.polyps[db] & ~S.guarded[db]
+        if not capped:
+            common[db] |= s.playable[db] & ~S.polyps[db] & ~s.shr[db]
+        first[db] = listed
+        listed = emit_mask(dest_cells, listed, db * BCELLS, common[db])
+    first[s.n_boards] = listed
+    for k in range(S.n_mine):
+        src = S.mine[k]
         b = src // BCELLS
         c = src % BCELLS
         if capped and s.cell_colour[src] >= 0:
             continue
-        own_coral = coral_of(s, src)
+        base = A_MOVE + k * (NCELLS + 1)
         for db in range(s.n_boards):
-            if db != b and counts[db] >= 2:
+            if db != b:
+                if S.own[db] < 2:
+                    n = add_block(out, n, base, &dest_cells[first[db]], first[db + 1] - first[db])
                 continue
-            dest = polyps[db] & ~guarded[db]
-            if db == b:
-                dest |= own_coral & ~((<uint64_t>1) << c)
-            if not capped:
-                dest |= bare[db]
-            while dest:
-                d = lowest(dest)
-                dest &= dest - 1
-                out[n] = A_MOVE + k * (NCELLS + 1) + db * BCELLS + d
-                n += 1
-        out[n] = A_MOVE + k * (NCELLS + 1) + SCREEN
+            n = emit_mask(out, n, base + db * BCELLS,
+                          common[db] | (S.mine_coral[k] & ~((<uint64_t>1) << c)))
+        out[n] = base + SCREEN
         n += 1
     return n
 
@@ -758,6 +821,11 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const RState* s = <const RState*>vs
     cdef const RPlayer* pl = &s.p[s.current]
     cdef int n = 0, x, b, a, t, k
+    cdef Survey S
+    cdef int beats[NCOL]
+    cdef bint from_screen[NCOL]
+    cdef bint from_front[NCOL]
+    cdef uint64_t lays[NCOL][MAX_PLAYERS]
     if s.terminal:
         return 0
     if s.phase == PH_FISH:
@@ -773,30 +841,40 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
                 out[n] = A_PICK + x
                 n += 1
         return n
+    survey(s, &S)
     if s.phase == PH_FINAL:
-        n = legal_eats(s, out, 0)
+        n = legal_eats(s, &S, out, 0)
         out[n] = A_FINAL_PASS
         return n + 1
     if not s.acted:
-        n = legal_eats(s, out, n)
+        n = legal_eats(s, &S, out, n)
     full = full_in_play(s)
-    # Actions 2/3, one polyp at a time: from behind the screen, then from in front.
+    # Actions 2/3, one polyp at a time: from behind the screen, then from in front (the
+    # cells of each colour are found once for both).
+    for x in range(NCOL):
+        beats[x] = 0
+    for t in range(NTILES):
+        beats[tile_strong(s, t)] |= 1 << tile_weak(s, t)
+    for x in range(NCOL):
+        from_screen[x] = from_front[x] = False
+        if not may_lay(s, x) or (full and x != s.play_colour):
+            continue
+        from_screen[x] = pl.screen[x] > 0 and (s.play_colour != x or s.play_screen < 4)
+        from_front[x] = pl.consumed[x] > 0
+        if from_screen[x] or from_front[x]:
+            for b in range(s.n_boards):
+                lays[x][b] = lay_cells(s, &S, b, x, beats[x])
     for k in range(2):
         for x in range(NCOL):
-            if not may_lay(s, x) or (full and x != s.play_colour):
-                continue
-            if k == 0 and not (pl.screen[x] > 0 and (s.play_colour != x or s.play_screen < 4)):
-                continue
-            if k == 1 and pl.consumed[x] == 0:
-                continue
-            for b in range(s.n_boards):
-                n = emit_cells(out, n, (A_LAY_SCREEN if k == 0 else A_LAY_CONSUMED) + x * NCELLS,
-                               b, lay_cells(s, b, x))
+            if from_screen[x] if k == 0 else from_front[x]:
+                for b in range(s.n_boards):
+                    n = emit_cells(out, n, (A_LAY_SCREEN if k == 0 else A_LAY_CONSUMED)
+                                   + x * NCELLS, b, lays[x][b])
     if s.play_colour >= 0:
         out[n] = A_END_PLAY
         n += 1
     if full:
-        return legal_moves(s, out, n)
+        return legal_moves(s, &S, out, n)
     if s.rules.min_polyps == 0 and s.plays < 2:
         for x in range(NCOL):
             if pl.larva[x] > 0:
@@ -805,8 +883,8 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     # Action 4: onto any polyp of a coral without shrimp, at most 2 own shrimps a board.
     if not s.intro_used and pl.shrimps_screen > 0:
         for b in range(s.n_boards):
-            if own_shrimps_on(s, b, s.current) < 2:
-                n = emit_cells(out, n, A_INTRO, b, occ_all(s, b) & ~guarded_cells(s, b))
+            if S.own[b] < 2:
+                n = emit_cells(out, n, A_INTRO, b, S.polyps[b] & ~S.guarded[b])
     for x in range(NCOL):
         if pl.consumed[x] > 0 and s.larva_supply[x] > 0:
             out[n] = A_TO_LARVA + x
@@ -829,7 +907,7 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         for k in range(NSPACES):
             out[n] = A_COLLECT + k
             n += 1
-    return legal_moves(s, out, n)
+    return legal_moves(s, &S, out, n)
 
 
 # ---------------------------------------------------------------- apply
@@ -1134,9 +1212,25 @@ cdef int seat_terms(const RState* s, int seat, const int* v) noexcept nogil:
     cdef const RPlayer* pl = &s.p[seat]
     cdef int x, h = 0
     for x in range(NCOL):
-        h += (W_FISH * pl.fish[x] + W_SCREEN * pl.screen[x]) * v[x]
-        h += W_CONSUMED * pl.consumed[x]
-    return h + cube_value(total16(pl.larva)) + (W_LICENCE if pl.open_sea_shrimp else 0)
+        h += W_FISH * pl.fish[x] * v[x] + W_CONSUMED * pl.consumed[x]
+    return (h + screen_value(screen_sum(pl, v)) + cube_value(total16(pl.larva))
+            + (W_LICENCE if pl.open_sea_shrimp else 0) + W_MEAL * pl.eaten)
+
+
+cdef inline int screen_sum(const RPlayer* pl, const int* v) noexcept nogil:
+    """The polyps behind the seat's screen weighted by their colour values."""
+    return (pl.screen[0] * v[0] + pl.screen[1] * v[1] + pl.screen[2] * v[2]
+            + pl.screen[3] * v[3] + pl.screen[4] * v[4])
+
+
+cdef inline int screen_value(int weighted) noexcept nogil:
+    return W_SCREEN * (weighted if weighted < SCREEN_CAP else SCREEN_CAP)
+
+
+cdef inline int screen_delta(const RPlayer* pl, const int* v, int d) noexcept nogil:
+    """The value change of d more weighted polyps behind the seat's screen."""
+    cdef int n = screen_sum(pl, v)
+    return screen_value(n + d) - screen_value(n)
 
 
 cdef inline int cube_value(int n) noexcept nogil:
@@ -1155,12 +1249,20 @@ cdef inline double combine(const RState* s, int own, int rivals) noexcept nogil:
 
 
 cdef double terminal_value(const RState* s, int seat) noexcept nogil:
-    cdef int i
-    cdef double best_other = -1e9
+    """A finished game as the seat may judge it: its own score against the rivals' scores
+    as far as it saw their fish fill (public meals; each setup polyp stays secret), so
+    that the value never depends on hidden parts (the fast path below relies on it)."""
+    cdef int v[NCOL]
+    cdef int i, x, own = s.p[seat].score, seen, best_other = -1
+    colour_values(s, v)
     for i in range(s.players):
-        if i != seat and s.p[i].score > best_other:
-            best_other = s.p[i].score
-    return s.p[seat].score + 0.01 * (s.p[seat].score - best_other) + s.share[seat]
+        if i != seat:
+            seen = 0
+            for x in range(NCOL):
+                seen += s.p[i].seen_fish[x] * v[x]
+            if seen > best_other:
+                best_other = seen
+    return own + 0.01 * (own - best_other) + (1.0 if own > best_other else 0.0)
 
 
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
@@ -1261,7 +1363,7 @@ cdef int lay_delta(const RState* s, const Labels* L, int seat, const int* v, int
     cdef bint grow = False
     if s.play_colour != x:
         own[0] += cube_delta(&s.p[seat], -1)
-    own[0] -= W_SCREEN * v[x] if from_screen else W_CONSUMED
+    own[0] += screen_delta(&s.p[seat], v, -v[x]) if from_screen else -W_CONSUMED
     if y >= 0:
         own[0] += W_CONSUMED
         cy = L.id[cell]
@@ -1343,28 +1445,28 @@ cdef int bare_penalty(const RState* s, int seat) noexcept nogil:
     return n
 
 
-cdef bint may_end(const RState* s) noexcept nogil:
-    """Whether some action could end the game at once (its value then needs every seat's
-    score, which is hidden): the fast path then leaves the decision to the generic path.
-    Conditions 1 and 2 never end it at once: the final round follows."""
+cdef bint collect_may_end(const RState* s) noexcept nogil:
+    """Whether a collect (action 10) could end the game or start the final round."""
     cdef int k
-    if s.phase == PH_FINAL:
-        return s.final_left <= 1
-    if s.phase != PH_TURN:
-        return False
-    if s.end_pending != END_RUNNING:       # the ender's collect ends the game
-        return True
-    if empty_cells(s) <= 2:
-        return True
-    if s.turns + 1 >= s.rules.max_turns:
+    if s.end_pending != END_RUNNING or s.turns + 1 >= s.rules.max_turns:
         return True
     for k in range(NSPACES):
         if s.larva_supply[s.rules.cycle[k]] == 0:
             return True
     # A refill draws at most one polyp per space (and end4_literal_bag_lt3 wants 3 left).
-    if total(s.bag, NCOL) < NSPACES + 3:
-        return True
-    return False
+    return total(s.bag, NCOL) < NSPACES + 3
+
+
+cdef double value_after(const RState* s, int a, int seat) noexcept nogil:
+    """heuristic(apply(s, a), seat) on a copy of the true state.  Exact for what the fast
+    path uses it on (collects that may end the game, final-round meals) without peeking:
+    whether they end the game depends on public counts only, the polyps a refill draws go
+    to the open sea (which the heuristic does not read), and a finished game's value uses
+    only the seat's own and public parts (terminal_value)."""
+    cdef RState t
+    memcpy(&t, s, sizeof(RState))
+    m_apply(&t, a)
+    return m_heuristic(&t, seat)
 
 
 cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
@@ -1376,9 +1478,14 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int v2[NCOL]
     cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell, src, dst, b, c
     cdef int ks, kd, alga, target, ret
+    cdef bint ending
     cdef int shrimps[MAX_SHRIMPS]
-    if seat != s.current or s.terminal or may_end(s):
+    # Near a full reef a lay may end the game, or spread a polyp only if the (hidden) bag
+    # holds its colour: the generic path decides then.
+    if seat != s.current or s.terminal or (s.phase == PH_TURN and empty_cells(s) <= 2):
         return 0
+    ending = (collect_may_end(s) if s.phase == PH_TURN else
+              s.phase == PH_FINAL and s.final_left <= 1)
     colour_values(s, v)
     label(s, &L)
     own_shrimp_cells(s, seat, shrimps)
@@ -1389,9 +1496,12 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
         a = acts[i]
         own = base_own
         rivals = base_rivals
+        if ending and a >= A_COLLECT and a <= A_FINAL_PASS or (ending and s.phase == PH_FINAL):
+            out[i] = value_after(s, a, seat)
+            continue
         if a < A_PICK:
             x = a - A_FISH
-            own += (W_FISH - W_SCREEN) * v[x]
+            own += W_FISH * v[x] + screen_delta(pl, v, -v[x])
         elif a < A_EAT:
             own += cube_delta(pl, 1)
         elif a < A_LAY_SCREEN:
@@ -1401,7 +1511,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             ret = s.rules.eat_return + (1 if s.phase == PH_FINAL else 0)
             if ret > L.size[k]:
                 ret = L.size[k]
-            own += W_FISH * (L.size[k] - ret) * v[x] - coral_pot(L.size[k], v[x])
+            own += W_FISH * (L.size[k] - ret) * v[x] - coral_pot(L.size[k], v[x]) + W_MEAL
             if not pl.open_sea_shrimp:
                 own += W_LICENCE
         elif a < A_END_PLAY:
@@ -1433,12 +1543,13 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 add_pot(&L, k, L.size[k], v2, seat, 1, &own, &rivals)
         elif a < A_COLLECT:
             x = a - A_TO_POLYP
-            own += W_SCREEN * v[x] + cube_delta(pl, -1)
+            own += screen_delta(pl, v, v[x]) + cube_delta(pl, -1)
         elif a < A_FINAL_PASS:
             k = a - A_COLLECT
-            own += cube_delta(pl, 1)
+            ret = 0
             for x in range(NCOL):
-                own += W_SCREEN * v[x] * s.space_polyps[k][x]
+                ret += v[x] * s.space_polyps[k][x]
+            own += cube_delta(pl, 1) + screen_delta(pl, v, ret)
         elif a == A_FINAL_PASS:
             pass
         else:

@@ -185,3 +185,28 @@ def test_greedy_beats_random_and_eats_corals():
     assert np.mean(greedy) > 0.8
     eaten = np.array(rb.column("seat_corals_eaten").to_pylist())
     assert eaten.sum() > 40
+
+
+def test_fast_values_of_collects_and_meals_match_the_generic_path_on_every_view():
+    """The fast path also values the collects that may end the game and the last meals of
+    the final round (on a copy of the true state): those values must not depend on hidden
+    parts, so they equal the generic clone-apply-heuristic values on any determinized view."""
+    ending = 0
+    for players, seed in ((3, 1), (4, 2)):
+        s = GAME.new(players, seed=seed)
+        while not s.is_terminal():
+            seat = s.current_player
+            if s.to_dict()["phase"] in ("turn", "final"):
+                fast = agents.action_values(s, seat)
+                kinds = {a: GAME.actions.decode(a)[0] for a in fast}
+                checked = [a for a in fast if kinds[a] in ("collect", "eat", "final_pass")]
+                for k in range(2):
+                    view = GAME.view(s, seat, seed=k)
+                    generic = agents.action_values(view, seat, generic=True)
+                    assert all(generic[a] == fast[a] for a in checked)
+                for a in checked:
+                    after = s.clone()
+                    after.apply(a)
+                    ending += after.is_terminal()
+            s.apply(agents.choose(s, "greedy", seed=s.num_moves))
+    assert ending > 0
