@@ -22,11 +22,9 @@ cdef enum:
 cdef inline void redraw_chance(const Engine* e, void* st, Rng* rng) noexcept nogil:
     """The game's future chance is hidden too: a determinization's own stream is re-keyed from
     the searcher's rng (a search that kept it would foresee every draw)."""
-    cdef Rng* own
-    if e.fields.rng != <size_t>NO_FIELD:
-        own = <Rng*>(<char*>st + e.fields.rng)
-        own.key = rng_next(rng)
-        own.ctr = 0
+    cdef Rng* own = st_rng(e, st)
+    own.key = rng_next(rng)
+    own.ctr = 0
 
 
 cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
