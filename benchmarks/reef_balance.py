@@ -59,7 +59,8 @@ def head_to_head(agent: str, rival: str, games: int, seed: int) -> None:
     rb = batch.play(GAME, 2, None, [agent, rival], seed=seed, count=games, rotate=True)
     seats = rb.column("seat_agent").to_pylist()
     shares = rb.column("seat_win_share").to_pylist()
-    mine = [s[a.index(agent)] for s, a in zip(shares, seats)]
+    name = agent.split("(")[0]           # rows spell each agent with all its parameters
+    mine = [s[[x.split("(")[0] for x in a].index(name)] for s, a in zip(shares, seats)]
     print(f"{agent} vs {rival}, 2 players, {rb.num_rows} games (seats rotated): {agent} wins "
           f"{share(mine)}; {ends(rb)} [{time.perf_counter() - t0:.0f} s]")
 
@@ -96,6 +97,8 @@ def main(argv=None) -> None:
     ap.add_argument("--duel-games", type=int, default=200, help="search vs greedy games")
     ap.add_argument("--part", default="all",
                     choices=("all", "ends", "duels", "greedy_seats", "search_seats"))
+    ap.add_argument("--players", type=int, nargs="+", default=[2, 3, 4],
+                    help="player counts of the seat rows")
     ap.add_argument("--search", default="mcts(iterations=200)", help="the search agent")
     ap.add_argument("--speed", action="store_true", help="measure speed instead")
     ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per speed row")
@@ -112,10 +115,10 @@ def main(argv=None) -> None:
         head_to_head("greedy", "random", args.games, seed=1)
         head_to_head(args.search, "greedy", args.duel_games, seed=4)
     if part in ("all", "greedy_seats"):
-        for players in (2, 3, 4):
+        for players in args.players:
             seat_shares("greedy", players, args.games, seed=2)
     if part in ("all", "search_seats"):
-        for players in (2, 3, 4):
+        for players in args.players:
             seat_shares(args.search, players, args.search_games, seed=5)
 
 
