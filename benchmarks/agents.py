@@ -1,9 +1,10 @@
 """The search agent's goals (issue 10), measured on one core of this machine.
 
     python benchmarks/agents.py strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
+                                         [--players 3 --mode pro]
     python benchmarks/agents.py speed [--seconds 10]
     python benchmarks/agents.py memory
-    python benchmarks/agents.py truncation [--games 200]
+    python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
     python benchmarks/agents.py solo [--games 100]
     python benchmarks/agents.py desert [--games 100]
 
@@ -16,7 +17,8 @@ rollouts on connect_four (its simulations/s times the mean random playout length
 searched positions), reported as ours / theirs (goal >= 1.0).
 memory: the node pool and buffers per agent, and the process's resident memory before and
 after a game of mcts(iterations=1000) (goal: no growth).
-truncation: share of Maori pro games (3 players) that end at the move limit.
+truncation: share of Maori pro games (3 players) that end at the move limit (default agent: the
+demo's, services/maori_demo.json), and CPU seconds per game.
 solo / desert: Mondo solo win rate per difficulty; Forbidden Desert 4-player team win rate.
 Rates are CPU time (time.process_time), so other work on the machine affects them less.
 """
@@ -42,11 +44,13 @@ def _share_text(share: float, n: int) -> str:
     return f"{share:.3f} [{lo:.3f}, {hi:.3f}] over {n} games"
 
 
-def strength(game_name: str, a: str, b: str, games: int, seed: int = 1) -> dict:
-    """A's mean win share against B, seats rotated."""
+def strength(game_name: str, a: str, b: str, games: int, seed: int = 1, players: int = 2,
+             rules: dict | None = None) -> dict:
+    """A's mean win share against B (in every other seat), seats rotated."""
     game = core_cy.load(game_name)
     t0 = time.process_time()
-    rows = batch.play(game, 2, None, [a, b], seed=seed, count=games, rotate=True)
+    rows = batch.play(game, players, rules, [a] + [b] * (players - 1), seed=seed, count=games,
+                      rotate=True)
     cpu = time.process_time() - t0
     shares = np.array(rows.column("seat_win_share").to_pylist())
     seats = np.array(rows.column("seat_agent").to_pylist())
@@ -139,10 +143,12 @@ def rss_bytes() -> int:
 def cmd_strength(args) -> None:
     pairs = [(args.a, args.b)] if args.a else [
         ("mcts(iterations=400)", "greedy"), ("mcts(iterations=1000)", "mcts(iterations=100)")]
+    rules = {"mode": args.mode} if args.mode else None
     for game in args.game.split(","):
         for a, b in pairs:
-            r = strength(game, a, b, args.games, args.seed)
-            print(f"{game}: {a} vs {b}: share {_share_text(r['share'], r['games'])}, "
+            r = strength(game, a, b, args.games, args.seed, args.players, rules)
+            print(f"{game} {args.players}p{' ' + args.mode if args.mode else ''}: {a} vs {b}: "
+                  f"share {_share_text(r['share'], r['games'])} (even: {1 / args.players:.3f}), "
                   f"{r['cpu_per_game']:.3f} CPU s/game", flush=True)
 
 
@@ -180,12 +186,19 @@ def cmd_memory(args) -> None:
 
 
 def cmd_truncation(args) -> None:
+    from services.demo import demo_spec
+
     game = core_cy.load("maori")
-    rows = batch.play(game, 3, {"mode": "pro"}, args.agent, seed=1, count=args.games)
+    agent = args.agent if args.agent_given else demo_spec()["agents"]
+    t0 = time.process_time()
+    rows = batch.play(game, 3, {"mode": "pro"}, agent, seed=args.seed, count=args.games)
+    cpu = time.process_time() - t0
     reasons = rows.column("end_reason").to_pylist()
-    cut = sum(r == "turn_limit" for r in reasons)
-    print(f"maori pro 3p, {args.agent}: {cut} of {len(reasons)} games end at turn_limit "
-          f"({100 * cut / len(reasons):.1f}%)")
+    cut = sum(r in game.safety_end_reasons for r in reasons)
+    lo, hi = wilson_interval(cut / len(reasons), len(reasons))
+    print(f"maori pro 3p, {agent}: {cut} of {len(reasons)} games truncated "
+          f"({100 * cut / len(reasons):.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]), "
+          f"{cpu / len(reasons):.3f} CPU s/game")
 
 
 def cmd_solo(args) -> None:
@@ -217,10 +230,15 @@ def main(argv=None) -> None:
     ap.add_argument("--games", type=int, default=400)
     ap.add_argument("--a", default=None)
     ap.add_argument("--b", default="greedy")
-    ap.add_argument("--agent", default="mcts(iterations=400)")
+    ap.add_argument("--agent", default=None)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--players", type=int, default=2, help="strength: seats (A in one, B in "
+                    "the others, rotated)")
+    ap.add_argument("--mode", default=None, help="strength: Maori's mode rule (e.g. pro)")
     args = ap.parse_args(argv)
+    args.agent_given = args.agent is not None
+    args.agent = args.agent or "mcts(iterations=400)"
     globals()["cmd_" + args.what](args)
 
 

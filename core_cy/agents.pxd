@@ -18,6 +18,7 @@ ctypedef struct AgentSpec:
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
     int cutoff           # rollout moves before the heuristic judges the position (0: to the end)
+    double epsilon       # greedy rollouts: the share of moves played at random instead
     bint reuse           # keep the subtree of the moves actually played between decisions
     double margin        # weight of the score margin next to the win share in a result's value
 

@@ -14,6 +14,7 @@ from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
                                POLICY_SCRATCH, NO_FIELD, rng_seed, rng_next, rng_below,
+                               rng_uniform,
                                STREAM_SEAT, st_current, st_terminal, st_players)
 
 include "mcts.pxi"
@@ -223,6 +224,9 @@ def mcts_params(game):
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
         Param("cutoff", "int", 4, "rollout moves after which the game's heuristic judges the "
               "position (0: play to the end)", 0, 100_000),
+        Param("epsilon", "float", 0.0, "greedy rollouts: the share of moves played at random "
+              "instead (cheaper, and rollouts do not stall where the one-ply choice does)",
+              0.0, 1.0),
         Param("reuse", "bool", True, "keep the searched subtree of the moves actually played"),
         Param("margin", "float", 0.0, "weight of the relative score margin next to the win "
               "share in a finished simulation's value", 0.0, 1.0),
@@ -298,8 +302,7 @@ def agent_spec(game, text):
     policies = list(game.policies)
     spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "expand": AGENT_RANDOM,
-            "cutoff": 0, "reuse": False,
-            "margin": 0.0}
+            "cutoff": 0, "epsilon": 0.0, "reuse": False, "margin": 0.0}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:
@@ -324,6 +327,7 @@ cdef void fill_spec(AgentSpec* s, dict d):
     s.rollout_policy = d["rollout_policy"]
     s.expand = d["expand"]
     s.cutoff = d["cutoff"]
+    s.epsilon = d["epsilon"]
     s.reuse = d["reuse"]
     s.margin = d["margin"]
 

@@ -218,7 +218,8 @@ cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) 
     if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
         return e.policy(t.sim, a.rollout_policy, rng, t.scratch)
     n = e.legal_actions(t.sim, t.legal)
-    if a.rollout_kind != AGENT_GREEDY or n == 1:
+    if (a.rollout_kind != AGENT_GREEDY or n == 1
+            or (a.epsilon > 0.0 and rng_uniform(rng) < a.epsilon)):
         return t.legal[rng_below(rng, n)]
     actor = st_current(e, t.sim)
     if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):

@@ -17,12 +17,12 @@ def test_agent_strings_parse_with_defaults_filled_in():
     name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
-                      "reuse": True, "margin": 0.0, "expand": "greedy"}
+                      "epsilon": 0.0, "reuse": True, "margin": 0.0, "expand": "greedy"}
     assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
     assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 400
     assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
-        "reuse=false, margin=0.0)")
+        "epsilon=0.0, reuse=false, margin=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
@@ -33,6 +33,7 @@ def test_agent_strings_parse_with_defaults_filled_in():
     ("mcts(rollout=smart)", "parameter 'rollout' of agent 'mcts' must be one of"),
     ("mcts(reuse=yes)", "parameter 'reuse' of agent 'mcts' must be true or false"),
     ("mcts(margin=2)", "parameter 'margin' of agent 'mcts' must be <= 1.0"),
+    ("mcts(epsilon=-0.1)", "parameter 'epsilon' of agent 'mcts' must be >= 0.0"),
     ("mcts(exploration=nan)", "parameter 'exploration' of agent 'mcts' must be finite"),
     ("mcts(iterations=3, iterations=4)", "'iterations' of agent 'mcts' is given twice"),
     ("mcts(iterations)", "key=value"),
@@ -154,3 +155,22 @@ def test_the_node_pool_is_fixed_and_freed():
     for k in range(60):   # 60 agents: a leaked pool each would be far above the margin
         agents.choose(state, big, seed=k)
     assert _rss_bytes() - before < 10 * per_agent
+
+
+def test_epsilon_plays_some_rollout_moves_at_random():
+    """epsilon > 0 changes the greedy rollouts (a share of their moves at random), reproducibly
+    for a seed; epsilon = 1 rollouts simulate as many moves as random rollouts on average."""
+    state = MAORI.new(2, seed=6)
+    for _ in range(6):
+        state.apply(agents.choose(state, "greedy", seed=1))
+    greedy = agents.search_stats(state, "mcts(iterations=80, cutoff=0)", seed=3)
+    mixed = agents.search_stats(state, "mcts(iterations=80, cutoff=0, epsilon=0.5)", seed=3)
+    assert mixed == agents.search_stats(state, "mcts(iterations=80, cutoff=0, epsilon=0.5)",
+                                        seed=3)
+    assert mixed != greedy
+    # Rollouts to the end: random ones are several times longer than greedy ones here, and
+    # epsilon=1 ones as long as random ones (within 10%).
+    moves = {r: np.mean([agents.search_stats(state, f"mcts(iterations=40, cutoff=0, {r})",
+                                             seed=s)[1] for s in range(3)])
+             for r in ("rollout=random", "epsilon=1.0")}
+    assert abs(moves["epsilon=1.0"] / moves["rollout=random"] - 1) < 0.1

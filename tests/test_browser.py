@@ -244,6 +244,67 @@ def test_cooperative_experiment_shows_one_team_result_per_game(server, browser):
     _no_page_errors(browser)
 
 
+def _post(server, spec) -> str:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(server + "/api/experiments", json.dumps(spec).encode(),
+                                     {"Content-Type": "application/json"})
+    return json.loads(urllib.request.urlopen(request).read())["id"]
+
+
+def test_agent_parameters_come_from_the_agent_schema(server, browser):
+    """Choosing the search agent shows its parameters with their defaults; the submitted spec
+    names the values that differ from them."""
+    import json
+    import urllib.request
+
+    from selenium.webdriver.support.ui import Select
+
+    _open_form(browser, server)
+    assert not _css(browser, "#f-agent-params [data-option]")  # random takes no parameters
+    Select(_css(browser, "#f-agent")[0]).select_by_value("mcts")
+    props = INFO["agents"]["mcts"]["parameters"]["properties"]
+    boxes = _wait(browser, lambda d: _css(d, "#f-agent-params div.option"), 10, "no fields")
+    assert [b.get_attribute("data-option") for b in boxes] == list(props)
+    iterations = _css(browser, "#f-agent-params input[data-option='iterations']")[0]
+    assert iterations.get_attribute("value") == str(props["iterations"]["default"])
+    iterations.clear()
+    iterations.send_keys("3")
+    Select(_css(browser, "#f-agent-params select[data-option='rollout']")[0]) \
+        .select_by_value("random")
+    _css(browser, "#submit")[0].click()
+    _wait(browser, lambda d: "/experiments/" in d.current_url, 20, "not redirected")
+    eid = browser.current_url.rsplit("/", 1)[1]
+    exp = json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}").read())
+    assert exp["spec"]["agents"] == "mcts(iterations=3, rollout=random)"
+    urllib.request.urlopen(urllib.request.Request(f"{server}/api/experiments/{eid}/cancel",
+                                                  method="POST"))
+
+
+def test_a_ladder_experiment_charts_seat_advantage_per_rung(server, browser):
+    rungs = ["random", "greedy"]
+    eid = _post(server, {"name": "ladder in the browser", "game": GAME,
+                         "players": INFO["min_players"], "ladder": rungs, "arms": {"base": {}},
+                         "games_per_arm": 200, "shard_size": 100, "seed": 2})
+    browser.get(f"{server}/experiments/{eid}")
+    _wait(browser, lambda d: _css(d, "#status") and _css(d, "#status")[0].text == "done"
+          and _css(d, "#ladder svg.chart") and not _css(d, "#interim"), 90, "no ladder chart")
+    time.sleep(0.5)  # the final figures are drawn once; let that draw finish
+    (chart,) = _css(browser, "#ladder svg.chart")
+    labels = [t.text for t in chart.find_elements("css selector", "text.tick")]
+    assert rungs[0] in labels and rungs[1] in labels  # rungs on the x axis, weakest first
+    assert labels.index(rungs[0]) < labels.index(rungs[1])
+    players = INFO["min_players"]
+    assert len(chart.find_elements("css selector", "rect.bar")) == len(rungs) * players
+    assert len(chart.find_elements("css selector", "line.errorbar")) == 3 * len(rungs) * players
+    assert chart.find_elements("css selector", "line.reference")  # no advantage: 0
+    (verdict,) = _css(browser, "#ladder p.ladder-verdict")
+    assert verdict.get_attribute("data-stable") in ("true", "false")
+    assert f"between {rungs[0]} and {rungs[1]}" in verdict.text
+    _no_page_errors(browser)
+
+
 def test_api_docs_render_offline(server, browser):
     """Swagger UI from the local package renders the OpenAPI 3.1 document."""
     browser.get(f"{server}/docs")

@@ -177,6 +177,40 @@
       comparison(compare, players, true)];
   }
 
+  // ---- the strength ladder: seat advantage against agent strength ----------------------------
+  // Per cell a chart with the rungs (weakest first) on the x axis and one bar per seat: its
+  // win share minus the cell's mean share, with the 95% interval of the share around it.
+  function ladderChart(rows, title) {
+    const rungs = unique(rows.map((r) => r.rung));
+    const seats = unique(rows.map((r) => r.seat)).sort((a, b) => a - b);
+    const series = seats.map((seat) => ({name: `seat ${seat}`, points: rungs.map((rung) => {
+      const r = rows.find((x) => x.rung === rung && x.seat === seat);
+      return r ? {y: r.advantage, lo: r.advantage - (r.win_share - r.win_lo),
+                  hi: r.advantage + (r.win_hi - r.win_share)} : null;
+    })}));
+    return chartBox(title, (box) => M.barChart(box, rungs, series, {
+      yLabel: "seat advantage (win share - mean)", reference: 0,
+      title: "seat advantage per agent strength, weakest first"}));
+  }
+
+  async function ladderSection() {
+    const ladder = await M.getJSON(`${api}/ladder`);
+    const out = [M.h("h2", {}, "Strength ladder")];
+    for (const v of ladder.verdicts)
+      out.push(M.h("p", {class: "ladder-verdict", "data-stable": String(v.stable)},
+        `${v.base}, ${v.players} players: the seat verdict is ${v.stable ? "stable" : "not stable"}` +
+        ` between ${v.second} and ${v.strongest} (largest change ${points(v.change)} for seat ` +
+        `${v.seat}, 95% half-width ${points(v.half_width)}).`));
+    const cells = unique(ladder.seats.map((r) => `${r.base}|${r.players}`));
+    out.push(M.h("div", {class: "charts"}, cells.map((cell) => {
+      const [base, players] = cell.split("|");
+      return ladderChart(ladder.seats.filter((r) => r.base === base &&
+                                                    String(r.players) === players),
+                         `${base}, ${players} players`);
+    })));
+    return M.h("section", {class: "ladder", id: "ladder"}, out);
+  }
+
   // ---- loading -----------------------------------------------------------------------------------
   async function loadResults(exp) {
     let summary, hist, compare = [];
@@ -196,6 +230,7 @@
       "is not done, so every interval is a confidence sequence that holds at any look (wider " +
       "than the final ones) and no p-values are shown. The final figures appear when it is done.")
       : []];
+    if (exp.spec.ladder) out.push(await ladderSection());
     for (const players of unique(summary.map((r) => r.players)).sort((a, b) => a - b)) {
       const rows = summary.filter((r) => r.players === players);
       const body = cooperative ? await cooperativeSection(rows, players, arms, hist, compare)

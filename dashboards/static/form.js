@@ -53,6 +53,29 @@
                Object.entries(props).map(([n, s]) => optionInput(n, s)), remove);
   }
 
+  // ---- the agent's parameters (from its JSON schema in the catalogue) -----------------------
+  // The same inputs as rule options; the agent string names only the values that differ from
+  // the defaults, e.g. "mcts(iterations=100, rollout=random)".
+  function agentSchema() {
+    const agent = games[$("f-game").value].agents[$("f-agent").value];
+    return (agent && agent.parameters && agent.parameters.properties) || {};
+  }
+
+  function selectAgent() {
+    const props = agentSchema();
+    $("f-agent-params").replaceChildren(...Object.entries(props).map(([n, s]) => optionInput(n, s)));
+    $("f-agent-params").hidden = Object.keys(props).length === 0;
+  }
+
+  function agentString() {
+    const name = $("f-agent").value;
+    let values;
+    try { values = armRules($("f-agent-params"), agentSchema()); }
+    catch (e) { throw new Error(`agents.${name}.${e.message}`); }
+    const pairs = Object.entries(values).map(([k, v]) => `${k}=${v}`);
+    return pairs.length ? `${name}(${pairs.join(", ")})` : name;
+  }
+
   function updateBaseline() {
     const select = $("f-baseline"), previous = select.value;
     const names = [...document.querySelectorAll(".arm-name")].map((i) => i.value);
@@ -71,6 +94,7 @@
       ` ${n}`)));
     $("f-agent").replaceChildren(...Object.entries(game.agents).map(([n, d]) =>
       M.h("option", {value: n, title: d.description}, n)));
+    selectAgent();
     $("arms").replaceChildren(armFieldset(0));
     updateBaseline();
   }
@@ -103,7 +127,7 @@
                   games_per_arm: Number($("f-games").value), seed: Number($("f-seed").value),
                   shard_size: Number($("f-shard").value)};
     const perSeat = $("f-agents").value.split(",").map((s) => s.trim()).filter(Boolean);
-    spec.agents = perSeat.length ? perSeat : $("f-agent").value;
+    spec.agents = perSeat.length ? perSeat : agentString();
     if ($("f-rotate").checked) spec.rotate_agents = true;
     spec.arms = {};
     for (const fs of document.querySelectorAll("fieldset.arm")) {
@@ -190,6 +214,7 @@
       games = Object.fromEntries(list.map((g) => [g.name, g]));
       $("f-game").replaceChildren(...list.map((g) => M.h("option", {value: g.name}, g.title || g.name)));
       $("f-game").addEventListener("change", selectGame);
+      $("f-agent").addEventListener("change", selectAgent);
       $("add-arm").addEventListener("click", () => {
         $("arms").appendChild(armFieldset(document.querySelectorAll("fieldset.arm").length));
         updateBaseline();
