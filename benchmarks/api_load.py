@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline import _rss_kib, _tree_rss_kib  # noqa: E402  (benchmarks/pipeline.py)
+from pipeline import _cpu_seconds, _rss_kib, _tree_rss_kib  # noqa: E402  (benchmarks/pipeline.py)
 from service_support import INFO, small_spec  # noqa: E402
 
 HOST = "127.0.0.1"  # loopback only
@@ -66,11 +66,11 @@ def _wait_ready(client: httpx.Client, timeout: float = 120) -> None:
     raise SystemExit("the service did not become ready")
 
 
-def _wait_status(client, eid, statuses, timeout=300):
+def _wait_status(client, eid, statuses, timeout=300, min_done=0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         exp = client.get(f"/api/experiments/{eid}").json()
-        if exp["status"] in statuses:
+        if exp["status"] in statuses and exp["progress"]["done"] >= min_done:
             return exp
         time.sleep(0.2)
     raise SystemExit(f"{eid} still not {statuses}")
@@ -104,8 +104,8 @@ def abuse(client: httpx.Client, pid: int) -> None:
 
 
 async def _poller(client: httpx.AsyncClient, urls: list[str], until: float,
-                  latencies: list[float], errors: list[str]) -> None:
-    k = 0
+                  latencies: dict[str, list[float]], errors: list[str], first: int) -> None:
+    k = first  # clients start at different routes, as dashboards on different pages would
     while time.monotonic() < until:
         url = urls[k % len(urls)]
         k += 1
@@ -116,27 +116,42 @@ async def _poller(client: httpx.AsyncClient, urls: list[str], until: float,
                 errors.append(f"{url}: {response.status_code}")
         except httpx.HTTPError as exc:
             errors.append(f"{url}: {exc!r}")
-        latencies.append(time.monotonic() - began)
+        latencies[url].append(time.monotonic() - began)
         await asyncio.sleep(0.5)  # the dashboard polls about twice a second
 
 
-async def load(base: str, clients: int, seconds: float, running: str, finished: str) -> None:
-    urls = [f"/api/experiments/{running}", "/api/experiments",
-            f"/api/experiments/{running}/summary", f"/api/experiments/{finished}/summary"]
-    latencies: list[float] = []
+def _quantiles(values: list[float]) -> str:
+    values = sorted(values)
+    p = lambda q: 1000 * values[min(len(values) - 1, int(q * len(values)))]  # noqa: E731
+    return (f"{len(values)} requests, p50 {p(0.5):.1f} ms, p95 {p(0.95):.1f} ms, "
+            f"p99 {p(0.99):.1f} ms, max {1000 * values[-1]:.1f} ms")
+
+
+async def load(base: str, clients: int, seconds: float, running: str, finished: str,
+               server_pid: int) -> None:
+    urls = {f"/api/experiments/{running}": "status of the running experiment",
+            "/api/experiments": "the list",
+            f"/api/experiments/{running}/summary": "interim summary of the running one",
+            f"/api/experiments/{finished}/summary": "summary of a finished one"}
+    latencies: dict[str, list[float]] = {url: [] for url in urls}
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients)
+    load_before, cpu_before = os.getloadavg()[0], _cpu_seconds(server_pid)
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
         until = time.monotonic() + seconds
-        await asyncio.gather(*(_poller(client, urls, until, latencies, errors)
-                               for _ in range(clients)))
-    latencies.sort()
-    p = lambda q: 1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
-    print(f"{clients} clients x {seconds:.0f} s polling status, list and summary during a run: "
-          f"{len(latencies)} requests, p50 {p(0.5):.1f} ms, p95 {p(0.95):.1f} ms, "
-          f"p99 {p(0.99):.1f} ms, "
-          f"max {1000 * latencies[-1]:.1f} ms, errors {len(errors)}"
+        await asyncio.gather(*(_poller(client, list(urls), until, latencies, errors, k)
+                               for k in range(clients)))
+    served = sum(len(v) for v in latencies.values())
+    server_cpu = _cpu_seconds(server_pid) - cpu_before
+    print(f"{clients} clients x {seconds:.0f} s polling status, list and summaries during a "
+          f"run: {_quantiles(sum(latencies.values(), []))}, errors {len(errors)}"
           + (f" (first: {errors[0]})" if errors else ""))
+    for url, what in urls.items():
+        print(f"  {what}: {_quantiles(latencies[url])}")
+    print(f"API process CPU: {server_cpu:.1f} s = {1000 * server_cpu / served:.1f} ms per "
+          f"request (the Ray workers playing games are other processes); load average "
+          f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} "
+          f"cores (other work on the machine delays every request)")
 
 
 def main() -> None:
@@ -159,8 +174,10 @@ def main() -> None:
                 _wait_status(client, finished, ("done",))
                 running = client.post("/api/experiments", headers=AUTH, json=small_spec(
                     name="running", games_per_arm=10**7, shard_size=20000)).json()["id"]
-                _wait_status(client, running, ("running",))
-                asyncio.run(load(base, args.clients, args.seconds, running, finished))
+                # its first shards written: the interim summary has figures (else 409)
+                _wait_status(client, running, ("running",), min_done=1)
+                asyncio.run(load(base, args.clients, args.seconds, running, finished,
+                                 server.pid))
                 client.post(f"/api/experiments/{running}/cancel", headers=AUTH)
         finally:
             server.terminate()  # SIGTERM: the service stops its worker and its Ray

@@ -2,6 +2,13 @@
 
     python benchmarks/pipeline.py                 # 1,000,000 games
     python benchmarks/pipeline.py --games 200000
+    python benchmarks/pipeline.py --games 100000 --nodes 1,2   # local multi-node clusters
+
+With `--nodes`, the experiment runs on real multi-node Ray clusters on this machine, one
+after the other: a head without CPUs and 1, then 2, ... worker nodes of `--cpus-per-node`
+CPUs (tests/ray_support.local_cluster, all on 127.0.0.1), and the scaling per added node is
+printed.  Nodes on one machine share its cores: the scaling shows what Ray's scheduling,
+the Parquet writes and the driver cost as nodes are added, never more than the cores there are.
 
 Prints, measured in the same run:
 - single-process engine throughput (core_cy.batch.play in this process, no Ray);
@@ -24,6 +31,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from ray_support import LOOPBACK_ENV, local_cluster  # noqa: E402
+
+os.environ.update(LOOPBACK_ENV)  # before Ray is imported: drivers of 127.0.0.1 clusters
 
 import core_cy  # noqa: E402
 from core_cy import batch  # noqa: E402
@@ -109,6 +120,78 @@ def single_process_rate(players: int, games: int) -> float:
     return games / (time.perf_counter() - t)
 
 
+def run(spec: ExperimentSpec, out: str, verbose: bool = False) -> dict:
+    """Plays `spec` on the Ray this process is connected to; wall and CPU time, first
+    progress, peak RSS of the process tree."""
+    sampler = RssSampler()
+    sampler.start()
+    first = {}
+    cpu_before = tree_cpu_seconds()
+    driver_before = time.process_time()
+    submitted = time.perf_counter()
+
+    def progress(p):
+        if p.done > 0 and "t" not in first:
+            first["t"] = time.perf_counter() - submitted
+
+    status = run_experiment(spec, out, "bench", progress=progress)
+    sim = time.perf_counter() - submitted
+    driver = time.process_time() - driver_before
+    cpu_after = tree_cpu_seconds()
+    if verbose:
+        for p in sorted(cpu_after, key=lambda p: cpu_before.get(p, 0.0) - cpu_after[p])[:12]:
+            print(f"  cpu {cpu_after[p] - cpu_before.get(p, 0.0):7.2f} s  {_name(p)}")
+    sampler.stop.set()
+    sampler.join()
+    assert status == "done", status
+    return {"sim": sim, "cpu": sum(cpu_after[p] - cpu_before.get(p, 0.0) for p in cpu_after),
+            "first": first.get("t", float("nan")), "peak_kib": sampler.peak, "driver": driver}
+
+
+def shard_report(spec: ExperimentSpec, root: str, m: dict) -> str:
+    """The driver's CPU per shard task and the size of the shard files."""
+    files = list(Path(root).rglob("shard-*.parquet"))
+    size = sum(f.stat().st_size for f in files)
+    return (f"driver CPU {1000 * m['driver'] / len(files):.1f} ms per shard task "
+            f"({len(files)} tasks: at most ~{len(files) / m['driver']:,.0f} tasks/s per "
+            f"driver core); shard files {size / len(files) / 2**20:.2f} MiB each, "
+            f"{size / spec.total_games():.0f} bytes per game")
+
+
+def on_clusters(spec: ExperimentSpec, nodes: list[int], cpus: int, single: float,
+                single_cpu: float, verbose: bool) -> None:
+    """The experiment on a local cluster of a head and each number of worker nodes."""
+    import ray
+
+    rates = {}
+    for count in nodes:
+        out = tempfile.mkdtemp(prefix="meeplelab-bench-")
+        t = time.perf_counter()
+        with local_cluster(workers=count, cpus=cpus) as (cluster, _workers):
+            ray.init(address=cluster.address, log_to_driver=False, logging_level="WARNING")
+            started = time.perf_counter() - t
+            try:
+                m = run(spec, out, verbose)
+            finally:
+                ray.shutdown()
+                print("  " + shard_report(spec, os.path.join(out, "bench"), m))
+        games = spec.total_games()
+        rates[count] = games / m["sim"]
+        print(f"head + {count} worker node(s) of {cpus} CPU: cluster up in {started:.1f} s; "
+              f"{games:,} games in {m['sim']:.1f} s = {rates[count]:,.0f} games/s "
+              f"({rates[count] / (count * cpus * single):.2f} of {count * cpus} x single "
+              f"process); {games / m['cpu']:,.0f} games per CPU-second of the process tree "
+              f"({games / m['cpu'] / single_cpu:.2f} of single); first progress after "
+              f"{m['first']:.1f} s; load average {os.getloadavg()[0]:.1f}")
+        shutil.rmtree(out, ignore_errors=True)
+    base = min(rates)
+    for count in sorted(rates):
+        if count != base:
+            print(f"scaling {base} -> {count} worker nodes: x{rates[count] / rates[base]:.2f} "
+                  f"(ideal x{count / base:.2f} if the machine had {count * cpus} idle cores; "
+                  f"it has {os.cpu_count()}, shared)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=1_000_000)
@@ -118,9 +201,14 @@ def main() -> None:
                     help="games for the single-process reference")
     ap.add_argument("--verbose", action="store_true", help="CPU seconds per process")
     ap.add_argument("--out", default=None, help="results folder (default: a temp folder)")
+    ap.add_argument("--nodes", default=None, help="comma-separated worker node counts: run "
+                    "on a local multi-node cluster of each size instead of a local Ray")
+    ap.add_argument("--cpus-per-node", type=int, default=1)
     args = ap.parse_args()
 
-    out = args.out or tempfile.mkdtemp(prefix="meeplelab-bench-")
+    spec = ExperimentSpec.model_validate(
+        {"name": "bench", "game": "maori", "players": args.players, "agents": "random",
+         "games_per_arm": args.games, "seed": 12345, "shard_size": args.shard_size})
     print(f"load average before: {os.getloadavg()[0]:.2f} (other work on the machine skews "
           "the wall-clock ratio; the CPU-time ratio below does not depend on it)")
     cpu0 = time.process_time()
@@ -129,6 +217,11 @@ def main() -> None:
     print(f"single process (core_cy.batch.play): {single:,.0f} games/s wall, "
           f"{single_cpu:,.0f} games per CPU-second ({args.single_games} games)")
 
+    if args.nodes:
+        on_clusters(spec, [int(n) for n in args.nodes.split(",")], args.cpus_per_node, single,
+                    single_cpu, args.verbose)
+        return
+    out = args.out or tempfile.mkdtemp(prefix="meeplelab-bench-")
     t = time.perf_counter()
     init_ray()
     ray_start = time.perf_counter() - t
@@ -136,30 +229,10 @@ def main() -> None:
     cpus = int(ray.cluster_resources().get("CPU", 1))
     print(f"Ray started in {ray_start:.1f} s with {cpus} CPUs")
 
-    spec = ExperimentSpec.model_validate(
-        {"name": "bench", "game": "maori", "players": args.players, "agents": "random",
-         "games_per_arm": args.games, "seed": 12345, "shard_size": args.shard_size})
-    sampler = RssSampler()
-    sampler.start()
-    first = {}
-    cpu_before = tree_cpu_seconds()
-    submitted = time.perf_counter()
+    m = run(spec, out, args.verbose)
+    sim, run_cpu = m["sim"], m["cpu"]
 
-    def progress(p):
-        if p.done > 0 and "t" not in first:
-            first["t"] = time.perf_counter() - submitted
-
-    status = run_experiment(spec, out, "bench", progress=progress)
-    sim = time.perf_counter() - submitted
-    cpu_after = tree_cpu_seconds()
-    run_cpu = sum(cpu_after[p] - cpu_before.get(p, 0.0) for p in cpu_after)
-    if args.verbose:
-        for p in sorted(cpu_after, key=lambda p: cpu_before.get(p, 0.0) - cpu_after[p])[:12]:
-            print(f"  cpu {cpu_after[p] - cpu_before.get(p, 0.0):7.2f} s  {_name(p)}")
-    sampler.stop.set()
-    sampler.join()
-    assert status == "done", status
-
+    print(shard_report(spec, os.path.join(out, "bench"), m))
     t = time.perf_counter()
     table = pipelines.summary(os.path.join(out, "bench"))
     agg = time.perf_counter() - t
@@ -173,13 +246,13 @@ def main() -> None:
     print(f"CPU efficiency: {args.games / run_cpu:,.0f} games per CPU-second of the whole "
           f"process tree = {args.games / run_cpu / single_cpu:.3f} of the single process "
           f"(1.0 = no overhead from Ray, Arrow and Parquet)")
-    print(f"time to first progress: {first.get('t', float('nan')):.2f} s after submission "
+    print(f"time to first progress: {m['first']:.2f} s after submission "
           f"(+ {ray_start:.1f} s Ray start when not already running)")
     print(f"aggregation (pipelines.summary): {agg:.3f} s = {100 * agg / sim:.2f}% of the "
           f"simulation time (goal <= 2%)")
     driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"peak RSS: driver {driver / 1024:.0f} MiB; process tree (Ray included, sampled "
-          f"every 1 s) {sampler.peak / 1024:.0f} MiB")
+          f"every 1 s) {m['peak_kib'] / 1024:.0f} MiB")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.out is None:
         shutil.rmtree(out, ignore_errors=True)

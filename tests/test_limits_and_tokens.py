@@ -1,11 +1,16 @@
 """Safe to expose: size limits (422 naming the limit, fast, nothing stored), 413 for large
 bodies, bearer tokens on writes (and on reads when asked), every mistake of a spec in one
-answer, and a cancel that takes effect within two seconds."""
+answer, a cancel that takes effect within two seconds, and the issue's must-show against a
+real served process."""
+import os
+import signal
 import time
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from service_support import GAME, INFO, enum_option, small_spec, wait_for
+from test_registry import _free_port, _serve, _wait
 
 from services import cli
 from services.app import create_app
@@ -195,3 +200,42 @@ def test_the_schema_names_games_agents_and_every_status(guarded):
 def test_a_wrong_method_answers_405_with_every_allowed_method(guarded):
     response = guarded.request("PUT", "/api/experiments")
     assert response.status_code == 405 and response.headers["Allow"] == "GET, HEAD, POST"
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+def test_must_show_on_a_served_process_with_a_token(tmp_path):
+    """`meeplelab serve` with MEEPLELAB_TOKEN: a submit without the token is 401; with it,
+    10^12 games is 422 within 2 s; the largest experiment allowed (10^9 games) runs with the
+    server's memory under 1 GiB (shards are produced lazily), and cancels."""
+    port = _free_port()
+    server = _serve(str(tmp_path / "r.db"), tmp_path / "res", port, MEEPLELAB_TOKEN=TOKEN)
+    base = f"http://127.0.0.1:{port}/api/experiments"
+    try:
+        _wait(f"http://127.0.0.1:{port}/readyz", lambda r: r.status_code == 200, timeout=120)
+        assert httpx.post(base, json=small_spec()).status_code == 401
+        began = time.monotonic()
+        huge = httpx.post(base, headers=AUTH, json=small_spec(games_per_arm=10**12))
+        assert time.monotonic() - began < 2 and huge.status_code == 422
+        largest = small_spec(players=INFO["min_players"], games_per_arm=10**9 // 2,
+                             shard_size=20000)  # two arms
+        created = httpx.post(base, headers=AUTH, json=largest)
+        assert created.status_code == 201, created.text
+        eid = created.json()["id"]
+        _wait(f"{base}/{eid}", lambda r: r.json()["progress"]["done"] > 0, timeout=120)
+        assert _rss_mib(server.pid) < 1024
+        httpx.post(f"{base}/{eid}/cancel", headers=AUTH)
+        _wait(f"{base}/{eid}", lambda r: r.json()["status"] == "cancelled", timeout=10)
+        assert _rss_mib(server.pid) < 1024
+    finally:
+        os.kill(server.pid, signal.SIGTERM)  # a clean stop: the service's Ray with it
+        try:
+            server.wait(60)
+        finally:
+            try:
+                os.killpg(server.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from ray_support import ray_local  # noqa: F401  (session fixture)
+from ray_support import LOOPBACK_ENV, local_cluster, ray_local  # noqa: F401  (fixture)
 
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
@@ -50,64 +48,12 @@ def _rows(root: Path) -> list[dict]:
     return sorted(rows, key=lambda r: (r["arm"], r["players"], r["game_index"]))
 
 
-def _processes_using(folder: str) -> list[int]:
-    """Pids of the processes whose command line names `folder` (every process of a Ray node
-    started under it: raylet, GCS, agents, workers)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if folder.encode() in f.read():
-                    found.append(int(entry))
-        except (OSError, ValueError):
-            pass
-    return [pid for pid in found if pid != os.getpid()]
-
-
-def _stop(made, folder: str) -> None:
-    """Kills the cluster's nodes (Cluster.shutdown would also reset this process's Ray
-    client state, which the session's local Ray still uses), then anything of it left."""
-    for node in [*made.worker_nodes, made.head_node] if made is not None else []:
-        if node is not None:
-            try:
-                made.remove_node(node, allow_graceful=False)
-            except Exception:  # a node that failed to start: the sweep below handles it
-                pass
-    for pid in _processes_using(folder):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 @pytest.fixture
-def cluster(monkeypatch):
+def cluster():
     """A head (no CPUs: every shard runs on a worker node) and two worker nodes of one CPU;
     every Ray process of it is killed and its folder removed afterwards, pass or fail."""
-    from ray.cluster_utils import Cluster
-
-    # A short path: Ray's unix sockets live under it (108 bytes at most).
-    temp = tempfile.mkdtemp(prefix="mlray-")
-    # Ray writes the cluster's address file under $RAY_TMPDIR/ray: keep it out of /tmp/ray.
-    monkeypatch.setenv("RAY_TMPDIR", temp)
-    # Keep 127.0.0.1 as it is: Ray on Linux otherwise rewrites a loopback RAY_ADDRESS to the
-    # machine's own address, where this cluster does not listen.
-    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    os.mkdir(os.path.join(temp, "ray"))
-    node = {"node_ip_address": "127.0.0.1", "object_store_memory": 80 * 2**20,
-            "include_dashboard": False, "dashboard_agent_listen_port": None}
-    made = None
-    try:
-        made = Cluster(initialize_head=True, shutdown_at_exit=False,
-                       head_node_args={**node, "num_cpus": 0, "dashboard_port": None,
-                                       "temp_dir": os.path.join(temp, "ray")})
-        workers = [made.add_node(**node, num_cpus=1) for _ in range(2)]
-        made.wait_for_nodes(timeout=TIMEOUT_S)
-        yield made, workers
-    finally:
-        _stop(made, temp)
-        shutil.rmtree(temp, ignore_errors=True)
-    assert not _processes_using(temp), "a Ray process of the test cluster outlived it"
+    with local_cluster(workers=2, cpus=1, timeout=TIMEOUT_S) as made:
+        yield made
 
 
 @pytest.fixture
@@ -134,7 +80,7 @@ def test_a_killed_worker_node_loses_no_game(cluster, driver, ray_local, tmp_path
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(SPEC))
     out = tmp_path / "cluster"
-    env = {**os.environ, "RAY_ADDRESS": made.address, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **LOOPBACK_ENV, "RAY_ADDRESS": made.address, "PYTHONPATH": str(ROOT)}
     run = driver(["run", str(spec_file), "--out", str(out)], env)
 
     def shards() -> list[Path]:

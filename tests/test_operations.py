@@ -1,9 +1,13 @@
 """Operability: liveness and readiness probes, Prometheus metrics, fair sharing (experiments
-run N at a time in submission order, per-token quotas with 429 + Retry-After), DELETE, and a
-clean stop on SIGTERM that leaves no process of the service (Ray included) behind."""
+run N at a time in submission order, per-token quotas with 429 + Retry-After), DELETE, polled
+figures computed once per set of shards, and a clean stop on SIGTERM that leaves no process
+of the service (Ray included) behind."""
 import os
+import posixpath
 import signal
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -11,10 +15,16 @@ from fastapi.testclient import TestClient
 from service_support import INFO, small_spec, wait_for
 from test_registry import _free_port, _serve, _wait
 
+import core_cy
+import pipelines
+from core_cy import batch
+from services import datasets
 from services.app import create_app
 from services.registry import Registry
 from services.settings import Settings
-from services.storage import experiment_path
+from services.spec import ExperimentSpec
+from services.storage import (cell_dir, experiment_path, filesystem, shard_name, storage_table,
+                              write_atomically)
 
 TOKEN = "ops-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -88,6 +98,87 @@ def test_delete_of_a_running_experiment_is_409(tmp_path):
         eid = client.post("/api/experiments", headers=AUTH, json=small_spec()).json()["id"]
         response = client.delete(f"/api/experiments/{eid}", headers=AUTH)
         assert response.status_code == 409 and "cancel it first" in response.json()["detail"]
+
+
+def _write_shard(root: str, spec: ExperimentSpec, eid: str, start: int) -> None:
+    """One shard of the first cell, as a worker writes it (no Ray needed)."""
+    cell = spec.cells()[0]
+    game = core_cy.load(spec.game)
+    rows = batch.play(game, cell.players, cell.rules, spec.agent_list(cell.players, cell),
+                      seed=spec.seed, start=start, count=spec.shard_size, experiment=eid,
+                      arm=cell.arm)
+    fs, base = filesystem(root)
+    path = posixpath.join(cell_dir(base, cell.arm, cell.players), shard_name(start))
+    write_atomically(storage_table(rows), fs, path)
+
+
+def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatch):
+    """Dashboards poll the same summary many times a second: it is computed once per set of
+    finished shards, and a new shard gives new figures at the next poll."""
+    calls = []
+    real = pipelines.summary
+    monkeypatch.setattr(pipelines, "summary", lambda *a, **k: calls.append(a) or real(*a, **k))
+    spec_data = small_spec(games_per_arm=200, shard_size=100)
+    spec = ExperimentSpec.model_validate(spec_data)
+    app = _app(tmp_path)
+    with TestClient(app) as client:
+        registry = app.state.registry
+        eid = registry.create(spec_data, spec.name, spec.game)
+        registry.set_status(eid, "running")
+        root = experiment_path(str(tmp_path / "res"), eid)
+        _write_shard(root, spec, eid, 0)
+        first = [client.get(f"/api/experiments/{eid}/summary") for _ in range(5)]
+        assert {r.status_code for r in first} == {200} and len(calls) == 1
+        assert first[0].json()[0]["games"] == 100 and first[0].json()[0]["interim"] is True
+        assert all(r.json() == first[0].json() for r in first)
+        _write_shard(root, spec, eid, 100)
+        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 200
+        assert len(calls) == 2
+        registry.set_status(eid, "done")  # the fixed-n figures replace the interim ones
+        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["interim"] is False
+        assert len(calls) == 3
+
+
+def test_one_computation_per_key_however_many_callers_wait(tmp_path):
+    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
+    cache, calls, gate = datasets.ShardCache(size=2), [], threading.Event()
+
+    def compute():
+        calls.append(1)
+        gate.wait(5)
+        return len(calls)
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = [pool.submit(cache.get, str(tmp_path), ("q",), compute) for _ in range(8)]
+        time.sleep(0.2)
+        gate.set()
+        assert [a.result() for a in answers] == [1] * 8
+    assert cache.get(str(tmp_path), ("other",), lambda: "b") == "b"
+    assert cache.get(str(tmp_path), ("third",), lambda: "c") == "c"  # ("q",) leaves: size 2
+    assert cache.get(str(tmp_path), ("q",), compute) == 2
+
+
+def test_while_new_shards_are_computed_pollers_get_the_last_answer_at_once(tmp_path):
+    """A recompute for a new set of shards (minutes for 10^8 games) keeps other pollers of
+    the same question on the last answer instead of waiting; with no answer yet they wait."""
+    root = str(tmp_path)
+    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
+    cache, started, gate = datasets.ShardCache(), threading.Event(), threading.Event()
+    assert cache.get(root, ("q",), lambda: "one shard") == "one shard"
+    (tmp_path / "shard-000000000100.parquet").write_bytes(b"")
+
+    def slow():
+        started.set()
+        gate.wait(5)
+        return "two shards"
+
+    with ThreadPoolExecutor(1) as pool:
+        recompute = pool.submit(cache.get, root, ("q",), slow)
+        assert started.wait(5)
+        assert cache.get(root, ("q",), lambda: "never") == "one shard"  # at once
+        gate.set()
+        assert recompute.result() == "two shards"
+    assert cache.get(root, ("q",), lambda: "never") == "two shards"
 
 
 def _session_processes(sid: int) -> list[str]:

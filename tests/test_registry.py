@@ -98,9 +98,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(db: str, results: Path, port: int) -> subprocess.Popen:
+def _serve(db: str, results: Path, port: int, **settings: str) -> subprocess.Popen:
     env = {**os.environ, "MEEPLELAB_DB": db, "MEEPLELAB_RESULTS": str(results),
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT), **settings}
     return subprocess.Popen(
         [sys.executable, "-c", f"from services.app import serve; serve('127.0.0.1', {port})"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

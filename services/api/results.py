@@ -1,9 +1,14 @@
 """Statistics of an experiment's results (pipelines' tables as JSON)."""
 from __future__ import annotations
 
+import json
 from enum import Enum
+from functools import lru_cache
+from typing import Any, Callable
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, Response
 
 import core_cy
 import pipelines
@@ -16,6 +21,26 @@ from pipelines import ladder as ladder_stats
 
 router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
                    responses=responses(401, 404, 409, 422))
+# The figures the dashboard polls, kept per set of finished shards (benchmarks/api_load.py).
+CACHE = datasets.ShardCache()
+
+
+@lru_cache(maxsize=256)
+def _validated(spec_json: str) -> ExperimentSpec:
+    return ExperimentSpec.model_validate(json.loads(spec_json))
+
+
+def spec_of(record: dict) -> ExperimentSpec:
+    """The experiment's spec, validated once per distinct spec: a stored spec never changes,
+    and validating it (every rule through its game, about 2 ms) on every poll would cost
+    more than the kept answer."""
+    return _validated(json.dumps(record["spec"], sort_keys=True))
+
+
+def _kept(root: str, question: tuple, answer: Callable[[], Any]) -> Response:
+    """The answer as JSON, encoded once per set of finished shards (a repeat is bytes)."""
+    body = CACHE.get(root, question, lambda: JSONResponse(jsonable_encoder(answer())).body)
+    return Response(body, media_type="application/json")
 
 
 def look(delta: float | None = Query(None, gt=0, lt=1, description="the difference in win "
@@ -24,7 +49,7 @@ def look(delta: float | None = Query(None, gt=0, lt=1, description="the differen
          record: dict = Depends(experiment)) -> pipelines.Look:
     """How the figures are computed: interim (always-valid confidence sequences, no
     p-values) unless the run is done, at the margin `delta`."""
-    spec = ExperimentSpec.model_validate(record["spec"])
+    spec = spec_of(record)
     if delta is None:
         rule = spec.stop_when
         delta = rule.delta if rule is not None and rule.delta else pipelines.DELTA
@@ -43,7 +68,8 @@ def summary(include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depen
     cooperative one: win share (team win rate) with its 95% interval, a one-sentence
     `verdict` per cell, the seat-balance test (adjusted over the cells), truncated games and
     the engine version (pipelines.summary).  `interim` while the run is not done."""
-    return datasets.records(pipelines.summary(root, include_truncated, figures))
+    return _kept(root, ("summary", include_truncated, figures), lambda: datasets.records(
+        pipelines.summary(root, include_truncated, figures)))
 
 
 @router.get("/compare", response_model=list[Row])
@@ -54,13 +80,15 @@ def compare(baseline: str | None = Query(
     """Each arm against the baseline arm on paired games: differences with intervals,
     p-values adjusted over the experiment (Benjamini-Hochberg, intervals at the matching
     level; interim confidence sequences while running) and a `verdict` per row."""
-    spec = ExperimentSpec.model_validate(record["spec"])
+    spec = spec_of(record)
     arms = spec.result_arms()
     baseline = spec.baseline_arm() if baseline is None else baseline
     if baseline not in arms:
         raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
                             f"experiment; arms: {arms}", kind="cross_field")
-    return datasets.records(pipelines.compare(root, baseline, include_truncated, figures))
+    return _kept(root, ("compare", baseline, include_truncated, figures),
+                 lambda: datasets.records(pipelines.compare(root, baseline, include_truncated,
+                                                            figures)))
 
 
 def _outcome_columns() -> list[str]:
@@ -99,7 +127,7 @@ def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of t
 def histograms(bins: int = Query(20, ge=1, le=200), root: str = Depends(dataset)):
     """Histograms from the raw rows: game length per (arm, players) and score per
     (arm, players, seat), each on edges shared by all its series."""
-    return datasets.histograms(root, bins)
+    return _kept(root, ("histograms", bins), lambda: datasets.histograms(root, bins))
 
 
 @router.get("/ladder", response_model=dict)
@@ -107,7 +135,7 @@ def ladder(record: dict = Depends(experiment), root: str = Depends(dataset)):
     """A strength-ladder experiment: per rung (weakest first) the seat win shares with 95%
     intervals and seat advantages, and per cell whether the seat verdict is stable between
     the two strongest rungs (pipelines.ladder)."""
-    spec = ExperimentSpec.model_validate(record["spec"])
+    spec = spec_of(record)
     if not spec.ladder:
         raise unprocessable("ladder", "this experiment has no strength ladder (spec option "
                             "`ladder`)", kind="cross_field")
