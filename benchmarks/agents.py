@@ -5,6 +5,7 @@
     python benchmarks/agents.py speed [--seconds 10]
     python benchmarks/agents.py memory
     python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
+    python benchmarks/agents.py budget [--games 50] [--agent AGENT]
     python benchmarks/agents.py solo [--games 100]
     python benchmarks/agents.py desert [--games 100]
 
@@ -19,6 +20,8 @@ memory: the node pool and buffers per agent, and the process's resident memory b
 after a game of mcts(iterations=1000) (goal: no growth).
 truncation: share of Maori pro games (3 players) that end at the move limit (default agent: the
 demo's, services/maori_demo.json), and CPU seconds per game.
+budget: the 3-player Maori seat-balance question to +-1 point (about 9,000 games) with the
+search (default settings) in every seat: CPU s/game and the extrapolated time on two cores.
 solo / desert: Mondo solo win rate per difficulty; Forbidden Desert 4-player team win rate.
 Rates are CPU time (time.process_time), so other work on the machine affects them less.
 """
@@ -177,12 +180,15 @@ def cmd_memory(args) -> None:
         print(f"{agent}: {agents.memory_bytes(game, agent) / 1024:,.0f} KiB per agent "
               f"(node pool of {2 * int(agent.split('=')[1][:-1]) + 2} nodes and buffers)")
     agent = "mcts(iterations=1000)"
-    batch.play(game, 2, None, agent, seed=0, count=1)   # warm up allocator and modules
-    before = rss_bytes()
-    for k in range(args.games):
-        batch.play(game, 2, None, agent, seed=k + 1, count=1)
-    print(f"resident memory after {args.games} games of {agent} (both seats): "
-          f"{(rss_bytes() - before) / 1024:+,.0f} KiB")
+    for k in range(2):   # warm up the allocator, Arrow and the modules
+        batch.play(game, 2, None, agent, seed=k, count=1)
+    start = rss_bytes()
+    batch.play(game, 2, None, agent, seed=2, count=1)
+    one = rss_bytes()
+    batch.play(game, 2, None, agent, seed=3, count=args.games)
+    print(f"{agent} in both seats, resident memory: {(one - start) / 1024:+,.0f} KiB over a "
+          f"batch of 1 game, then {(rss_bytes() - one) / 1024:+,.0f} KiB over a batch of "
+          f"{args.games} games (the agents' trees live for a whole batch: no growth per game)")
 
 
 def cmd_truncation(args) -> None:
@@ -199,6 +205,21 @@ def cmd_truncation(args) -> None:
     print(f"maori pro 3p, {agent}: {cut} of {len(reasons)} games truncated "
           f"({100 * cut / len(reasons):.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]), "
           f"{cpu / len(reasons):.3f} CPU s/game")
+
+
+def cmd_budget(args) -> None:
+    """The 3-player Maori seat-balance question to +-1 point: a seat's share near 1/3 needs
+    n = (1.96 / 0.01)^2 * (1/3)(2/3) ~ 8,500 games (about 9,000); CPU seconds per game of
+    the agent in every seat, and the wall time of 9,000 games on two cores (extrapolated)."""
+    game = core_cy.load("maori")
+    agent = args.agent if args.agent_given else "mcts"
+    needed = int(np.ceil((1.96 / 0.01) ** 2 * (1 / 3) * (2 / 3)))
+    t0 = time.process_time()
+    batch.play(game, 3, None, agent, seed=args.seed, count=args.games)
+    cpu = (time.process_time() - t0) / args.games
+    print(f"maori 3p, {agents.canonical_agent(game, agent)} in every seat: {cpu:.3f} CPU s/game"
+          f" over {args.games} games; +-1 point needs {needed:,} games: "
+          f"{needed * cpu / 2 / 60:.1f} min on 2 cores (goal <= 10)")
 
 
 def cmd_solo(args) -> None:
@@ -224,10 +245,10 @@ def cmd_desert(args) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["strength", "speed", "memory", "truncation", "solo",
-                                     "desert"])
+    ap.add_argument("what", choices=["strength", "speed", "memory", "truncation", "budget",
+                                     "solo", "desert"])
     ap.add_argument("--game", default="maori,mondo")
-    ap.add_argument("--games", type=int, default=400)
+    ap.add_argument("--games", type=int, default=400)  # memory: try 20
     ap.add_argument("--a", default=None)
     ap.add_argument("--b", default="greedy")
     ap.add_argument("--agent", default=None)

@@ -1,10 +1,12 @@
 """How close `meeplelab plan` comes to the games a run really needs (issue 11's goal: +-25%).
 
-For each setting: the plan's estimate of games per cell for a target 95% half-width (from its
-200-game pilot, seed spec.seed + 1), then the games the precision rule really needed: the
-experiment's games are played in steps of `STEP` per cell (what a run with stop_when
-half_width and games_per_arm = STEP does) until every win share's Jeffreys half-width is
-below the target.  Several experiment seeds show the spread.
+For each setting, a spec with stop_when {half_width} and waves of games_per_arm (`STEP`, or a
+multiple of the player count with pairing 'rotations'): the plan's estimate of games per cell
+(from its 200-game pilot, seed spec.seed + 1; rounded up to whole waves, as the run stops
+only between waves), then the games the precision rule really needed: the experiment's games
+are played wave by wave until every win share's Jeffreys half-width is below the target (with
+rotations: over the deals, each the mean of its games, as pipelines computes it).  Several experiment seeds
+show the spread.
 
     nice -n 10 python benchmarks/plan_accuracy.py            # about a minute on one core
 """
@@ -33,6 +35,14 @@ SETTINGS = [
     ("desert 3p search novice, +-3 points", {"game": "forbidden_desert", "players": 3,
                                              "agents": "search",
                                              "arms": {"novice": {"difficulty": "novice"}}}, 0.03),
+    ("desert 4p planner normal, +-1 point", {"game": "forbidden_desert", "players": 4,
+                                             "agents": "planner",
+                                             "arms": {"normal": {"difficulty": "normal"}}}, 0.01),
+    ("maori 3p rotations mixed, +-2 points", {"game": "maori", "players": 3,
+                                              "agents": ["mcts(iterations=10)", "greedy",
+                                                         "greedy"], "pairing": "rotations",
+                                              "games_per_arm": 102,
+                                              "arms": {"basic": {"mode": "basic"}}}, 0.02),
 ]
 
 
@@ -40,16 +50,22 @@ def games_needed(spec: ExperimentSpec, half_width: float, limit: int) -> int | N
     """Games per cell after which every win share (team win rate) of every cell is precise."""
     game = core_cy.load(spec.game)
     worst = 0
+    step = spec.games_per_arm  # one wave
+    limit = -(-limit // step) * step
     for cell in spec.cells():
-        rows = batch.play(game, cell.players, cell.rules, spec.agent_list(cell.players),
-                          seed=spec.seed, count=limit)
+        k = spec.games_per_deal(cell.players)
+        rows = batch.play(game, cell.players, cell.rules, spec.agent_list(cell.players, cell),
+                          seed=spec.seed, count=limit, rotate=spec.rotates(),
+                          games_per_deal=k)
         shares = np.array(rows.column("seat_win_share").to_pylist(), dtype=np.float64)
         safe = ~np.isin(np.array(rows.column("end_reason").to_pylist()),
                         game.safety_end_reasons)
-        shares = shares[safe][:, :1] if game.cooperative else shares[safe]
-        for n in range(STEP, len(shares) + 1, STEP):
-            part = shares[:n]
-            half = st.rate_half_width(part.mean(axis=0), part.var(axis=0), n)
+        shares = shares[:, :1] if game.cooperative else shares
+        for n in range(step, limit + 1, step):
+            # the units: the games that count, or the deals whose every game counts
+            whole = safe[:n].reshape(-1, k).all(axis=1)
+            part = shares[:n].reshape(-1, k, shares.shape[1]).mean(axis=1)[whole]
+            half = st.rate_half_width(part.mean(axis=0), part.var(axis=0), len(part))
             if np.all(half < half_width):
                 worst = max(worst, n)
                 break
@@ -62,7 +78,9 @@ def main() -> None:
     print(f"{'setting':<38} {'seed':>4} {'plan':>6} {'needed':>6} {'plan/needed':>11}")
     for label, data, half_width in SETTINGS:
         for seed in (1, 2, 3):
-            spec = ExperimentSpec.model_validate({**data, "seed": seed})
+            spec = ExperimentSpec.model_validate({
+                "games_per_arm": STEP, **data, "seed": seed,
+                "stop_when": {"half_width": half_width, "max_games": 3_000_000}})
             began = time.process_time()
             plan = plan_experiment(spec, half_width=half_width, pilot_games=200, workers=1)
             needed = games_needed(spec, half_width, 3 * plan["games_per_cell"] + STEP)

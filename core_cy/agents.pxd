@@ -52,6 +52,7 @@ ctypedef struct Tree:
     void* trial          # a state for one-ply rollout decisions
     int* legal           # MAX_LEGAL ints
     int* slot            # MAX_LEGAL ints: the child node of each legal action (-1: untried)
+    int* untried         # MAX_LEGAL ints: the untried legal actions of a node, to rank them
     double* values       # MAX_LEGAL action values (greedy rollouts)
     void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts
     double root_heuristic    # the searching seat's heuristic at the root (scales cut-offs)

@@ -13,9 +13,8 @@ import re
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
-                               POLICY_SCRATCH, NO_FIELD, rng_seed, rng_next, rng_below,
-                               rng_uniform,
-                               STREAM_SEAT, st_current, st_terminal, st_players)
+                               POLICY_SCRATCH, rng_seed, rng_next, rng_below, rng_uniform,
+                               STREAM_SEAT, st_current, st_terminal, st_players, st_rng)
 
 include "mcts.pxi"
 
@@ -318,18 +317,8 @@ def agent_spec(game, text):
     return spec
 
 
-cdef void fill_spec(AgentSpec* s, dict d):
-    s.kind = d["kind"]
-    s.policy = d["policy"]
-    s.iterations = d["iterations"]
-    s.exploration = d["exploration"]
-    s.rollout_kind = d["rollout_kind"]
-    s.rollout_policy = d["rollout_policy"]
-    s.expand = d["expand"]
-    s.cutoff = d["cutoff"]
-    s.epsilon = d["epsilon"]
-    s.reuse = d["reuse"]
-    s.margin = d["margin"]
+cdef void fill_spec(AgentSpec* s, dict d) except *:
+    s[0] = d   # Cython fills the struct field by field (a key missing: ValueError)
 
 
 cdef class Agents:

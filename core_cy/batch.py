@@ -1,9 +1,12 @@
-"""Plays a shard of games and returns it as one Arrow record batch (the results schema).
+"""Plays a shard of games and hands back its columns by name (one row per game).
 
-One row per game, columns as in ../shared/ARCHITECTURE.md "Results schema":
-experiment, arm, game_index, seed, players, per-seat agent/score/win share (list columns, seat
-order), length, end_reason, num_winners, rules fingerprint, engine version, and the game's own
-outcome fields (`<name>` per game, `seat_<name>` lists per seat).
+The columns, in this order (numpy arrays: one value per game, or (games, seats) per seat in
+seat order; text as object arrays): experiment, arm, game_index, deal (only when games share
+deals), seed, players, seat_agent, seat_score, seat_win_share, num_winners, length,
+end_reason, the game's own outcome fields (`<name>` per game, `seat_<name>` per seat: numbers,
+or labels for coded fields), game, rules_fingerprint, engine_version.  Their Arrow types are
+the results schema, defined once in services/storage.py (RESULT_COLUMNS), which `play` uses
+to return them as a record batch and the runner to store them.
 """
 from __future__ import annotations
 
@@ -15,31 +18,28 @@ from core_cy.game import PACKAGE_VERSION
 from core_cy.runner import play_batch
 
 
-def _list_column(values: np.ndarray) -> pa.Array:
-    """A (games, seats) array as a fixed-size list column, without a Python loop per game."""
-    games, seats = values.shape
-    return pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), seats)
-
-
-def _agent_column(names: list[str], start: int, n: int, rotate: bool) -> pa.Array:
-    """Per-game seat agents as a fixed-size list column (dictionary indices, no loop per game)."""
+def _seat_agents(names: list[str], start: int, n: int, rotate: bool) -> np.ndarray:
+    """Per-game seat agents, (games, seats) (an index array, no loop per game)."""
     players = len(names)
     seats = np.arange(players)
     if rotate:
         index = (seats[None, :] + np.arange(start, start + n)[:, None]) % players
     else:
         index = np.broadcast_to(seats, (n, players))
-    values = pa.DictionaryArray.from_arrays(pa.array(index.reshape(-1).astype(np.int32)),
-                                            pa.array(names, pa.string()))
-    return pa.FixedSizeListArray.from_arrays(values.cast(pa.string()), players)
+    return np.asarray(names, dtype=object)[index]
 
 
-def _outcome_column(game, name: str, values: np.ndarray) -> pa.Array:
+def _outcome(game, name: str, values: np.ndarray) -> np.ndarray:
     """Numbers as they are; coded fields (Game.outcome_labels) as their labels."""
     labels = game.outcome_labels.get(name)
     if labels is None:
-        return pa.array(values)
-    return pa.array(np.asarray(labels, dtype=object)[values.astype(np.int64)], pa.string())
+        return values
+    return np.asarray(labels, dtype=object)[values.astype(np.int64)]
+
+
+def _same(value, n: int) -> np.ndarray:
+    """One value for every game (a text column)."""
+    return np.full(n, value, dtype=object)
 
 
 def check_agents(game, players: int, agents) -> list[str]:
@@ -58,11 +58,11 @@ def engine_label(game) -> str:
     return f"{game.name}-{game.engine_version}/meeplelab-{PACKAGE_VERSION}"
 
 
-def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
-         start: int = 0, count: int = 1, stream: int = 0, speeds=None,
-         experiment: str = "", arm: str = "", rotate: bool = False,
-         games_per_deal: int = 1) -> pa.RecordBatch:
-    """Games start..start+count-1 of (game, players, rules, agents, seed) as a record batch.
+def play_columns(game, players: int, rules: dict | None = None, agents="random",
+                 seed: int = 0, start: int = 0, count: int = 1, stream: int = 0, speeds=None,
+                 experiment: str = "", arm: str = "", rotate: bool = False,
+                 games_per_deal: int = 1) -> dict[str, np.ndarray]:
+    """Games start..start+count-1 of (game, players, rules, agents, seed) as columns.
 
     rotate: the agent list turns one seat per game (game i puts agents[(k + i) % players] in
     seat k), so every agent sits in every seat equally often.
@@ -80,31 +80,35 @@ def play(game, players: int, rules: dict | None = None, agents="random", seed: i
     if out["truncated"].any():
         raise RuntimeError(f"{game.name}: a game did not end within the move limit")
     n = count
+    index = np.arange(start, start + n, dtype=np.int64)
     shares = out["win_shares"]
     columns = {
-        "experiment": pa.array([experiment] * n, pa.string()).dictionary_encode(),
-        "arm": pa.array([arm] * n, pa.string()).dictionary_encode(),
-        "game_index": pa.array(np.arange(start, start + n, dtype=np.int64)),
-        **({"deal": pa.array(np.arange(start, start + n, dtype=np.int64) // games_per_deal)}
-           if games_per_deal > 1 else {}),
-        "seed": pa.array(np.full(n, seed, dtype=np.uint64)),
-        "players": pa.array(np.full(n, players, dtype=np.int8)),
-        "seat_agent": _agent_column(names, start, n, rotate),
-        "seat_score": _list_column(out["scores"]),
-        "seat_win_share": _list_column(shares),
-        "num_winners": pa.array((shares > 0).sum(axis=1).astype(np.int8)),
-        "length": pa.array(out["length"]),
-        "end_reason": pa.DictionaryArray.from_arrays(
-            pa.array(out["end_reason"].astype(np.int32)), pa.array(list(game.end_reasons))),
+        "experiment": _same(experiment, n),
+        "arm": _same(arm, n),
+        "game_index": index,
+        **({"deal": index // games_per_deal} if games_per_deal > 1 else {}),
+        "seed": np.full(n, seed, dtype=np.uint64),
+        "players": np.full(n, players, dtype=np.int8),
+        "seat_agent": _seat_agents(names, start, n, rotate),
+        "seat_score": out["scores"],
+        "seat_win_share": shares,
+        "num_winners": (shares > 0).sum(axis=1).astype(np.int8),
+        "length": out["length"],
+        "end_reason": np.asarray(game.end_reasons, dtype=object)[out["end_reason"]],
     }
     for j, name in enumerate(game.game_outcome_names):
-        columns[name] = _outcome_column(game, name, out["game_outcomes"][:, j])
+        columns[name] = _outcome(game, name, out["game_outcomes"][:, j])
     for j, name in enumerate(game.seat_outcome_names):
-        values = _outcome_column(game, name, out["seat_outcomes"][:, :, j].reshape(-1))
-        columns["seat_" + name] = pa.FixedSizeListArray.from_arrays(values, players)
-    columns["game"] = pa.array([game.name] * n, pa.string()).dictionary_encode()
-    columns["rules_fingerprint"] = pa.array(
-        [game.rules_fingerprint(resolved, players)] * n, pa.string()).dictionary_encode()
-    columns["engine_version"] = pa.array([engine_label(game)] * n,
-                                         pa.string()).dictionary_encode()
-    return pa.RecordBatch.from_pydict(columns)
+        columns["seat_" + name] = _outcome(game, name, out["seat_outcomes"][:, :, j])
+    columns["game"] = _same(game.name, n)
+    columns["rules_fingerprint"] = _same(game.rules_fingerprint(resolved, players), n)
+    columns["engine_version"] = _same(engine_label(game), n)
+    return columns
+
+
+def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
+         **options) -> pa.RecordBatch:
+    """play_columns(...) as a record batch of the stored results schema."""
+    from services.storage import result_batch   # the schema's one home (Ray-free, pyarrow)
+
+    return result_batch(play_columns(game, players, rules, agents, seed, **options))

@@ -84,6 +84,15 @@ def array(value: Any, path: str, length: int | None = None, max_len: int | None 
     return value
 
 
+def items(value: Any, path: str, min_len: int = 0, max_len: int | None = None) -> list:
+    """(path[i], item) for every item of a list of min_len..max_len items (a rule option's
+    entries, a state's cards), so that each check names the item's path."""
+    array(value, path, max_len=max_len)
+    if len(value) < min_len:
+        fail(path, f"expected at least {min_len} items, got {len(value)}")
+    return [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+
+
 class Obj:
     """One JSON object of a state dict and its path; typed reads name `path.key`."""
 

@@ -4,6 +4,7 @@
 # Agents and the batch runner only ever see `Engine*` and `void*` states, so they never know
 # which game they play.  Everything here is nogil and allocation-free.
 from libc.stdint cimport uint64_t, uint32_t, int32_t
+from libc.string cimport memcpy, memset
 
 cdef extern from "meeple_rng.h":
     ctypedef struct Rng:
@@ -30,19 +31,18 @@ cdef enum:
 ctypedef struct SeatParams:
     double speed
 
-# Where a state keeps the fields every game has (byte offsets in its struct), so that one set
-# of readers below (and one state-dict template in game.py) serves every engine.
-ctypedef struct StateFields:
-    size_t players       # int32
-    size_t current       # int32: the seat that acts next; in real time the hand whose decision comes first
-    size_t terminal      # int32: non-zero once the game is over
-    size_t moves         # int32: decisions taken so far (the game length in moves)
-    size_t end_reason    # int32: the end reason code (0 while running)
-    size_t rules         # the packed rules (Engine.rules_size bytes), NO_FIELD if not kept
-    size_t rng           # the state's Rng (chance events), NO_FIELD if not kept
-
-cdef enum:
-    NO_FIELD = -1        # a StateFields offset the engine does not declare
+# The fields every game has: the first member of every state struct (so at offset 0), read
+# by the contract's readers below, the runner, the agents and Game.from_dict's template
+# without knowing the game.
+ctypedef struct GameHeader:
+    Rng rng                  # the state's own stream for chance events
+    int32_t players
+    int32_t current          # the seat that acts next; in real time the hand whose decision comes first
+    int32_t terminal         # non-zero once the game is over
+    int32_t moves            # decisions taken so far (the game length in moves)
+    int32_t end_reason       # the end reason code (0 while running)
+    double share[MAX_SEATS]  # win shares once the game is over (share_best); a cooperative
+                             # game may hand its own win_shares and leave them 0
 
 # The engine functions, one type each (comments at their Engine fields below).
 ctypedef void (*SetupFn)(void* st, const void* rules, int players, const SeatParams* seats,
@@ -59,7 +59,7 @@ ctypedef int (*ActionValuesFn)(const void* st, int seat, const int* actions, int
 
 ctypedef struct Engine:
     size_t state_size
-    StateFields fields
+    size_t rules_offset      # where the state keeps its packed rules (rules_size bytes)
     size_t rules_size
     int num_actions          # actions are integers in [0, num_actions)
     int min_players
@@ -94,56 +94,92 @@ ctypedef struct Engine:
     # for the generic path (determinize with observe, then clone+apply+heuristic).
     ActionValuesFn action_values
 
-cdef inline int32_t state_field(const void* st, size_t offset) noexcept nogil:
-    return (<const int32_t*>(<const char*>st + offset))[0]
+# The common fields of a state of engine e (every state opens with its GameHeader).
+cdef inline GameHeader* header(void* st) noexcept nogil:
+    return <GameHeader*>st
+
+cdef inline const GameHeader* const_header(const void* st) noexcept nogil:
+    return <const GameHeader*>st
 
 cdef inline int st_players(const Engine* e, const void* st) noexcept nogil:
-    return state_field(st, e.fields.players)
+    return const_header(st).players
 
 cdef inline int st_current(const Engine* e, const void* st) noexcept nogil:
-    return state_field(st, e.fields.current)
+    return const_header(st).current
 
 cdef inline bint st_terminal(const Engine* e, const void* st) noexcept nogil:
-    return state_field(st, e.fields.terminal) != 0
+    return const_header(st).terminal != 0
 
 cdef inline int st_moves(const Engine* e, const void* st) noexcept nogil:
-    return state_field(st, e.fields.moves)
+    return const_header(st).moves
 
 cdef inline int st_end_reason(const Engine* e, const void* st) noexcept nogil:
-    return state_field(st, e.fields.end_reason)
+    return const_header(st).end_reason
 
-cdef inline void set_state_fields(Engine* e, const void* base, const int32_t* players,
-                                  const int32_t* current, const int32_t* terminal,
-                                  const int32_t* moves, const int32_t* end_reason,
-                                  const void* rules=NULL, const Rng* rng=NULL) noexcept nogil:
-    """Records where a state struct keeps its common fields, from pointers into one
-    instance of it (Cython has no offsetof).  With `rules` and `rng`, Game.from_dict's
-    template loads the rules and restores the stream itself (game.py)."""
-    e.fields.players = <const char*>players - <const char*>base
-    e.fields.current = <const char*>current - <const char*>base
-    e.fields.terminal = <const char*>terminal - <const char*>base
-    e.fields.moves = <const char*>moves - <const char*>base
-    e.fields.end_reason = <const char*>end_reason - <const char*>base
-    e.fields.rules = <size_t>NO_FIELD if rules == NULL else <const char*>rules - <const char*>base
-    e.fields.rng = <size_t>NO_FIELD if rng == NULL else <const char*>rng - <const char*>base
+cdef inline Rng* st_rng(const Engine* e, void* st) noexcept nogil:
+    return &header(st).rng
 
 
-cdef inline void set_engine_functions(Engine* e, SetupFn setup, LegalFn legal_actions,
-                                      ApplyFn apply, PerSeatFn scores, PerSeatFn win_shares,
-                                      OutcomesFn outcomes, HeuristicFn heuristic,
-                                      ObserveFn observe, PolicyFn policy,
-                                      ActionValuesFn action_values) noexcept nogil:
-    """Fills the function part of the table (policy and action_values may be NULL)."""
-    e.setup = setup
-    e.legal_actions = legal_actions
-    e.apply = apply
-    e.scores = scores
-    e.win_shares = win_shares
-    e.outcomes = outcomes
-    e.heuristic = heuristic
-    e.observe = observe
-    e.policy = policy
-    e.action_values = action_values
+# ---- pieces every engine uses (nogil, allocation-free)
+
+cdef inline void begin_setup(const Engine* e, void* st, const void* rules, int players,
+                             const Rng* rng) noexcept nogil:
+    """The opening of every Engine.setup: a zeroed state (zero padding too, so states
+    compare by memcmp) with the rules copied in, the random stream and the player count."""
+    memset(st, 0, e.state_size)
+    memcpy(<char*>st + e.rules_offset, rules, e.rules_size)
+    header(st).rng = rng[0]
+    header(st).players = players
+
+
+cdef inline void end_game(void* st, int reason) noexcept nogil:
+    header(st).terminal = 1
+    header(st).end_reason = reason
+
+
+cdef inline int compare_keys(const int* a, const int* b, int nkeys) noexcept nogil:
+    """Tie-break keys compared in order: 1 if a is better (higher), -1 if worse, 0 if equal."""
+    cdef int k
+    for k in range(nkeys):
+        if a[k] != b[k]:
+            return 1 if a[k] > b[k] else -1
+    return 0
+
+
+cdef inline void share_best(void* st, const int* keys, int nkeys) noexcept nogil:
+    """Win shares from per-seat tie-break keys (keys[seat * nkeys + k], compared in order,
+    higher is better): 1/n for each of the n seats with the best keys, 0 for the others."""
+    cdef GameHeader* h = header(st)
+    cdef int i, best = 0, n = 0
+    for i in range(1, h.players):
+        if compare_keys(&keys[i * nkeys], &keys[best * nkeys], nkeys) > 0:
+            best = i
+    for i in range(h.players):
+        n += compare_keys(&keys[i * nkeys], &keys[best * nkeys], nkeys) == 0
+    for i in range(h.players):
+        h.share[i] = (1.0 / n) if compare_keys(&keys[i * nkeys], &keys[best * nkeys],
+                                               nkeys) == 0 else 0.0
+
+
+cdef inline void header_shares(const void* st, double* out) noexcept nogil:
+    """Engine.win_shares of every game that keeps its shares in the header."""
+    cdef const GameHeader* h = const_header(st)
+    cdef int i
+    for i in range(h.players):
+        out[i] = h.share[i]
+
+
+ctypedef void (*EndFn)(void* st, int reason) noexcept nogil
+
+cdef inline const void* as_if_ended(const Engine* e, const void* st, void* tmp, EndFn end,
+                                    int reason) noexcept nogil:
+    """st itself once the game is over; before, a copy in tmp (a state of e) that `end`
+    ended now with `reason` (provisional scores: what the game would score if it ended now)."""
+    if const_header(st).terminal:
+        return st
+    memcpy(tmp, st, e.state_size)
+    end(tmp, reason)
+    return tmp
 
 
 cdef class EngineHandle:
@@ -159,9 +195,19 @@ cdef class State:
 
 cdef State new_state(object game, EngineHandle handle)
 
-# The data part of the table, derived from the game's Python face (never counted by hand):
-# sizes as given, num_actions = len(game.actions), players and cooperative from the class,
-# outcome counts from the name lists, num_policies from game.policies.  Returns the handle
-# the Game class keeps (`handle`).  Call once at import, after set_state_fields and
-# set_engine_functions.
-cdef EngineHandle engine_handle(Engine* e, object game, size_t state_size, size_t rules_size)
+# Fills the engine table, once at the end of a game module, and returns the handle the
+# Game class keeps (`handle`):
+#     cdef MState _LAYOUT   # one instance, to read where the rules are
+#     MaoriGame.handle = engine_handle(&ENGINE, MaoriGame, &_LAYOUT, sizeof(MState),
+#         &_LAYOUT.rules, sizeof(MRules), m_setup, m_legal, m_apply, m_scores, m_outcomes,
+#         m_heuristic, m_observe, NULL, m_action_values)
+# The data part is derived from the game's Python face, never counted by hand:
+# num_actions = len(game.actions), players and cooperative from the class, outcome counts
+# from the name lists, num_policies from game.policies.  win_shares defaults to
+# header_shares; policy and action_values may be NULL.
+cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size_t state_size,
+                                const void* rules, size_t rules_size, SetupFn setup,
+                                LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
+                                OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
+                                PolicyFn policy, ActionValuesFn action_values,
+                                PerSeatFn win_shares=*)

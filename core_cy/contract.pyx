@@ -200,9 +200,25 @@ cdef class State:
                 f"{'over' if self.is_terminal() else 'player %d to act' % self.current_player}>")
 
 
-cdef EngineHandle engine_handle(Engine* e, object game, size_t state_size, size_t rules_size):
+cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size_t state_size,
+                                const void* rules, size_t rules_size, SetupFn setup,
+                                LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
+                                OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
+                                PolicyFn policy, ActionValuesFn action_values,
+                                PerSeatFn win_shares=NULL):
     e.state_size = state_size
+    e.rules_offset = <const char*>rules - <const char*>layout
     e.rules_size = rules_size
+    e.setup = setup
+    e.legal_actions = legal_actions
+    e.apply = apply
+    e.scores = scores
+    e.win_shares = header_shares if win_shares == NULL else win_shares
+    e.outcomes = outcomes
+    e.heuristic = heuristic
+    e.observe = observe
+    e.policy = policy
+    e.action_values = action_values
     e.num_actions = len(game.actions)
     e.min_players = game.min_players
     e.max_players = game.max_players
@@ -212,7 +228,9 @@ cdef EngineHandle engine_handle(Engine* e, object game, size_t state_size, size_
     e.num_policies = len(game.policies)
     if not (e.max_players <= MAX_SEATS and e.num_actions <= MAX_LEGAL
             and e.num_game_outcomes <= MAX_GAME_OUTCOMES
-            and e.num_seat_outcomes <= MAX_SEAT_OUTCOMES):
+            and e.num_seat_outcomes <= MAX_SEAT_OUTCOMES
+            and e.rules_offset + rules_size <= state_size
+            and e.rules_offset >= sizeof(GameHeader)):
         raise ValueError(f"{game.name}: the engine table exceeds a contract limit")
     if (e.policy == NULL) != (e.num_policies == 0):
         raise ValueError(f"{game.name}: policies {list(game.policies)} but "
@@ -230,15 +248,12 @@ def engine_table(EngineHandle handle):
             "max_players": e.max_players, "cooperative": bool(e.cooperative),
             "num_game_outcomes": e.num_game_outcomes, "num_seat_outcomes": e.num_seat_outcomes,
             "num_policies": e.num_policies, "has_policy": e.policy != NULL,
-            "keeps_rules": e.fields.rules != <size_t>NO_FIELD,
-            "keeps_rng": e.fields.rng != <size_t>NO_FIELD}
+            "rules_offset": e.rules_offset}
 
 
 cdef Rng* _rng_of(State state) except NULL:
     state._check_alive()
-    if state.handle.engine.fields.rng == <size_t>NO_FIELD:
-        raise ValueError(f"{state.game.name}: the engine declares no rng field")
-    return <Rng*>(<char*>state.buf + state.handle.engine.fields.rng)
+    return st_rng(state.handle.engine, state.buf)
 
 
 def rng_to_dict(State state):
@@ -253,16 +268,14 @@ def start_state(game, bytes rules, int players, rng, where="state.rng"):
     "rng" value); the game's fill hook sets the rest."""
     cdef EngineHandle handle = game.handle
     cdef const Engine* e = handle.engine
-    if e.fields.rules == <size_t>NO_FIELD:
-        raise ValueError(f"{game.name}: the engine declares no rules field")
     if len(rules) != e.rules_size:
         raise ValueError(f"packed rules have {len(rules)} bytes, engine expects {e.rules_size}")
     value = codec.Obj(rng, where)
     key = value.int("key", 0, 2**64 - 1)
     counter = value.int("counter", 0, 2**64 - 1)
     cdef State s = new_state(game, handle)
-    memcpy(<char*>s.buf + e.fields.rules, <const char*>rules, e.rules_size)
-    (<int32_t*>(<char*>s.buf + e.fields.players))[0] = players
+    memcpy(<char*>s.buf + e.rules_offset, <const char*>rules, e.rules_size)
+    header(s.buf).players = players
     cdef Rng* r = _rng_of(s)
     r.key = key
     r.ctr = counter

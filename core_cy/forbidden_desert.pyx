@@ -22,12 +22,12 @@ from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport abs
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, State, SeatParams, Rng, rng_below, rng_seed, rng_shuffle,
-                               set_state_fields, set_engine_functions, engine_handle,
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_seed, rng_shuffle,
+                               engine_handle,
                                MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import codec, contract
 from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, load_data
+from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
 from core_cy.game import Game, Option
 
 import math
@@ -271,10 +271,8 @@ ctypedef struct DRules:
     uint8_t eq_type[MAX_EQ]
 
 ctypedef struct DState:
+    GameHeader head               # rng, players, current, terminal, moves, end reason, shares
     DRules rules
-    Rng rng
-    int32_t players
-    int32_t current
     int32_t phase
     int32_t return_phase       # the phase a peek returns to
     int32_t storm              # the storm's cell
@@ -290,9 +288,6 @@ ctypedef struct DState:
     int32_t deck_known         # top cards of the draw pile the team has seen
     int32_t peek_n             # cards seen by the pending peek
     int32_t eq_len             # equipment draw pile; top is eq_deck[eq_len - 1]
-    int32_t terminal
-    int32_t end_reason
-    int32_t moves
     int32_t turns
     int8_t cell_tile[N_CELLS]
     int8_t tile_cell[N_TILES]
@@ -316,11 +311,13 @@ ctypedef struct DState:
     uint8_t eq_deck[MAX_EQ]
     int8_t eq_owner[MAX_EQ]    # -1 in the deck, -2 used (out of the game), else a seat
 
+cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
+cdef DState _LAYOUT      # one instance, to read where the rules are
+
 cdef enum:
     EQ_IN_DECK = -1
     EQ_USED = -2
 
-cdef Engine ENGINE       # the engine table, filled after the planner (include below)
 
 
 # ---------------------------------------------------------------- geometry
@@ -359,7 +356,7 @@ cdef inline bint blocked(const DState* s, int t) noexcept nogil:
 
 cdef inline bint climber_on(const DState* s, int t) noexcept nogil:
     cdef int p
-    for p in range(s.players):
+    for p in range(s.head.players):
         if s.role[p] == CLIMBER and s.pawn_tile[p] == t:
             return True
     return False
@@ -469,7 +466,7 @@ cdef bint win_condition(const DState* s) noexcept nogil:
     for i in range(N_PARTS):
         if s.part_state[i] != P_HELD:
             return False
-    for i in range(s.players):
+    for i in range(s.head.players):
         if s.pawn_tile[i] != t:
             return False
     return True
@@ -481,7 +478,7 @@ cdef inline bint shaded(const DState* s, int p) noexcept nogil:
     if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
             s.rules.tunnel_shade_requires_unblocked and blocked(s, t)):
         return True
-    for q in range(s.players):
+    for q in range(s.head.players):
         if s.shield[q]:
             if s.rules.shield_anchor_tile:
                 if s.shield_tile[q] == t:
@@ -489,11 +486,6 @@ cdef inline bint shaded(const DState* s, int p) noexcept nogil:
             elif s.pawn_tile[q] == t:
                 return True
     return False
-
-
-cdef void finish(DState* s, int reason) noexcept nogil:
-    s.terminal = 1
-    s.end_reason = reason
 
 
 # ---------------------------------------------------------------- setup (spec 3)
@@ -504,10 +496,7 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
     cdef uint8_t perm[N_TILES]
     cdef uint8_t roles[N_ADV]
     cdef int i, c, k = 0, t, crash = 0, low = 99, ties = 0
-    memset(s, 0, sizeof(DState))
-    memcpy(&s.rules, rules, sizeof(DRules))
-    s.rng = rng[0]
-    s.players = players
+    begin_setup(&ENGINE, s, rules, players, rng)
     for t in range(N_TILES):
         s.kind[t] = s.rules.tile_kind[t]
         s.gear[t] = s.rules.tile_gear[t]
@@ -516,7 +505,7 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
         if s.kind[t] == K_CRASH:
             crash = t
     # 1. The storm in the centre, the tiles shuffled into the other cells.
-    rng_shuffle(&s.rng, perm, N_TILES, sizeof(perm[0]))
+    rng_shuffle(&s.head.rng, perm, N_TILES, sizeof(perm[0]))
     s.storm = s.rules.storm_start
     for c in range(N_CELLS):
         if c == s.storm:
@@ -540,17 +529,17 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(s.rules.n_storm):
         s.draw[i] = <uint8_t>i
     s.draw_len = s.rules.n_storm
-    rng_shuffle(&s.rng, s.draw, s.draw_len, sizeof(s.draw[0]))
+    rng_shuffle(&s.head.rng, s.draw, s.draw_len, sizeof(s.draw[0]))
     for i in range(s.rules.n_eq):
         s.eq_deck[i] = <uint8_t>i
         s.eq_owner[i] = EQ_IN_DECK
     s.eq_len = s.rules.n_eq
-    rng_shuffle(&s.rng, s.eq_deck, s.eq_len, sizeof(s.eq_deck[0]))
+    rng_shuffle(&s.head.rng, s.eq_deck, s.eq_len, sizeof(s.eq_deck[0]))
     # 5. Adventurers dealt at random (or fixed), full water, on the crash site.
     for i in range(N_ADV):
         roles[i] = <uint8_t>i
     if not s.rules.roles_fixed:
-        rng_shuffle(&s.rng, roles, N_ADV, sizeof(roles[0]))
+        rng_shuffle(&s.head.rng, roles, N_ADV, sizeof(roles[0]))
     for i in range(MAX_PLAYERS):
         s.shield_tile[i] = NO_TILE
         s.role[i] = -1
@@ -566,11 +555,11 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(players):
         if s.water[i] == low:
             ties += 1
-    k = rng_below(&s.rng, ties) if (s.rules.tiebreak_random and ties > 1) else 0
+    k = rng_below(&s.head.rng, ties) if (s.rules.tiebreak_random and ties > 1) else 0
     for i in range(players):
         if s.water[i] == low:
             if k == 0:
-                s.current = i
+                s.head.current = i
                 break
             k -= 1
     s.phase = PH_ACTIONS
@@ -592,8 +581,8 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     cdef int g, r, typ, h, c, tc, t, k, comp, d
     cdef bint diag
     # Water: same tile, or the Water Carrier to orthogonally adjacent tiles.
-    for g in range(s.players):
-        for r in range(s.players):
+    for g in range(s.head.players):
+        for r in range(s.head.players):
             if g == r or s.water[g] <= 0 or s.water[r] >= s.rules.adv_water[s.role[r]]:
                 continue
             if s.pawn_tile[g] == s.pawn_tile[r] or (
@@ -603,15 +592,15 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                 n += 1
     # Pass equipment to a pawn on the same tile.
     for typ in range(N_EQ_TYPES):
-        for g in range(s.players):
+        for g in range(s.head.players):
             if held_card(s, g, typ) < 0:
                 continue
-            for r in range(s.players):
+            for r in range(s.head.players):
                 if r != g and s.pawn_tile[g] == s.pawn_tile[r]:
                     out[n] = seat_to_seat(A_PASS + typ * MAX_PLAYERS * MAX_PLAYERS, g, r)
                     n += 1
     # Dune Blaster: own tile or a neighbour with sand (Explorer: diagonal too).
-    for h in range(s.players):
+    for h in range(s.head.players):
         if held_card(s, h, EQ_BLASTER) < 0:
             continue
         tc = s.tile_cell[s.pawn_tile[h]]
@@ -622,7 +611,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                 out[n] = seat_at_cell(A_BLAST, h, c)
                 n += 1
     # Jet Pack: to any unblocked tile, maybe with one pawn from the start tile.
-    for h in range(s.players):
+    for h in range(s.head.players):
         if held_card(s, h, EQ_JETPACK) < 0:
             continue
         if buried(s, h) and not s.rules.jetpack_when_buried:
@@ -631,17 +620,17 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
             t = s.cell_tile[c]
             if t < 0 or blocked(s, t) or t == s.pawn_tile[h]:
                 continue
-            for comp in range(s.players):
+            for comp in range(s.head.players):
                 if comp != h and s.pawn_tile[comp] == s.pawn_tile[h]:
                     out[n] = pawn_move(A_JET, h, c, comp)
                     n += 1
             out[n] = pawn_move(A_JET, h, c, NO_PASSENGER)
             n += 1
-    for h in range(s.players):
+    for h in range(s.head.players):
         if held_card(s, h, EQ_SHIELD) >= 0:
             out[n] = A_SHIELD + h
             n += 1
-    for h in range(s.players):
+    for h in range(s.head.players):
         if held_card(s, h, EQ_SCOPE) < 0:
             continue
         for c in range(N_CELLS):
@@ -650,15 +639,15 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                     and not (s.rules.known_kinds >> s.kind[t]) & 1):
                 out[n] = seat_at_cell(A_SCOPE, h, c)
                 n += 1
-    for h in range(s.players):
+    for h in range(s.head.players):
         if held_card(s, h, EQ_RESERVE) >= 0:
             out[n] = A_RESERVE + h
             n += 1
     # Time Throttle: only on the holder's own turn, in the action phase (spec 4.10).
-    if s.phase == PH_ACTIONS and held_card(s, s.current, EQ_THROTTLE) >= 0:
-        out[n] = A_THROTTLE + s.current
+    if s.phase == PH_ACTIONS and held_card(s, s.head.current, EQ_THROTTLE) >= 0:
+        out[n] = A_THROTTLE + s.head.current
         n += 1
-    for h in range(s.players):
+    for h in range(s.head.players):
         if held_card(s, h, EQ_TRACKER) >= 0 and s.draw_len > 0:
             out[n] = A_TRACKER + h
             n += 1
@@ -667,11 +656,11 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
 
 cdef int d_legal(const void* vs, int* out) noexcept nogil:
     cdef const DState* s = <const DState*>vs
-    cdef int n = 0, p = s.current, t, c, i, q, k, tc, nd, d
+    cdef int n = 0, p = s.head.current, t, c, i, q, k, tc, nd, d
     cdef int steps[N_CELLS]
     cdef bint reach[N_CELLS]
     cdef bint bur, act
-    if s.terminal:
+    if s.head.terminal:
         return 0
     if s.phase == PH_PEEK:
         out[0] = A_PEEK_KEEP
@@ -717,7 +706,7 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
         k = step_targets(s, p, tc, steps)
         for i in range(k):
             for q in range(PASSENGER_SLOTS):
-                if q == NO_PASSENGER or (q < s.players and s.role[p] == CLIMBER and q != p
+                if q == NO_PASSENGER or (q < s.head.players and s.role[p] == CLIMBER and q != p
                                          and s.pawn_tile[q] == t):
                     out[n] = pawn_move(A_MOVE, 0, steps[i], q)
                     n += 1
@@ -731,7 +720,7 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
                 out[n] = A_DIG + c
                 n += 1
     if act and not bur and s.role[p] == NAVIGATOR:
-        for q in range(s.players):
+        for q in range(s.head.players):
             if q == p or (buried(s, q) and not s.rules.navigator_can_move_buried):
                 continue
             if nav_targets(s, q, reach) == 0:
@@ -740,7 +729,7 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
                 if not reach[c]:
                     continue
                 for i in range(PASSENGER_SLOTS):
-                    if i == NO_PASSENGER or (i < s.players and s.role[q] == CLIMBER and i != q
+                    if i == NO_PASSENGER or (i < s.head.players and s.role[q] == CLIMBER and i != q
                                              and s.pawn_tile[i] == s.pawn_tile[q]):
                         out[n] = pawn_move(A_NAV, q, c, i)
                         n += 1
@@ -794,7 +783,7 @@ cdef void excavate(DState* s, int p) noexcept nogil:
     s.excavated[t] = 1
     s.known[t] = 0          # no longer hidden: the Terrascope mark is moot
     if s.kind[t] == K_WELL:
-        for q in range(s.players):
+        for q in range(s.head.players):
             if s.pawn_tile[q] == t:
                 gain_water(s, q, WELL_WATER)
     elif s.kind[t] == K_CLUE:
@@ -862,8 +851,8 @@ cdef void begin_turn(DState* s) noexcept nogil:
     s.meteo_reduction = 0
     s.free_ops = 0
     # A Solar Shield lasts until the start of its user's next turn (spec 2.5).
-    s.shield[s.current] = 0
-    s.shield_tile[s.current] = NO_TILE
+    s.shield[s.head.current] = 0
+    s.shield_tile[s.head.current] = NO_TILE
 
 
 cdef void end_storm_phase(DState* s) noexcept nogil:
@@ -871,9 +860,9 @@ cdef void end_storm_phase(DState* s) noexcept nogil:
     s.storm_left = 0
     s.turns += 1
     if s.turns >= s.rules.max_turns:
-        finish(s, END_TURN_LIMIT)
+        end_game(s, END_TURN_LIMIT)
         return
-    s.current = (s.current + 1) % s.players
+    s.head.current = (s.head.current + 1) % s.head.players
     begin_turn(s)
 
 
@@ -905,7 +894,7 @@ cdef void wind(DState* s, int d, int strength) noexcept nogil:
         s.cell_tile[src] = STORM_CELL
         s.storm = src
         if s.supply == 0:
-            finish(s, END_BURIED)
+            end_game(s, END_BURIED)
             return
         s.supply -= 1
         s.sand[t] += 1
@@ -914,13 +903,13 @@ cdef void wind(DState* s, int d, int strength) noexcept nogil:
 cdef void sun(DState* s) noexcept nogil:
     cdef int p
     cdef bint dead = False
-    for p in range(s.players):
+    for p in range(s.head.players):
         if not shaded(s, p):
             s.water[p] -= 1
             if s.water[p] < 0:
                 dead = True
     if dead:
-        finish(s, END_THIRST)
+        end_game(s, END_THIRST)
 
 
 cdef void draw_storm_card(DState* s) noexcept nogil:
@@ -934,7 +923,7 @@ cdef void draw_storm_card(DState* s) noexcept nogil:
         s.draw_len = s.discard_len
         s.discard_len = 0
         s.deck_known = 0
-        rng_shuffle(&s.rng, s.draw, s.draw_len, sizeof(s.draw[0]))
+        rng_shuffle(&s.head.rng, s.draw, s.draw_len, sizeof(s.draw[0]))
         if s.draw_len == 0:
             s.storm_left = 0     # nothing left to draw (only with custom decks)
             return
@@ -956,7 +945,7 @@ cdef void draw_storm_card(DState* s) noexcept nogil:
     elif sc.kind == SC_PICKS_UP:
         s.meter_index += 1
         if s.meter_index >= s.rules.meter_len:
-            finish(s, END_SWEPT_AWAY)
+            end_game(s, END_SWEPT_AWAY)
     else:
         sun(s)
 
@@ -986,7 +975,7 @@ cdef void apply_free(DState* s, int a) noexcept nogil:
         s.known[s.cell_tile[x.cell]] = 1
     elif x.block == A_RESERVE:
         use_card(s, h, EQ_RESERVE)
-        for q in range(s.players):
+        for q in range(s.head.players):
             if s.pawn_tile[q] == s.pawn_tile[h]:
                 gain_water(s, q, WELL_WATER)
     elif x.block == A_THROTTLE:
@@ -1023,7 +1012,7 @@ cdef void pawn_action(DState* s, DAction x, int p) noexcept nogil:
 cdef void after_decision(DState* s, int p) noexcept nogil:
     # Spec 5: the win is checked after every action and free operation.
     if not s.rules.takeoff_costs_action and win_condition(s):
-        finish(s, END_WIN)
+        end_game(s, END_WIN)
         return
     # The action phase ends by itself once no action and no Time Throttle is left.
     if (s.phase == PH_ACTIONS and s.actions_left == 0
@@ -1034,11 +1023,11 @@ cdef void after_decision(DState* s, int p) noexcept nogil:
 cdef void d_apply(void* vs, int a) noexcept nogil:
     cdef DState* s = <DState*>vs
     cdef DAction x = decompose(a)
-    cdef int p = s.current
-    s.moves += 1
+    cdef int p = s.head.current
+    s.head.moves += 1
     if x.block == A_DRAW:
         draw_storm_card(s)
-        if not s.terminal and s.storm_left == 0:
+        if not s.head.terminal and s.storm_left == 0:
             end_storm_phase(s)
         return
     if x.block == A_END_ACTIONS:
@@ -1061,7 +1050,7 @@ cdef void d_apply(void* vs, int a) noexcept nogil:
         elif x.block == A_METEO_PEEK:
             start_peek(s)
         elif x.block == A_TAKEOFF:
-            finish(s, END_WIN)
+            end_game(s, END_WIN)
             return
         else:
             pawn_action(s, x, p)
@@ -1074,8 +1063,8 @@ cdef void d_scores(const void* vs, double* out) noexcept nogil:
     """The team outcome for every seat: 1 for a win, else 0 (progress is in outcomes)."""
     cdef const DState* s = <const DState*>vs
     cdef int i
-    for i in range(s.players):
-        out[i] = 1.0 if (s.terminal and s.end_reason == END_WIN) else 0.0
+    for i in range(s.head.players):
+        out[i] = 1.0 if (s.head.terminal and s.head.end_reason == END_WIN) else 0.0
 
 
 GAME_OUTCOMES = ("win", "turns", "parts_found", "parts_collected", "water_left",
@@ -1094,12 +1083,12 @@ cdef int parts_count(const DState* s, int at_least) noexcept nogil:
 cdef void d_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     cdef const DState* s = <const DState*>vs
     cdef int i, w = 0, ex = 0, team = 0, held, k
-    for i in range(s.players):
+    for i in range(s.head.players):
         w += s.water[i] if s.water[i] > 0 else 0
         team |= 1 << s.role[i]
     for i in range(N_TILES):
         ex += s.excavated[i]
-    g[0] = 1.0 if s.end_reason == END_WIN else 0.0
+    g[0] = 1.0 if s.head.end_reason == END_WIN else 0.0
     g[1] = s.turns
     g[2] = parts_count(s, P_TILE)
     g[3] = parts_count(s, P_HELD)
@@ -1108,7 +1097,7 @@ cdef void d_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     g[6] = s.supply
     g[7] = ex
     g[8] = team                 # bitmask of the adventurers in play (bit = adventurer index)
-    for i in range(s.players):
+    for i in range(s.head.players):
         held = 0
         for k in range(s.rules.n_eq):
             if s.eq_owner[k] == i:
@@ -1123,14 +1112,14 @@ cdef double d_heuristic(const void* vs, int seat) noexcept nogil:
     cdef const DState* s = <const DState*>vs
     cdef int i
     cdef double v = 0.0
-    if s.terminal:
-        return 1000.0 if s.end_reason == END_WIN else -1000.0
+    if s.head.terminal:
+        return 1000.0 if s.head.end_reason == END_WIN else -1000.0
     v += 50.0 * parts_count(s, P_HELD) + 20.0 * parts_count(s, P_TILE)
     for i in range(N_TILES):
         if s.excavated[i]:
             v += 8.0 if s.kind[i] == K_CLUE else 4.0
         v -= 0.5 * s.sand[i]
-    for i in range(s.players):
+    for i in range(s.head.players):
         v += 3.0 * (s.water[i] if s.water[i] < 3 else 3) + 0.5 * s.water[i]
         if buried(s, i):
             v -= 5.0
@@ -1178,11 +1167,6 @@ cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
 include "forbidden_desert_planner.pxi"
 
 
-cdef DState _LAYOUT   # one instance, to read the field offsets from
-set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
-set_engine_functions(&ENGINE, d_setup, d_legal, d_apply, d_scores, d_scores, d_outcomes,
-                     d_heuristic, d_observe, d_policy, NULL)
 
 
 # ================================================================ Python face
@@ -1253,11 +1237,8 @@ def _cell(v, where):
 
 def parse_tiles(entries):
     """The tile list (rule option `tiles`) as 24 (kind, gear, clue) tuples; ValueError."""
-    if not isinstance(entries, list):
-        raise ValueError("rule option 'tiles' must be a list of tile entries")
     out = []
-    for i, e in enumerate(entries):
-        where = f"rule option 'tiles'[{i}]"
+    for where, e in items(entries, "rule option 'tiles'"):
         if not isinstance(e, dict):
             raise ValueError(f"{where} must be an object")
         extra = set(e) - {"kind", "gear", "part", "axis", "count"}
@@ -1290,11 +1271,8 @@ def parse_tiles(entries):
 
 
 def parse_storm_deck(entries):
-    if not isinstance(entries, list):
-        raise ValueError("rule option 'storm_deck' must be a list of card entries")
     out = []
-    for i, e in enumerate(entries):
-        where = f"rule option 'storm_deck'[{i}]"
+    for where, e in items(entries, "rule option 'storm_deck'"):
         if not isinstance(e, dict) or e.get("kind") not in STORM_KINDS:
             raise ValueError(f"{where} must be an object with kind in {list(STORM_KINDS)}")
         extra = set(e) - {"kind", "direction", "strength", "count"}
@@ -1360,16 +1338,24 @@ ACTIONS = ActionSpace(
 )
 
 
+# Yes/no readings of rules the spec leaves open (ASSUMPTIONS): option name, default, and what
+# true means.  Each is a DRules field of the same name.
+ASSUMED_SWITCHES = (
+    ("jetpack_when_buried", True, "a buried pawn may use a Jet Pack (spec 4.10)"),
+    ("navigator_can_move_buried", False, "the Navigator may move a buried pawn (spec 4.8)"),
+    ("takeoff_costs_action", False, "the takeoff is an action (else the team wins as soon as "
+     "the win condition holds) (spec 5)"),
+    ("tunnel_shade_requires_unblocked", False, "a blocked excavated tunnel gives no shade "
+     "(spec 7 A3)"),
+)
+
+
 class ForbiddenDesertGame(Game):
     name = "forbidden_desert"
     title = "Forbidden Desert"
     min_players = 2
     max_players = MAX_PLAYERS
     cooperative = True
-    engine_version = ENGINE_VERSION
-    end_reasons = END_REASONS
-    game_outcome_names = GAME_OUTCOMES
-    seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"adventurer": ADVENTURERS}
     # In Engine.policy order: POLICY_PLANNER, POLICY_SEARCH, POLICY_DEEP (planner .pxi).
     policies = {"planner": "rule-based team planner: water first, dig toward clues and wells, "
@@ -1379,7 +1365,6 @@ class ForbiddenDesertGame(Game):
                 "with the weights of rule option search_weights; hidden tiles stay hidden",
                 "deep_search": "the same search with a wider beam (12): stronger, about half "
                 "as fast"}
-    actions = ACTIONS
     adventurers = ADVENTURERS
     options = (
         Option("difficulty", "enum", "novice", "starting tick of the storm meter (spec 2.3)",
@@ -1397,14 +1382,8 @@ class ForbiddenDesertGame(Game):
         Option("solar_shield_anchor", "enum", "pawn", "a Solar Shield protects the pawns on "
                "its user's current tile (pawn) or on the tile where it was played (tile) "
                "(spec 4.10)", choices=("pawn", "tile"), assumption=True),
-        Option("jetpack_when_buried", "bool", True, "a buried pawn may use a Jet Pack "
-               "(spec 4.10)", assumption=True),
-        Option("navigator_can_move_buried", "bool", False, "the Navigator may move a buried "
-               "pawn (spec 4.8)", assumption=True),
-        Option("takeoff_costs_action", "bool", False, "the takeoff is an action (else the "
-               "team wins as soon as the win condition holds) (spec 5)", assumption=True),
-        Option("tunnel_shade_requires_unblocked", "bool", False, "a blocked excavated tunnel "
-               "gives no shade (spec 7 A3)", assumption=True),
+        *(Option(name, "bool", default, description, assumption=True)
+          for name, default, description in ASSUMED_SWITCHES),
         Option("climber_hops_blocked_tunnels", "bool", False, "the Climber may tunnel-hop "
                "from or into a blocked excavated tunnel.  Default false, the seed's reading: "
                "'between two excavated tunnels the adventurers may move for 1 action, but only "
@@ -1469,13 +1448,13 @@ class ForbiddenDesertGame(Game):
         cdef DState* s = _st(state)
         game, seats = state.outcomes()
         team = {k: game[k] for k in GAME_OUTCOMES if k != "team"}
-        team["end_reason"] = END_REASONS[s.end_reason]
-        team["adventurers"] = [ADVENTURERS[s.role[i]] for i in range(s.players)]
+        team["end_reason"] = END_REASONS[s.head.end_reason]
+        team["adventurers"] = [ADVENTURERS[s.role[i]] for i in range(s.head.players)]
         return [dict(team, seat=i, adventurer=ADVENTURERS[s.role[i]],
                      water=int(s.water[i]), max_water=int(s.rules.adv_water[s.role[i]]),
                      equipment=[EQUIPMENT[s.rules.eq_type[k]] for k in range(s.rules.n_eq)
                                 if s.eq_owner[k] == i])
-                for i in range(s.players)]
+                for i in range(s.head.players)]
 
 
 cdef inline DState* _st(State s):
@@ -1639,17 +1618,17 @@ cdef dict _to_dict(game, State state):
     pawns = [{"adventurer": ADVENTURERS[s.role[i]], "water": int(s.water[i]),
               "tile": int(s.pawn_tile[i]), "shield": bool(s.shield[i]),
               "shield_tile": None if s.shield_tile[i] < 0 else int(s.shield_tile[i])}
-             for i in range(s.players)]
+             for i in range(s.head.players)]
     parts = [{"part": PARTS[i], "state": PART_STATES[s.part_state[i]],
               "tile": None if s.part_tile[i] < 0 else int(s.part_tile[i]),
               "holder": None if s.part_holder[i] < 0 else int(s.part_holder[i])}
              for i in range(N_PARTS)]
     owners = {-1: "deck", -2: "used"}
     return {
-        "game": game.name, "players": int(s.players),
-        "rules": _rules_of(&s.rules, s.players),
+        "game": game.name, "players": int(s.head.players),
+        "rules": _rules_of(&s.rules, s.head.players),
         "phase": PHASES[s.phase], "return_phase": PHASES[s.return_phase],
-        "current_player": int(s.current),
+        "current_player": int(s.head.current),
         "storm": [s.storm // SIDE, s.storm % SIDE], "sand_supply": int(s.supply),
         "storm_meter_index": int(s.meter_index), "actions_left": int(s.actions_left),
         "meteorologist_reduction": int(s.meteo_reduction),
@@ -1662,8 +1641,8 @@ cdef dict _to_dict(game, State state):
         "equipment_pile": [int(x) for x in s.eq_deck[:s.eq_len]],
         "equipment_owner": [owners.get(int(s.eq_owner[i]), int(s.eq_owner[i]))
                             for i in range(s.rules.n_eq)],
-        "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
-        "moves": int(s.moves), "turns": int(s.turns),
+        "terminal": bool(s.head.terminal), "end_reason": END_REASONS[s.head.end_reason],
+        "moves": int(s.head.moves), "turns": int(s.turns),
         "rng": contract.rng_to_dict(state),
     }
 
@@ -1672,10 +1651,10 @@ cdef _fill(DState* s, top):
     """from_dict's desert part (rules, players and rng are in place): reads every field of
     to_dict() through the codec (core_cy/codec.py), so that a bad value is named by its path."""
     cdef DRules* R = &s.rules
-    cdef int players = s.players
+    cdef int players = s.head.players
     s.phase = top.choice("phase", PHASES)
     s.return_phase = top.choice("return_phase", PHASES, default="actions")
-    s.current = top.int("current_player", 0, players - 1)
+    s.head.current = top.int("current_player", 0, players - 1)
     sand = _fill_board(s, top)
     s.supply = top.int("sand_supply", 0, 255)
     if s.supply + sand != R.sand_total:
@@ -1690,11 +1669,11 @@ cdef _fill(DState* s, top):
     _fill_parts(s, top)
     _fill_storm_piles(s, top)
     _fill_equipment(s, top)
-    s.terminal = top.bool("terminal")
-    s.end_reason = top.choice("end_reason", END_REASONS)
-    if bool(s.terminal) != (s.end_reason != END_RUNNING):
+    s.head.terminal = top.bool("terminal")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
+    if bool(s.head.terminal) != (s.head.end_reason != END_RUNNING):
         fail("state", "terminal exactly when end_reason is not 'running'")
-    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
     s.turns = top.int("turns", 0, INT32_MAX, default=0)
 
 
@@ -1742,7 +1721,7 @@ cdef _fill_pawns(DState* s, top):
         s.pawn_tile[i] = NO_TILE
         s.shield_tile[i] = NO_TILE
     roles_seen = set()
-    for i, pw in enumerate(top.objs("pawns", length=s.players)):
+    for i, pw in enumerate(top.objs("pawns", length=s.head.players)):
         s.role[i] = pw.choice("adventurer", ADVENTURERS)
         if s.role[i] in roles_seen:
             fail(pw.at("adventurer"), f"{ADVENTURERS[s.role[i]]} is already in play")
@@ -1762,7 +1741,7 @@ cdef _fill_parts(DState* s, top):
         holder = pt.get("holder", None)
         s.part_tile[i] = NO_TILE if tile is None else integer(tile, pt.at("tile"), 0, N_TILES - 1)
         s.part_holder[i] = -1 if holder is None else integer(holder, pt.at("holder"), 0,
-                                                             s.players - 1)
+                                                             s.head.players - 1)
         if (s.part_state[i] == P_TILE) != (s.part_tile[i] >= 0):
             fail(pt.path, "a tile is given exactly when the part is on_tile")
 
@@ -1797,7 +1776,7 @@ cdef _fill_equipment(DState* s, top):
         elif o == "used":
             s.eq_owner[i] = EQ_USED
         else:
-            s.eq_owner[i] = integer(o, f"{top.at('equipment_owner')}[{i}]", 0, s.players - 1)
+            s.eq_owner[i] = integer(o, f"{top.at('equipment_owner')}[{i}]", 0, s.head.players - 1)
     s.eq_len = _fill_ids(s.eq_deck, top, "equipment_pile", UniqueIds(n, "equipment card"), n)
     for i in range(s.eq_len):
         if s.eq_owner[s.eq_deck[i]] != EQ_IN_DECK:
@@ -1843,14 +1822,14 @@ _CARRIED_PARAMS = ("passenger", "companion")
 
 cdef str _describe(const DState* s, str kind, dict x):
     """An action (decoded by ACTIONS) in words, naming pawns by adventurer."""
-    names = [ADVENTURERS[s.role[q]] for q in range(s.players)]
+    names = [ADVENTURERS[s.role[q]] for q in range(s.head.players)]
 
     def pawn(q):
         return names[q] if q < len(names) else f"seat {q}"
 
-    words = {"who": pawn(s.current)}
+    words = {"who": pawn(s.head.current)}
     if kind == "excavate":
-        words["here"] = _cell_text(s.tile_cell[s.pawn_tile[s.current]])
+        words["here"] = _cell_text(s.tile_cell[s.pawn_tile[s.head.current]])
     for key, v in x.items():
         if key in _SEAT_PARAMS:
             words[key] = pawn(v)
@@ -1877,6 +1856,7 @@ def observe_dict(State state, int seat, unsigned long long seed=0):
     return _to_dict(state.game, out)
 
 
-ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, sizeof(DState),
-                                           sizeof(DRules))
+ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, &_LAYOUT, sizeof(DState),
+    &_LAYOUT.rules, sizeof(DRules), d_setup, d_legal, d_apply, d_scores, d_outcomes, d_heuristic,
+    d_observe, d_policy, NULL, d_scores)
 GAME = ForbiddenDesertGame()

@@ -114,11 +114,11 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
     """A free water operation that keeps everyone alive, or -1."""
     cdef int g, r, h, q, missing, dry, a
     # Secret Water Reserve when it fills at least 3 canteens' worth or saves a dry pawn.
-    for h in range(s.players):
+    for h in range(s.head.players):
         if plan_legal(legal, n, A_RESERVE + h):
             missing = 0
             dry = 0
-            for q in range(s.players):
+            for q in range(s.head.players):
                 if s.pawn_tile[q] == s.pawn_tile[h]:
                     missing += s.rules.adv_water[s.role[q]] - s.water[q]
                     if s.water[q] <= 0:
@@ -126,8 +126,8 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
             if missing >= 3 or (dry and missing >= 2):
                 return A_RESERVE + h
     # Give one unit to the driest pawn from someone with at least two more.
-    for r in range(s.players):
-        for g in range(s.players):
+    for r in range(s.head.players):
+        for g in range(s.head.players):
             a = seat_to_seat(A_GIVE, g, r)
             if s.water[g] >= s.water[r] + 2 and (s.water[r] <= 2 or s.role[g] == WATER_CARRIER) \
                     and plan_legal(legal, n, a):
@@ -138,10 +138,10 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
 cdef int shield_op(const DState* s, const int* legal, int n) noexcept nogil:
     """Play a Solar Shield before the storm if a nearly dry, exposed pawn shares its tile."""
     cdef int h, q
-    for h in range(s.players):
+    for h in range(s.head.players):
         if not plan_legal(legal, n, A_SHIELD + h) or s.shield[h]:
             continue
-        for q in range(s.players):
+        for q in range(s.head.players):
             if s.pawn_tile[q] == s.pawn_tile[h] and s.water[q] <= 1 and not shaded(s, q):
                 return A_SHIELD + h
     return -1
@@ -164,7 +164,7 @@ cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n
     cdef bint reach[N_CELLS]
     if s.role[p] != NAVIGATOR:
         return -1
-    for q in range(s.players):
+    for q in range(s.head.players):
         if q == p or s.tile_cell[s.pawn_tile[q]] == pc or nav_targets(s, q, reach) == 0:
             continue
         here = manhattan(s.tile_cell[s.pawn_tile[q]], pc)
@@ -196,7 +196,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
         return a
     if s.pawn_tile[p] == pad:
         # Clear the next blocked step of a teammate's way here.
-        for q in range(s.players):
+        for q in range(s.head.players):
             if s.pawn_tile[q] == pad:
                 continue
             path_costs(s, q, qdist, qfirst)
@@ -207,14 +207,14 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
     else:
         # Fly there with a Jet Pack (taking a companion along), else walk.
         if not blocked(s, pad):
-            for h in range(s.players + 1):
-                q = NO_PASSENGER if h == s.players else h
+            for h in range(s.head.players + 1):
+                q = NO_PASSENGER if h == s.head.players else h
                 a = pawn_move(A_JET, p, pc, q)
                 if plan_legal(legal, n, a):
                     return a
         q = NO_PASSENGER
         if s.role[p] == CLIMBER:
-            for h in range(s.players):
+            for h in range(s.head.players):
                 if h != p and s.pawn_tile[h] == s.pawn_tile[p]:
                     q = h
         a = step_toward(s, p, pc, first, legal, n, q)
@@ -234,7 +234,7 @@ cdef inline int dig_or_blast(const DState* s, int c, const int* legal, int n) no
     """Clear sand on cell c: a Dune Blaster (any holder in range) on 2+ sand, else dig."""
     cdef int h
     if s.sand[s.cell_tile[c]] >= 2:
-        for h in range(s.players):
+        for h in range(s.head.players):
             if plan_legal(legal, n, seat_at_cell(A_BLAST, h, c)):
                 return seat_at_cell(A_BLAST, h, c)
     if plan_legal(legal, n, A_DIG + c):
@@ -257,7 +257,7 @@ cdef inline int reach_cost(const DState* s, int p, int c, const int* dist) noexc
 
 cdef int team_deficit(const DState* s) noexcept nogil:
     cdef int q, w = 0
-    for q in range(s.players):
+    for q in range(s.head.players):
         w += s.rules.adv_water[s.role[q]] - s.water[q]
     return w
 
@@ -287,7 +287,7 @@ cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noe
     first when the team is thirsty; the Launch Pad late; tiles a teammate stands on last)."""
     cdef int c, v, k, q, i, best = -1, cost, best_cost = PLAN_FAR, wc = -1, deficit
     deficit = team_deficit(s)
-    for q in range(s.players):
+    for q in range(s.head.players):
         if s.role[q] == WATER_CARRIER and q != p:
             wc = s.tile_cell[s.pawn_tile[q]]
     for c in range(N_CELLS):
@@ -307,14 +307,14 @@ cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noe
                 cost -= deficit // WATER_URGENCY
             elif k == K_MIRAGE:
                 cost += PAD_DELAY
-            for q in range(s.players):
+            for q in range(s.head.players):
                 if q != p and s.pawn_tile[q] == v:
                     cost += 2   # someone is already there
         if cost < PLAN_FAR and wc >= 0 and TEAM_SPREAD > 0:
             cost += (abs(c // SIDE - wc // SIDE) + abs(c % SIDE - wc % SIDE)) // TEAM_SPREAD
         if cost < PLAN_FAR and CLAIM_PENALTY > 0:
             # A teammate nearer to it will likely take it on his turn: spread the work.
-            for q in range(s.players):
+            for q in range(s.head.players):
                 if q != p and manhattan(c, s.tile_cell[s.pawn_tile[q]]) < manhattan(
                         c, s.tile_cell[s.pawn_tile[p]]):
                     cost += CLAIM_PENALTY
@@ -363,7 +363,7 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
     cdef int q, worst = -1, c, best = -1, best_d = PLAN_FAR, t
     if plan_legal(legal, n, A_WC_DRAW):
         return A_WC_DRAW
-    for q in range(s.players):
+    for q in range(s.head.players):
         if q != p and s.water[q] <= THIRSTY and (worst < 0 or s.water[q] < s.water[worst]):
             worst = q
     if worst >= 0 and s.water[p] >= 2:
@@ -392,7 +392,7 @@ cdef int seek_water(const DState* s, int p, const int* legal, int n, const int* 
     cdef int q, c, v, t = s.pawn_tile[p], best = -1, cost, best_cost = PLAN_FAR, a
     if s.kind[t] == K_TUNNEL and s.excavated[t]:
         best_cost = 0           # shaded here already
-    for q in range(s.players):
+    for q in range(s.head.players):
         if q == p:
             continue
         c = s.tile_cell[s.pawn_tile[q]]
@@ -454,7 +454,7 @@ cdef int explore_here(const DState* s, int p, const int* legal, int n) noexcept 
 
 cdef int plan_actions(const DState* s, const int* legal, int n, int which,
                       void* scratch) noexcept nogil:
-    cdef int p = s.current, a, c
+    cdef int p = s.head.current, a, c
     cdef int dist[N_CELLS]
     cdef int first[N_CELLS]
     a = water_op(s, legal, n)
@@ -514,7 +514,7 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
             a = shield_op(s, legal, n)
         if a < 0 and s.storm_left > 0:
             # A Storm Tracker helps most when a Sun Beats Down threatens a dry pawn.
-            for a in range(s.players):
+            for a in range(s.head.players):
                 if plan_legal(legal, n, A_TRACKER + a):
                     return A_TRACKER + a
             a = -1
@@ -567,7 +567,7 @@ ctypedef struct PlanCache:
 cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noexcept nogil:
     """The search's apply: d_apply's action effects without the phase machinery, and an
     unseen tile's excavation kept hidden."""
-    cdef int p = s.current, t = s.pawn_tile[p]
+    cdef int p = s.head.current, t = s.pawn_tile[p]
     if a >= A_BLAST:
         apply_free(s, a)        # Dune Blaster, Jet Pack: the engine's own effects, no action
         return
@@ -583,7 +583,7 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
 
 cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexcept nogil:
     """The acting pawn's useful actions and cards (no peeks, no water: water_op shares)."""
-    cdef int p = s.current, t = s.pawn_tile[p], tc = s.tile_cell[t], n = 0, k, i, c, q, v
+    cdef int p = s.head.current, t = s.pawn_tile[p], tc = s.tile_cell[t], n = 0, k, i, c, q, v
     cdef int steps[N_CELLS]
     cdef bint reach[N_CELLS]
     cdef bint bur = buried(s, p)
@@ -611,7 +611,7 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
         for i in range(k):
             q = NO_PASSENGER
             if s.role[p] == CLIMBER:
-                for v in range(s.players):
+                for v in range(s.head.players):
                     if v != p and s.pawn_tile[v] == t:
                         q = v
                 out[n] = pawn_move(A_MOVE, 0, steps[i], NO_PASSENGER)
@@ -652,7 +652,7 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
                         n += 1
                         break
     if not bur and s.role[p] == NAVIGATOR:
-        for q in range(s.players):
+        for q in range(s.head.players):
             if q == p or buried(s, q) or n >= MAX_CAND - N_CELLS:
                 continue
             if nav_targets(s, q, reach) == 0:
@@ -693,7 +693,7 @@ cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
     cdef int pool = eff[wc], q, r, low, c = s.tile_cell[s.pawn_tile[wc]], t = s.pawn_tile[wc]
     cdef int near[MAX_PLAYERS]
     cdef int nn = 0
-    for q in range(s.players):
+    for q in range(s.head.players):
         if (q != wc and eff[q] < 3 and eff[q] < s.rules.adv_water[s.role[q]]
                 and (s.pawn_tile[q] == t or adjacent(c, s.tile_cell[s.pawn_tile[q]], False))):
             near[nn] = q
@@ -772,7 +772,7 @@ cdef inline int this_storm(const DState* s) noexcept nogil:
 cdef inline int cards_before_turn(const DState* s, int k, int first, int dv) noexcept nogil:
     """Storm cards drawn before the pawn k turns after the acting one acts again: this
     turn's storm (first cards) and one full draw per turn in between."""
-    return first + (k - 1 if k > 0 else s.players - 1) * dv
+    return first + (k - 1 if k > 0 else s.head.players - 1) * dv
 
 
 cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) noexcept nogil:
@@ -781,20 +781,20 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
     expected until then; none under a tunnel's shade, none while a Solar Shield on its tile
     lasts."""
     cdef double cost = 0.0
-    cdef int p = s.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
+    cdef int p = s.head.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
     cdef int first = this_storm(s)
-    for k in range(s.players):
-        q = (p + k) % s.players
+    for k in range(s.head.players):
+        q = (p + k) % s.head.players
         t = s.pawn_tile[q]
         if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
                 s.rules.tunnel_shade_requires_unblocked and blocked(s, t)):
             continue
         cards = cards_before_turn(s, k, first, dv)
         shade = 0
-        for h in range(s.players):
+        for h in range(s.head.players):
             if s.shield[h] and (s.shield_tile[h] == t if s.rules.shield_anchor_tile
                                 else s.pawn_tile[h] == t):
-                k2 = (h - p + s.players) % s.players
+                k2 = (h - p + s.head.players) % s.head.players
                 shade = cards_before_turn(s, k2, first, dv)
         if shade >= cards:
             continue
@@ -881,20 +881,20 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
             else:
                 # A well or the mirage: worth the water it may give the pawns standing there.
                 v += sw.drop_tile_dug
-                for q in range(s.players):
+                for q in range(s.head.players):
                     if s.pawn_tile[q] == t:
                         w = s.water[q] + 2
                         if w > s.rules.adv_water[s.role[q]]:
                             w = s.rules.adv_water[s.role[q]]
                         v += ev_well * (WATER_VALUE[w] - WATER_VALUE[s.water[q]])
     v += sw.meteo_held * s.meteo_reduction
-    for q in range(s.players):
+    for q in range(s.head.players):
         if s.role[q] == WATER_CARRIER:
             wc = q
         eff[q] = s.water[q] if s.water[q] > 0 else 0
     if wc >= 0:
         pool_water(s, wc, eff)
-    for q in range(s.players):
+    for q in range(s.head.players):
         w = eff[q]
         c = s.tile_cell[s.pawn_tile[q]]
         if q == wc:
@@ -954,8 +954,11 @@ cdef inline uint64_t node_key(const SNode* a) noexcept nogil:
 
 
 cdef inline void copy_node(SNode* dst, const SNode* src) noexcept nogil:
-    """Every node of one search shares the root's rules: copy what follows them."""
-    memcpy(&dst.s.rng, &src.s.rng, sizeof(SNode) - (<char*>&src.s.rng - <char*>src))
+    """Every node of one search shares the root's rules: copy the header and what follows
+    the rules (the header comes first, the rules second: DState)."""
+    cdef size_t after_rules = <const char*>(&src.s.rules + 1) - <const char*>src
+    memcpy(&dst.s.head, &src.s.head, sizeof(GameHeader))
+    memcpy(<char*>dst + after_rules, <const char*>src + after_rules, sizeof(SNode) - after_rules)
 
 
 cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noexcept nogil:
@@ -1047,7 +1050,7 @@ cdef int plan_next(const DState* s, PlanCache* pc) noexcept nogil:
     for i in range(pc.n - 1):
         pc.acts[i] = pc.acts[i + 1]
     pc.n -= 1
-    k = s.kind[s.pawn_tile[s.current]]
+    k = s.kind[s.pawn_tile[s.head.current]]
     if a == A_EXCAVATE and (k == K_CLUE or k == K_WELL or k == K_TUNNEL):
         # The face shows at the next call: plan again with what it changes (the search
         # ignores equipment, so a plain gear tile changes nothing it knows).

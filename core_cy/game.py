@@ -6,17 +6,19 @@ agents, fingerprints, the from_dict opening) is shared here so that every game l
 to tests, the CLI and the API.
 
 What a game module writes (see core_cy/maori.pyx for a complete one):
-- class attributes: name, title, min_players, max_players, cooperative, engine_version,
-  options (Option records), end_reasons, game_outcome_names, seat_outcome_names,
-  policies ({name: description}, in Engine.policy order), actions (an ActionSpace from
-  core_cy/actions.py built from the engine's constants);
+- module constants the C part uses too, which the Game subclass takes over (MODULE_FACTS):
+  ENGINE_VERSION, END_REASONS, GAME_OUTCOMES, SEAT_OUTCOMES (name lists), ACTIONS (an
+  ActionSpace from core_cy/actions.py built from the engine's constants);
+- class attributes: name, title, min_players, max_players, cooperative, options (Option
+  records), policies ({name: description}, in Engine.policy order);
 - hooks: pack_rules(rules, players) -> bytes, fill_state(state, data, rules) (the rest of
   from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/codec.py),
   to_dict(state) (with "rng": contract.rng_to_dict(state)), describe, score_breakdown;
-- at the end of the module, the engine table wiring (contract.pxd):
-      set_state_fields(&ENGINE, &_LAYOUT, ..., &_LAYOUT.rules, &_LAYOUT.rng)
-      set_engine_functions(&ENGINE, setup, legal, apply, ...)
-      TheGame.handle = engine_handle(&ENGINE, TheGame, sizeof(State), sizeof(Rules))
+- a state struct that opens with the contract's GameHeader (rng, players, current, terminal,
+  moves, end reason, win shares), and at the end of the module one call that fills the
+  engine table (contract.pxd):
+      TheGame.handle = engine_handle(&ENGINE, TheGame, &_LAYOUT, sizeof(State),
+          &_LAYOUT.rules, sizeof(Rules), setup, legal, apply, scores, outcomes, ...)
   which derives the counts (actions, outcomes, policies) from the class attributes.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -95,8 +98,22 @@ class Option:
         return value
 
 
+# Class attribute <- the module constant a game module names it by (see the module doc).
+MODULE_FACTS = {"engine_version": "ENGINE_VERSION", "end_reasons": "END_REASONS",
+                "game_outcome_names": "GAME_OUTCOMES", "seat_outcome_names": "SEAT_OUTCOMES",
+                "actions": "ACTIONS"}
+
+
 class Game(ABC):
     """Base of every game's Python face.  Subclasses fill the class attributes and hooks."""
+
+    def __init_subclass__(cls, **kwargs):
+        """Takes the MODULE_FACTS from the subclass's module, unless the class sets them."""
+        super().__init_subclass__(**kwargs)
+        module = sys.modules.get(cls.__module__)
+        for attribute, constant in MODULE_FACTS.items():
+            if attribute not in cls.__dict__ and hasattr(module, constant):
+                setattr(cls, attribute, getattr(module, constant))
 
     name: str = ""
     title: str = ""

@@ -24,9 +24,9 @@ Hand refill, reshuffles, the end trigger and scoring follow automatically.
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_uniform, rng_seed, rng_shuffle, set_state_fields,
-                               set_engine_functions, engine_handle, MAX_SEATS, MAX_LEGAL,
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
+                               as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_next, rng_uniform, rng_seed, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
                                STREAM_SEAT)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
@@ -228,13 +228,8 @@ ctypedef struct GPlayer:
     int8_t eliminated
 
 ctypedef struct GState:
+    GameHeader head               # rng, players, current, terminal, moves, end reason, shares
     GRules rules
-    Rng rng
-    int32_t players
-    int32_t current
-    int32_t terminal
-    int32_t moves
-    int32_t end_reason
     int32_t phase
     int32_t turns
     int32_t first_player
@@ -254,10 +249,12 @@ ctypedef struct GState:
     int16_t chest[N_ISLANDS]      # chest value on treasure island i (T_{i+1})
     int8_t chest_owner[N_ISLANDS]
     GPlayer p[MAX_PLAYERS]
-    double share[MAX_PLAYERS]
     int8_t path_at                # nest_actions = every_space: the last space resolved,
     int8_t path_dir               # the captain's direction (+1 clockwise, -1 counter)
     int8_t path_left              # and the spaces still to resolve (a won gamble pauses)
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
+cdef GState _LAYOUT      # one instance, to read where the rules are
 
 # Pirate combos: singles 0..3, then the pairs (a, b) with a <= b.
 cdef int COMBO_A[N_COMBOS]
@@ -429,7 +426,7 @@ cdef int draw_card(GState* s, GPlayer* pl) noexcept nogil:
         pl.deck_len = pl.disc_len
         memset(pl.discard, 0, MAX_CARDS)
         pl.disc_len = 0
-        rng_shuffle(&s.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
+        rng_shuffle(&s.head.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
     pl.deck_len -= 1
     c = pl.deck[pl.deck_len]
     pl.deck[pl.deck_len] = 0
@@ -467,7 +464,7 @@ cdef void take_permit_from_pool(GState* s, GPlayer* pl) noexcept nogil:
     cdef int v
     if pl.permits_pool == 0:
         return
-    v = random_bit(pl.permits_pool, &s.rng)
+    v = random_bit(pl.permits_pool, &s.head.rng)
     pl.permits_pool &= ~(1 << v)
     pl.permits_held |= 1 << v
 
@@ -498,10 +495,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
     cdef GPlayer* pl
     cdef int i, k, c
     cdef int8_t order[N_ISLANDS]
-    memset(s, 0, sizeof(GState))
-    memcpy(&s.rules, rules, sizeof(GRules))
-    s.rng = rng[0]
-    s.players = players
+    begin_setup(&ENGINE, s, rules, players, rng)
     s.end_trigger = -1
     s.golden_coin_owner = -1
     s.copy_target = -1
@@ -509,7 +503,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
     # Island cards: one slides unseen under the board as the Golden Island (with its 3-coin).
     for i in range(N_ISLANDS):
         s.island_deck[i] = <int8_t>i
-    rng_shuffle(&s.rng, s.island_deck, N_ISLANDS, sizeof(s.island_deck[0]))
+    rng_shuffle(&s.head.rng, s.island_deck, N_ISLANDS, sizeof(s.island_deck[0]))
     s.golden = s.island_deck[N_ISLANDS - 1]
     s.island_deck[N_ISLANDS - 1] = 0
     s.island_deck_len = N_ISLANDS - 1
@@ -519,7 +513,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
         s.houses[c] = <int8_t>players     # 2, 3 or 4 per colour by player count
     for i in range(N_ISLANDS):
         order[i] = <int8_t>i
-    rng_shuffle(&s.rng, order, N_ISLANDS, sizeof(order[0]))
+    rng_shuffle(&s.head.rng, order, N_ISLANDS, sizeof(order[0]))
     for i in range(N_ISLANDS):
         s.chest[i] = s.rules.chest_values[order[i]]
         s.chest_owner[i] = CHEST_ON_ISLAND
@@ -531,16 +525,16 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
         for k in range(s.rules.n_cards):
             pl.deck[k] = <int8_t>k
         pl.deck_len = <int8_t>s.rules.n_cards
-        rng_shuffle(&s.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
+        rng_shuffle(&s.head.rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
         refill_hand(s, pl)
         pl.seven_at_volcano = 1
         # Permits 1..6 shuffled: one blind to the hand, five to the nest pool.
-        k = rng_below(&s.rng, TOP_PERMIT - 1)
+        k = rng_below(&s.head.rng, TOP_PERMIT - 1)
         pl.permits_held = 1 << k
         pl.permits_pool = ((1 << (TOP_PERMIT - 1)) - 1) & ~(1 << k)
         draw_island_card(s, i)
-    s.first_player = rng_below(&s.rng, players) if s.rules.first_random else 0
-    s.current = s.first_player
+    s.first_player = rng_below(&s.head.rng, players) if s.rules.first_random else 0
+    s.head.current = s.first_player
     start_turn(s)
 
 
@@ -668,7 +662,7 @@ cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
 
 cdef int move_actions(const GState* s, int* out) noexcept nogil:
     """PH_MOVE, ascending (slot-major, then captain and ship, as the ids are laid out)."""
-    cdef const GPlayer* pl = &s.p[s.current]
+    cdef const GPlayer* pl = &s.p[s.head.current]
     cdef Reach r
     cdef uint16_t pts
     cdef int n = 0, slot, card, k, base
@@ -737,11 +731,11 @@ cdef inline int combo_size(int combo) noexcept nogil:
 cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) noexcept nogil:
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
     seat to act (section 4.5 preconditions)."""
-    cdef const GPlayer* pl = &s.p[s.current]
-    cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.current
+    cdef const GPlayer* pl = &s.p[s.head.current]
+    cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.head.current
     cdef bint volcano_card
     if ability == AB_THIEF or ability == AB_MASTER_THIEF:
-        for t in range(s.players):
+        for t in range(s.head.players):
             if may_steal_from(s, seat, t):
                 out[n] = steal_id(slot, t, 1)
                 n += 1
@@ -749,7 +743,7 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
                     out[n] = steal_id(slot, t, 2)
                     n += 1
                 if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
-                    for u in range(t + 1, s.players):
+                    for u in range(t + 1, s.head.players):
                         if may_steal_from(s, seat, u):
                             out[n] = steal_split_id(slot, t, u)
                             n += 1
@@ -796,7 +790,7 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
                         out[n] = volcano_id(slot, c, r)
                         n += 1
     if ability == AB_IMITATOR:
-        for t in range(s.players):
+        for t in range(s.head.players):
             if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
                 out[n] = imitate_id(slot, t)
                 n += 1
@@ -819,7 +813,7 @@ cdef bint copy_possible(const GState* s, int target) noexcept nogil:
 
 cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     """PH_ABILITY: pass, or a hand card with one of its legal parameters."""
-    cdef const GPlayer* pl = &s.p[s.current]
+    cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, slot
     out[n] = A_PASS
     n += 1
@@ -851,9 +845,9 @@ cdef void sort_ints(int* a, int n) noexcept nogil:
 
 cdef int g_legal(const void* vs, int* out) noexcept nogil:
     cdef const GState* s = <const GState*>vs
-    cdef const GPlayer* pl = &s.p[s.current]
+    cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, m, c
-    if s.terminal:
+    if s.head.terminal:
         return 0
     if s.phase == PH_START:
         # Relic R4: keep the hand, or discard 1 or 2 cards (a hand-slot mask).
@@ -882,7 +876,7 @@ cdef int g_legal(const void* vs, int* out) noexcept nogil:
 
 cdef void start_turn(GState* s) noexcept nogil:
     """The memory model, then the R4 choice or the movement."""
-    cdef GPlayer* pl = &s.p[s.current]
+    cdef GPlayer* pl = &s.p[s.head.current]
     forget(s, pl)
     s.phase = PH_START if (pl.relic == R4_SWAP_CARDS and pl.hand_len > 0) else PH_MOVE
 
@@ -896,9 +890,9 @@ cdef void forget(GState* s, GPlayer* pl) noexcept nogil:
     if s.rules.recall_error == 0:
         return
     for i in range(N_ISLANDS):
-        if ((pl.islands_remembered & ~pl.islands_held) >> i) & 1 and rng_uniform(&s.rng) < p:
+        if ((pl.islands_remembered & ~pl.islands_held) >> i) & 1 and rng_uniform(&s.head.rng) < p:
             pl.islands_remembered &= ~(1 << i)
-        if (pl.chests_known >> i) & 1 and rng_uniform(&s.rng) < p:
+        if (pl.chests_known >> i) & 1 and rng_uniform(&s.head.rng) < p:
             pl.chests_known &= ~(1 << i)
 
 
@@ -906,15 +900,15 @@ cdef void end_turn(GState* s) noexcept nogil:
     """Refill (section 4.6); the end trigger (section 5.1): every other seat plays once more
     after the turn that placed a sixth permit; then the next seat."""
     cdef int nxt
-    refill_hand(s, &s.p[s.current])
+    refill_hand(s, &s.p[s.head.current])
     s.turns += 1
-    nxt = (s.current + 1) % s.players
+    nxt = (s.head.current + 1) % s.head.players
     if s.end_trigger >= 0 and nxt == s.end_trigger:
         finish(s, END_SIXTH_PERMIT)
-    elif s.turns >= s.rules.max_rounds * s.players:
+    elif s.turns >= s.rules.max_rounds * s.head.players:
         finish(s, END_ROUND_LIMIT)
     else:
-        s.current = nxt
+        s.head.current = nxt
         start_turn(s)
 
 
@@ -922,7 +916,7 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
     """The optional second card (section 4.5), if any ability can be used: the first hand
     card whose ability has a legal use decides (each ability asked once)."""
     cdef int buf[MAX_ABILITY_IDS]
-    cdef const GPlayer* pl = &s.p[s.current]
+    cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int slot, ab
     cdef uint32_t asked = 0
     s.phase = PH_ABILITY
@@ -943,7 +937,7 @@ cdef void nest_path(GState* s) noexcept nogil:
     while s.path_left > 0:
         s.path_at = <int8_t>((s.path_at + s.path_dir + s.rules.n_nest) % s.rules.n_nest)
         s.path_left -= 1
-        nest_action(s, s.current, s.path_at)
+        nest_action(s, s.head.current, s.path_at)
         if s.phase == PH_GAMBLE:
             return
 
@@ -987,7 +981,7 @@ cdef void steal(GState* s, int seat, int victim, int cards) noexcept nogil:
     for k in range(cards):
         if s.p[victim].islands_held == 0:
             return
-        c = random_bit(s.p[victim].islands_held, &s.rng)
+        c = random_bit(s.p[victim].islands_held, &s.head.rng)
         s.p[victim].islands_held &= ~(1 << c)
         s.p[victim].islands_remembered |= 1 << c
         s.p[seat].islands_held |= 1 << c
@@ -1010,7 +1004,7 @@ cdef void land(GState* s, int seat, int combo, int value) noexcept nogil:
 
 cdef void use_ability(GState* s, GAction x) noexcept nogil:
     """Applies an ability's effect (the action already legal)."""
-    cdef int seat = s.current
+    cdef int seat = s.head.current
     cdef GPlayer* pl = &s.p[seat]
     if x.kind == K_STEAL:
         steal(s, seat, x.x, x.y)
@@ -1036,10 +1030,10 @@ cdef void use_ability(GState* s, GAction x) noexcept nogil:
 
 cdef void g_apply(void* vs, int a) noexcept nogil:
     cdef GState* s = <GState*>vs
-    cdef GPlayer* pl = &s.p[s.current]
+    cdef GPlayer* pl = &s.p[s.head.current]
     cdef GAction x = decompose(a)
     cdef int k, c
-    s.moves += 1
+    s.head.moves += 1
     if x.kind == K_SWAP:
         # R4: the marked cards go to the discard pile, as many are drawn.
         for k in range(pl.hand_len - 1, -1, -1):
@@ -1067,7 +1061,7 @@ cdef void g_apply(void* vs, int a) noexcept nogil:
                 nest_path(s)
             else:
                 pl.captain = <int8_t>x.x
-                nest_action(s, s.current, pl.captain)
+                nest_action(s, s.head.current, pl.captain)
         if s.phase != PH_GAMBLE:
             to_ability_phase(s)
     elif x.kind == K_GAMBLE_PIRATE:
@@ -1111,9 +1105,10 @@ cdef int island_ranking(const GState* s, int isl, int* seats) noexcept nogil:
     return n
 
 
-cdef void finish(GState* s, int reason) noexcept nogil:
+cdef void finish(void* vs, int reason) noexcept nogil:   # an EndFn (as_if_ended)
     """Section 5.2: chests and payouts per island, the Golden Island's coin, elimination,
     gold totals, the winner (tie: the better permit on the Golden Island)."""
+    cdef GState* s = <GState*>vs
     cdef int i, r, n, best = -1, seat
     cdef int ranked[MAX_STACK]
     cdef GPlayer* pl
@@ -1138,13 +1133,13 @@ cdef void finish(GState* s, int reason) noexcept nogil:
     if n > 0:
         s.golden_coin_owner = ranked[0]
         s.p[ranked[0]].gold_golden = GOLDEN_COIN
-    for seat in range(s.players):
+    for seat in range(s.head.players):
         pl = &s.p[seat]
         pl.gold_relic = s.rules.relic_gold[pl.relic] if pl.relic >= 0 else 0
         pl.gold_total = pl.gold_chests + pl.gold_coins + pl.gold_golden + pl.gold_relic
         pl.eliminated = pl.golden_rank == 0
-        s.share[seat] = 0.0
-    for seat in range(s.players):
+        s.head.share[seat] = 0.0
+    for seat in range(s.head.players):
         pl = &s.p[seat]
         if pl.eliminated:
             continue
@@ -1152,48 +1147,31 @@ cdef void finish(GState* s, int reason) noexcept nogil:
                 (pl.gold_total == s.p[best].gold_total and pl.golden_rank < s.p[best].golden_rank)):
             best = seat
     if best >= 0:
-        s.share[best] = 1.0
+        s.head.share[best] = 1.0
     elif s.rules.no_survivor_highest:
         share_highest_gold(s)
     s.phase = PH_MOVE
-    s.terminal = 1
-    s.end_reason = reason
+    end_game(s, reason)
 
 
 cdef void share_highest_gold(GState* s) noexcept nogil:
     """No survivor and no_survivor_result = highest_gold: most gold wins, ties share."""
-    cdef int seat, best = -1, k = 0
-    for seat in range(s.players):
-        if s.p[seat].gold_total > best:
-            best = s.p[seat].gold_total
-    for seat in range(s.players):
-        if s.p[seat].gold_total == best:
-            k += 1
-    for seat in range(s.players):
-        s.share[seat] = 1.0 / k if s.p[seat].gold_total == best else 0.0
+    cdef int gold[MAX_PLAYERS]
+    cdef int seat
+    for seat in range(s.head.players):
+        gold[seat] = s.p[seat].gold_total
+    share_best(s, gold, 1)
 
 
 cdef void g_scores(const void* vs, double* out) noexcept nogil:
     """Gold totals once the game is over (eliminated players' gold included: the win
     shares say who won); before the end, the gold as if it ended now."""
-    cdef const GState* s = <const GState*>vs
     cdef GState tmp
+    cdef const GState* s = <const GState*>as_if_ended(&ENGINE, vs, &tmp, finish, END_RUNNING)
     cdef int i
-    if s.terminal:
-        for i in range(s.players):
-            out[i] = s.p[i].gold_total
-        return
-    memcpy(&tmp, s, sizeof(GState))
-    finish(&tmp, END_RUNNING)
-    for i in range(s.players):
-        out[i] = tmp.p[i].gold_total
+    for i in range(s.head.players):
+        out[i] = s.p[i].gold_total
 
-
-cdef void g_shares(const void* vs, double* out) noexcept nogil:
-    cdef const GState* s = <const GState*>vs
-    cdef int i
-    for i in range(s.players):
-        out[i] = s.share[i]
 
 
 GAME_OUTCOMES = ("rounds", "golden_island", "survivors", "no_winner", "golden_coin_seat",
@@ -1208,17 +1186,17 @@ cdef void g_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     cdef const GPlayer* pl
     cdef int i, ns = N_SEAT_OUTCOMES, survivors = 0
     cdef double any_share = 0
-    for i in range(s.players):
-        if s.terminal and not s.p[i].eliminated:
+    for i in range(s.head.players):
+        if s.head.terminal and not s.p[i].eliminated:
             survivors += 1
-        any_share += s.share[i]
-    g[0] = (s.turns + s.players - 1) // s.players
+        any_share += s.head.share[i]
+    g[0] = (s.turns + s.head.players - 1) // s.head.players
     g[1] = s.golden + 1
     g[2] = survivors
-    g[3] = 1 if (s.terminal and any_share == 0) else 0
+    g[3] = 1 if (s.head.terminal and any_share == 0) else 0
     g[4] = s.golden_coin_owner
     g[5] = s.island_deck_len
-    for i in range(s.players):
+    for i in range(s.head.players):
         pl = &s.p[i]
         so[i * ns + 0] = pl.eliminated
         so[i * ns + 1] = pl.gold_total
@@ -1320,8 +1298,8 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine
     cdef int i, u = popcount(unknown), mine_unknown = 0, v
     cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
-    if s.terminal:
-        return W_WIN * s.share[seat] + pl.gold_total
+    if s.head.terminal:
+        return W_WIN * s.head.share[seat] + pl.gold_total
     if u == 0:
         u = 1
     mine = islands_with_permit(s, seat)
@@ -1361,8 +1339,8 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
     cdef GState trial
     cdef int i
     cdef GAction x
-    if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.phase == PH_MOVE
-            or s.path_left > 0 or s.turns + 1 >= s.rules.max_rounds * s.players):
+    if (seat != s.head.current or s.head.terminal or s.end_trigger >= 0 or s.phase == PH_MOVE
+            or s.path_left > 0 or s.turns + 1 >= s.rules.max_rounds * s.head.players):
         return 0
     for i in range(n):
         x = decompose(acts[i])
@@ -1412,7 +1390,7 @@ cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     for i in range(o.island_deck_len):
         o.island_deck[i] = pool[j]
         j += 1
-    for t in range(o.players):
+    for t in range(o.head.players):
         if t == seat:
             continue
         counts[t] = popcount(o.p[t].islands_held)
@@ -1504,7 +1482,7 @@ cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     """Deck orders are hidden from everyone; rivals' hands are pooled with their decks."""
     cdef GPlayer* pl
     cdef int t, h
-    for t in range(o.players):
+    for t in range(o.head.players):
         pl = &o.p[t]
         if t != seat:
             h = pl.hand_len
@@ -1530,24 +1508,18 @@ cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     cdef GState* o = <GState*>out
     cdef int t
     memcpy(o, vs, sizeof(GState))
-    if o.terminal:
+    if o.head.terminal:
         return
     redeal_island_cards(o, seat, rng)
     redeal_chests(o, seat, rng)
-    for t in range(o.players):
+    for t in range(o.head.players):
         if t != seat:
             redeal_permits(o, t, rng)
     redeal_cards(o, seat, rng)
-    o.rng.key = rng_next(rng)
-    o.rng.ctr = 0
+    o.head.rng.key = rng_next(rng)
+    o.head.rng.ctr = 0
 
 
-cdef Engine ENGINE
-cdef GState _LAYOUT   # one instance, to read the field offsets from
-set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
-set_engine_functions(&ENGINE, g_setup, g_legal, g_apply, g_scores, g_shares, g_outcomes,
-                     g_heuristic, g_observe, NULL, g_action_values)
 
 
 # ================================================================ Python face
@@ -1795,15 +1767,9 @@ class GoldenIslandGame(Game):
     title = "The Golden Island (Cartagena - Die Goldinsel)"
     min_players = 2
     max_players = MAX_PLAYERS
-    cooperative = False
     # Nobody may survive the Golden Island reveal (section 5.2 step 6): then no seat wins.
     may_end_without_winner = True
-    engine_version = ENGINE_VERSION
-    end_reasons = END_REASONS
-    game_outcome_names = GAME_OUTCOMES
-    seat_outcome_names = SEAT_OUTCOMES
     outcome_labels = {"relic": ("none",) + RELICS}
-    actions = ACTIONS
     combos = COMBOS
     options = (
         Option("exact_move_required", "bool", False, "a card whose points cannot all be used "
@@ -1888,15 +1854,15 @@ class GoldenIslandGame(Game):
         """Per seat, the scoring lines of section 5.2 (as if the game ended now)."""
         cdef GState tmp
         memcpy(&tmp, _st(state), sizeof(GState))
-        if not tmp.terminal:
+        if not tmp.head.terminal:
             finish(&tmp, END_RUNNING)
         out = []
-        for i in range(tmp.players):
+        for i in range(tmp.head.players):
             pl = &tmp.p[i]
             out.append({"seat": i, "chests": pl.gold_chests, "coins": pl.gold_coins,
                         "golden_coin": pl.gold_golden, "relic": pl.gold_relic,
                         "total": pl.gold_total, "golden_rank": pl.golden_rank,
-                        "eliminated": bool(pl.eliminated), "win_share": tmp.share[i]})
+                        "eliminated": bool(pl.eliminated), "win_share": tmp.head.share[i]})
         return out
 
     def view(self, State state, int seat, unsigned long long seed=0):
@@ -1905,7 +1871,7 @@ class GoldenIslandGame(Game):
 
 
 cdef State _view(game, State state, int seat, unsigned long long seed):
-    if not 0 <= seat < _st(state).players:
+    if not 0 <= seat < _st(state).head.players:
         raise ValueError(f"seat {seat} out of range")
     cdef State out = contract.blank_state(game, GoldenIslandGame.handle)
     cdef Rng rng
@@ -1925,7 +1891,7 @@ def _combo_text(combo):
 
 def _describe(State state, action):
     cdef GState* s = _st(state)
-    cdef GPlayer* pl = &s.p[s.current]
+    cdef GPlayer* pl = &s.p[s.head.current]
     cdef GRules* R = &s.rules
     kind, x = ACTIONS.decode(action)
     texts = [_card_text(R, pl.hand[k]) for k in range(pl.hand_len)]
@@ -1963,7 +1929,7 @@ def _describe(State state, action):
         what = f"land {_combo_text(x['combo'])} pirate(s) and permit {x['permit']}"
     elif kind == "volcano":
         what = (f"land a {COLOURS[x['colour']]} pirate on the volcano"
-                + (f", taking relic {RELICS[x['relic']]}" if s.p[s.current].ship == NODE_VL else ""))
+                + (f", taking relic {RELICS[x['relic']]}" if s.p[s.head.current].ship == NODE_VL else ""))
     else:
         what = f"imitate the top discard of seat {x['target']}"
     return f"{who}: {what}"
@@ -2005,7 +1971,7 @@ def _to_dict(game, State state):
     cdef GState* s = _st(state)
     cdef GPlayer* pl
     seats = []
-    for i in range(s.players):
+    for i in range(s.head.players):
         pl = &s.p[i]
         seats.append({
             "captain": int(pl.captain), "ship": NODES[pl.ship],
@@ -2024,7 +1990,7 @@ def _to_dict(game, State state):
                      "golden_coin": pl.gold_golden, "relic": pl.gold_relic,
                      "total": pl.gold_total},
             "golden_rank": int(pl.golden_rank), "eliminated": bool(pl.eliminated),
-            "win_share": float(s.share[i]),
+            "win_share": float(s.head.share[i]),
         })
     islands = []
     for i in range(N_ISLANDS):
@@ -2037,10 +2003,10 @@ def _to_dict(game, State state):
             "pirates": _pirates(s.node_pirates[i + 1]),
         })
     return {
-        "game": game.name, "players": int(s.players), "rules": _rules_dict(&s.rules),
-        "phase": PHASES[s.phase], "current_player": int(s.current),
-        "first_player": int(s.first_player), "turns": int(s.turns), "moves": int(s.moves),
-        "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
+        "game": game.name, "players": int(s.head.players), "rules": _rules_dict(&s.rules),
+        "phase": PHASES[s.phase], "current_player": int(s.head.current),
+        "first_player": int(s.first_player), "turns": int(s.turns), "moves": int(s.head.moves),
+        "terminal": bool(s.head.terminal), "end_reason": END_REASONS[s.head.end_reason],
         "end_trigger": _seat_or_none(s.end_trigger), "copy_target": _seat_or_none(s.copy_target),
         "nest_path": {"at": int(s.path_at), "way": WAYS[s.path_dir < 0], "left": int(s.path_left)},
         "golden_island": ISLANDS[s.golden],
@@ -2096,15 +2062,15 @@ cdef _fill(GState* s, top, dict rules):
     """from_dict's Golden Island part (rules, players and rng are in place): every field of
     to_dict() through the codec, with the components checked complete (each card, island
     card, permit, pirate, chest and relic in exactly one place)."""
-    cdef int players = s.players
+    cdef int players = s.head.players
     s.phase = top.choice("phase", PHASES)
-    s.current = top.int("current_player", 0, players - 1)
+    s.head.current = top.int("current_player", 0, players - 1)
     s.first_player = top.int("first_player", 0, players - 1, default=0)
     s.turns = top.int("turns", 0, INT32_MAX, default=0)
-    s.moves = top.int("moves", 0, INT32_MAX, default=0)
-    s.terminal = top.bool("terminal", default=False)
-    s.end_reason = top.choice("end_reason", END_REASONS, default="running")
-    if (s.end_reason == END_RUNNING) == bool(s.terminal):
+    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.head.terminal = top.bool("terminal", default=False)
+    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    if (s.head.end_reason == END_RUNNING) == bool(s.head.terminal):
         fail(top.at("end_reason"), "must be 'running' exactly while the game is not over")
     s.end_trigger = _seat_or_null(top, "end_trigger", players)
     s.copy_target = _seat_or_null(top, "copy_target", players)
@@ -2153,7 +2119,7 @@ cdef dict _fill_island_cards(GState* s, top):
 
 cdef _fill_islands(GState* s, top, dict rules, list pirates):
     """Chests, permit stacks and pirates of the treasure islands and the volcanoes."""
-    cdef int players = s.players
+    cdef int players = s.head.players
     for i, isl in enumerate(top.objs("islands", length=N_ISLANDS)):
         s.chest[i] = isl.int("chest", 0, 99)
         owner = isl.get("chest_owner", None)
@@ -2238,7 +2204,7 @@ cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics
         for k in ("chests", "coins", "golden_coin", "relic", "total"))
     pl.golden_rank = seat.int("golden_rank", 0, MAX_PLAYERS, default=0)
     pl.eliminated = seat.bool("eliminated", default=False)
-    s.share[i] = seat.num("win_share", 0, 1, default=0.0)
+    s.head.share[i] = seat.num("win_share", 0, 1, default=0.0)
     return relics
 
 
@@ -2266,7 +2232,9 @@ cdef _fill_permits(GState* s, int i, seat):
 
 
 assert len(SEAT_OUTCOMES) == N_SEAT_OUTCOMES
-GoldenIslandGame.handle = engine_handle(&ENGINE, GoldenIslandGame, sizeof(GState), sizeof(GRules))
+GoldenIslandGame.handle = engine_handle(&ENGINE, GoldenIslandGame, &_LAYOUT, sizeof(GState),
+    &_LAYOUT.rules, sizeof(GRules), g_setup, g_legal, g_apply, g_scores, g_outcomes, g_heuristic,
+    g_observe, NULL, g_action_values)
 GAME = GoldenIslandGame()
 
 
@@ -2276,7 +2244,7 @@ def fast_action_values(State state, int seat):
     cdef int acts[MAX_LEGAL]
     cdef double vals[MAX_LEGAL]
     cdef GState* s = _st(state)
-    if s.terminal:
+    if s.head.terminal:
         return None
     cdef int n = g_legal(s, acts)
     if not g_action_values(s, seat, acts, n, vals):

@@ -17,9 +17,8 @@ A turn is split into decisions, each one action:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_shuffle, set_state_fields, set_engine_functions,
-                               engine_handle, MAX_SEATS, MAX_LEGAL)
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, UniqueIds, integer, load_data, number
@@ -148,7 +147,6 @@ cdef inline int encode_take(int k, int cell, int rot) noexcept nogil:
 cdef inline int encode_from_store(int cell, int rot) noexcept nogil:
     return A_FROM_STORE + cell * ROTATIONS + rot
 
-cdef Engine ENGINE       # the engine table, filled at the end of the module
 
 # Heuristic only (greedy agents), not a rule: see own_value().
 cdef enum:
@@ -203,26 +201,23 @@ ctypedef struct MPlayer:
     int16_t removed_at_end        # tiles of incomplete islands removed before scoring
 
 ctypedef struct MState:
+    GameHeader head               # rng, players, current, terminal, moves, end reason, shares
     MRules rules
-    Rng rng
-    int32_t players
-    int32_t current
     int32_t phase
     int32_t ship_pos              # explorer ship position 0..15, -1 before setup ends
     int32_t bank
     int32_t pile_len
     int32_t box_len
     int32_t end_trigger           # the seat whose full board ended the game, or -1
-    int32_t end_reason
-    int32_t terminal
-    int32_t moves
     int32_t turns
     int32_t stall_turns
     int8_t display[DISPLAY]       # row-major 4 x 4, NO_TILE for an empty slot
     int8_t pile[MAX_TILES]        # face-down draw pile; the top is pile[pile_len - 1]
     int8_t box[MAX_TILES]         # tiles out of the game (removed, or incomplete at the end)
     MPlayer p[MAX_PLAYERS]
-    double share[MAX_PLAYERS]     # win shares, set at the end
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
+cdef MState _LAYOUT      # one instance, to read where the rules are
 
 # Per-player scoring lines (section 5.2) for the breakdown, outcomes and heuristic.
 ctypedef struct MScore:
@@ -456,37 +451,33 @@ cdef void read_board(const MState* s, const MPlayer* pl, Board* b) noexcept nogi
             add_tile(R, b, c, pl.cell_tile[c], pl.cell_rot[c])
 
 
+cdef inline void add_edges(uint8_t edges, Mask bit, Mask* e, Mask* w, Mask* n,
+                           Mask* s) noexcept nogil:
+    """Sets `bit` in the mask of each side (EDGE_E, EDGE_W, EDGE_N, EDGE_S) in `edges`."""
+    if edges & EDGE_E:
+        e[0] |= bit
+    if edges & EDGE_W:
+        w[0] |= bit
+    if edges & EDGE_N:
+        n[0] |= bit
+    if edges & EDGE_S:
+        s[0] |= bit
+
+
 cdef void add_tile(const MRules* R, Board* b, int c, int tile, int rot) noexcept nogil:
     """Sets the masks of a tile lying on cell c."""
     cdef const MTile* t = &R.tiles[tile]
     cdef Mask bit = (<Mask>1) << c
-    cdef uint8_t lm = rotate_mask(t.lei_mask, rot)
-    cdef uint8_t om
     cdef int i
     b.occupied |= bit
-    if lm & EDGE_E:
-        b.lei_e |= bit
-    if lm & EDGE_W:
-        b.lei_w |= bit
-    if lm & EDGE_N:
-        b.lei_n |= bit
-    if lm & EDGE_S:
-        b.lei_s |= bit
+    add_edges(rotate_mask(t.lei_mask, rot), bit, &b.lei_e, &b.lei_w, &b.lei_n, &b.lei_s)
     for i in range(4):
         if (t.boats >> i) & 1:
             b.boat_bit[i] |= bit
     if not is_land(t):
         return
     b.land |= bit
-    om = rotate_mask(t.open_mask, rot)
-    if om & EDGE_E:
-        b.open_e |= bit
-    if om & EDGE_W:
-        b.open_w |= bit
-    if om & EDGE_N:
-        b.open_n |= bit
-    if om & EDGE_S:
-        b.open_s |= bit
+    add_edges(rotate_mask(t.open_mask, rot), bit, &b.open_e, &b.open_w, &b.open_n, &b.open_s)
     if t.hut:
         b.hut |= bit
     for i in range(4):
@@ -593,12 +584,12 @@ cdef void score_masks(const MRules* R, Board* b, int shells, MScore* out,
 cdef void majorities(const MState* s, MScore* sc) noexcept nogil:
     """Boat and shell majorities: every tied leader scores its count (section 5.2)."""
     cdef int i, best_boats = -1, best_shells = -1
-    for i in range(s.players):
+    for i in range(s.head.players):
         if sc[i].boats > best_boats:
             best_boats = sc[i].boats
         if sc[i].shells > best_shells:
             best_shells = sc[i].shells
-    for i in range(s.players):
+    for i in range(s.head.players):
         sc[i].boat_points = sc[i].boats if sc[i].boats == best_boats else 0
         sc[i].shell_points = sc[i].shells if sc[i].shells == best_shells else 0
         sc[i].total = (sc[i].palm_points + LEI_POINTS * sc[i].leis + sc[i].boat_points +
@@ -609,18 +600,20 @@ cdef void score_all(const MState* s, MScore* sc) noexcept nogil:
     """Every seat's scoring lines with the majorities."""
     cdef Board b
     cdef int i
-    for i in range(s.players):
+    for i in range(s.head.players):
         analyse(s, &s.p[i], &b, &sc[i])
     majorities(s, sc)
 
 
-cdef void finish(MState* s, int reason) noexcept nogil:
+cdef void finish(void* vs, int reason) noexcept nogil:   # an EndFn (as_if_ended)
     """Game end (section 5.2): remove incomplete islands, score, share the win."""
+    cdef MState* s = <MState*>vs
     cdef MScore sc[MAX_PLAYERS]
     cdef Board b
-    cdef int i, c, best = -100000, best_shells = -1, k = 0
+    cdef int keys[MAX_PLAYERS][2]
+    cdef int i, c
     cdef MPlayer* pl
-    for i in range(s.players):
+    for i in range(s.head.players):
         pl = &s.p[i]
         analyse(s, pl, &b, &sc[i])
         pl.removed_at_end = 0
@@ -634,21 +627,12 @@ cdef void finish(MState* s, int reason) noexcept nogil:
         if pl.ship_cell >= 0 and pl.cell_tile[pl.ship_cell] == NO_TILE:
             pl.ship_cell = -1     # its tile left with an incomplete island
     majorities(s, sc)
-    for i in range(s.players):
+    for i in range(s.head.players):
         s.p[i].score = <int16_t>sc[i].total
-        if sc[i].total > best:
-            best = sc[i].total
-    # Tie-break: more shells; still tied, a shared win (section 6).
-    for i in range(s.players):
-        if sc[i].total == best and s.p[i].shells > best_shells:
-            best_shells = s.p[i].shells
-    for i in range(s.players):
-        if sc[i].total == best and s.p[i].shells == best_shells:
-            k += 1
-    for i in range(s.players):
-        s.share[i] = (1.0 / k) if (sc[i].total == best and s.p[i].shells == best_shells) else 0.0
-    s.terminal = 1
-    s.end_reason = reason
+        keys[i][0] = sc[i].total
+        keys[i][1] = s.p[i].shells    # tie-break: more shells; still tied, a shared win (section 6)
+    share_best(s, &keys[0][0], 2)
+    end_game(s, reason)
 
 
 # ---------------------------------------------------------------- setup (section 3)
@@ -666,16 +650,13 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     cdef MState* s = <MState*>vs
     cdef int i, c, t, aside_n = 0
     cdef int8_t aside[MAX_TILES]
-    memset(s, 0, sizeof(MState))
-    memcpy(&s.rules, rules, sizeof(MRules))
-    s.rng = rng[0]
-    s.players = players
+    begin_setup(&ENGINE, s, rules, players, rng)
     s.end_trigger = -1
     s.ship_pos = -1
     for i in range(s.rules.n_tiles):
         s.pile[i] = <int8_t>i
     s.pile_len = s.rules.n_tiles
-    rng_shuffle(&s.rng, s.pile, s.pile_len, sizeof(s.pile[0]))
+    rng_shuffle(&s.head.rng, s.pile, s.pile_len, sizeof(s.pile[0]))
     # Deal the display; volcanoes drawn now are set aside and shuffled back afterwards.
     for c in range(DISPLAY):
         s.display[c] = NO_TILE
@@ -690,7 +671,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(aside_n):
         s.pile[s.pile_len] = aside[i]
         s.pile_len += 1
-    rng_shuffle(&s.rng, s.pile, s.pile_len, sizeof(s.pile[0]))
+    rng_shuffle(&s.head.rng, s.pile, s.pile_len, sizeof(s.pile[0]))
     s.bank = s.rules.total_shells - players * s.rules.start_shells
     for i in range(MAX_PLAYERS):
         for c in range(MAX_CELLS):
@@ -701,24 +682,24 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
             s.p[i].shells = <int16_t>s.rules.start_shells
     # The oldest player (the last seat, right of the starting seat 0) places the ship.
     if s.rules.ship_start_random:
-        s.ship_pos = rng_below(&s.rng, TRACK)
+        s.ship_pos = rng_below(&s.head.rng, TRACK)
         s.phase = PH_MOVE
-        s.current = 0
+        s.head.current = 0
     else:
         s.phase = PH_SHIP_START
-        s.current = players - 1
+        s.head.current = players - 1
 
 
 # ---------------------------------------------------------------- legal actions
 
 cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const MState* s = <const MState*>vs
-    cdef const MPlayer* pl = &s.p[s.current]
+    cdef const MPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, i, k, c, j, nr, nc = n_cells(&s.rules), tile, maxd, boats
     cdef int kcost[LINE]
     cdef int scost[MAX_CELLS]
     cdef int rots[ROTATIONS]
-    if s.terminal:
+    if s.head.terminal:
         return 0
     if s.phase == PH_SHIP_START:
         for i in range(TRACK):
@@ -836,18 +817,18 @@ cdef void end_turn(MState* s) noexcept nogil:
     cdef int i
     cdef bint stuck
     s.turns += 1
-    if s.end_trigger < 0 and empty_cells(s, &s.p[s.current]) == 0:
-        s.end_trigger = s.current
+    if s.end_trigger < 0 and empty_cells(s, &s.p[s.head.current]) == 0:
+        s.end_trigger = s.head.current
     stuck = not display_has_takable(s)
-    for i in range(s.players):
+    for i in range(s.head.players):
         if s.p[i].storage != NO_TILE:
             stuck = False
     s.stall_turns = s.stall_turns + 1 if stuck else 0
-    s.current = (s.current + 1) % s.players
+    s.head.current = (s.head.current + 1) % s.head.players
     s.phase = PH_MOVE
-    if s.end_trigger >= 0 and s.current == s.end_trigger:
+    if s.end_trigger >= 0 and s.head.current == s.end_trigger:
         finish(s, END_BOARD_FULL)
-    elif s.stall_turns >= s.rules.stall_rounds * s.players:
+    elif s.stall_turns >= s.rules.stall_rounds * s.head.players:
         finish(s, END_STALL)
     elif s.turns >= s.rules.max_turns:
         finish(s, END_TURN_LIMIT)
@@ -863,14 +844,14 @@ cdef void end_discover(MState* s, MPlayer* pl) noexcept nogil:
 
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef MState* s = <MState*>vs
-    cdef MPlayer* pl = &s.p[s.current]
+    cdef MPlayer* pl = &s.p[s.head.current]
     cdef MAction x = decompose(a)
     cdef int slot, tile, boats
-    s.moves += 1
+    s.head.moves += 1
     if x.kind == K_SHIP_START:
         s.ship_pos = x.arg
         s.phase = PH_MOVE
-        s.current = 0
+        s.head.current = 0
     elif x.kind == K_MOVE:
         boats = board_boats(s, pl)
         if x.arg > boats:
@@ -912,24 +893,12 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
 
 cdef void m_scores(const void* vs, double* out) noexcept nogil:
     """Final scores; before the end, the score each seat would get if the game ended now."""
-    cdef const MState* s = <const MState*>vs
     cdef MState tmp
+    cdef const MState* s = <const MState*>as_if_ended(&ENGINE, vs, &tmp, finish, END_RUNNING)
     cdef int i
-    if s.terminal:
-        for i in range(s.players):
-            out[i] = s.p[i].score
-        return
-    memcpy(&tmp, s, sizeof(MState))
-    finish(&tmp, END_RUNNING)
-    for i in range(s.players):
-        out[i] = tmp.p[i].score
+    for i in range(s.head.players):
+        out[i] = s.p[i].score
 
-
-cdef void m_shares(const void* vs, double* out) noexcept nogil:
-    cdef const MState* s = <const MState*>vs
-    cdef int i
-    for i in range(s.players):
-        out[i] = s.share[i]
 
 
 # Outcome fields: the names (the engine table counts them) and their indices in C.
@@ -958,7 +927,7 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     score_all(s, sc)
     g[GO_TURNS] = s.turns
     g[GO_TILES_LEFT] = s.pile_len
-    for i in range(s.players):
+    for i in range(s.head.players):
         o = so + i * ENGINE.num_seat_outcomes
         o[SO_PALM_POINTS] = sc[i].palm_points
         o[SO_LEIS] = sc[i].leis
@@ -1016,7 +985,7 @@ cdef void rivals(const MState* s, int seat, int* boats, int* shells) noexcept no
     cdef int i, v
     boats[0] = 0
     shells[0] = 0
-    for i in range(s.players):
+    for i in range(s.head.players):
         if i != seat:
             v = board_boats(s, &s.p[i])
             if v > boats[0]:
@@ -1033,8 +1002,8 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef Board b
     cdef int i, rb, rs
     cdef double best_other = -1e9
-    if s.terminal:
-        for i in range(s.players):
+    if s.head.terminal:
+        for i in range(s.head.players):
             if i != seat and s.p[i].score > best_other:
                 best_other = s.p[i].score
         return s.p[seat].score + 0.01 * (s.p[seat].score - best_other)
@@ -1068,8 +1037,8 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int kcost[LINE]
     cdef int scost[MAX_CELLS]
     cdef int i, k, tile, paid, shells, rb, rs, boats, ship
-    if (seat != s.current or s.terminal or s.end_trigger >= 0 or s.turns + 1 >= s.rules.max_turns
-            or s.stall_turns + 1 >= s.rules.stall_rounds * s.players):
+    if (seat != s.head.current or s.head.terminal or s.end_trigger >= 0 or s.turns + 1 >= s.rules.max_turns
+            or s.stall_turns + 1 >= s.rules.stall_rounds * s.head.players):
         return 0
     rivals(s, seat, &rb, &rs)
     read_board(s, pl, &base)
@@ -1133,11 +1102,6 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     rng_shuffle(rng, o.pile, o.pile_len, sizeof(o.pile[0]))
 
 
-cdef MState _LAYOUT   # one instance, to read the field offsets from
-set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
-set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
-                     m_heuristic, m_observe, NULL, m_action_values)
 
 
 # ================================================================ Python face
@@ -1337,12 +1301,6 @@ class MaoriGame(Game):
     title = "Maori"
     min_players = 2
     max_players = MAX_PLAYERS
-    cooperative = False
-    engine_version = ENGINE_VERSION
-    end_reasons = END_REASONS
-    game_outcome_names = GAME_OUTCOMES
-    seat_outcome_names = SEAT_OUTCOMES
-    actions = ACTIONS
     options = (
         Option("mode", "enum", "basic", "basic game, advanced (may move the small ship) or "
                "pro (must move it onto the placed tile)", choices=MODES),
@@ -1404,7 +1362,7 @@ class MaoriGame(Game):
         cdef MRules* R = &s.rules
         side = self._side_of(state)
         seats = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             pl = &s.p[i]
             board = [[None if pl.cell_tile[r * R.cols + c] == NO_TILE else
                       {"tile": int(pl.cell_tile[r * R.cols + c]),
@@ -1414,19 +1372,19 @@ class MaoriGame(Game):
                 "shells": int(pl.shells), "storage": _id_or_none(pl.storage),
                 "small_ship": None if pl.ship_cell < 0 else [pl.ship_cell // R.cols, pl.ship_cell % R.cols],
                 "board": board, "score": int(pl.score), "removed_at_end": int(pl.removed_at_end),
-                "win_share": float(s.share[i]),
+                "win_share": float(s.head.share[i]),
             })
         return {
-            "game": self.name, "players": int(s.players), "rules": _rules_of(R, side),
-            "phase": PHASES[s.phase], "current_player": int(s.current),
+            "game": self.name, "players": int(s.head.players), "rules": _rules_of(R, side),
+            "phase": PHASES[s.phase], "current_player": int(s.head.current),
             "ship_position": None if s.ship_pos < 0 else int(s.ship_pos),
             "bank": int(s.bank),
             "display": [[_id_or_none(s.display[r * 4 + c]) for c in range(4)] for r in range(4)],
             "pile": [int(t) for t in s.pile[:s.pile_len]],
             "box": [int(t) for t in s.box[:s.box_len]],
             "end_trigger": None if s.end_trigger < 0 else int(s.end_trigger),
-            "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
-            "moves": int(s.moves), "turns": int(s.turns), "stall_turns": int(s.stall_turns),
+            "terminal": bool(s.head.terminal), "end_reason": END_REASONS[s.head.end_reason],
+            "moves": int(s.head.moves), "turns": int(s.turns), "stall_turns": int(s.stall_turns),
             "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
@@ -1448,7 +1406,7 @@ class MaoriGame(Game):
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
         cdef MState* s = _st(state)
-        cdef MPlayer* pl = &s.p[s.current]
+        cdef MPlayer* pl = &s.p[s.head.current]
         cdef MRules* R = &s.rules
         kind, x = ACTIONS.decode(action)
         cell = lambda c: f"({c // R.cols},{c % R.cols})"
@@ -1480,11 +1438,11 @@ class MaoriGame(Game):
         cdef MState tmp
         cdef MScore sc[MAX_PLAYERS]
         memcpy(&tmp, _st(state), sizeof(MState))
-        if not tmp.terminal:
+        if not tmp.head.terminal:
             finish(&tmp, END_RUNNING)
         score_all(&tmp, sc)
         out = []
-        for i in range(tmp.players):
+        for i in range(tmp.head.players):
             x = sc[i]
             out.append({
                 "seat": i, "palms_without_hut": x.palms_plain, "palms_with_hut": x.palms_hut,
@@ -1502,10 +1460,10 @@ cdef _fill(MState* s, top):
     to_dict() through the codec, so that a bad value is named by its path."""
     cdef MRules* R = &s.rules
     cdef MPlayer* pl
-    cdef int players = s.players
+    cdef int players = s.head.players
     ids = UniqueIds(R.n_tiles, "tile")
     s.phase = top.choice("phase", PHASES)
-    s.current = top.int("current_player", 0, players - 1)
+    s.head.current = top.int("current_player", 0, players - 1)
     ship = top.get("ship_position", None)
     if ship is None and s.phase != PH_SHIP_START:
         raise ValueError("state.ship_position may be null only in phase ship_start")
@@ -1539,7 +1497,7 @@ cdef _fill(MState* s, top):
         _fill_small_ship(s, pl, seat, top.get("terminal", False))
         pl.score = seat.int("score", -10000, 10000, default=0)
         pl.removed_at_end = seat.int("removed_at_end", 0, MAX_CELLS, default=0)
-        s.share[i] = seat.num("win_share", 0, 1, default=0.0)
+        s.head.share[i] = seat.num("win_share", 0, 1, default=0.0)
     ids.check_all("the display, pile, box, a storage or on a board")
     s.bank = top.int("bank", 0, R.total_shells)
     if s.bank + total_shells != R.total_shells:
@@ -1547,12 +1505,12 @@ cdef _fill(MState* s, top):
                          f"must equal total_shells ({R.total_shells})")
     trig = top.get("end_trigger", None)
     s.end_trigger = -1 if trig is None else integer(trig, "state.end_trigger", 0, players - 1)
-    s.terminal = top.bool("terminal", default=False)
-    s.end_reason = top.choice("end_reason", END_REASONS, default="running")
-    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.head.terminal = top.bool("terminal", default=False)
+    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
     s.turns = top.int("turns", 0, INT32_MAX, default=0)
     s.stall_turns = top.int("stall_turns", 0, INT32_MAX, default=0)
-    if s.terminal and s.end_reason == END_RUNNING:
+    if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
 
 
@@ -1604,5 +1562,7 @@ def _id_or_no_tile(v):
     return NO_TILE if v is None else v
 
 
-MaoriGame.handle = engine_handle(&ENGINE, MaoriGame, sizeof(MState), sizeof(MRules))
+MaoriGame.handle = engine_handle(&ENGINE, MaoriGame, &_LAYOUT, sizeof(MState), &_LAYOUT.rules,
+    sizeof(MRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, NULL,
+    m_action_values)
 GAME = MaoriGame()

@@ -22,11 +22,9 @@ cdef enum:
 cdef inline void redraw_chance(const Engine* e, void* st, Rng* rng) noexcept nogil:
     """The game's future chance is hidden too: a determinization's own stream is re-keyed from
     the searcher's rng (a search that kept it would foresee every draw)."""
-    cdef Rng* own
-    if e.fields.rng != <size_t>NO_FIELD:
-        own = <Rng*>(<char*>st + e.fields.rng)
-        own.key = rng_next(rng)
-        own.ctr = 0
+    cdef Rng* own = st_rng(e, st)
+    own.key = rng_next(rng)
+    own.ctr = 0
 
 
 cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
@@ -42,11 +40,12 @@ cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
     t.trial = malloc(e.state_size)
     t.legal = <int*>malloc(MAX_LEGAL * sizeof(int))
     t.slot = <int*>malloc(MAX_LEGAL * sizeof(int))
+    t.untried = <int*>malloc(MAX_LEGAL * sizeof(int))
     t.values = <double*>malloc(MAX_LEGAL * sizeof(double))
     t.scratch = calloc(1, POLICY_SCRATCH)
     if (t.nodes == NULL or t.value == NULL or t.remap == NULL or t.sim == NULL
-            or t.trial == NULL or t.legal == NULL or t.slot == NULL or t.values == NULL
-            or t.scratch == NULL):
+            or t.trial == NULL or t.legal == NULL or t.slot == NULL or t.untried == NULL
+            or t.values == NULL or t.scratch == NULL):
         tree_free(t)
         return -1
     return 0
@@ -60,6 +59,7 @@ cdef void tree_free(Tree* t) noexcept nogil:
     free(t.trial)
     free(t.legal)
     free(t.slot)
+    free(t.untried)
     free(t.values)
     free(t.scratch)
     memset(t, 0, sizeof(Tree))
@@ -68,7 +68,7 @@ cdef void tree_free(Tree* t) noexcept nogil:
 cdef size_t tree_bytes(const Tree* t, const Engine* e) noexcept nogil:
     """The memory one search agent holds (the pool and its buffers), fixed for its life."""
     return (t.capacity * (sizeof(Node) + MAX_SEATS * sizeof(double) + sizeof(int))
-            + 2 * e.state_size + MAX_LEGAL * (2 * sizeof(int) + sizeof(double)) + POLICY_SCRATCH)
+            + 2 * e.state_size + MAX_LEGAL * (3 * sizeof(int) + sizeof(double)) + POLICY_SCRATCH)
 
 
 cdef int new_node(Tree* t, int parent, int action) noexcept nogil:
@@ -148,14 +148,18 @@ cdef inline int find_action(const int* legal, int n, int action) noexcept nogil:
 cdef int untried_pick(const Engine* e, Tree* t, int n, int untried, int actor,
                       const AgentSpec* a, Rng* rng) noexcept nogil:
     """The index (in t.legal) of the untried action to expand: the best one-ply value for the
-    actor first (a.expand == AGENT_GREEDY; ties at random), or one at random."""
-    cdef int i, pick, best = -1, ties = 0
+    actor first (a.expand == AGENT_GREEDY; ties at random), or one at random.  Only the
+    untried actions are valued (a node's expansions cost n + (n-1) + ... evaluations, not n
+    each)."""
+    cdef int i, m = 0, pick, best = -1, ties = 0
     if a.expand == AGENT_GREEDY and untried > 1:
-        if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
-            one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
         for i in range(n):
-            if t.slot[i] >= 0:
-                continue
+            if t.slot[i] < 0:
+                t.untried[m] = t.legal[i]
+                m += 1
+        if e.action_values == NULL or not e.action_values(t.sim, actor, t.untried, m, t.values):
+            one_ply_values(e, t.sim, actor, t.untried, m, t.values, t.trial)
+        for i in range(m):
             if best < 0 or t.values[i] > t.values[best]:
                 best = i
                 ties = 1
@@ -163,7 +167,7 @@ cdef int untried_pick(const Engine* e, Tree* t, int n, int untried, int actor,
                 ties += 1
                 if rng_below(rng, ties) == 0:
                     best = i
-        return best
+        return find_action(t.legal, n, t.untried[best])
     pick = <int>rng_below(rng, untried)
     for i in range(n):
         if t.slot[i] < 0:

@@ -28,13 +28,12 @@ has finished; pending jumps complete, tiles in hands return, and the round is sc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_shuffle, rng_uniform, set_state_fields,
-                               set_engine_functions, engine_handle, MAX_SEATS, MAX_LEGAL)
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_shuffle, rng_uniform, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, load_data,
-                           number)
+from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
+                           load_data, number)
 from core_cy.game import Game, Option
 
 ENGINE_VERSION = "1.0"
@@ -184,7 +183,6 @@ cdef inline int encode_place(int cell, int placing) noexcept nogil:
     """A placement of the tile in hand: placing = face * ROTATIONS + rotation."""
     return A_PLACE + cell * PLACINGS + placing
 
-cdef Engine ENGINE       # the engine table, filled at the end of the module
 
 # Printed scoring constants (section 5.3, 2.6): not assumptions.
 cdef enum:
@@ -288,14 +286,9 @@ ctypedef struct MPlayer:
     int32_t stat[N_STATS]
 
 ctypedef struct MState:
+    GameHeader head               # rng, players, current, terminal, moves, end reason, shares
     MRules rules
-    Rng rng
-    int32_t players
     int32_t round
-    int32_t current
-    int32_t terminal
-    int32_t end_reason
-    int32_t moves
     int32_t round_moves
     int32_t safety_cuts
     int32_t timeouts            # rounds ended by the timer
@@ -309,7 +302,9 @@ ctypedef struct MState:
     uint8_t loc[MAX_TILES]
     uint8_t up[MAX_TILES]       # visible face of a pool tile (0 elsewhere)
     MPlayer p[MAX_PLAYERS]
-    double share[MAX_PLAYERS]
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
+cdef MState _LAYOUT      # one instance, to read where the rules are
 
 ctypedef struct BoardInfo:
     int placed
@@ -620,7 +615,7 @@ cdef inline int current_modifier(const MState* s) noexcept nogil:
 cdef void score_round(const MState* s, RoundLines* L) noexcept nogil:
     """Every seat's lines for the current round as the boards stand (section 5.3; solo 5.5)."""
     cdef int i
-    for i in range(s.players):
+    for i in range(s.head.players):
         memset(&L[i], 0, sizeof(RoundLines))
         analyse(s, &s.p[i], &L[i].b, s.rules.tasks_on)
     score_lines(s, L)
@@ -632,7 +627,7 @@ cdef void score_lines(const MState* s, RoundLines* L) noexcept nogil:
     cdef int i, k, vmax = 0, lo = 1 << 30, hi = -1, mod
     cdef int counted[MAX_PLAYERS]
     cdef const MPlayer* pl
-    for i in range(s.players):
+    for i in range(s.head.players):
         pl = &s.p[i]
         L[i].chip = pl.chip
         counted[i] = L[i].b.active + (L[i].b.dormant if pl.volcano_chip else 0)
@@ -642,7 +637,7 @@ cdef void score_lines(const MState* s, RoundLines* L) noexcept nogil:
         L[0].volcano = -(L[0].b.active + L[0].b.dormant)     # every volcano counts
         L[0].total = -L[0].b.empty - L[0].b.errors + L[0].volcano
         return
-    for i in range(s.players):
+    for i in range(s.head.players):
         if not R.volcano_scoring:
             L[i].volcano = 0
         elif R.handicap != HANDICAP_OFF:
@@ -655,25 +650,25 @@ cdef void score_lines(const MState* s, RoundLines* L) noexcept nogil:
             L[i].volcano = -counted[i]
     if R.modifiers_on:
         mod = current_modifier(s)
-        for i in range(s.players):
+        for i in range(s.head.players):
             L[i].modifier_value = modifier_value(&L[i].b, mod)
             if L[i].modifier_value < lo:
                 lo = L[i].modifier_value
             if L[i].modifier_value > hi:
                 hi = L[i].modifier_value
         if hi != lo:
-            for i in range(s.players):
+            for i in range(s.head.players):
                 if L[i].modifier_value == hi:
                     L[i].modifier = MODIFIER_POINTS
                 elif L[i].modifier_value == lo:
                     L[i].modifier = -MODIFIER_POINTS
     if R.tasks_on:
-        for i in range(s.players):
+        for i in range(s.head.players):
             for k in range(R.n_tasks):
                 if (s.p[i].tasks >> k) & 1:
                     L[i].tasks += (R.task_points[k] if task_done(s, &s.p[i], &L[i].b, k)
                                    else -R.task_points[k])
-    for i in range(s.players):
+    for i in range(s.head.players):
         L[i].total = (L[i].b.animals + AREA_POINTS * L[i].b.closed_land + L[i].chip
                       + L[i].volcano - L[i].b.empty - L[i].b.errors + L[i].modifier
                       + L[i].tasks)
@@ -713,17 +708,17 @@ cdef void solo_preplace(MState* s) noexcept nogil:
     cdef bint ok0, ok1
     for m in range(s.rules.n_marked):
         for tries in range(100000):
-            t = rng_below(&s.rng, s.rules.n_tiles)
+            t = rng_below(&s.head.rng, s.rules.n_tiles)
             if s.loc[t] != LOC_POOL:
                 continue
             ok0 = face_terrains(&s.rules.faces[t][0]) >= 2
             ok1 = face_terrains(&s.rules.faces[t][1]) >= 2
             if not ok0 and not ok1:
                 continue
-            f = (rng_below(&s.rng, 2)) if (ok0 and ok1) else (0 if ok0 else 1)
+            f = (rng_below(&s.head.rng, 2)) if (ok0 and ok1) else (0 if ok0 else 1)
             if s.rules.faces[t][f].volcano != V_NONE:
                 continue
-            put_on_board(s, 0, t, f, s.rules.marked[m], rng_below(&s.rng, 4))
+            put_on_board(s, 0, t, f, s.rules.marked[m], rng_below(&s.head.rng, 4))
             break
 
 
@@ -737,7 +732,7 @@ cdef void start_round(MState* s) noexcept nogil:
         s.loc[t] = LOC_POOL
         s.up[t] = 0
     for t in range(s.rules.n_tiles):
-        s.up[t] = <uint8_t>rng_below(&s.rng, 2)
+        s.up[t] = <uint8_t>rng_below(&s.head.rng, 2)
     for i in range(MAX_PLAYERS):
         pl = &s.p[i]
         for c in range(MAX_CELLS):
@@ -755,8 +750,8 @@ cdef void start_round(MState* s) noexcept nogil:
         pl.placed = 0
         pl.t_next = 0.0
         pl.noise = 0.0
-        if i < s.players and s.rules.hidden_timer:
-            pl.noise = normal(&s.rng) * s.rules.hidden_sigma
+        if i < s.head.players and s.rules.hidden_timer:
+            pl.noise = normal(&s.head.rng) * s.rules.hidden_sigma
     s.bonus_top = 0
     s.jumps = 0
     s.clock = 0.0
@@ -765,8 +760,8 @@ cdef void start_round(MState* s) noexcept nogil:
     if s.rules.tasks_on:
         for i in range(s.rules.n_tasks):
             order[i] = i
-        rng_shuffle(&s.rng, order, s.rules.n_tasks, sizeof(order[0]))
-        for i in range(min(2 * s.players, s.rules.n_tasks)):
+        rng_shuffle(&s.head.rng, order, s.rules.n_tasks, sizeof(order[0]))
+        for i in range(min(2 * s.head.players, s.rules.n_tasks)):
             s.task_up |= 1u << order[i]
     if s.rules.solo:
         solo_preplace(s)
@@ -806,24 +801,17 @@ cdef void resolve(MState* s, int p) noexcept nogil:
 
 
 cdef void finish_game(MState* s, int reason) noexcept nogil:
-    cdef int i, r, best = -(1 << 30), k = 0
+    cdef int i, r
     cdef int tot[MAX_PLAYERS]
-    for i in range(s.players):
+    for i in range(s.head.players):
         tot[i] = 0
         for r in range(s.rules.rounds):
             tot[i] += s.p[i].round_score[r]
-        if tot[i] > best:
-            best = tot[i]
     if s.rules.solo:
-        s.share[0] = 1.0 if s.solo_win else 0.0
+        s.head.share[0] = 1.0 if s.solo_win else 0.0
     else:
-        for i in range(s.players):
-            if tot[i] == best:
-                k += 1
-        for i in range(s.players):
-            s.share[i] = (1.0 / k) if tot[i] == best else 0.0
-    s.terminal = 1
-    s.end_reason = reason
+        share_best(s, tot, 1)
+    end_game(s, reason)
 
 
 cdef void complete_jumps(MState* s) noexcept nogil:
@@ -831,7 +819,7 @@ cdef void complete_jumps(MState* s) noexcept nogil:
     cdef int i, p
     while True:
         p = -1
-        for i in range(s.players):
+        for i in range(s.head.players):
             if not s.p[i].finished and s.p[i].pend == OP_JUMP and (
                     p < 0 or s.p[i].t_next < s.p[p].t_next):
                 p = i
@@ -847,7 +835,7 @@ cdef void end_round(MState* s) noexcept nogil:
     cdef int i, best = -(1 << 30)
     cdef MPlayer* pl
     complete_jumps(s)
-    for i in range(s.players):
+    for i in range(s.head.players):
         pl = &s.p[i]
         pl.pend = OP_NONE
         pl.pend_arg = 0
@@ -857,7 +845,7 @@ cdef void end_round(MState* s) noexcept nogil:
             pl.hand = NO_TILE
             pl.hand_face = 0
     score_round(s, L)
-    for i in range(s.players):
+    for i in range(s.head.players):
         pl = &s.p[i]
         pl.round_score[s.round] = L[i].total
         pl.stat[ST_EMPTY] += L[i].b.empty
@@ -878,7 +866,7 @@ cdef void end_round(MState* s) noexcept nogil:
         s.solo_penalty = -L[0].total
         s.solo_win = 1 if s.solo_penalty < s.rules.solo_threshold else 0
     # The volcano chip goes to the round's top scorer(s) (B11); not used with the handicap.
-    for i in range(s.players):
+    for i in range(s.head.players):
         s.p[i].volcano_chip = 1 if (not s.rules.solo and s.rules.handicap == HANDICAP_OFF
                                     and L[i].total == best) else 0
     s.round += 1
@@ -890,7 +878,7 @@ cdef void end_round(MState* s) noexcept nogil:
 
 cdef int next_hand(const MState* s) noexcept nogil:
     cdef int i, p = -1
-    for i in range(s.players):
+    for i in range(s.head.players):
         if not s.p[i].finished and (p < 0 or s.p[i].t_next < s.p[p].t_next):
             p = i
     return p
@@ -899,7 +887,7 @@ cdef int next_hand(const MState* s) noexcept nogil:
 cdef void advance(MState* s) noexcept nogil:
     """Runs the clock to the next decision: completes operations, ends rounds."""
     cdef int p
-    while not s.terminal:
+    while not s.head.terminal:
         p = next_hand(s)
         if p < 0:
             end_round(s)                    # every hand jumped out
@@ -915,7 +903,7 @@ cdef void advance(MState* s) noexcept nogil:
         resolve(s, p)
         if s.p[p].finished:
             continue
-        s.current = p
+        s.head.current = p
         s.clock = s.p[p].t_next
         return
 
@@ -927,20 +915,17 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     cdef MState* s = <MState*>vs
     cdef int i
     cdef double sp
-    memset(s, 0, sizeof(MState))
-    memcpy(&s.rules, rules, sizeof(MRules))
-    s.rng = rng[0]
-    s.players = players
+    begin_setup(&ENGINE, s, rules, players, rng)
     for i in range(players):
         sp = seats[i].speed
         if not (sp >= 0.01):                 # guards a zero, negative or NaN speed
             sp = 0.01
         if sp > 100.0:
             sp = 100.0
-        s.p[i].speed = sp * exp(s.rules.skill_sigma * normal(&s.rng))
+        s.p[i].speed = sp * exp(s.rules.skill_sigma * normal(&s.head.rng))
     for i in range(N_MODIFIERS):
         s.mod_deck[i] = i
-    rng_shuffle(&s.rng, s.mod_deck, N_MODIFIERS, sizeof(s.mod_deck[0]))
+    rng_shuffle(&s.head.rng, s.mod_deck, N_MODIFIERS, sizeof(s.mod_deck[0]))
     start_round(s)
     advance(s)
 
@@ -949,9 +934,9 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
 
 cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const MState* s = <const MState*>vs
-    cdef const MPlayer* pl = &s.p[s.current]
+    cdef const MPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, t, c, k, nt = s.rules.n_tiles
-    if s.terminal:
+    if s.head.terminal:
         return 0
     if pl.hand == NO_TILE:
         for t in range(nt):
@@ -988,7 +973,7 @@ cdef inline int task_count(const MPlayer* pl) noexcept nogil:
 cdef double place_seconds(MState* s, const MPlayer* pl, int face, int rot) noexcept nogil:
     cdef double d
     if s.rules.per_placement:
-        d = s.rules.pp_mean + s.rules.pp_sd * normal(&s.rng)
+        d = s.rules.pp_mean + s.rules.pp_sd * normal(&s.head.rng)
         return d if d > s.rules.pp_min else s.rules.pp_min
     d = s.rules.t_place
     if face != pl.hand_face:
@@ -1000,11 +985,11 @@ cdef double place_seconds(MState* s, const MPlayer* pl, int face, int rot) noexc
 
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef MState* s = <MState*>vs
-    cdef int p = s.current
+    cdef int p = s.head.current
     cdef MPlayer* pl = &s.p[p]
     cdef MAction x = decompose(a)
     cdef double t = s.clock, end
-    s.moves += 1
+    s.head.moves += 1
     s.round_moves += 1
     if x.kind == K_PICK:
         pl.pend = OP_PICK
@@ -1046,21 +1031,15 @@ cdef void m_scores(const void* vs, double* out) noexcept nogil:
     cdef const MState* s = <const MState*>vs
     cdef RoundLines L[MAX_PLAYERS]
     cdef int i, r
-    if not s.terminal:
+    if not s.head.terminal:
         score_round(s, L)
-    for i in range(s.players):
+    for i in range(s.head.players):
         out[i] = 0
-        for r in range(s.round if not s.terminal else s.rules.rounds):
+        for r in range(s.round if not s.head.terminal else s.rules.rounds):
             out[i] += s.p[i].round_score[r]
-        if not s.terminal:
+        if not s.head.terminal:
             out[i] += L[i].total
 
-
-cdef void m_shares(const void* vs, double* out) noexcept nogil:
-    cdef const MState* s = <const MState*>vs
-    cdef int i
-    for i in range(s.players):
-        out[i] = s.share[i]
 
 
 # Outcome fields: the names (the engine table counts them) and their indices in C.  A seat's
@@ -1089,7 +1068,7 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     g[GO_SOLO_PENALTY] = s.solo_penalty if s.rules.solo else 0.0
     g[GO_TIMEOUTS] = s.timeouts
     g[GO_SAFETY_CUTS] = s.safety_cuts
-    for i in range(s.players):
+    for i in range(s.head.players):
         o = so + i * ENGINE.num_seat_outcomes
         for r in range(ROUND_COLUMNS):
             o[SO_ROUND_SCORES + r] = s.p[i].round_score[r]
@@ -1345,12 +1324,12 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef const MFace* f
     cdef BoardInfo b
     cdef int i
-    if s.terminal:
+    if s.head.terminal:
         m_scores(vs, out)
-        if s.players == 1:
+        if s.head.players == 1:
             return out[seat]                # solo: no rival, no lead term
         best_other = -1e300
-        for i in range(s.players):
+        for i in range(s.head.players):
             if i != seat and out[i] > best_other:
                 best_other = out[i]
         return out[seat] + 0.01 * (out[seat] - best_other)
@@ -1546,7 +1525,7 @@ cdef bint run_clock(const MState* s, int me, double t_me, Mine* m) noexcept nogi
     cdef int i, p
     if s.round_moves + 1 >= s.rules.max_round_decisions:
         return False
-    for i in range(s.players):
+    for i in range(s.head.players):
         t[i] = s.p[i].t_next
         pend[i] = s.p[i].pend
         fin[i] = s.p[i].finished
@@ -1555,7 +1534,7 @@ cdef bint run_clock(const MState* s, int me, double t_me, Mine* m) noexcept nogi
     m.bonus_top = s.bonus_top
     while True:
         p = -1
-        for i in range(s.players):
+        for i in range(s.head.players):
             if not fin[i] and (p < 0 or t[i] < t[p]):
                 p = i
         if p < 0 or t[p] >= s.rules.timer:
@@ -1613,7 +1592,7 @@ cdef void round_end_places(const MState* s, int seat, const int* acts, const int
     pl.hand_face = 0
     pl.placed += 1
     complete_jumps(&pre)
-    for i in range(s.players):
+    for i in range(s.head.players):
         memset(&L[i], 0, sizeof(RoundLines))
         if i != seat:
             analyse(&pre, &pre.p[i], &L[i].b, s.rules.tasks_on)
@@ -1622,13 +1601,13 @@ cdef void round_end_places(const MState* s, int seat, const int* acts, const int
         pl.cell_tile[x.cell] = <uint8_t>tile
         pl.cell_face[x.cell] = <uint8_t>x.face
         pl.cell_rot[x.cell] = <uint8_t>x.rot
-        for i in range(s.players):
+        for i in range(s.head.players):
             memcpy(&keep, &L[i].b, sizeof(BoardInfo))
             memset(&L[i], 0, sizeof(RoundLines))
             memcpy(&L[i].b, &keep, sizeof(BoardInfo))
         analyse(&pre, pl, &L[seat].b, s.rules.tasks_on)
         score_lines(&pre, L)
-        for i in range(s.players):
+        for i in range(s.head.players):
             post.p[i].round_score[s.round] = L[i].total
         out[idx[j]] = m_heuristic(&post, seat)
         pl.cell_tile[x.cell] = NO_TILE
@@ -1699,7 +1678,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
     cdef int late[MAX_CELLS * PLACINGS]
     cdef double past = 0
-    if seat != s.current or s.terminal:
+    if seat != s.head.current or s.head.terminal:
         return 0
     for key in range(PLACE_DURATIONS):
         kdone[key] = False
@@ -1774,7 +1753,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             key = 0 if s.rules.per_placement else ((x.face != pl.hand_face) * 2 + (x.rot != 0))
             if not kdone[key]:
                 kdone[key] = True
-                rng = s.rng
+                rng = s.head.rng
                 kt[key] = t0 + place_seconds_with(s, pl, x.face, x.rot, &rng) / pl.speed
                 mine_init(pl, &km[key], OP_NONE)
                 if kt[key] <= s.rules.timer:
@@ -1865,7 +1844,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     places it where it scores best (either face, any rotation), returns a hopeless tile,
     and jumps out for a bonus chip when the chip beats what the remaining time can fill."""
     cdef const MState* s = <const MState*>vs
-    cdef int p = s.current, n = 0, i, j, t, k, best = -1, empty, can
+    cdef int p = s.head.current, n = 0, i, j, t, k, best = -1, empty, can
     cdef const MPlayer* pl = &s.p[p]
     cdef uint8_t pool[MAX_TILES]
     cdef uint8_t tmp
@@ -1925,11 +1904,6 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     memcpy(out, vs, sizeof(MState))
 
 
-cdef MState _LAYOUT   # one instance, to read the field offsets from
-set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
-set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
-                     m_heuristic, m_observe, m_policy, m_action_values)
 
 
 # ================================================================ Python face
@@ -2119,11 +2093,8 @@ def parse_timing(t):
 def parse_tasks(tasks, species):
     names, _ = parse_species(species)
     where = "rule option 'tasks'"
-    if not isinstance(tasks, list) or not 1 <= len(tasks) <= MAX_TASKS:
-        raise ValueError(f"{where} must list 1..{MAX_TASKS} task cards")
     out = []
-    for i, t in enumerate(tasks):
-        w = f"{where}[{i}]"
+    for w, t in items(tasks, where, 1, MAX_TASKS):
         if not isinstance(t, dict) or t.get("kind") not in TASK_KINDS or not isinstance(t.get("id"), str):
             raise ValueError(f"{w} must have an id and a kind from {list(TASK_KINDS)}")
         pts = integer(t.get("points"), w + ".points", 0, 50)
@@ -2360,12 +2331,6 @@ class MondoGame(Game):
     title = "Mondo"
     min_players = 1
     max_players = MAX_PLAYERS
-    cooperative = False
-    engine_version = ENGINE_VERSION
-    end_reasons = END_REASONS
-    game_outcome_names = GAME_OUTCOMES
-    seat_outcome_names = SEAT_OUTCOMES
-    actions = ACTIONS
     policies = {
         "greedy_placer": "scans scan_tiles pool tiles (visible faces), takes the best fit, "
                          "places it on the best face/rotation/space, returns a hopeless "
@@ -2463,7 +2428,7 @@ class MondoGame(Game):
         cdef MRules* R = &s.rules
         task_ids = _task_ids(R)
         seats = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             pl = &s.p[i]
             board = [[None if pl.cell_tile[r * R.cols + c] == NO_TILE else
                       {"tile": int(pl.cell_tile[r * R.cols + c]),
@@ -2484,21 +2449,21 @@ class MondoGame(Game):
                 "jump_order": int(pl.jump_order), "volcano_chip": bool(pl.volcano_chip),
                 "tasks": [task_ids[k] for k in range(R.n_tasks) if (pl.tasks >> k) & 1],
                 "board": board,
-                "round_scores": [int(pl.round_score[r]) for r in range(s.round if not s.terminal else R.rounds)],
+                "round_scores": [int(pl.round_score[r]) for r in range(s.round if not s.head.terminal else R.rounds)],
                 "stats": {SEAT_OUTCOMES[SO_STATS + k]: int(pl.stat[k]) for k in range(N_STATS)},
-                "win_share": float(s.share[i]),
+                "win_share": float(s.head.share[i]),
             })
         return {
-            "game": self.name, "players": int(s.players), "rules": _rules_of(R),
-            "round": int(s.round), "clock": float(s.clock), "current_player": int(s.current),
-            "moves": int(s.moves), "round_moves": int(s.round_moves),
+            "game": self.name, "players": int(s.head.players), "rules": _rules_of(R),
+            "round": int(s.round), "clock": float(s.clock), "current_player": int(s.head.current),
+            "moves": int(s.head.moves), "round_moves": int(s.round_moves),
             "safety_cuts": int(s.safety_cuts), "timeouts": int(s.timeouts),
             "bonus_taken": int(s.bonus_top), "jumps": int(s.jumps),
             "modifier_deck": [MODIFIERS[s.mod_deck[k]] for k in range(N_MODIFIERS)],
             "tasks_face_up": [task_ids[k] for k in range(R.n_tasks) if (s.task_up >> k) & 1],
             "pool": [[t, int(s.up[t])] for t in range(R.n_tiles) if s.loc[t] == LOC_POOL],
             "solo_penalty": int(s.solo_penalty), "solo_win": bool(s.solo_win),
-            "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
+            "terminal": bool(s.head.terminal), "end_reason": END_REASONS[s.head.end_reason],
             "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
@@ -2511,7 +2476,7 @@ class MondoGame(Game):
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
         cdef MState* s = _st(state)
-        cdef MPlayer* pl = &s.p[s.current]
+        cdef MPlayer* pl = &s.p[s.head.current]
         kind, x = ACTIONS.decode(action)
         if kind in ("pick", "flip"):
             t = x["tile"]
@@ -2544,11 +2509,11 @@ class MondoGame(Game):
         cdef RoundLines L[MAX_PLAYERS]
         score_round(s, L)
         out = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             x = L[i]
-            past = [int(s.p[i].round_score[r]) for r in range(s.round if not s.terminal else s.rules.rounds)]
+            past = [int(s.p[i].round_score[r]) for r in range(s.round if not s.head.terminal else s.rules.rounds)]
             row = {"seat": i, "past_rounds": past}
-            if not s.terminal:
+            if not s.head.terminal:
                 row.update({
                     "animals": x.b.animals, "areas": x.b.closed_land,
                     "area_points": AREA_POINTS * x.b.closed_land,
@@ -2563,7 +2528,7 @@ class MondoGame(Game):
                     "modifier_value": x.modifier_value, "modifier_points": x.modifier,
                     "task_points": x.tasks, "round_total": x.total,
                 })
-            row["total"] = sum(past) + (0 if s.terminal else x.total)
+            row["total"] = sum(past) + (0 if s.head.terminal else x.total)
             out.append(row)
         return out
 
@@ -2572,14 +2537,14 @@ cdef _fill(MState* s, top, list task_ids):
     """from_dict's Mondo part (rules, players and rng are in place): reads every field of
     to_dict() through the codec, so that a bad value is named by its path."""
     cdef MRules* R = &s.rules
-    cdef int players = s.players
+    cdef int players = s.head.players
     ids = UniqueIds(R.n_tiles, "tile")
     s.round = top.int("round", 0, R.rounds)
-    s.terminal = top.bool("terminal", default=False)
-    if (s.round == R.rounds) != bool(s.terminal):
+    s.head.terminal = top.bool("terminal", default=False)
+    if (s.round == R.rounds) != bool(s.head.terminal):
         raise ValueError(f"state.round is {R.rounds} exactly when the game is over (terminal)")
     s.clock = top.num("clock", -1e9, 1e9)
-    s.moves = top.int("moves", 0, INT32_MAX, default=0)
+    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
     s.round_moves = top.int("round_moves", 0, INT32_MAX, default=0)
     s.safety_cuts = top.int("safety_cuts", 0, INT32_MAX, default=0)
     s.timeouts = top.int("timeouts", 0, INT32_MAX, default=0)
@@ -2593,7 +2558,7 @@ cdef _fill(MState* s, top, list task_ids):
     for k, v in enumerate(top.list("tasks_face_up", max_len=R.n_tasks, default=[])):
         s.task_up |= 1u << choice(v, f"state.tasks_face_up[{k}]", task_ids)
     # Once the game is over, current_player is history: only a running game needs a seat.
-    s.current = (top.int("current_player", -INT32_MAX - 1, INT32_MAX) if s.terminal
+    s.head.current = (top.int("current_player", -INT32_MAX - 1, INT32_MAX) if s.head.terminal
                  else top.int("current_player", 0, players - 1))
     for t in range(MAX_TILES):
         s.loc[t] = LOC_POOL
@@ -2610,10 +2575,10 @@ cdef _fill(MState* s, top, list task_ids):
     ids.check_all("the pool, a hand or on a board")
     s.solo_penalty = top.int("solo_penalty", -1000, 1000, default=0)
     s.solo_win = top.bool("solo_win", default=False)
-    s.end_reason = top.choice("end_reason", END_REASONS, default="running")
-    if s.terminal and s.end_reason == END_RUNNING:
+    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
-    if not s.terminal:
+    if not s.head.terminal:
         advance(s)
 
 
@@ -2644,7 +2609,7 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
     if pl.finished and (pl.pend != OP_NONE or pl.hand != NO_TILE):
         raise ValueError(f"{seat.path}: a finished hand holds nothing and does nothing")
     pl.chip = seat.int("chip", 0, 50, default=0)
-    pl.jump_order = seat.int("jump_order", 0, s.players, default=0)
+    pl.jump_order = seat.int("jump_order", 0, s.head.players, default=0)
     pl.volcano_chip = seat.bool("volcano_chip", default=False)
     for k, v in enumerate(seat.list("tasks", max_len=2, default=[])):
         pl.tasks |= 1 << choice(v, f"{seat.at('tasks')}[{k}]", task_ids)
@@ -2656,7 +2621,7 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
                 put_on_board(s, i, ids.take(cell.get("tile"), cell.at("tile")),
                              cell.int("face", 0, FACES - 1, default=0), r * R.cols + c,
                              cell.int("rotation", 0, ROTATIONS - 1, default=0))
-    played = s.round if not s.terminal else R.rounds
+    played = s.round if not s.head.terminal else R.rounds
     for r, v in enumerate(seat.list("round_scores", length=played, default=[])):
         pl.round_score[r] = integer(v, f"{seat.at('round_scores')}[{r}]", -10000, 10000)
     stats = seat.obj("stats", default={})
@@ -2666,8 +2631,10 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
                          f"known: {list(SEAT_OUTCOMES[SO_STATS:])}")
     for k in range(N_STATS):
         pl.stat[k] = stats.int(SEAT_OUTCOMES[SO_STATS + k], -100000, 100000, default=0)
-    s.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+    s.head.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
 
 
-MondoGame.handle = engine_handle(&ENGINE, MondoGame, sizeof(MState), sizeof(MRules))
+MondoGame.handle = engine_handle(&ENGINE, MondoGame, &_LAYOUT, sizeof(MState), &_LAYOUT.rules,
+    sizeof(MRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe,
+    m_policy, m_action_values)
 GAME = MondoGame()

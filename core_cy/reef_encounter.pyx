@@ -24,8 +24,9 @@ A turn is a sequence of small decisions (section 4), one action each:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
-from core_cy.contract cimport (Engine, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_seed, MAX_LEGAL, set_state_fields, set_engine_functions, engine_handle)
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
+                               EngineHandle, State, SeatParams, Rng, rng_below,
+                               rng_next, rng_seed, MAX_LEGAL, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -155,13 +156,8 @@ ctypedef struct RPlayer:
     int16_t seen_fish[NCOL]
 
 ctypedef struct RState:
+    GameHeader head               # rng, players, current, terminal, moves, end reason, shares
     RRules rules
-    Rng rng
-    int32_t players
-    int32_t current
-    int32_t terminal
-    int32_t moves
-    int32_t end_reason
     int32_t phase
     int32_t turns
     int32_t start_player
@@ -197,7 +193,9 @@ ctypedef struct RState:
     uint64_t occ[MAX_PLAYERS][NCOL]
     uint64_t shr[MAX_PLAYERS]      # cells carrying a shrimp
     RPlayer p[MAX_PLAYERS]
-    double share[MAX_PLAYERS]
+
+cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
+cdef RState _LAYOUT      # one instance, to read where the rules are
 
 
 # ---------------------------------------------------------------- bit geometry
@@ -313,7 +311,7 @@ cdef int bag_draw(RState* s) noexcept nogil:
     action 10); -1 if nothing is left."""
     if total(s.bag, NCOL) == 0 and not s.bonus_poured:
         pour_bonus(s)
-    return draw_colour(s, &s.rng)
+    return draw_colour(s, &s.head.rng)
 
 
 cdef void pour_bonus(RState* s) noexcept nogil:
@@ -469,7 +467,7 @@ cdef void survey(const RState* s, Survey* S) noexcept nogil:
                 around = nbr(coral)             # merge ban: next to two guarded x corals
                 S.ban[b][x] |= once[x] & around
                 once[x] |= around
-            if s.cell_shrimp[cell] == s.current:
+            if s.cell_shrimp[cell] == s.head.current:
                 S.own[b] += 1
                 if S.n_mine < MAX_SHRIMPS:
                     S.mine[S.n_mine] = cell
@@ -526,33 +524,14 @@ cdef void finish(RState* s, int reason) noexcept nogil:
     """Score (section 8) and share the win among the seats equal on every tie-break (11)."""
     cdef int v[NCOL]
     cdef int keys[MAX_PLAYERS][5]
-    cdef int best[5]
-    cdef int i, k, winners = 0
-    cdef bint top
+    cdef int i
     colour_values(s, v)
-    for i in range(s.players):
+    for i in range(s.head.players):
         s.p[i].score = <int16_t>fish_score(s, i, v)
         tie_keys(s, i, keys[i])
-    for k in range(5):
-        best[k] = -1
-    for i in range(s.players):
-        for k in range(5):
-            if keys[i][k] != best[k]:
-                if keys[i][k] > best[k]:
-                    memcpy(best, keys[i], sizeof(best))
-                break
-    for i in range(s.players):
-        top = True
-        for k in range(5):
-            if keys[i][k] != best[k]:
-                top = False
-        s.share[i] = 1.0 if top else 0.0
-        winners += top
-    for i in range(s.players):
-        s.share[i] /= winners
-    s.terminal = 1
-    s.end_reason = reason
-    s.current = 0
+    share_best(s, &keys[0][0], 5)
+    end_game(s, reason)
+    s.head.current = 0
 
 
 cdef void return_bare_shrimps(RState* s, int who) noexcept nogil:
@@ -595,13 +574,13 @@ cdef void trigger_end(RState* s, int reason) noexcept nogil:
 cdef void start_end(RState* s, int reason) noexcept nogil:
     """The end takes effect: after conditions 1 and 2 every other seat, clockwise from the
     ender's left, gets one eat-only turn; after 3 and 4 the game is over."""
-    return_bare_shrimps(s, s.current)
+    return_bare_shrimps(s, s.head.current)
     if reason == END_TILES_COVERED or reason == END_FOURTH_SHRIMP:
-        s.ender = s.current
+        s.ender = s.head.current
         s.end_pending = reason
-        s.final_left = s.players - 1
+        s.final_left = s.head.players - 1
         s.phase = PH_FINAL
-        s.current = (s.current + 1) % s.players
+        s.head.current = (s.head.current + 1) % s.head.players
         reset_turn(s)
         if s.final_left == 0:
             finish(s, reason)
@@ -617,11 +596,8 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     cdef RRules* R
     cdef int i, j, b, c, x, k, lay, first, seat
     cdef int order[MAX_LAYOUTS]
-    memset(s, 0, sizeof(RState))
-    memcpy(&s.rules, rules, sizeof(RRules))
+    begin_setup(&ENGINE, s, rules, players, rng)
     R = &s.rules
-    s.rng = rng[0]
-    s.players = players
     s.ender = -1
     s.alga_space = -1
     reset_turn(s)
@@ -637,7 +613,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(R.n_layouts):
         order[i] = i
     for i in range(players):
-        j = i + rng_below(&s.rng, R.n_layouts - i)
+        j = i + rng_below(&s.head.rng, R.n_layouts - i)
         order[i], order[j] = order[j], order[i]
     s.n_boards = players
     for b in range(players):
@@ -655,14 +631,14 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
         s.bonus[x] = 1
         s.bag[x] -= 1
     # 5. All tiles on one face, by a coin flip unless the rules fix it.
-    k = R.initial_side if R.initial_side >= 0 else rng_below(&s.rng, 2)
+    k = R.initial_side if R.initial_side >= 0 else rng_below(&s.head.rng, 2)
     for i in range(NTILES):
         s.tile_side[i] = <int8_t>k
     # 6-7. Larva cubes on the spaces; the colour of one drawn polyp names the first space.
     for i in range(NSPACES):
         s.space_cube[i] = 1
         s.larva_supply[R.cycle[i]] -= 1
-    x = draw_colour(s, &s.rng)
+    x = draw_colour(s, &s.head.rng)
     s.bag[x] += 1
     first = 0
     for i in range(NSPACES):
@@ -670,22 +646,22 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
             first = i
     for j in range(NSPACES):
         for k in range(R.deal[j]):
-            s.space_polyps[(first + j) % NSPACES][draw_colour(s, &s.rng)] += 1
+            s.space_polyps[(first + j) % NSPACES][draw_colour(s, &s.head.rng)] += 1
     # 8-10. Start player, shrimps, hands in turn order.
-    s.start_player = rng_below(&s.rng, players) if R.start_random else 0
+    s.start_player = rng_below(&s.head.rng, players) if R.start_random else 0
     for i in range(players):
         seat = (s.start_player + i) % players
         s.p[seat].shrimps_screen = <int16_t>R.shrimps_per_player
         for k in range(R.hands[players - 2][i]):
-            s.p[seat].screen[draw_colour(s, &s.rng)] += 1
+            s.p[seat].screen[draw_colour(s, &s.head.rng)] += 1
     s.phase = PH_FISH
-    s.current = s.start_player
+    s.head.current = s.start_player
 
 
 # ---------------------------------------------------------------- legal actions
 
 cdef inline int next_seat(const RState* s, int seat) noexcept nogil:
-    return (seat + 1) % s.players
+    return (seat + 1) % s.head.players
 
 
 cdef int legal_eats(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
@@ -737,7 +713,7 @@ cdef bint may_lay(const RState* s, int x) noexcept nogil:
     """A lay of colour x continues the open play or starts a new one (at most 2 a turn)."""
     if s.play_colour == x:
         return True
-    return s.plays < 2 and s.p[s.current].larva[x] > 0
+    return s.plays < 2 and s.p[s.head.current].larva[x] > 0
 
 
 cdef bint bare_shrimp(const RState* s, int who) noexcept nogil:
@@ -757,7 +733,7 @@ cdef bint alga_target_ok(const RState* s, int alga, int target) noexcept nogil:
     """Action 7 placement: the alga space always; a tile only with the open-sea shrimp,
     once a turn, matching the front alga, uncovered, and the last tile only with 2+ polyps
     in the fish (section 5 action 7)."""
-    cdef const RPlayer* pl = &s.p[s.current]
+    cdef const RPlayer* pl = &s.p[s.head.current]
     cdef int t = target - 1
     if target == 0:
         return True
@@ -819,14 +795,14 @@ cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept
 
 cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef const RState* s = <const RState*>vs
-    cdef const RPlayer* pl = &s.p[s.current]
+    cdef const RPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, x, b, a, t, k
     cdef Survey S
     cdef int beats[NCOL]
     cdef bint from_screen[NCOL]
     cdef bint from_front[NCOL]
     cdef uint64_t lays[NCOL][MAX_PLAYERS]
-    if s.terminal:
+    if s.head.terminal:
         return 0
     if s.phase == PH_FISH:
         for x in range(NCOL):
@@ -903,7 +879,7 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         if pl.larva[x] > 0 and polyp_available(s, x):
             out[n] = A_TO_POLYP + x
             n += 1
-    if not bare_shrimp(s, s.current):
+    if not bare_shrimp(s, s.head.current):
         for k in range(NSPACES):
             out[n] = A_COLLECT + k
             n += 1
@@ -934,7 +910,7 @@ cdef void extra_growth(RState* s, int b, int cell, int x) noexcept nogil:
 
 
 cdef void lay(RState* s, int x, int cell, bint from_screen) noexcept nogil:
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int y = s.cell_colour[cell]
     if s.play_colour != x:
         close_play(s)
@@ -969,7 +945,7 @@ cdef inline bint full_in_play(const RState* s) noexcept nogil:
 cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
     """Action 1: the coral leaves the board; 4 polyps (options) go to the bag, the rest to
     the fish; the shrimp goes to the open sea (first meal) or into the fish."""
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int b = cell // BCELLS, x = s.cell_colour[cell], n, ret, c
     cdef uint64_t m = coral_of(s, cell)
     n = popcount(m)
@@ -992,7 +968,7 @@ cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
 
 
 cdef void place_alga(RState* s, int x, int alga, int target) noexcept nogil:
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     pl.consumed[x] -= 1
     s.bag[x] += 1
     s.alga_supply[alga] -= 1
@@ -1011,7 +987,7 @@ cdef void place_alga(RState* s, int x, int alga, int target) noexcept nogil:
 
 cdef void collect(RState* s, int k) noexcept nogil:
     """Action 10 and the refill; then the next seat's turn (or condition 4)."""
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x = s.rules.cycle[k], i, y
     cdef bint short_ = False
     pl.larva[x] += 1
@@ -1044,28 +1020,28 @@ cdef void collect(RState* s, int k) noexcept nogil:
     if s.turns >= s.rules.max_turns:
         finish(s, END_TURN_LIMIT)
         return
-    s.current = next_seat(s, s.current)
+    s.head.current = next_seat(s, s.head.current)
     reset_turn(s)
 
 
 cdef void move_shrimp(RState* s, int src, int dst) noexcept nogil:
     lift_shrimp(s, src)
     if dst == SCREEN:
-        s.p[s.current].shrimps_screen += 1
+        s.p[s.head.current].shrimps_screen += 1
     else:
-        put_shrimp(s, dst, s.current)
+        put_shrimp(s, dst, s.head.current)
     s.shrimp_moves += 1
 
 
 cdef void setup_action(RState* s, int a) noexcept nogil:
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x
     if a < A_PICK:
         x = a - A_FISH
         pl.screen[x] -= 1
         pl.fish[x] += 1
-        s.current = next_seat(s, s.current)
-        if s.current == s.start_player:
+        s.head.current = next_seat(s, s.head.current)
+        if s.head.current == s.start_player:
             s.phase = PH_PICK
         return
     x = a - A_PICK
@@ -1075,8 +1051,8 @@ cdef void setup_action(RState* s, int a) noexcept nogil:
     s.first_pick = x
     if s.picks >= s.rules.larva_picks:
         s.picks = 0
-        s.current = next_seat(s, s.current)
-        if s.current == s.start_player:
+        s.head.current = next_seat(s, s.head.current)
+        if s.head.current == s.start_player:
             s.phase = PH_TURN
 
 
@@ -1087,15 +1063,15 @@ cdef void final_action(RState* s, int a) noexcept nogil:
     if s.final_left == 0:
         finish(s, s.end_pending)
     else:
-        s.current = next_seat(s, s.current)
+        s.head.current = next_seat(s, s.head.current)
 
 
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef RState* s = <RState*>vs
-    cdef RPlayer* pl = &s.p[s.current]
+    cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x, k
     cdef int cells[MAX_SHRIMPS]
-    s.moves += 1
+    s.head.moves += 1
     if s.phase == PH_FISH or s.phase == PH_PICK:
         setup_action(s, a)
         return
@@ -1104,7 +1080,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         return
     if a >= A_MOVE:                      # action 5: may interrupt a larva play
         k = a - A_MOVE
-        own_shrimp_cells(s, s.current, cells)
+        own_shrimp_cells(s, s.head.current, cells)
         s.acted = 1
         move_shrimp(s, cells[k // (NCELLS + 1)], k % (NCELLS + 1))
         return
@@ -1129,7 +1105,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         s.larva_supply[x] += 1
     elif a < A_TO_LARVA:
         pl.shrimps_screen -= 1
-        put_shrimp(s, a - A_INTRO, s.current)
+        put_shrimp(s, a - A_INTRO, s.head.current)
         s.intro_used = 1
     elif a < A_ALGA:
         x = a - A_TO_LARVA
@@ -1159,15 +1135,9 @@ cdef void m_scores(const void* vs, double* out) noexcept nogil:
     cdef int v[NCOL]
     cdef int i
     colour_values(s, v)
-    for i in range(s.players):
-        out[i] = s.p[i].score if s.terminal else fish_score(s, i, v)
+    for i in range(s.head.players):
+        out[i] = s.p[i].score if s.head.terminal else fish_score(s, i, v)
 
-
-cdef void m_shares(const void* vs, double* out) noexcept nogil:
-    cdef const RState* s = <const RState*>vs
-    cdef int i
-    for i in range(s.players):
-        out[i] = s.share[i]
 
 
 GAME_OUTCOMES = ("turns", "tiles_covered", "bag_left", "polyps_on_reef", "final_round")
@@ -1186,7 +1156,7 @@ cdef void m_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     g[2] = total(s.bag, NCOL)
     g[3] = n
     g[4] = 1 if s.ender >= 0 else 0
-    for i in range(s.players):
+    for i in range(s.head.players):
         tie_keys(s, i, keys)
         so[i * ns + 0] = s.p[i].eaten
         so[i * ns + 1] = total16(s.p[i].fish)
@@ -1244,7 +1214,7 @@ cdef inline int cube_delta(const RPlayer* pl, int d) noexcept nogil:
 
 
 cdef inline double combine(const RState* s, int own, int rivals) noexcept nogil:
-    cdef int k = 2 * (s.players - 1)
+    cdef int k = 2 * (s.head.players - 1)
     return <double>(k * own - rivals) / k
 
 
@@ -1255,7 +1225,7 @@ cdef double terminal_value(const RState* s, int seat) noexcept nogil:
     cdef int v[NCOL]
     cdef int i, x, own = s.p[seat].score, seen, best_other = -1
     colour_values(s, v)
-    for i in range(s.players):
+    for i in range(s.head.players):
         if i != seat:
             seen = 0
             for x in range(NCOL):
@@ -1270,7 +1240,7 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef int v[NCOL]
     cdef int own, rivals = 0, b, c, who, cell, x
     cdef uint64_t m
-    if s.terminal:
+    if s.head.terminal:
         return terminal_value(s, seat)
     colour_values(s, v)
     own = seat_terms(s, seat, v)
@@ -1482,7 +1452,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int shrimps[MAX_SHRIMPS]
     # Near a full reef a lay may end the game, or spread a polyp only if the (hidden) bag
     # holds its colour: the generic path decides then.
-    if seat != s.current or s.terminal or (s.phase == PH_TURN and empty_cells(s) <= 2):
+    if seat != s.head.current or s.head.terminal or (s.phase == PH_TURN and empty_cells(s) <= 2):
         return 0
     ending = (collect_may_end(s) if s.phase == PH_TURN else
               s.phase == PH_FINAL and s.final_left <= 1)
@@ -1601,16 +1571,16 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     cdef int32_t pool[NCOL]
     cdef int i, x, n
     memcpy(o, vs, sizeof(RState))
-    rng_seed(&o.rng, rng_next(rng), 0, 0, 0)
+    rng_seed(&o.head.rng, rng_next(rng), 0, 0, 0)
     for x in range(NCOL):
         pool[x] = o.bag[x]
-    for i in range(o.players):
+    for i in range(o.head.players):
         if i != seat:
             for x in range(NCOL):
                 pool[x] += (o.p[i].screen[x] - o.p[i].seen_screen[x]
                             + o.p[i].fish[x] - o.p[i].seen_fish[x])
     n = total(pool, NCOL)
-    for i in range(o.players):
+    for i in range(o.head.players):
         if i != seat:
             redeal(o.p[i].screen, o.p[i].seen_screen, pool, &n, rng)
             redeal(o.p[i].fish, o.p[i].seen_fish, pool, &n, rng)
@@ -1618,12 +1588,6 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
         o.bag[x] = pool[x]
 
 
-cdef Engine ENGINE       # the engine table; its data part comes from ReefGame (the end)
-cdef RState _LAYOUT      # one instance, to read the field offsets from
-set_state_fields(&ENGINE, &_LAYOUT, &_LAYOUT.players, &_LAYOUT.current, &_LAYOUT.terminal,
-                 &_LAYOUT.moves, &_LAYOUT.end_reason, &_LAYOUT.rules, &_LAYOUT.rng)
-set_engine_functions(&ENGINE, m_setup, m_legal, m_apply, m_scores, m_shares, m_outcomes,
-                     m_heuristic, m_observe, NULL, m_action_values)
 
 
 # ================================================================ Python face
@@ -1821,11 +1785,6 @@ class ReefGame(Game):
     title = "Reef Encounter"
     min_players = 2
     max_players = MAX_PLAYERS
-    cooperative = False
-    engine_version = ENGINE_VERSION
-    end_reasons = END_REASONS
-    game_outcome_names = GAME_OUTCOMES
-    seat_outcome_names = SEAT_OUTCOMES
     actions = ACTION_SPACE
     options = (
         Option("advanced_no_extra_growth", "bool", False, "advanced game: the light rock "
@@ -1941,7 +1900,7 @@ class ReefGame(Game):
             boards.append({"layout": list(self.rules_of(state)["boards"])[s.board_layout[b]],
                            "cells": rows, "shrimps": shrimps})
         seats = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             pl = &s.p[i]
             seats.append({
                 "screen": _counts(pl.screen), "consumed": _counts(pl.consumed),
@@ -1950,11 +1909,11 @@ class ReefGame(Game):
                 "shrimps_behind_screen": int(pl.shrimps_screen),
                 "fish_shrimps": int(pl.fish_shrimps), "open_sea_shrimp": bool(pl.open_sea_shrimp),
                 "corals_eaten": int(pl.eaten), "score": int(pl.score),
-                "win_share": float(s.share[i]),
+                "win_share": float(s.head.share[i]),
             })
         return {
-            "game": self.name, "players": int(s.players), "rules": self.rules_of(state),
-            "phase": PHASES[s.phase], "current_player": int(s.current),
+            "game": self.name, "players": int(s.head.players), "rules": self.rules_of(state),
+            "phase": PHASES[s.phase], "current_player": int(s.head.current),
             "start_player": int(s.start_player), "setup_picks": int(s.picks),
             "first_pick": COLOURS[s.first_pick],
             "turn": {"acted": bool(s.acted), "plays": int(s.plays),
@@ -1972,8 +1931,8 @@ class ReefGame(Game):
                       for t in range(NTILES)],
             "ender": None if s.ender < 0 else int(s.ender), "final_left": int(s.final_left),
             "end_pending": END_REASONS[s.end_pending],
-            "terminal": bool(s.terminal), "end_reason": END_REASONS[s.end_reason],
-            "moves": int(s.moves), "turns": int(s.turns),
+            "terminal": bool(s.head.terminal), "end_reason": END_REASONS[s.head.end_reason],
+            "moves": int(s.head.moves), "turns": int(s.turns),
             "rng": contract.rng_to_dict(state),
             "seats": seats,
         }
@@ -1985,8 +1944,8 @@ class ReefGame(Game):
         """The state as `seat` may see it: the determinization look-ahead agents search on
         (the bag and the other seats' screens and fish dealt again from stream `seed`)."""
         cdef RState* s = _st(state)
-        if not 0 <= seat < s.players:
-            raise ValueError(f"seat must be in 0..{s.players - 1}, got {seat}")
+        if not 0 <= seat < s.head.players:
+            raise ValueError(f"seat must be in 0..{s.head.players - 1}, got {seat}")
         cdef State out = contract.blank_state(self, self.handle)
         cdef Rng rng
         rng_seed(&rng, seed, 0, 0, 0)
@@ -2009,7 +1968,7 @@ class ReefGame(Game):
         elif kind == "collect":
             names["colour"] = COLOURS[s.rules.cycle[x["space"]]]
         elif kind == "move":
-            n = own_shrimp_cells(s, s.current, cells)
+            n = own_shrimp_cells(s, s.head.current, cells)
             names["src"] = _cell_name(cells[x["shrimp"]]) if x["shrimp"] < n else f"#{x['shrimp']}"
             names["dest"] = _cell_name(x["dest"])
         return DESCRIPTIONS[kind].format(**names)
@@ -2022,7 +1981,7 @@ class ReefGame(Game):
         cdef int keys[5]
         colour_values(s, v)
         out = []
-        for i in range(s.players):
+        for i in range(s.head.players):
             tie_keys(s, i, keys)
             fish = {COLOURS[x]: int(s.p[i].fish[x]) for x in range(NCOL)}
             points = {COLOURS[x]: int(s.p[i].fish[x] * v[x]) for x in range(NCOL)}
@@ -2054,10 +2013,10 @@ def _seen(seat, key, held):
 
 cdef _fill(RState* s, object top, dict rules):
     """from_dict's game part: every field but players, rules and rng (set already)."""
-    cdef int players = s.players
+    cdef int players = s.head.players
     cdef RPlayer* pl
     s.phase = top.choice("phase", PHASES)
-    s.current = top.int("current_player", 0, players - 1)
+    s.head.current = top.int("current_player", 0, players - 1)
     s.start_player = top.int("start_player", 0, players - 1)
     s.picks = top.int("setup_picks", 0, 10)
     s.first_pick = top.choice("first_pick", COLOURS)
@@ -2112,7 +2071,7 @@ cdef _fill(RState* s, object top, dict rules):
             cell = b * BCELLS + r * COLS + c
             if not (playable >> (r * COLS + c)) & 1 or s.cell_shrimp[cell] >= 0:
                 fail(where, "a shrimp stands alone on a playable cell")
-            if s.cell_colour[cell] < 0 and who != s.current:
+            if s.cell_colour[cell] < 0 and who != s.head.current:
                 fail(where, "only the current player's shrimps may be on bare rock")
             put_shrimp(s, cell, who)
             shrimps_on[who] += 1
@@ -2161,7 +2120,7 @@ cdef _fill(RState* s, object top, dict rules):
         pl.open_sea_shrimp = seat.bool("open_sea_shrimp")
         pl.eaten = seat.int("corals_eaten", 0, MAX_SHRIMPS)
         pl.score = seat.int("score", 0, 10000, default=0)
-        s.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+        s.head.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
         if pl.eaten != pl.open_sea_shrimp + pl.fish_shrimps:
             fail(seat.at("corals_eaten"), "expected the open-sea shrimp plus the fish shrimps")
         if pl.shrimps_screen + shrimps_on[i] + pl.eaten != s.rules.shrimps_per_player:
@@ -2185,13 +2144,15 @@ cdef _fill(RState* s, object top, dict rules):
     s.ender = -1 if top.get("ender") is None else top.int("ender", 0, players - 1)
     s.final_left = top.int("final_left", 0, players - 1)
     s.end_pending = top.choice("end_pending", END_REASONS)
-    s.terminal = top.bool("terminal")
-    s.end_reason = top.choice("end_reason", END_REASONS)
-    if s.terminal != (s.end_reason != END_RUNNING):
+    s.head.terminal = top.bool("terminal")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
+    if s.head.terminal != (s.head.end_reason != END_RUNNING):
         fail(top.path, "a terminal state needs an end_reason, a running one 'running'")
-    s.moves = top.int("moves", 0, INT32_MAX)
+    s.head.moves = top.int("moves", 0, INT32_MAX)
     s.turns = top.int("turns", 0, INT32_MAX)
 
 
-ReefGame.handle = engine_handle(&ENGINE, ReefGame, sizeof(RState), sizeof(RRules))
+ReefGame.handle = engine_handle(&ENGINE, ReefGame, &_LAYOUT, sizeof(RState), &_LAYOUT.rules,
+    sizeof(RRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, NULL,
+    m_action_values)
 GAME = ReefGame()

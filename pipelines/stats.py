@@ -194,6 +194,18 @@ def games_for_half_width(sd, half_width, alpha=ALPHA):
         return np.ceil((z * _arr(sd) / _arr(half_width)) ** 2)
 
 
+def games_for_rate_half_width(rate, var, half_width, alpha=ALPHA):
+    """Games (units) after which the Jeffreys interval of a rate observed with outcome
+    variance var (as rate_interval) is narrower than +-half_width: the first of a fine
+    geometric grid (inf beyond a billion).  Unlike the normal approximation it stays right
+    near 0 and 1 (a pilot that saw no win does not mean one game is enough)."""
+    grid = np.unique(np.ceil(np.geomspace(2, 1e9, 4000)))
+    rate, var, half_width = np.broadcast_arrays(_arr(rate), _arr(var), _arr(half_width))
+    widths = rate_half_width(rate[..., None], var[..., None], grid, alpha)
+    ok = widths < half_width[..., None]
+    return np.where(ok.any(axis=-1), grid[np.argmax(ok, axis=-1)], np.inf)
+
+
 def games_for_power(sd, delta, alpha=ALPHA, power=POWER):
     """Games (pairs) for a two-sided test at `alpha` to detect a mean difference `delta` with
     the given power, from the standard deviation of the paired difference."""

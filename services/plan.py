@@ -5,13 +5,15 @@ thread, within a time budget, so no request waits for a pilot).
 A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
 pilot is not the run's first games), measures the spread of each win share (team win rate)
 and of each paired difference from the baseline, and the games per CPU-second.  From those:
-- games per cell for every 95% interval to be narrower than +-half_width;
+- games per cell for every 95% interval to be narrower than +-half_width (the Jeffreys
+  interval the run shows, at the pilot's rates and spreads);
 - games per cell to detect a difference `delta` from the baseline with 80% power at 5%
   two-sided, Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at
   least as powerful);
-and the wall time on `workers` cores.  With pairing 'rotations' the pilot plays whole deals
-and the spreads are those of the deal means (the unit the run's statistics use); games are
-deals times their rotations.  Formulas: pipelines.stats.
+and the wall time on `workers` cores.  A spec with stop_when stops only after whole waves
+of games_per_arm, so its plan is rounded up to whole waves.  With pairing 'rotations' the pilot plays
+`pilot_games` whole deals and the spreads are those of the deal means (the unit the run's
+statistics use); games are deals times their rotations.  Formulas: pipelines.stats.
 """
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ class PlanRequest(BaseModel):
                                 "baseline to detect with 80% power (default: the spec's "
                                 "stop_when.delta; needs two arms or more)")
     pilot_games: int = Field(default=PILOT_GAMES, ge=20, le=20_000,
-                             description="games per cell of the pilot run")
+                             description="games per cell of the pilot run (deals, each "
+                             "played in every seat rotation, with pairing 'rotations')")
 
 
 class PilotTooSlow(ValueError):
@@ -65,7 +68,7 @@ def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
 
     game = core_cy.load(spec.game)
     per_deal = spec.games_per_deal(cell.players)
-    games = -(-games // per_deal) * per_deal
+    games *= per_deal  # `games` units: the spreads rest on units, so many of them
     began, cpu = time.monotonic(), time.thread_time()  # this thread's CPU: the pilot's own
     batches, chunk = [], per_deal
     played = 0
@@ -147,8 +150,8 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
         row = {"arm": arm, "players": players, "pilot_games": len(frame) * per_unit,
                "games_per_cpu_second": 1 / seconds, "win_sd": shares.std(axis=0).tolist()}
         if half_width is not None:
-            row["games_for_half_width"] = per_unit * int(np.max(st.games_for_half_width(
-                shares.std(axis=0), half_width)))
+            row["games_for_half_width"] = per_unit * int(np.max(st.games_for_rate_half_width(
+                shares.mean(axis=0), shares.var(axis=0), half_width)))
         base = pilots[(baseline, players)][0]
         if delta is not None and arm != baseline:
             paired = frame.join(base.select("game_index", base_share="seat_win_share"),
@@ -162,6 +165,8 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     needs = [c.get("games_for_half_width", 0) for c in cells] + \
         [c.get("games_for_delta", 0) for c in cells]
     per_cell = int(max(needs + [1]))
+    if spec.stop_when is not None:  # the run checks its rule after whole waves only
+        per_cell = -(-per_cell // spec.games_per_arm) * spec.games_per_arm
     cpu_seconds = sum(per_cell / c["games_per_cpu_second"] for c in cells)
     wall = cpu_seconds / workers
     return {"game": spec.game, "half_width": half_width, "delta": delta,
@@ -169,7 +174,8 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             "comparisons": comparisons, "pilot_games_per_cell": pilot_games,
             "workers": workers, "cells": cells, "games_per_cell": per_cell,
             "total_games": per_cell * len(cells), "wall_seconds": wall,
-            "verdict": _verdict(per_cell, len(cells), wall, workers, half_width, delta)}
+            "verdict": _verdict(per_cell, len(cells), wall, workers, half_width, delta)
+            + _beyond_max(spec, per_cell)}
 
 
 def _verdict(per_cell, cells, wall, workers, half_width, delta) -> str:
@@ -182,6 +188,14 @@ def _verdict(per_cell, cells, wall, workers, half_width, delta) -> str:
     return (f"About {per_cell:,} games per cell ({per_cell * cells:,} in all, about "
             f"{_duration(wall)} on {workers} core{'s' if workers != 1 else ''}) "
             f"{' and '.join(goals)}.")
+
+
+def _beyond_max(spec: ExperimentSpec, per_cell: int) -> str:
+    rule = spec.stop_when
+    if rule is None or per_cell <= rule.max_games:
+        return ""
+    return (f" The spec's stop_when.max_games ({rule.max_games:,}) would end the run before "
+            "that.")
 
 
 def _duration(seconds: float) -> str:

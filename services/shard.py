@@ -1,6 +1,7 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
-services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker).  The layout
-and the stored schema are services.storage's."""
+services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker).  The engine
+hands back columns (core_cy.batch.play_columns); the layout and the stored schema they take
+are services.storage's."""
 from __future__ import annotations
 
 import os
@@ -8,8 +9,8 @@ import posixpath
 
 import ray
 
-from services.storage import cell_dir, filesystem, seat_wins, shard_name, storage_table, \
-    write_atomically
+from services.storage import cell_dir, filesystem, result_batch, seat_wins, shard_name, \
+    storage_table, write_atomically
 
 TASK_RETRIES = 3
 
@@ -21,10 +22,10 @@ def play_shard(job: dict) -> dict:
     from core_cy import batch
 
     game = core_cy.load(job["game"])
-    rows = batch.play(game, job["players"], job["rules"], job["agents"], seed=job["seed"],
-                      start=job["start"], count=job["count"], speeds=job["speeds"],
-                      experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"],
-                      games_per_deal=job["games_per_deal"])
+    rows = result_batch(batch.play_columns(
+        game, job["players"], job["rules"], job["agents"], seed=job["seed"], start=job["start"],
+        count=job["count"], speeds=job["speeds"], experiment=job["experiment"], arm=job["arm"],
+        rotate=job["rotate"], games_per_deal=job["games_per_deal"]))
     fs, root = filesystem(job["root"])
     path = posixpath.join(cell_dir(root, job["arm"], job["players"]), shard_name(job["start"]))
     write_atomically(storage_table(rows), fs, path)

@@ -19,15 +19,17 @@ import posixpath
 import uuid
 from urllib.parse import quote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 TEMP_SUFFIX = ".tmp"
 
-# The results schema (one row per game).  The engines hand back these columns (core_cy.batch)
-# plus their own outcome fields: `<name>` per game and `seat_<name>` lists per seat, numbers
-# or labels.  Stored types are plain (no dictionaries, variable-size lists) so that files of
+# The results schema (one row per game), defined here once: core_cy.batch hands back these
+# columns by name (plain numpy arrays) plus the game's own outcome fields, `<name>` per game
+# and `seat_<name>` lists per seat (numbers or labels), and result_batch gives them these
+# types.  Stored types are plain (no dictionaries, variable-size lists) so that files of
 # different player counts share one schema and scan together.
 RESULT_COLUMNS = pa.schema([
     ("experiment", pa.string()),
@@ -44,6 +46,10 @@ RESULT_COLUMNS = pa.schema([
     ("game", pa.string()),
     ("rules_fingerprint", pa.string()),
     ("engine_version", pa.string()),
+])
+# Columns that only some results carry: `deal` when games share their chance (games_per_deal).
+OPTIONAL_COLUMNS = pa.schema([
+    ("deal", pa.int64()),
 ])
 
 
@@ -79,28 +85,40 @@ def _is_temporary(name: str) -> bool:
 
 
 # ---- the stored table ----------------------------------------------------------------------
-def _plain(field: pa.Field, column: pa.Array) -> pa.Array:
-    if pa.types.is_dictionary(field.type):
-        return column.cast(field.type.value_type)
-    if pa.types.is_fixed_size_list(field.type):
-        return column.cast(pa.list_(field.type.value_type))
-    return column
+def _arrow(values: np.ndarray) -> pa.Array:
+    """A column of plain values: (games, seats) arrays as list columns (seat order), text
+    (object arrays) as strings, numbers in their numpy type."""
+    values = np.asarray(values)
+    if values.ndim == 2:
+        games, seats = values.shape
+        offsets = pa.array(np.arange(0, games * seats + 1, seats, dtype=np.int32))
+        return pa.ListArray.from_arrays(offsets, _arrow(values.reshape(-1)))
+    return pa.array(values, pa.string() if values.dtype == object else None)
+
+
+def result_batch(columns: dict) -> pa.RecordBatch:
+    """An engine's columns (core_cy.batch.play_columns) as a record batch of the stored types,
+    in the engine's order: RESULT_COLUMNS and OPTIONAL_COLUMNS as declared, the game's own
+    outcome columns as plain numbers, strings and lists."""
+    missing = [f.name for f in RESULT_COLUMNS if f.name not in columns]
+    if missing:
+        raise ValueError(f"the engine's columns lack result columns {missing}")
+    arrays = []
+    for name, values in columns.items():
+        column = _arrow(values)
+        for schema in (RESULT_COLUMNS, OPTIONAL_COLUMNS):
+            if name in schema.names:
+                column = column.cast(schema.field(name).type)
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, names=list(columns))
 
 
 def storage_table(batch: pa.RecordBatch) -> pa.Table:
-    """An engine's batch as stored (its column order kept): every RESULT_COLUMNS column in
-    its stored type, the game's own outcome columns as plain strings, numbers and lists."""
+    """A result batch (core_cy.batch.play, result_batch) as the table a shard file stores."""
     missing = [f.name for f in RESULT_COLUMNS if f.name not in batch.schema.names]
     if missing:
         raise ValueError(f"the engine's batch lacks result columns {missing}")
-    fields, arrays = [], []
-    for field, column in zip(batch.schema, batch.columns):
-        column = _plain(field, column)
-        if field.name in RESULT_COLUMNS.names:
-            column = column.cast(RESULT_COLUMNS.field(field.name).type)
-        fields.append(pa.field(field.name, column.type))
-        arrays.append(column)
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return pa.Table.from_batches([batch])
 
 
 def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:

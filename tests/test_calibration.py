@@ -254,3 +254,13 @@ def test_deal_unit_paired_difference_covers():
     diff = (_play(rng, b) - _play(rng, a))[..., 0].mean(axis=2)
     low, high = st.mean_interval(diff.mean(axis=1), diff.std(axis=1, ddof=1), deals)
     assert LOW <= np.mean((low <= truth) & (truth <= high)) <= HIGH
+
+
+def test_planned_games_reach_the_jeffreys_half_width_and_no_fewer():
+    """The plan's games for a half-width are the first count at which the interval the run
+    shows is that narrow (grid steps of 0.5%), also where the pilot saw no win at all."""
+    rate, var = np.array([0.3, 0.0, 0.02, 0.5]), np.array([0.21, 0.0, 0.0196, 0.1])
+    n = st.games_for_rate_half_width(rate, var, 0.01)
+    assert np.all(st.rate_half_width(rate, var, n) < 0.01)
+    assert np.all(st.rate_half_width(rate, var, np.floor(n * 0.99)) >= 0.01)
+    assert n[1] > 100  # the normal approximation would say 0 games

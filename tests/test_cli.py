@@ -118,6 +118,18 @@ def test_run_prints_interim_figures_while_it_goes(ray_local, tmp_path, capsys):
     assert all(w > 100 * (h - lo) for w, lo, h in zip(widths, final["win_lo"], final["win_hi"]))
 
 
+def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
+    """A spec with stop_when stops between waves of games_per_arm: the plan says so."""
+    spec_path = _write_spec(tmp_path, games_per_arm=70,
+                            stop_when={"half_width": 0.05, "max_games": 140})
+    assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
+    printed = capsys.readouterr().out
+    games = int(re.search(r"About ([\d,]+) games per cell", printed)[1].replace(",", ""))
+    assert games % 70 == 0 and games > 140  # +-5 points needs a few hundred games
+    assert "stop_when.max_games (140) would end the run before that" in printed
+    assert "first, " in printed and "games per CPU-second" in printed
+
+
 def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, capsys):
     n = core_cy.load(GAME).min_players
     spec_path = _write_spec(tmp_path, arms=None, players=n, rotate_agents=True,

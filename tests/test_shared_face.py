@@ -1,10 +1,17 @@
 """The shared pieces every game's Python face is built on: the state codec
-(core_cy/codec.py) and named actions (core_cy/actions.py)."""
+(core_cy/codec.py), named actions (core_cy/actions.py), the GameHeader at the start of every
+state, and the results schema (engines hand back plain columns; services.storage gives them
+their types)."""
+import struct
+
+import numpy as np
+import pyarrow as pa
 import pytest
 
 import core_cy
-from core_cy import codec
+from core_cy import batch, codec
 from core_cy.actions import ActionSpace, Kind
+from services.storage import OPTIONAL_COLUMNS, RESULT_COLUMNS, result_batch, storage_table
 
 GAMES_WITH_ACTIONS = [n for n in core_cy.games() if core_cy.load(n).actions is not None]
 
@@ -59,6 +66,17 @@ def test_unique_ids_find_doubles_and_missing_ids():
         ids.check_all("the pile")
 
 
+def test_items_name_each_entry_of_a_list():
+    assert codec.items([5, 6], "rule option 'x'", 1, 3) == [("rule option 'x'[0]", 5),
+                                                            ("rule option 'x'[1]", 6)]
+    with pytest.raises(ValueError, match=r"^rule option 'x': expected at least 1 items, got 0$"):
+        codec.items([], "rule option 'x'", 1, 3)
+    with pytest.raises(ValueError, match=r"^rule option 'x': expected at most 3 items, got 4$"):
+        codec.items([1, 2, 3, 4], "rule option 'x'", 1, 3)
+    with pytest.raises(ValueError, match=r"^rule option 'x': expected a list, got 'a'$"):
+        codec.items("a", "rule option 'x'")
+
+
 def test_load_data_drops_comment_keys():
     boards = codec.load_data("maori_boards.json")
     assert "standard" in boards and not any(k.startswith("_") for k in boards)
@@ -110,3 +128,62 @@ def test_describe_names_the_kind_of_every_legal_action(name):
             game.actions.decode(a)
             assert state.describe(a)
         state.apply(state.legal_actions()[-1])
+
+
+# ---- the header every state opens with; the results schema -------------------------------
+GAMES = core_cy.games()
+
+
+def _players(game):
+    return min(max(3, game.min_players), game.max_players)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_state_opens_with_the_game_header(name):
+    """rng (key, counter), players, current, terminal, moves, end reason at offset 0, as the
+    contract's readers assume."""
+    game = core_cy.load(name)
+    state = game.new(_players(game), seed=3)
+    for _ in range(5):
+        state.apply(state.legal_actions()[0])
+    key, counter, players, current, terminal, moves, reason = struct.unpack(
+        "=QQiiiii", state.to_bytes()[:36])
+    rng = state.to_dict()["rng"]
+    assert (key, counter) == (rng["key"], rng["counter"])
+    assert (players, current, terminal, moves, reason) == (
+        state.num_players, state.current_player, 0, state.num_moves, 0)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_engines_hand_back_plain_columns(name):
+    game = core_cy.load(name)
+    players = _players(game)
+    columns = batch.play_columns(game, players, None, "random", seed=2, start=4, count=6,
+                                 games_per_deal=2)
+    assert list(columns)[:4] == ["experiment", "arm", "game_index", "deal"]
+    for column, values in columns.items():
+        assert isinstance(values, np.ndarray), column
+        assert values.shape in ((6,), (6, players)), column
+        assert (values.ndim == 2) == column.startswith("seat_"), column
+    assert columns["game_index"].tolist() == list(range(4, 10))
+    assert columns["deal"].tolist() == [2, 2, 3, 3, 4, 4]
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_results_schema_is_services_one(name):
+    """play's record batch and the stored table carry RESULT_COLUMNS' types exactly, the
+    game's own columns as plain numbers, strings and lists, in the engine's order."""
+    game = core_cy.load(name)
+    columns = batch.play_columns(game, _players(game), None, "random", seed=2, count=5,
+                                 games_per_deal=2)
+    rows = batch.play(game, _players(game), None, "random", seed=2, count=5, games_per_deal=2)
+    assert rows.schema.names == list(columns)
+    assert rows.to_pylist() == result_batch(columns).to_pylist()
+    table = storage_table(rows)
+    for field in list(RESULT_COLUMNS) + list(OPTIONAL_COLUMNS):
+        assert table.schema.field(field.name).type == field.type, field.name
+    for field in table.schema:
+        assert not pa.types.is_dictionary(field.type) and not pa.types.is_fixed_size_list(
+            field.type), field.name
+    with pytest.raises(ValueError, match="seat_score"):
+        result_batch({k: v for k, v in columns.items() if k != "seat_score"})
