@@ -1709,6 +1709,8 @@ cdef bytes _pack(dict r, int players):
             R.trail_ends[a][k] = trails[a][k]
     for i, c in enumerate(parse_island_colours(r["island_colours"])):
         R.island_colour[i] = c
+    if not isinstance(r["seat_decks"], list):
+        raise ValueError("rule option 'seat_decks' must be a list of deck tables")
     decks = [parse_deck(t, f"rule option 'seat_decks'[{k}]") for k, t in enumerate(r["seat_decks"])]
     if decks and len(decks) != MAX_PLAYERS:
         raise ValueError(f"rule option 'seat_decks' must list {MAX_PLAYERS} deck tables (seats "

@@ -115,6 +115,8 @@ def test_seat_decks_option_gives_each_colour_its_own_deck():
 
 
 def test_seat_decks_must_name_every_colour():
+    with pytest.raises(ValueError, match="seat_decks' must be a list"):
+        GAME.new(2, rules={"seat_decks": {}})
     with pytest.raises(ValueError, match="seat_decks"):
         GAME.new(2, rules={"seat_decks": [RULES["deck_table"]] * 2})
     with pytest.raises(ValueError, match=r"seat_decks'\[1\]"):
