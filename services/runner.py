@@ -12,6 +12,8 @@ does not grow with the number of games; a cancel is seen between any two shards,
 """
 from __future__ import annotations
 
+import functools
+
 import logging
 import os
 import posixpath
@@ -218,7 +220,15 @@ def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, st
             "agents": spec.agent_list(cell.players, cell), "rotate": spec.rotates(),
             "games_per_deal": spec.games_per_deal(cell.players),
             "speeds": spec.speeds, "seed": spec.seed, "start": start, "count": count,
-            "experiment": experiment_id, "arm": cell.arm, "root": root_uri}
+            "experiment": experiment_id, "arm": cell.arm, "root": root_uri,
+            "nice": _worker_nice()}
+
+
+@functools.cache
+def _worker_nice() -> int:
+    from services.settings import Settings
+
+    return Settings().worker_nice
 
 
 def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, state,

@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     protect_reads: bool = Field(False, description="reads need the token as well as writes")
     max_running: int = Field(1, ge=1, description="experiments running at the same time")
     max_running_per_token: int = Field(4, ge=1, description="unfinished experiments per token")
+    worker_nice: int = Field(
+        10, ge=0, le=19,
+        description="niceness of the processes that play shards: playing is batch work, so on "
+                    "a machine that also serves the API the requests come first (0: off)")
 
     @cached_property
     def tokens(self) -> tuple[str, ...]:

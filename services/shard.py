@@ -18,6 +18,7 @@ TASK_RETRIES = 3
 @ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
 def play_shard(job: dict) -> dict:
     """Plays one shard and writes its Parquet file; returns (count, per-seat wins)."""
+    lower_priority(job.get("nice", 0))
     import core_cy
     from core_cy import batch
 
@@ -31,6 +32,14 @@ def play_shard(job: dict) -> dict:
     write_atomically(storage_table(rows), fs, path)
     games, wins = seat_wins(rows.column("seat_win_share"))
     return {"games": games, "wins": wins}
+
+
+def lower_priority(nice: int) -> None:
+    """Raises this process's niceness to `nice` (never lowers it: os.nice only adds), so that
+    games played on the machine that serves the API leave it the cores it needs."""
+    current = os.nice(0)
+    if current < nice:
+        os.nice(nice - current)
 
 
 @ray.remote(num_cpus=1)

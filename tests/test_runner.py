@@ -317,3 +317,27 @@ def test_stop_when_decided_stops_once_the_comparison_is_decided(ray_local, tmp_p
     assert pipelines.decided(tmp_path / "exp", "a", look)
     assert not pipelines.decided(tmp_path / "exp", "a",
                                  pipelines.Look(interim=True, planned_games=20_000, delta=0.001))
+
+
+def test_shard_workers_play_at_the_configured_niceness(monkeypatch):
+    """Playing is batch work: the job carries MEEPLELAB_WORKER_NICE and the worker raises its
+    niceness to it once (never lowering it), so the API on the same machine stays responsive."""
+    import subprocess
+    import sys
+
+    from services import runner
+
+    monkeypatch.setenv("MEEPLELAB_WORKER_NICE", "7")
+    runner._worker_nice.cache_clear()
+    try:
+        spec = _spec()
+        job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], 0, 10)
+    finally:
+        runner._worker_nice.cache_clear()
+    assert job["nice"] == 7
+    probe = ("import os; from services.shard import lower_priority; base = os.nice(0); "
+             "lower_priority(base + 7); a = os.nice(0); lower_priority(base + 3); "
+             "print(a - base, os.nice(0) - base)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], check=True).stdout.split()
+    assert out == ["7", "7"]
