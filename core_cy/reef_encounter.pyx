@@ -534,9 +534,8 @@ cdef void finish(RState* s, int reason) noexcept nogil:
     s.head.current = 0
 
 
-cdef void return_bare_shrimps(RState* s, int who) noexcept nogil:
-    """A turn that stops at once leaves no shrimp on bare rock (section 4): back behind
-    the screen."""
+cdef int first_bare_shrimp(const RState* s, int who) noexcept nogil:
+    """The lowest cell where a shrimp of `who` stands on bare rock, or -1."""
     cdef int b, c
     cdef uint64_t m
     for b in range(s.n_boards):
@@ -545,8 +544,22 @@ cdef void return_bare_shrimps(RState* s, int who) noexcept nogil:
             c = lowest(m)
             m &= m - 1
             if s.cell_shrimp[b * BCELLS + c] == who:
-                lift_shrimp(s, b * BCELLS + c)
-                s.p[who].shrimps_screen += 1
+                return b * BCELLS + c
+    return -1
+
+
+cdef bint bare_shrimp(const RState* s, int who) noexcept nogil:
+    return first_bare_shrimp(s, who) >= 0
+
+
+cdef void return_bare_shrimps(RState* s, int who) noexcept nogil:
+    """A turn that stops at once leaves no shrimp on bare rock (section 4): back behind
+    the screen."""
+    cdef int cell = first_bare_shrimp(s, who)
+    while cell >= 0:
+        lift_shrimp(s, cell)
+        s.p[who].shrimps_screen += 1
+        cell = first_bare_shrimp(s, who)
 
 
 cdef void reset_turn(RState* s) noexcept nogil:
@@ -716,17 +729,6 @@ cdef bint may_lay(const RState* s, int x) noexcept nogil:
     return s.plays < 2 and s.p[s.head.current].larva[x] > 0
 
 
-cdef bint bare_shrimp(const RState* s, int who) noexcept nogil:
-    cdef int b, c
-    cdef uint64_t m
-    for b in range(s.n_boards):
-        m = s.shr[b] & ~occ_all(s, b)
-        while m:
-            c = lowest(m)
-            m &= m - 1
-            if s.cell_shrimp[b * BCELLS + c] == who:
-                return True
-    return False
 
 
 cdef bint alga_target_ok(const RState* s, int alga, int target) noexcept nogil:
