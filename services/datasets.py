@@ -6,14 +6,13 @@ local folder or a pyarrow.fs URI, and reads it through pyarrow.fs / Polars lazy 
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
 import threading
 import zipfile
 from collections import OrderedDict
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -76,50 +75,58 @@ def write_concatenated(root: str, out_path: str) -> int:
 # ---- answers kept per set of finished shards ---------------------------------------------
 class ShardCache:
     """Answers computed from an experiment's finished shards, kept while that set of shards
-    stays the same: a shard never changes once written (written atomically, never rewritten),
-    so the same set of names gives the same answer.  Dashboards poll the same figures many
-    times a second; a repeat costs a listing of the shards instead of a Polars pipeline.
+    stays the same.  The caller names the set by a `version` that changes whenever a shard is
+    added: the service uses the registry's status and games done, which the runner updates
+    after its shards are written (a shard never changes once written), so a poll costs no
+    listing of the shards (thousands of files, or object-store requests) and no Polars
+    pipeline, only a lookup.
 
     One computation per question at a time.  While a question is being recomputed for a new
-    set of shards (a running experiment: the figures of 10^8 games take minutes), its other
-    callers get the last answer at once, rather than wait: interim figures are valid at any
-    look, and the look they answer is in the question.  Callers wait only when there is no
-    answer yet.  At most `size` questions are kept, the least recently used leave first."""
+    version (a running experiment: the figures of 10^8 games take minutes), its other callers
+    get the last answer at once, rather than wait: interim figures are valid at any look, and
+    the look they answer is in the question.  Callers wait only when there is no answer yet.
+    At most `size` questions are kept, the least recently used leave first."""
 
     def __init__(self, size: int = 128):
         self.size = size
         self._lock = threading.Lock()
-        self._answers: OrderedDict = OrderedDict()  # (root, question) -> (shards, answer)
+        self._answers: OrderedDict = OrderedDict()  # (root, question) -> (version, answer)
         self._computing: dict = {}  # (root, question) -> the lock its computation holds
 
-    @staticmethod
-    def _shards(root: str) -> str:
-        names = "\n".join(rel for _path, rel in shard_files(root))
-        return hashlib.sha256(names.encode()).hexdigest()
-
-    def _fresh(self, key, shards: str):
-        """The kept answer if it is of this set of shards (else None); under the lock."""
+    def _fresh(self, key, version):
+        """The kept answer if it is of this version (else None); under the lock."""
         kept = self._answers.get(key)
-        if kept is not None and kept[0] == shards:
+        if kept is not None and kept[0] == version:
             self._answers.move_to_end(key)
             return kept
         return None
 
-    def get(self, root: str, question: tuple, compute: Callable[[], Any]) -> Any:
-        """The answer to `question` (hashable: the route and its parameters) about `root`."""
+    def ready(self, root: str, question: tuple, version: Hashable) -> tuple[bool, Any]:
+        """(True, answer) when `get` would answer at once: an answer of this version, or the
+        last one while a recompute runs; else (False, None).  Never waits (the event loop
+        calls it), never computes."""
         key = (root, question)
-        shards = self._shards(root)
         with self._lock:
-            kept = self._fresh(key, shards) or self._answers.get(key)
+            kept = self._fresh(key, version) or self._answers.get(key)
+            if kept is not None and (kept[0] == version or key in self._computing):
+                return True, kept[1]
+        return False, None
+
+    def get(self, root: str, question: tuple, version: Hashable,
+            compute: Callable[[], Any]) -> Any:
+        """The answer to `question` (hashable: the route and its parameters) about the
+        shards of `root` at `version`; may wait for a computation (call it from a thread)."""
+        key = (root, question)
+        with self._lock:
+            kept = self._fresh(key, version) or self._answers.get(key)
             gate = self._computing.get(key)
-            if kept is not None and (kept[0] == shards or gate is not None):
+            if kept is not None and (kept[0] == version or gate is not None):
                 return kept[1]
             if gate is None:
                 gate = self._computing[key] = threading.Lock()
         with gate:
-            shards = self._shards(root)  # what is written now, after any wait
             with self._lock:
-                kept = self._fresh(key, shards)
+                kept = self._fresh(key, version)
                 if kept is not None:
                     return kept[1]
                 self._computing[key] = gate
@@ -131,7 +138,7 @@ class ShardCache:
                 raise
             with self._lock:
                 self._computing.pop(key, None)
-                self._answers[key] = (shards, answer)
+                self._answers[key] = (version, answer)
                 self._answers.move_to_end(key)
                 while len(self._answers) > self.size:
                     self._answers.popitem(last=False)

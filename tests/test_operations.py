@@ -19,6 +19,7 @@ import core_cy
 import pipelines
 from core_cy import batch
 from services import datasets
+from services.api import deps
 from services.app import create_app
 from services.registry import Registry
 from services.settings import Settings
@@ -114,10 +115,14 @@ def _write_shard(root: str, spec: ExperimentSpec, eid: str, start: int) -> None:
 
 def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatch):
     """Dashboards poll the same summary many times a second: it is computed once per set of
-    finished shards, and a new shard gives new figures at the next poll."""
-    calls = []
+    finished shards, named by the registry's status and games done (the runner reports a
+    shard after writing it), so a poll lists no files; the next report gives new figures."""
+    calls, listings = [], []
     real = pipelines.summary
     monkeypatch.setattr(pipelines, "summary", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real_listing = deps.has_results
+    monkeypatch.setattr(deps, "has_results", lambda root: listings.append(root) or
+                        real_listing(root))
     spec_data = small_spec(games_per_arm=200, shard_size=100)
     spec = ExperimentSpec.model_validate(spec_data)
     app = _app(tmp_path)
@@ -126,12 +131,18 @@ def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatc
         eid = registry.create(spec_data, spec.name, spec.game)
         registry.set_status(eid, "running")
         root = experiment_path(str(tmp_path / "res"), eid)
+        assert client.get(f"/api/experiments/{eid}/summary").status_code == 409  # nothing yet
         _write_shard(root, spec, eid, 0)
+        registry.set_progress(eid, 100, 800, 50.0, 14.0)
+        listings.clear()
         first = [client.get(f"/api/experiments/{eid}/summary") for _ in range(5)]
         assert {r.status_code for r in first} == {200} and len(calls) == 1
         assert first[0].json()[0]["games"] == 100 and first[0].json()[0]["interim"] is True
         assert all(r.json() == first[0].json() for r in first)
-        _write_shard(root, spec, eid, 100)
+        assert listings == []  # games done says there are rows
+        _write_shard(root, spec, eid, 100)  # written, not yet reported: the kept figures
+        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 100
+        registry.set_progress(eid, 200, 800, 50.0, 12.0)
         assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 200
         assert len(calls) == 2
         registry.set_status(eid, "done")  # the fixed-n figures replace the interim ones
@@ -140,7 +151,6 @@ def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatc
 
 
 def test_one_computation_per_key_however_many_callers_wait(tmp_path):
-    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
     cache, calls, gate = datasets.ShardCache(size=2), [], threading.Event()
 
     def compute():
@@ -148,24 +158,27 @@ def test_one_computation_per_key_however_many_callers_wait(tmp_path):
         gate.wait(5)
         return len(calls)
 
+    root = str(tmp_path)
     with ThreadPoolExecutor(8) as pool:
-        answers = [pool.submit(cache.get, str(tmp_path), ("q",), compute) for _ in range(8)]
+        answers = [pool.submit(cache.get, root, ("q",), 1, compute) for _ in range(8)]
         time.sleep(0.2)
         gate.set()
         assert [a.result() for a in answers] == [1] * 8
-    assert cache.get(str(tmp_path), ("other",), lambda: "b") == "b"
-    assert cache.get(str(tmp_path), ("third",), lambda: "c") == "c"  # ("q",) leaves: size 2
-    assert cache.get(str(tmp_path), ("q",), compute) == 2
+    assert cache.ready(root, ("q",), 1) == (True, 1)
+    assert cache.get(root, ("other",), 1, lambda: "b") == "b"
+    assert cache.get(root, ("third",), 1, lambda: "c") == "c"  # ("q",) leaves: size 2
+    assert cache.ready(root, ("q",), 1) == (False, None)
+    assert cache.get(root, ("q",), 1, compute) == 2
 
 
 def test_while_new_shards_are_computed_pollers_get_the_last_answer_at_once(tmp_path):
     """A recompute for a new set of shards (minutes for 10^8 games) keeps other pollers of
     the same question on the last answer instead of waiting; with no answer yet they wait."""
     root = str(tmp_path)
-    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
     cache, started, gate = datasets.ShardCache(), threading.Event(), threading.Event()
-    assert cache.get(root, ("q",), lambda: "one shard") == "one shard"
-    (tmp_path / "shard-000000000100.parquet").write_bytes(b"")
+    assert cache.ready(root, ("q",), "one shard") == (False, None)
+    assert cache.get(root, ("q",), "one shard", lambda: "one shard") == "one shard"
+    assert cache.ready(root, ("q",), "two shards") == (False, None)  # nobody computes it
 
     def slow():
         started.set()
@@ -173,12 +186,13 @@ def test_while_new_shards_are_computed_pollers_get_the_last_answer_at_once(tmp_p
         return "two shards"
 
     with ThreadPoolExecutor(1) as pool:
-        recompute = pool.submit(cache.get, root, ("q",), slow)
+        recompute = pool.submit(cache.get, root, ("q",), "two shards", slow)
         assert started.wait(5)
-        assert cache.get(root, ("q",), lambda: "never") == "one shard"  # at once
+        assert cache.get(root, ("q",), "two shards", lambda: "never") == "one shard"  # at once
+        assert cache.ready(root, ("q",), "two shards") == (True, "one shard")
         gate.set()
         assert recompute.result() == "two shards"
-    assert cache.get(root, ("q",), lambda: "never") == "two shards"
+    assert cache.get(root, ("q",), "two shards", lambda: "never") == "two shards"
 
 
 def _session_processes(sid: int) -> list[str]:

@@ -69,13 +69,13 @@ async def submit(request: Request, owner: str = Depends(require_token),
 
 
 @router.get("", response_model=list[ExperimentView], responses=responses(401))
-def list_experiments(registry: Registry = Depends(get_registry)):
+async def list_experiments(registry: Registry = Depends(get_registry)):
     """Every experiment, newest first, with status and progress."""
     return [ExperimentView.of(r) for r in registry.list()]
 
 
 @router.get("/{eid}", response_model=ExperimentView, responses=responses(401, 404))
-def get_experiment(record: dict = Depends(experiment)):
+async def get_experiment(record: dict = Depends(experiment)):
     """Spec, status (queued/running/done/failed/cancelled) and progress."""
     return ExperimentView.of(record)
 
