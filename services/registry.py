@@ -69,6 +69,7 @@ class Registry:
     def __init__(self, path: str):
         self.path = path
         self._lock = threading.Lock()
+        self._writes = 0  # statements run on the write connection (see version)
         # The API handlers and the worker thread share each connection under its lock.
         self._db = _connect(self.path)
         with self._lock:
@@ -91,6 +92,7 @@ class Registry:
 
     def _execute(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         with self._lock:
+            self._writes += 1
             return self._db.execute(sql, args).fetchall()
 
     def _query(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
@@ -154,6 +156,13 @@ class Registry:
         """Every experiment, newest first."""
         rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC")
         return [self._record(r) for r in rows]
+
+    def version(self) -> tuple[int, int]:
+        """A value that changes whenever the table may have changed since the last call, so
+        that an answer built from it can be kept until then: this object's writes, and SQLite's
+        data_version of the read connection (it changes with every commit of another
+        connection: this object's writer, or another process's)."""
+        return self._writes, self._query("PRAGMA data_version")[0][0]
 
     def status_counts(self) -> dict[str, int]:
         rows = self._query("SELECT status, COUNT(*) AS n FROM experiments GROUP BY status")
