@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import logging
 import threading
 import zipfile
 from collections import OrderedDict
@@ -19,6 +20,8 @@ import pyarrow.parquet as pq
 
 import pipelines
 from services.storage import filesystem, shard_files
+
+log = logging.getLogger("meeplelab.figures")
 
 
 # ---- the raw shards ---------------------------------------------------------------------
@@ -82,16 +85,18 @@ class ShardCache:
     pipeline, only a lookup.
 
     One computation per question at a time.  While a question is being recomputed for a new
-    version (a running experiment: the figures of 10^8 games take minutes), its other callers
-    get the last answer at once, rather than wait: interim figures are valid at any look, and
-    the look they answer is in the question.  Callers wait only when there is no answer yet.
-    At most `size` questions are kept, the least recently used leave first."""
+    version (a running experiment: the figures of 10^8 games take minutes), its callers get
+    the last answer at once, rather than wait: interim figures are valid at any look, and the
+    look they answer is in the question.  `kept` starts that recompute in the background, so
+    no poll waits for it; callers wait only when there is no answer yet.  At most `size`
+    questions are kept, the least recently used leave first."""
 
     def __init__(self, size: int = 128):
         self.size = size
         self._lock = threading.Lock()
         self._answers: OrderedDict = OrderedDict()  # (root, question) -> (version, answer)
         self._computing: dict = {}  # (root, question) -> the lock its computation holds
+        self._failed: dict = {}  # (root, question) -> the version whose recompute failed
 
     def _fresh(self, key, version):
         """The kept answer if it is of this version (else None); under the lock."""
@@ -101,16 +106,34 @@ class ShardCache:
             return kept
         return None
 
-    def ready(self, root: str, question: tuple, version: Hashable) -> tuple[bool, Any]:
-        """(True, answer) when `get` would answer at once: an answer of this version, or the
-        last one while a recompute runs; else (False, None).  Never waits (the event loop
-        calls it), never computes."""
+    def kept(self, root: str, question: tuple, version: Hashable,
+             compute: Callable[[], Any]) -> tuple[bool, Any]:
+        """Never waits (the event loop calls it): (True, answer) with the answer of this
+        version, or else the last answer, after starting the recompute of this version in
+        the background unless one runs (or failed) already; (False, None) when there is no
+        answer yet (then `get` it from a thread)."""
         key = (root, question)
         with self._lock:
-            kept = self._fresh(key, version) or self._answers.get(key)
-            if kept is not None and (kept[0] == version or key in self._computing):
+            kept = self._fresh(key, version)
+            if kept is not None:
                 return True, kept[1]
-        return False, None
+            kept = self._answers.get(key)
+            if kept is None:
+                return False, None
+            if key not in self._computing and self._failed.get(key) != version:
+                gate = self._computing[key] = threading.Lock()
+                # a daemon thread: a stop of the service never waits for a recompute
+                threading.Thread(target=self._refresh, args=(key, version, compute, gate),
+                                 name="meeplelab-figures", daemon=True).start()
+        return True, kept[1]
+
+    def _refresh(self, key, version, compute, gate) -> None:
+        try:
+            self._compute(key, version, compute, gate)
+        except Exception:  # the last answer stays; the next version tries again
+            log.exception("recomputing %s of %s failed", key[1], key[0])
+            with self._lock:
+                self._failed[key] = version
 
     def get(self, root: str, question: tuple, version: Hashable,
             compute: Callable[[], Any]) -> Any:
@@ -124,6 +147,11 @@ class ShardCache:
                 return kept[1]
             if gate is None:
                 gate = self._computing[key] = threading.Lock()
+        return self._compute(key, version, compute, gate)
+
+    def _compute(self, key, version, compute: Callable[[], Any], gate: threading.Lock) -> Any:
+        """Computes and keeps the answer under `gate` (registered in _computing), unless a
+        computation that held the gate before has kept this version's answer."""
         with gate:
             with self._lock:
                 kept = self._fresh(key, version)

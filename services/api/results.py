@@ -41,13 +41,17 @@ def spec_of(record: dict) -> ExperimentSpec:
 async def _kept(record: dict, root: str, question: tuple,
                 answer: Callable[[], Any]) -> Response:
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
-    from the event loop); a computation runs in a thread.  The set is named by the registry's
-    status and games done, so a poll lists no files."""
+    from the event loop); a computation runs in a thread, in the background when there is a
+    last answer to give meanwhile.  The set is named by the registry's status and games
+    done, so a poll lists no files."""
     version = (record["status"], record["games_done"])
-    found, body = CACHE.ready(root, question, version)
+
+    def encoded() -> bytes:
+        return JSONResponse(jsonable_encoder(answer())).body
+
+    found, body = CACHE.kept(root, question, version, encoded)
     if not found:
-        body = await run_in_threadpool(CACHE.get, root, question, version, lambda: JSONResponse(
-            jsonable_encoder(answer())).body)
+        body = await run_in_threadpool(CACHE.get, root, question, version, encoded)
     return Response(body, media_type="application/json")
 
 
