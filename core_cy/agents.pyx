@@ -417,10 +417,11 @@ def choose(State state, name, unsigned long long seed=0):
         workspace_free(&w)
 
 
-def search_stats(State state, name, unsigned long long seed=0):
+def search_stats(State state, name, unsigned long long seed=0, bint generic=False):
     """({action: visits} at the root, moves simulated) after agent `name` (an mcts agent
     string) searched `state` from an empty tree with the seed `choose` uses (for tests,
-    debugging and benchmarks)."""
+    debugging and benchmarks); generic=True hides the engine's random_action fast path, so
+    that tests can check that it changes nothing."""
     spec = agent_spec(state.game, name)
     if spec["kind"] != AGENT_MCTS:
         raise ValueError(f"agent {name!r} does not search")
@@ -431,9 +432,12 @@ def search_stats(State state, name, unsigned long long seed=0):
     cdef Tree* t = &agents.agents[0].tree
     cdef Rng rng
     cdef int seat = state.current_player, c
+    cdef Engine engine = h.engine[0]
+    if generic:
+        engine.random_action = NULL
     rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
     with nogil:
-        mcts_act(h.engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
+        mcts_act(&engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
     visits = {}
     c = t.nodes[t.root].child if t.size > 0 else -1
     while c >= 0:

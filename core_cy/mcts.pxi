@@ -235,6 +235,8 @@ cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) 
     cdef int n, actor
     if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
         return e.policy(t.sim, a.rollout_policy, rng, t.scratch)
+    if a.rollout_kind != AGENT_GREEDY and e.random_action != NULL:
+        return e.random_action(t.sim, rng)     # the same draw as below, without listing
     n = e.legal_actions(t.sim, t.legal)
     if (a.rollout_kind != AGENT_GREEDY or n == 1
             or (a.epsilon > 0.0 and rng_uniform(rng) < a.epsilon)):

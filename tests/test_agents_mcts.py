@@ -211,3 +211,18 @@ def test_top_up_counts_the_kept_visits_towards_the_iterations():
                                                    12, seed=1) if d is not None]
     assert any(kept > 0 for kept, _ in plain)
     assert all(after == kept + 50 for kept, after in plain)
+
+
+def test_random_rollouts_draw_through_the_engines_random_action_unchanged():
+    """Where an engine draws random actions without listing them (Reef Encounter), a search
+    with random rollouts through that fast path is the same search, visit for visit and
+    move for move, as through the listed legal actions."""
+    reef = core_cy.load("reef_encounter")
+    state = reef.new(3, seed=4)
+    for step in range(30):
+        if step % 10 == 0 and len(state.legal_actions()) > 1:
+            agent = "mcts(iterations=30, rollout=random, cutoff=40)"
+            fast = agents.search_stats(state, agent, seed=step)
+            assert fast == agents.search_stats(state, agent, seed=step, generic=True)
+            assert fast[1] > 30 * 20
+        state.apply(agents.choose(state, "greedy", seed=step))
