@@ -11,7 +11,7 @@ over the seats, so every agent sits in every seat equally often); and the win sh
 seat (turn order: seat 0 starts) under all-greedy and all-search play for 2, 3 and 4 players,
 with the seat-balance test of pipelines.stats (Hotelling's T^2 on the shares).  --part runs
 one section only (ends, duels, greedy_seats, search_seats), e.g. to use two cores; --seed S
-plays other games than the default seeds of each section (S + 0..4 for them).
+is added to each section's own seed (1-5), to play a fresh sample of games.
 
 --speed: random and greedy moves/s on one core for 2, 3 and 4 players against OpenSpiel's C++
 connect_four measured in the same run (goals: random >= 1.5x connect_four, greedy >= 10% of
