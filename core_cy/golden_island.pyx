@@ -27,11 +27,11 @@ from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, 
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_uniform, rng_seed, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
-                               STREAM_SEAT)
+                               STREAM_SEAT, emit, pop_top)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
-from core_cy.game import Game, Option
+from core_cy.game import Game, options_from_data
 
 import functools
 
@@ -381,6 +381,17 @@ cdef inline int random_bit(uint32_t mask, Rng* rng) noexcept nogil:
     return nth_bit(mask, rng_below(rng, popcount(mask)))
 
 
+cdef inline void draw_to_end(int8_t* items, int n, uint32_t eligible, Rng* rng) noexcept nogil:
+    """Swaps items[i] for a uniformly drawn i of eligible (bit i: items[i] may be drawn) with
+    items[n - 1]; the draw is made even when none is eligible (then nothing moves)."""
+    cdef int i = random_bit(eligible, rng)
+    cdef int8_t x
+    if i >= 0:
+        x = items[i]
+        items[i] = items[n - 1]
+        items[n - 1] = x
+
+
 cdef inline bint has_permit_on(const GState* s, int isl, int seat) noexcept nogil:
     return (s.p[seat].dug >> isl) & 1
 
@@ -470,12 +481,9 @@ cdef void take_house_pirate(GState* s, GPlayer* pl, int colour) noexcept nogil:
 
 
 cdef void draw_island_card(GState* s, int seat) noexcept nogil:
-    cdef int c
-    if s.island_deck_len == 0:
+    cdef int c = pop_top(s.island_deck, &s.island_deck_len)
+    if c < 0:
         return
-    s.island_deck_len -= 1
-    c = s.island_deck[s.island_deck_len]
-    s.island_deck[s.island_deck_len] = 0
     s.p[seat].islands_held |= 1 << c
     s.p[seat].islands_remembered |= 1 << c
 
@@ -847,16 +855,14 @@ cdef int g_legal(const void* vs, int* out) noexcept nogil:
         # Relic R4: keep the hand, or discard 1 or 2 cards (a hand-slot mask).
         for m in range(1 << pl.hand_len):
             if popcount(m) <= 2:
-                out[n] = A_SWAP + m
-                n += 1
+                n = emit(out, n, A_SWAP + m)
         return n
     if s.phase == PH_MOVE:
         return move_actions(s, out)
     if s.phase == PH_GAMBLE:
         for c in range(N_COLOURS):
             if s.houses[c] > 0:
-                out[n] = A_GAMBLE_PIRATE + c
-                n += 1
+                n = emit(out, n, A_GAMBLE_PIRATE + c)
         return n
     if s.phase == PH_ABILITY:
         n = ability_actions(s, out)
@@ -1357,27 +1363,18 @@ cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     Island is drawn from the cards the seat does not know to be ordinary.  Rivals keep only
     the knowledge of the cards they now hold (what they remember is not the seat's to see)."""
     cdef int8_t pool[N_ISLANDS]
-    cdef int n = 0, i, j, t, g, k, counts[MAX_PLAYERS]
-    cdef uint32_t known = known_islands(&o.p[seat])
-    cdef int8_t tmp
+    cdef int n = 0, i, j, t, counts[MAX_PLAYERS]
+    cdef uint32_t known = known_islands(&o.p[seat]), unknown
     for i in range(N_ISLANDS):
         if not (o.p[seat].islands_held >> i) & 1:
             pool[n] = <int8_t>i
             n += 1
     # The golden card: uniform among pool cards the seat does not know.
-    k = 0
+    unknown = 0
     for i in range(n):
         if not (known >> pool[i]) & 1:
-            k += 1
-    g = rng_below(rng, k)
-    for i in range(n):
-        if not (known >> pool[i]) & 1:
-            if g == 0:
-                tmp = pool[i]
-                pool[i] = pool[n - 1]
-                pool[n - 1] = tmp
-                break
-            g -= 1
+            unknown |= 1u << i
+    draw_to_end(pool, n, unknown, rng)
     o.golden = pool[n - 1]
     n -= 1
     rng_shuffle(rng, pool, n, sizeof(pool[0]))
@@ -1419,7 +1416,8 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     cdef GPlayer* pl = &o.p[rival]
     cdef int8_t vals[TOP_PERMIT]
     cdef int8_t spots[TOP_PERMIT]     # -1 hand, -2 pool, else island index
-    cdef int n = 0, i, k, isl, m, j
+    cdef int n = 0, i, k, isl, m
+    cdef uint32_t not_pool
     cdef int8_t x
     for i in range(TOP_PERMIT):
         if (pl.permits_held >> i) & 1:
@@ -1445,19 +1443,11 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
             vals[i] = vals[n - 1]
             vals[n - 1] = x
     if m:
-        k = 0
+        not_pool = 0
         for i in range(n):
             if spots[i] != -2:
-                k += 1
-        j = rng_below(rng, k)
-        for i in range(n):
-            if spots[i] != -2:
-                if j == 0:
-                    x = spots[i]
-                    spots[i] = spots[n - 1]
-                    spots[n - 1] = x
-                    break
-                j -= 1
+                not_pool |= 1u << i
+        draw_to_end(spots, n, not_pool, rng)
     rng_shuffle(rng, vals, n - m, sizeof(vals[0]))
     pl.permits_held = 0
     pl.permits_pool = 0
@@ -1774,70 +1764,11 @@ class GoldenIslandGame(Game):
     may_end_without_winner = True
     outcome_labels = {"relic": ("none",) + RELICS}
     combos = COMBOS
-    options = (
-        Option("exact_move_required", "bool", False, "a card whose points cannot all be used "
-               "cannot be played for movement; false: spend the most points possible "
-               "(spec 4.1)", assumption=True),
-        Option("steal_at_home_allowed", "bool", True, "captains on the lighthouse and ships "
-               "in the harbour count as sharing a space for the Thief (spec 7, 8.6)",
-               assumption=True),
-        Option("volcano_landing_cards", "enum", "landing", "which cards land on a volcano "
-               "island: the six Landing cards or the Pirate/Veteran cards (spec 8.1)",
-               choices=("landing", "pirate"), assumption=True),
-        Option("max_rounds", "int", 1000, "simulator safety, not a rule (the rulebook ends "
-               "the game only after a sixth permit): a game still running after this many "
-               "rounds is scored as if triggered and ends as round_limit, a truncated game "
-               "left out of every figure.  The spec's 60 cut nearly every random-agent game "
-               "(random play needs a median of 96-129 rounds, up to ~320, for 2-4 players); "
-               "1000 leaves every game to the rules (spec 5.1)", minimum=1, maximum=10000,
-               assumption=True),
-        Option("no_survivor_result", "enum", "no_winner", "when nobody has a permit on the "
-               "Golden Island: nobody wins, or the most gold wins (spec 5.2 step 6)",
-               choices=("no_winner", "highest_gold"), assumption=True),
-        Option("written_notes", "bool", False, "variant: players write down what they learn "
-               "(perfect recall; the memory model is off) (spec 7.1)"),
-        Option("recall_error_per_mille", "int", 0, "memory model: chance in 1000 that a seat "
-               "forgets each remembered fact (an island card it no longer holds, a peeked "
-               "chest) at the start of each of its turns; spec 7.1 recall_error_per_fact x 1000",
-               minimum=0, maximum=1000, assumption=True),
-        Option("first_player", "enum", "seat_0", "who starts: seat 0 (the youngest) or a "
-               "random seat (spec 3.7)", choices=("seat_0", "random")),
-        Option("nest_actions", "enum", "final_space", "which nest spaces give their action: "
-               "only the space where the moving captain ends (final_space; the seed says "
-               "only that most spaces have an action, and ending is what the card move "
-               "decides), or every space it enters this turn, in order (every_space; the "
-               "seed's visit-once rule would then matter) (spec 4.3, 8.3)",
-               choices=("final_space", "every_space"), assumption=True),
-        Option("master_thief_victims", "enum", "one", "the Master thief's two island cards "
-               "come from one opponent (one: the seed names a single rival for the Thief "
-               "it copies) or may come one each from two opponents (two) (spec 4.5, 8.8)",
-               choices=("one", "two"), assumption=True),
-        Option("negative_payout", "enum", "nothing", "a rank r > 1 on an island gets the "
-               "chest's value less r - 1 from the bank; when that is below 0 it gets nothing "
-               "(nothing; a payout from the bank cannot be negative) or pays the bank the "
-               "difference (pay_bank).  Only chest values below 3 can reach it (spec 5.2, "
-               "8.9)", choices=("nothing", "pay_bank"), assumption=True),
-        Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
-               "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
-               "(spec 5.2, 8.9)", assumption=True),
-        Option("nest_spaces", "data", DEFAULT_NEST, "the pirate nest ring, clockwise from "
-               "the lighthouse (core_cy/data/golden_island_nest.json, spec 2.2)", assumption=True),
-        Option("sea_graph", "data", DEFAULT_SEA, "the white lines between harbour, islands "
-               "and volcanoes (core_cy/data/golden_island_sea.json, spec 2.3)", assumption=True),
-        Option("island_colours", "data", DEFAULT_ISLAND_COLOURS, "the pirate colour of each "
-               "treasure island (core_cy/data/golden_island_islands.json, spec 2.3)",
-               assumption=True),
-        Option("deck_table", "data", DEFAULT_DECK, "one player's pirate cards: ability, "
-               "movement, card symbol (core_cy/data/golden_island_cards.json, spec 2.4)",
-               assumption=True),
-        Option("seat_decks", "data", [], "one deck table per seat (seat k plays colour k's "
-               "16 cards, each table like deck_table); empty: every seat plays deck_table "
-               "(spec 2.4 ASSUMPTION: the four decks are identical)", assumption=True),
-        Option("chest_values", "data", DEFAULT_CHESTS, "the 12 treasure chest values "
-               "(core_cy/data/golden_island_chests.json, spec 2.6)", assumption=True),
-        Option("relic_gold", "data", DEFAULT_RELIC_GOLD, "gold of relics R1..R4 at the end "
-               "(core_cy/data/golden_island_relics.json, spec 2.7)", assumption=True),
-    )
+    options = options_from_data("golden_island_options.toml", DEFAULT_NEST=DEFAULT_NEST,
+                                DEFAULT_SEA=DEFAULT_SEA,
+                                DEFAULT_ISLAND_COLOURS=DEFAULT_ISLAND_COLOURS,
+                                DEFAULT_DECK=DEFAULT_DECK, DEFAULT_CHESTS=DEFAULT_CHESTS,
+                                DEFAULT_RELIC_GOLD=DEFAULT_RELIC_GOLD)
 
     def check_rules(self, rules, players):
         _pack(rules, players)     # every data table parses (ValueError names the field)
