@@ -39,6 +39,7 @@ ENGINE_VERSION = "1.1"
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
+    int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
 
 cdef enum:
     MAX_PLAYERS = 4
@@ -729,39 +730,46 @@ cdef inline int combo_size(int combo) noexcept nogil:
     return 1 if COMBO_B[combo] < 0 else 2
 
 
-cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) noexcept nogil:
+cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
+                             int limit) noexcept nogil:
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
-    seat to act (section 4.5 preconditions)."""
+    seat to act (section 4.5 preconditions), in order; the listing stops at `limit` ids
+    (1: whether the ability has a legal use; MAX_ABILITY_IDS: all)."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.head.current
     cdef bint volcano_card
     if ability == AB_THIEF or ability == AB_MASTER_THIEF:
         for t in range(s.head.players):
             if may_steal_from(s, seat, t):
-                out[n] = steal_id(slot, t, 1)
-                n += 1
+                n = emit(out, n, steal_id(slot, t, 1))
+                if n == limit:
+                    return n
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
-                    out[n] = steal_id(slot, t, 2)
-                    n += 1
+                    n = emit(out, n, steal_id(slot, t, 2))
+                    if n == limit:
+                        return n
                 if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
                     for u in range(t + 1, s.head.players):
                         if may_steal_from(s, seat, u):
-                            out[n] = steal_split_id(slot, t, u)
-                            n += 1
+                            n = emit(out, n, steal_split_id(slot, t, u))
+                            if n == limit:
+                                return n
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
             if s.chest_owner[i] == CHEST_ON_ISLAND:
-                out[n] = peek_id(slot, i)
-                n += 1
+                n = emit(out, n, peek_id(slot, i))
+                if n == limit:
+                    return n
         return n
     if ability == AB_PIRATE or ability == AB_VETERAN:
         if node != NODE_H:
             for combo in range(N_COMBOS if ability == AB_VETERAN else N_COLOURS):
                 if (combo_available(s.node_pirates[node], combo)
                         and pirates_held(pl) + combo_size(combo) <= PIRATE_CAP):
-                    out[n] = take_id(slot, combo)
-                    n += 1
+                    n = emit(out, n, take_id(slot, combo))
+                    if n == limit:
+                        return n
     isl = island_of(node)
     if ability == AB_LANDING and isl >= 0:
         if (s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
@@ -774,8 +782,9 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
                     continue
                 for v in range(TOP_PERMIT):
                     if (pl.permits_held >> v) & 1:
-                        out[n] = land_id(slot, combo, v + 1)
-                        n += 1
+                        n = emit(out, n, land_id(slot, combo, v + 1))
+                        if n == limit:
+                            return n
     volcano_card = ((ability == AB_LANDING and not s.rules.volcano_by_pirates) or
                     ((ability == AB_PIRATE or ability == AB_VETERAN) and s.rules.volcano_by_pirates))
     if volcano_card and (node == NODE_VU or node == NODE_VL):
@@ -783,18 +792,21 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
             if pl.pirates[c] == 0:
                 continue
             if node == NODE_VU and pl.seven_at_volcano:
-                out[n] = volcano_id(slot, c, 0)
-                n += 1
+                n = emit(out, n, volcano_id(slot, c, 0))
+                if n == limit:
+                    return n
             elif node == NODE_VL and pl.relic < 0:
                 for r in range(N_RELICS):
                     if (s.relics_free >> r) & 1:
-                        out[n] = volcano_id(slot, c, r)
-                        n += 1
+                        n = emit(out, n, volcano_id(slot, c, r))
+                        if n == limit:
+                            return n
     if ability == AB_IMITATOR:
         for t in range(s.head.players):
             if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
-                out[n] = imitate_id(slot, t)
-                n += 1
+                n = emit(out, n, imitate_id(slot, t))
+                if n == limit:
+                    return n
     return n
 
 
@@ -809,7 +821,7 @@ cdef bint copy_possible(const GState* s, int target) noexcept nogil:
     cdef int ab = s.rules.card_ability[target][top_discard(s, target)]
     if ab == AB_IMITATOR:
         return True
-    return ability_actions_for(s, ab, COPY_SLOT, ids) > 0
+    return ability_actions_for(s, ab, COPY_SLOT, ids, 1) > 0
 
 
 cdef int ability_actions(const GState* s, int* out) noexcept nogil:
@@ -820,7 +832,7 @@ cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     n += 1
     for slot in range(pl.hand_len):
         n += ability_actions_for(s, s.rules.card_ability[s.head.current][pl.hand[slot]], slot,
-                                 out + n)
+                                 out + n, MAX_ABILITY_IDS)
     return n
 
 
@@ -829,7 +841,7 @@ cdef int copy_actions(const GState* s, int* out) noexcept nogil:
     if ab == AB_IMITATOR:
         out[0] = A_PASS       # copying an Imitator does nothing
         return 1
-    return ability_actions_for(s, ab, COPY_SLOT, out)
+    return ability_actions_for(s, ab, COPY_SLOT, out, MAX_ABILITY_IDS)
 
 
 cdef void sort_ints(int* a, int n) noexcept nogil:
@@ -925,7 +937,7 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
         if (asked >> ab) & 1:
             continue
         asked |= 1u << ab
-        if ability_actions_for(s, ab, slot, buf) > 0:
+        if ability_actions_for(s, ab, slot, buf, 1) > 0:
             return
     end_turn(s)
 
@@ -1217,12 +1229,12 @@ cdef void g_outcomes(const void* vs, double* g, double* so) noexcept nogil:
 
 cdef double mean_unknown_chest(const GState* s, const GPlayer* pl) noexcept nogil:
     """The mean value of the chests the seat has not peeked (their multiset is public)."""
-    cdef int i, n = 0, total = s.rules.chest_total
-    for i in range(N_ISLANDS):
-        if (pl.chests_known >> i) & 1:
-            total -= s.chest[i]
-        else:
-            n += 1
+    cdef int i, total = s.rules.chest_total, n = N_ISLANDS - popcount(pl.chests_known)
+    cdef uint32_t known = pl.chests_known
+    while known:
+        i = lowest_bit(known)
+        known &= known - 1
+        total -= s.chest[i]
     return total / <double>n if n else 0.0
 
 
@@ -1296,7 +1308,7 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     state (rivals' permit values, unpeeked chests, the Golden Island, the decks)."""
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl = &s.p[seat]
-    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine
+    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine, held
     cdef int i, u = popcount(unknown), mine_unknown = 0, v
     cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
     if s.head.terminal:
@@ -1305,9 +1317,10 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
         u = 1
     mine = islands_with_permit(s, seat)
     unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
-    for i in range(N_ISLANDS):
-        if not (mine >> i) & 1:
-            continue
+    held = mine
+    while held:                      # lowest first, as the sums were always made
+        i = lowest_bit(held)
+        held &= held - 1
         gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
         if (unknown >> i) & 1:
             mine_unknown += 1
@@ -1316,9 +1329,11 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
         gold += s.rules.relic_gold[pl.relic]
     p_survive = mine_unknown / <double>u
     value = W_SURVIVE * p_survive + p_survive * gold + golden_coin
-    for v in range(TOP_PERMIT):
-        if (pl.permits_held >> v) & 1:
-            value += W_PERMIT + W_PERMIT_VALUE * (v + 1)
+    held = pl.permits_held
+    while held:                      # lowest first: the sum in a fixed order
+        v = lowest_bit(held)
+        held &= held - 1
+        value += W_PERMIT + W_PERMIT_VALUE * (v + 1)
     value += W_PIRATE * pirates_held(pl) + W_KNOWN * popcount(known)
     value += W_CHEST_KNOWN * popcount(pl.chests_known)
     if pl.relic >= 0:
