@@ -82,7 +82,10 @@ cdef void agent_seen(Agent* a, int action) noexcept nogil:
 
 
 cdef inline int act_random(const Engine* e, const void* st, Rng* rng, Workspace* w) noexcept nogil:
-    cdef int n = e.legal_actions(st, w.legal)
+    cdef int n
+    if e.random_action != NULL:       # the same draw, without listing the actions
+        return e.random_action(st, rng)
+    n = e.legal_actions(st, w.legal)
     return w.legal[rng_below(rng, n)]
 
 
@@ -141,6 +144,27 @@ def action_values(State state, int seat, bint generic=False):
         if generic or e.action_values == NULL or not e.action_values(state.buf, seat, w.legal, n, w.values):
             one_ply_values(e, state.buf, seat, w.legal, n, w.values, w.trial)
         return {w.legal[i]: w.values[i] for i in range(n)}
+    finally:
+        workspace_free(&w)
+
+
+def random_choice(State state, seed, bint generic=False):
+    """The random agent's action in `state`, drawn from a stream seeded with `seed`: through
+    the engine's random_action when it has one, or from the listed legal actions (generic);
+    tests check that both agree exactly."""
+    cdef EngineHandle h = state.handle
+    cdef const Engine* e = h.engine
+    cdef Workspace w
+    cdef Rng rng
+    if state.is_terminal():
+        raise ValueError("the game is over")
+    rng_seed(&rng, seed, 0, 0, 0)
+    if workspace_init(&w, e) != 0:
+        raise MemoryError()
+    try:
+        if generic or e.random_action == NULL:
+            return w.legal[rng_below(&rng, e.legal_actions(state.buf, w.legal))]
+        return act_random(e, state.buf, &rng, &w)
     finally:
         workspace_free(&w)
 

@@ -56,6 +56,7 @@ ctypedef void (*ObserveFn)(const void* st, int seat, void* out, Rng* rng) noexce
 ctypedef int (*PolicyFn)(const void* st, int which, Rng* rng, void* scratch) noexcept nogil
 ctypedef int (*ActionValuesFn)(const void* st, int seat, const int* actions, int n,
                                double* out) noexcept nogil
+ctypedef int (*RandomActionFn)(const void* st, Rng* rng) noexcept nogil
 
 ctypedef struct Engine:
     size_t state_size
@@ -93,6 +94,9 @@ ctypedef struct Engine:
     # information game must not depend on hidden parts); returns 0 (out untouched) to ask
     # for the generic path (determinize with observe, then clone+apply+heuristic).
     ActionValuesFn action_values
+    # Optional (may be NULL): legal[rng_below(rng, n)] of the n legal actions, drawn from rng
+    # exactly so but without listing them (the random agent's fast path: same games).
+    RandomActionFn random_action
 
 # The common fields of a state of engine e (every state opens with its GameHeader).
 cdef inline GameHeader* header(void* st) noexcept nogil:
@@ -232,10 +236,10 @@ cdef State new_state(object game, EngineHandle handle)
 # The data part is derived from the game's Python face, never counted by hand:
 # num_actions = len(game.actions), players and cooperative from the class, outcome counts
 # from the name lists, num_policies from game.policies.  win_shares defaults to
-# header_shares; policy and action_values may be NULL.
+# header_shares; policy, action_values and random_action may be NULL.
 cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size_t state_size,
                                 const void* rules, size_t rules_size, SetupFn setup,
                                 LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
                                 OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
                                 PolicyFn policy, ActionValuesFn action_values,
-                                PerSeatFn win_shares=*)
+                                PerSeatFn win_shares=*, RandomActionFn random_action=*)

@@ -205,7 +205,7 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
                                 LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
                                 OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
                                 PolicyFn policy, ActionValuesFn action_values,
-                                PerSeatFn win_shares=NULL):
+                                PerSeatFn win_shares=NULL, RandomActionFn random_action=NULL):
     e.state_size = state_size
     e.rules_offset = <const char*>rules - <const char*>layout
     e.rules_size = rules_size
@@ -219,6 +219,7 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
     e.observe = observe
     e.policy = policy
     e.action_values = action_values
+    e.random_action = random_action
     e.num_actions = len(game.actions)
     e.min_players = game.min_players
     e.max_players = game.max_players

@@ -19,10 +19,10 @@ The game is cooperative: one team outcome (win 1 / loss 0) for every seat.  Deci
 Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with its tile.
 """
 from libc.string cimport memcpy, memset, memcmp
-from libc.stdlib cimport abs
+from libc.stdlib cimport abs, qsort
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_seed, rng_shuffle,
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
                                engine_handle, pop_top,
                                MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import codec, contract
@@ -1129,42 +1129,56 @@ cdef double d_heuristic(const void* vs, int seat) noexcept nogil:
     return v
 
 
+cdef int by_byte(const void* a, const void* b) noexcept nogil:
+    return (<const uint8_t*>a)[0] - (<const uint8_t*>b)[0]
+
+
+cdef int by_int(const void* a, const void* b) noexcept nogil:
+    return (<const int32_t*>a)[0] - (<const int32_t*>b)[0]
+
+
+cdef void canonical_shuffle(Rng* rng, uint8_t* cards, int n) noexcept nogil:
+    """Sorts the hidden cards before shuffling them: the result depends only on which cards
+    are hidden (what the team knows), not on their hidden order."""
+    qsort(cards, n, sizeof(cards[0]), by_byte)
+    rng_shuffle(rng, cards, n, sizeof(cards[0]))
+
+
 cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
-    """Shuffles the faces of the hidden tiles that show (drops) or do not show a water drop
-    among themselves: a water-drop tile stays a well or the mirage."""
+    """Deals the faces of the hidden tiles that show (drops) or do not show a water drop
+    among themselves again (a water-drop tile stays a well or the mirage), from the faces
+    sorted first: the deal depends only on which faces are hidden, not on where they lie."""
     cdef uint8_t ids[N_TILES]
-    cdef uint8_t perm[N_TILES]
-    cdef uint8_t kinds[N_TILES]
-    cdef uint8_t gears[N_TILES]
-    cdef int8_t clues[N_TILES]
+    cdef int32_t faces[N_TILES]        # kind, gear and clue of a hidden face in one sort key
     cdef int t, n = 0, i
     for t in range(N_TILES):
         if (not o.excavated[t] and not o.known[t] and not (o.rules.known_kinds >> o.kind[t]) & 1
                 and water_drop_shown(o, t) == drops):
             ids[n] = <uint8_t>t
-            perm[n] = <uint8_t>n
-            kinds[n] = o.kind[t]
-            gears[n] = o.gear[t]
-            clues[n] = o.clue[t]
+            faces[n] = (o.kind[t] << 16) | (o.gear[t] << 8) | (o.clue[t] + 128)
             n += 1
-    rng_shuffle(rng, perm, n, sizeof(perm[0]))
+    qsort(faces, n, sizeof(faces[0]), by_int)
+    rng_shuffle(rng, faces, n, sizeof(faces[0]))
     for i in range(n):
-        o.kind[ids[i]] = kinds[perm[i]]
-        o.gear[ids[i]] = gears[perm[i]]
-        o.clue[ids[i]] = clues[perm[i]]
+        o.kind[ids[i]] = <uint8_t>(faces[i] >> 16)
+        o.gear[ids[i]] = <uint8_t>((faces[i] >> 8) & 0xFF)
+        o.clue[ids[i]] = <int8_t>((faces[i] & 0xFF) - 128)
 
 
 cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
     """Hidden from everyone: the undersides of unexcavated tiles (except kinds recognisable
     from the desert side, the water drop of the wells and the mirage, and Terrascoped tiles),
     the storm pile below the seen top cards, and the equipment pile.  Re-deal the hidden tile
-    faces and reshuffle the piles."""
+    faces and reshuffle the piles, each from a sorted order, and give the view a chance stream
+    of its own (the state's is future chance), so that two states the team cannot tell apart
+    give the same view for the same rng."""
     cdef DState* o = <DState*>out
     memcpy(o, vs, sizeof(DState))
+    rng_seed(&o.head.rng, rng_next(rng), 0, 0, 0)
     redeal(o, False, rng)
     redeal(o, True, rng)
-    rng_shuffle(rng, o.draw, o.draw_len - o.deck_known, sizeof(o.draw[0]))
-    rng_shuffle(rng, o.eq_deck, o.eq_len, sizeof(o.eq_deck[0]))
+    canonical_shuffle(rng, o.draw, o.draw_len - o.deck_known)
+    canonical_shuffle(rng, o.eq_deck, o.eq_len)
 
 
 include "forbidden_desert_planner.pxi"

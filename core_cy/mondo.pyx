@@ -1894,7 +1894,12 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     return A_PICK + best
 
 
+include "mondo_solo_planner.pxi"
+
+
 cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+    if which == POLICY_SOLO_PLANNER:
+        return solo_planner(vs, rng, scratch)
     return greedy_placer(vs, rng)
 
 
@@ -2335,6 +2340,10 @@ class MondoGame(Game):
         "greedy_placer": "scans scan_tiles pool tiles (visible faces), takes the best fit, "
                          "places it on the best face/rotation/space, returns a hopeless "
                          "tile, and jumps out when the bonus chip beats what time can fill",
+        "solo_planner": "solo game: plans the whole board from the face-up pool tiles (and "
+                        "the tile in hand) to stay under the penalty threshold in the time "
+                        "left, then picks and lays tiles by the plan; greedy_placer when no "
+                        "plan wins, and in games of 2-4 players",
     }
     options = options_from_data("mondo_options.toml", LEVELS=LEVELS, SOLO=SOLO,
                                 MAX_ROUNDS=MAX_ROUNDS, DEFAULT_BONUS=DEFAULT_BONUS,

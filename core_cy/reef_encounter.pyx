@@ -52,6 +52,7 @@ cdef enum:
     ALGA_TARGETS = 11       # the alga space, then the 10 coral tiles
     MAX_CORALS = 48         # corals on one board (at most 42 cells)
     MAX_SHRIMPS = 8         # a seat's shrimps on the boards (at most 2 on each of 4 boards)
+    MAX_ON_BOARD = 2 * MAX_PLAYERS   # shrimps on one board (at most 2 of each seat)
 
 cdef enum:
     PH_FISH = 0             # setup step 11: each seat drops one polyp into its parrotfish
@@ -192,6 +193,11 @@ ctypedef struct RState:
     int8_t cell_shrimp[NCELLS]     # owner of the shrimp on the cell, -1 none
     uint64_t occ[MAX_PLAYERS][NCOL]
     uint64_t shr[MAX_PLAYERS]      # cells carrying a shrimp
+    # Kept up to date with the board (put_shrimp, lift_shrimp, refresh_guards), so that the
+    # legal actions need not find them again: each seat's shrimps per board, and the coral
+    # under each shrimp of a board (in cell order; 0 on bare rock).
+    uint64_t shr_of[MAX_PLAYERS][MAX_PLAYERS]       # [seat][board]
+    uint64_t guard[MAX_PLAYERS][MAX_ON_BOARD]       # [board][k-th shrimp on it]
     RPlayer p[MAX_PLAYERS]
 
 cdef Engine ENGINE       # the engine table, filled at the end of the module (engine_handle)
@@ -338,30 +344,32 @@ cdef void take_polyp(RState* s, int x) noexcept nogil:
         s.bag[x] -= 1
 
 
-cdef int own_shrimps_on(const RState* s, int b, int who) noexcept nogil:
-    cdef uint64_t m = s.shr[b]
-    cdef int n = 0, c
-    while m:
-        c = lowest(m)
-        m &= m - 1
-        if s.cell_shrimp[b * BCELLS + c] == who:
-            n += 1
-    return n
+cdef inline int own_shrimps_on(const RState* s, int b, int who) noexcept nogil:
+    return popcount(s.shr_of[who][b])
 
 
 cdef int own_shrimp_cells(const RState* s, int who, int* out) noexcept nogil:
     """The cells of the seat's shrimps on the boards, ascending (action 5 numbers them)."""
-    cdef int b, c, n = 0
+    cdef int b, n = 0
     cdef uint64_t m
     for b in range(s.n_boards):
-        m = s.shr[b]
-        while m:
-            c = lowest(m)
+        m = s.shr_of[who][b]
+        while m and n < MAX_SHRIMPS:
+            out[n] = b * BCELLS + lowest(m)
             m &= m - 1
-            if s.cell_shrimp[b * BCELLS + c] == who and n < MAX_SHRIMPS:
-                out[n] = b * BCELLS + c
-                n += 1
+            n += 1
     return n
+
+
+cdef int own_shrimp_cell(const RState* s, int who, int k) noexcept nogil:
+    """own_shrimp_cells()[k] (the seat has more than k shrimps on the boards)."""
+    cdef int b, c
+    for b in range(s.n_boards):
+        c = popcount(s.shr_of[who][b])
+        if k < c:
+            return b * BCELLS + nth_bit(s.shr_of[who][b], k)
+        k -= c
+    return -1
 
 
 cdef int empty_cells(const RState* s) noexcept nogil:
@@ -385,30 +393,53 @@ cdef inline void lift_polyp(RState* s, int cell) noexcept nogil:
     s.cell_colour[cell] = -1
 
 
-cdef inline void put_shrimp(RState* s, int cell, int who) noexcept nogil:
-    s.cell_shrimp[cell] = <int8_t>who
-    s.shr[cell // BCELLS] |= bit(cell)
-
-
-cdef inline void lift_shrimp(RState* s, int cell) noexcept nogil:
-    s.cell_shrimp[cell] = NO_ONE
-    s.shr[cell // BCELLS] &= ~bit(cell)
-
-
 cdef uint64_t coral_of(const RState* s, int cell) noexcept nogil:
     """The cells (board mask) of the coral holding `cell`."""
     cdef int x = s.cell_colour[cell]
     return spread(bit(cell), s.occ[cell // BCELLS][x]) if x >= 0 else 0
 
 
+cdef inline int shrimp_rank(const RState* s, int cell) noexcept nogil:
+    """How many shrimps stand on lower cells of the cell's board (its index in guard[b])."""
+    return popcount(s.shr[cell // BCELLS] & (bit(cell) - 1))
+
+
+cdef void put_shrimp(RState* s, int cell, int who) noexcept nogil:
+    cdef int b = cell // BCELLS, k = shrimp_rank(s, cell), j
+    for j in range(popcount(s.shr[b]), k, -1):
+        s.guard[b][j] = s.guard[b][j - 1]
+    s.guard[b][k] = coral_of(s, cell)
+    s.cell_shrimp[cell] = <int8_t>who
+    s.shr[b] |= bit(cell)
+    s.shr_of[who][b] |= bit(cell)
+
+
+cdef void lift_shrimp(RState* s, int cell) noexcept nogil:
+    cdef int b = cell // BCELLS, n = popcount(s.shr[b]), j
+    for j in range(shrimp_rank(s, cell), n - 1):
+        s.guard[b][j] = s.guard[b][j + 1]
+    s.guard[b][n - 1] = 0
+    s.shr_of[s.cell_shrimp[cell]][b] &= ~bit(cell)
+    s.cell_shrimp[cell] = NO_ONE
+    s.shr[b] &= ~bit(cell)
+
+
+cdef void refresh_guards(RState* s, int b) noexcept nogil:
+    """guard[b] after the polyps of board b changed."""
+    cdef uint64_t m = s.shr[b]
+    cdef int j = 0
+    while m:
+        s.guard[b][j] = coral_of(s, b * BCELLS + lowest(m))
+        m &= m - 1
+        j += 1
+
+
 cdef uint64_t guarded_cells(const RState* s, int b) noexcept nogil:
     """Cells of every coral on board b that carries a shrimp."""
-    cdef uint64_t m = s.shr[b] & occ_all(s, b), out = 0
-    cdef int c
-    while m:
-        c = lowest(m)
-        m &= m - 1
-        out |= coral_of(s, b * BCELLS + c)
+    cdef uint64_t out = 0
+    cdef int j
+    for j in range(popcount(s.shr[b])):
+        out |= s.guard[b][j]
     return out
 
 
@@ -439,40 +470,39 @@ ctypedef struct Survey:             # each board's shrimps and corals, once per 
 
 
 cdef void survey(const RState* s, Survey* S) noexcept nogil:
-    """Fills S, spreading each guarded coral once."""
-    cdef int b, c, x, cell
-    cdef uint64_t m, one, coral, around
+    """Fills S from the corals under the shrimps (kept in the state: nothing is spread)."""
+    cdef int b, c, x, j
+    cdef uint64_t m, one, coral, around, mine
     cdef uint64_t once[NCOL]
     S.n_mine = 0
     for b in range(s.n_boards):
         S.polyps[b] = occ_all(s, b)
         S.guarded[b] = 0
         S.prot[b] = 0
-        S.own[b] = 0
         for x in range(NCOL):
             S.ban[b][x] = 0
             once[x] = 0
+        mine = s.shr_of[s.head.current][b]
+        S.own[b] = popcount(mine)
         m = s.shr[b]
+        j = 0
         while m:
             c = lowest(m)
             m &= m - 1
-            cell = b * BCELLS + c
-            x = s.cell_colour[cell]
-            coral = 0
-            if x >= 0:
-                one = (<uint64_t>1) << c
-                coral = spread(one, s.occ[b][x])
+            coral = s.guard[b][j]
+            j += 1
+            one = (<uint64_t>1) << c
+            if coral:
+                x = s.cell_colour[b * BCELLS + c]
                 S.guarded[b] |= coral
-                S.prot[b] |= one | (nbr(one) & s.occ[b][x])
+                S.prot[b] |= one | (nbr(one) & coral)
                 around = nbr(coral)             # merge ban: next to two guarded x corals
                 S.ban[b][x] |= once[x] & around
                 once[x] |= around
-            if s.cell_shrimp[cell] == s.head.current:
-                S.own[b] += 1
-                if S.n_mine < MAX_SHRIMPS:
-                    S.mine[S.n_mine] = cell
-                    S.mine_coral[S.n_mine] = coral
-                    S.n_mine += 1
+            if (mine & one) and S.n_mine < MAX_SHRIMPS:
+                S.mine[S.n_mine] = b * BCELLS + c
+                S.mine_coral[S.n_mine] = coral
+                S.n_mine += 1
 
 
 cdef uint64_t lay_cells(const RState* s, const Survey* S, int b, int x,
@@ -497,19 +527,20 @@ cdef void tie_keys(const RState* s, int who, int* key) noexcept nogil:
     """Section 11: score, then consumed polyps, larva cubes, polyps behind the screen and
     polyps in the corals carrying the seat's shrimps."""
     cdef const RPlayer* pl = &s.p[who]
-    cdef int b, c, n = 0
+    cdef int b, j, n = 0
     cdef uint64_t m
     key[0] = pl.score
     key[1] = total16(pl.consumed)
     key[2] = total16(pl.larva)
     key[3] = total16(pl.screen)
     for b in range(s.n_boards):
-        m = s.shr[b] & occ_all(s, b)
+        m = s.shr[b]
+        j = 0
         while m:
-            c = lowest(m)
+            if (s.shr_of[who][b] >> lowest(m)) & 1:
+                n += popcount(s.guard[b][j])
             m &= m - 1
-            if s.cell_shrimp[b * BCELLS + c] == who:
-                n += popcount(coral_of(s, b * BCELLS + c))
+            j += 1
     key[4] = n
 
 
@@ -534,31 +565,18 @@ cdef void finish(RState* s, int reason) noexcept nogil:
     s.head.current = 0
 
 
-cdef int bare_shrimps(const RState* s, int who, int limit, int* first) noexcept nogil:
-    """How many shrimps of `who` stand on bare rock, counted up to `limit` (-1: all);
-    *first: the lowest cell of them, or -1."""
-    cdef int b, c, n = 0
-    cdef uint64_t m
-    first[0] = -1
-    for b in range(s.n_boards):
-        m = s.shr[b] & ~occ_all(s, b)
-        while m:
-            c = lowest(m)
-            m &= m - 1
-            if s.cell_shrimp[b * BCELLS + c] == who:
-                if n == 0:
-                    first[0] = b * BCELLS + c
-                n += 1
-                if n == limit:
-                    return n
-    return n
+cdef inline uint64_t bare_shrimps(const RState* s, int who, int b) noexcept nogil:
+    """The cells of board b where a shrimp of `who` stands on bare rock."""
+    return s.shr_of[who][b] & ~occ_all(s, b)
 
 
 cdef int first_bare_shrimp(const RState* s, int who) noexcept nogil:
     """The lowest cell where a shrimp of `who` stands on bare rock, or -1."""
-    cdef int cell
-    bare_shrimps(s, who, 1, &cell)
-    return cell
+    cdef int b
+    for b in range(s.n_boards):
+        if bare_shrimps(s, who, b):
+            return b * BCELLS + lowest(bare_shrimps(s, who, b))
+    return -1
 
 
 cdef bint bare_shrimp(const RState* s, int who) noexcept nogil:
@@ -690,14 +708,43 @@ cdef inline int next_seat(const RState* s, int seat) noexcept nogil:
     return (seat + 1) % s.head.players
 
 
-cdef int legal_eats(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
+# The legal actions of a position are found as runs: a run is an action id `base` and a bit
+# mask, one action base + i for each set bit i (the cells of a board, colours, targets).
+# Listing them (legal_actions) writes every action; the random agent only needs one, which
+# random_action finds by counting bits, so that a position with ~300 actions is not listed.
+cdef enum:
+    MAX_RUNS = 128      # eats 8, lays 2 x 5 x 4, intros 4, algae 5 x 4, moves 8 x 5, singles
+
+ctypedef struct Runs:
+    int n
+    int base[MAX_RUNS]
+    uint64_t mask[MAX_RUNS]
+
+
+cdef inline void add_run(Runs* R, int base, uint64_t mask) noexcept nogil:
+    """Appends a run; runs are added in ascending action order, so the list is ascending."""
+    if mask:
+        R.base[R.n] = base
+        R.mask[R.n] = mask
+        R.n += 1
+
+
+cdef int legal_eats(const RState* s, const Survey* S, Runs* R) noexcept nogil:
     """Action 1: a coral of at least eat_min_size polyps carrying the seat's own shrimp."""
     cdef int k
     for k in range(S.n_mine):
         if popcount(S.mine_coral[k]) >= s.rules.eat_min_size:
-            out[n] = A_EAT + S.mine[k]
-            n += 1
-    return n
+            add_run(R, A_EAT + S.mine[k], 1)
+
+
+cdef inline uint64_t colours_where(const int16_t* counts) noexcept nogil:
+    """The colours (bits) with a positive count."""
+    cdef int x
+    cdef uint64_t m = 0
+    for x in range(NCOL):
+        if counts[x] > 0:
+            m |= (<uint64_t>1) << x
+    return m
 
 
 # The set bits of a byte, ascending (the rest 0): masks are turned into action lists 8
@@ -731,8 +778,15 @@ cdef inline int emit_mask(int* out, int n, int base, uint64_t m) noexcept nogil:
     return n
 
 
-cdef inline int emit_cells(int* out, int n, int base, int b, uint64_t m) noexcept nogil:
-    return emit_mask(out, n, base + b * BCELLS, m)
+cdef inline int nth_bit(uint64_t m, int k) noexcept nogil:
+    """The position of the k-th (from 0) set bit of m, which has more than k set bits."""
+    cdef int at = 0, c = popcount(m & 0xFF)
+    while k >= c:                # whole bytes first
+        k -= c
+        m >>= 8
+        at += 8
+        c = popcount(m & 0xFF)
+    return at + BYTE_BITS[m & 0xFF][k]
 
 
 cdef bint may_lay(const RState* s, int x) noexcept nogil:
@@ -742,53 +796,37 @@ cdef bint may_lay(const RState* s, int x) noexcept nogil:
     return s.plays < 2 and s.p[s.head.current].larva[x] > 0
 
 
-
-
-cdef bint alga_target_ok(const RState* s, int alga, int target) noexcept nogil:
-    """Action 7 placement: the alga space always; a tile only with the open-sea shrimp,
-    once a turn, matching the front alga, uncovered, and the last tile only with 2+ polyps
-    in the fish (section 5 action 7)."""
+cdef uint64_t alga_targets(const RState* s, int alga) noexcept nogil:
+    """Action 7 placements of a cylinder of `alga` (bit 0 the alga space, bit t + 1 tile
+    t): the alga space always; a tile only with the open-sea shrimp, once a turn, matching
+    the front alga, uncovered, and the last tile only with 2+ polyps in the fish (section 5
+    action 7)."""
     cdef const RPlayer* pl = &s.p[s.head.current]
-    cdef int t = target - 1
-    if target == 0:
-        return True
-    if not pl.open_sea_shrimp or s.tile_alga_used or s.tile_covered[t] or tile_front(s, t) != alga:
-        return False
+    cdef uint64_t m = 1
+    cdef int t
+    if not pl.open_sea_shrimp or s.tile_alga_used:
+        return m
     if covered_tiles(s) == NTILES - 1 and total16(pl.fish) < 2:
-        return False
-    return True
+        return m
+    for t in range(NTILES):
+        if not s.tile_covered[t] and tile_front(s, t) == alga:
+            m |= (<uint64_t>1) << (t + 1)
+    return m
 
 
-cdef inline int add_block(int* out, int n, int base, const int* cells, int count) noexcept nogil:
-    """out[n..n+count) = base + cells[i] (a loop the compiler vectorizes: a pointer and a
-    Py_ssize_t index, no int arithmetic that may wrap under -fwrapv)."""
-    cdef int* dst = out + n
-    cdef Py_ssize_t i
-    for i in range(count):
-        dst[i] = base + cells[i]
-    return n + count
-
-
-cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept nogil:
+cdef void legal_moves(const RState* s, const Survey* S, Runs* R) noexcept nogil:
     """Action 5 for every own shrimp on a board: another polyp of its coral, a polyp of a
     coral without shrimp, bare playable rock, or back behind the screen; at most 2 own
     shrimps per board.  After max_shrimp_moves moves in a turn (a simulator bound) only a
     shrimp on bare rock may still move, and not onto bare rock.  The destinations off the
-    shrimp's own board are the same for every shrimp: listed once, then added per shrimp."""
-    cdef int b, c, src, db, k, base, listed = 0
-    cdef int dest_cells[NCELLS + 8]
-    cdef int first[MAX_PLAYERS + 1]
+    shrimp's own board are the same for every shrimp."""
+    cdef int b, c, src, db, k, base
     cdef uint64_t common[MAX_PLAYERS]
     cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves
-    if S.n_mine == 0:
-        return n
     for db in range(s.n_boards):
         common[db] = S.polyps[db] & ~S.guarded[db]
         if not capped:
             common[db] |= s.playable[db] & ~S.polyps[db] & ~s.shr[db]
-        first[db] = listed
-        listed = emit_mask(dest_cells, listed, db * BCELLS, common[db])
-    first[s.n_boards] = listed
     for k in range(S.n_mine):
         src = S.mine[k]
         b = src // BCELLS
@@ -799,46 +837,44 @@ cdef int legal_moves(const RState* s, const Survey* S, int* out, int n) noexcept
         for db in range(s.n_boards):
             if db != b:
                 if S.own[db] < 2:
-                    n = add_block(out, n, base, &dest_cells[first[db]], first[db + 1] - first[db])
-                continue
-            n = emit_mask(out, n, base + db * BCELLS,
-                          common[db] | (S.mine_coral[k] & ~((<uint64_t>1) << c)))
-        out[n] = base + SCREEN
-        n += 1
-    return n
+                    add_run(R, base + db * BCELLS, common[db])
+            else:
+                add_run(R, base + db * BCELLS,
+                        common[db] | (S.mine_coral[k] & ~((<uint64_t>1) << c)))
+        add_run(R, base + SCREEN, 1)
 
 
-cdef int m_legal(const void* vs, int* out) noexcept nogil:
-    cdef const RState* s = <const RState*>vs
+cdef void legal_runs(const RState* s, Runs* R) noexcept nogil:
+    """The legal actions of a running game as runs, ascending."""
     cdef const RPlayer* pl = &s.p[s.head.current]
-    cdef int n = 0, x, b, a, t, k
+    cdef int x, b, a, t, k
     cdef Survey S
     cdef int beats[NCOL]
     cdef bint from_screen[NCOL]
     cdef bint from_front[NCOL]
     cdef uint64_t lays[NCOL][MAX_PLAYERS]
-    if s.head.terminal:
-        return 0
+    cdef uint64_t m
+    cdef uint64_t targets[NALG]
+    cdef bint full
+    R.n = 0
     if s.phase == PH_FISH:
-        for x in range(NCOL):
-            if pl.screen[x] > 0:
-                out[n] = A_FISH + x
-                n += 1
-        return n
+        add_run(R, A_FISH, colours_where(pl.screen))
+        return
     if s.phase == PH_PICK:
+        m = 0
         for x in range(NCOL):
             if s.larva_supply[x] > 0 and (s.rules.pick_duplicates or s.picks == 0 or
                                           x != s.first_pick):
-                out[n] = A_PICK + x
-                n += 1
-        return n
+                m |= (<uint64_t>1) << x
+        add_run(R, A_PICK, m)
+        return
     survey(s, &S)
     if s.phase == PH_FINAL:
-        n = legal_eats(s, &S, out, 0)
-        out[n] = A_FINAL_PASS
-        return n + 1
+        legal_eats(s, &S, R)
+        add_run(R, A_FINAL_PASS, 1)
+        return
     if not s.acted:
-        n = legal_eats(s, &S, out, n)
+        legal_eats(s, &S, R)
     full = full_in_play(s)
     # Actions 2/3, one polyp at a time: from behind the screen, then from in front (the
     # cells of each colour are found once for both).
@@ -859,46 +895,68 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
         for x in range(NCOL):
             if from_screen[x] if k == 0 else from_front[x]:
                 for b in range(s.n_boards):
-                    n = emit_cells(out, n, (A_LAY_SCREEN if k == 0 else A_LAY_CONSUMED)
-                                   + x * NCELLS, b, lays[x][b])
+                    add_run(R, (A_LAY_SCREEN if k == 0 else A_LAY_CONSUMED) + x * NCELLS
+                            + b * BCELLS, lays[x][b])
     if s.play_colour >= 0:
-        out[n] = A_END_PLAY
-        n += 1
+        add_run(R, A_END_PLAY, 1)
     if full:
-        return legal_moves(s, &S, out, n)
+        legal_moves(s, &S, R)
+        return
     if s.rules.min_polyps == 0 and s.plays < 2:
-        for x in range(NCOL):
-            if pl.larva[x] > 0:
-                out[n] = A_EMPTY_PLAY + x
-                n += 1
+        add_run(R, A_EMPTY_PLAY, colours_where(pl.larva))
     # Action 4: onto any polyp of a coral without shrimp, at most 2 own shrimps a board.
     if not s.intro_used and pl.shrimps_screen > 0:
         for b in range(s.n_boards):
             if S.own[b] < 2:
-                n = emit_cells(out, n, A_INTRO, b, S.polyps[b] & ~S.guarded[b])
+                add_run(R, A_INTRO + b * BCELLS, S.polyps[b] & ~S.guarded[b])
+    m = 0
     for x in range(NCOL):
         if pl.consumed[x] > 0 and s.larva_supply[x] > 0:
-            out[n] = A_TO_LARVA + x
-            n += 1
+            m |= (<uint64_t>1) << x
+    add_run(R, A_TO_LARVA, m)
+    for a in range(NALG):
+        targets[a] = alga_targets(s, a) if s.alga_supply[a] > 0 else 0
     for x in range(NCOL):
-        if pl.consumed[x] == 0:
-            continue
-        for a in range(NALG):
-            if s.alga_supply[a] == 0:
-                continue
-            for t in range(ALGA_TARGETS):
-                if alga_target_ok(s, a, t):
-                    out[n] = A_ALGA + (x * NALG + a) * ALGA_TARGETS + t
-                    n += 1
+        if pl.consumed[x] > 0:
+            for a in range(NALG):
+                add_run(R, A_ALGA + (x * NALG + a) * ALGA_TARGETS, targets[a])
+    m = 0
     for x in range(NCOL):
         if pl.larva[x] > 0 and polyp_available(s, x):
-            out[n] = A_TO_POLYP + x
-            n += 1
+            m |= (<uint64_t>1) << x
+    add_run(R, A_TO_POLYP, m)
     if not bare_shrimp(s, s.head.current):
-        for k in range(NSPACES):
-            out[n] = A_COLLECT + k
-            n += 1
-    return legal_moves(s, &S, out, n)
+        add_run(R, A_COLLECT, ((<uint64_t>1) << NSPACES) - 1)
+    legal_moves(s, &S, R)
+
+
+cdef int m_legal(const void* vs, int* out) noexcept nogil:
+    cdef const RState* s = <const RState*>vs
+    cdef Runs R
+    cdef int i, n = 0
+    if s.head.terminal:
+        return 0
+    legal_runs(s, &R)
+    for i in range(R.n):
+        n = emit_mask(out, n, R.base[i], R.mask[i])
+    return n
+
+
+cdef int m_random_action(const void* vs, Rng* rng) noexcept nogil:
+    """legal_actions()[rng_below(rng, n)] without listing the n actions (contract)."""
+    cdef const RState* s = <const RState*>vs
+    cdef Runs R
+    cdef int i, k, c, n = 0
+    legal_runs(s, &R)
+    for i in range(R.n):
+        n += popcount(R.mask[i])
+    k = rng_below(rng, n)
+    for i in range(R.n):
+        c = popcount(R.mask[i])
+        if k < c:
+            return R.base[i] + nth_bit(R.mask[i], k)
+        k -= c
+    return -1
 
 
 # ---------------------------------------------------------------- apply
@@ -946,6 +1004,7 @@ cdef void lay(RState* s, int x, int cell, bint from_screen) noexcept nogil:
     put_polyp(s, cell, x)
     if y < 0 or s.rules.attack_extra_growth:
         extra_growth(s, cell // BCELLS, cell, x)
+    refresh_guards(s, cell // BCELLS)
     if s.rules.reef_full_each_placement and empty_cells(s) == 0:
         trigger_end(s, END_REEF_FULL)
 
@@ -975,6 +1034,7 @@ cdef void eat(RState* s, int cell, int extra_return) noexcept nogil:
         m &= m - 1
         lift_polyp(s, b * BCELLS + c)
     lift_shrimp(s, cell)
+    refresh_guards(s, b)
     if pl.open_sea_shrimp:
         pl.fish_shrimps += 1
     else:
@@ -1085,7 +1145,6 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef RState* s = <RState*>vs
     cdef RPlayer* pl = &s.p[s.head.current]
     cdef int x, k
-    cdef int cells[MAX_SHRIMPS]
     s.head.moves += 1
     if s.phase == PH_FISH or s.phase == PH_PICK:
         setup_action(s, a)
@@ -1095,9 +1154,8 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         return
     if a >= A_MOVE:                      # action 5: may interrupt a larva play
         k = a - A_MOVE
-        own_shrimp_cells(s, s.head.current, cells)
         s.acted = 1
-        move_shrimp(s, cells[k // (NCELLS + 1)], k % (NCELLS + 1))
+        move_shrimp(s, own_shrimp_cell(s, s.head.current, k // (NCELLS + 1)), k % (NCELLS + 1))
         return
     if a >= A_LAY_SCREEN and a < A_END_PLAY:
         k = a - A_LAY_SCREEN
@@ -1253,7 +1311,7 @@ cdef double terminal_value(const RState* s, int seat) noexcept nogil:
 cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef const RState* s = <const RState*>vs
     cdef int v[NCOL]
-    cdef int own, rivals = 0, b, c, who, cell, x
+    cdef int own, rivals = 0, b, c, j, who, cell, x, size
     cdef uint64_t m
     if s.head.terminal:
         return terminal_value(s, seat)
@@ -1264,18 +1322,21 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
         for x in range(NCOL):
             own += W_FREE * v[x] * popcount(s.occ[b][x] & ~m)
         m = s.shr[b]
+        j = 0
         while m:
             c = lowest(m)
             m &= m - 1
             cell = b * BCELLS + c
             who = s.cell_shrimp[cell]
+            size = popcount(s.guard[b][j])
+            j += 1
             if s.cell_colour[cell] < 0:
                 if who == seat:
                     own -= W_BARE
             elif who == seat:
-                own += coral_pot(popcount(coral_of(s, cell)), v[s.cell_colour[cell]])
+                own += coral_pot(size, v[s.cell_colour[cell]])
             else:
-                rivals += coral_pot(popcount(coral_of(s, cell)), v[s.cell_colour[cell]])
+                rivals += coral_pot(size, v[s.cell_colour[cell]])
     return combine(s, own, rivals)
 
 
@@ -1418,8 +1479,10 @@ cdef void values_after_alga(const RState* s, int alga, int target, int* v) noexc
 
 
 cdef int bare_penalty(const RState* s, int seat) noexcept nogil:
-    cdef int first
-    return W_BARE * bare_shrimps(s, seat, -1, &first)
+    cdef int b, n = 0
+    for b in range(s.n_boards):
+        n += W_BARE * popcount(bare_shrimps(s, seat, b))
+    return n
 
 
 cdef bint collect_may_end(const RState* s) noexcept nogil:
@@ -2031,11 +2094,10 @@ cdef _fill(RState* s, object top, dict rules):
                 fail(where, "a shrimp stands alone on a playable cell")
             if s.cell_colour[cell] < 0 and who != s.head.current:
                 fail(where, "only the current player's shrimps may be on bare rock")
+            if own_shrimps_on(s, b, who) == 2:
+                fail(board.path, f"player {who} has more than 2 shrimps on one board")
             put_shrimp(s, cell, who)
             shrimps_on[who] += 1
-        for who in range(players):
-            if own_shrimps_on(s, b, who) > 2:
-                fail(board.path, f"player {who} has more than 2 shrimps on one board")
         m = s.shr[b] & occ_all(s, b)
         while m:
             i = lowest(m)
@@ -2112,5 +2174,5 @@ cdef _fill(RState* s, object top, dict rules):
 
 ReefGame.handle = engine_handle(&ENGINE, ReefGame, &_LAYOUT, sizeof(RState), &_LAYOUT.rules,
     sizeof(RRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, NULL,
-    m_action_values)
+    m_action_values, NULL, m_random_action)
 GAME = ReefGame()

@@ -6,20 +6,22 @@ local folder or a pyarrow.fs URI, and reads it through pyarrow.fs / Polars lazy 
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
+import logging
 import threading
 import zipfile
 from collections import OrderedDict
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 import polars as pl
 import pyarrow.parquet as pq
 
 import pipelines
 from services.storage import filesystem, shard_files
+
+log = logging.getLogger("meeplelab.figures")
 
 
 # ---- the raw shards ---------------------------------------------------------------------
@@ -76,50 +78,83 @@ def write_concatenated(root: str, out_path: str) -> int:
 # ---- answers kept per set of finished shards ---------------------------------------------
 class ShardCache:
     """Answers computed from an experiment's finished shards, kept while that set of shards
-    stays the same: a shard never changes once written (written atomically, never rewritten),
-    so the same set of names gives the same answer.  Dashboards poll the same figures many
-    times a second; a repeat costs a listing of the shards instead of a Polars pipeline.
+    stays the same.  The caller names the set by a `version` that changes whenever a shard is
+    added: the service uses the registry's status and games done, which the runner updates
+    after its shards are written (a shard never changes once written), so a poll costs no
+    listing of the shards (thousands of files, or object-store requests) and no Polars
+    pipeline, only a lookup.
 
     One computation per question at a time.  While a question is being recomputed for a new
-    set of shards (a running experiment: the figures of 10^8 games take minutes), its other
-    callers get the last answer at once, rather than wait: interim figures are valid at any
-    look, and the look they answer is in the question.  Callers wait only when there is no
-    answer yet.  At most `size` questions are kept, the least recently used leave first."""
+    version (a running experiment: the figures of 10^8 games take minutes), its callers get
+    the last answer at once, rather than wait: interim figures are valid at any look, and the
+    look they answer is in the question.  `kept` starts that recompute in the background, so
+    no poll waits for it; callers wait only when there is no answer yet.  At most `size`
+    questions are kept, the least recently used leave first."""
 
     def __init__(self, size: int = 128):
         self.size = size
         self._lock = threading.Lock()
-        self._answers: OrderedDict = OrderedDict()  # (root, question) -> (shards, answer)
+        self._answers: OrderedDict = OrderedDict()  # (root, question) -> (version, answer)
         self._computing: dict = {}  # (root, question) -> the lock its computation holds
+        self._failed: dict = {}  # (root, question) -> the version whose recompute failed
 
-    @staticmethod
-    def _shards(root: str) -> str:
-        names = "\n".join(rel for _path, rel in shard_files(root))
-        return hashlib.sha256(names.encode()).hexdigest()
-
-    def _fresh(self, key, shards: str):
-        """The kept answer if it is of this set of shards (else None); under the lock."""
+    def _fresh(self, key, version):
+        """The kept answer if it is of this version (else None); under the lock."""
         kept = self._answers.get(key)
-        if kept is not None and kept[0] == shards:
+        if kept is not None and kept[0] == version:
             self._answers.move_to_end(key)
             return kept
         return None
 
-    def get(self, root: str, question: tuple, compute: Callable[[], Any]) -> Any:
-        """The answer to `question` (hashable: the route and its parameters) about `root`."""
+    def kept(self, root: str, question: tuple, version: Hashable,
+             compute: Callable[[], Any]) -> tuple[bool, Any]:
+        """Never waits (the event loop calls it): (True, answer) with the answer of this
+        version, or else the last answer, after starting the recompute of this version in
+        the background unless one runs (or failed) already; (False, None) when there is no
+        answer yet (then `get` it from a thread)."""
         key = (root, question)
-        shards = self._shards(root)
         with self._lock:
-            kept = self._fresh(key, shards) or self._answers.get(key)
+            kept = self._fresh(key, version)
+            if kept is not None:
+                return True, kept[1]
+            kept = self._answers.get(key)
+            if kept is None:
+                return False, None
+            if key not in self._computing and self._failed.get(key) != version:
+                gate = self._computing[key] = threading.Lock()
+                # a daemon thread: a stop of the service never waits for a recompute
+                threading.Thread(target=self._refresh, args=(key, version, compute, gate),
+                                 name="meeplelab-figures", daemon=True).start()
+        return True, kept[1]
+
+    def _refresh(self, key, version, compute, gate) -> None:
+        try:
+            self._compute(key, version, compute, gate)
+        except Exception:  # the last answer stays; the next version tries again
+            log.exception("recomputing %s of %s failed", key[1], key[0])
+            with self._lock:
+                self._failed[key] = version
+
+    def get(self, root: str, question: tuple, version: Hashable,
+            compute: Callable[[], Any]) -> Any:
+        """The answer to `question` (hashable: the route and its parameters) about the
+        shards of `root` at `version`; may wait for a computation (call it from a thread)."""
+        key = (root, question)
+        with self._lock:
+            kept = self._fresh(key, version) or self._answers.get(key)
             gate = self._computing.get(key)
-            if kept is not None and (kept[0] == shards or gate is not None):
+            if kept is not None and (kept[0] == version or gate is not None):
                 return kept[1]
             if gate is None:
                 gate = self._computing[key] = threading.Lock()
+        return self._compute(key, version, compute, gate)
+
+    def _compute(self, key, version, compute: Callable[[], Any], gate: threading.Lock) -> Any:
+        """Computes and keeps the answer under `gate` (registered in _computing), unless a
+        computation that held the gate before has kept this version's answer."""
         with gate:
-            shards = self._shards(root)  # what is written now, after any wait
             with self._lock:
-                kept = self._fresh(key, shards)
+                kept = self._fresh(key, version)
                 if kept is not None:
                     return kept[1]
                 self._computing[key] = gate
@@ -131,7 +166,7 @@ class ShardCache:
                 raise
             with self._lock:
                 self._computing.pop(key, None)
-                self._answers[key] = (shards, answer)
+                self._answers[key] = (version, answer)
                 self._answers.move_to_end(key)
                 while len(self._answers) > self.size:
                     self._answers.popitem(last=False)

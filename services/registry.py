@@ -52,15 +52,26 @@ def new_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + uuid.uuid4().hex[:8]
 
 
+def _connect(path: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.row_factory = sqlite3.Row
+    return db
+
+
 class Registry:
-    """Thread-safe access to the experiments table (one connection, one lock)."""
+    """Thread-safe access to the experiments table: one connection for writes and one for
+    reads, each under its own lock.
+
+    Why two: a write waits for the disk (8-20 ms of fsync here) while holding its lock, and
+    the API answers polls from the event loop; in WAL mode a reader sees the last committed
+    rows without waiting for a writer, so a poll never waits for a progress update."""
 
     def __init__(self, path: str):
         self.path = path
         self._lock = threading.Lock()
-        # The API handlers and the worker thread share this connection under the lock.
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
+        self._writes = 0  # statements run on the write connection (see version)
+        # The API handlers and the worker thread share each connection under its lock.
+        self._db = _connect(self.path)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
@@ -68,14 +79,26 @@ class Registry:
             for name, kind in _ADDED.items():
                 if name not in have:
                     self._db.execute(f"ALTER TABLE experiments ADD COLUMN {name} {kind}")
+        if path == ":memory:":  # a second connection would open another, empty database
+            self._reader, self._read_lock = self._db, self._lock
+        else:
+            self._reader, self._read_lock = _connect(self.path), threading.Lock()
 
     def close(self) -> None:
+        with self._read_lock:
+            self._reader.close()
         with self._lock:
             self._db.close()
 
     def _execute(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         with self._lock:
+            self._writes += 1
             return self._db.execute(sql, args).fetchall()
+
+    def _query(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+        """A read, on the read connection (never waits for a write in progress)."""
+        with self._read_lock:
+            return self._reader.execute(sql, args).fetchall()
 
     @staticmethod
     def _record(row: sqlite3.Row) -> dict:
@@ -126,26 +149,33 @@ class Registry:
 
     # ---- reads --------------------------------------------------------------------------
     def get(self, eid: str) -> dict | None:
-        rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE id=?", (eid,))
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE id=?", (eid,))
         return self._record(rows[0]) if rows else None
 
     def list(self) -> list[dict]:
         """Every experiment, newest first."""
-        rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC")
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC")
         return [self._record(r) for r in rows]
 
+    def version(self) -> tuple[int, int]:
+        """A value that changes whenever the table may have changed since the last call, so
+        that an answer built from it can be kept until then: this object's writes, and SQLite's
+        data_version of the read connection (it changes with every commit of another
+        connection: this object's writer, or another process's)."""
+        return self._writes, self._query("PRAGMA data_version")[0][0]
+
     def status_counts(self) -> dict[str, int]:
-        rows = self._execute("SELECT status, COUNT(*) AS n FROM experiments GROUP BY status")
+        rows = self._query("SELECT status, COUNT(*) AS n FROM experiments GROUP BY status")
         return {r["status"]: r["n"] for r in rows}
 
     def unfinished_of(self, owner: str) -> list[dict]:
         """The queued or running experiments submitted with one token."""
-        rows = self._execute(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE owner=? AND"
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE owner=? AND"
                              " status IN ('queued', 'running') ORDER BY seq", (owner,))
         return [self._record(r) for r in rows]
 
     def unfinished(self) -> list[str]:
         """Ids of queued or running experiments, oldest first (the order to resume them)."""
-        rows = self._execute("SELECT id FROM experiments WHERE status IN ('queued', 'running')"
+        rows = self._query("SELECT id FROM experiments WHERE status IN ('queued', 'running')"
                              " ORDER BY seq")
         return [r["id"] for r in rows]

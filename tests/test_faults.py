@@ -1,8 +1,10 @@
 """Faults of the results location: an unwritable one (the experiment fails with a clear
 error, nothing half-written visible), a write that fails midway, and temporary files of
-interrupted shard writes removed when a run resumes or finishes.  (A worker node killed
-mid-experiment: tests/test_multinode.py.)"""
+interrupted shard writes removed when a run resumes or finishes, and a results disk that
+really fills up.  (A worker node killed mid-experiment: tests/test_multinode.py.)"""
+import contextlib
 import errno
+import subprocess
 from pathlib import Path
 
 import pyarrow as pa
@@ -78,3 +80,35 @@ def test_a_write_cut_off_during_the_run_leaves_no_temporary_file(ray_local, tmp_
     assert run_experiment(spec, str(tmp_path), "exp", progress=a_worker_dies_writing) == "done"
     assert not list(Path(tmp_path).rglob("*.tmp"))
     assert len(_rows(str(tmp_path / "exp"))) == spec.total_games()
+
+
+@contextlib.contextmanager
+def _small_disk(folder: Path, size: str):
+    """A real, size-limited file system at `folder` (a tmpfs of `size`): mounting one needs
+    root with CAP_SYS_ADMIN, as on this project's machines and CI."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                              str(folder)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a size-limited tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "--lazy", str(folder)], check=True)
+
+
+def test_a_full_results_disk_fails_cleanly(ray_local, tmp_path):  # noqa: F811
+    """A results location that fills up mid-run (a real full file system, not a mock): the
+    experiment ends failed naming the full disk, every shard file visible is complete, and no
+    temporary file is left."""
+    spec = ExperimentSpec.model_validate(small_spec(games_per_arm=4000, shard_size=100))
+    with _small_disk(tmp_path / "disk", "96k") as disk:
+        seen = []
+        status = run_experiment(spec, str(disk), "exp", progress=seen.append)
+        assert status == "failed"
+        assert "No space left on device" in seen[-1].error, seen[-1].error
+        shards = sorted(disk.rglob("shard-*.parquet"))
+        assert 0 < len(shards) < len(spec.cells()) * 40  # some fitted, then the disk was full
+        for path in shards:  # complete files: every row of its shard
+            assert pq.read_metadata(path).num_rows == 100
+        assert not list(disk.rglob("*.tmp"))

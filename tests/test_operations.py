@@ -19,6 +19,7 @@ import core_cy
 import pipelines
 from core_cy import batch
 from services import datasets
+from services.api import deps, experiments
 from services.app import create_app
 from services.registry import Registry
 from services.settings import Settings
@@ -114,10 +115,15 @@ def _write_shard(root: str, spec: ExperimentSpec, eid: str, start: int) -> None:
 
 def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatch):
     """Dashboards poll the same summary many times a second: it is computed once per set of
-    finished shards, and a new shard gives new figures at the next poll."""
-    calls = []
+    finished shards, named by the registry's status and games done (the runner reports a
+    shard after writing it), so a poll lists no files; the next report gives new figures
+    (computed in the background, the last ones meanwhile)."""
+    calls, listings = [], []
     real = pipelines.summary
     monkeypatch.setattr(pipelines, "summary", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real_listing = deps.has_results
+    monkeypatch.setattr(deps, "has_results", lambda root: listings.append(root) or
+                        real_listing(root))
     spec_data = small_spec(games_per_arm=200, shard_size=100)
     spec = ExperimentSpec.model_validate(spec_data)
     app = _app(tmp_path)
@@ -126,21 +132,58 @@ def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatc
         eid = registry.create(spec_data, spec.name, spec.game)
         registry.set_status(eid, "running")
         root = experiment_path(str(tmp_path / "res"), eid)
+        assert client.get(f"/api/experiments/{eid}/summary").status_code == 409  # nothing yet
         _write_shard(root, spec, eid, 0)
+        registry.set_progress(eid, 100, 800, 50.0, 14.0)
+        listings.clear()
         first = [client.get(f"/api/experiments/{eid}/summary") for _ in range(5)]
         assert {r.status_code for r in first} == {200} and len(calls) == 1
         assert first[0].json()[0]["games"] == 100 and first[0].json()[0]["interim"] is True
         assert all(r.json() == first[0].json() for r in first)
-        _write_shard(root, spec, eid, 100)
-        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 200
+        assert listings == []  # games done says there are rows
+        _write_shard(root, spec, eid, 100)  # written, not yet reported: the kept figures
+        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 100
+        registry.set_progress(eid, 200, 800, 50.0, 12.0)
+        # the first poll after the report starts the recompute and gets the last figures
+        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 100
+        _until(lambda: client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 200)
         assert len(calls) == 2
         registry.set_status(eid, "done")  # the fixed-n figures replace the interim ones
         assert client.get(f"/api/experiments/{eid}/summary").json()[0]["interim"] is False
         assert len(calls) == 3
 
 
+def test_the_list_is_encoded_once_per_change_of_the_registry(tmp_path, monkeypatch):
+    """Dashboards poll the list every second: it is built once per change of the registry,
+    and any write (this service's worker, or another process) shows at the next poll."""
+    built = []
+    real = experiments.ExperimentView.of
+    monkeypatch.setattr(experiments.ExperimentView, "of",
+                        lambda record: built.append(record["id"]) or real(record))
+    app = _app(tmp_path)
+    with TestClient(app) as client:
+        registry = app.state.registry
+        first, second = (registry.create(small_spec(), "small", INFO["name"]) for _ in range(2))
+        polls = [client.get("/api/experiments").json() for _ in range(3)]
+        assert all(p == polls[0] for p in polls) and [e["id"] for e in polls[0]] == [second, first]
+        assert sorted(built) == sorted([first, second])  # built once for three polls
+        registry.set_progress(first, 50, 800, 10.0, 75.0)
+        assert client.get("/api/experiments").json()[1]["progress"]["done"] == 50
+        other_process = Registry(str(tmp_path / "r.db"))
+        other_process.set_status(second, "cancelled")
+        other_process.close()
+        assert client.get("/api/experiments").json()[0]["status"] == "cancelled"
+        assert len(built) == 6
+
+
+def _until(condition, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "still not so"
+        time.sleep(0.02)
+
+
 def test_one_computation_per_key_however_many_callers_wait(tmp_path):
-    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
     cache, calls, gate = datasets.ShardCache(size=2), [], threading.Event()
 
     def compute():
@@ -148,37 +191,51 @@ def test_one_computation_per_key_however_many_callers_wait(tmp_path):
         gate.wait(5)
         return len(calls)
 
+    root = str(tmp_path)
     with ThreadPoolExecutor(8) as pool:
-        answers = [pool.submit(cache.get, str(tmp_path), ("q",), compute) for _ in range(8)]
+        answers = [pool.submit(cache.get, root, ("q",), 1, compute) for _ in range(8)]
         time.sleep(0.2)
         gate.set()
         assert [a.result() for a in answers] == [1] * 8
-    assert cache.get(str(tmp_path), ("other",), lambda: "b") == "b"
-    assert cache.get(str(tmp_path), ("third",), lambda: "c") == "c"  # ("q",) leaves: size 2
-    assert cache.get(str(tmp_path), ("q",), compute) == 2
+    assert cache.kept(root, ("q",), 1, compute) == (True, 1) and calls == [1]
+    assert cache.get(root, ("other",), 1, lambda: "b") == "b"
+    assert cache.get(root, ("third",), 1, lambda: "c") == "c"  # ("q",) leaves: size 2
+    assert cache.kept(root, ("q",), 1, compute) == (False, None)
+    assert cache.get(root, ("q",), 1, compute) == 2
 
 
 def test_while_new_shards_are_computed_pollers_get_the_last_answer_at_once(tmp_path):
-    """A recompute for a new set of shards (minutes for 10^8 games) keeps other pollers of
-    the same question on the last answer instead of waiting; with no answer yet they wait."""
+    """A recompute for a new set of shards (minutes for 10^8 games) runs in the background,
+    once, while pollers of the same question get the last answer at once; with no answer yet
+    they wait.  A recompute that fails keeps the last answer and is not retried before the
+    next version."""
     root = str(tmp_path)
-    (tmp_path / "shard-000000000000.parquet").write_bytes(b"")
-    cache, started, gate = datasets.ShardCache(), threading.Event(), threading.Event()
-    assert cache.get(root, ("q",), lambda: "one shard") == "one shard"
-    (tmp_path / "shard-000000000100.parquet").write_bytes(b"")
+    cache, started, gate, extra = datasets.ShardCache(), threading.Event(), threading.Event(), []
+    assert cache.kept(root, ("q",), "one shard", lambda: "never") == (False, None)
+    assert cache.get(root, ("q",), "one shard", lambda: "one shard") == "one shard"
 
     def slow():
         started.set()
         gate.wait(5)
         return "two shards"
 
-    with ThreadPoolExecutor(1) as pool:
-        recompute = pool.submit(cache.get, root, ("q",), slow)
-        assert started.wait(5)
-        assert cache.get(root, ("q",), lambda: "never") == "one shard"  # at once
-        gate.set()
-        assert recompute.result() == "two shards"
-    assert cache.get(root, ("q",), lambda: "never") == "two shards"
+    assert cache.kept(root, ("q",), "two shards", slow) == (True, "one shard")  # at once
+    assert started.wait(5)
+    assert cache.kept(root, ("q",), "two shards", extra.append) == (True, "one shard")
+    assert cache.get(root, ("q",), "two shards", extra.append) == "one shard"
+    gate.set()
+    _until(lambda: cache.kept(root, ("q",), "two shards", extra.append)[1] == "two shards")
+    assert extra == []  # one recompute for all the pollers
+
+    def broken():
+        raise OSError("a shard cannot be read")
+
+    assert cache.kept(root, ("q",), "three", broken) == (True, "two shards")
+    _until(lambda: ("q",) not in {k[1] for k in cache._computing})
+    assert cache.kept(root, ("q",), "three", extra.append) == (True, "two shards")
+    assert extra == []  # the failed version is not recomputed at every poll
+    assert cache.kept(root, ("q",), "four", lambda: "four")[1] == "two shards"
+    _until(lambda: cache.kept(root, ("q",), "four", extra.append) == (True, "four"))
 
 
 def _session_processes(sid: int) -> list[str]:

@@ -2,7 +2,8 @@
 (hypothesis): the 200 polyps, 50 larva cubes, 20 alga cylinders and 16 shrimps are conserved,
 every reached state is legal (the state-dict codec re-validates it and rebuilds it exactly),
 the same seed replays the same game, greedy's fast action values equal the generic
-clone-apply-heuristic values, and the determinized view hides only what it should."""
+clone-apply-heuristic values, the random agent's draw without listing equals the draw from the
+listed actions, and the determinized view hides only what it should."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -72,6 +73,8 @@ def test_random_and_greedy_play_keeps_every_invariant(setup):
         check_state(state, d, before)
         before = d
         seat = state.current_player
+        for k in range(3):      # the engine's random draw without listing = the draw from the list
+            assert agents.random_choice(state, k) == agents.random_choice(state, k, generic=True)
         if rng.random() < greedy_share:
             assert agents.action_values(state, seat) == agents.action_values(state, seat, generic=True)
             action = agents.choose(state, "greedy", seed=int(rng.integers(2**32)))

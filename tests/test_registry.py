@@ -148,3 +148,17 @@ def test_killed_service_process_resumes(tmp_path):
     assert exp["status"] == "done", exp
     keys = _rows(results, eid)
     assert len(keys) == len(set(keys)) == record["games_total"]
+
+
+def test_reads_do_not_wait_for_a_write_in_progress(tmp_path):
+    """Polls read on their own connection: while a write holds the write lock (waiting for
+    the disk), a read answers with the last committed rows."""
+    reg = Registry(str(tmp_path / "r.db"))
+    eid = reg.create({"game": "x"}, "n", "x", games_total=10)
+    with reg._lock:  # a write in progress
+        began = time.monotonic()
+        assert reg.get(eid)["status"] == "queued" and [r["id"] for r in reg.list()] == [eid]
+        assert time.monotonic() - began < 1
+    reg.set_progress(eid, 5, 10, 1.0, 5.0)
+    assert reg.get(eid)["games_done"] == 5  # a read sees every committed write
+    reg.close()

@@ -1,5 +1,10 @@
 """Dependencies shared by the routers: the app's settings, registry and worker, the experiment
-named in the path (404), its results (409), and the bearer-token check (401)."""
+named in the path (404), its results (409), and the bearer-token check (401).
+
+They are coroutines on purpose: FastAPI runs a plain `def` dependency in its thread pool, a
+hand-over to a thread and back per dependency and request, which under load costs more than
+the work (a registry read on its own connection takes microseconds).  Anything that may wait
+(a listing of the results) goes to a thread explicitly."""
 from __future__ import annotations
 
 import hmac
@@ -8,6 +13,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from services.registry import Registry
 from services.settings import Settings, owner_of
@@ -19,15 +25,15 @@ ExperimentId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Z
 bearer_scheme = HTTPBearer(auto_error=False, description="a token of MEEPLELAB_TOKEN")
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_registry(request: Request) -> Registry:
+async def get_registry(request: Request) -> Registry:
     return request.app.state.registry
 
 
-def get_worker(request: Request):
+async def get_worker(request: Request):
     return request.app.state.worker
 
 
@@ -40,7 +46,7 @@ def _known(token: str, tokens: tuple[str, ...]) -> bool:
     return found
 
 
-def require_token(settings: Settings = Depends(get_settings),
+async def require_token(settings: Settings = Depends(get_settings),
                   credentials: HTTPAuthorizationCredentials | None = Security(bearer_scheme)
                   ) -> str:
     """The caller's owner name (a hash of its token; "" when the service has no tokens);
@@ -57,7 +63,7 @@ def require_token(settings: Settings = Depends(get_settings),
     return owner_of(credentials.credentials)
 
 
-def experiment(eid: ExperimentId, registry: Registry = Depends(get_registry)) -> dict:
+async def experiment(eid: ExperimentId, registry: Registry = Depends(get_registry)) -> dict:
     """The registry record of the experiment in the path (404 if there is none)."""
     record = registry.get(eid)
     if record is None:
@@ -65,10 +71,11 @@ def experiment(eid: ExperimentId, registry: Registry = Depends(get_registry)) ->
     return record
 
 
-def dataset(record: dict = Depends(experiment),
+async def dataset(record: dict = Depends(experiment),
             settings: Settings = Depends(get_settings)) -> str:
-    """The result dataset root of the experiment in the path (409 while it has no rows)."""
+    """The result dataset root of the experiment in the path (409 while it has no rows).
+    Games done (the runner counts a shard once it is written) answer without a listing."""
     root = experiment_path(settings.results, record["id"])
-    if not has_results(root):
+    if record["games_done"] <= 0 and not await run_in_threadpool(has_results, root):
         raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
     return root

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from services.api.deps import experiment, get_registry, get_settings, get_worker, require_token
 from services.api.errors import error_items, responses
@@ -15,6 +15,7 @@ from services.spec import ExperimentSpec
 from services.storage import experiment_path, remove_experiment
 
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
+_LIST = TypeAdapter(list[ExperimentView])
 
 
 async def _spec_body(request: Request, settings: Settings) -> tuple[dict, ExperimentSpec]:
@@ -69,13 +70,21 @@ async def submit(request: Request, owner: str = Depends(require_token),
 
 
 @router.get("", response_model=list[ExperimentView], responses=responses(401))
-def list_experiments(registry: Registry = Depends(get_registry)):
+async def list_experiments(request: Request, registry: Registry = Depends(get_registry)):
     """Every experiment, newest first, with status and progress."""
-    return [ExperimentView.of(r) for r in registry.list()]
+    # Dashboards poll the list every second and it grows with every experiment: it is
+    # encoded once per change of the registry (the version is read first, so a write that
+    # lands in between only makes the next poll encode it again).
+    version = registry.version()
+    kept = getattr(request.app.state, "listing", None)
+    if kept is None or kept[0] != version:
+        body = _LIST.dump_json([ExperimentView.of(r) for r in registry.list()])
+        kept = request.app.state.listing = (version, body)
+    return Response(kept[1], media_type="application/json")
 
 
 @router.get("/{eid}", response_model=ExperimentView, responses=responses(401, 404))
-def get_experiment(record: dict = Depends(experiment)):
+async def get_experiment(record: dict = Depends(experiment)):
     """Spec, status (queued/running/done/failed/cancelled) and progress."""
     return ExperimentView.of(record)
 

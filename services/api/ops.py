@@ -26,7 +26,7 @@ class Readiness(BaseModel):
 
 
 @router.get("/healthz", response_model=Health)
-def healthz():
+async def healthz():
     """The process answers (liveness)."""
     return Health(status="ok")
 

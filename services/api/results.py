@@ -9,6 +9,7 @@ from typing import Any, Callable
 from fastapi import APIRouter, Depends, Query
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 import core_cy
 import pipelines
@@ -37,13 +38,24 @@ def spec_of(record: dict) -> ExperimentSpec:
     return _validated(json.dumps(record["spec"], sort_keys=True))
 
 
-def _kept(root: str, question: tuple, answer: Callable[[], Any]) -> Response:
-    """The answer as JSON, encoded once per set of finished shards (a repeat is bytes)."""
-    body = CACHE.get(root, question, lambda: JSONResponse(jsonable_encoder(answer())).body)
+async def _kept(record: dict, root: str, question: tuple,
+                answer: Callable[[], Any]) -> Response:
+    """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
+    from the event loop); a computation runs in a thread, in the background when there is a
+    last answer to give meanwhile.  The set is named by the registry's status and games
+    done, so a poll lists no files."""
+    version = (record["status"], record["games_done"])
+
+    def encoded() -> bytes:
+        return JSONResponse(jsonable_encoder(answer())).body
+
+    found, body = CACHE.kept(root, question, version, encoded)
+    if not found:
+        body = await run_in_threadpool(CACHE.get, root, question, version, encoded)
     return Response(body, media_type="application/json")
 
 
-def look(delta: float | None = Query(None, gt=0, lt=1, description="the difference in win "
+async def look(delta: float | None = Query(None, gt=0, lt=1, description="the difference in win "
                                     "share that matters, as a fraction (default: the spec's "
                                     "stop_when.delta, else 0.01)"),
          record: dict = Depends(experiment)) -> pipelines.Look:
@@ -62,18 +74,19 @@ TRUNCATED = Query(False, description="count games cut short by a simulator safet
 
 
 @router.get("/summary", response_model=list[Row])
-def summary(include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
-            root: str = Depends(dataset)):
+async def summary(include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
+                  record: dict = Depends(experiment), root: str = Depends(dataset)):
     """Per (arm, players, seat) of a competitive game, or per (arm, players) of a
     cooperative one: win share (team win rate) with its 95% interval, a one-sentence
     `verdict` per cell, the seat-balance test (adjusted over the cells), truncated games and
     the engine version (pipelines.summary).  `interim` while the run is not done."""
-    return _kept(root, ("summary", include_truncated, figures), lambda: datasets.records(
-        pipelines.summary(root, include_truncated, figures)))
+    return await _kept(record, root, ("summary", include_truncated, figures),
+                       lambda: datasets.records(pipelines.summary(root, include_truncated,
+                                                                  figures)))
 
 
 @router.get("/compare", response_model=list[Row])
-def compare(baseline: str | None = Query(
+async def compare(baseline: str | None = Query(
                 None, description="the arm to compare against (default: the spec's baseline)"),
             include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
             record: dict = Depends(experiment), root: str = Depends(dataset)):
@@ -86,9 +99,9 @@ def compare(baseline: str | None = Query(
     if baseline not in arms:
         raise unprocessable("baseline", f"baseline {baseline!r} is not an arm of this "
                             f"experiment; arms: {arms}", kind="cross_field")
-    return _kept(root, ("compare", baseline, include_truncated, figures),
-                 lambda: datasets.records(pipelines.compare(root, baseline, include_truncated,
-                                                            figures)))
+    return await _kept(record, root, ("compare", baseline, include_truncated, figures),
+                       lambda: datasets.records(pipelines.compare(root, baseline,
+                                                                  include_truncated, figures)))
 
 
 def _outcome_columns() -> list[str]:
@@ -124,10 +137,12 @@ def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of t
 
 
 @router.get("/histograms", response_model=dict)
-def histograms(bins: int = Query(20, ge=1, le=200), root: str = Depends(dataset)):
+async def histograms(bins: int = Query(20, ge=1, le=200), record: dict = Depends(experiment),
+                     root: str = Depends(dataset)):
     """Histograms from the raw rows: game length per (arm, players) and score per
     (arm, players, seat), each on edges shared by all its series."""
-    return _kept(root, ("histograms", bins), lambda: datasets.histograms(root, bins))
+    return await _kept(record, root, ("histograms", bins),
+                       lambda: datasets.histograms(root, bins))
 
 
 @router.get("/ladder", response_model=dict)
