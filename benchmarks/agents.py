@@ -5,13 +5,13 @@
     python benchmarks/agents.py speed [--seconds 10]
     python benchmarks/agents.py memory
     python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
-    python benchmarks/agents.py budget [--games 50] [--agent AGENT]
+    python benchmarks/agents.py budget [--games 50] [--agent AGENT] [--run]
     python benchmarks/agents.py solo [--games 100]
     python benchmarks/agents.py desert [--games 100]
 
 strength: A against B over two-player games with seats rotated (game i seats A first when i is
-even), A's win share with its 95% Wilson interval, and CPU seconds per game.  Goals: mcts(400)
-vs greedy >= 0.65 in Maori and Mondo; mcts(1000) vs mcts(100) >= 0.60.
+even), A's win share with its 95% Wilson interval, and CPU seconds per game.  Goals: mcts (the
+default settings) and mcts(400) vs greedy >= 0.65 in every game; mcts(1000) vs mcts(100) >= 0.60.
 speed: moves simulated inside the search (tree descent and rollouts) per CPU second, against
 the same engine's random-agent moves/s (goal >= 50%), and OpenSpiel's C++ MCTSBot with random
 rollouts on connect_four (its simulations/s times the mean random playout length from the
@@ -21,7 +21,8 @@ after a game of mcts(iterations=1000) (goal: no growth).
 truncation: share of Maori pro games (3 players) that end at the move limit (default agent: the
 demo's, services/maori_demo.json), and CPU seconds per game.
 budget: the 3-player Maori seat-balance question to +-1 point (about 9,000 games) with the
-search (default settings) in every seat: CPU s/game and the extrapolated time on two cores.
+search (default settings) in every seat: CPU s/game and the extrapolated time on two cores;
+with --run, plays --games of them on two processes: wall time and the seat intervals.
 solo / desert: Mondo solo win rate per difficulty; Forbidden Desert 4-player team win rate.
 Rates are CPU time (time.process_time), so other work on the machine affects them less.
 """
@@ -145,7 +146,8 @@ def rss_bytes() -> int:
 
 def cmd_strength(args) -> None:
     pairs = [(args.a, args.b)] if args.a else [
-        ("mcts(iterations=400)", "greedy"), ("mcts(iterations=1000)", "mcts(iterations=100)")]
+        ("mcts", "greedy"), ("mcts(iterations=400)", "greedy"),
+        ("mcts(iterations=1000)", "mcts(iterations=100)")]
     rules = {"mode": args.mode} if args.mode else None
     for game in args.game.split(","):
         for a, b in pairs:
@@ -207,19 +209,57 @@ def cmd_truncation(args) -> None:
           f"{cpu / len(reasons):.3f} CPU s/game")
 
 
+def _budget_part(task):
+    """One process's share of the budget run: games [start, start + count)."""
+    agent, seed, start, count = task
+    game = core_cy.load("maori")
+    rows = batch.play(game, 3, None, agent, seed=seed, start=start, count=count)
+    return (np.array(rows.column("seat_win_share").to_pylist()),
+            rows.column("end_reason").to_pylist())
+
+
+def budget_run(agent: str, games: int, seed: int, workers: int = 2) -> None:
+    """Plays the budget question itself: `games` 3-player Maori games on `workers` processes,
+    the wall time, and every seat's win share with its 95% Wilson interval."""
+    import multiprocessing
+
+    game = core_cy.load("maori")
+    chunk = 100
+    tasks = [(agent, seed, s, min(chunk, games - s)) for s in range(0, games, chunk)]
+    t0 = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        parts = pool.map(_budget_part, tasks, chunksize=1)
+    wall = time.perf_counter() - t0
+    shares = np.concatenate([p[0] for p in parts])
+    reasons = [r for p in parts for r in p[1]]
+    kept = np.array([r not in game.safety_end_reasons for r in reasons])
+    print(f"maori 3p, {agents.canonical_agent(game, agent)} in every seat: {games:,} games on "
+          f"{workers} processes in {wall / 60:.1f} min wall (goal <= 10); "
+          f"{int((~kept).sum())} truncated")
+    for seat in range(3):
+        share = float(shares[kept, seat].mean())
+        lo, hi = wilson_interval(share, int(kept.sum()))
+        print(f"  seat {seat}: {share:.4f} [{lo:.4f}, {hi:.4f}] (half-width "
+              f"{100 * (hi - lo) / 2:.2f} points)")
+
+
 def cmd_budget(args) -> None:
     """The 3-player Maori seat-balance question to +-1 point: a seat's share near 1/3 needs
     n = (1.96 / 0.01)^2 * (1/3)(2/3) ~ 8,500 games (about 9,000); CPU seconds per game of
     the agent in every seat, and the wall time of 9,000 games on two cores (extrapolated)."""
-    game = core_cy.load("maori")
     agent = args.agent if args.agent_given else "mcts"
+    if args.run:
+        budget_run(agent, args.games, args.seed)
+        return
+    game = core_cy.load("maori")
     needed = int(np.ceil((1.96 / 0.01) ** 2 * (1 / 3) * (2 / 3)))
     t0 = time.process_time()
     batch.play(game, 3, None, agent, seed=args.seed, count=args.games)
     cpu = (time.process_time() - t0) / args.games
     print(f"maori 3p, {agents.canonical_agent(game, agent)} in every seat: {cpu:.3f} CPU s/game"
           f" over {args.games} games; +-1 point needs {needed:,} games: "
-          f"{needed * cpu / 2 / 60:.1f} min on 2 cores (goal <= 10)")
+          f"{needed * cpu / 2 / 60:.1f} min on 2 cores, 9,000 games: "
+          f"{9000 * cpu / 2 / 60:.1f} min (goal <= 10)")
 
 
 def cmd_solo(args) -> None:
@@ -257,9 +297,11 @@ def main(argv=None) -> None:
     ap.add_argument("--players", type=int, default=2, help="strength: seats (A in one, B in "
                     "the others, rotated)")
     ap.add_argument("--mode", default=None, help="strength: Maori's mode rule (e.g. pro)")
+    ap.add_argument("--run", action="store_true", help="budget: play the --games themselves "
+                    "on 2 processes and report the wall time and the seat intervals")
     args = ap.parse_args(argv)
     args.agent_given = args.agent is not None
-    args.agent = args.agent or "mcts(iterations=400)"
+    args.agent = args.agent or "mcts"
     globals()["cmd_" + args.what](args)
 
 

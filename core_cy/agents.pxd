@@ -19,7 +19,9 @@ ctypedef struct AgentSpec:
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
     int cutoff           # rollout moves before the heuristic judges the position (0: to the end)
     double epsilon       # greedy rollouts: the share of moves played at random instead
+    int sample           # greedy rollouts: value at most this many legal actions, drawn at random (0: all)
     bint reuse           # keep the subtree of the moves actually played between decisions
+    bint top_up          # reuse: the kept subtree's visits count towards `iterations`
     double margin        # weight of the score margin next to the win share in a result's value
 
 # Scratch memory for one player of games: allocated once per batch, never per move.

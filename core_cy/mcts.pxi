@@ -145,6 +145,18 @@ cdef inline int find_action(const int* legal, int n, int action) noexcept nogil:
     return -1
 
 
+cdef inline int draw_subset(int* items, int n, int k, Rng* rng) noexcept nogil:
+    """Moves a uniform random k of the n items to the front (a partial Fisher-Yates shuffle)
+    and returns k."""
+    cdef int i, j, tmp
+    for i in range(k):
+        j = i + <int>rng_below(rng, n - i)
+        tmp = items[i]
+        items[i] = items[j]
+        items[j] = tmp
+    return k
+
+
 cdef int untried_pick(const Engine* e, Tree* t, int n, int untried, int actor,
                       const AgentSpec* a, Rng* rng) noexcept nogil:
     """The index (in t.legal) of the untried action to expand: the best one-ply value for the
@@ -217,7 +229,9 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
 
 cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) noexcept nogil:
     """One rollout move on the determinization itself (it is already a sample, so one-ply
-    look-ahead needs no further redraw)."""
+    look-ahead needs no further redraw).  A greedy move with a.sample > 0 values only a random
+    sample of that many legal actions (the engine's action values cost about one evaluation per
+    action valued, so this bounds a rollout move's cost whatever the branching)."""
     cdef int n, actor
     if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
         return e.policy(t.sim, a.rollout_policy, rng, t.scratch)
@@ -225,6 +239,8 @@ cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) 
     if (a.rollout_kind != AGENT_GREEDY or n == 1
             or (a.epsilon > 0.0 and rng_uniform(rng) < a.epsilon)):
         return t.legal[rng_below(rng, n)]
+    if a.sample > 0 and n > a.sample:
+        n = draw_subset(t.legal, n, a.sample, rng)
     actor = st_current(e, t.sim)
     if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
         one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
@@ -315,7 +331,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
     better mean value for `seat`, then the lower action)."""
     cdef int n = e.legal_actions(st, t.legal)
     cdef int players = st_players(e, st)
-    cdef int i, c, best = -1
+    cdef int i, c, done, best = -1
     cdef double mean, best_mean = -1e300
     if n == 1:
         return t.legal[0]
@@ -323,7 +339,12 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
         t.size = 0
         t.root = new_node(t, -1, -1)
     t.root_heuristic = e.heuristic(st, seat)
-    for i in range(a.iterations):
+    # With a.top_up the kept subtree's visits count towards the budget (they were searched
+    # from the same position, one decision earlier): a turn of several decisions by one seat
+    # then costs about one search instead of one per decision.  At least one iteration runs,
+    # so that a legal root child exists.
+    done = min(t.nodes[t.root].visits, a.iterations - 1) if a.top_up else 0
+    for i in range(done, a.iterations):
         iterate(e, st, seat, a, t, players, rng)
     n = e.legal_actions(st, t.legal)
     c = t.nodes[t.root].child

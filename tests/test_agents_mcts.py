@@ -17,12 +17,13 @@ def test_agent_strings_parse_with_defaults_filled_in():
     name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
-                      "epsilon": 0.0, "reuse": True, "margin": 0.0, "expand": "greedy"}
+                      "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
+                      "margin": 0.0, "expand": "greedy"}
     assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
-    assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 400
+    assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
-        "epsilon=0.0, reuse=false, margin=0.0)")
+        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
@@ -34,6 +35,8 @@ def test_agent_strings_parse_with_defaults_filled_in():
     ("mcts(reuse=yes)", "parameter 'reuse' of agent 'mcts' must be true or false"),
     ("mcts(margin=2)", "parameter 'margin' of agent 'mcts' must be <= 1.0"),
     ("mcts(epsilon=-0.1)", "parameter 'epsilon' of agent 'mcts' must be >= 0.0"),
+    ("mcts(sample=-1)", "parameter 'sample' of agent 'mcts' must be >= 0"),
+    ("mcts(top_up=1)", "parameter 'top_up' of agent 'mcts' must be true or false"),
     ("mcts(exploration=nan)", "parameter 'exploration' of agent 'mcts' must be finite"),
     ("mcts(iterations=3, iterations=4)", "'iterations' of agent 'mcts' is given twice"),
     ("mcts(iterations)", "key=value"),
@@ -55,7 +58,7 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
         agents.parse_agent(MAORI, "mcts(rollout=planner)")
     info = MAORI.info()["agents"]
     props = info["mcts"]["parameters"]["properties"]
-    assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 400
+    assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
     assert props["rollout"]["enum"] == ["random", "greedy"]
     assert info["greedy"]["parameters"]["properties"] == {}
@@ -174,3 +177,37 @@ def test_epsilon_plays_some_rollout_moves_at_random():
                                              seed=s)[1] for s in range(3)])
              for r in ("rollout=random", "epsilon=1.0")}
     assert abs(moves["epsilon=1.0"] / moves["rollout=random"] - 1) < 0.1
+
+
+def test_sample_values_only_some_actions_in_greedy_rollouts():
+    """sample=k values k random legal actions per greedy rollout move: reproducible for a
+    seed, the same search as sample=0 when k is at least the branching, and with k=1 the
+    rollouts are random ones (as long on average, within 10%)."""
+    state = MAORI.new(2, seed=6)
+    for _ in range(6):
+        state.apply(agents.choose(state, "greedy", seed=1))
+    full = agents.search_stats(state, "mcts(iterations=80, cutoff=0)", seed=3)
+    some = agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=3)", seed=3)
+    assert some == agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=3)", seed=3)
+    assert some != full
+    assert agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=4096)",
+                               seed=3) == full
+    moves = {r: np.mean([agents.search_stats(state, f"mcts(iterations=40, cutoff=0, {r})",
+                                             seed=s)[1] for s in range(3)])
+             for r in ("rollout=random", "sample=1")}
+    assert abs(moves["sample=1"] / moves["rollout=random"] - 1) < 0.1
+
+
+def test_top_up_counts_the_kept_visits_towards_the_iterations():
+    """With top_up a decision runs only the simulations the kept subtree lacks (at least
+    one), so its root ends with max(iterations, kept + 1) visits; without it every decision
+    runs all of them on top of what was kept."""
+    state = MAORI.new(3, seed=2)
+    topped = [d for d in agents.decision_iterations(state, "mcts(iterations=50)", 12, seed=1)
+              if d is not None]
+    assert len(topped) >= 8 and any(kept > 0 for kept, _ in topped)
+    assert all(after == max(50, kept + 1) for kept, after in topped)
+    plain = [d for d in agents.decision_iterations(state, "mcts(iterations=50, top_up=false)",
+                                                   12, seed=1) if d is not None]
+    assert any(kept > 0 for kept, _ in plain)
+    assert all(after == kept + 50 for kept, after in plain)
