@@ -1,7 +1,7 @@
 """Reef Encounter's first balance answers and agent checks (a benchmark, not a test).
 
     python benchmarks/reef_balance.py [--games 400] [--search-games 60] [--duel-games 200]
-                                      [--search "mcts(iterations=200)"] [--part all]
+                                      [--search "mcts(iterations=200)"] [--part all] [--seed S]
     python benchmarks/reef_balance.py --speed [--seconds 3]
 
 Prints, with 95% Wilson intervals: how the games end under random, greedy and the search
@@ -10,7 +10,8 @@ share against random and the search agent's against greedy in 2-player games (ag
 over the seats, so every agent sits in every seat equally often); and the win share of each
 seat (turn order: seat 0 starts) under all-greedy and all-search play for 2, 3 and 4 players,
 with the seat-balance test of pipelines.stats (Hotelling's T^2 on the shares).  --part runs
-one section only (ends, duels, greedy_seats, search_seats), e.g. to use two cores.
+one section only (ends, duels, greedy_seats, search_seats), e.g. to use two cores; --seed S
+is added to each section's own seed (1-5), to play a fresh sample of games.
 
 --speed: random and greedy moves/s on one core for 2, 3 and 4 players against OpenSpiel's C++
 connect_four measured in the same run (goals: random >= 1.5x connect_four, greedy >= 10% of
@@ -100,6 +101,7 @@ def main(argv=None) -> None:
     ap.add_argument("--players", type=int, nargs="+", default=[2, 3, 4],
                     help="player counts of the seat rows")
     ap.add_argument("--search", default="mcts(iterations=200)", help="the search agent")
+    ap.add_argument("--seed", type=int, default=0, help="added to every section's seed")
     ap.add_argument("--speed", action="store_true", help="measure speed instead")
     ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per speed row")
     args = ap.parse_args(argv)
@@ -109,17 +111,17 @@ def main(argv=None) -> None:
     part = args.part
     if part in ("all", "ends"):
         for players in (2, 3, 4):
-            rb = batch.play(GAME, players, None, "random", seed=3, count=args.games)
+            rb = batch.play(GAME, players, None, "random", seed=3 + args.seed, count=args.games)
             print(f"random x{players}, {rb.num_rows} games: {ends(rb)}")
     if part in ("all", "duels"):
-        head_to_head("greedy", "random", args.games, seed=1)
-        head_to_head(args.search, "greedy", args.duel_games, seed=4)
+        head_to_head("greedy", "random", args.games, seed=1 + args.seed)
+        head_to_head(args.search, "greedy", args.duel_games, seed=4 + args.seed)
     if part in ("all", "greedy_seats"):
         for players in args.players:
-            seat_shares("greedy", players, args.games, seed=2)
+            seat_shares("greedy", players, args.games, seed=2 + args.seed)
     if part in ("all", "search_seats"):
         for players in args.players:
-            seat_shares(args.search, players, args.search_games, seed=5)
+            seat_shares(args.search, players, args.search_games, seed=5 + args.seed)
 
 
 if __name__ == "__main__":

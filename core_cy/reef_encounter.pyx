@@ -1398,18 +1398,25 @@ cdef inline void add_pot(const Labels* L, int k, int size, const int* v, int sea
     coral_term(L.guard[k], L.colour[k], size, v, seat, sign, own, rivals)
 
 
+cdef inline int polyp_spent(const RState* s, int seat, const int* v, int x,
+                            bint from_screen) noexcept nogil:
+    """The value change of the polyp a lay of colour x takes (and of the larva cube a new
+    play takes): the part of lay_delta() that does not depend on the cell."""
+    return ((cube_delta(&s.p[seat], -1) if s.play_colour != x else 0)
+            + (screen_delta(&s.p[seat], v, -v[x]) if from_screen else -W_CONSUMED))
+
+
 cdef int lay_delta(const RState* s, const Labels* L, int seat, const int* v, int x, int cell,
-                   bint from_screen, int* own, int* rivals) noexcept nogil:
-    """Value change of laying colour x on cell (as lay() does it); returns -1 if the fast
-    path cannot tell (extra growth that would need the hidden bag)."""
+                   int spent, int* own, int* rivals) noexcept nogil:
+    """Value change of laying colour x on cell (as lay() does it), `spent` the part of
+    polyp_spent(); returns -1 if the fast path cannot tell (extra growth that would need
+    the hidden bag)."""
     cdef int b = cell // BCELLS, y = s.cell_colour[cell], k, merged = 1, guard = NO_ONE, guards = 0
     cdef int ids[8]
     cdef int n0, nid = 0, LC = s.light[b], cy
     cdef uint64_t lb = 0, m
     cdef bint grow = False
-    if s.play_colour != x:
-        own[0] += cube_delta(&s.p[seat], -1)
-    own[0] += screen_delta(&s.p[seat], v, -v[x]) if from_screen else -W_CONSUMED
+    own[0] += spent
     if y >= 0:
         own[0] += W_CONSUMED
         cy = L.id[cell]
@@ -1516,10 +1523,12 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef Labels L
     cdef int v[NCOL]
     cdef int v2[NCOL]
-    cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell, src, dst, b, c
-    cdef int ks, kd, alga, target, ret
+    cdef int base_own, base_rivals = 0, own, rivals, i, a, k, x, cell
+    cdef int alga, target, ret, first_move, n_shrimps, w = 2 * (s.head.players - 1)
     cdef bint ending
     cdef int shrimps[MAX_SHRIMPS]
+    cdef int num[MAX_LEGAL]         # each value's numerator (combine(): num / w)
+    cdef int spent[2][NCOL]         # polyp_spent() of a lay from behind the screen / in front
     # Near a full reef a lay may end the game, or spread a polyp only if the (hidden) bag
     # holds its colour: the generic path decides then.
     if seat != s.head.current or s.head.terminal or (s.phase == PH_TURN and empty_cells(s) <= 2):
@@ -1528,17 +1537,21 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
               s.phase == PH_FINAL and s.final_left <= 1)
     colour_values(s, v)
     label(s, &L)
-    own_shrimp_cells(s, seat, shrimps)
+    n_shrimps = own_shrimp_cells(s, seat, shrimps)
     base_own = seat_terms(s, seat, v) - bare_penalty(s, seat)
     for k in range(L.n):
         add_pot(&L, k, L.size[k], v, seat, 1, &base_own, &base_rivals)
-    for i in range(n):
+    for x in range(NCOL):
+        spent[0][x] = polyp_spent(s, seat, v, x, True)
+        spent[1][x] = polyp_spent(s, seat, v, x, False)
+    first_move = first_at_least(acts, n, A_MOVE)    # the shrimp moves close the list:
+    for i in range(first_move):                     # they are valued apart, below
         a = acts[i]
         own = base_own
         rivals = base_rivals
+        num[i] = 0
         if ending and a >= A_COLLECT and a <= A_FINAL_PASS or (ending and s.phase == PH_FINAL):
-            out[i] = value_after(s, a, seat)
-            continue
+            continue                # valued by value_after(), below
         if a < A_PICK:
             x = a - A_FISH
             own += W_FISH * v[x] + screen_delta(pl, v, -v[x])
@@ -1556,8 +1569,9 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 own += W_LICENCE
         elif a < A_END_PLAY:
             k = a - A_LAY_SCREEN
-            if lay_delta(s, &L, seat, v, (k % (NCOL * NCELLS)) // NCELLS, k % NCELLS,
-                         k < NCOL * NCELLS, &own, &rivals) < 0:
+            x = (k % (NCOL * NCELLS)) // NCELLS
+            if lay_delta(s, &L, seat, v, x, k % NCELLS, spent[k // (NCOL * NCELLS)][x],
+                         &own, &rivals) < 0:
                 return 0
         elif a == A_END_PLAY:
             pass
@@ -1590,26 +1604,74 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             for x in range(NCOL):
                 ret += v[x] * s.space_polyps[k][x]
             own += cube_delta(pl, 1) + screen_delta(pl, v, ret)
-        elif a == A_FINAL_PASS:
-            pass
-        else:
-            k = a - A_MOVE
-            src = shrimps[k // (NCELLS + 1)]
-            dst = k % (NCELLS + 1)
-            ks = L.id[src]
-            kd = -1 if dst == SCREEN else L.id[dst]
-            if ks < 0:
-                own += W_BARE
-            elif kd != ks:                # the coral it leaves is unguarded now
-                add_pot(&L, ks, L.size[ks], v, seat, -1, &own, &rivals)
-                coral_term(NO_ONE, L.colour[ks], L.size[ks], v, seat, 1, &own, &rivals)
-            if dst != SCREEN and kd < 0:
-                own -= W_BARE
-            elif kd >= 0 and kd != ks:    # the coral it joins is guarded now
-                add_pot(&L, kd, L.size[kd], v, seat, -1, &own, &rivals)
-                coral_term(seat, L.colour[kd], L.size[kd], v, seat, 1, &own, &rivals)
-        out[i] = combine(s, own, rivals)
+        num[i] = w * own - rivals
+    move_numerators(s, &L, seat, v, shrimps, n_shrimps, &acts[first_move], n - first_move,
+                    w * base_own - base_rivals, w, &num[first_move])
+    for i in range(n):              # combine()
+        out[i] = <double>num[i] / w
+    if ending:
+        for i in range(first_move):
+            a = acts[i]
+            if a >= A_COLLECT and a <= A_FINAL_PASS or s.phase == PH_FINAL:
+                out[i] = value_after(s, a, seat)
     return 1
+
+
+cdef inline int first_at_least(const int* acts, int n, int a) noexcept nogil:
+    """The index of the first action >= a in the ascending acts[0..n) (n if none)."""
+    cdef int lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if acts[mid] < a:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef void move_numerators(const RState* s, const Labels* L, int seat, const int* v,
+                          const int* shrimps, int n_shrimps, const int* acts, int n,
+                          int base, int w, int* num) noexcept nogil:
+    """The value numerators (see m_action_values) of n shrimp moves (action 5) from the
+    base numerator: the change of leaving the shrimp's cell (its coral is unguarded now;
+    bare rock: no penalty) plus that of arriving on the destination (the coral is guarded
+    now; bare rock: the penalty), none within one coral.  Both parts are tabled once, per
+    shrimp and per coral, so that the loop over a shrimp's moves has no branch."""
+    cdef int arrive[MAX_PLAYERS * MAX_CORALS + 2]   # [coral + 2]; [1] bare rock, [0] screen
+    cdef int8_t dest_id[NCELLS + 1]         # the coral of each destination (-1 bare, -2 screen)
+    cdef int i = 0, j, k, hi, leave, leave_id, keep, own, rivals, first
+    if n == 0:
+        return
+    memcpy(dest_id, L.id, NCELLS)
+    dest_id[SCREEN] = -2
+    arrive[0] = 0
+    arrive[1] = -w * W_BARE
+    for k in range(L.n):
+        own = rivals = 0
+        add_pot(L, k, L.size[k], v, seat, -1, &own, &rivals)
+        coral_term(seat, L.colour[k], L.size[k], v, seat, 1, &own, &rivals)
+        arrive[k + 2] = w * own - rivals
+    for j in range(n_shrimps):
+        first = A_MOVE + j * (NCELLS + 1)           # the shrimp's move to cell 0
+        hi = i
+        while hi < n and acts[hi] - first <= SCREEN:
+            hi += 1
+        if hi == i:
+            continue
+        own = rivals = 0
+        leave_id = L.id[shrimps[j]]
+        if leave_id < 0:
+            leave_id = -3                   # bare rock: every move leaves it
+            own = W_BARE
+        else:
+            add_pot(L, leave_id, L.size[leave_id], v, seat, -1, &own, &rivals)
+            coral_term(NO_ONE, L.colour[leave_id], L.size[leave_id], v, seat, 1, &own, &rivals)
+        leave = w * own - rivals
+        for i in range(i, hi):
+            k = dest_id[acts[i] - first]
+            keep = -(k != leave_id)                 # all bits when it changes coral
+            num[i] = base + ((leave + arrive[k + 2]) & keep)
+        i = hi
 
 
 # ---------------------------------------------------------------- observe
