@@ -5,6 +5,7 @@ import math
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
 from pydantic import TypeAdapter, ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from services.api.deps import experiment, get_registry, get_settings, get_worker, require_token
 from services.api.errors import error_items, responses
@@ -63,8 +64,9 @@ async def submit(request: Request, owner: str = Depends(require_token),
     """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
     raw, spec = await _spec_body(request, settings)
     _check_quota(owner, registry, settings)
-    eid = registry.create(raw, spec.name, spec.game, games_total=spec.total_games(),
-                          owner=owner)
+    # a write waits for the disk (8-20 ms of fsync): in a thread, so that polls go on
+    eid = await run_in_threadpool(registry.create, raw, spec.name, spec.game,
+                                  games_total=spec.total_games(), owner=owner)
     worker.submit(eid)
     return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}")
 
