@@ -22,15 +22,21 @@ Use:
     ids.take(v, "state.pile[3]"); ids.check_all("the pile, a hand or a board")
 
 The free functions (`integer`, `number`, `boolean`, `choice`, `array`) read one value at a
-given path, for list elements.  `load_data(name)` reads core_cy/data/<name> (JSON, top-level
-keys starting with "_" are comments and dropped).  The state-dict opening (dict check, game
+given path, for list elements.  `load_data(name)` reads core_cy/data/<name> (JSON or TOML,
+top-level keys starting with "_" are comments and dropped).  The state-dict opening (dict check, game
 name, players, rules, random stream) is written once in `Game.from_dict` (game.py).
 """
 from __future__ import annotations
 
 import json
+import sys
 from importlib import resources
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 REQUIRED = object()          # default of a reader: the field must be present
 INT32_MAX = 2**31 - 1
@@ -183,8 +189,10 @@ class UniqueIds:
 
 
 def load_data(name: str) -> Any:
-    """Component data core_cy/data/<name> (JSON); top-level "_..." keys are comments."""
-    data = json.loads(resources.files("core_cy").joinpath("data", name).read_text())
+    """Component data core_cy/data/<name> (JSON, or TOML by its suffix); top-level "_..."
+    keys are comments."""
+    text = resources.files("core_cy").joinpath("data", name).read_text()
+    data = tomllib.loads(text) if name.endswith(".toml") else json.loads(text)
     if isinstance(data, dict):
         data = {k: v for k, v in data.items() if not k.startswith("_")}
     return data

@@ -3,7 +3,7 @@
 # An engine is a table of C functions over one flat state struct of `state_size` bytes.
 # Agents and the batch runner only ever see `Engine*` and `void*` states, so they never know
 # which game they play.  Everything here is nogil and allocation-free.
-from libc.stdint cimport uint64_t, uint32_t, int32_t
+from libc.stdint cimport uint64_t, uint32_t, int32_t, int8_t, uint8_t
 from libc.string cimport memcpy, memset
 
 cdef extern from "meeple_rng.h":
@@ -171,6 +171,34 @@ cdef inline void header_shares(const void* st, double* out) noexcept nogil:
     cdef int i
     for i in range(h.players):
         out[i] = h.share[i]
+
+
+# A draw pile kept bottom-first in deck[0 .. count - 1] (its top is deck[count - 1]), with
+# cards and count in small integer types.
+ctypedef fused pile_card_t:
+    int8_t
+    uint8_t
+
+ctypedef fused pile_count_t:
+    int8_t
+    int32_t
+
+cdef inline int pop_top(pile_card_t* deck, pile_count_t* count) noexcept nogil:
+    """Takes the top card off a pile: the card, or -1 when the pile is empty.  Its slot is
+    cleared, so that equal piles are equal byte for byte (states compare by memcmp)."""
+    cdef int card
+    if count[0] == 0:
+        return -1
+    count[0] -= 1
+    card = deck[count[0]]
+    deck[count[0]] = 0
+    return card
+
+
+cdef inline int emit(int* out, int n, int action) noexcept nogil:
+    """Appends a legal action to out[0 .. n-1]: the new count."""
+    out[n] = action
+    return n + 1
 
 
 ctypedef void (*EndFn)(void* st, int reason) noexcept nogil

@@ -23,12 +23,12 @@ from libc.stdlib cimport abs, qsort
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
-                               engine_handle,
+                               engine_handle, pop_top,
                                MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import codec, contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
-from core_cy.game import Game, Option
+from core_cy.game import Game, options_from_data
 
 import math
 
@@ -239,6 +239,16 @@ ctypedef struct SearchWeights:
     double jetpack_held        # per Jet Pack held
     double action_left         # beam order: per action still left (cards cost none)
 
+# Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
+# option of the same name, so pack and _rules_of copy them by name (Cython converts the
+# struct to and from a dict of its fields).
+ctypedef struct DSwitches:
+    bint jetpack_when_buried
+    bint navigator_can_move_buried
+    bint takeoff_costs_action
+    bint tunnel_shade_requires_unblocked
+    bint climber_hops_blocked_tunnels
+
 ctypedef struct DRules:
     SearchWeights search       # read by the search policies only
     int32_t meter_len          # ticks before the skull for this player count
@@ -249,11 +259,7 @@ ctypedef struct DRules:
     int32_t storm_start        # cell
     int32_t discard_per_card   # spec 4.7 storm_discard_timing
     int32_t shield_anchor_tile # spec 4.10 solar_shield_anchor
-    int32_t jetpack_when_buried
-    int32_t navigator_can_move_buried
-    int32_t takeoff_costs_action
-    int32_t tunnel_shade_requires_unblocked
-    int32_t climber_hops_blocked_tunnels
+    DSwitches switches         # yes/no readings of the spec (ASSUMPTIONS), by option name
     int32_t tiebreak_random    # spec 3.6 first player among the thirstiest
     int32_t roles_fixed
     int32_t max_turns          # simulator safety
@@ -376,7 +382,8 @@ cdef inline bint tunnel_open(const DState* s, int p, int t) noexcept nogil:
     """An excavated tunnel usable for a hop by pawn p: unblocked (seed, spec 4.2), or blocked
     for the Climber with rule option climber_hops_blocked_tunnels."""
     return s.kind[t] == K_TUNNEL and s.excavated[t] and (
-        not blocked(s, t) or (s.role[p] == CLIMBER and s.rules.climber_hops_blocked_tunnels))
+        not blocked(s, t)
+        or (s.role[p] == CLIMBER and s.rules.switches.climber_hops_blocked_tunnels))
 
 
 cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept nogil:
@@ -476,7 +483,7 @@ cdef inline bint shaded(const DState* s, int p) noexcept nogil:
     """Spec 4.7 Sun Beats Down: an excavated tunnel or an active Solar Shield protects."""
     cdef int t = s.pawn_tile[p], q
     if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
-            s.rules.tunnel_shade_requires_unblocked and blocked(s, t)):
+            s.rules.switches.tunnel_shade_requires_unblocked and blocked(s, t)):
         return True
     for q in range(s.head.players):
         if s.shield[q]:
@@ -614,7 +621,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     for h in range(s.head.players):
         if held_card(s, h, EQ_JETPACK) < 0:
             continue
-        if buried(s, h) and not s.rules.jetpack_when_buried:
+        if buried(s, h) and not s.rules.switches.jetpack_when_buried:
             continue
         for c in range(N_CELLS):
             t = s.cell_tile[c]
@@ -700,7 +707,7 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
                 and not blocked(s, t) and s.water[p] < s.rules.adv_water[WATER_CARRIER]):
             out[n] = A_WC_DRAW
             n += 1
-        if s.rules.takeoff_costs_action and win_condition(s):
+        if s.rules.switches.takeoff_costs_action and win_condition(s):
             out[n] = A_TAKEOFF
             n += 1
         k = step_targets(s, p, tc, steps)
@@ -721,7 +728,7 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
                 n += 1
     if act and not bur and s.role[p] == NAVIGATOR:
         for q in range(s.head.players):
-            if q == p or (buried(s, q) and not s.rules.navigator_can_move_buried):
+            if q == p or (buried(s, q) and not s.rules.switches.navigator_can_move_buried):
                 continue
             if nav_targets(s, q, reach) == 0:
                 continue
@@ -747,13 +754,9 @@ cdef inline void gain_water(DState* s, int p, int amount) noexcept nogil:
 
 cdef void draw_equipment(DState* s, int seat) noexcept nogil:
     """Spec 4.4: the acting player draws the top equipment card (nothing if none left)."""
-    cdef int card
-    if s.eq_len == 0:
-        return
-    s.eq_len -= 1
-    card = s.eq_deck[s.eq_len]
-    s.eq_deck[s.eq_len] = 0
-    s.eq_owner[card] = <int8_t>seat
+    cdef int card = pop_top(s.eq_deck, &s.eq_len)
+    if card >= 0:
+        s.eq_owner[card] = <int8_t>seat
 
 
 cdef void place_part(DState* s, int part) noexcept nogil:
@@ -1011,7 +1014,7 @@ cdef void pawn_action(DState* s, DAction x, int p) noexcept nogil:
 
 cdef void after_decision(DState* s, int p) noexcept nogil:
     # Spec 5: the win is checked after every action and free operation.
-    if not s.rules.takeoff_costs_action and win_condition(s):
+    if not s.rules.switches.takeoff_costs_action and win_condition(s):
         end_game(s, END_WIN)
         return
     # The action phase ends by itself once no action and no Time Throttle is left.
@@ -1352,24 +1355,12 @@ ACTIONS = ActionSpace(
 )
 
 
-# Yes/no readings of rules the spec leaves open (ASSUMPTIONS): option name, default, and what
-# true means.  Each is a DRules field of the same name.
-ASSUMED_SWITCHES = (
-    ("jetpack_when_buried", True, "a buried pawn may use a Jet Pack (spec 4.10)"),
-    ("navigator_can_move_buried", False, "the Navigator may move a buried pawn (spec 4.8)"),
-    ("takeoff_costs_action", False, "the takeoff is an action (else the team wins as soon as "
-     "the win condition holds) (spec 5)"),
-    ("tunnel_shade_requires_unblocked", False, "a blocked excavated tunnel gives no shade "
-     "(spec 7 A3)"),
-)
-
-
 class ForbiddenDesertGame(Game):
     name = "forbidden_desert"
     title = "Forbidden Desert"
+    cooperative = True
     min_players = 2
     max_players = MAX_PLAYERS
-    cooperative = True
     outcome_labels = {"adventurer": ADVENTURERS}
     # In Engine.policy order: POLICY_PLANNER, POLICY_SEARCH, POLICY_DEEP (planner .pxi).
     policies = {"planner": "rule-based team planner: water first, dig toward clues and wells, "
@@ -1380,64 +1371,17 @@ class ForbiddenDesertGame(Game):
                 "deep_search": "the same search with a wider beam (12): stronger, about half "
                 "as fast"}
     adventurers = ADVENTURERS
-    options = (
-        Option("difficulty", "enum", "novice", "starting tick of the storm meter (spec 2.3)",
-               choices=DIFFICULTIES),
-        Option("roles", "data", [], "adventurer per seat (names from "
-               f"{list(ADVENTURERS)}); empty = dealt at random (spec 3.5)"),
-        Option("include_storm_tracker", "bool", False, "add the Storm Tracker to the "
-               "equipment deck (spec 2.5; later editions)"),
-        Option("storm_discard_timing", "enum", "per_card", "each storm card goes to the "
-               "discard pile right after it is resolved (per_card: the seed, 'draw the first, "
-               "look at it, carry out its effect, then put it on the discarded storm cards', so "
-               "a reshuffle in mid-phase takes it in), or the phase's cards at its end "
-               "(end_of_phase: the English rulebook) (spec 4.7, A9)",
-               choices=("per_card", "end_of_phase"), assumption=True),
-        Option("solar_shield_anchor", "enum", "pawn", "a Solar Shield protects the pawns on "
-               "its user's current tile (pawn) or on the tile where it was played (tile) "
-               "(spec 4.10)", choices=("pawn", "tile"), assumption=True),
-        *(Option(name, "bool", default, description, assumption=True)
-          for name, default, description in ASSUMED_SWITCHES),
-        Option("climber_hops_blocked_tunnels", "bool", False, "the Climber may tunnel-hop "
-               "from or into a blocked excavated tunnel.  Default false, the seed's reading: "
-               "'between two excavated tunnels the adventurers may move for 1 action, but only "
-               "if the tunnels are not blocked' (Alagutak) names the tunnels' state, not the "
-               "mover, while the Climber's power ('may pass over blocked tiles') widens his "
-               "steps onto neighbouring tiles only; true: his power covers the hop too (spec "
-               "4.2 read as 'the Climber ignores sand')", assumption=True),
-        Option("first_player_tiebreak", "enum", "random", "who starts among the thirstiest "
-               "players (spec 3.6)", choices=("random", "lowest_seat"), assumption=True),
-        Option("water_drop_desert_side", "bool", True, "the 3 water tiles (2 wells, 1 "
-               "mirage) show a water drop on their desert side, so the team knows where they "
-               "are but not which one is the mirage (seed, Water: 'three desert tiles carry a "
-               "water-drop symbol ... one of the wells is a mirage')"),
-        Option("known_desert_sides", "data", ["crash_site", "launch_pad"], "tile kinds "
-               "recognisable before excavation (spec 2.2)", assumption=True),
-        Option("max_turns", "int", 500, "simulator safety: the game ends (end reason "
-               "turn_limit, a loss) after this many turns", minimum=1, maximum=100_000),
-        Option("max_free_ops_per_phase", "int", 24, "simulator safety: free operations "
-               "(water, equipment) allowed per action or storm phase", minimum=0,
-               maximum=10_000),
-        Option("sand_markers", "int", DEFAULT_SAND_MARKERS, "sand markers in the box (spec 2.1)",
-               minimum=0, maximum=255),
-        Option("tiles", "data", DEFAULT_TILES, "the 24 tiles (default: "
-               "core_cy/data/forbidden_desert_tiles.json, spec 2.2)", assumption=True),
-        Option("start_sand", "data", DEFAULT_START_SAND, "cells of the starting sand (spec 3.2)"),
-        Option("storm_start", "data", DEFAULT_STORM_START, "the storm's starting cell (spec 3.1)"),
-        Option("storm_meter", "data", DEFAULT_METER, "cards drawn per meter tick per player "
-               "count (default: core_cy/data/forbidden_desert_storm.json, spec 2.3)",
-               assumption=True),
-        Option("difficulty_start_index", "data", DEFAULT_DIFFICULTY_START, "meter tick per "
-               "difficulty (spec 2.3)"),
-        Option("storm_deck", "data", DEFAULT_STORM_DECK, "the storm deck (spec 2.4)"),
-        Option("equipment", "data", DEFAULT_EQUIPMENT, "equipment cards per kind (spec 2.5)"),
-        Option("adventurers", "data", DEFAULT_ADVENTURERS, "water capacity per adventurer "
-               "(spec 2.6)"),
-        Option("search_weights", "data", DEFAULT_SEARCH_WEIGHTS, "not a rule: the evaluation "
-               "weights of the search and deep_search agents by name (names left out keep "
-               "their default; default: core_cy/data/forbidden_desert_search_weights.json, "
-               "tuned by benchmarks/tune_desert_search.py); other agents ignore them"),
-    )
+    options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
+                                DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,
+                                DEFAULT_TILES=DEFAULT_TILES,
+                                DEFAULT_START_SAND=DEFAULT_START_SAND,
+                                DEFAULT_STORM_START=DEFAULT_STORM_START,
+                                DEFAULT_METER=DEFAULT_METER,
+                                DEFAULT_DIFFICULTY_START=DEFAULT_DIFFICULTY_START,
+                                DEFAULT_STORM_DECK=DEFAULT_STORM_DECK,
+                                DEFAULT_EQUIPMENT=DEFAULT_EQUIPMENT,
+                                DEFAULT_ADVENTURERS=DEFAULT_ADVENTURERS,
+                                DEFAULT_SEARCH_WEIGHTS=DEFAULT_SEARCH_WEIGHTS)
 
     def check_rules(self, rules, players):
         _pack(rules, players)
@@ -1532,11 +1476,7 @@ cdef bytes _pack(dict r, int players):
     R.storm_start = storm_cell
     R.discard_per_card = r["storm_discard_timing"] == "per_card"
     R.shield_anchor_tile = r["solar_shield_anchor"] == "tile"
-    R.jetpack_when_buried = r["jetpack_when_buried"]
-    R.navigator_can_move_buried = r["navigator_can_move_buried"]
-    R.takeoff_costs_action = r["takeoff_costs_action"]
-    R.tunnel_shade_requires_unblocked = r["tunnel_shade_requires_unblocked"]
-    R.climber_hops_blocked_tunnels = r["climber_hops_blocked_tunnels"]
+    R.switches = {name: r[name] for name in R.switches}     # the struct's field names
     R.tiebreak_random = r["first_player_tiebreak"] == "random"
     R.roles_fixed = bool(roles)
     for i, x in enumerate(roles):
@@ -1585,11 +1525,7 @@ cdef dict _rules_of(const DRules* R, int players):
         "include_storm_tracker": tracker,
         "storm_discard_timing": "per_card" if R.discard_per_card else "end_of_phase",
         "solar_shield_anchor": "tile" if R.shield_anchor_tile else "pawn",
-        "jetpack_when_buried": bool(R.jetpack_when_buried),
-        "navigator_can_move_buried": bool(R.navigator_can_move_buried),
-        "takeoff_costs_action": bool(R.takeoff_costs_action),
-        "tunnel_shade_requires_unblocked": bool(R.tunnel_shade_requires_unblocked),
-        "climber_hops_blocked_tunnels": bool(R.climber_hops_blocked_tunnels),
+        **R.switches,
         "first_player_tiebreak": "random" if R.tiebreak_random else "lowest_seat",
         "known_desert_sides": [k for i, k in enumerate(KINDS) if (R.known_kinds >> i) & 1],
         "water_drop_desert_side": bool(R.water_drop),

@@ -635,7 +635,7 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
                 out[n] = seat_at_cell(A_BLAST, p, c)
                 n += 1
     if (free < MAX_FREE and s.actions_left >= 2 and held_card(s, p, EQ_JETPACK) >= 0
-            and (not bur or s.rules.jetpack_when_buried) and n < MAX_CAND - N_CELLS):
+            and (not bur or s.rules.switches.jetpack_when_buried) and n < MAX_CAND - N_CELLS):
         for c in range(N_CELLS):
             v = s.cell_tile[c]
             if v < 0 or blocked(s, v) or manhattan(c, tc) < JET_MIN:
@@ -787,7 +787,7 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
         q = (p + k) % s.head.players
         t = s.pawn_tile[q]
         if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
-                s.rules.tunnel_shade_requires_unblocked and blocked(s, t)):
+                s.rules.switches.tunnel_shade_requires_unblocked and blocked(s, t)):
             continue
         cards = cards_before_turn(s, k, first, dv)
         shade = 0

@@ -10,7 +10,7 @@ What a game module writes (see core_cy/maori.pyx for a complete one):
   ENGINE_VERSION, END_REASONS, GAME_OUTCOMES, SEAT_OUTCOMES (name lists), ACTIONS (an
   ActionSpace from core_cy/actions.py built from the engine's constants);
 - class attributes: name, title, min_players, max_players, cooperative, options (Option
-  records), policies ({name: description}, in Engine.policy order);
+  records, read from core_cy/data/<game>_options.toml by options_from_data), policies ({name: description}, in Engine.policy order);
 - hooks: pack_rules(rules, players) -> bytes, fill_state(state, data, rules) (the rest of
   from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/codec.py),
   to_dict(state) (with "rng": contract.rng_to_dict(state)), describe, score_breakdown;
@@ -96,6 +96,42 @@ class Option:
             if not isinstance(value, bool):
                 raise ValueError(f"{where} must be true or false, got {value!r}")
         return value
+
+
+OPTION_FIELDS = ("name", "kind", "default", "description", "choices", "minimum", "maximum",
+                 "assumption")
+
+
+def options_from_data(name: str, **refs: Any) -> tuple[Option, ...]:
+    """A game's option table from core_cy/data/<name> (TOML, one [[option]] a rule option, in
+    order), so that the declarations are data beside the game's other data.  A value written
+    {ref = "NAME"} is refs["NAME"]: a constant of the module (component data read from its
+    own file, a bound its arrays fix); every ref given must be used.  Choices become a tuple."""
+    unused = set(refs)
+
+    def value(v: Any, where: str) -> Any:
+        if isinstance(v, dict) and set(v) == {"ref"}:
+            if v["ref"] not in refs:
+                raise ValueError(f"{name}: {where} refers to {v['ref']!r}, which the module "
+                                 f"does not hand over")
+            unused.discard(v["ref"])
+            return refs[v["ref"]]
+        return v
+
+    options = []
+    for i, row in enumerate(codec.load_data(name)["option"]):
+        where = f"option[{i}]"
+        if not set(row) <= set(OPTION_FIELDS) or not {"name", "kind", "default",
+                                                       "description"} <= set(row):
+            raise ValueError(f"{name}: {where} needs name, kind, default and description, "
+                             f"and has only fields from {list(OPTION_FIELDS)}: {sorted(row)}")
+        fields = {k: value(v, f"{where}.{k}") for k, v in row.items()}
+        if "choices" in fields:
+            fields["choices"] = tuple(fields["choices"])
+        options.append(Option(**fields))
+    if unused:
+        raise ValueError(f"{name}: refs {sorted(unused)} are not used")
+    return tuple(options)
 
 
 # Class attribute <- the module constant a game module names it by (see the module doc).

@@ -27,11 +27,11 @@ from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, 
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_uniform, rng_seed, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
-                               STREAM_SEAT)
+                               STREAM_SEAT, emit, pop_top)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
-from core_cy.game import Game, Option
+from core_cy.game import Game, options_from_data
 
 import functools
 
@@ -39,6 +39,7 @@ ENGINE_VERSION = "1.1"
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
+    int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
 
 cdef enum:
     MAX_PLAYERS = 4
@@ -381,6 +382,17 @@ cdef inline int random_bit(uint32_t mask, Rng* rng) noexcept nogil:
     return nth_bit(mask, rng_below(rng, popcount(mask)))
 
 
+cdef inline void draw_to_end(int8_t* items, int n, uint32_t eligible, Rng* rng) noexcept nogil:
+    """Swaps items[i] for a uniformly drawn i of eligible (bit i: items[i] may be drawn) with
+    items[n - 1]; the draw is made even when none is eligible (then nothing moves)."""
+    cdef int i = random_bit(eligible, rng)
+    cdef int8_t x
+    if i >= 0:
+        x = items[i]
+        items[i] = items[n - 1]
+        items[n - 1] = x
+
+
 cdef inline bint has_permit_on(const GState* s, int isl, int seat) noexcept nogil:
     return (s.p[seat].dug >> isl) & 1
 
@@ -470,12 +482,9 @@ cdef void take_house_pirate(GState* s, GPlayer* pl, int colour) noexcept nogil:
 
 
 cdef void draw_island_card(GState* s, int seat) noexcept nogil:
-    cdef int c
-    if s.island_deck_len == 0:
+    cdef int c = pop_top(s.island_deck, &s.island_deck_len)
+    if c < 0:
         return
-    s.island_deck_len -= 1
-    c = s.island_deck[s.island_deck_len]
-    s.island_deck[s.island_deck_len] = 0
     s.p[seat].islands_held |= 1 << c
     s.p[seat].islands_remembered |= 1 << c
 
@@ -721,39 +730,46 @@ cdef inline int combo_size(int combo) noexcept nogil:
     return 1 if COMBO_B[combo] < 0 else 2
 
 
-cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) noexcept nogil:
+cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
+                             int limit) noexcept nogil:
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
-    seat to act (section 4.5 preconditions)."""
+    seat to act (section 4.5 preconditions), in order; the listing stops at `limit` ids
+    (1: whether the ability has a legal use; MAX_ABILITY_IDS: all)."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.head.current
     cdef bint volcano_card
     if ability == AB_THIEF or ability == AB_MASTER_THIEF:
         for t in range(s.head.players):
             if may_steal_from(s, seat, t):
-                out[n] = steal_id(slot, t, 1)
-                n += 1
+                n = emit(out, n, steal_id(slot, t, 1))
+                if n == limit:
+                    return n
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
-                    out[n] = steal_id(slot, t, 2)
-                    n += 1
+                    n = emit(out, n, steal_id(slot, t, 2))
+                    if n == limit:
+                        return n
                 if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
                     for u in range(t + 1, s.head.players):
                         if may_steal_from(s, seat, u):
-                            out[n] = steal_split_id(slot, t, u)
-                            n += 1
+                            n = emit(out, n, steal_split_id(slot, t, u))
+                            if n == limit:
+                                return n
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
             if s.chest_owner[i] == CHEST_ON_ISLAND:
-                out[n] = peek_id(slot, i)
-                n += 1
+                n = emit(out, n, peek_id(slot, i))
+                if n == limit:
+                    return n
         return n
     if ability == AB_PIRATE or ability == AB_VETERAN:
         if node != NODE_H:
             for combo in range(N_COMBOS if ability == AB_VETERAN else N_COLOURS):
                 if (combo_available(s.node_pirates[node], combo)
                         and pirates_held(pl) + combo_size(combo) <= PIRATE_CAP):
-                    out[n] = take_id(slot, combo)
-                    n += 1
+                    n = emit(out, n, take_id(slot, combo))
+                    if n == limit:
+                        return n
     isl = island_of(node)
     if ability == AB_LANDING and isl >= 0:
         if (s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
@@ -766,8 +782,9 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
                     continue
                 for v in range(TOP_PERMIT):
                     if (pl.permits_held >> v) & 1:
-                        out[n] = land_id(slot, combo, v + 1)
-                        n += 1
+                        n = emit(out, n, land_id(slot, combo, v + 1))
+                        if n == limit:
+                            return n
     volcano_card = ((ability == AB_LANDING and not s.rules.volcano_by_pirates) or
                     ((ability == AB_PIRATE or ability == AB_VETERAN) and s.rules.volcano_by_pirates))
     if volcano_card and (node == NODE_VU or node == NODE_VL):
@@ -775,18 +792,21 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
             if pl.pirates[c] == 0:
                 continue
             if node == NODE_VU and pl.seven_at_volcano:
-                out[n] = volcano_id(slot, c, 0)
-                n += 1
+                n = emit(out, n, volcano_id(slot, c, 0))
+                if n == limit:
+                    return n
             elif node == NODE_VL and pl.relic < 0:
                 for r in range(N_RELICS):
                     if (s.relics_free >> r) & 1:
-                        out[n] = volcano_id(slot, c, r)
-                        n += 1
+                        n = emit(out, n, volcano_id(slot, c, r))
+                        if n == limit:
+                            return n
     if ability == AB_IMITATOR:
         for t in range(s.head.players):
             if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
-                out[n] = imitate_id(slot, t)
-                n += 1
+                n = emit(out, n, imitate_id(slot, t))
+                if n == limit:
+                    return n
     return n
 
 
@@ -801,7 +821,7 @@ cdef bint copy_possible(const GState* s, int target) noexcept nogil:
     cdef int ab = s.rules.card_ability[target][top_discard(s, target)]
     if ab == AB_IMITATOR:
         return True
-    return ability_actions_for(s, ab, COPY_SLOT, ids) > 0
+    return ability_actions_for(s, ab, COPY_SLOT, ids, 1) > 0
 
 
 cdef int ability_actions(const GState* s, int* out) noexcept nogil:
@@ -812,7 +832,7 @@ cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     n += 1
     for slot in range(pl.hand_len):
         n += ability_actions_for(s, s.rules.card_ability[s.head.current][pl.hand[slot]], slot,
-                                 out + n)
+                                 out + n, MAX_ABILITY_IDS)
     return n
 
 
@@ -821,7 +841,7 @@ cdef int copy_actions(const GState* s, int* out) noexcept nogil:
     if ab == AB_IMITATOR:
         out[0] = A_PASS       # copying an Imitator does nothing
         return 1
-    return ability_actions_for(s, ab, COPY_SLOT, out)
+    return ability_actions_for(s, ab, COPY_SLOT, out, MAX_ABILITY_IDS)
 
 
 cdef void sort_ints(int* a, int n) noexcept nogil:
@@ -847,16 +867,14 @@ cdef int g_legal(const void* vs, int* out) noexcept nogil:
         # Relic R4: keep the hand, or discard 1 or 2 cards (a hand-slot mask).
         for m in range(1 << pl.hand_len):
             if popcount(m) <= 2:
-                out[n] = A_SWAP + m
-                n += 1
+                n = emit(out, n, A_SWAP + m)
         return n
     if s.phase == PH_MOVE:
         return move_actions(s, out)
     if s.phase == PH_GAMBLE:
         for c in range(N_COLOURS):
             if s.houses[c] > 0:
-                out[n] = A_GAMBLE_PIRATE + c
-                n += 1
+                n = emit(out, n, A_GAMBLE_PIRATE + c)
         return n
     if s.phase == PH_ABILITY:
         n = ability_actions(s, out)
@@ -919,7 +937,7 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
         if (asked >> ab) & 1:
             continue
         asked |= 1u << ab
-        if ability_actions_for(s, ab, slot, buf) > 0:
+        if ability_actions_for(s, ab, slot, buf, 1) > 0:
             return
     end_turn(s)
 
@@ -1211,12 +1229,12 @@ cdef void g_outcomes(const void* vs, double* g, double* so) noexcept nogil:
 
 cdef double mean_unknown_chest(const GState* s, const GPlayer* pl) noexcept nogil:
     """The mean value of the chests the seat has not peeked (their multiset is public)."""
-    cdef int i, n = 0, total = s.rules.chest_total
-    for i in range(N_ISLANDS):
-        if (pl.chests_known >> i) & 1:
-            total -= s.chest[i]
-        else:
-            n += 1
+    cdef int i, total = s.rules.chest_total, n = N_ISLANDS - popcount(pl.chests_known)
+    cdef uint32_t known = pl.chests_known
+    while known:
+        i = lowest_bit(known)
+        known &= known - 1
+        total -= s.chest[i]
     return total / <double>n if n else 0.0
 
 
@@ -1290,7 +1308,7 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     state (rivals' permit values, unpeeked chests, the Golden Island, the decks)."""
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl = &s.p[seat]
-    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine
+    cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine, held
     cdef int i, u = popcount(unknown), mine_unknown = 0, v
     cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
     if s.head.terminal:
@@ -1299,9 +1317,10 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
         u = 1
     mine = islands_with_permit(s, seat)
     unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
-    for i in range(N_ISLANDS):
-        if not (mine >> i) & 1:
-            continue
+    held = mine
+    while held:                      # lowest first, as the sums were always made
+        i = lowest_bit(held)
+        held &= held - 1
         gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
         if (unknown >> i) & 1:
             mine_unknown += 1
@@ -1310,9 +1329,11 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
         gold += s.rules.relic_gold[pl.relic]
     p_survive = mine_unknown / <double>u
     value = W_SURVIVE * p_survive + p_survive * gold + golden_coin
-    for v in range(TOP_PERMIT):
-        if (pl.permits_held >> v) & 1:
-            value += W_PERMIT + W_PERMIT_VALUE * (v + 1)
+    held = pl.permits_held
+    while held:                      # lowest first: the sum in a fixed order
+        v = lowest_bit(held)
+        held &= held - 1
+        value += W_PERMIT + W_PERMIT_VALUE * (v + 1)
     value += W_PIRATE * pirates_held(pl) + W_KNOWN * popcount(known)
     value += W_CHEST_KNOWN * popcount(pl.chests_known)
     if pl.relic >= 0:
@@ -1357,27 +1378,18 @@ cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     Island is drawn from the cards the seat does not know to be ordinary.  Rivals keep only
     the knowledge of the cards they now hold (what they remember is not the seat's to see)."""
     cdef int8_t pool[N_ISLANDS]
-    cdef int n = 0, i, j, t, g, k, counts[MAX_PLAYERS]
-    cdef uint32_t known = known_islands(&o.p[seat])
-    cdef int8_t tmp
+    cdef int n = 0, i, j, t, counts[MAX_PLAYERS]
+    cdef uint32_t known = known_islands(&o.p[seat]), unknown
     for i in range(N_ISLANDS):
         if not (o.p[seat].islands_held >> i) & 1:
             pool[n] = <int8_t>i
             n += 1
     # The golden card: uniform among pool cards the seat does not know.
-    k = 0
+    unknown = 0
     for i in range(n):
         if not (known >> pool[i]) & 1:
-            k += 1
-    g = rng_below(rng, k)
-    for i in range(n):
-        if not (known >> pool[i]) & 1:
-            if g == 0:
-                tmp = pool[i]
-                pool[i] = pool[n - 1]
-                pool[n - 1] = tmp
-                break
-            g -= 1
+            unknown |= 1u << i
+    draw_to_end(pool, n, unknown, rng)
     o.golden = pool[n - 1]
     n -= 1
     rng_shuffle(rng, pool, n, sizeof(pool[0]))
@@ -1419,7 +1431,8 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     cdef GPlayer* pl = &o.p[rival]
     cdef int8_t vals[TOP_PERMIT]
     cdef int8_t spots[TOP_PERMIT]     # -1 hand, -2 pool, else island index
-    cdef int n = 0, i, k, isl, m, j
+    cdef int n = 0, i, k, isl, m
+    cdef uint32_t not_pool
     cdef int8_t x
     for i in range(TOP_PERMIT):
         if (pl.permits_held >> i) & 1:
@@ -1445,19 +1458,11 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
             vals[i] = vals[n - 1]
             vals[n - 1] = x
     if m:
-        k = 0
+        not_pool = 0
         for i in range(n):
             if spots[i] != -2:
-                k += 1
-        j = rng_below(rng, k)
-        for i in range(n):
-            if spots[i] != -2:
-                if j == 0:
-                    x = spots[i]
-                    spots[i] = spots[n - 1]
-                    spots[n - 1] = x
-                    break
-                j -= 1
+                not_pool |= 1u << i
+        draw_to_end(spots, n, not_pool, rng)
     rng_shuffle(rng, vals, n - m, sizeof(vals[0]))
     pl.permits_held = 0
     pl.permits_pool = 0
@@ -1774,70 +1779,11 @@ class GoldenIslandGame(Game):
     may_end_without_winner = True
     outcome_labels = {"relic": ("none",) + RELICS}
     combos = COMBOS
-    options = (
-        Option("exact_move_required", "bool", False, "a card whose points cannot all be used "
-               "cannot be played for movement; false: spend the most points possible "
-               "(spec 4.1)", assumption=True),
-        Option("steal_at_home_allowed", "bool", True, "captains on the lighthouse and ships "
-               "in the harbour count as sharing a space for the Thief (spec 7, 8.6)",
-               assumption=True),
-        Option("volcano_landing_cards", "enum", "landing", "which cards land on a volcano "
-               "island: the six Landing cards or the Pirate/Veteran cards (spec 8.1)",
-               choices=("landing", "pirate"), assumption=True),
-        Option("max_rounds", "int", 1000, "simulator safety, not a rule (the rulebook ends "
-               "the game only after a sixth permit): a game still running after this many "
-               "rounds is scored as if triggered and ends as round_limit, a truncated game "
-               "left out of every figure.  The spec's 60 cut nearly every random-agent game "
-               "(random play needs a median of 96-129 rounds, up to ~320, for 2-4 players); "
-               "1000 leaves every game to the rules (spec 5.1)", minimum=1, maximum=10000,
-               assumption=True),
-        Option("no_survivor_result", "enum", "no_winner", "when nobody has a permit on the "
-               "Golden Island: nobody wins, or the most gold wins (spec 5.2 step 6)",
-               choices=("no_winner", "highest_gold"), assumption=True),
-        Option("written_notes", "bool", False, "variant: players write down what they learn "
-               "(perfect recall; the memory model is off) (spec 7.1)"),
-        Option("recall_error_per_mille", "int", 0, "memory model: chance in 1000 that a seat "
-               "forgets each remembered fact (an island card it no longer holds, a peeked "
-               "chest) at the start of each of its turns; spec 7.1 recall_error_per_fact x 1000",
-               minimum=0, maximum=1000, assumption=True),
-        Option("first_player", "enum", "seat_0", "who starts: seat 0 (the youngest) or a "
-               "random seat (spec 3.7)", choices=("seat_0", "random")),
-        Option("nest_actions", "enum", "final_space", "which nest spaces give their action: "
-               "only the space where the moving captain ends (final_space; the seed says "
-               "only that most spaces have an action, and ending is what the card move "
-               "decides), or every space it enters this turn, in order (every_space; the "
-               "seed's visit-once rule would then matter) (spec 4.3, 8.3)",
-               choices=("final_space", "every_space"), assumption=True),
-        Option("master_thief_victims", "enum", "one", "the Master thief's two island cards "
-               "come from one opponent (one: the seed names a single rival for the Thief "
-               "it copies) or may come one each from two opponents (two) (spec 4.5, 8.8)",
-               choices=("one", "two"), assumption=True),
-        Option("negative_payout", "enum", "nothing", "a rank r > 1 on an island gets the "
-               "chest's value less r - 1 from the bank; when that is below 0 it gets nothing "
-               "(nothing; a payout from the bank cannot be negative) or pays the bank the "
-               "difference (pay_bank).  Only chest values below 3 can reach it (spec 5.2, "
-               "8.9)", choices=("nothing", "pay_bank"), assumption=True),
-        Option("bank_limited", "bool", False, "payouts for ranks 2-4 stop when the bank's "
-               "coins (47 gold less the 3-coin) run out; false: the bank is unlimited "
-               "(spec 5.2, 8.9)", assumption=True),
-        Option("nest_spaces", "data", DEFAULT_NEST, "the pirate nest ring, clockwise from "
-               "the lighthouse (core_cy/data/golden_island_nest.json, spec 2.2)", assumption=True),
-        Option("sea_graph", "data", DEFAULT_SEA, "the white lines between harbour, islands "
-               "and volcanoes (core_cy/data/golden_island_sea.json, spec 2.3)", assumption=True),
-        Option("island_colours", "data", DEFAULT_ISLAND_COLOURS, "the pirate colour of each "
-               "treasure island (core_cy/data/golden_island_islands.json, spec 2.3)",
-               assumption=True),
-        Option("deck_table", "data", DEFAULT_DECK, "one player's pirate cards: ability, "
-               "movement, card symbol (core_cy/data/golden_island_cards.json, spec 2.4)",
-               assumption=True),
-        Option("seat_decks", "data", [], "one deck table per seat (seat k plays colour k's "
-               "16 cards, each table like deck_table); empty: every seat plays deck_table "
-               "(spec 2.4 ASSUMPTION: the four decks are identical)", assumption=True),
-        Option("chest_values", "data", DEFAULT_CHESTS, "the 12 treasure chest values "
-               "(core_cy/data/golden_island_chests.json, spec 2.6)", assumption=True),
-        Option("relic_gold", "data", DEFAULT_RELIC_GOLD, "gold of relics R1..R4 at the end "
-               "(core_cy/data/golden_island_relics.json, spec 2.7)", assumption=True),
-    )
+    options = options_from_data("golden_island_options.toml", DEFAULT_NEST=DEFAULT_NEST,
+                                DEFAULT_SEA=DEFAULT_SEA,
+                                DEFAULT_ISLAND_COLOURS=DEFAULT_ISLAND_COLOURS,
+                                DEFAULT_DECK=DEFAULT_DECK, DEFAULT_CHESTS=DEFAULT_CHESTS,
+                                DEFAULT_RELIC_GOLD=DEFAULT_RELIC_GOLD)
 
     def check_rules(self, rules, players):
         _pack(rules, players)     # every data table parses (ValueError names the field)

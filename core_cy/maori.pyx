@@ -22,7 +22,7 @@ from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, UniqueIds, integer, load_data, number
-from core_cy.game import Game, Option
+from core_cy.game import Game, options_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -1301,43 +1301,8 @@ class MaoriGame(Game):
     title = "Maori"
     min_players = 2
     max_players = MAX_PLAYERS
-    options = (
-        Option("mode", "enum", "basic", "basic game, advanced (may move the small ship) or "
-               "pro (must move it onto the placed tile)", choices=MODES),
-        Option("board_side", "enum", "standard", "player board side: standard (2-5 players) "
-               "or coral_reef (palms on islands inside the reef score double; 2-4 players)",
-               choices=tuple(DEFAULT_BOARDS)),
-        Option("rotate_palmless", "bool", True, "tiles without palms may be turned in 90 degree "
-               "steps (spec 8.2)", assumption=True),
-        Option("lei_model", "enum", "edge_halves", "edge_halves: a lei is complete when two "
-               "adjacent tiles' halves meet; whole_on_tile: each lei tile scores (spec 8.4)",
-               choices=("edge_halves", "whole_on_tile"), assumption=True),
-        Option("skip_cost", "enum", "per_tile", "pay one shell per skipped tile (empty slots "
-               "free) or per skipped position (spec 8.3)", choices=("per_tile", "per_position"),
-               assumption=True),
-        Option("shell_shortfall", "enum", "partial", "when the bank is short, gain what is left "
-               "(partial) or nothing (none) (spec 4.2)", choices=("partial", "none"),
-               assumption=True),
-        Option("ship_start", "enum", "chosen", "the explorer ship's start: chosen by the last "
-               "seat (the oldest player, right of seat 0) or placed at random (spec 3.7)",
-               choices=("chosen", "random")),
-        Option("reef_boat_counts_while_uncovered", "bool", True, "the boat printed on a reef "
-               "cell counts for movement and majority while the cell is uncovered (spec 2.4)",
-               assumption=True),
-        Option("stall_rounds", "int", 2, "end the game after this many full rounds in which "
-               "nobody can place a tile (spec 6 safety)", minimum=1, maximum=100,
-               assumption=True),
-        Option("max_turns", "int", 2000, "simulator safety: end the game after this many "
-               "turns (not a rule; never reached by sensible play)", minimum=10,
-               maximum=1_000_000),
-        Option("start_shells", "int", 5, "shells each player starts with", minimum=0, maximum=60),
-        Option("total_shells", "int", 30, "wooden shells in the box (the bank is the rest)",
-               minimum=0, maximum=200),
-        Option("tiles", "data", DEFAULT_TILES, "the island tiles (default: "
-               "core_cy/data/maori_tiles.json, spec 2.3)", assumption=True),
-        Option("boards", "data", DEFAULT_BOARDS, "player board layouts per side (default: "
-               "core_cy/data/maori_boards.json, spec 2.4)", assumption=True),
-    )
+    options = options_from_data("maori_options.toml", MODES=MODES,
+                                DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_TILES=DEFAULT_TILES)
 
     def check_rules(self, rules, players):
         if not isinstance(rules["boards"], dict) or rules["board_side"] not in rules["boards"]:

@@ -34,7 +34,7 @@ from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
                            load_data, number)
-from core_cy.game import Game, Option
+from core_cy.game import Game, options_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -2345,49 +2345,11 @@ class MondoGame(Game):
                         "left, then picks and lays tiles by the plan; greedy_placer when no "
                         "plan wins, and in games of 2-4 players",
     }
-    options = (
-        Option("level", "enum", "beginner", "beginner (7 min), advanced (6 min, one scoring "
-               "modifier per round) or master (5 min, modifiers and extra task cards); "
-               "solo plays the beginner rules", choices=LEVELS),
-        Option("solo_difficulty", "enum", "medium", "solo game (1 player): easy 10 min, "
-               "penalty < 3; medium 6 min, < 2; hard 5 min, < 1", choices=tuple(SOLO)),
-        Option("board_side", "enum", "water", "water side (sea all round) or the landscape "
-               "frame side (rim terrains from board.frame)", choices=("water", "frame")),
-        Option("handicap", "enum", "off", "handicap variant: no volcano chip; advantaged "
-               "seats never lose volcano points, the others lose 1 per active volcano "
-               "(strong: also per dormant one)", choices=("off", "on", "strong")),
-        Option("advantaged_seats", "data", [0], "the advantaged (less experienced) seats of "
-               "the handicap variant", assumption=True),
-        Option("hidden_timer", "bool", False, "the remaining time is not visible: each hand "
-               "misjudges it by Normal(0, hidden_timer_sigma) per round"),
-        Option("hidden_timer_sigma", "int", 20, "seconds of error on the remaining time "
-               "with the hidden timer (spec 4.3)", minimum=0, maximum=600, assumption=True),
-        Option("timer_seconds", "int", 0, "shorter (or longer) time variant: seconds per "
-               "round; 0 = the level's timer", minimum=0, maximum=3600),
-        Option("children", "bool", False, "children variant: beginner rules with a longer "
-               "timer and simpler scoring"),
-        Option("children_minutes", "int", 10, "timer of the children variant (spec 6)",
-               minimum=1, maximum=60, assumption=True),
-        Option("children_volcanoes", "bool", False, "whether volcanoes score in the children "
-               "variant (spec 6: simpler scoring = no volcano scoring)", assumption=True),
-        Option("rounds", "int", 0, "rounds per game; 0 = the rulebook's 3 (solo: 1)",
-               minimum=0, maximum=MAX_ROUNDS),
-        Option("max_round_decisions", "int", 200000, "simulator safety: a round ends after "
-               "this many decisions (never reached: every action takes time)",
-               minimum=10, maximum=10_000_000),
-        Option("bonus_stack", "data", DEFAULT_BONUS, "bonus chips per player count, top "
-               "first (spec 2.5; the 2-player stack is an ASSUMPTION)", assumption=True),
-        Option("board", "data", DEFAULT_BOARD, "board size, frame-side rim terrains and the "
-               "solo spaces (core_cy/data/mondo_board.json, spec 2.2)", assumption=True),
-        Option("tiles", "data", DEFAULT_TILES, "the 136 double-sided tiles "
-               "(core_cy/data/mondo_tiles.json, spec 2.3)", assumption=True),
-        Option("species", "data", DEFAULT_SPECIES, "animal species and their terrain "
-               "(spec 2.4)", assumption=True),
-        Option("tasks", "data", DEFAULT_TASKS, "the 12 extra task cards and their points "
-               "(core_cy/data/mondo_tasks.json, spec 2.7)", assumption=True),
-        Option("timing", "data", DEFAULT_TIMING, "the real-time model in seconds "
-               "(core_cy/data/mondo_timing.json, spec 4.3)", assumption=True),
-    )
+    options = options_from_data("mondo_options.toml", LEVELS=LEVELS, SOLO=SOLO,
+                                MAX_ROUNDS=MAX_ROUNDS, DEFAULT_BONUS=DEFAULT_BONUS,
+                                DEFAULT_BOARD=DEFAULT_BOARD, DEFAULT_TILES=DEFAULT_TILES,
+                                DEFAULT_SPECIES=DEFAULT_SPECIES, DEFAULT_TASKS=DEFAULT_TASKS,
+                                DEFAULT_TIMING=DEFAULT_TIMING)
 
     def check_rules(self, rules, players):
         parse_tiles(rules["tiles"], rules["species"])

@@ -30,7 +30,7 @@ from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
-from core_cy.game import Game, Option
+from core_cy.game import Game, options_from_data
 
 ENGINE_VERSION = "1.1"   # 1.1: condition 3 checked when the larva play ends (reef_full_check)
 
@@ -1918,58 +1918,9 @@ class ReefGame(Game):
     min_players = 2
     max_players = MAX_PLAYERS
     actions = ACTION_SPACE
-    options = (
-        Option("advanced_no_extra_growth", "bool", False, "advanced game: the light rock "
-               "never spreads a polyp (spec 10)"),
-        Option("advanced_eat_return_plus_one", "bool", False, "advanced game: a meal returns "
-               "one more polyp to the bag, 5 (6 in the final round) (spec 10)"),
-        Option("end4_literal_bag_lt3", "bool", False, "also end the game when fewer than 3 "
-               "polyps are left in the bag after a refill (spec 9, A10)", assumption=True),
-        Option("larva_play_min_polyps", "int", 1, "polyps a larva play must lay (0 allows "
-               "playing a cube without polyps) (spec 5, A6)", minimum=0, maximum=1,
-               assumption=True),
-        Option("bonus_shortage", "enum", "from_bag", "a missing bonus-row polyp is taken from "
-               "the bag, or the effect fails (spec 6.4, A11)", choices=("from_bag", "fail"),
-               assumption=True),
-        Option("larva_pick_duplicates", "bool", True, "the setup larva picks may be two of "
-               "one colour (spec 3 step 12, A19)", assumption=True),
-        Option("initial_side", "enum", "random", "coral tile face at setup: a coin flip, or "
-               "all on side S (starfish, A12) or all on side N (spec 3 step 5)",
-               choices=("random", "S", "N")),
-        Option("start_player", "enum", "seat0", "seat0: seat 0 starts, so seats are turn-order "
-               "positions (what seat balance measures); random: a uniform random start seat "
-               "(spec A20)", choices=("seat0", "random"), assumption=True),
-        Option("end_stops_turn", "bool", True, "a game end stops the ender's turn at once: "
-               "no action 10, shrimps on bare rock go back behind the screen (spec 9, A8: the "
-               "literal 'immediately'); false: the ender finishes "
-               "the turn (any legal actions, then action 10 with its refill) and the first end "
-               "condition met takes effect after it (the seed only says 'the game ends')",
-               assumption=True),
-        Option("reef_full_check", "enum", "action", "when end condition 3 (no empty playable "
-               "cell) is checked: 'action' after every completed action, so a larva play that "
-               "fills the reef may still lay its remaining polyps by attack and then ends the "
-               "game (spec 9 ASSUMPTION: 'checked after every completed action'); 'placement' "
-               "after every single polyp placement", choices=("action", "placement"),
-               assumption=True),
-        Option("attack_extra_growth", "bool", True, "a polyp placed by attack next to an "
-               "empty light rock also spreads onto it (spec 6.3, A3: the trigger is 'a polyp "
-               "placed next to', and an attack is a placement); false: only growth on an empty "
-               "cell triggers it", assumption=True),
-        Option("max_shrimp_moves_per_turn", "int", 12, "simulator bound on shrimp moves "
-               "(action 5) in one turn, not a rule (the rules allow any number); a shrimp on "
-               "bare rock may always still leave it", minimum=1, maximum=1000),
-        Option("max_turns", "int", 1000, "simulator safety: end the game after this many "
-               "turns (not a rule)", minimum=10, maximum=1_000_000),
-        Option("tiles", "data", DEFAULT_TILES, "the 10 coral tiles, side S (default: "
-               "core_cy/data/reef_encounter_tiles.json, spec 2.3)", assumption=True),
-        Option("boards", "data", DEFAULT_BOARDS, "the reef boards by name (default: "
-               "core_cy/data/reef_encounter_boards.json, spec 2.4)", assumption=True),
-        Option("open_sea_cycle", "data", DEFAULT_CYCLE, "larva colours of the open-sea "
-               "spaces in clockwise order (default: core_cy/data/reef_encounter_open_sea.json, "
-               "spec 2.5, A13)", assumption=True),
-        Option("setup", "data", DEFAULT_SETUP, "component counts, hand sizes, open-sea deal "
-               "and meal constants (default: core_cy/data/reef_encounter_setup.json, spec 2-3)"),
-    )
+    options = options_from_data("reef_encounter_options.toml", DEFAULT_TILES=DEFAULT_TILES,
+                                DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_CYCLE=DEFAULT_CYCLE,
+                                DEFAULT_SETUP=DEFAULT_SETUP)
 
     def __init__(self):
         self._rules_by_bytes = {}

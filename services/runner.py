@@ -33,6 +33,10 @@ from services.storage import (cell_dir, experiment_path, filesystem, remove_stal
 
 __all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
 
+# How long a failed or cancelled run waits for its killed tasks to stop before it cleans up
+# (a force-cancel kills the worker process at once; within the 2 s a cancel may take).
+CANCEL_WAIT_SECONDS = 1.5
+
 
 @dataclass
 class Progress:
@@ -203,6 +207,9 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         outcome = _run_wave(spec, experiment_id, root_uri, cells, to_play(begin, end), limit,
                             state, cancelled, report, shard_done)
         if outcome is not None:
+            # The wave's cancelled tasks have stopped (_cancel_all waits for them): a write a
+            # kill cut short left its temporary file, which nobody will finish now.
+            remove_stale_temporaries(root_uri)
             return finish(*outcome)
         if end < spec.max_games_per_cell() and _should_stop(spec, root_uri, end):
             total = state["done"]
@@ -269,7 +276,12 @@ def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, state
 
 
 def _cancel_all(pending: dict) -> None:
+    """Kills the tasks still in flight and waits (at most CANCEL_WAIT_SECONDS) until they have
+    stopped, so that none writes a file after the caller has cleaned up."""
+    refs = list(pending)
     # force: a shard runs in nogil C code that a KeyboardInterrupt would not reach
-    for ref in pending:
+    for ref in refs:
         ray.cancel(ref, force=True)
     pending.clear()
+    if refs:
+        ray.wait(refs, num_returns=len(refs), timeout=CANCEL_WAIT_SECONDS)
