@@ -2,6 +2,8 @@
 run N at a time in submission order, per-token quotas with 429 + Retry-After), DELETE, polled
 figures computed once per set of shards, and a clean stop on SIGTERM that leaves no process
 of the service (Ray included) behind."""
+import asyncio
+import json
 import os
 import posixpath
 import signal
@@ -279,3 +281,20 @@ def test_a_stop_leaves_no_process_and_the_run_resumable(tmp_path, stop):
             pass
     record = Registry(db).get(eid)
     assert record["status"] == "queued" and not record["cancel_requested"]
+
+
+def test_figures_of_an_ended_run_are_those_of_all_its_shards(tmp_path):
+    """While a run goes on a poll may get the last figures (recomputed in the background);
+    once it has ended the dashboard stops polling, so the answer it gets must be fresh."""
+    from services.api import results
+
+    root, answers = str(tmp_path), iter(["first shard", "every shard"])
+
+    def ask(status, games_done):
+        record = {"status": status, "games_done": games_done}
+        response = asyncio.run(results._kept(record, root, ("q",), lambda: next(answers)))
+        return json.loads(response.body)
+
+    assert ask("running", 100) == "first shard"
+    assert ask("done", 200) == "every shard"  # not "first shard" while it recomputes
+    assert ask("done", 200) == "every shard"  # and kept

@@ -43,8 +43,12 @@ async def _kept(record: dict, root: str, question: tuple,
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
     from the event loop); a computation runs in a thread, in the background when there is a
     last answer to give meanwhile.  The set is named by the registry's status and games
-    done, so a poll lists no files."""
+    done, so a poll lists no files.  The last answer is only given meanwhile while the run
+    goes on: once it has ended (done, cancelled, failed) a dashboard stops polling, so the
+    figures it gets then must be those of every shard it wrote."""
     version = (record["status"], record["games_done"])
+    if record["status"] != "running":
+        question = (*question, "settled", version)  # never answered by an older version
 
     def encoded() -> bytes:
         return JSONResponse(jsonable_encoder(answer())).body
