@@ -153,18 +153,18 @@ def random_choice(State state, seed, bint generic=False):
     the engine's random_action when it has one, or from the listed legal actions (generic);
     tests check that both agree exactly."""
     cdef EngineHandle h = state.handle
-    cdef const Engine* e = h.engine
+    cdef Engine engine = h.engine[0]
     cdef Workspace w
     cdef Rng rng
     if state.is_terminal():
         raise ValueError("the game is over")
+    if generic:
+        engine.random_action = NULL    # act_random then draws from the listed actions
     rng_seed(&rng, seed, 0, 0, 0)
-    if workspace_init(&w, e) != 0:
+    if workspace_init(&w, &engine) != 0:
         raise MemoryError()
     try:
-        if generic or e.random_action == NULL:
-            return w.legal[rng_below(&rng, e.legal_actions(state.buf, w.legal))]
-        return act_random(e, state.buf, &rng, &w)
+        return act_random(&engine, state.buf, &rng, &w)
     finally:
         workspace_free(&w)
 

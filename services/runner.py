@@ -13,7 +13,6 @@ does not grow with the number of games; a cancel is seen between any two shards,
 from __future__ import annotations
 
 import functools
-
 import logging
 import os
 import posixpath
