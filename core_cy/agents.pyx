@@ -253,7 +253,7 @@ def mcts_params(game):
               0.0, 100.0),
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation (greedy: "
               "random rollouts lose to the greedy agent)",
-              choices=("random", "greedy") + tuple(game.policies)),
+              choices=("random", "greedy", "none") + tuple(game.policies)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
         Param("cutoff", "int", 4, "rollout moves after which the game's heuristic judges the "
@@ -354,6 +354,8 @@ def agent_spec(game, text):
                     expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
         if rollout == "greedy":
             spec["rollout_kind"] = AGENT_GREEDY
+        elif rollout == "none":
+            spec["rollout_kind"] = AGENT_NONE
         elif rollout in policies:
             spec.update(rollout_kind=AGENT_POLICY, rollout_policy=policies.index(rollout))
     return spec
