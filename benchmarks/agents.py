@@ -3,6 +3,8 @@
     python benchmarks/agents.py strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
                                          [--players 3 --mode pro]
     python benchmarks/agents.py speed [--seconds 10]
+    python benchmarks/agents.py tradeoff [--game maori,mondo,reef_encounter,golden_island]
+                                         [--agents A;B;...] [--games 200] [--seconds 3]
     python benchmarks/agents.py memory
     python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
     python benchmarks/agents.py budget [--games 50] [--agent AGENT] [--run]
@@ -16,6 +18,9 @@ speed: moves simulated inside the search (tree descent and rollouts) per CPU sec
 the same engine's random-agent moves/s (goal >= 50%), and OpenSpiel's C++ MCTSBot with random
 rollouts on connect_four (its simulations/s times the mean random playout length from the
 searched positions), reported as ours / theirs (goal >= 1.0).
+tradeoff: for every game and search agent, the speed ratio (search moves/s over the random
+agent's, measured in the same run) next to its strength against greedy (share with 95% Wilson
+interval, seats rotated): the table from which the default is chosen.
 memory: the node pool and buffers per agent, and the process's resident memory before and
 after a game of mcts(iterations=1000) (goal: no growth).
 truncation: share of Maori pro games (3 players) that end at the move limit (default agent: the
@@ -176,6 +181,31 @@ def cmd_speed(args) -> None:
             print(line, flush=True)
 
 
+# The candidate defaults the tradeoff command compares (issue 10: speed vs strength).
+TRADEOFF_AGENTS = ("mcts", "mcts(sample=4)", "mcts(rollout=none)", "mcts(epsilon=0.5, cutoff=8)",
+                   "mcts(rollout=random, cutoff=8)",
+                   "mcts(rollout=random, cutoff=16, expand=random)")
+
+
+def cmd_tradeoff(args) -> None:
+    candidates = args.agents.split(";") if args.agents else TRADEOFF_AGENTS
+    anchor = openspiel_mcts_moves_per_second(400, args.seconds)
+    if anchor:
+        print(f"OpenSpiel MCTSBot(400, random rollouts) connect_four: "
+              f"{anchor['moves_per_s']:,.0f} moves/s", flush=True)
+    print("game | agent | search/random moves/s | ours/OpenSpiel | share vs greedy [95%] | "
+          "CPU s/game", flush=True)
+    for name in args.game.split(","):
+        game = core_cy.load(name)
+        base = random_moves_per_second(game, 2, args.seconds)
+        for agent in candidates:
+            ours = search_moves_per_second(game, 2, agent, args.seconds)
+            r = strength(name, agent, "greedy", args.games, args.seed)
+            versus = f"{ours / anchor['moves_per_s']:.2f}" if anchor else "-"
+            print(f"{name} | {agent} | {ours / base:.2f} | {versus} | "
+                  f"{_share_text(r['share'], r['games'])} | {r['cpu_per_game']:.3f}", flush=True)
+
+
 def cmd_memory(args) -> None:
     game = core_cy.load("maori")
     for agent in ("mcts(iterations=400)", "mcts(iterations=1000)"):
@@ -289,13 +319,14 @@ def cmd_desert(args) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["strength", "speed", "memory", "truncation", "budget",
+    ap.add_argument("what", choices=["strength", "speed", "tradeoff", "memory", "truncation", "budget",
                                      "solo", "desert"])
     ap.add_argument("--game", default="maori,mondo")
     ap.add_argument("--games", type=int, default=400)  # memory: try 20
     ap.add_argument("--a", default=None)
     ap.add_argument("--b", default="greedy")
     ap.add_argument("--agent", default=None)
+    ap.add_argument("--agents", default=None, help="tradeoff: agent strings separated by ';'")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--players", type=int, default=2, help="strength: seats (A in one, B in "

@@ -6,6 +6,7 @@ cdef enum AgentKind:
     AGENT_GREEDY = 1     # one ply on the engine's heuristic, ties broken by the RNG
     AGENT_POLICY = 2     # the engine's own policy number `policy` (e.g. a team planner)
     AGENT_MCTS = 3       # information-set Monte Carlo tree search (mcts.pxi)
+    AGENT_NONE = 4       # rollouts only: no rollout moves (the heuristic judges the new leaf)
 
 # An agent with its parameters (the parsed form of "mcts(iterations=400, rollout=greedy)").
 ctypedef struct AgentSpec:
@@ -14,7 +15,7 @@ ctypedef struct AgentSpec:
     # AGENT_MCTS only:
     int iterations       # simulations per decision
     double exploration   # the UCT exploration constant
-    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY or AGENT_POLICY: the rollout policy
+    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY or AGENT_NONE: the rollout policy
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
     int cutoff           # rollout moves before the heuristic judges the position (0: to the end)

@@ -312,8 +312,8 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
             break
     if a.rollout_kind == AGENT_POLICY:
         memset(t.scratch, 0, POLICY_SCRATCH)   # a policy's memory starts empty in every rollout
-    while not st_terminal(e, t.sim) and (a.cutoff == 0 or moves < a.cutoff) \
-            and moves < ROLLOUT_CAP:
+    while a.rollout_kind != AGENT_NONE and not st_terminal(e, t.sim) \
+            and (a.cutoff == 0 or moves < a.cutoff) and moves < ROLLOUT_CAP:
         e.apply(t.sim, rollout_action(e, t, a, rng))
         moves += 1
     t.moves += moves

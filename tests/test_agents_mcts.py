@@ -60,7 +60,7 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
-    assert props["rollout"]["enum"] == ["random", "greedy"]
+    assert props["rollout"]["enum"] == ["random", "greedy", "none"]
     assert info["greedy"]["parameters"]["properties"] == {}
     assert "description" in info["random"]
 
@@ -226,3 +226,22 @@ def test_random_rollouts_draw_through_the_engines_random_action_unchanged():
             assert fast == agents.search_stats(state, agent, seed=step, generic=True)
             assert fast[1] > 30 * 20
         state.apply(agents.choose(state, "greedy", seed=step))
+
+
+def test_rollout_none_judges_the_new_leaf_without_rollout_moves():
+    """rollout=none plays no rollout moves: one iteration from an empty tree simulates exactly
+    its one expansion move (a random rollout cut off after 5 moves adds those 5); here the root
+    has more legal actions than iterations, so every iteration expands a root child and the
+    search simulates one move per iteration, the rollouts' 5 moves fewer."""
+    state = MAORI.new(2, seed=6)
+    for _ in range(6):
+        state.apply(agents.choose(state, "greedy", seed=1))
+    assert len(state.legal_actions()) > 80
+    assert agents.search_stats(state, "mcts(iterations=1, rollout=none)", seed=3)[1] == 1
+    assert agents.search_stats(state, "mcts(iterations=1, rollout=random, cutoff=5)",
+                               seed=3)[1] == 6
+    leaf = agents.search_stats(state, "mcts(iterations=80, rollout=none)", seed=3)
+    assert leaf == agents.search_stats(state, "mcts(iterations=80, rollout=none)", seed=3)
+    assert sum(leaf[0].values()) == 80 and leaf[1] == 80
+    assert agents.search_stats(state, "mcts(iterations=80, rollout=random, cutoff=5)",
+                               seed=3)[1] == 80 + 5 * 80
