@@ -1388,7 +1388,10 @@ class ForbiddenDesertGame(Game):
                 "search (width 4) over its actions and equipment, scored by a team evaluation "
                 "with the weights of rule option search_weights; hidden tiles stay hidden",
                 "deep_search": "the same search with a wider beam (12): stronger, about half "
-                "as fast"}
+                "as fast",
+                "team_search": "deep_search's best lines for the acting adventurer, each "
+                "followed by the teammates' searched turns of the round, the line with the best "
+                "round taken: a joint team plan, slower"}
     adventurers = ADVENTURERS
     options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
                                 DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,
