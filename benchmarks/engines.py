@@ -1,15 +1,26 @@
 """Engine throughput on one core: games/s and moves/s per game and agent.
 
     python benchmarks/engines.py [--seconds 3] [--game maori] [--players 3]
+    python benchmarks/engines.py --game forbidden_desert --ab /tmp/old /tmp/new [--rounds 10]
 
 Each row plays shards of games with core_cy.batch.play (the same nogil loop the experiment
 runner uses) in this single process until --seconds of CPU time have passed.  Numbers are
 CPU-time rates of one core, so other work on the machine affects them less than wall time.
+
+--ab compares builds of one game's module (checkouts built in place with the same engine
+contract, e.g. before and after a change to that module) in one process, alternating short
+slices, so that the load on the machine falls on all of them alike: a few percent is visible
+here that separate runs lose in noise.
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import importlib.machinery
+import importlib.util
 import os
+import statistics
+import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
@@ -64,13 +75,53 @@ def print_rows(results: list[dict]) -> None:
               f"{r['moves_per_s']:>14,.0f}{r['mean_length']:>12.1f}")
 
 
+def load_build(name: str, checkout: str):
+    """The game object of module core_cy.<name> as built in place in another checkout."""
+    module = f"{core_cy.CATALOGUE[name]}"
+    paths = glob.glob(os.path.join(checkout, *module.split(".")) + ".*.so")
+    if not paths:
+        raise SystemExit(f"no built {module} in {checkout}")
+    sys.modules.pop(module, None)     # each build is executed afresh under the module's name
+    loader = importlib.machinery.ExtensionFileLoader(module, paths[0])
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_file_location(
+        module, paths[0], loader=loader))
+    loader.exec_module(mod)
+    return mod.GAME
+
+
+def ab(name: str, checkouts: list[str], players: int, agent: str, rounds: int,
+       seconds: float) -> None:
+    """Moves/s of each build, `seconds` per slice, in alternating order for `rounds`; prints
+    each build's median and its per-round ratio to the first build (median, range)."""
+    games = [load_build(name, c) for c in checkouts]
+    rates = [[] for _ in games]
+    for r in range(rounds):
+        for i in (range(len(games)) if r % 2 == 0 else reversed(range(len(games)))):
+            rates[i].append(measure(games[i], players, agent, seconds)["moves_per_s"])
+    for c, v in zip(checkouts, rates):
+        rel = [a / b for a, b in zip(v, rates[0])]
+        print(f"{c:<40}{statistics.median(v):>14,.0f} moves/s   x first: median "
+              f"{statistics.median(rel):.3f} [{min(rel):.3f}, {max(rel):.3f}]")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per row")
+    ap.add_argument("--seconds", type=float, help="CPU seconds per row (default 3; --ab: "
+                    "per slice, default 1)")
     ap.add_argument("--game", help="only this game")
     ap.add_argument("--players", type=int, help="player count (default: 3 where allowed)")
+    ap.add_argument("--ab", nargs="+", metavar="CHECKOUT", help="compare the --game module "
+                    "built in place in these checkouts, in one process")
+    ap.add_argument("--agent", default="random", help="with --ab: the agent")
+    ap.add_argument("--rounds", type=int, default=10, help="with --ab: slices per build")
     args = ap.parse_args(argv)
-    print_rows(rows(args.seconds, args.game, args.players))
+    if args.ab:
+        if not args.game:
+            ap.error("--ab needs --game")
+        players = args.players or default_players(core_cy.load(args.game))
+        ab(args.game, args.ab, players, args.agent, args.rounds, args.seconds or 1.0)
+        return
+    print_rows(rows(args.seconds or 3.0, args.game, args.players))
 
 
 if __name__ == "__main__":
