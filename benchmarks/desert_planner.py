@@ -3,10 +3,13 @@ causes, games/s (wall, and per CPU-second: the per-core figure on a shared machi
 random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
-        [--difficulties novice,normal] [--agent search,deep_search,planner] [--no-random]
+        [--difficulties novice,normal] [--agent search,deep_search,team_search,planner]
+        [--no-random]
 
 Agents: "search" (the team planner: a beam search over each adventurer's turn), "deep_search"
-(the same with a wider beam: stronger, slower), "planner" (the rule-based plan alone).
+(the same with a wider beam: stronger, slower), "team_search" (deep_search's best lines, each
+followed by the teammates' searched turns of the round: strongest, slowest), "planner" (the
+rule-based plan alone).
 """
 import argparse
 import collections
@@ -50,7 +53,8 @@ def main():
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--difficulties", default="novice,normal,elite,legendary")
     ap.add_argument("--agent", default="search",
-                    help="team policies, comma-separated: search, deep_search, planner")
+                    help="team policies, comma-separated: search, deep_search, team_search, "
+                    "planner")
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")

@@ -2,10 +2,13 @@
 (truncated share) per agent, head-to-head win shares with rotated seats (greedy vs random,
 the search agent vs greedy), seat advantage per player count with intervals under greedy and
 under the search agent, the value of perfect memory (written notes on vs off) for one agent,
-and throughput.
+and throughput; `search`: issue 10's goal, the search agents against greedy (release build:
+about 0.2 CPU s a game), with what decides the game.
 
     nice -n 10 python benchmarks/golden_island.py [--games 2000] [--search-games 200]
-        [--search "mcts(iterations=200)"] [--recall 200] [--only truncated,duel,seats,memory,speed]
+        [--search "mcts(iterations=200)"] [--recall 200]
+        [--strong "mcts(iterations=400);mcts"] [--strength-games 400] [--seed 1]
+        [--only truncated,duel,seats,memory,speed,search]
 
 Win shares come with 95% Wilson intervals (pipelines.stats) over the games that ended by the
 rules (a game cut by `max_rounds` is truncated and left out, as in every figure of the
@@ -28,7 +31,7 @@ from core_cy import batch  # noqa: E402
 from pipelines.stats import wilson_interval  # noqa: E402
 
 GAME = core_cy.load("golden_island")
-SECTIONS = ("truncated", "duel", "seats", "memory", "speed")
+SECTIONS = ("truncated", "duel", "seats", "memory", "speed", "search")
 
 
 _PLAYED: dict = {}
@@ -139,6 +142,31 @@ def speed(args):
         print(f"  3p {agent:<22} {n / dt:10.1f} games/s {moves / dt:12.0f} moves/s")
 
 
+def search(args):
+    """Issue 10's strength goal for this game, and why it is a race: among games where both
+    seats survive and only one placed six permits (the one that triggered the end), how
+    often that seat won."""
+    print(f"\nsearch vs greedy, 2 players, seats rotated, {args.strength_games} games each:")
+    for agent in args.strong.split(";"):
+        agents = [agent, "greedy"]
+        d, dt = play(2, None, agents, args.strength_games, rotate=True, seed=args.seed)
+        wins, n = agent_share(d, 2, agent, agents)
+        mine = np.array([[agents[(k + i) % 2] == agent for k in range(2)]
+                         for i in range(len(d["length"]))])
+        elim = np.array(d["seat_eliminated"])
+        placed = np.array(d["seat_permits_placed"])
+        shares = np.array(d["seat_win_share"])
+        both = by_rules(d) & (elim.sum(axis=1) == 0)
+        alone = both & ((placed >= 6).sum(axis=1) == 1)
+        first = (placed >= 6)[alone]
+        print(f"  {agent}: {share_text(wins, n)} over {int(n)} games, {dt / len(mine):.2f} CPU "
+              f"s a game; eliminated: search {100 * elim[mine].mean():.1f}%, greedy "
+              f"{100 * elim[~mine].mean():.1f}%")
+        print(f"      both survive in {int(both.sum())} games; the seat that alone placed six "
+              f"permits won {share_text(shares[alone][first].sum(), int(alone.sum()))} of "
+              f"{int(alone.sum())}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=2000, help="games per cell (random, greedy)")
@@ -146,6 +174,10 @@ def main(argv=None) -> None:
     ap.add_argument("--search", default="mcts(iterations=200)", help="the search agent")
     ap.add_argument("--recall", type=int, default=200,
                     help="recall_error_per_mille of the forgetful arm")
+    ap.add_argument("--strong", default="mcts(iterations=400);mcts",
+                    help="search: the agents to set against greedy, ';'-separated")
+    ap.add_argument("--strength-games", type=int, default=400, help="games per search duel")
+    ap.add_argument("--seed", type=int, default=1, help="search: the duels' seed")
     ap.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated")
     args = ap.parse_args(argv)
     for name in args.only.split(","):

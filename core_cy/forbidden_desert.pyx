@@ -19,11 +19,11 @@ The game is cooperative: one team outcome (win 1 / loss 0) for every seat.  Deci
 Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with its tile.
 """
 from libc.string cimport memcpy, memset, memcmp
-from libc.stdlib cimport abs, qsort
+from libc.stdlib cimport abs
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
-                               engine_handle, pop_top,
+                               engine_handle, pop_top, canonical_shuffle,
                                MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import codec, contract
 from core_cy.actions import ActionSpace, Kind
@@ -445,6 +445,23 @@ cdef inline int held_card(const DState* s, int seat, int typ) noexcept nogil:
     return -1
 
 
+cdef inline void held_types(const DState* s, int* held) noexcept nogil:
+    """held[seat]: bit typ set when the seat holds an equipment card of type typ (exactly
+    held_card(s, seat, typ) >= 0), found in one pass over the cards: the free-operation
+    listing asks this about every seat and type on every legal call."""
+    cdef int i, owner
+    memset(held, 0, MAX_PLAYERS * sizeof(held[0]))
+    for i in range(s.rules.n_eq):
+        owner = s.eq_owner[i]
+        if owner >= 0:
+            held[owner] |= 1 << s.rules.eq_type[i]
+
+
+cdef inline bint holds(const int* held, int seat, int typ) noexcept nogil:
+    """Whether held_types says that seat holds a card of type typ."""
+    return (held[seat] >> typ) & 1
+
+
 cdef inline bint water_drop_shown(const DState* s, int t) noexcept nogil:
     """Seed: "3 desert tiles carry a water drop": the team sees where the 3 water tiles
     are before excavating, not which of them is the mirage (rule option water_drop_desert_side)."""
@@ -586,7 +603,9 @@ cdef inline bint free_ok(const DState* s) noexcept nogil:
 cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     """Free operations (spec 4.9, 4.10, 4.8 Water Carrier), ascending by action id."""
     cdef int g, r, typ, h, c, tc, t, k, comp, d
+    cdef int held[MAX_PLAYERS]
     cdef bint diag
+    held_types(s, held)
     # Water: same tile, or the Water Carrier to orthogonally adjacent tiles.
     for g in range(s.head.players):
         for r in range(s.head.players):
@@ -600,7 +619,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     # Pass equipment to a pawn on the same tile.
     for typ in range(N_EQ_TYPES):
         for g in range(s.head.players):
-            if held_card(s, g, typ) < 0:
+            if not holds(held, g, typ):
                 continue
             for r in range(s.head.players):
                 if r != g and s.pawn_tile[g] == s.pawn_tile[r]:
@@ -608,7 +627,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                     n += 1
     # Dune Blaster: own tile or a neighbour with sand (Explorer: diagonal too).
     for h in range(s.head.players):
-        if held_card(s, h, EQ_BLASTER) < 0:
+        if not holds(held, h, EQ_BLASTER):
             continue
         tc = s.tile_cell[s.pawn_tile[h]]
         diag = s.role[h] == EXPLORER
@@ -619,7 +638,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                 n += 1
     # Jet Pack: to any unblocked tile, maybe with one pawn from the start tile.
     for h in range(s.head.players):
-        if held_card(s, h, EQ_JETPACK) < 0:
+        if not holds(held, h, EQ_JETPACK):
             continue
         if buried(s, h) and not s.rules.switches.jetpack_when_buried:
             continue
@@ -634,11 +653,11 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
             out[n] = pawn_move(A_JET, h, c, NO_PASSENGER)
             n += 1
     for h in range(s.head.players):
-        if held_card(s, h, EQ_SHIELD) >= 0:
+        if holds(held, h, EQ_SHIELD):
             out[n] = A_SHIELD + h
             n += 1
     for h in range(s.head.players):
-        if held_card(s, h, EQ_SCOPE) < 0:
+        if not holds(held, h, EQ_SCOPE):
             continue
         for c in range(N_CELLS):
             t = s.cell_tile[c]
@@ -647,15 +666,15 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
                 out[n] = seat_at_cell(A_SCOPE, h, c)
                 n += 1
     for h in range(s.head.players):
-        if held_card(s, h, EQ_RESERVE) >= 0:
+        if holds(held, h, EQ_RESERVE):
             out[n] = A_RESERVE + h
             n += 1
     # Time Throttle: only on the holder's own turn, in the action phase (spec 4.10).
-    if s.phase == PH_ACTIONS and held_card(s, s.head.current, EQ_THROTTLE) >= 0:
+    if s.phase == PH_ACTIONS and holds(held, s.head.current, EQ_THROTTLE):
         out[n] = A_THROTTLE + s.head.current
         n += 1
     for h in range(s.head.players):
-        if held_card(s, h, EQ_TRACKER) >= 0 and s.draw_len > 0:
+        if holds(held, h, EQ_TRACKER) and s.draw_len > 0:
             out[n] = A_TRACKER + h
             n += 1
     return n
@@ -1129,21 +1148,6 @@ cdef double d_heuristic(const void* vs, int seat) noexcept nogil:
     return v
 
 
-cdef int by_byte(const void* a, const void* b) noexcept nogil:
-    return (<const uint8_t*>a)[0] - (<const uint8_t*>b)[0]
-
-
-cdef int by_int(const void* a, const void* b) noexcept nogil:
-    return (<const int32_t*>a)[0] - (<const int32_t*>b)[0]
-
-
-cdef void canonical_shuffle(Rng* rng, uint8_t* cards, int n) noexcept nogil:
-    """Sorts the hidden cards before shuffling them: the result depends only on which cards
-    are hidden (what the team knows), not on their hidden order."""
-    qsort(cards, n, sizeof(cards[0]), by_byte)
-    rng_shuffle(rng, cards, n, sizeof(cards[0]))
-
-
 cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
     """Deals the faces of the hidden tiles that show (drops) or do not show a water drop
     among themselves again (a water-drop tile stays a well or the mirage), from the faces
@@ -1157,8 +1161,7 @@ cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
             ids[n] = <uint8_t>t
             faces[n] = (o.kind[t] << 16) | (o.gear[t] << 8) | (o.clue[t] + 128)
             n += 1
-    qsort(faces, n, sizeof(faces[0]), by_int)
-    rng_shuffle(rng, faces, n, sizeof(faces[0]))
+    canonical_shuffle(rng, faces, n)
     for i in range(n):
         o.kind[ids[i]] = <uint8_t>(faces[i] >> 16)
         o.gear[ids[i]] = <uint8_t>((faces[i] >> 8) & 0xFF)
@@ -1369,7 +1372,10 @@ class ForbiddenDesertGame(Game):
                 "search (width 4) over its actions and equipment, scored by a team evaluation "
                 "with the weights of rule option search_weights; hidden tiles stay hidden",
                 "deep_search": "the same search with a wider beam (12): stronger, about half "
-                "as fast"}
+                "as fast",
+                "team_search": "deep_search's best lines for the acting adventurer, each "
+                "followed by the teammates' searched turns of the round, the line with the best "
+                "round taken: a joint team plan, slower"}
     adventurers = ADVENTURERS
     options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
                                 DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,

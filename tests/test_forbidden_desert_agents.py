@@ -84,7 +84,7 @@ def blocked_in(policy_roles=("navigator", "explorer")):
     return d
 
 
-@pytest.mark.parametrize("policy", ["search", "deep_search"])
+@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
 def test_search_blasts_a_drift_that_walls_it_in(policy):
     d = blocked_in()
     give_card(d, "dune_blaster", 0)
@@ -95,7 +95,7 @@ def test_search_blasts_a_drift_that_walls_it_in(policy):
     assert agents.choose(load(d), policy, 1) in (DIG(0, 1), DIG(1, 0))
 
 
-@pytest.mark.parametrize("policy", ["search", "deep_search"])
+@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
 def test_search_flies_a_jet_pack_out_of_a_walled_corner(policy):
     d = blocked_in()
     set_sand(d, (0, 1), 8)
@@ -106,9 +106,10 @@ def test_search_flies_a_jet_pack_out_of_a_walled_corner(policy):
     assert kind == "jet" and x["holder"] == 0, GAME.describe(load(d), a)
 
 
-def test_deep_search_is_reproducible_across_shards():
-    r1 = batch.play(GAME, 3, {}, "deep_search", seed=4, count=12)
-    r2 = batch.play(GAME, 3, {}, "deep_search", seed=4, start=6, count=6)
+@pytest.mark.parametrize("policy", ["deep_search", "team_search"])
+def test_deep_search_is_reproducible_across_shards(policy):
+    r1 = batch.play(GAME, 3, {}, policy, seed=4, count=12)
+    r2 = batch.play(GAME, 3, {}, policy, seed=4, start=6, count=6)
     assert r1.slice(6).column("end_reason").to_pylist() == r2.column("end_reason").to_pylist()
     assert r1.slice(6).column("turns").to_pylist() == r2.column("turns").to_pylist()
 

@@ -1,7 +1,8 @@
 """Forbidden Desert: the agents never peek (issue 10).  Two states the team cannot tell apart
 (the hidden tile faces dealt otherwise among the hidden tiles, the unseen storm cards and the
 equipment pile in another order, another future chance stream) give the same decisions for
-the same seed: the search's visits, greedy's move and the team planners' moves.  `observe`
+the same seed: the search's visits, greedy's move and the team planners' moves (team_search's
+teammates' turns included).  `observe`
 sorts what is hidden before it shuffles it, so its view depends only on what the team knows."""
 import numpy as np
 import pytest
@@ -55,7 +56,8 @@ def test_states_the_team_cannot_tell_apart_give_the_same_decisions(players, seed
             assert (agents.search_visits(state, "mcts(iterations=24, cutoff=8)", seed=step)
                     == agents.search_visits(look_alike, "mcts(iterations=24, cutoff=8)", seed=step))
             checked += 1
-        for agent in ("greedy", "search", "planner"):
-            assert agents.choose(state, agent, seed=step) == agents.choose(look_alike, agent, seed=step)
+        for agent in ("greedy", "search", "deep_search", "team_search", "planner"):
+            assert (agents.choose(state, agent, seed=step)
+                    == agents.choose(look_alike, agent, seed=step)), agent
         state.apply(agents.choose(state, "search", seed=step))
     assert checked >= 5 and differed >= 20

@@ -24,11 +24,20 @@ def landing_choice(known):
     return build(d)
 
 
-def test_greedy_lands_where_the_golden_island_may_be_and_not_where_it_cannot():
-    state = landing_choice(known=False)
-    assert agents.choose(state, "greedy") == ABILITY(0, LAND(5, "black"))
+def test_greedy_values_a_landing_by_the_chance_that_the_island_is_golden():
+    land = ABILITY(0, LAND(5, "black"))
+    maybe = agents.action_values(landing_choice(known=False), 0)
+    ordinary = agents.action_values(landing_choice(known=True), 0)
+    assert maybe[land] > ordinary[land] + 1.0
+
+
+def test_greedy_lands_on_an_island_known_to_be_ordinary_for_its_gold():
+    # Only survivors compare gold, and the sixth permit placed first wins the race: the
+    # chest counts in full, not scaled by the seat's survival chance today (here 0: it has
+    # no permit on an island that may be golden).
     state = landing_choice(known=True)
-    assert agents.choose(state, "greedy") == PASS
+    assert agents.choose(state, "greedy") == ABILITY(0, LAND(5, "black"))
+    assert agents.choose(state, "greedy") != PASS
 
 
 def test_fast_path_answers_in_a_greedy_game():
