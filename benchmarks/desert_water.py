@@ -1,0 +1,114 @@
+"""Forbidden Desert: where a team's water comes from and where it goes (issue 10: the team
+agents lose about two thirds of their 4-player Novice games to thirst).
+
+    python benchmarks/desert_water.py [--agents deep_search,team_search] [--games 200]
+        [--players 4] [--difficulty novice] [--seed 1]
+
+Plays each game through the Python face one decision at a time (agents.choose, as the twin
+tests do: a planner then searches at every decision instead of following its cached line,
+which plays about as well) and puts every change of a canteen down to its cause: a well
+excavated (with how many pawns stood on it), the Water Carrier's draw, the Secret Water
+Reserve, and each Sun Beats Down (water drunk, and pawns it spared in shade: an excavated
+tunnel or a Solar Shield).  Water passed between pawns moves water, it adds none.  Per game
+means; the games are new(players, seed + i), so two agents meet the same setups.
+"""
+import argparse
+import collections
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout first
+
+from core_cy import agents  # noqa: E402
+from core_cy.forbidden_desert import GAME  # noqa: E402
+from pipelines.stats import wilson_interval  # noqa: E402
+
+
+def waters(d):
+    return [p["water"] for p in d["pawns"]]
+
+
+def tile_kind(d, tile):
+    for row in d["board"]:
+        for e in row:
+            if e and e["tile"] == tile:
+                return e["kind"]
+    return None
+
+
+def top_storm_card(d):
+    """The kind of the storm card the next draw reveals, or None when the pile must be
+    reshuffled first (its order is not known yet)."""
+    pile = d["storm_draw_pile"]
+    return d["rules"]["storm_deck"][pile[-1]]["kind"] if pile else None
+
+
+def account(tally, d0, d1, action):
+    """Adds what one decision did to the canteens to tally."""
+    kind, _ = GAME.actions.decode(action)
+    before, after = waters(d0), waters(d1)
+    gained = sum(max(0, b - a) for a, b in zip(before, after))
+    if kind == "excavate":
+        acting = d0["pawns"][d0["current_player"]]["tile"]
+        if tile_kind(d1, acting) == "well":
+            tally["wells excavated"] += 1
+            tally["pawns on a well excavated"] += sum(p["tile"] == acting for p in d0["pawns"])
+            tally["water from wells"] += gained
+    elif kind == "wc_draw":
+        tally["Water Carrier draws"] += 1
+        tally["water from Water Carrier draws"] += gained
+    elif kind == "reserve":
+        tally["water from the Secret Water Reserve"] += gained
+    elif kind == "draw" and top_storm_card(d0) == "sun_beats_down":
+        drank = [b < a for a, b in zip(before, after)]
+        tally["Sun Beats Down cards"] += 1
+        tally["water drunk"] += sum(drank)
+        tally["pawns spared by shade"] += len(drank) - sum(drank)
+
+
+def play(agent, args):
+    tally = collections.Counter()
+    ends = collections.Counter()
+    cpu = time.process_time()
+    for i in range(args.games):
+        state = GAME.new(args.players, rules={"difficulty": args.difficulty}, seed=args.seed + i)
+        step = 0
+        d0 = state.to_dict()
+        while not state.is_terminal():
+            a = agents.choose(state, agent, seed=step)
+            state.apply(a)
+            d1 = state.to_dict()
+            account(tally, d0, d1, a)
+            d0 = d1
+            step += 1
+        ends[state.end_reason] += 1
+    cpu = time.process_time() - cpu
+    wins = ends.get("win", 0)
+    lo, hi = wilson_interval(wins / args.games, args.games)
+    print(f"{agent}, {args.players} players, {args.difficulty}: win {wins / args.games:.1%} "
+          f"[{lo:.1%}, {hi:.1%}] over {args.games} games ({args.games / cpu:.1f} games per "
+          f"CPU-second through the Python face); ends {dict(ends)}")
+    per_well = tally["pawns on a well excavated"] / max(1, tally["wells excavated"])
+    print(f"  {'pawns on a well when it is excavated':38s} {per_well:6.2f} per well")
+    for name in ("wells excavated", "water from wells",
+                 "Water Carrier draws", "water from Water Carrier draws",
+                 "water from the Secret Water Reserve", "Sun Beats Down cards", "water drunk",
+                 "pawns spared by shade"):
+        print(f"  {name:38s} {tally[name] / args.games:6.2f} per game")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--agents", default="deep_search,team_search")
+    ap.add_argument("--games", type=int, default=200)
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--difficulty", default="novice")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    for agent in args.agents.split(","):
+        play(agent, args)
+
+
+if __name__ == "__main__":
+    main()
