@@ -195,6 +195,29 @@ cdef inline int pop_top(pile_card_t* deck, pile_count_t* count) noexcept nogil:
     return card
 
 
+# The cards of a hidden pile (small integers of one of these types).
+ctypedef fused hidden_card_t:
+    int8_t
+    uint8_t
+    int32_t
+
+cdef inline void canonical_shuffle(Rng* rng, hidden_card_t* cards, int n) noexcept nogil:
+    """Shuffles cards[0 .. n-1] from their sorted order, so that the result depends only on
+    which cards are hidden, not on their hidden order (an observe's redeal: two states a
+    seat cannot tell apart give the same view).  The sort is by insertion: a pile holds a
+    few dozen cards, where a library sort's call per comparison costs more than the sort."""
+    cdef int i, j
+    cdef hidden_card_t card
+    for i in range(1, n):
+        card = cards[i]
+        j = i - 1
+        while j >= 0 and cards[j] > card:
+            cards[j + 1] = cards[j]
+            j -= 1
+        cards[j + 1] = card
+    rng_shuffle(rng, cards, n, sizeof(cards[0]))
+
+
 cdef inline int emit(int* out, int n, int action) noexcept nogil:
     """Appends a legal action to out[0 .. n-1]: the new count."""
     out[n] = action

@@ -19,11 +19,11 @@ The game is cooperative: one team outcome (win 1 / loss 0) for every seat.  Deci
 Pawns stand on tiles (not cells), so a pawn, its sand and its parts ride with its tile.
 """
 from libc.string cimport memcpy, memset, memcmp
-from libc.stdlib cimport abs, qsort
+from libc.stdlib cimport abs
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
-                               engine_handle, pop_top,
+                               engine_handle, pop_top, canonical_shuffle,
                                MAX_LEGAL, POLICY_SCRATCH)
 from core_cy import codec, contract
 from core_cy.actions import ActionSpace, Kind
@@ -1148,21 +1148,6 @@ cdef double d_heuristic(const void* vs, int seat) noexcept nogil:
     return v
 
 
-cdef int by_byte(const void* a, const void* b) noexcept nogil:
-    return (<const uint8_t*>a)[0] - (<const uint8_t*>b)[0]
-
-
-cdef int by_int(const void* a, const void* b) noexcept nogil:
-    return (<const int32_t*>a)[0] - (<const int32_t*>b)[0]
-
-
-cdef void canonical_shuffle(Rng* rng, uint8_t* cards, int n) noexcept nogil:
-    """Sorts the hidden cards before shuffling them: the result depends only on which cards
-    are hidden (what the team knows), not on their hidden order."""
-    qsort(cards, n, sizeof(cards[0]), by_byte)
-    rng_shuffle(rng, cards, n, sizeof(cards[0]))
-
-
 cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
     """Deals the faces of the hidden tiles that show (drops) or do not show a water drop
     among themselves again (a water-drop tile stays a well or the mirage), from the faces
@@ -1176,8 +1161,7 @@ cdef void redeal(DState* o, bint drops, Rng* rng) noexcept nogil:
             ids[n] = <uint8_t>t
             faces[n] = (o.kind[t] << 16) | (o.gear[t] << 8) | (o.clue[t] + 128)
             n += 1
-    qsort(faces, n, sizeof(faces[0]), by_int)
-    rng_shuffle(rng, faces, n, sizeof(faces[0]))
+    canonical_shuffle(rng, faces, n)
     for i in range(n):
         o.kind[ids[i]] = <uint8_t>(faces[i] >> 16)
         o.gear[ids[i]] = <uint8_t>((faces[i] >> 8) & 0xFF)

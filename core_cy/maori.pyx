@@ -18,7 +18,7 @@ A turn is split into decisions, each one action:
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL)
+                               rng_shuffle, canonical_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, UniqueIds, integer, load_data, number
@@ -1089,17 +1089,8 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     the sorted pile so that the view depends only on what the seat knows (which tiles are
     left)."""
     cdef MState* o = <MState*>out
-    cdef int i, j
-    cdef int8_t t
     memcpy(o, vs, sizeof(MState))
-    for i in range(1, o.pile_len):          # insertion sort: the pile holds a few dozen tiles
-        t = o.pile[i]
-        j = i - 1
-        while j >= 0 and o.pile[j] > t:
-            o.pile[j + 1] = o.pile[j]
-            j -= 1
-        o.pile[j + 1] = t
-    rng_shuffle(rng, o.pile, o.pile_len, sizeof(o.pile[0]))
+    canonical_shuffle(rng, o.pile, o.pile_len)
 
 
 

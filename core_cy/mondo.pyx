@@ -451,14 +451,16 @@ cdef inline void count_face(const MRules* R, const MFace* f, BoardInfo* bi) noex
         bi.dormant += 1
 
 
-cdef void link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* parent,
-                     uint8_t* bad, uint8_t* rim, int16_t* open) noexcept nogil:
+cdef int link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* parent,
+                    uint8_t* bad, uint8_t* rim, int16_t* open, int16_t* nodes) noexcept nogil:
     """What analyse() and build_areas() share: the board's counts (empty, placed, animals,
     volcanoes, errors, matched edges) and its segment nodes (cell * MAX_SEGS + segment)
     joined into areas (union-find `parent`), with per node (not yet per area): bad = an
-    error edge or the sea, rim = touches the rim, open = edges facing an empty space."""
+    error edge or the sea, rim = touches the rim, open = edges facing an empty space.
+    nodes[0 .. count - 1]: the segment nodes of the placed tiles in cell order (the count is
+    returned), so that the callers walk them without finding the tiles again."""
     cdef const MRules* R = &s.rules
-    cdef int c, d, k, n, m = 0, how
+    cdef int c, d, k, n, m = 0, how, count = 0
     cdef const MFace* f
     memset(bi, 0, sizeof(BoardInfo))
     for c in range(n_cells(R)):
@@ -469,6 +471,8 @@ cdef void link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* par
         count_face(R, f, bi)
         for k in range(f.nseg):
             n = c * MAX_SEGS + k
+            nodes[count] = <int16_t>n
+            count += 1
             parent[n] = n
             bad[n] = 0
             rim[n] = 0
@@ -491,6 +495,12 @@ cdef void link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* par
             elif how == MEET_MATCH and first_side(d):
                 bi.matched += 1
                 uf_join(parent, n, m)
+    return count
+
+
+cdef inline int node_terrain(const MState* s, const MPlayer* pl, int n) noexcept nogil:
+    """The terrain of segment node n (cell * MAX_SEGS + segment) of a placed tile."""
+    return cell_face(s, pl, n // MAX_SEGS).seg_terrain[n % MAX_SEGS]
 
 
 cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint species) noexcept nogil:
@@ -506,34 +516,29 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
     cdef int size[MAX_NODES]
     cdef int last[MAX_NODES]
     cdef uint8_t cnt[MAX_NODES][N_SPECIES]
-    cdef int c, k, n, r, sp, terr
+    cdef int16_t nodes[MAX_NODES]
+    cdef int c, i, n, r, sp, terr, count
     cdef const MFace* f
     cdef uint32_t mask
-    link_areas(s, pl, bi, parent, bad, rim, open)
+    count = link_areas(s, pl, bi, parent, bad, rim, open, nodes)
     # Fold the flags onto the roots (open counts as bad: the area is not closed); size =
     # distinct tiles of the area (B12): a tile's segments are visited one after the other.
     memset(size, 0, nc * MAX_SEGS * sizeof(int))
     memset(last, 0xff, nc * MAX_SEGS * sizeof(int))      # -1: no tile yet
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
-            continue
-        f = cell_face(s, pl, c)
-        for k in range(f.nseg):
-            n = c * MAX_SEGS + k
-            r = uf_find(parent, n)
-            bad[r] |= bad[n] | (open[n] > 0)
-            rim[r] |= rim[n]
-            if last[r] != c:
-                last[r] = c
-                size[r] += 1
+    for i in range(count):
+        n = nodes[i]
+        r = uf_find(parent, n)
+        bad[r] |= bad[n] | (open[n] > 0)
+        rim[r] |= rim[n]
+        c = n // MAX_SEGS
+        if last[r] != c:
+            last[r] = c
+            size[r] += 1
     if species:
-        for c in range(nc):
-            if pl.cell_tile[c] == NO_TILE:
-                continue
-            f = cell_face(s, pl, c)
-            for k in range(f.nseg):
-                if uf_find(parent, c * MAX_SEGS + k) == c * MAX_SEGS + k:
-                    memset(cnt[c * MAX_SEGS + k], 0, N_SPECIES)
+        for i in range(count):
+            n = nodes[i]
+            if uf_find(parent, n) == n:
+                memset(cnt[n], 0, N_SPECIES)
         for c in range(nc):
             if pl.cell_tile[c] == NO_TILE:
                 continue
@@ -541,34 +546,30 @@ cdef void analyse(const MState* s, const MPlayer* pl, BoardInfo* bi, bint specie
             if f.animal >= 0:
                 r = uf_find(parent, c * MAX_SEGS + f.animal_seg)
                 cnt[r][f.animal] += 1
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
+    for i in range(count):
+        n = nodes[i]
+        if parent[n] != n or bad[n]:
             continue
-        f = cell_face(s, pl, c)
-        for k in range(f.nseg):
-            n = c * MAX_SEGS + k
-            if parent[n] != n or bad[n]:
-                continue
-            terr = f.seg_terrain[k]
-            if terr == T_WATER:
-                if not rim[n]:              # section 5.2: a lake never touches the rim
-                    bi.lakes += 1
-                    if size[n] > bi.largest_lake:
-                        bi.largest_lake = size[n]
-            else:
-                bi.closed_land += 1
-                bi.closed_by_terrain[terr] += 1
-                if terr == T_FOREST and size[n] > bi.largest_forest:
-                    bi.largest_forest = size[n]
-            if species:
-                mask = 0
-                for sp in range(N_SPECIES):
-                    if cnt[n][sp] >= 3:
-                        bi.species3 |= (1u << sp)
-                    if cnt[n][sp] > 0:
-                        mask |= (1u << sp)
-                if all_species_of(R, terr, mask):
-                    bi.all4 |= (1u << terr)
+        terr = node_terrain(s, pl, n)
+        if terr == T_WATER:
+            if not rim[n]:              # section 5.2: a lake never touches the rim
+                bi.lakes += 1
+                if size[n] > bi.largest_lake:
+                    bi.largest_lake = size[n]
+        else:
+            bi.closed_land += 1
+            bi.closed_by_terrain[terr] += 1
+            if terr == T_FOREST and size[n] > bi.largest_forest:
+                bi.largest_forest = size[n]
+        if species:
+            mask = 0
+            for sp in range(N_SPECIES):
+                if cnt[n][sp] >= 3:
+                    bi.species3 |= (1u << sp)
+                if cnt[n][sp] > 0:
+                    mask |= (1u << sp)
+            if all_species_of(R, terr, mask):
+                bi.all4 |= (1u << terr)
 
 
 cdef inline bint all_species_of(const MRules* R, int terr, uint32_t mask) noexcept nogil:
@@ -970,10 +971,13 @@ cdef inline int task_count(const MPlayer* pl) noexcept nogil:
     return n
 
 
-cdef double place_seconds(MState* s, const MPlayer* pl, int face, int rot) noexcept nogil:
+cdef inline double place_seconds(const MState* s, const MPlayer* pl, int face, int rot,
+                                 Rng* rng) noexcept nogil:
+    """Seconds to place a tile at the player's speed 1 (per_placement mode draws them from
+    rng: the game's stream in apply, a look-ahead's own in the action values)."""
     cdef double d
     if s.rules.per_placement:
-        d = s.rules.pp_mean + s.rules.pp_sd * normal(&s.head.rng)
+        d = s.rules.pp_mean + s.rules.pp_sd * normal(rng)
         return d if d > s.rules.pp_min else s.rules.pp_min
     d = s.rules.t_place
     if face != pl.hand_face:
@@ -1011,7 +1015,7 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
         pl.pend = OP_JUMP
         pl.t_next = t + s.rules.t_jump / pl.speed
     elif x.kind == K_PLACE:
-        end = t + place_seconds(s, pl, x.face, x.rot) / pl.speed
+        end = t + place_seconds(s, pl, x.face, x.rot, &s.head.rng) / pl.speed
         if end <= s.rules.timer:
             put_on_board(s, p, pl.hand, x.face, x.cell, x.rot)
             pl.hand = NO_TILE
@@ -1355,39 +1359,30 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
     """The areas of a board with what section 5.1 needs to tell, after one more tile,
     whether an area becomes closed (open edges are counted instead of flagged), and the
     counts the heuristic reads (as analyse() finds them: the action_values tests compare)."""
-    cdef const MRules* R = &s.rules
     cdef BoardInfo* bi = &A.b
     cdef int parent[MAX_NODES]
-    cdef int c, k, n, t, r, nc = n_cells(R)
-    cdef const MFace* f
-    link_areas(s, pl, bi, parent, A.bad, A.rim, A.open)
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
+    cdef int16_t nodes[MAX_NODES]
+    cdef int i, n, t, r, count
+    count = link_areas(s, pl, bi, parent, A.bad, A.rim, A.open, nodes)
+    for i in range(count):
+        n = nodes[i]
+        r = uf_find(parent, n)
+        A.root[n] = <int16_t>r
+        if r != n:
+            A.open[r] += A.open[n]
+            A.bad[r] |= A.bad[n]
+            A.rim[r] |= A.rim[n]
+    for i in range(count):
+        n = nodes[i]
+        if A.root[n] != n or A.bad[n] or A.open[n] > 0:
             continue
-        f = cell_face(s, pl, c)
-        for k in range(f.nseg):
-            n = c * MAX_SEGS + k
-            r = uf_find(parent, n)
-            A.root[n] = <int16_t>r
-            if r != n:
-                A.open[r] += A.open[n]
-                A.bad[r] |= A.bad[n]
-                A.rim[r] |= A.rim[n]
-    for c in range(nc):
-        if pl.cell_tile[c] == NO_TILE:
-            continue
-        f = cell_face(s, pl, c)
-        for k in range(f.nseg):
-            n = c * MAX_SEGS + k
-            if A.root[n] != n or A.bad[n] or A.open[n] > 0:
-                continue
-            t = f.seg_terrain[k]
-            if t == T_WATER:
-                if not A.rim[n]:
-                    bi.lakes += 1
-            else:
-                bi.closed_land += 1
-                bi.closed_by_terrain[t] += 1
+        t = node_terrain(s, pl, n)
+        if t == T_WATER:
+            if not A.rim[n]:
+                bi.lakes += 1
+        else:
+            bi.closed_land += 1
+            bi.closed_by_terrain[t] += 1
 
 
 cdef inline int small_find(int* p, int x) noexcept nogil:
@@ -1471,21 +1466,6 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
     for k in range(ng):
         if gp[k] == k and gopen[k] == 0 and not gbad[k] and gter[k] != T_WATER:
             out.closed_land += 1
-
-
-cdef inline double place_seconds_with(const MState* s, const MPlayer* pl, int face, int rot,
-                                      Rng* rng) noexcept nogil:
-    """place_seconds with an explicit random stream (per_placement mode draws from it)."""
-    cdef double d
-    if s.rules.per_placement:
-        d = s.rules.pp_mean + s.rules.pp_sd * normal(rng)
-        return d if d > s.rules.pp_min else s.rules.pp_min
-    d = s.rules.t_place
-    if face != pl.hand_face:
-        d += s.rules.t_look
-    if rot != 0:
-        d += s.rules.t_rotate
-    return d
 
 
 cdef void rotation_duplicates(const MFace* f, int* dup) noexcept nogil:
@@ -1754,7 +1734,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
             if not kdone[key]:
                 kdone[key] = True
                 rng = s.head.rng
-                kt[key] = t0 + place_seconds_with(s, pl, x.face, x.rot, &rng) / pl.speed
+                kt[key] = t0 + place_seconds(s, pl, x.face, x.rot, &rng) / pl.speed
                 mine_init(pl, &km[key], OP_NONE)
                 if kt[key] <= s.rules.timer:
                     km[key].hand = NO_TILE
