@@ -244,7 +244,10 @@ def mcts_params(game):
     cut off after 4 moves.  Measured on this 2-core machine: 3-player Maori about 0.10 CPU s a
     game (9,000 games in under 8 min on 2 cores), against 0.25 with 400 iterations and no top
     up; sampled greedy rollouts (sample=4) cost Maori strength (0.80 against 0.93-0.97 vs
-    greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44)."""
+    greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the speed
+    goal (simulated moves per CPU second at least half the random agent's): greedy rollouts
+    reach 0.10-0.19 of it, and every setting measured that reaches 0.5 (random rollout moves)
+    loses to greedy in Maori, Mondo and Reef (README, benchmarks/agents.py tradeoff)."""
     return (
         Param("iterations", "int", 200, "simulations per decision (with top_up, counting the "
               "visits kept from the previous decision); 200 answers a 9,000-game Maori seat "

@@ -572,14 +572,18 @@ ctypedef struct PlanCache:
 cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noexcept nogil:
     """The search's apply: d_apply's action effects without the phase machinery, and an
     unseen tile's excavation kept hidden."""
-    cdef int p = s.head.current, t = s.pawn_tile[p]
+    cdef int p = s.head.current, t = s.pawn_tile[p], pile
     if a >= A_BLAST:
         apply_free(s, a)        # Dune Blaster, Jet Pack: the engine's own effects, no action
         return
     s.actions_left -= 1
     if a == A_EXCAVATE:
         if visible_kind(root, t) >= 0:
+            # A gear tile's card is the equipment pile's hidden top: the search draws none.
+            pile = s.eq_len
+            s.eq_len = 0
             excavate(s, p)
+            s.eq_len = pile
         else:
             dug[0] |= 1 << t
     else:

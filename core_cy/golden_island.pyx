@@ -158,8 +158,9 @@ ctypedef struct GAction:
 
 # Heuristic weights (greedy agent), not rules: see g_heuristic().
 cdef double W_SURVIVE = 20.0      # value of being sure to survive (a permit on the Golden Island);
-                                  # 10-20 give the search the same strength, 30 and 45 less
-                                  # (benchmarks/golden_island.py --only search)
+                                  # mcts(iterations=400) vs greedy, 400 games on the same deals:
+                                  # 20: 0.79, 30: 0.75, 45: 0.68; on others 10: 0.82, 15: 0.78,
+                                  # 20: 0.81 (greedy itself: 20 vs 30 even, 0.493 over 4,000)
 cdef double W_PERMIT = 1.5        # a permit in hand
 cdef double W_PERMIT_VALUE = 0.1  # per point of a held permit
 cdef double W_PIRATE = 0.7        # a pirate held

@@ -61,3 +61,18 @@ def test_states_the_team_cannot_tell_apart_give_the_same_decisions(players, seed
                     == agents.choose(look_alike, agent, seed=step)), agent
         state.apply(agents.choose(state, "search", seed=step))
     assert checked >= 5 and differed >= 20
+
+
+@pytest.mark.parametrize("seed", [1, 8])
+def test_the_team_planners_never_read_the_equipment_pile(seed):
+    """The crash site is a gear tile the team recognises: a search line that excavates it
+    must not get the pile's hidden top card (the team cannot know which card comes)."""
+    state = GAME.new(4, rules={"difficulty": "novice"}, seed=seed)
+    d = state.to_dict()
+    rng = np.random.default_rng(seed)
+    for _ in range(12):
+        other = dict(d, equipment_pile=[int(c) for c in rng.permutation(d["equipment_pile"])])
+        look_alike = GAME.from_dict(other)
+        for agent in ("search", "deep_search", "team_search"):
+            assert (agents.choose(state, agent, seed=0)
+                    == agents.choose(look_alike, agent, seed=0)), agent
