@@ -3,7 +3,7 @@
 # An engine is a table of C functions over one flat state struct of `state_size` bytes.
 # Agents and the batch runner only ever see `Engine*` and `void*` states, so they never know
 # which game they play.  Everything here is nogil and allocation-free.
-from libc.stdint cimport uint64_t, uint32_t, int32_t, int8_t, uint8_t
+from libc.stdint cimport uint64_t, uint32_t, int32_t, int8_t, uint8_t, int16_t
 from libc.string cimport memcpy, memset
 
 cdef extern from "meeple_rng.h":
@@ -199,13 +199,12 @@ cdef inline int pop_top(pile_card_t* deck, pile_count_t* count) noexcept nogil:
 ctypedef fused hidden_card_t:
     int8_t
     uint8_t
+    int16_t
     int32_t
 
-cdef inline void canonical_shuffle(Rng* rng, hidden_card_t* cards, int n) noexcept nogil:
-    """Shuffles cards[0 .. n-1] from their sorted order, so that the result depends only on
-    which cards are hidden, not on their hidden order (an observe's redeal: two states a
-    seat cannot tell apart give the same view).  The sort is by insertion: a pile holds a
-    few dozen cards, where a library sort's call per comparison costs more than the sort."""
+cdef inline void sort_cards(hidden_card_t* cards, int n) noexcept nogil:
+    """Sorts cards[0 .. n-1] ascending, by insertion: a pile holds a few dozen cards, where a
+    library sort's call per comparison costs more than the sort."""
     cdef int i, j
     cdef hidden_card_t card
     for i in range(1, n):
@@ -215,6 +214,13 @@ cdef inline void canonical_shuffle(Rng* rng, hidden_card_t* cards, int n) noexce
             cards[j + 1] = cards[j]
             j -= 1
         cards[j + 1] = card
+
+
+cdef inline void canonical_shuffle(Rng* rng, hidden_card_t* cards, int n) noexcept nogil:
+    """Shuffles cards[0 .. n-1] from their sorted order, so that the result depends only on
+    which cards are hidden, not on their hidden order (an observe's redeal: two states a
+    seat cannot tell apart give the same view)."""
+    sort_cards(cards, n)
     rng_shuffle(rng, cards, n, sizeof(cards[0]))
 
 

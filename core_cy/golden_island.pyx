@@ -27,7 +27,7 @@ from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, 
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_uniform, rng_seed, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
-                               STREAM_SEAT, emit, pop_top)
+                               STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -1418,7 +1418,8 @@ cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
 
 
 cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
-    """Chest values the seat has not peeked are shuffled among those islands."""
+    """Chest values the seat has not peeked are shuffled among those islands (from their
+    sorted order: which unpeeked island holds which value never reaches the view)."""
     cdef int16_t vals[N_ISLANDS]
     cdef int i, n = 0, j, t
     cdef int16_t x
@@ -1426,7 +1427,7 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
         if not (o.p[seat].chests_known >> i) & 1:
             vals[n] = o.chest[i]
             n += 1
-    rng_shuffle(rng, vals, n, sizeof(vals[0]))
+    canonical_shuffle(rng, vals, n)
     t = 0
     for i in range(N_ISLANDS):
         if not (o.p[seat].chests_known >> i) & 1:
@@ -1436,36 +1437,38 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
 
 cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     """A rival's permits in hand, in the pool and face down on islands: the values are
-    shuffled among those places (the 7, once taken from the volcano, is never in the pool)."""
+    shuffled among those places (the 7, once taken from the volcano, is never in the pool).
+    The places are listed hand, pool, islands, and the values sorted before the shuffle, so
+    that the view depends only on what the seat sees (how many permits lie where)."""
     cdef GPlayer* pl = &o.p[rival]
     cdef int8_t vals[TOP_PERMIT]
     cdef int8_t spots[TOP_PERMIT]     # -1 hand, -2 pool, else island index
     cdef int n = 0, i, k, isl, m
     cdef uint32_t not_pool
-    cdef int8_t x
+    for i in range(popcount(pl.permits_held)):
+        spots[n] = -1
+        n += 1
+    for i in range(popcount(pl.permits_pool)):
+        spots[n] = -2
+        n += 1
+    for isl in range(N_ISLANDS):
+        for k in range(o.stack_len[isl]):
+            if o.stack_owner[isl][k] == rival:
+                spots[n] = <int8_t>isl
+                n += 1
+    n = 0
     for i in range(TOP_PERMIT):
-        if (pl.permits_held >> i) & 1:
+        if ((pl.permits_held | pl.permits_pool) >> i) & 1:
             vals[n] = <int8_t>(i + 1)
-            spots[n] = -1
-            n += 1
-        elif (pl.permits_pool >> i) & 1:
-            vals[n] = <int8_t>(i + 1)
-            spots[n] = -2
             n += 1
     for isl in range(N_ISLANDS):
         for k in range(o.stack_len[isl]):
             if o.stack_owner[isl][k] == rival:
                 vals[n] = o.stack_value[isl][k]
-                spots[n] = <int8_t>isl
                 n += 1
-    # Put the 7 (if taken) at a random non-pool spot first, then shuffle the rest.
-    m = 0
-    for i in range(n):
-        if vals[i] == TOP_PERMIT:
-            m = 1
-            x = vals[i]
-            vals[i] = vals[n - 1]
-            vals[n - 1] = x
+    # The 7 (if taken) goes to a random non-pool spot first, then the rest are shuffled.
+    sort_cards(vals, n)
+    m = vals[n - 1] == TOP_PERMIT if n > 0 else 0
     if m:
         not_pool = 0
         for i in range(n):
@@ -1488,7 +1491,9 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
 
 
 cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
-    """Deck orders are hidden from everyone; rivals' hands are pooled with their decks."""
+    """Deck orders are hidden from everyone; rivals' hands are pooled with their decks.  Every
+    redeal starts from the sorted cards (canonical_shuffle), so hidden orders never reach
+    the view."""
     cdef GPlayer* pl
     cdef int t, h
     for t in range(o.head.players):
@@ -1499,7 +1504,7 @@ cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
             pl.deck_len += h
             memset(pl.hand, 0, MAX_HAND)
             pl.hand_len = 0
-            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
+            canonical_shuffle(rng, pl.deck, pl.deck_len)
             for h in range(h):
                 pl.deck_len -= 1
                 pl.hand[pl.hand_len] = pl.deck[pl.deck_len]
@@ -1507,7 +1512,7 @@ cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
                 pl.hand_len += 1
             sort_hand(pl)
         else:
-            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
+            canonical_shuffle(rng, pl.deck, pl.deck_len)
 
 
 cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:

@@ -1,8 +1,11 @@
 """The Golden Island agents: greedy reasons about which island may be golden from what its
 seat knows, beats random play, and ends games by the rules (small seeded runs, wide margins)."""
+import copy
+
 import numpy as np
 
 from core_cy import agents, batch, golden_island
+from core_cy.golden_island import ISLANDS
 from golden_island_pos import (GAME, PASS, ABILITY, LAND, base, build, give_pirates,
                                give_island_cards, set_hand, set_permits, LANDING_2)
 
@@ -69,3 +72,53 @@ def test_random_and_greedy_games_end_by_the_rules():
             rb = batch.play(GAME, players, None, agent, seed=4, count=count)
             reasons = rb.column("end_reason").to_pylist()
             assert reasons == ["sixth_permit"] * count, (players, agent)
+
+
+def hidden_twin(d, seat, rng):
+    """A state `seat` cannot tell from d: unpeeked chests, every deck order, a rival's hand
+    and its permit values, the Golden Island among unknown cards and future chance changed."""
+    d = copy.deepcopy(d)
+    me = d["seats"][seat]
+    unpeeked = [i for i, isl in enumerate(d["islands"]) if isl["chest_owner"] is None
+                and ISLANDS[i] not in me["known_chests"]]
+    values = [d["islands"][i]["chest"] for i in unpeeked]
+    for i, v in zip(unpeeked, values[1:] + values[:1]):
+        d["islands"][i]["chest"] = v
+    for p in d["seats"]:
+        p["deck"] = [int(c) for c in rng.permutation(p["deck"])]
+    rival = d["seats"][(seat + 1) % len(d["seats"])]
+    if rival["hand"] and rival["deck"]:
+        rival["hand"][0], rival["deck"][0] = rival["deck"][0], rival["hand"][0]
+        rival["hand"].sort()
+    if rival["permits_held"] and rival["permits_pool"]:
+        rival["permits_held"][0], rival["permits_pool"][0] = (rival["permits_pool"][0],
+                                                              rival["permits_held"][0])
+    known = set(me["island_cards"]) | set(me["remembered_islands"])
+    unknown = [k for k, card in enumerate(d["island_deck"]) if card not in known]
+    if unknown and d["golden_island"] not in known:
+        k = unknown[0]
+        d["golden_island"], d["island_deck"][k] = d["island_deck"][k], d["golden_island"]
+    d["rng"] = GAME.new(len(d["seats"]), seed=999).to_dict()["rng"]
+    return d
+
+
+def test_states_a_seat_cannot_tell_apart_give_the_same_view_and_search():
+    """observe redeals from what the seat knows, never from the hidden order: the twin
+    differs in chests, decks, a rival's hand and permits, the Golden Island and chance."""
+    rng = np.random.default_rng(3)
+    state = GAME.new(2, seed=6)
+    differed = checked = 0
+    while not state.is_terminal() and state.num_moves < 120:
+        if state.num_moves % 9 == 0:
+            seat = state.current_player
+            d = state.to_dict()
+            twin = GAME.from_dict(hidden_twin(d, seat, rng))
+            differed += twin != state
+            for k in range(3):
+                assert GAME.view(state, seat, seed=k) == GAME.view(twin, seat, seed=k)
+            if len(state.legal_actions()) > 1:
+                assert (agents.search_visits(state, "mcts(iterations=40)", seed=checked)
+                        == agents.search_visits(twin, "mcts(iterations=40)", seed=checked))
+            checked += 1
+        state.apply(agents.choose(state, "greedy", seed=state.num_moves))
+    assert checked >= 8 and differed == checked
