@@ -17,6 +17,7 @@ ctypedef struct AgentSpec:
     double exploration   # the UCT exploration constant
     int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY or AGENT_NONE: the rollout policy
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
+    bint rollout_memory  # that policy keeps memory in its scratch (emptied every rollout)
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
     int cutoff           # rollout moves before the heuristic judges the position (0: to the end)
     double epsilon       # greedy rollouts: the share of moves played at random instead
