@@ -927,7 +927,8 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
         for q in range(s.head.players):
             ok *= 1.0 - poisson_above(lam, exp(-lam), eff[q])
         mu = cards * r.sand
-        ok *= 1.0 - 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
+        if mu > 0.0:
+            ok *= 1.0 - 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
         lam = cards * r.picks
         ok *= 1.0 - poisson_above(lam, exp(-lam), s.rules.meter_len - s.meter_index - 1)
     return ENDGAME_SCALE * ok - need
