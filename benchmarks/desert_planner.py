@@ -4,7 +4,7 @@ random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
         [--difficulties novice,normal] [--agent search,deep_search,team_search,planner]
-        [--no-random]
+        [--no-random] [--seed 1]
 
 Agents: "search" (the team planner: a beam search over each adventurer's turn), "deep_search"
 (the same with a wider beam: stronger, slower), "team_search" (deep_search's best lines, each
@@ -33,10 +33,17 @@ from pipelines.stats import wilson_interval
 
 
 def run(game, players, difficulty, agent, games, seed=1):
+    """One agent and difficulty: win rate, loss causes (also split by whether all four parts
+    were held: "thirst4" is a thirst loss in the endgame), speed."""
     t, c = time.perf_counter(), time.process_time()
     rb = batch.play(game, players, {"difficulty": difficulty}, agent, seed=seed, count=games)
     dt, cpu = time.perf_counter() - t, time.process_time() - c
     reasons = collections.Counter(rb.column("end_reason").to_pylist())
+    # Losses split by whether the team held all four parts (the endgame) or not yet.
+    held = rb.column("parts_collected").to_pylist()
+    split = collections.Counter(f"{r}{'4' if h == 4 else '<4'}"
+                                for r, h in zip(rb.column("end_reason").to_pylist(), held)
+                                if r != "win")
     wins = reasons.get("win", 0)
     lo, hi = wilson_interval(wins / games, games)
     moves = int(np.sum(rb.column("length").to_numpy()))
@@ -44,6 +51,7 @@ def run(game, players, difficulty, agent, games, seed=1):
     turns = float(np.mean(rb.column("turns").to_numpy()))
     print(f"{agent:8s} {difficulty:10s} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
           f"parts held {parts:4.2f}  turns {turns:5.1f}  losses {dict(reasons)}  "
+          f"(by parts held: {dict(sorted(split.items()))})  "
           f"{games / dt:8.0f} games/s ({games / cpu:.0f} per CPU-second)  {moves / dt:10.0f} moves/s")
 
 
@@ -56,15 +64,16 @@ def main():
                     help="team policies, comma-separated: search, deep_search, team_search, "
                     "planner")
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
+    ap.add_argument("--seed", type=int, default=1, help="games seed, seed + 1, ...")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
     print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
     for agent in args.agent.split(","):
         for difficulty in args.difficulties.split(","):
-            run(game, args.players, difficulty, agent, args.games)
+            run(game, args.players, difficulty, agent, args.games, args.seed)
     if not args.no_random:
         for difficulty in ("novice", "legendary"):
-            run(game, args.players, difficulty, "random", args.games)
+            run(game, args.players, difficulty, "random", args.games, args.seed)
 
 
 if __name__ == "__main__":

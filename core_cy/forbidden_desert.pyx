@@ -1372,7 +1372,8 @@ class ForbiddenDesertGame(Game):
                 "gather on the Launch Pad with all parts (fast, weak)",
                 "search": "the team planner of experiments: for each adventurer's turn a beam "
                 "search (width 4) over its actions and equipment, scored by a team evaluation "
-                "with the weights of rule option search_weights; hidden tiles stay hidden",
+                "with the weights of rule option search_weights (with all parts held: the "
+                "chance to take off); hidden tiles stay hidden",
                 "deep_search": "the same search with a wider beam (12): stronger, about half "
                 "as fast",
                 "team_search": "deep_search's best lines for the acting adventurer, each "

@@ -9,7 +9,8 @@
 # Priorities (first that applies):
 #   water first (free): share within a tile, Water Carrier to neighbours, Secret Water
 #   Reserve, Solar Shield before a storm draw when someone exposed is nearly dry;
-#   dig out when buried; with all four parts: go to the Launch Pad, clear and excavate it,
+#   dig out when buried; with all four parts (the search policies search the endgame too,
+#   scored by endgame_eval, and fall back on this): go to the Launch Pad, clear and excavate it,
 #   bring the others (Navigator, Climber passenger, Jet Pack); pick up parts; the Water Carrier
 #   refills at excavated wells and walks to the thirstiest pawn; a thirsty pawn walks to him;
 #   otherwise explore: walk (digging blocked steps) to the cheapest unexcavated tile or
@@ -470,7 +471,7 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
         c = s.tile_cell[s.pawn_tile[p]]
         a = dig_or_blast(s, c, legal, n)
         return a if a >= 0 else A_END_ACTIONS
-    if which != POLICY_PLANNER and parts_count(s, P_HELD) < N_PARTS:
+    if which != POLICY_PLANNER:
         a = planned_action(s, scratch, legal, n, which)
         if a >= 0:
             return a
@@ -597,8 +598,8 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
     cdef bint reach[N_CELLS]
     cdef bint bur = buried(s, p)
     cdef int pad = pad_tile(s)
-    if s.actions_left <= 0:
-        return 0
+    if s.actions_left <= 0 or win_condition(s):
+        return 0                # a won line ends: the game is over
     if not bur:
         if not s.excavated[t] and s.sand[t] == 0 and not (dug >> t) & 1:
             out[n] = A_EXCAVATE
@@ -654,6 +655,14 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
             if not s.excavated[v] or (s.kind[v] == K_WELL and s.role[p] == WATER_CARRIER):
                 out[n] = pawn_move(A_JET, p, c, NO_PASSENGER)
                 n += 1
+            elif v == pad and parts_count(s, P_HELD) == N_PARTS:
+                # The endgame's flight: with every teammate from this tile as companion.
+                out[n] = pawn_move(A_JET, p, c, NO_PASSENGER)
+                n += 1
+                for q in range(s.head.players):
+                    if q != p and s.pawn_tile[q] == t:
+                        out[n] = pawn_move(A_JET, p, c, q)
+                        n += 1
             else:
                 for i in range(N_PARTS):
                     if s.part_state[i] == P_TILE and s.part_tile[i] == v:
@@ -751,6 +760,7 @@ ctypedef struct Rates:
     double picks           # ... a Storm Picks Up
     double sand            # expected sand markers it brings
     double no_sun[MAX_EXPOSURE]   # exp(-sun * cards): Poisson chance of no sun in that many
+    bint endgame           # all parts held at the search's root: endgame_eval scores
 
 
 cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
@@ -760,6 +770,7 @@ cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
     cdef int k[3]
     cdef int n = s.draw_len if s.draw_len >= 3 else s.rules.n_storm, i
     k[SC_WIND] = k[SC_PICKS_UP] = k[SC_SUN] = 0
+    r.endgame = parts_count(s, P_HELD) == N_PARTS
     for i in range(n):
         k[s.rules.storm[s.draw[i] if s.draw_len >= 3 else i].kind] += 1
     if n <= 0:
@@ -830,6 +841,99 @@ cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept 
     return cost
 
 
+# endgame_eval's worth of a sure takeoff, in actions: every action still needed costs one, so
+# an action is traded for a 0.1% better chance to take off.
+cdef double ENDGAME_SCALE = 1000.0
+
+
+cdef void share_on_tiles(const DState* s, int* eff) noexcept nogil:
+    """Pawns on one tile share their water (free, spec 4.9, as water_op does): a unit at a
+    time from the fullest to the driest pawn of a tile while they differ by two or more,
+    within each canteen's size."""
+    cdef int q, r, low, high, guard
+    for guard in range(4 * MAX_PLAYERS):
+        low = -1
+        high = -1
+        for q in range(s.head.players):
+            for r in range(s.head.players):
+                if (r != q and s.pawn_tile[r] == s.pawn_tile[q] and eff[r] >= eff[q] + 2
+                        and eff[q] < s.rules.adv_water[s.role[q]]
+                        and (low < 0 or eff[r] - eff[q] > eff[high] - eff[low])):
+                    low = q
+                    high = r
+        if low < 0:
+            return
+        eff[low] += 1
+        eff[high] -= 1
+
+
+cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
+    """All parts held at the search's root: ENDGAME_SCALE times the chance that the team takes
+    off if from here on it only walks to the Launch Pad (digging its way, clearing and
+    excavating the pad), minus the actions that still takes.  Over the storm cards drawn until
+    the last of those actions, no pawn may die of thirst (its water after the Water Carrier's
+    sharing in reach and the sharing within each tile), the sand supply must last and the
+    meter must not reach the skull.  The turns until then: the actions needed four a turn,
+    but at least until the last pawn arrives in its own turns.  This is the multi-turn water
+    plan of the endgame: a line that fills the canteens first (the Water Carrier at a well, pawns
+    gathering on one tile) scores by the deaths it prevents against the actions it costs
+    (4-player Novice: benchmarks/desert_planner.py)."""
+    cdef int pad = pad_tile(s), pc, q, k, d, arrive, need = 0, turns = 0, cards, dv = draw_value(s)
+    cdef int wc = -1, p = s.head.current, n = s.head.players
+    cdef int dist[N_CELLS]
+    cdef int first[N_CELLS]
+    cdef int eff[MAX_PLAYERS]
+    cdef double ok = 1.0, mu, lam
+    if pad < 0:
+        return 0.0
+    if win_condition(s):
+        return 2.0 * ENDGAME_SCALE
+    pc = s.tile_cell[pad]
+    for k in range(n):
+        q = (p + k) % n
+        eff[q] = s.water[q] if s.water[q] > 0 else 0
+        if s.role[q] == WATER_CARRIER:
+            wc = q
+        if s.pawn_tile[q] == pad:
+            continue
+        path_costs(s, q, dist, first)
+        d = dist[pc]
+        if buried(s, q):
+            d += s.sand[s.pawn_tile[q]] - 1
+        need += d
+        # The turn (from now, this one 0) in which q arrives walking on its own.
+        if k == 0:
+            d -= s.actions_left
+            arrive = 0 if d <= 0 else n * ((d + ACTIONS_PER_TURN - 1) // ACTIONS_PER_TURN)
+        else:
+            arrive = k + n * ((d + ACTIONS_PER_TURN - 1) // ACTIONS_PER_TURN - 1)
+        if arrive > turns:
+            turns = arrive
+    if wc >= 0:
+        pool_water(s, wc, eff)
+    share_on_tiles(s, eff)
+    if not s.excavated[pad]:
+        need += s.sand[pad] + 1
+    elif s.sand[pad] >= 2:
+        need += s.sand[pad] - 1
+    # The team's actions, four a turn from the acting pawn's remaining ones on, bound it too.
+    d = need - s.actions_left
+    arrive = 0 if d <= 0 else (d + ACTIONS_PER_TURN - 1) // ACTIONS_PER_TURN
+    if arrive > turns:
+        turns = arrive
+    cards = this_storm(s) + (turns - 1) * dv if turns > 0 else 0
+    if cards > 0:
+        lam = cards * r.sun
+        for q in range(s.head.players):
+            ok *= 1.0 - poisson_above(lam, exp(-lam), eff[q])
+        mu = cards * r.sand
+        if mu > 0.0:
+            ok *= 1.0 - 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
+        lam = cards * r.picks
+        ok *= 1.0 - poisson_above(lam, exp(-lam), s.rules.meter_len - s.meter_index - 1)
+    return ENDGAME_SCALE * ok - need
+
+
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm),
     weighted by the game's search weights (rules.search)."""
@@ -842,6 +946,8 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
     cdef int water_cost[N_TILES]
     cdef int eff[MAX_PLAYERS]
     cdef bint drop
+    if rates.endgame:
+        return endgame_eval(s, rates)
     for i in range(N_PARTS):
         if s.part_state[i] == P_HELD:
             v += sw.part_held
@@ -1057,7 +1163,7 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
                 if dup:
                     continue
                 child.score = plan_eval(&child.s, child.dug, rates)
-                if top != NULL and child.s.actions_left == 0:
+                if top != NULL and (child.s.actions_left == 0 or win_condition(&child.s)):
                     keep_top(top, ntop, kmax, child)
                 # A card played costs no action: in the beam, lines that kept an action
                 # rank higher by what it is worth, so a Jet Pack flight is not pruned
@@ -1128,8 +1234,12 @@ cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
         held += x.s.meteo_reduction
         x.s.head.current = p
         x.s.meteo_reduction = 0
-        score = top[i].score + TEAM_ROUND_WEIGHT * (plan_eval(&x.s, x.dug, &rates)
-                                                    + sw.meteo_held * held)
+        if rates.endgame:
+            # The endgame's evaluation is the chance to take off: the round's end counts fully.
+            score = top[i].score + plan_eval(&x.s, x.dug, &rates)
+        else:
+            score = top[i].score + TEAM_ROUND_WEIGHT * (plan_eval(&x.s, x.dug, &rates)
+                                                        + sw.meteo_held * held)
         if pick < 0 or score > best_score:
             best_score = score
             pick = i

@@ -1379,6 +1379,204 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
     return 1
 
 
+# ---------------------------------------------------------------- the quick policy (rollouts)
+#
+# A rollout policy about as cheap as a random move that plays close to greedy.  A movement
+# is valued from tables made once per decision instead of by playing it on a copy: the nest
+# space the captain moves to (an island card, a permit, a pirate, a gamble), the sea node
+# the ship ends on (the heuristic's distance to where it should sail next, and what the
+# cards left in hand can do there at once: land, climb a volcano, take pirates).  The other
+# decisions follow a fixed order of worth: land, volcano, take pirates, steal, peek, copy,
+# pass.  It reads only what the acting seat knows (its hand, its deck's cards but not their
+# order, the chests it peeked, the islands it knows, and the public board), so it may play
+# on the real state as well as on a search's determinization.
+
+cdef enum:
+    POLICY_QUICK = 0
+
+# Worth of the abilities outside movement (only their order matters).
+cdef enum:
+    Q_LAND = 6
+    Q_VOLCANO = 5
+    Q_TAKE = 4
+    Q_STEAL = 3
+    Q_PEEK = 2
+    Q_IMITATE = 1
+
+
+cdef bint may_land_on(const GState* s, const GPlayer* pl, int isl, int seat) noexcept nogil:
+    """Landing (section 4.5) on treasure island isl is possible with the permits and
+    pirates the seat holds (given a landing card)."""
+    if has_permit_on(s, isl, seat) or pl.permits_held == 0:
+        return False
+    return (pirates_held(pl) >= 2 or pl.pirates[s.rules.island_colour[isl]] > 0
+            or (pl.relic == R1_ANY_COLOUR and pirates_held(pl) > 0))
+
+
+cdef double quick_space(const GState* s, const GPlayer* pl, int space,
+                        double symbols) noexcept nogil:
+    """What the captain's arrival on a nest space is worth, in heuristic units (`symbols`:
+    the share of the seat's deck that wins a gamble)."""
+    cdef int kind = s.rules.nest_kind[space]
+    cdef double pirate = W_PIRATE if (pirates_held(pl) < PIRATE_CAP and s.houses[0] + s.houses[1]
+                                      + s.houses[2] + s.houses[3] > 0) else 0.0
+    cdef double permit = W_PERMIT + W_PERMIT_VALUE * 4 if pl.permits_pool else 0.0
+    if kind == NK_ISLAND_CARD:
+        return W_KNOWN if s.island_deck_len > 0 else 0.0
+    if kind == NK_PERMIT:
+        return permit
+    if kind == NK_PIRATES:
+        return pirate if s.houses[s.rules.nest_colour[space]] > 0 else 0.0
+    if kind == NK_GAMBLE:
+        return (permit + pirate) * symbols
+    return 0.0
+
+
+cdef void quick_ship(const GState* s, const GPlayer* pl, double* ship) noexcept nogil:
+    """ship[node]: minus the heuristic's distance term from that node to the nearest place
+    the seat should sail to (landing_target_distance's order of targets)."""
+    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl), first = 0, later = 0, targets
+    cdef int i, v, d, best, seat = s.head.current
+    for i in range(N_ISLANDS):
+        if may_land_on(s, pl, i, seat):
+            if (unknown >> i) & 1:
+                first |= 1u << (i + 1)
+            else:
+                later |= 1u << (i + 1)
+    targets = first
+    if not targets and pirates_held(pl) > 0:
+        if pl.seven_at_volcano:
+            targets |= 1u << NODE_VU
+        if pl.relic < 0 and s.relics_free:
+            targets |= 1u << NODE_VL
+    if not targets:
+        targets = later
+    if not targets:
+        targets = 1u << NODE_H
+        if pirates_held(pl) < 2:
+            for v in range(1, N_NODES):
+                if (s.node_pirates[v][0] | s.node_pirates[v][1] | s.node_pirates[v][2]
+                        | s.node_pirates[v][3]):
+                    targets |= 1u << v
+    for v in range(N_NODES):
+        best = 99
+        for i in range(N_NODES):
+            if (targets >> i) & 1:
+                d = s.rules.dist[v][i]
+                best = d if d < best else best
+        ship[v] = -W_DISTANCE * best
+
+
+cdef double quick_arrival(const GState* s, const GPlayer* pl, int node, uint32_t abilities,
+                          double unknown_chest) noexcept nogil:
+    """What the hand cards left (their abilities, a bit set) can do at once where the ship
+    ends: land on an island the seat may win, take the 7 or a relic, take pirates."""
+    cdef int isl = island_of(node), seat = s.head.current
+    cdef double chest
+    if isl >= 0 and (abilities >> AB_LANDING) & 1 and may_land_on(s, pl, isl, seat):
+        chest = s.chest[isl] if (pl.chests_known >> isl) & 1 else unknown_chest
+        if (known_islands(pl) >> isl) & 1:
+            return chest
+        return chest + W_SURVIVE / (N_ISLANDS - popcount(known_islands(pl)))
+    if (node == NODE_VU and pl.seven_at_volcano) or (node == NODE_VL and pl.relic < 0
+                                                      and s.relics_free):
+        if pirates_held(pl) > 0 and (abilities >> (AB_PIRATE if s.rules.volcano_by_pirates
+                                                   else AB_LANDING)) & 1:
+            return W_PERMIT + W_RELIC_BONUS
+    if (node != NODE_H and pirates_held(pl) < PIRATE_CAP
+            and (abilities & ((1u << AB_PIRATE) | (1u << AB_VETERAN)))
+            and (s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
+                 | s.node_pirates[node][3])):
+        return W_PIRATE
+    return 0.0
+
+
+cdef int best_of(const int* acts, const double* values, int n, Rng* rng) noexcept nogil:
+    """The action of the highest value (ties at random, by reservoir sampling)."""
+    cdef int i, best = 0, ties = 1
+    for i in range(1, n):
+        if values[i] > values[best]:
+            best = i
+            ties = 1
+        elif values[i] == values[best]:
+            ties += 1
+            best = i if rng_below(rng, ties) == 0 else best
+    return acts[best]
+
+
+cdef int quick_move(const GState* s, Rng* rng) noexcept nogil:
+    """The movement of the best estimated worth (ties at random)."""
+    cdef const GPlayer* pl = &s.p[s.head.current]
+    cdef int acts[MAX_LEGAL]
+    cdef double values[MAX_LEGAL]
+    cdef double ship[N_NODES]
+    cdef double space[MAX_NEST]
+    cdef uint32_t left[MAX_HAND]        # the abilities of the hand without each slot
+    cdef int n = move_actions(s, acts), i, j, symbols = 0
+    cdef double unknown_chest = mean_unknown_chest(s, pl)
+    cdef GAction x
+    quick_ship(s, pl, ship)
+    for i in range(pl.deck_len):           # the deck's cards (not their order) are known
+        symbols += s.rules.card_symbol[s.head.current][pl.deck[i]] != 0
+    for i in range(s.rules.n_nest):
+        space[i] = (quick_space(s, pl, i, symbols / <double>pl.deck_len if pl.deck_len else 0.0)
+                    if i != pl.captain else 0.0)
+    for i in range(pl.hand_len):
+        left[i] = 0
+        for j in range(pl.hand_len):
+            if j != i:
+                left[i] |= 1u << s.rules.card_ability[s.head.current][pl.hand[j]]
+    for i in range(n):
+        x = decompose(acts[i])
+        values[i] = (space[x.x] + ship[x.y]
+                     + quick_arrival(s, pl, x.y, left[x.slot], unknown_chest))
+    return best_of(acts, values, n, rng)
+
+
+cdef int quick_worth(const GState* s, int a) noexcept nogil:
+    """The order of worth of an ability action (higher first; see the Q_ constants), with
+    the finer choice inside a kind: a land spends the fewest pirates and the lowest permit
+    on an empty island (a rival's permit there: the highest), a take the most pirates, a
+    theft the most cards, a peek an island the seat holds a permit on."""
+    cdef GAction x = decompose(a)
+    cdef int isl
+    if x.kind == K_LAND:
+        isl = island_of(s.p[s.head.current].ship)
+        return (Q_LAND * 100 - 20 * combo_size(x.x)
+                + (x.y if s.stack_len[isl] > 0 else TOP_PERMIT - x.y))
+    if x.kind == K_VOLCANO:
+        return Q_VOLCANO * 100
+    if x.kind == K_TAKE:
+        return Q_TAKE * 100 + combo_size(x.x)
+    if x.kind == K_STEAL:
+        return Q_STEAL * 100 + x.y
+    if x.kind == K_STEAL_SPLIT:
+        return Q_STEAL * 100 + 2
+    if x.kind == K_PEEK:
+        return Q_PEEK * 100 + has_permit_on(s, x.x, s.head.current)
+    if x.kind == K_IMITATE:
+        return Q_IMITATE * 100
+    return 0
+
+
+cdef int quick_policy(const GState* s, Rng* rng) noexcept nogil:
+    cdef int acts[MAX_LEGAL]
+    cdef double values[MAX_LEGAL]
+    cdef int n, i
+    if s.phase == PH_MOVE:
+        return quick_move(s, rng)
+    n = g_legal(s, acts)
+    if s.phase == PH_START or s.phase == PH_GAMBLE:
+        return acts[rng_below(rng, n)] if s.phase == PH_GAMBLE else acts[0]   # keep the hand
+    for i in range(n):
+        values[i] = quick_worth(s, acts[i])
+    return best_of(acts, values, n, rng)
+
+
+cdef int g_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+    return quick_policy(<const GState*>vs, rng)
+
+
 # ---------------------------------------------------------------- observe (hidden information)
 
 cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
@@ -1791,6 +1989,12 @@ class GoldenIslandGame(Game):
     max_players = MAX_PLAYERS
     # Nobody may survive the Golden Island reveal (section 5.2 step 6): then no seat wins.
     may_end_without_winner = True
+    policies = {
+        "quick": "a cheap rollout policy close to greedy: values a movement from tables made "
+                 "once per decision (the nest space the captain reaches, the ship's distance "
+                 "to its next landing, what the cards left in hand can do there) and plays "
+                 "abilities in a fixed order of worth (land, volcano, pirates, steal, peek)",
+    }
     outcome_labels = {"relic": ("none",) + RELICS}
     combos = COMBOS
     options = options_from_data("golden_island_options.toml", DEFAULT_NEST=DEFAULT_NEST,
@@ -2206,7 +2410,7 @@ cdef _fill_permits(GState* s, int i, seat):
 assert len(SEAT_OUTCOMES) == N_SEAT_OUTCOMES
 GoldenIslandGame.handle = engine_handle(&ENGINE, GoldenIslandGame, &_LAYOUT, sizeof(GState),
     &_LAYOUT.rules, sizeof(GRules), g_setup, g_legal, g_apply, g_scores, g_outcomes, g_heuristic,
-    g_observe, NULL, g_action_values)
+    g_observe, g_policy, g_action_values)
 GAME = GoldenIslandGame()
 
 
