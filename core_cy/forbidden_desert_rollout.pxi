@@ -4,16 +4,17 @@
 # Until the team holds all four parts it plays team_search.  From then on every decision with
 # a choice (actions, water, equipment, storm phase, peeks) is simulated: each legal action is
 # played ROLLOUT_SAMPLES times to the end of the game by the base policy ROLLOUT_BASE for the
-# whole team (the rule-based endgame, which is also team_search's once all parts are held),
-# each time on a fresh view of the acting seat (`observe`: hidden tiles re-dealt, storm and
-# equipment piles reshuffled, a chance stream of its own), the same views for every action
-# (common random numbers).  The action with the most team wins is played; ties go to the
-# longest survival, then to the base policy's own action.  Why the endgame: 4-player Novice,
-# team_search holds all parts in 44% of its games but wins only 39% of those (thirst 23% and
-# buried 4% of all games after the last part), and the end is near enough there for a
-# simulated win to be a strong signal; before it (lines of a whole turn, deep_search's best
-# ones, simulated by "search" with 8 views) the simulations chose worse than team_search
-# (15% [9, 23] vs 20% on the same 100 seeds): at 16% wins, 8 games cannot tell lines apart.
+# whole team (the rule-based endgame: fast), each time on a fresh view of the acting seat
+# (`observe`: hidden tiles re-dealt, storm and equipment piles reshuffled, a chance stream of
+# its own), the same views for every action (common random numbers).  The action with the
+# most team wins is played; ties go to the longest survival, then to team_search's action.
+# Why the endgame: 4-player Novice, team_search holds all parts in 44% of its games but wins
+# only half of those, and the end is near enough there for a simulated win to be a strong
+# signal: 30.0% [25.7, 34.7] wins against team_search's 21.25% on the same 400 seeds (held
+# all parts in 178 games alike; won 120 of them against 85).  Before the endgame (lines of a
+# whole turn, team_search's and deep_search's best ones, simulated by "search" on 8 views)
+# the simulations chose worse than team_search (15% [9, 23] against 20% on the same 100
+# seeds): at 16% wins, 8 games cannot tell one turn's lines apart.
 #
 # It never peeks: every simulation starts from a view.
 from libc.stdlib cimport calloc, free
@@ -24,11 +25,17 @@ cdef enum:
     ROLLOUT_SAMPLES = 16       # views per action
 
 
+cdef inline PlanCache* plan_cache(void* scratch) noexcept nogil:
+    """Where planned_action keeps its plan in the policy scratch (after the legal list)."""
+    return <PlanCache*>(<char*>scratch + MAX_LEGAL * sizeof(int))
+
+
 cdef double play_out(DState* w, int first, Rng* rng, void* scratch) noexcept nogil:
     """Plays `first` and then the base policy for the whole team to the end of the game; 1
     for a team win, else a tie-break below 1 / ROLLOUT_SAMPLES (the share of the turn limit
     survived), so that wins count first."""
     d_apply(w, first)
+    plan_cache(scratch).magic = 0       # a search base plans afresh in every simulation
     while not w.head.terminal:
         d_apply(w, d_policy(w, ROLLOUT_BASE, rng, scratch))
     if w.head.end_reason == END_WIN:
@@ -56,9 +63,9 @@ cdef int simulate(const DState* s, const int* cand, int nc, Rng* rng, void* scra
 
 
 cdef int candidates(const DState* s, Rng* rng, void* scratch, int* cand) noexcept nogil:
-    """The base policy's action first, then the other legal actions; returns how many."""
+    """team_search's action first, then the other legal actions; returns how many."""
     cdef int* legal = <int*>scratch
-    cdef int first = d_policy(s, ROLLOUT_BASE, rng, scratch), n = d_legal(s, legal), i, nc = 1
+    cdef int first = d_policy(s, POLICY_TEAM, rng, scratch), n = d_legal(s, legal), i, nc = 1
     cand[0] = first
     for i in range(n):
         if legal[i] != first:

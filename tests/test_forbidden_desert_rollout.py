@@ -42,13 +42,13 @@ def test_every_legal_action_is_simulated_and_the_pick_scores_best():
         for state in endgame_states(4, seed, 4):
             values, pick = rollout_values(state, seed=1)
             actions = [a for a, _ in values]
-            assert actions[0] == agents.choose(state, "planner", seed=0)  # the base's first
+            assert actions[0] == agents.choose(state, "team_search", seed=0)  # first
             assert sorted(actions) == sorted(state.legal_actions())
             scores = [v for _, v in values]
             assert pick == scores.index(max(scores))
             assert all(0 <= v <= 16 for v in scores)
             moved += pick != 0
-    # The simulations decide: somewhere they prefer another action than the endgame's.
+    # The simulations decide: somewhere they prefer another action than team_search's.
     assert moved >= 1
 
 
