@@ -17,6 +17,7 @@ ctypedef struct AgentSpec:
     double exploration   # the UCT exploration constant
     int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY or AGENT_NONE: the rollout policy
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
+    bint rollout_memory  # that policy keeps memory in its scratch (emptied every rollout)
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
     int cutoff           # rollout moves before the heuristic judges the position (0: to the end)
     double epsilon       # greedy rollouts: the share of moves played at random instead
@@ -42,6 +43,8 @@ ctypedef struct Node:
     int sibling          # next sibling
     int visits           # iterations that passed through this node
     int avail            # iterations in which this node's action was legal (ISMCTS)
+    int order            # where the node's next expansion candidates start in Tree.order
+    int order_n          # how many are left there (0: value the untried actions again)
 
 # A search tree with every buffer it needs, allocated once per agent (never per move).
 ctypedef struct Tree:
@@ -57,6 +60,9 @@ ctypedef struct Tree:
     int* slot            # MAX_LEGAL ints: the child node of each legal action (-1: untried)
     int* untried         # MAX_LEGAL ints: the untried legal actions of a node, to rank them
     double* values       # MAX_LEGAL action values (greedy rollouts)
+    int* order           # order_capacity ints: batches of expansion candidates, best first
+    int order_capacity
+    int order_size       # ints in use (a bump arena, emptied when the root moves)
     void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts
     double root_heuristic    # the searching seat's heuristic at the root (scales cut-offs)
     long long moves          # moves simulated (tree and rollouts), for benchmarks

@@ -234,6 +234,13 @@ class Param:
         return str(value)
 
 
+# The generic rollout policies; `quick` is the game's engine policy of that name where it has
+# one (a cheap estimate that plays close to greedy and keeps no memory between its calls, so
+# that a rollout need not clear the policy scratch), else the greedy move.
+QUICK = "quick"
+ROLLOUT_KINDS = ("random", "greedy", "none", QUICK)
+
+
 def mcts_params(game):
     """The search's parameters; the rollout policies are the generic ones plus the game's.
 
@@ -260,7 +267,7 @@ def mcts_params(game):
               "rollouts simulate 0.4-1.1 of the random agent's moves per second against "
               "greedy's 0.10-0.19, but with cutoff=8 win 0.18 of Maori and none of Mondo "
               "against greedy; none: 0.74 / 0.39)",
-              choices=("random", "greedy", "none") + tuple(game.policies)),
+              choices=ROLLOUT_KINDS + tuple(p for p in game.policies if p != QUICK)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
         Param("cutoff", "int", 4, "rollout moves after which the game's heuristic judges the "
@@ -349,7 +356,8 @@ def agent_spec(game, text):
     name, values = parse_agent(game, text)
     policies = list(game.policies)
     spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
-            "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "expand": AGENT_RANDOM,
+            "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
+            "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
@@ -363,8 +371,11 @@ def agent_spec(game, text):
             spec["rollout_kind"] = AGENT_GREEDY
         elif rollout == "none":
             spec["rollout_kind"] = AGENT_NONE
-        elif rollout in policies:
-            spec.update(rollout_kind=AGENT_POLICY, rollout_policy=policies.index(rollout))
+        elif rollout in policies:     # a game's quick policy keeps no memory (QUICK)
+            spec.update(rollout_kind=AGENT_POLICY, rollout_policy=policies.index(rollout),
+                        rollout_memory=rollout != QUICK)
+        elif rollout == QUICK:     # a game without a quick policy plays greedy moves
+            spec["rollout_kind"] = AGENT_GREEDY
     return spec
 
 

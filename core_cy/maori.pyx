@@ -397,6 +397,7 @@ cdef int rotations(const MState* s, int tile, int* out) noexcept nogil:
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
+    int lowest_bit "meeple_lowest64"(unsigned long long x) noexcept nogil
 
 ctypedef unsigned int Mask
 
@@ -1095,6 +1096,164 @@ cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
 
 
 
+# ---------------------------------------------------------------- the quick policy (agents)
+#
+# A rollout policy for the search that costs about a random move yet plays like the greedy
+# agent: it never lists or values the legal actions.  Its fit test works on the board's cell
+# masks, so one tile in one rotation is tried on every cell at once.  Heuristic, not a rule.
+
+cdef enum:
+    POLICY_QUICK = 0
+    FIT_ANY = 1             # no fit: an open edge is blocked (or a neighbour's is)
+    FIT_OPEN = 2            # the tile's open edges face empty cells only (no join yet)
+    FIT_JOINS = 3           # at least one open edge meets a facing open edge
+    FIT_CLOSES = 4          # every open edge meets a facing open edge
+
+
+ctypedef struct Demand:
+    Mask empty             # empty playable cells
+    Mask target            # those the seat can afford to place on (set_budget)
+    bint paid              # advanced/pro with the small ship on the board: steps cost shells
+    int scost[MAX_CELLS]   # the shells of those steps per cell
+    Mask need[4]           # per edge (N, E, S, W): cells whose neighbour there faces them open
+    Mask ok[4]             # per edge: cells where an open edge there may stay (empty or joins)
+
+
+cdef void read_demand(const MState* s, const MPlayer* pl, Demand* d) noexcept nogil:
+    """What the seat's board asks of a tile on each cell (section 5.1: an island is complete
+    when every open edge meets a facing open edge)."""
+    cdef Board b
+    cdef int cols = s.rules.cols
+    cdef Mask empty
+    read_board(s, pl, &b)
+    empty = b.playable & ~b.occupied
+    d.empty = empty
+    d.target = empty
+    d.paid = s.rules.mode != MODE_BASIC and pl.ship_cell >= 0
+    if d.paid:
+        step_costs(s, pl, d.scost)
+    d.need[0] = (b.open_s << cols) & b.cells
+    d.need[1] = (b.open_w >> 1) & ~b.last_col
+    d.need[2] = b.open_n >> cols
+    d.need[3] = (b.open_e << 1) & ~b.first_col & b.cells
+    d.ok[0] = ((empty << cols) & b.cells) | d.need[0]
+    d.ok[1] = ((empty >> 1) & ~b.last_col) | d.need[1]
+    d.ok[2] = (empty >> cols) | d.need[2]
+    d.ok[3] = ((empty << 1) & ~b.first_col & b.cells) | d.need[3]
+
+
+cdef void set_budget(const MState* s, Demand* d, int budget) noexcept nogil:
+    """The target cells: the empty ones whose small-ship steps cost at most `budget`."""
+    cdef int c
+    if not d.paid:
+        return
+    d.target = 0
+    for c in range(n_cells(&s.rules)):
+        if (d.empty >> c) & 1 and d.scost[c] <= budget:
+            d.target |= (<Mask>1) << c
+
+
+cdef inline int random_bit(Mask m, Rng* rng) noexcept nogil:
+    """The index of a uniformly drawn set bit of a non-zero mask."""
+    cdef int k = rng_below(rng, popcount(m))
+    while k > 0:
+        m &= m - 1
+        k -= 1
+    return lowest_bit(m)
+
+
+cdef int best_cell(const MTile* t, int rot, const Demand* d, Rng* rng, int* cell) noexcept nogil:
+    """The best fit (FIT_*, 0 when no cell is open to it) of a tile turned `rot` over the
+    target cells, and a cell of that fit drawn at random."""
+    cdef uint8_t o = rotate_mask(t.open_mask, rot) if is_land(t) else 0
+    cdef Mask fit = d.target, joins = 0, closes = d.target
+    cdef int k
+    for k in range(4):
+        if (o >> k) & 1:
+            fit &= d.ok[k]
+            joins |= d.need[k]
+            closes &= d.need[k]
+        else:
+            fit &= ~d.need[k]
+    if not fit:
+        if not d.target:
+            return 0
+        cell[0] = random_bit(d.target, rng)    # it breaks an island, but fills the board
+        return FIT_ANY
+    if o and fit & closes:
+        cell[0] = random_bit(fit & closes, rng)
+        return FIT_CLOSES
+    if fit & joins:
+        cell[0] = random_bit(fit & joins, rng)
+        return FIT_JOINS
+    cell[0] = random_bit(fit, rng)
+    return FIT_OPEN
+
+
+cdef inline double tile_worth(const MTile* t, int fit) noexcept nogil:
+    """A placement's worth for the quick policy: the fit first, then what the tile scores
+    once its island is complete (palms, doubled by a hut), its boats and shells."""
+    return 4.0 * fit + (t.palms * (2 if t.hut else 1) if fit == FIT_CLOSES else 0) \
+        + 0.5 * t.boats + 0.2 * t.shells
+
+
+cdef int quick_discover(const MState* s, Rng* rng) noexcept nogil:
+    """Places the line tile (or the stored tile) whose best fit is worth most after the
+    shells it costs; stores a line tile rather than break an island, passes when no cell is
+    left to it."""
+    cdef const MPlayer* pl = &s.p[s.head.current]
+    cdef Demand d
+    cdef int rots[ROTATIONS]
+    cdef int k, j, nr, tile, cost, fit, cell, best = A_PASS, ties = 0, store = -1
+    cdef double v, best_v = 0.0
+    read_demand(s, pl, &d)
+    for k in range(-1, LINE):
+        if k < 0:
+            tile = pl.storage
+            cost = 0
+        else:
+            cost = skip_cost(s, k)
+            if cost < 0 or cost > pl.shells:
+                continue
+            tile = s.display[line_slot(s.ship_pos, k)]
+            if store < 0 or rng_below(rng, 2) == 0:
+                store = k
+        if tile == NO_TILE:
+            continue
+        set_budget(s, &d, pl.shells - cost)
+        nr = rotations(s, tile, rots)
+        for j in range(nr):
+            fit = best_cell(&s.rules.tiles[tile], rots[j], &d, rng, &cell)
+            if fit == 0:
+                continue
+            v = tile_worth(&s.rules.tiles[tile], fit) - 0.5 * cost
+            if v > best_v or (v == best_v and rng_below(rng, ties + 1) == 0):
+                ties = 1 if v > best_v else ties + 1
+                best_v = v
+                best = (encode_from_store(cell, rots[j]) if k < 0
+                        else encode_take(k, cell, rots[j]))
+    if best_v < 4.0 * FIT_OPEN and pl.storage == NO_TILE and store >= 0:
+        return A_STORE + store     # keep a tile for a better board rather than break one
+    return best
+
+
+cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+    """The quick policy: a random free move of the explorer ship (the greedy agent is
+    indifferent among them), quick_discover, and a random choice in the rare phases."""
+    cdef const MState* s = <const MState*>vs
+    cdef int* legal = <int*>scratch
+    cdef int free_steps
+    if s.phase == PH_MOVE:
+        free_steps = board_boats(s, &s.p[s.head.current])
+        if free_steps > TRACK:
+            free_steps = TRACK
+        return A_MOVE + (<int>rng_below(rng, free_steps) if free_steps > 0 else 0)
+    if s.phase == PH_DISCOVER:
+        return quick_discover(s, rng)
+    return legal[rng_below(rng, m_legal(vs, legal))]
+
+
+
 # ================================================================ Python face
 
 SHAPES = ("SINGLE", "END", "MIDDLE", "WATER", "VOLCANO")
@@ -1292,6 +1451,12 @@ class MaoriGame(Game):
     title = "Maori"
     min_players = 2
     max_players = MAX_PLAYERS
+    policies = {
+        "quick": "a cheap rollout policy for the search: a free explorer-ship move, then the "
+                 "line or stored tile whose best fit (every open edge met, one met, or none "
+                 "blocked, tried on every cell at once by the board's masks) scores most "
+                 "after its skip cost; stores or passes when nothing fits",
+    }
     options = options_from_data("maori_options.toml", MODES=MODES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_TILES=DEFAULT_TILES)
 
@@ -1519,6 +1684,6 @@ def _id_or_no_tile(v):
 
 
 MaoriGame.handle = engine_handle(&ENGINE, MaoriGame, &_LAYOUT, sizeof(MState), &_LAYOUT.rules,
-    sizeof(MRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, NULL,
+    sizeof(MRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, m_policy,
     m_action_values)
 GAME = MaoriGame()

@@ -1803,6 +1803,32 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     return best
 
 
+cdef int quick_place(const MState* s, int p, double* value) noexcept nogil:
+    """Best (cell, face, rotation) for the tile in hand by its edges alone (the pick
+    estimate's edge worths: no area analysis), for the quick policy."""
+    cdef const MPlayer* pl = &s.p[p]
+    cdef const MFace* f
+    cdef double ev[16]
+    cdef int c, k, code, best = -1
+    cdef double v, best_v = -1e9
+    for c in range(n_cells(&s.rules)):
+        if not can_place(s, pl, c):
+            continue
+        edge_values(s, pl, c, ev)
+        for k in range(PLACINGS):
+            f = &s.rules.faces[pl.hand][k // ROTATIONS]
+            code = face_code(f, k % ROTATIONS)
+            v = (ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)]
+                 + ev[12 + (code >> 6)] + face_term(s, f))
+            if k // ROTATIONS != pl.hand_face:
+                v -= 0.01                   # the look at the other face costs a little time
+            if v > best_v:
+                best_v = v
+                best = encode_place(c, k)
+    value[0] = best_v
+    return best
+
+
 cdef int satisfied_task(const MState* s, const MPlayer* pl) noexcept nogil:
     """A face-up task this board fulfils if the hand jumps out now, or -1."""
     cdef BoardInfo b
@@ -1820,9 +1846,14 @@ cdef int satisfied_task(const MState* s, const MPlayer* pl) noexcept nogil:
 
 
 cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
+    return placer(vs, rng, False)
+
+
+cdef int placer(const void* vs, Rng* rng, bint quick) noexcept nogil:
     """Scans `scan_tiles` pool tiles (visible faces only), picks the one that fits best,
-    places it where it scores best (either face, any rotation), returns a hopeless tile,
-    and jumps out for a bonus chip when the chip beats what the remaining time can fill."""
+    places it where it scores best (either face, any rotation; quick: by its edges alone),
+    returns a hopeless tile, and jumps out for a bonus chip when the chip beats what the
+    remaining time can fill."""
     cdef const MState* s = <const MState*>vs
     cdef int p = s.head.current, n = 0, i, j, t, k, best = -1, empty, can
     cdef const MPlayer* pl = &s.p[p]
@@ -1833,7 +1864,7 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     cdef double chip_now = 0, go_on
     cdef bint jump = False, any_spot
     if pl.hand != NO_TILE:
-        k = place_choice(s, p, &v)
+        k = quick_place(s, p, &v) if quick else place_choice(s, p, &v)
         if k < 0 or (v < -1.5 and rem > 3 * tau):
             return A_RETURN
         return k
@@ -1857,10 +1888,12 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
     if jump:
         k = satisfied_task(s, pl)
         return A_TASK + k if k >= 0 else A_JUMP
-    any_spot = pick_table(s, pl, T)
     k = s.rules.scan_tiles if s.rules.scan_tiles < n else n
     if k < 1:
         k = 1
+    if quick:           # any pool tile: the placement makes the best of it
+        return A_PICK + pool[rng_below(rng, n)]
+    any_spot = pick_table(s, pl, T)
     for i in range(k):
         j = i + rng_below(rng, n - i)
         tmp = pool[i]
@@ -1877,10 +1910,14 @@ cdef int greedy_placer(const void* vs, Rng* rng) noexcept nogil:
 include "mondo_solo_planner.pxi"
 
 
+cdef enum:
+    POLICY_QUICK = 2            # Engine.policy `which` (the order of MondoGame.policies)
+
+
 cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
     if which == POLICY_SOLO_PLANNER:
         return solo_planner(vs, rng, scratch)
-    return greedy_placer(vs, rng)
+    return placer(vs, rng, which == POLICY_QUICK)
 
 
 cdef void m_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
@@ -2324,6 +2361,9 @@ class MondoGame(Game):
                         "the tile in hand) to stay under the penalty threshold in the time "
                         "left, then picks and lays tiles by the plan; greedy_placer when no "
                         "plan wins, and in games of 2-4 players",
+        "quick": "greedy_placer placing by the tile's edges alone (a match with a "
+                 "neighbour or the rim, an error edge), without the area analysis: a cheap "
+                 "rollout policy for the search",
     }
     options = options_from_data("mondo_options.toml", LEVELS=LEVELS, SOLO=SOLO,
                                 MAX_ROUNDS=MAX_ROUNDS, DEFAULT_BONUS=DEFAULT_BONUS,

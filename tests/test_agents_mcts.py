@@ -60,7 +60,10 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
-    assert props["rollout"]["enum"] == ["random", "greedy", "none"]
+    assert props["rollout"]["enum"] == ["random", "greedy", "none", "quick"]
+    # A game's own `quick` policy is the generic choice, not listed twice.
+    assert desert.info()["agents"]["mcts"]["parameters"]["properties"]["rollout"]["enum"][:4] \
+        == ["random", "greedy", "none", "quick"]
     assert info["greedy"]["parameters"]["properties"] == {}
     assert "description" in info["random"]
 
@@ -149,9 +152,10 @@ def test_the_node_pool_is_fixed_and_freed():
     big = "mcts(iterations=2000, cutoff=1)"
     per_agent = agents.memory_bytes(MAORI, big)
     assert 4000 * 24 < per_agent < 2_000_000
-    # Two searches' worth of nodes (a reused subtree plus the next search), 92 bytes each.
+    # Two searches' worth of nodes (a reused subtree plus the next search), 132 bytes each
+    # (32 the node, 64 its values, 4 for compacting, 32 its share of the expansion order).
     grown = agents.memory_bytes(MAORI, "mcts(iterations=20000, cutoff=1)") - per_agent
-    assert grown == 2 * 18000 * 92
+    assert grown == 2 * 18000 * 132
     state = MAORI.new(2, seed=3)
     agents.choose(state, big, seed=0)
     before = _rss_bytes()
@@ -245,3 +249,75 @@ def test_rollout_none_judges_the_new_leaf_without_rollout_moves():
     assert sum(leaf[0].values()) == 80 and leaf[1] == 80
     assert agents.search_stats(state, "mcts(iterations=80, rollout=random, cutoff=5)",
                                seed=3)[1] == 80 + 5 * 80
+
+
+def test_greedy_expansion_values_a_node_once_per_batch_of_expansions():
+    """A wide root (more legal actions than iterations) expands one child per iteration,
+    best one-ply value first: the children are the actions of the highest values (ties
+    aside), whether the untried ones are valued per expansion or once per batch."""
+    state = MAORI.new(2, seed=6)
+    for _ in range(6):
+        state.apply(agents.choose(state, "greedy", seed=1))
+    values = agents.action_values(state, state.current_player)
+    visits = agents.search_visits(state, "mcts(iterations=40, rollout=none)", seed=3)
+    assert len(visits) == 40 and len(values) > 80
+    threshold = sorted(values.values(), reverse=True)[39]
+    assert all(values[a] >= threshold for a in visits)
+    assert min(values[a] for a in visits) == threshold
+
+
+# ---- the quick rollout policy ----------------------------------------------------------
+
+QUICK_GAMES = [("maori", {"mode": "basic"}), ("maori", {"mode": "advanced"}),
+               ("maori", {"mode": "pro"}), ("mondo", {})]
+
+
+@pytest.mark.parametrize("name, rules", QUICK_GAMES)
+def test_quick_is_legal_and_reproducible_in_seeded_random_states(name, rules):
+    """States along seeded random games, at 2-4 players: quick's action is legal, and the
+    same seed gives the same action."""
+    game = core_cy.load(name)
+    checked = 0
+    for seed in range(6):
+        state = game.new(2 + seed % 3, rules=rules, seed=seed)
+        step = 0
+        while not state.is_terminal() and step < 600:
+            if step % 3 == 0:
+                action = agents.choose(state, "quick", seed=step)
+                assert action in state.legal_actions(), (seed, step, state.describe(action))
+                assert action == agents.choose(state, "quick", seed=step)
+                checked += 1
+            state.apply(agents.choose(state, "random", seed=1000 * seed + step))
+            step += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("name, rules", [("maori", {"mode": "basic"}), ("maori", {"mode": "pro"}),
+                                         ("mondo", {})])
+def test_quick_beats_random_clearly(name, rules):
+    """The quick policy plays with purpose: it wins nearly every game against the random
+    agent (a quick policy that played at random would win about half)."""
+    game = core_cy.load(name)
+    rows = batch.play(game, 2, rules, ["quick", "random"], seed=4, count=20, rotate=True)
+    shares = np.array(rows.column("seat_win_share").to_pylist())
+    seats = np.array(rows.column("seat_agent").to_pylist())
+    assert shares[seats == "quick"].mean() >= 0.9
+
+
+def test_rollout_quick_is_the_games_quick_policy_else_greedy():
+    """rollout=quick plays the game's `quick` policy (the same search as naming the policy),
+    and greedy moves in a game without one (the desert)."""
+    state = MAORI.new(2, seed=6)
+    for _ in range(6):
+        state.apply(agents.choose(state, "greedy", seed=1))
+    # Rollouts to the end: the moves they simulate tell the policies apart.
+    quick = agents.search_stats(state, "mcts(iterations=30, rollout=quick, cutoff=0)", seed=3)
+    assert quick == agents.search_stats(state, "mcts(iterations=30, rollout=quick, cutoff=0)",
+                                        seed=3)
+    for other in ("greedy", "random"):
+        assert quick[1] != agents.search_stats(
+            state, f"mcts(iterations=30, rollout={other}, cutoff=0)", seed=3)[1]
+    desert = core_cy.load("forbidden_desert")
+    state = desert.new(3, seed=2)
+    assert (agents.search_stats(state, "mcts(iterations=30, rollout=quick, cutoff=6)", seed=1)
+            == agents.search_stats(state, "mcts(iterations=30, rollout=greedy, cutoff=6)", seed=1))

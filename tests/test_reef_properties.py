@@ -5,6 +5,7 @@ the same seed replays the same game, greedy's fast action values equal the gener
 clone-apply-heuristic values, the random agent's draw without listing equals the draw from the
 listed actions, and the determinized view hides only what it should."""
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import core_cy
@@ -152,23 +153,26 @@ def swap_unseen(d, seat, zone, colour_out, colour_in):
     d["bag"][colour_in] -= 1
 
 
+def hidden_twin(d, other):
+    """A copy of state dict d that differs only in what seat `other` hides (one polyp of
+    its screen and one of its fish, swapped with the bag) and in the future chance."""
+    d2 = {**d, "bag": dict(d["bag"]),
+          "seats": [{k: dict(v) if isinstance(v, dict) else v for k, v in p.items()}
+                    for p in d["seats"]]}
+    for zone in ("screen", "fish"):
+        held, seen = d2["seats"][other][zone], d2["seats"][other]["seen_" + zone]
+        out = next(c for c in held if held[c] > seen[c])
+        swap_unseen(d2, other, zone, out, next(c for c in d2["bag"] if c != out and d2["bag"][c] > 0))
+    d2["rng"] = GAME.new(d["players"], seed=999).to_dict()["rng"]
+    return d2
+
+
 def test_states_that_look_the_same_to_a_seat_give_the_same_view():
     d = mid_game().to_dict()
     seat = d["current_player"]
     other = (seat + 1) % 3
-    d2 = {**d, "bag": dict(d["bag"]),
-          "seats": [{k: dict(v) if isinstance(v, dict) else v for k, v in p.items()}
-                    for p in d["seats"]]}
     # Another hidden hand, another secret fish polyp and another future chance stream.
-    screen, seen = d2["seats"][other]["screen"], d2["seats"][other]["seen_screen"]
-    out = next(c for c in screen if screen[c] > seen[c])
-    into = next(c for c in d2["bag"] if c != out and d2["bag"][c] > 0)
-    swap_unseen(d2, other, "screen", out, into)
-    fish, seen = d2["seats"][other]["fish"], d2["seats"][other]["seen_fish"]
-    out = next(c for c in fish if fish[c] > seen[c])
-    into = next(c for c in d2["bag"] if c != out and d2["bag"][c] > 0)
-    swap_unseen(d2, other, "fish", out, into)
-    d2["rng"] = GAME.new(3, seed=999).to_dict()["rng"]
+    d2 = hidden_twin(d, other)
     a, b = GAME.from_dict(d), GAME.from_dict(d2)
     assert a != b
     for k in range(5):
@@ -180,12 +184,12 @@ def test_states_that_look_the_same_to_a_seat_give_the_same_view():
     assert GAME.view(GAME.from_dict(d2), seat, seed=0) != GAME.view(a, seat, seed=0)
 
 
-def test_greedy_beats_random_and_eats_corals():
-    rb = batch.play(GAME, 2, None, ["greedy", "random"], seed=21, count=40, rotate=True)
+@pytest.mark.parametrize("agent", ["greedy", "quick"])
+def test_greedy_and_quick_beat_random_and_eat_corals(agent):
+    rb = batch.play(GAME, 2, None, [agent, "random"], seed=21, count=40, rotate=True)
     shares = np.array(rb.column("seat_win_share").to_pylist())
     agents_ = rb.column("seat_agent").to_pylist()
-    greedy = [s[a.index("greedy")] for s, a in zip(shares, agents_)]
-    assert np.mean(greedy) > 0.8
+    assert np.mean([s[a.index(agent)] for s, a in zip(shares, agents_)]) > 0.8
     eaten = np.array(rb.column("seat_corals_eaten").to_pylist())
     assert eaten.sum() > 40
 
