@@ -1404,6 +1404,24 @@ cdef enum:
     Q_IMITATE = 1
 
 
+# Not rules: the worth of learning an island card (the heuristic's W_KNOWN undervalues it for
+# a policy that looks one move ahead: greedy learns about 7.7 of the 12 cards in a game, a
+# policy with W_KNOWN only 2.5, then races to its sixth permit without a permit on the Golden
+# Island in 40% of its games), and the survival chance below which quick does not place its
+# sixth permit (which ends the game).
+cdef double Q_ISLAND_CARD = 1.5
+cdef double Q_SAFE = 0.75
+
+
+cdef bint risky_end(const GState* s, const GPlayer* pl, int isl) noexcept nogil:
+    """Landing on island isl would place the seat's sixth permit (the end) while the chance
+    that one of its permits lies on the Golden Island stays below Q_SAFE."""
+    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
+    if pl.placed != SIXTH_PERMIT - 1 or unknown == 0:
+        return False
+    return popcount((pl.dug | (1u << isl)) & unknown) < Q_SAFE * popcount(unknown)
+
+
 cdef bint may_land_on(const GState* s, const GPlayer* pl, int isl, int seat) noexcept nogil:
     """Landing (section 4.5) on treasure island isl is possible with the permits and
     pirates the seat holds (given a landing card)."""
@@ -1413,124 +1431,159 @@ cdef bint may_land_on(const GState* s, const GPlayer* pl, int isl, int seat) noe
             or (pl.relic == R1_ANY_COLOUR and pirates_held(pl) > 0))
 
 
-cdef double quick_space(const GState* s, const GPlayer* pl, int space,
-                        double symbols) noexcept nogil:
-    """What the captain's arrival on a nest space is worth, in heuristic units (`symbols`:
-    the share of the seat's deck that wins a gamble)."""
-    cdef int kind = s.rules.nest_kind[space]
-    cdef double pirate = W_PIRATE if (pirates_held(pl) < PIRATE_CAP and s.houses[0] + s.houses[1]
-                                      + s.houses[2] + s.houses[3] > 0) else 0.0
-    cdef double permit = W_PERMIT + W_PERMIT_VALUE * 4 if pl.permits_pool else 0.0
-    if kind == NK_ISLAND_CARD:
-        return W_KNOWN if s.island_deck_len > 0 else 0.0
-    if kind == NK_PERMIT:
-        return permit
-    if kind == NK_PIRATES:
-        return pirate if s.houses[s.rules.nest_colour[space]] > 0 else 0.0
-    if kind == NK_GAMBLE:
-        return (permit + pirate) * symbols
-    return 0.0
+ctypedef struct MoveTables:        # quick's movement values, each filled at its first use
+    uint32_t landable               # islands (bit i) the seat may land on (given a card)
+    uint32_t targets                # sea nodes the ship should sail to
+    uint32_t node_done              # nodes whose values below are filled
+    uint32_t space_done             # nest spaces whose value is filled
+    double ship[N_NODES]            # minus the heuristic's distance term from there
+    double land[N_NODES]            # a landing card left could land there now: its worth
+    double volcano[N_NODES]         # a volcano card left could take the 7 or a relic
+    double pirate[N_NODES]          # a pirate or veteran card left could take pirates
+    double space[MAX_NEST]          # the captain's arrival on a nest space
+    double symbols                  # the share of the seat's deck that wins a gamble (-1: unknown)
 
 
-cdef void quick_ship(const GState* s, const GPlayer* pl, double* ship) noexcept nogil:
-    """ship[node]: minus the heuristic's distance term from that node to the nearest place
-    the seat should sail to (landing_target_distance's order of targets)."""
-    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl), first = 0, later = 0, targets
-    cdef int i, v, d, best, seat = s.head.current
+cdef void move_targets(const GState* s, const GPlayer* pl, MoveTables* T) noexcept nogil:
+    """Where the ship should sail, in landing_target_distance's order: islands to land on
+    that may be golden, then the volcanoes' 7 and relics, then any island to land on, else
+    the harbour and (short of pirates) the nodes with pirates."""
+    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl), first = 0, later = 0
+    cdef int i, v, seat = s.head.current
+    T.landable = T.node_done = T.space_done = 0
+    T.symbols = -1.0
     for i in range(N_ISLANDS):
         if may_land_on(s, pl, i, seat):
+            T.landable |= 1u << i
             if (unknown >> i) & 1:
                 first |= 1u << (i + 1)
             else:
                 later |= 1u << (i + 1)
-    targets = first
-    if not targets and pirates_held(pl) > 0:
+    T.targets = first
+    if not T.targets and pirates_held(pl) > 0:
         if pl.seven_at_volcano:
-            targets |= 1u << NODE_VU
+            T.targets |= 1u << NODE_VU
         if pl.relic < 0 and s.relics_free:
-            targets |= 1u << NODE_VL
-    if not targets:
-        targets = later
-    if not targets:
-        targets = 1u << NODE_H
+            T.targets |= 1u << NODE_VL
+    if not T.targets:
+        T.targets = later
+    if not T.targets:
+        T.targets = 1u << NODE_H
         if pirates_held(pl) < 2:
             for v in range(1, N_NODES):
                 if (s.node_pirates[v][0] | s.node_pirates[v][1] | s.node_pirates[v][2]
                         | s.node_pirates[v][3]):
-                    targets |= 1u << v
-    for v in range(N_NODES):
-        best = 99
-        for i in range(N_NODES):
-            if (targets >> i) & 1:
-                d = s.rules.dist[v][i]
-                best = d if d < best else best
-        ship[v] = -W_DISTANCE * best
+                    T.targets |= 1u << v
 
 
-cdef double quick_arrival(const GState* s, const GPlayer* pl, int node, uint32_t abilities,
-                          double unknown_chest) noexcept nogil:
-    """What the hand cards left (their abilities, a bit set) can do at once where the ship
-    ends: land on an island the seat may win, take the 7 or a relic, take pirates."""
-    cdef int isl = island_of(node), seat = s.head.current
-    cdef double chest
-    if isl >= 0 and (abilities >> AB_LANDING) & 1 and may_land_on(s, pl, isl, seat):
-        chest = s.chest[isl] if (pl.chests_known >> isl) & 1 else unknown_chest
-        if (known_islands(pl) >> isl) & 1:
-            return chest
-        return chest + W_SURVIVE / (N_ISLANDS - popcount(known_islands(pl)))
-    if (node == NODE_VU and pl.seven_at_volcano) or (node == NODE_VL and pl.relic < 0
-                                                      and s.relics_free):
-        if pirates_held(pl) > 0 and (abilities >> (AB_PIRATE if s.rules.volcano_by_pirates
-                                                   else AB_LANDING)) & 1:
-            return W_PERMIT + W_RELIC_BONUS
-    if (node != NODE_H and pirates_held(pl) < PIRATE_CAP
-            and (abilities & ((1u << AB_PIRATE) | (1u << AB_VETERAN)))
-            and (s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
-                 | s.node_pirates[node][3])):
-        return W_PIRATE
+cdef void fill_node(const GState* s, const GPlayer* pl, MoveTables* T, int node) noexcept nogil:
+    """The ship's values at a sea node: its distance term, and what a card left in hand
+    could do there at once (0 where it cannot)."""
+    cdef int isl = island_of(node), d, best = 99
+    cdef uint32_t left = T.targets, known = known_islands(pl)
+    while left:
+        d = s.rules.dist[node][lowest_bit(left)]
+        left &= left - 1
+        best = d if d < best else best
+    T.ship[node] = -W_DISTANCE * best
+    T.land[node] = T.volcano[node] = T.pirate[node] = 0.0
+    if isl >= 0 and (T.landable >> isl) & 1 and not risky_end(s, pl, isl):
+        T.land[node] = s.chest[isl] if (pl.chests_known >> isl) & 1 else mean_unknown_chest(s, pl)
+        if not (known >> isl) & 1:
+            T.land[node] += W_SURVIVE / (N_ISLANDS - popcount(known))
+    if pirates_held(pl) > 0 and ((node == NODE_VU and pl.seven_at_volcano) or
+                                 (node == NODE_VL and pl.relic < 0 and s.relics_free)):
+        T.volcano[node] = W_PERMIT + W_RELIC_BONUS
+    if node != NODE_H and pirates_held(pl) < PIRATE_CAP and (
+            s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
+            | s.node_pirates[node][3]):
+        T.pirate[node] = W_PIRATE
+    T.node_done |= 1u << node
+
+
+cdef void fill_space(const GState* s, const GPlayer* pl, MoveTables* T, int space) noexcept nogil:
+    """What the captain's arrival on a nest space is worth, in heuristic units."""
+    cdef int kind = s.rules.nest_kind[space], i, symbols = 0
+    cdef double pirate = W_PIRATE if (pirates_held(pl) < PIRATE_CAP and s.houses[0] + s.houses[1]
+                                      + s.houses[2] + s.houses[3] > 0) else 0.0
+    cdef double permit = W_PERMIT + W_PERMIT_VALUE * 4 if pl.permits_pool else 0.0
+    T.space[space] = 0.0
+    if kind == NK_ISLAND_CARD and s.island_deck_len > 0:
+        T.space[space] = Q_ISLAND_CARD
+    elif kind == NK_PERMIT:
+        T.space[space] = permit
+    elif kind == NK_PIRATES and s.houses[s.rules.nest_colour[space]] > 0:
+        T.space[space] = pirate
+    elif kind == NK_GAMBLE:
+        if T.symbols < 0.0:          # the deck's cards (not their order) are the seat's to know
+            for i in range(pl.deck_len):
+                symbols += s.rules.card_symbol[s.head.current][pl.deck[i]] != 0
+            T.symbols = symbols / <double>pl.deck_len if pl.deck_len else 0.0
+        T.space[space] = (permit + pirate) * T.symbols
+    T.space_done |= 1u << space
+
+
+cdef inline double arrival(const MoveTables* T, int node, uint32_t abilities,
+                           int volcano_card) noexcept nogil:
+    """The first thing the cards left (their abilities, a bit set) can do at the node."""
+    if T.land[node] > 0.0 and (abilities >> AB_LANDING) & 1:
+        return T.land[node]
+    if T.volcano[node] > 0.0 and (abilities >> volcano_card) & 1:
+        return T.volcano[node]
+    if T.pirate[node] > 0.0 and (abilities & ((1u << AB_PIRATE) | (1u << AB_VETERAN))):
+        return T.pirate[node]
     return 0.0
 
 
-cdef int best_of(const int* acts, const double* values, int n, Rng* rng) noexcept nogil:
-    """The action of the highest value (ties at random, by reservoir sampling)."""
-    cdef int i, best = 0, ties = 1
-    for i in range(1, n):
-        if values[i] > values[best]:
-            best = i
-            ties = 1
-        elif values[i] == values[best]:
-            ties += 1
-            best = i if rng_below(rng, ties) == 0 else best
-    return acts[best]
+ctypedef struct Best:              # the best action so far among values offered one by one
+    uint64_t salt                   # one random draw per decision orders equal values
+    double value
+    int action
+
+
+cdef inline void offer(Best* b, double value, int action) noexcept nogil:
+    """Keeps the action if its value is higher, or equal and first in the decision's random
+    order (a hash of the action salted by the draw: no draw per tie)."""
+    if value > b.value or (value == b.value and
+                           (<uint64_t>action * 0x9E3779B97F4A7C15ULL ^ b.salt)
+                           > (<uint64_t>b.action * 0x9E3779B97F4A7C15ULL ^ b.salt)):
+        b.value = value
+        b.action = action
+
+
+cdef inline void start_best(Best* b, Rng* rng) noexcept nogil:
+    b.salt = rng_next(rng)
+    b.value = -1e300
+    b.action = -1
 
 
 cdef int quick_move(const GState* s, Rng* rng) noexcept nogil:
-    """The movement of the best estimated worth (ties at random)."""
+    """The movement of the best estimated worth (ties at random): the nest space the
+    captain moves to, the ship's end, and what the cards left can do there."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int acts[MAX_LEGAL]
-    cdef double values[MAX_LEGAL]
-    cdef double ship[N_NODES]
-    cdef double space[MAX_NEST]
+    cdef Best best
+    cdef MoveTables T
     cdef uint32_t left[MAX_HAND]        # the abilities of the hand without each slot
-    cdef int n = move_actions(s, acts), i, j, symbols = 0
-    cdef double unknown_chest = mean_unknown_chest(s, pl)
+    cdef int n = move_actions(s, acts), i, j
+    cdef int volcano_card = AB_PIRATE if s.rules.volcano_by_pirates else AB_LANDING
     cdef GAction x
-    quick_ship(s, pl, ship)
-    for i in range(pl.deck_len):           # the deck's cards (not their order) are known
-        symbols += s.rules.card_symbol[s.head.current][pl.deck[i]] != 0
-    for i in range(s.rules.n_nest):
-        space[i] = (quick_space(s, pl, i, symbols / <double>pl.deck_len if pl.deck_len else 0.0)
-                    if i != pl.captain else 0.0)
+    move_targets(s, pl, &T)
     for i in range(pl.hand_len):
         left[i] = 0
         for j in range(pl.hand_len):
             if j != i:
                 left[i] |= 1u << s.rules.card_ability[s.head.current][pl.hand[j]]
+    start_best(&best, rng)
     for i in range(n):
         x = decompose(acts[i])
-        values[i] = (space[x.x] + ship[x.y]
-                     + quick_arrival(s, pl, x.y, left[x.slot], unknown_chest))
-    return best_of(acts, values, n, rng)
+        if not (T.node_done >> x.y) & 1:
+            fill_node(s, pl, &T, x.y)
+        if x.x != pl.captain and not (T.space_done >> x.x) & 1:
+            fill_space(s, pl, &T, x.x)
+        offer(&best, T.ship[x.y] + arrival(&T, x.y, left[x.slot], volcano_card)
+              + (T.space[x.x] if x.x != pl.captain else 0.0), acts[i])
+    return best.action
 
 
 cdef int quick_worth(const GState* s, int a) noexcept nogil:
@@ -1542,6 +1595,8 @@ cdef int quick_worth(const GState* s, int a) noexcept nogil:
     cdef int isl
     if x.kind == K_LAND:
         isl = island_of(s.p[s.head.current].ship)
+        if risky_end(s, &s.p[s.head.current], isl):
+            return -1                              # below passing
         return (Q_LAND * 100 - 20 * combo_size(x.x)
                 + (x.y if s.stack_len[isl] > 0 else TOP_PERMIT - x.y))
     if x.kind == K_VOLCANO:
@@ -1561,16 +1616,17 @@ cdef int quick_worth(const GState* s, int a) noexcept nogil:
 
 cdef int quick_policy(const GState* s, Rng* rng) noexcept nogil:
     cdef int acts[MAX_LEGAL]
-    cdef double values[MAX_LEGAL]
+    cdef Best best
     cdef int n, i
     if s.phase == PH_MOVE:
         return quick_move(s, rng)
     n = g_legal(s, acts)
     if s.phase == PH_START or s.phase == PH_GAMBLE:
         return acts[rng_below(rng, n)] if s.phase == PH_GAMBLE else acts[0]   # keep the hand
+    start_best(&best, rng)
     for i in range(n):
-        values[i] = quick_worth(s, acts[i])
-    return best_of(acts, values, n, rng)
+        offer(&best, quick_worth(s, acts[i]), acts[i])
+    return best.action
 
 
 cdef int g_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
@@ -1993,7 +2049,9 @@ class GoldenIslandGame(Game):
         "quick": "a cheap rollout policy close to greedy: values a movement from tables made "
                  "once per decision (the nest space the captain reaches, the ship's distance "
                  "to its next landing, what the cards left in hand can do there) and plays "
-                 "abilities in a fixed order of worth (land, volcano, pirates, steal, peek)",
+                 "abilities in a fixed order of worth (land, volcano, pirates, steal, peek); "
+                 "it does not place its sixth permit while it probably has none on the "
+                 "Golden Island",
     }
     outcome_labels = {"relic": ("none",) + RELICS}
     combos = COMBOS

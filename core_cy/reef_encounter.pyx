@@ -1697,7 +1697,10 @@ ctypedef struct Quick:              # the acting seat's terms, once per decision
     uint64_t grow[MAX_PLAYERS][NCOL]    # cells next to the seat's guarded x corals
     int grow_gain[MAX_PLAYERS][NCOL]    # the potential one more polyp adds there
     uint64_t rival[MAX_PLAYERS][NCOL]   # cells of the rivals' guarded x corals
+    uint64_t rival_any[MAX_PLAYERS]     # cells of the rivals' guarded corals
     uint64_t own[MAX_PLAYERS]           # cells of the seat's guarded corals
+    uint64_t free[MAX_PLAYERS]          # cells without a polyp
+    int spent[2][NCOL]                  # polyp_spent() of a lay from behind the screen / in front
     uint64_t salt                   # one random draw per decision: which cell of a kind,
     int start                       # and which of equal values (see pick and offer)
     int best_value
@@ -1714,8 +1717,12 @@ cdef void quick_terms(const RState* s, Quick* q, Rng* rng) noexcept nogil:
     q.best = -1
     q.salt = rng_next(rng)
     q.start = <int>(q.salt % BCELLS)
+    for x in range(NCOL):
+        q.spent[0][x] = polyp_spent(s, q.seat, q.v, x, True)
+        q.spent[1][x] = polyp_spent(s, q.seat, q.v, x, False)
     for b in range(s.n_boards):
-        q.own[b] = 0
+        q.own[b] = q.rival_any[b] = 0
+        q.free[b] = ~occ_all(s, b)
         for x in range(NCOL):
             q.grow[b][x] = q.rival[b][x] = 0
             q.grow_gain[b][x] = 0
@@ -1733,6 +1740,7 @@ cdef void quick_terms(const RState* s, Quick* q, Rng* rng) noexcept nogil:
                 q.grow_gain[b][x] = gain if gain > q.grow_gain[b][x] else q.grow_gain[b][x]
             elif x >= 0:
                 q.rival[b][x] |= s.guard[b][j]
+                q.rival_any[b] |= s.guard[b][j]
             j += 1
 
 
@@ -1773,22 +1781,21 @@ cdef int coral_gain(const RState* s, const Quick* q, int b, uint64_t m, int* cel
 
 cdef void quick_lay(const RState* s, Quick* q, int base, uint64_t m) noexcept nogil:
     """The lays of one run (a colour, a board, from behind the screen or in front)."""
-    cdef const RPlayer* pl = &s.p[q.seat]
     cdef int k = base - A_LAY_SCREEN, x, b, y, spent
     cdef uint64_t c
     x = (k % (NCOL * NCELLS)) // NCELLS
     b = (k % NCELLS) // BCELLS
-    spent = ((cube_delta(pl, -1) if s.play_colour != x else 0)
-             + (screen_delta(pl, q.v, -q.v[x]) if k < NCOL * NCELLS else -W_CONSUMED))
+    spent = q.spent[k // (NCOL * NCELLS)][x]
     c = m & q.grow[b][x] & ~q.own[b]
     if c:
         offer(q, q.w * (spent + q.grow_gain[b][x]), base + pick(q, c))
-    for y in range(NCOL):
-        c = m & q.rival[b][y]
-        if c:
-            offer(q, q.w * (spent + W_CONSUMED + W_FREE * q.v[x]) + W_GROW * q.v[y],
-                  base + pick(q, c))
-    c = m & ~q.grow[b][x] & ~q.own[b] & ~occ_all(s, b)
+    if m & q.rival_any[b]:
+        for y in range(NCOL):
+            c = m & q.rival[b][y]
+            if c:
+                offer(q, q.w * (spent + W_CONSUMED + W_FREE * q.v[x]) + W_GROW * q.v[y],
+                      base + pick(q, c))
+    c = m & ~q.grow[b][x] & q.free[b]
     if c:
         offer(q, q.w * (spent + W_FREE * q.v[x]), base + pick(q, c))
 

@@ -60,23 +60,23 @@ def test_fast_path_answers_in_a_greedy_game():
     assert answered >= 10
 
 
-def shares_against_random(agent, count=120):
-    """(agent's, random's) mean win share over two-player games with seats rotated."""
-    rb = batch.play(GAME, 2, None, [agent, "random"], seed=21, count=count, rotate=True)
+@pytest.mark.parametrize("agent", ["greedy", "quick"])
+def test_greedy_and_quick_beat_random(agent):
+    rb = batch.play(GAME, 2, None, [agent, "random"], seed=21, count=120, rotate=True)
     shares = np.array(rb.to_pydict()["seat_win_share"])
-    agent_seat = np.array([i % 2 for i in range(count)])   # rotate: game i seats agent k at (k+i)%2
-    return shares[np.arange(count), agent_seat].mean(), shares[np.arange(count), 1 - agent_seat].mean()
+    agent_seat = np.array([i % 2 for i in range(120)])   # rotate: game i seats agent k at (k+i)%2
+    assert shares[np.arange(120), agent_seat].mean() > 0.8
 
 
-def test_greedy_beats_random():
-    assert shares_against_random("greedy")[0] > 0.8
-
-
-def test_quick_beats_random():
-    # quick races to the sixth permit (about 6 permits in 36 moves of its own), so in some
-    # games nobody holds a permit on the Golden Island and nobody wins: random wins nearly none.
-    quick, random = shares_against_random("quick")
-    assert quick > 0.45 and random < 0.1
+def test_quick_does_not_end_the_game_without_a_likely_golden_permit():
+    """quick places its sixth permit (which ends the game) only where one of its permits
+    probably lies on the Golden Island: without that rule it was eliminated in 40% of its
+    games against random play."""
+    rb = batch.play(GAME, 2, None, ["quick", "random"], seed=22, count=100, rotate=True)
+    d = rb.to_pydict()
+    quick_seat = np.array([i % 2 for i in range(100)])
+    eliminated = np.array(d["seat_eliminated"])[np.arange(100), quick_seat]
+    assert eliminated.mean() < 0.15
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

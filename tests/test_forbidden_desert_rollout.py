@@ -1,0 +1,72 @@
+"""Forbidden Desert policy "rollout" (issue 10): team_search until the team holds all four
+parts, then every choice simulated: each legal action played to the end of the game by the
+rule-based endgame on views of the hidden parts (never the state itself), the action with the
+most team wins taken.  It never peeks: states the team cannot tell apart give the same
+decisions for the same seed."""
+import numpy as np
+
+from core_cy import agents
+from core_cy.forbidden_desert import GAME, rollout_values
+from test_forbidden_desert_observe import twin
+
+
+def endgame_states(players, seed, count):
+    """States of a team_search game after the team holds all four parts, where the acting
+    seat has a choice (None if the game never gets there)."""
+    state = GAME.new(players, rules={"difficulty": "novice"}, seed=seed)
+    found = []
+    while not state.is_terminal() and len(found) < count:
+        if rollout_values(state) is not None and len(state.legal_actions()) > 1:
+            found.append(state.clone())
+        state.apply(agents.choose(state, "team_search", seed=seed))
+    return found
+
+
+def endgame_games(players, count):
+    seeds = (s for s in range(100) if endgame_states(players, s, 1))
+    return [next(seeds) for _ in range(count)]
+
+
+def test_team_search_plays_until_all_parts_are_held():
+    state = GAME.new(4, rules={"difficulty": "novice"}, seed=3)
+    for step in range(40):
+        assert rollout_values(state) is None
+        assert (agents.choose(state, "rollout", seed=step)
+                == agents.choose(state, "team_search", seed=step))
+        state.apply(agents.choose(state, "team_search", seed=step))
+
+
+def test_every_legal_action_is_simulated_and_the_pick_scores_best():
+    moved = 0
+    for seed in endgame_games(4, 2):
+        for state in endgame_states(4, seed, 4):
+            values, pick = rollout_values(state, seed=1)
+            actions = [a for a, _ in values]
+            assert actions[0] == agents.choose(state, "team_search", seed=0)  # first
+            assert sorted(actions) == sorted(state.legal_actions())
+            scores = [v for _, v in values]
+            assert pick == scores.index(max(scores))
+            assert all(0 <= v <= 16 for v in scores)
+            moved += pick != 0
+    # The simulations decide: somewhere they prefer another action than team_search's.
+    assert moved >= 1
+
+
+def test_the_simulations_see_only_views():
+    """Twin states (hidden faces, unseen storm cards, equipment pile and chance stream
+    changed) give the same values and decisions for the same seed."""
+    rng = np.random.default_rng(4)
+    differed = checked = 0
+    for players in (4, 2):
+        for seed in endgame_games(players, 1):
+            for state in endgame_states(players, seed, 3):
+                d = state.to_dict()
+                other = twin(d, rng)
+                differed += (other["board"] != d["board"]
+                             or other["storm_draw_pile"] != d["storm_draw_pile"])
+                look_alike = GAME.from_dict(other)
+                assert rollout_values(state, seed=7) == rollout_values(look_alike, seed=7)
+                assert (agents.choose(state, "rollout", seed=7)
+                        == agents.choose(look_alike, "rollout", seed=7))
+                checked += 1
+    assert checked >= 4 and differed >= 4
