@@ -254,8 +254,8 @@ def mcts_params(game):
     greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the speed
     goal (simulated moves per CPU second at least half the random agent's): greedy rollouts
     reach 0.12-0.20 of it.  Quick rollouts (rollout=quick, cutoff=8) reach 0.63 in Maori, 0.50
-    in Reef Encounter and about 0.5 in the Golden Island, but only 0.34 in Mondo, and lose to
-    greedy in the Golden Island (0.56 with 400 iterations), so they are not the default
+    in Reef Encounter and 0.52 in the Golden Island, but only 0.34 in Mondo, and lose to
+    greedy in the Golden Island (0.57 with 400 iterations), so they are not the default
     (README, benchmarks/agents.py tradeoff)."""
     return (
         Param("iterations", "int", 200, "simulations per decision (with top_up, counting the "
@@ -270,7 +270,7 @@ def mcts_params(game):
               "(random rollouts with cutoff=8 win 0.18 of Maori and none of Mondo against "
               "greedy; quick rollouts with cutoff=8 simulate 0.34-0.63 of the random agent's "
               "moves per second against greedy's 0.12-0.20 and beat greedy in Maori and Reef "
-              "(0.83, 0.96), but win only 0.56 in the Golden Island even with 400 iterations)",
+              "(0.83, 0.96), but win only 0.57 in the Golden Island even with 400 iterations)",
               choices=ROLLOUT_KINDS + tuple(p for p in game.policies if p != QUICK)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
