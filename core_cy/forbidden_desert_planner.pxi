@@ -761,16 +761,29 @@ ctypedef struct Rates:
     double sand            # expected sand markers it brings
     double no_sun[MAX_EXPOSURE]   # exp(-sun * cards): Poisson chance of no sun in that many
     bint endgame           # all parts held at the search's root: endgame_eval scores
+    int pile               # cards drawn at the rates above before a reshuffle (0: at once)
+    double deck_sun        # the whole deck's rates: the cards after the reshuffle
+    double deck_picks
+    double deck_sand
 
 
 cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
     """Per-card chances of the next storm cards as the team knows them: the draw pile's
     composition (the discard pile is public, so this is no peeking at the order), or the
-    whole deck's when the pile is nearly empty and a reshuffle is close."""
+    whole deck's when the pile is nearly empty and a reshuffle is close; and the whole deck's
+    for the cards after the reshuffle (endgame_eval's horizon spans it)."""
     cdef int k[3]
     cdef int n = s.draw_len if s.draw_len >= 3 else s.rules.n_storm, i
     k[SC_WIND] = k[SC_PICKS_UP] = k[SC_SUN] = 0
     r.endgame = parts_count(s, P_HELD) == N_PARTS
+    r.pile = s.draw_len if s.draw_len >= 3 else 0
+    for i in range(s.rules.n_storm):
+        k[s.rules.storm[i].kind] += 1
+    i = s.rules.n_storm if s.rules.n_storm > 0 else 1
+    r.deck_sun = <double>k[SC_SUN] / i
+    r.deck_picks = <double>k[SC_PICKS_UP] / i
+    r.deck_sand = WIND_SAND * k[SC_WIND] / i
+    k[SC_WIND] = k[SC_PICKS_UP] = k[SC_SUN] = 0
     for i in range(n):
         k[s.rules.storm[s.draw[i] if s.draw_len >= 3 else i].kind] += 1
     if n <= 0:
@@ -781,6 +794,14 @@ cdef void storm_rates(const DState* s, Rates* r) noexcept nogil:
     r.sand = WIND_SAND * k[SC_WIND] / n
     for i in range(MAX_EXPOSURE):
         r.no_sun[i] = exp(-r.sun * i)
+
+
+cdef inline double storm_mean(const Rates* r, int cards, double now, double later) noexcept nogil:
+    """The expected count over the next `cards` cards of a kind drawn at rate `now` from the
+    pile and at the whole deck's rate `later` after the reshuffle."""
+    if cards <= r.pile:
+        return cards * now
+    return r.pile * now + (cards - r.pile) * later
 
 
 cdef inline int this_storm(const DState* s) noexcept nogil:
@@ -923,13 +944,13 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
         turns = arrive
     cards = this_storm(s) + (turns - 1) * dv if turns > 0 else 0
     if cards > 0:
-        lam = cards * r.sun
+        lam = storm_mean(r, cards, r.sun, r.deck_sun)
         for q in range(s.head.players):
             ok *= 1.0 - poisson_above(lam, exp(-lam), eff[q])
-        mu = cards * r.sand
+        mu = storm_mean(r, cards, r.sand, r.deck_sand)
         if mu > 0.0:
             ok *= 1.0 - 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
-        lam = cards * r.picks
+        lam = storm_mean(r, cards, r.picks, r.deck_picks)
         ok *= 1.0 - poisson_above(lam, exp(-lam), s.rules.meter_len - s.meter_index - 1)
     return ENDGAME_SCALE * ok - need
 
