@@ -182,10 +182,10 @@ def cmd_speed(args) -> None:
 
 
 # The candidate defaults the tradeoff command compares (issue 10: speed vs strength).
-TRADEOFF_AGENTS = ("mcts", "mcts(sample=4)", "mcts(rollout=none)", "mcts(epsilon=0.5, cutoff=8)",
-                   "mcts(rollout=random, cutoff=8)",
-                   "mcts(rollout=random, cutoff=16, expand=random)",
-                   "mcts(rollout=random, cutoff=0)")
+TRADEOFF_AGENTS = ("mcts", "mcts(rollout=greedy)", "mcts(rollout=quick, cutoff=8)",
+                   "mcts(rollout=quick, cutoff=16)",
+                   "mcts(iterations=400, rollout=quick, cutoff=8)",
+                   "mcts(rollout=random, cutoff=8)", "mcts(rollout=random, cutoff=0)")
 
 
 def cmd_tradeoff(args) -> None:

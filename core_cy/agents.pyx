@@ -253,8 +253,10 @@ def mcts_params(game):
     up; sampled greedy rollouts (sample=4) cost Maori strength (0.80 against 0.93-0.97 vs
     greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the speed
     goal (simulated moves per CPU second at least half the random agent's): greedy rollouts
-    reach 0.10-0.19 of it, and every setting measured that reaches 0.5 (random rollout moves)
-    loses to greedy in Maori, Mondo and Reef (README, benchmarks/agents.py tradeoff)."""
+    reach 0.12-0.20 of it.  Quick rollouts (rollout=quick, cutoff=8) reach 0.63 in Maori, 0.50
+    in Reef Encounter and about 0.5 in the Golden Island, but only 0.34 in Mondo, and lose to
+    greedy in the Golden Island (0.56 with 400 iterations), so they are not the default
+    (README, benchmarks/agents.py tradeoff)."""
     return (
         Param("iterations", "int", 200, "simulations per decision (with top_up, counting the "
               "visits kept from the previous decision); 200 answers a 9,000-game Maori seat "
@@ -262,11 +264,13 @@ def mcts_params(game):
         Param("exploration", "float", 0.7, "the UCT exploration constant (values lie in [0, 1])",
               0.0, 100.0),
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation: greedy, "
-              "random, none (no rollout moves: the heuristic judges the new leaf) or an engine "
-              "policy; greedy because the cheaper ones lose to the greedy agent (random "
-              "rollouts simulate 0.4-1.1 of the random agent's moves per second against "
-              "greedy's 0.10-0.19, but with cutoff=8 win 0.18 of Maori and none of Mondo "
-              "against greedy; none: 0.74 / 0.39)",
+              "random, none (no rollout moves: the heuristic judges the new leaf), quick (the "
+              "game's cheap `quick` policy where it has one, else greedy) or an engine "
+              "policy; greedy because the cheaper ones lose to the greedy agent somewhere "
+              "(random rollouts with cutoff=8 win 0.18 of Maori and none of Mondo against "
+              "greedy; quick rollouts with cutoff=8 simulate 0.34-0.63 of the random agent's "
+              "moves per second against greedy's 0.12-0.20 and beat greedy in Maori and Reef "
+              "(0.83, 0.96), but win only 0.56 in the Golden Island even with 400 iterations)",
               choices=ROLLOUT_KINDS + tuple(p for p in game.policies if p != QUICK)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),

@@ -355,6 +355,17 @@ cdef inline int neighbour(const MRules* R, int cell, int d) noexcept nogil:
     return r * R.cols + c
 
 
+cdef inline void neighbours(const MRules* R, int cell, int* nb) noexcept nogil:
+    """nb[d] = neighbour(R, cell, d) for every direction, with one division (the agents'
+    scans call this per cell and direction)."""
+    cdef int r = cell // R.cols
+    cdef int c = cell - r * R.cols
+    nb[D_NORTH] = cell - R.cols if r > 0 else -1
+    nb[D_EAST] = cell + 1 if c < R.cols - 1 else -1
+    nb[D_SOUTH] = cell + R.cols if r < R.rows - 1 else -1
+    nb[D_WEST] = cell - 1 if c > 0 else -1
+
+
 cdef inline const MFace* cell_face(const MState* s, const MPlayer* pl, int c) noexcept nogil:
     return &s.rules.faces[pl.cell_tile[c]][pl.cell_face[c]]
 
@@ -1154,9 +1165,11 @@ cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* e
     a signature of the cell's surroundings (equal signatures give equal values)."""
     cdef const MRules* R = &s.rules
     cdef int d, t, nb, want, kind, sig = 0
+    cdef int around[DIRECTIONS]
     cdef double hit, miss
+    neighbours(R, c, around)
     for d in range(DIRECTIONS):
-        nb = neighbour(R, c, d)
+        nb = around[d]
         if nb < 0:
             want = R.rim[c * DIRECTIONS + d]
             hit = EDGE_RIM if R.frame else 0.0
@@ -1185,6 +1198,11 @@ cdef inline int face_code(const MFace* f, int rot) noexcept nogil:
     if rot == 0:
         return c
     return ((c << (2 * rot)) | (c >> (8 - 2 * rot))) & 0xFF
+
+
+cdef inline double edge_sum(const double* ev, int code) noexcept nogil:
+    """The edge worths (edge_values) of a face showing `code` (face_code) on that cell."""
+    return ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)] + ev[12 + (code >> 6)]
 
 
 cdef bint pick_table(const MState* s, const MPlayer* pl, float* T) noexcept nogil:
@@ -1242,7 +1260,7 @@ cdef inline double table_pick(const MState* s, const float* T, bint any_spot,
 cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexcept nogil:
     """The same worth as table_pick, straight from the board (one face)."""
     cdef double ev[16]
-    cdef int c, r, code
+    cdef int c, r
     cdef double v, best = -1e300
     cdef bint any_spot = False
     for c in range(n_cells(&s.rules)):
@@ -1251,8 +1269,7 @@ cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexc
         any_spot = True
         edge_values(s, pl, c, ev)
         for r in range(ROTATIONS):
-            code = face_code(f, r)
-            v = ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)] + ev[12 + (code >> 6)]
+            v = edge_sum(ev, face_code(f, r))
             if v > best:
                 best = v
     if not any_spot:
@@ -1803,29 +1820,94 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     return best
 
 
+cdef enum:
+    QUICK_SCAN = 12             # pool tiles the quick policy looks at per pick
+
+
+cdef inline int open_space(const MState* s, const MPlayer* pl, int c) noexcept nogil:
+    """can_place(s, pl, c) as a count for the quick policy's scans (one division): -1 where
+    no tile may go, else how many sides are closed (a tile or the rim)."""
+    cdef int around[DIRECTIONS]
+    cdef int d, closed = 0, tiles = 0
+    if pl.cell_tile[c] != NO_TILE:
+        return -1
+    neighbours(&s.rules, c, around)
+    for d in range(DIRECTIONS):
+        if around[d] < 0:
+            closed += 1
+        elif pl.cell_tile[around[d]] != NO_TILE:
+            tiles += 1
+    if pl.placed > 0 and tiles == 0:
+        return -1
+    return closed + tiles
+
+
 cdef int quick_place(const MState* s, int p, double* value) noexcept nogil:
     """Best (cell, face, rotation) for the tile in hand by its edges alone (the pick
     estimate's edge worths: no area analysis), for the quick policy."""
     cdef const MPlayer* pl = &s.p[p]
     cdef const MFace* f
     cdef double ev[16]
-    cdef int c, k, code, best = -1
+    cdef double term[PLACINGS]
+    cdef int codes[PLACINGS]
+    cdef int c, k, best = -1
     cdef double v, best_v = -1e9
+    for k in range(PLACINGS):
+        f = &s.rules.faces[pl.hand][k // ROTATIONS]
+        codes[k] = face_code(f, k % ROTATIONS)
+        term[k] = face_term(s, f)
+        if k // ROTATIONS != pl.hand_face:
+            term[k] -= 0.01                 # the look at the other face costs a little time
     for c in range(n_cells(&s.rules)):
-        if not can_place(s, pl, c):
+        if open_space(s, pl, c) < 0:
             continue
         edge_values(s, pl, c, ev)
         for k in range(PLACINGS):
-            f = &s.rules.faces[pl.hand][k // ROTATIONS]
-            code = face_code(f, k % ROTATIONS)
-            v = (ev[code & 3] + ev[4 + ((code >> 2) & 3)] + ev[8 + ((code >> 4) & 3)]
-                 + ev[12 + (code >> 6)] + face_term(s, f))
-            if k // ROTATIONS != pl.hand_face:
-                v -= 0.01                   # the look at the other face costs a little time
+            v = edge_sum(ev, codes[k]) + term[k]
             if v > best_v:
                 best_v = v
                 best = encode_place(c, k)
     value[0] = best_v
+    return best
+
+
+cdef int quick_pick(const MState* s, const MPlayer* pl, uint8_t* pool, int n,
+                    Rng* rng) noexcept nogil:
+    """The quick policy's pick: of QUICK_SCAN random pool tiles (visible faces), the one
+    whose edges best fit the most hemmed-in open space (most placed neighbours: where a
+    good fit is rarest), by the pick estimate's edge worths for that one space."""
+    cdef double ev[16]
+    cdef int c, hemmed, most = -1, ties = 0, cell = -1, i, j, r, best = pool[0]
+    cdef uint8_t tmp
+    cdef double v, term, best_v = -1e300
+    cdef const MFace* f
+    for c in range(n_cells(&s.rules)):
+        hemmed = open_space(s, pl, c)
+        if hemmed < 0:
+            continue
+        if hemmed > most:
+            most = hemmed
+            cell = c
+            ties = 1
+        elif hemmed == most:
+            ties += 1
+            if rng_below(rng, ties) == 0:
+                cell = c
+    if cell < 0:
+        return pool[rng_below(rng, n)]
+    edge_values(s, pl, cell, ev)
+    for i in range(QUICK_SCAN if QUICK_SCAN < n else n):
+        j = i + rng_below(rng, n - i)
+        tmp = pool[i]
+        pool[i] = pool[j]
+        pool[j] = tmp
+        f = &s.rules.faces[pool[i]][s.up[pool[i]]]
+        term = face_term(s, f)
+        for r in range(ROTATIONS):
+            v = edge_sum(ev, face_code(f, r)) + term
+            if v > best_v:
+                best_v = v
+                best = pool[i]
     return best
 
 
@@ -1891,8 +1973,8 @@ cdef int placer(const void* vs, Rng* rng, bint quick) noexcept nogil:
     k = s.rules.scan_tiles if s.rules.scan_tiles < n else n
     if k < 1:
         k = 1
-    if quick:           # any pool tile: the placement makes the best of it
-        return A_PICK + pool[rng_below(rng, n)]
+    if quick:
+        return A_PICK + quick_pick(s, pl, pool, n, rng)
     any_spot = pick_table(s, pl, T)
     for i in range(k):
         j = i + rng_below(rng, n - i)
