@@ -64,9 +64,16 @@ def desert(args):
         for difficulty in args.difficulties.split(","):
             rb, cpu = played(game, args.players, {"difficulty": difficulty}, agent,
                              args.games, args.seed)
-            reasons = collections.Counter(rb.column("end_reason").to_pylist())
+            ends = rb.column("end_reason").to_pylist()
+            reasons = collections.Counter(ends)
+            # The endgame (policy "rollout" simulates there): how the games with every part
+            # held ended.
+            endgame = collections.Counter(
+                e for e, parts in zip(ends, rb.column("parts_collected").to_pylist())
+                if parts == 4)
             print(f"{agent} {args.players}p {difficulty:10s} "
-                  f"{rate_text(reasons.get('win', 0), args.games, cpu)}; ends {dict(reasons)}")
+                  f"{rate_text(reasons.get('win', 0), args.games, cpu)}; ends {dict(reasons)}; "
+                  f"all parts held in {sum(endgame.values())}: {dict(endgame)}")
 
 
 def main():

@@ -7,14 +7,20 @@
 # whole team (the rule-based endgame: fast), each time on a fresh view of the acting seat
 # (`observe`: hidden tiles re-dealt, storm and equipment piles reshuffled, a chance stream of
 # its own), the same views for every action (common random numbers).  The action with the
-# most team wins is played; ties go to the longest survival, then to team_search's action.
-# Why the endgame: 4-player Novice, team_search holds all parts in 44% of its games but wins
+# most team wins is played if it wins at least ROLLOUT_MARGIN more than team_search's action
+# (ties between the others go to the longest survival).
+# Why the endgame: 4-player Novice, team_search holds all parts in 43% of its games but wins
 # only half of those, and the end is near enough there for a simulated win to be a strong
-# signal: 30.0% [25.7, 34.7] wins against team_search's 21.25% on the same 400 seeds (held
-# all parts in 178 games alike; won 120 of them against 85).  Before the endgame (lines of a
-# whole turn, team_search's and deep_search's best ones, simulated by "search" on 8 views)
-# the simulations chose worse than team_search (15% [9, 23] against 20% on the same 100
-# seeds): at 16% wins, 8 games cannot tell one turn's lines apart.
+# signal.  benchmarks/planners.py desert --agents rollout,team_search --games 1600 --seed 12:
+# 27.4% [25.3, 29.7] wins against team_search's 22.25% on the same seeds (all parts held in
+# 687 games alike, won 439 of them against 356; thirst after that 184 against 260, buried 64
+# against 71); without the margin 26.8% (429 won; --seed 11, 400 games: 30.0% against
+# 21.25%).  Measured and not taken (400 seeds 11, no margin): 32 views 30.5% at two thirds
+# of the speed; simulating from the moment all parts
+# are located (the planner, or "search" until all are held, playing the simulations) 26.0%
+# and 27.0%: fewer games reach the endgame; whole-turn lines (team_search's and
+# deep_search's best) simulated by "search" on 8 views before the endgame 15% against 20% (100
+# seeds): at ~20% wins, a few simulated games cannot tell one turn's lines apart.
 #
 # It never peeks: every simulation starts from a view.
 from libc.stdlib cimport calloc, free
@@ -23,6 +29,7 @@ cdef enum:
     POLICY_ROLLOUT = 4         # Engine.policy `which` (after the planner .pxi's four)
     ROLLOUT_BASE = POLICY_PLANNER  # the team's policy in the simulations
     ROLLOUT_SAMPLES = 16       # views per action
+    ROLLOUT_MARGIN = 1         # another action than team_search's must win this many more
 
 
 cdef inline PlanCache* plan_cache(void* scratch) noexcept nogil:
@@ -46,7 +53,8 @@ cdef double play_out(DState* w, int first, Rng* rng, void* scratch) noexcept nog
 cdef int simulate(const DState* s, const int* cand, int nc, Rng* rng, void* scratch,
                   double* value) noexcept nogil:
     """Every candidate action played out on the same ROLLOUT_SAMPLES views; returns the
-    index of the best (the first of equals)."""
+    index of the best (the first of equals), or 0 (team_search's) unless it is clearly
+    better."""
     cdef DState view, w
     cdef int i, k, pick = 0
     for i in range(nc):
@@ -59,6 +67,8 @@ cdef int simulate(const DState* s, const int* cand, int nc, Rng* rng, void* scra
     for i in range(1, nc):
         if value[i] > value[pick]:
             pick = i
+    if value[pick] < value[0] + ROLLOUT_MARGIN:
+        pick = 0                # not clearly better than team_search's action
     return pick
 
 

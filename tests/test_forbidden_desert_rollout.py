@@ -38,14 +38,16 @@ def test_team_search_plays_until_all_parts_are_held():
 
 def test_every_legal_action_is_simulated_and_the_pick_scores_best():
     moved = 0
-    for seed in endgame_games(4, 2):
-        for state in endgame_states(4, seed, 4):
+    for seed in endgame_games(4, 3):
+        for state in endgame_states(4, seed, 10):
             values, pick = rollout_values(state, seed=1)
             actions = [a for a, _ in values]
             assert actions[0] == agents.choose(state, "team_search", seed=0)  # first
             assert sorted(actions) == sorted(state.legal_actions())
             scores = [v for _, v in values]
-            assert pick == scores.index(max(scores))
+            best = scores.index(max(scores))
+            # Another action than team_search's only if it wins at least one more game.
+            assert pick == (best if scores[best] >= scores[0] + 1 else 0)
             assert all(0 <= v <= 16 for v in scores)
             moved += pick != 0
     # The simulations decide: somewhere they prefer another action than team_search's.
