@@ -26,7 +26,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_uniform, rng_seed, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
+                               rng_next, rng_uniform, rng_seed, rng_tie_key, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
                                STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
@@ -1545,8 +1545,7 @@ cdef inline void offer(Best* b, double value, int action) noexcept nogil:
     """Keeps the action if its value is higher, or equal and first in the decision's random
     order (a hash of the action salted by the draw: no draw per tie)."""
     if value > b.value or (value == b.value and
-                           (<uint64_t>action * 0x9E3779B97F4A7C15ULL ^ b.salt)
-                           > (<uint64_t>b.action * 0x9E3779B97F4A7C15ULL ^ b.salt)):
+                           rng_tie_key(b.salt, action) > rng_tie_key(b.salt, b.action)):
         b.value = value
         b.action = action
 

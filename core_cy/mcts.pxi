@@ -10,7 +10,7 @@
 # The node pool is allocated once per agent; a subtree kept for the next decision is
 # compacted to the front of the pool.
 from libc.math cimport sqrt, log, exp, fabs
-from libc.stdint cimport uint32_t
+from libc.stdint cimport uint32_t, uint64_t
 
 # The slope of the cut-off's logistic on the scaled margin (benchmarks/agents.py: 4 beats
 # greedy clearly in Maori and Mondo at 100 iterations; leader-takes-all lost in Mondo).
@@ -182,13 +182,11 @@ cdef int best_first(const double* values, const int* actions, int m, int k, int*
     random salt per call (one pass with a sorted buffer of k, no draw per comparison)."""
     cdef double top_v[ORDER_BATCH]
     cdef uint32_t top_key[ORDER_BATCH]
-    cdef uint32_t salt = <uint32_t>rng_next(rng), key
+    cdef uint64_t salt = rng_next(rng)
+    cdef uint32_t key
     cdef int i, j, size = 0
     for i in range(m):
-        key = (<uint32_t>actions[i] * <uint32_t>2654435761u) ^ salt
-        key ^= key >> 15
-        key *= <uint32_t>2246822519u
-        key ^= key >> 13
+        key = <uint32_t>(rng_tie_key(salt, <uint64_t>actions[i]) >> 32)
         if size == k and not ranks_above(values[i], key, top_v[k - 1], top_key[k - 1]):
             continue
         j = size if size < k else k - 1

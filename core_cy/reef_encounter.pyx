@@ -26,7 +26,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_seed, MAX_LEGAL, engine_handle)
+                               rng_next, rng_seed, rng_tie_key, MAX_LEGAL, engine_handle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
 from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
@@ -1754,7 +1754,7 @@ cdef inline int pick(const Quick* q, uint64_t m) noexcept nogil:
 cdef inline void offer(Quick* q, int value, int action) noexcept nogil:
     """A candidate action with its estimated value: the best so far is kept; equal values
     are ordered by a hash of the action salted by the decision's draw (a random order)."""
-    cdef uint32_t key = <uint32_t>((<uint64_t>action * 0x9E3779B97F4A7C15ULL ^ q.salt) >> 32)
+    cdef uint32_t key = <uint32_t>(rng_tie_key(q.salt, action) >> 32)
     if q.best < 0 or value > q.best_value or (value == q.best_value and key > q.best_key):
         q.best_value = value
         q.best = action

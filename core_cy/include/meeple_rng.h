@@ -35,6 +35,12 @@ static inline uint64_t rng_next(Rng *r) {
     return meeple_mix64(r->key + r->ctr * 0x9e3779b97f4a7c15ULL);
 }
 
+/* A tie-break key: equal values are ordered by this hash of the item salted by one draw per
+ * decision, which is a random order without a draw per tie. */
+static inline uint64_t rng_tie_key(uint64_t salt, uint64_t item) {
+    return item * 0x9E3779B97F4A7C15ULL ^ salt;
+}
+
 /* Uniform integer in [0, n) by Lemire's multiply-shift (bias below 2^-32 for n < 2^32). */
 static inline uint32_t rng_below(Rng *r, uint32_t n) {
     uint64_t x = rng_next(r) >> 32;
