@@ -14,6 +14,8 @@ cdef extern from "meeple_rng.h":
     uint64_t rng_next(Rng* r) noexcept nogil
     uint32_t rng_below(Rng* r, uint32_t n) noexcept nogil
     double rng_uniform(Rng* r) noexcept nogil
+    # A uniformly drawn set bit of a 32-bit mask (-1 for an empty one; one draw either way).
+    int rng_bit(Rng* r, uint32_t mask) noexcept nogil
     # Orders equal values at random: the item hashed with one draw per decision (the salt).
     uint64_t rng_tie_key(uint64_t salt, uint64_t item) noexcept nogil
     # Fisher-Yates over n items of `size` bytes: rng_shuffle(&rng, a, n, sizeof(a[0])).

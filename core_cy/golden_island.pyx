@@ -26,7 +26,7 @@ from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
-                               rng_next, rng_uniform, rng_seed, rng_tie_key, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
+                               rng_next, rng_uniform, rng_seed, rng_tie_key, rng_bit, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
                                STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
@@ -370,25 +370,10 @@ cdef inline int hand_limit(const GPlayer* pl) noexcept nogil:
     return HAND_SIZE_R3 if pl.relic == R3_HAND_FIVE else HAND_SIZE
 
 
-cdef inline int nth_bit(uint32_t mask, int k) noexcept nogil:
-    """The index of the k-th set bit of mask (k from 0)."""
-    cdef int i
-    for i in range(32):
-        if (mask >> i) & 1:
-            if k == 0:
-                return i
-            k -= 1
-    return -1
-
-
-cdef inline int random_bit(uint32_t mask, Rng* rng) noexcept nogil:
-    return nth_bit(mask, rng_below(rng, popcount(mask)))
-
-
 cdef inline void draw_to_end(int8_t* items, int n, uint32_t eligible, Rng* rng) noexcept nogil:
     """Swaps items[i] for a uniformly drawn i of eligible (bit i: items[i] may be drawn) with
     items[n - 1]; the draw is made even when none is eligible (then nothing moves)."""
-    cdef int i = random_bit(eligible, rng)
+    cdef int i = rng_bit(rng, eligible)
     cdef int8_t x
     if i >= 0:
         x = items[i]
@@ -472,7 +457,7 @@ cdef void take_permit_from_pool(GState* s, GPlayer* pl) noexcept nogil:
     cdef int v
     if pl.permits_pool == 0:
         return
-    v = random_bit(pl.permits_pool, &s.head.rng)
+    v = rng_bit(&s.head.rng, pl.permits_pool)
     pl.permits_pool &= ~(1 << v)
     pl.permits_held |= 1 << v
 
@@ -996,7 +981,7 @@ cdef void steal(GState* s, int seat, int victim, int cards) noexcept nogil:
     for k in range(cards):
         if s.p[victim].islands_held == 0:
             return
-        c = random_bit(s.p[victim].islands_held, &s.head.rng)
+        c = rng_bit(&s.head.rng, s.p[victim].islands_held)
         s.p[victim].islands_held &= ~(1 << c)
         s.p[victim].islands_remembered |= 1 << c
         s.p[seat].islands_held |= 1 << c

@@ -17,7 +17,7 @@ A turn is split into decisions, each one action:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
+from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below, rng_bit,
                                rng_shuffle, canonical_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
@@ -397,7 +397,6 @@ cdef int rotations(const MState* s, int tile, int* out) noexcept nogil:
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
-    int lowest_bit "meeple_lowest64"(unsigned long long x) noexcept nogil
 
 ctypedef unsigned int Mask
 
@@ -1153,15 +1152,6 @@ cdef void set_budget(const MState* s, Demand* d, int budget) noexcept nogil:
             d.target |= (<Mask>1) << c
 
 
-cdef inline int random_bit(Mask m, Rng* rng) noexcept nogil:
-    """The index of a uniformly drawn set bit of a non-zero mask."""
-    cdef int k = rng_below(rng, popcount(m))
-    while k > 0:
-        m &= m - 1
-        k -= 1
-    return lowest_bit(m)
-
-
 cdef int best_cell(const MTile* t, int rot, const Demand* d, Rng* rng, int* cell) noexcept nogil:
     """The best fit (FIT_*, 0 when no cell is open to it) of a tile turned `rot` over the
     target cells, and a cell of that fit drawn at random."""
@@ -1178,15 +1168,15 @@ cdef int best_cell(const MTile* t, int rot, const Demand* d, Rng* rng, int* cell
     if not fit:
         if not d.target:
             return 0
-        cell[0] = random_bit(d.target, rng)    # it breaks an island, but fills the board
+        cell[0] = rng_bit(rng, d.target)    # it breaks an island, but fills the board
         return FIT_ANY
     if o and fit & closes:
-        cell[0] = random_bit(fit & closes, rng)
+        cell[0] = rng_bit(rng, fit & closes)
         return FIT_CLOSES
     if fit & joins:
-        cell[0] = random_bit(fit & joins, rng)
+        cell[0] = rng_bit(rng, fit & joins)
         return FIT_JOINS
-    cell[0] = random_bit(fit, rng)
+    cell[0] = rng_bit(rng, fit)
     return FIT_OPEN
 
 

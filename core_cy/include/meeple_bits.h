@@ -27,6 +27,13 @@ static inline int meeple_popcount64(uint64_t x) {
 #endif
 }
 
+/* Index of the k-th (from 0) set bit of a mask, or -1 where it has k or fewer. */
+static inline int meeple_nth_bit32(uint32_t x, int k) {
+    while (k-- > 0)
+        x &= x - 1;
+    return x ? __builtin_ctz(x) : -1;
+}
+
 /* Index of the lowest set bit of a non-zero mask. */
 static inline int meeple_lowest64(uint64_t x) {
     return __builtin_ctzll(x);

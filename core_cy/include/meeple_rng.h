@@ -9,6 +9,7 @@
 #define MEEPLE_RNG_H
 #include <stddef.h>
 #include <stdint.h>
+#include "meeple_bits.h"
 
 typedef struct {
     uint64_t key;
@@ -45,6 +46,11 @@ static inline uint64_t rng_tie_key(uint64_t salt, uint64_t item) {
 static inline uint32_t rng_below(Rng *r, uint32_t n) {
     uint64_t x = rng_next(r) >> 32;
     return (uint32_t)((x * (uint64_t)n) >> 32);
+}
+
+/* A uniformly drawn set bit of a 32-bit mask (-1 for an empty mask; one draw either way). */
+static inline int rng_bit(Rng *r, uint32_t mask) {
+    return meeple_nth_bit32(mask, (int)rng_below(r, (uint32_t)meeple_popcount32(mask)));
 }
 
 /* Uniform double in [0, 1). */
