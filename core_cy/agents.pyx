@@ -233,6 +233,18 @@ class Param:
             return repr(float(value))
         return str(value)
 
+    def for_game(self, game, value):
+        """This parameter with `game`'s own default (Game.search_defaults), checked as an agent
+        string's value would be; the description names both defaults."""
+        try:
+            default = self.parse("mcts", self.spell(value))
+        except ValueError as err:
+            raise ValueError(f"{game.name}.search_defaults: {err}") from None
+        note = (f" [{game.title}: default {self.spell(default)}; "
+                f"the generic default is {self.spell(self.default)}]")
+        return Param(self.name, self.kind, default, self.description + note, self.minimum,
+                     self.maximum, self.choices)
+
 
 # The generic rollout policies; `quick` is the game's engine policy of that name where it has
 # one (a cheap estimate that plays close to greedy and keeps no memory between its calls, so
@@ -292,9 +304,21 @@ def mcts_params(game):
     )
 
 
+def game_mcts_params(game):
+    """The search's parameters with `game`'s own defaults (Game.search_defaults) in place of
+    the generic ones; ValueError names an unknown parameter or a bad value."""
+    table = mcts_params(game)
+    unknown = set(game.search_defaults) - {p.name for p in table}
+    if unknown:
+        raise ValueError(f"{game.name}.search_defaults: unknown mcts parameter(s) "
+                         f"{sorted(unknown)}; known: {[p.name for p in table]}")
+    return tuple(p.for_game(game, game.search_defaults[p.name])
+                 if p.name in game.search_defaults else p for p in table)
+
+
 def agent_params(game, name):
     """The parameter table of agent `name` (empty for an agent without parameters)."""
-    return mcts_params(game) if name == "mcts" else ()
+    return game_mcts_params(game) if name == "mcts" else ()
 
 
 def agent_catalogue(game):
@@ -302,6 +326,10 @@ def agent_catalogue(game):
     out = {}
     for name, description in game.agents.items():
         params = agent_params(game, name)
+        own = [p for p in params if p.name in game.search_defaults] if name == "mcts" else []
+        if own:
+            description += (f" ({game.title}'s own defaults: "
+                            + ", ".join(f"{p.name}={p.spell(p.default)}" for p in own) + ")")
         out[name] = {"description": description,
                      "parameters": {"type": "object", "additionalProperties": False,
                                     "properties": {p.name: p.json_schema() for p in params}}}

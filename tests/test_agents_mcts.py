@@ -51,6 +51,46 @@ def test_bad_agent_strings_name_the_problem(text, message):
         batch.play(MAORI, 2, None, [text, "random"], count=1)
 
 
+def _with_search_defaults(game, defaults):
+    """An instance of `game`'s class with its own search defaults replaced."""
+    return type("Tuned", (type(game),), {"search_defaults": defaults})()
+
+
+def test_a_game_own_search_defaults_fill_in_and_show_everywhere():
+    tuned = _with_search_defaults(MAORI, {"rollout": "random", "cutoff": 7})
+    values = agents.parse_agent(tuned, "mcts(iterations=9)")[1]
+    assert (values["rollout"], values["cutoff"], values["iterations"]) == ("random", 7, 9)
+    # Explicit values still win, and the row's full agent string records what was played.
+    assert agents.parse_agent(tuned, "mcts(cutoff=3)")[1]["cutoff"] == 3
+    assert "rollout=random, expand=greedy, cutoff=7," in agents.canonical_agent(tuned, "mcts")
+    assert agents.agent_spec(tuned, "mcts") == agents.agent_spec(
+        MAORI, "mcts(rollout=random, cutoff=7)")
+    info = tuned.info()["agents"]["mcts"]
+    props = info["parameters"]["properties"]
+    assert props["cutoff"]["default"] == 7 and props["rollout"]["default"] == "random"
+    assert "the generic default is 4" in props["cutoff"]["description"]
+    assert "own defaults: rollout=random, cutoff=7" in info["description"]
+    assert props["iterations"]["default"] == 200   # not overridden: the generic default
+
+
+@pytest.mark.parametrize("defaults, message", [
+    ({"depth": 3}, r"maori.search_defaults: unknown mcts parameter\(s\) \['depth'\]"),
+    ({"cutoff": "x"}, "maori.search_defaults: parameter 'cutoff' of agent 'mcts' must be an "
+                      "integer"),
+    ({"rollout": "planner"}, "maori.search_defaults: parameter 'rollout' .* must be one of"),
+])
+def test_bad_search_defaults_name_the_game_and_parameter(defaults, message):
+    with pytest.raises(ValueError, match=message):
+        agents.parse_agent(_with_search_defaults(MAORI, defaults), "mcts")
+
+
+def test_every_game_search_defaults_are_valid():
+    for name in core_cy.games():
+        game = core_cy.load(name)
+        values = agents.parse_agent(game, "mcts")[1]
+        assert {k: values[k] for k in game.search_defaults} == game.search_defaults
+
+
 def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters():
     desert = core_cy.load("forbidden_desert")
     assert agents.parse_agent(desert, "mcts(rollout=planner)")[1]["rollout"] == "planner"
