@@ -26,12 +26,15 @@ The round ends when the earliest next decision is at or after the timer, or when
 has finished; pending jumps complete, tiles in hands return, and the round is scored.
 """
 from libc.string cimport memcpy, memset
-from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t
+from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
 from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_shuffle, rng_uniform, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy import contract
 from core_cy.actions import ActionSpace, Kind
+cdef extern from "meeple_bits.h":
+    int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
+
 from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
                            load_data, number)
 from core_cy.game import Game, options_from_data
@@ -1158,6 +1161,51 @@ cdef inline double board_value_b(const MState* s, const BoardInfo* b) noexcept n
 
 
 
+# ---- the open spaces of a board as bit masks (bit c: cell c), for the agents' scans
+
+ctypedef struct CellMasks:
+    uint64_t tiles              # cells holding a tile
+    uint64_t empty              # cells without one
+    uint64_t west               # the first column (no neighbour to the west)
+    uint64_t east               # the last column
+    uint64_t north              # the first row
+    uint64_t south              # the last row
+
+
+cdef inline void cell_masks(const MState* s, const MPlayer* pl, CellMasks* m) noexcept nogil:
+    """The board's tiles and edges as masks: one pass over the cells, no division."""
+    cdef const MRules* R = &s.rules
+    cdef int c, r, n = n_cells(R)
+    cdef uint64_t full = (<uint64_t>1 << n) - 1
+    m.tiles = 0
+    for c in range(n):                      # branch-free: tiles lie in no predictable order
+        m.tiles |= <uint64_t>(pl.cell_tile[c] != NO_TILE) << c
+    m.empty = full & ~m.tiles
+    m.west = 0
+    for r in range(R.rows):
+        m.west |= <uint64_t>1 << (r * R.cols)
+    m.east = m.west << (R.cols - 1)
+    m.north = (<uint64_t>1 << R.cols) - 1
+    m.south = m.north << (n - R.cols)
+
+
+cdef inline uint64_t open_cells(const MPlayer* pl, const CellMasks* m, int cols) noexcept nogil:
+    """can_place for every cell (section 4.1): the empty cells, after the first tile only
+    those sharing an edge with a tile."""
+    cdef uint64_t t = m.tiles
+    if pl.placed == 0:
+        return m.empty
+    return m.empty & ((t << cols) | (t >> cols) | ((t << 1) & ~m.west) | ((t >> 1) & ~m.east))
+
+
+cdef inline int closed_sides(const CellMasks* m, int c, int cols) noexcept nogil:
+    """How many sides of cell c face a tile or the rim (the quick policy's pick looks for
+    the most hemmed-in open space)."""
+    cdef uint64_t t = m.tiles
+    return <int>((((m.north | (t << cols)) >> c) & 1) + (((m.south | (t >> cols)) >> c) & 1)
+                 + (((m.west | (t << 1)) >> c) & 1) + (((m.east | (t >> 1)) >> c) & 1))
+
+
 # ---- the worth of a face for a pick: best spot by its edges (section 5.1 proxies)
 
 cdef inline int edge_values(const MState* s, const MPlayer* pl, int c, double* ev) noexcept nogil:
@@ -1216,11 +1264,15 @@ cdef bint pick_table(const MState* s, const MPlayer* pl, float* T) noexcept nogi
     cdef int nsig = 0, c, k, x, dd, sig, off
     cdef float e3, w
     cdef bint seen
+    cdef CellMasks cm
+    cdef uint64_t spots
     for k in range(256):
         T[k] = -1e30
-    for c in range(n_cells(&s.rules)):
-        if not can_place(s, pl, c):
-            continue
+    cell_masks(s, pl, &cm)
+    spots = open_cells(pl, &cm, s.rules.cols)
+    while spots:
+        c = lowest_bit(spots)
+        spots &= spots - 1
         sig = edge_values(s, pl, c, ev)
         seen = False
         for k in range(nsig):
@@ -1263,9 +1315,13 @@ cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexc
     cdef int c, r
     cdef double v, best = -1e300
     cdef bint any_spot = False
-    for c in range(n_cells(&s.rules)):
-        if not can_place(s, pl, c):
-            continue
+    cdef CellMasks cm
+    cdef uint64_t spots
+    cell_masks(s, pl, &cm)
+    spots = open_cells(pl, &cm, s.rules.cols)
+    while spots:
+        c = lowest_bit(spots)
+        spots &= spots - 1
         any_spot = True
         edge_values(s, pl, c, ev)
         for r in range(ROTATIONS):
@@ -1803,11 +1859,15 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     cdef BoardInfo b
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
+    cdef CellMasks cm
+    cdef uint64_t spots
     build_areas(s, pl, &A)
     base = board_value_b(s, &A.b)
-    for c in range(n_cells(&s.rules)):
-        if not can_place(s, pl, c):
-            continue
+    cell_masks(s, pl, &cm)
+    spots = open_cells(pl, &cm, s.rules.cols)
+    while spots:
+        c = lowest_bit(spots)
+        spots &= spots - 1
         for k in range(PLACINGS):
             place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
             v = board_value_b(s, &b) - base
@@ -1824,24 +1884,6 @@ cdef enum:
     QUICK_SCAN = 12             # pool tiles the quick policy looks at per pick
 
 
-cdef inline int open_space(const MState* s, const MPlayer* pl, int c) noexcept nogil:
-    """can_place(s, pl, c) as a count for the quick policy's scans (one division): -1 where
-    no tile may go, else how many sides are closed (a tile or the rim)."""
-    cdef int around[DIRECTIONS]
-    cdef int d, closed = 0, tiles = 0
-    if pl.cell_tile[c] != NO_TILE:
-        return -1
-    neighbours(&s.rules, c, around)
-    for d in range(DIRECTIONS):
-        if around[d] < 0:
-            closed += 1
-        elif pl.cell_tile[around[d]] != NO_TILE:
-            tiles += 1
-    if pl.placed > 0 and tiles == 0:
-        return -1
-    return closed + tiles
-
-
 cdef int quick_place(const MState* s, int p, double* value) noexcept nogil:
     """Best (cell, face, rotation) for the tile in hand by its edges alone (the pick
     estimate's edge worths: no area analysis), for the quick policy."""
@@ -1852,15 +1894,19 @@ cdef int quick_place(const MState* s, int p, double* value) noexcept nogil:
     cdef int codes[PLACINGS]
     cdef int c, k, best = -1
     cdef double v, best_v = -1e9
+    cdef CellMasks cm
+    cdef uint64_t spots
     for k in range(PLACINGS):
         f = &s.rules.faces[pl.hand][k // ROTATIONS]
         codes[k] = face_code(f, k % ROTATIONS)
         term[k] = face_term(s, f)
         if k // ROTATIONS != pl.hand_face:
             term[k] -= 0.01                 # the look at the other face costs a little time
-    for c in range(n_cells(&s.rules)):
-        if open_space(s, pl, c) < 0:
-            continue
+    cell_masks(s, pl, &cm)
+    spots = open_cells(pl, &cm, s.rules.cols)
+    while spots:
+        c = lowest_bit(spots)
+        spots &= spots - 1
         edge_values(s, pl, c, ev)
         for k in range(PLACINGS):
             v = edge_sum(ev, codes[k]) + term[k]
@@ -1881,10 +1927,14 @@ cdef int quick_pick(const MState* s, const MPlayer* pl, uint8_t* pool, int n,
     cdef uint8_t tmp
     cdef double v, term, best_v = -1e300
     cdef const MFace* f
-    for c in range(n_cells(&s.rules)):
-        hemmed = open_space(s, pl, c)
-        if hemmed < 0:
-            continue
+    cdef CellMasks cm
+    cdef uint64_t spots
+    cell_masks(s, pl, &cm)
+    spots = open_cells(pl, &cm, s.rules.cols)
+    while spots:
+        c = lowest_bit(spots)
+        spots &= spots - 1
+        hemmed = closed_sides(&cm, c, s.rules.cols)
         if hemmed > most:
             most = hemmed
             cell = c
@@ -1961,10 +2011,9 @@ cdef int placer(const void* vs, Rng* rng, bint quick) noexcept nogil:
         # placed tile is worth about 1.5 (an empty space avoided, half an animal).
         go_on = 1.5 * can
         jump = chip_now > go_on
-    for t in range(s.rules.n_tiles):
-        if s.loc[t] == LOC_POOL:
-            pool[n] = <uint8_t>t
-            n += 1
+    for t in range(s.rules.n_tiles):        # branch-free: which tiles are in the pool is
+        pool[n] = <uint8_t>t                # random, and a mispredicted branch per tile cost
+        n += s.loc[t] == LOC_POOL           # a fifth of the quick policy's time
     if n == 0:
         jump = True
     if jump:
