@@ -429,12 +429,12 @@ cdef enum:
     MEET_ERROR = 5          # a tile showing another terrain: an error edge
 
 
-cdef inline int meet(const MState* s, const MPlayer* pl, int c, int d, int t,
+cdef inline int meet(const MState* s, const MPlayer* pl, int c, int d, int nb, int t,
                      int* across) noexcept nogil:
-    """How terrain t on edge d of cell c meets its surroundings (MEET_*); for MATCH and
-    ERROR, across = the segment node of the facing edge."""
+    """How terrain t on edge d of cell c meets its surroundings (MEET_*), nb being the cell
+    across that edge (neighbours(): the callers scan a cell's four edges with one division);
+    for MATCH and ERROR, across = the segment node of the facing edge."""
     cdef const MRules* R = &s.rules
-    cdef int nb = neighbour(R, c, d)
     cdef const MFace* g
     if nb < 0:
         if t != R.rim[c * DIRECTIONS + d]:
@@ -475,6 +475,7 @@ cdef int link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* pare
     returned), so that the callers walk them without finding the tiles again."""
     cdef const MRules* R = &s.rules
     cdef int c, d, k, n, m = 0, how, count = 0
+    cdef int around[DIRECTIONS]
     cdef const MFace* f
     memset(bi, 0, sizeof(BoardInfo))
     for c in range(n_cells(R)):
@@ -495,9 +496,10 @@ cdef int link_areas(const MState* s, const MPlayer* pl, BoardInfo* bi, int* pare
         if pl.cell_tile[c] == NO_TILE:
             continue
         f = cell_face(s, pl, c)
+        neighbours(R, c, around)
         for d in range(DIRECTIONS):
             n = c * MAX_SEGS + seg_at(f, pl.cell_rot[c], d)
-            how = meet(s, pl, c, d, edge_at(f, pl.cell_rot[c], d), &m)
+            how = meet(s, pl, c, d, around[d], edge_at(f, pl.cell_rot[c], d), &m)
             if how <= MEET_RIM_ERROR:
                 rim[n] = 1
             if how == MEET_EMPTY:
@@ -1477,6 +1479,7 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
     cdef uint8_t gbad[MAX_SEGS + 4]
     cdef uint8_t gter[MAX_SEGS + 4]
     cdef int groot[4]
+    cdef int around[DIRECTIONS]
     cdef int ns = f.nseg, nr = 0, d, k, j, t, m = 0, how, r, gi, a, b2, ng
     out.animals = A.b.animals
     out.closed_land = A.b.closed_land
@@ -1495,10 +1498,11 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
         gopen[k] = 0
         gbad[k] = 0
         gter[k] = f.seg_terrain[k]
+    neighbours(R, c, around)
     for d in range(DIRECTIONS):
         t = edge_at(f, rot, d)
         k = seg_at(f, rot, d)
-        how = meet(s, pl, c, d, t, &m)
+        how = meet(s, pl, c, d, around[d], t, &m)
         if how == MEET_EMPTY:
             gopen[k] += 1
         elif how == MEET_RIM_ERROR:
