@@ -303,6 +303,11 @@ def mcts_params(game):
               "at least one)"),
         Param("margin", "float", 0.0, "weight of the relative score margin next to the win "
               "share in a finished simulation's value", 0.0, 1.0),
+        Param("widen", "float", 0.0, "progressive widening: a node tries a new action only "
+              "while it has fewer than 1 + widen * sqrt(visits) children, the best by the "
+              "one-ply order first (0: every legal action is tried once before any twice; "
+              "where hundreds are legal, as in Mondo, a budget of 200 then gives each of the "
+              "best 200 one rollout and the luckiest wins)", 0.0, 100.0),
     )
 
 
@@ -392,7 +397,8 @@ def agent_spec(game, text):
     spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
-            "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0}
+            "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
+            "widen": 0.0}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:

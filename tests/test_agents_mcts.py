@@ -27,12 +27,12 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
-                      "margin": 0.0, "expand": "greedy"}
+                      "margin": 0.0, "expand": "greedy", "widen": 0.0}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
-        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0)")
+        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
@@ -274,6 +274,27 @@ def test_random_rollouts_draw_through_the_engines_random_action_unchanged():
             assert fast == agents.search_stats(state, agent, seed=step, generic=True)
             assert fast[1] > 30 * 20
         state.apply(agents.choose(state, "greedy", seed=step))
+
+
+def test_widening_keeps_the_iterations_on_the_best_few_root_actions():
+    """A Mondo pick offers about 270 actions: without widening every one of 200 iterations
+    tries a new root action (one rollout each); with widen=w the root never has more than
+    1 + w * sqrt(visits) children, the first the best by the one-ply order, and its
+    iterations go to those few."""
+    mondo = core_cy.load("mondo")
+    state = mondo.new(2, seed=3)
+    assert len(state.legal_actions()) > 200
+    flat = agents.search_stats(state, "mcts(rollout=quick, cutoff=8)", seed=1)[0]
+    assert len(flat) == 200 and set(flat.values()) == {1}
+    values = agents.action_values(state, state.current_player)
+    for widen in (0.5, 2.0):
+        visits = agents.search_stats(state, f"mcts(rollout=quick, cutoff=8, widen={widen})",
+                                     seed=1)[0]
+        assert sum(visits.values()) == 200
+        assert 1 < len(visits) < 2 + widen * 200 ** 0.5     # a child added at < 1 + w sqrt(v)
+        assert max(visits.values()) > 200 / len(visits)
+        # the children are the best len(visits) actions by the one-ply values (ties aside)
+        assert min(values[a] for a in visits) >= np.sort(list(values.values()))[-len(visits)]
 
 
 def test_rollout_none_judges_the_new_leaf_without_rollout_moves():
