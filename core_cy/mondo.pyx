@@ -1200,6 +1200,13 @@ cdef inline uint64_t open_cells(const MPlayer* pl, const CellMasks* m, int cols)
     return m.empty & ((t << cols) | (t >> cols) | ((t << 1) & ~m.west) | ((t >> 1) & ~m.east))
 
 
+cdef inline uint64_t open_spots(const MState* s, const MPlayer* pl) noexcept nogil:
+    """open_cells of the seat's board, for a scan that needs no other mask."""
+    cdef CellMasks cm
+    cell_masks(s, pl, &cm)
+    return open_cells(pl, &cm, s.rules.cols)
+
+
 cdef inline int closed_sides(const CellMasks* m, int c, int cols) noexcept nogil:
     """How many sides of cell c face a tile or the rim (the quick policy's pick looks for
     the most hemmed-in open space)."""
@@ -1266,12 +1273,10 @@ cdef bint pick_table(const MState* s, const MPlayer* pl, float* T) noexcept nogi
     cdef int nsig = 0, c, k, x, dd, sig, off
     cdef float e3, w
     cdef bint seen
-    cdef CellMasks cm
     cdef uint64_t spots
     for k in range(256):
         T[k] = -1e30
-    cell_masks(s, pl, &cm)
-    spots = open_cells(pl, &cm, s.rules.cols)
+    spots = open_spots(s, pl)
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
@@ -1317,10 +1322,8 @@ cdef double pick_value(const MState* s, const MPlayer* pl, const MFace* f) noexc
     cdef int c, r
     cdef double v, best = -1e300
     cdef bint any_spot = False
-    cdef CellMasks cm
     cdef uint64_t spots
-    cell_masks(s, pl, &cm)
-    spots = open_cells(pl, &cm, s.rules.cols)
+    spots = open_spots(s, pl)
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
@@ -1863,12 +1866,10 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     cdef BoardInfo b
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
-    cdef CellMasks cm
     cdef uint64_t spots
     build_areas(s, pl, &A)
     base = board_value_b(s, &A.b)
-    cell_masks(s, pl, &cm)
-    spots = open_cells(pl, &cm, s.rules.cols)
+    spots = open_spots(s, pl)
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
@@ -1898,7 +1899,6 @@ cdef int quick_place(const MState* s, int p, double* value) noexcept nogil:
     cdef int codes[PLACINGS]
     cdef int c, k, best = -1
     cdef double v, best_v = -1e9
-    cdef CellMasks cm
     cdef uint64_t spots
     for k in range(PLACINGS):
         f = &s.rules.faces[pl.hand][k // ROTATIONS]
@@ -1906,8 +1906,7 @@ cdef int quick_place(const MState* s, int p, double* value) noexcept nogil:
         term[k] = face_term(s, f)
         if k // ROTATIONS != pl.hand_face:
             term[k] -= 0.01                 # the look at the other face costs a little time
-    cell_masks(s, pl, &cm)
-    spots = open_cells(pl, &cm, s.rules.cols)
+    spots = open_spots(s, pl)
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
