@@ -25,6 +25,7 @@ ctypedef struct AgentSpec:
     bint reuse           # keep the subtree of the moves actually played between decisions
     bint top_up          # reuse: the kept subtree's visits count towards `iterations`
     double margin        # weight of the score margin next to the win share in a result's value
+    double widen         # progressive widening: at most 1 + widen * sqrt(visits) children (0: off)
 
 # Scratch memory for one player of games: allocated once per batch, never per move.
 ctypedef struct Workspace:

@@ -233,6 +233,18 @@ class Param:
             return repr(float(value))
         return str(value)
 
+    def for_game(self, game, value):
+        """This parameter with `game`'s own default (Game.search_defaults), checked as an agent
+        string's value would be; the description names both defaults."""
+        try:
+            default = self.parse("mcts", self.spell(value))
+        except ValueError as err:
+            raise ValueError(f"{game.name}.search_defaults: {err}") from None
+        note = (f" [{game.title}: default {self.spell(default)}; "
+                f"the generic default is {self.spell(self.default)}]")
+        return Param(self.name, self.kind, default, self.description + note, self.minimum,
+                     self.maximum, self.choices)
+
 
 # The generic rollout policies; `quick` is the game's engine policy of that name where it has
 # one (a cheap estimate that plays close to greedy and keeps no memory between its calls, so
@@ -242,21 +254,23 @@ ROLLOUT_KINDS = ("random", "greedy", "none", QUICK)
 
 
 def mcts_params(game):
-    """The search's parameters; the rollout policies are the generic ones plus the game's.
+    """The search's parameters with the generic defaults; the rollout policies are the generic
+    ones plus the game's.  A game may replace defaults (Game.search_defaults; the table in
+    force is game_mcts_params).
 
-    The defaults answer a balance question within the budget goal of issue 10 and still beat
-    greedy clearly (benchmarks/agents.py `budget` and `strength`): 200 iterations that count
-    the visits of the subtree kept from the previous decision (top_up; a turn of several
-    decisions by one seat costs about one search), greedy rollouts over every legal action
-    cut off after 4 moves.  Measured on this 2-core machine: 3-player Maori about 0.10 CPU s a
-    game (9,000 games in under 8 min on 2 cores), against 0.25 with 400 iterations and no top
-    up; sampled greedy rollouts (sample=4) cost Maori strength (0.80 against 0.93-0.97 vs
-    greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the speed
-    goal (simulated moves per CPU second at least half the random agent's): greedy rollouts
-    reach 0.12-0.20 of it.  Quick rollouts (rollout=quick, cutoff=8) reach 0.63 in Maori, 0.50
-    in Reef Encounter and 0.52 in the Golden Island, but only 0.34 in Mondo, and lose to
-    greedy in the Golden Island (0.57 with 400 iterations), so they are not the default
-    (README, benchmarks/agents.py tradeoff)."""
+    The generic defaults answer a balance question within the budget goal of issue 10 and beat
+    greedy clearly in every game (benchmarks/agents.py `budget` and `strength`): 200 iterations
+    that count the visits of the subtree kept from the previous decision (top_up; a turn of
+    several decisions by one seat costs about one search), greedy rollouts over every legal
+    action cut off after 4 moves.  Measured on this 2-core machine: 3-player Maori about 0.10
+    CPU s a game (9,000 games in under 8 min on 2 cores), against 0.25 with 400 iterations and
+    no top up; sampled greedy rollouts (sample=4) cost Maori strength (0.80 against 0.93-0.97
+    vs greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the
+    speed goal (simulated moves per CPU second at least half the random agent's): greedy
+    rollouts reach 0.12-0.20 of it.  Quick rollouts (the games' cheap `quick` policies) meet
+    it and keep the strength in Maori (cutoff 8) and Reef Encounter (cutoff 16), whose own
+    defaults they are; they are weaker in the Golden Island and slower in Mondo (README,
+    benchmarks/agents.py tradeoff)."""
     return (
         Param("iterations", "int", 200, "simulations per decision (with top_up, counting the "
               "visits kept from the previous decision); 200 answers a 9,000-game Maori seat "
@@ -266,11 +280,11 @@ def mcts_params(game):
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation: greedy, "
               "random, none (no rollout moves: the heuristic judges the new leaf), quick (the "
               "game's cheap `quick` policy where it has one, else greedy) or an engine "
-              "policy; greedy because the cheaper ones lose to the greedy agent somewhere "
-              "(random rollouts with cutoff=8 win 0.18 of Maori and none of Mondo against "
-              "greedy; quick rollouts with cutoff=8 simulate 0.34-0.63 of the random agent's "
-              "moves per second against greedy's 0.12-0.20 and beat greedy in Maori and Reef "
-              "(0.83, 0.96), but win only 0.57 in the Golden Island even with 400 iterations)",
+              "policy; greedy in general because the cheaper ones lose to the greedy agent "
+              "in some game (random rollouts with cutoff=8 win 0.18 of Maori and none of "
+              "Mondo against greedy; quick rollouts simulate 0.34-0.76 of the random agent's "
+              "moves per second against greedy's 0.12-0.20 and beat greedy clearly in Maori "
+              "and Reef, where they are the default)",
               choices=ROLLOUT_KINDS + tuple(p for p in game.policies if p != QUICK)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
@@ -289,12 +303,29 @@ def mcts_params(game):
               "at least one)"),
         Param("margin", "float", 0.0, "weight of the relative score margin next to the win "
               "share in a finished simulation's value", 0.0, 1.0),
+        Param("widen", "float", 0.0, "progressive widening: a node tries a new action only "
+              "while it has fewer than 1 + widen * sqrt(visits) children, the best by the "
+              "one-ply order first (0: every legal action is tried once before any twice; "
+              "where hundreds are legal, as in Mondo, a budget of 200 then gives each of the "
+              "best 200 one rollout and the luckiest wins)", 0.0, 100.0),
     )
+
+
+def game_mcts_params(game):
+    """The search's parameters with `game`'s own defaults (Game.search_defaults) in place of
+    the generic ones; ValueError names an unknown parameter or a bad value."""
+    table = mcts_params(game)
+    unknown = set(game.search_defaults) - {p.name for p in table}
+    if unknown:
+        raise ValueError(f"{game.name}.search_defaults: unknown mcts parameter(s) "
+                         f"{sorted(unknown)}; known: {[p.name for p in table]}")
+    return tuple(p.for_game(game, game.search_defaults[p.name])
+                 if p.name in game.search_defaults else p for p in table)
 
 
 def agent_params(game, name):
     """The parameter table of agent `name` (empty for an agent without parameters)."""
-    return mcts_params(game) if name == "mcts" else ()
+    return game_mcts_params(game) if name == "mcts" else ()
 
 
 def agent_catalogue(game):
@@ -302,6 +333,10 @@ def agent_catalogue(game):
     out = {}
     for name, description in game.agents.items():
         params = agent_params(game, name)
+        own = [p for p in params if p.name in game.search_defaults] if name == "mcts" else []
+        if own:
+            description += (f" ({game.title}'s own defaults: "
+                            + ", ".join(f"{p.name}={p.spell(p.default)}" for p in own) + ")")
         out[name] = {"description": description,
                      "parameters": {"type": "object", "additionalProperties": False,
                                     "properties": {p.name: p.json_schema() for p in params}}}
@@ -362,7 +397,8 @@ def agent_spec(game, text):
     spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
-            "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0}
+            "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
+            "widen": 0.0}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:

@@ -243,6 +243,15 @@ cdef int untried_pick(const Engine* e, Tree* t, int node, int n, int untried, in
     return -1
 
 
+cdef inline bint widened(const Tree* t, int node, int tried, const AgentSpec* a) noexcept nogil:
+    """Progressive widening (a.widen > 0): the node has as many children legal here as its
+    visits allow, 1 + widen * sqrt(visits), so the next iteration selects among them instead
+    of trying another action.  Where hundreds of actions are legal, trying each once spends
+    the whole budget on single noisy rollouts and the decision goes to the luckiest; widening
+    keeps the iterations on the best of the expansion order."""
+    return a.widen > 0.0 and tried >= 1.0 + a.widen * sqrt(<double>t.nodes[node].visits)
+
+
 cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rng,
                  bint* expanded) noexcept nogil:
     """The child to follow from `node` in the current determinization (t.sim): a new child
@@ -265,7 +274,7 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
         if t.slot[i] < 0:
             untried += 1
     expanded[0] = False
-    if untried > 0 and t.size < t.capacity:
+    if untried > 0 and t.size < t.capacity and not widened(t, node, n - untried, a):
         c = new_node(t, node, t.legal[untried_pick(e, t, node, n, untried, actor, a, rng)])
         t.nodes[c].avail = 1
         expanded[0] = True

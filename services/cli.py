@@ -335,7 +335,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
 
 
 def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
-    from services.plan import PlanRequest, plan_experiment
+    from services.plan import PilotUnfinished, PlanRequest, plan_experiment
     from services.spec import ExperimentSpec
 
     try:
@@ -343,8 +343,13 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
                               delta=delta, pilot_games=pilot_games)
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
-    result = plan_experiment(request.spec, half_width=request.half_width, delta=request.delta,
-                             pilot_games=request.pilot_games, workers=workers)
+    try:
+        result = plan_experiment(request.spec, half_width=request.half_width,
+                                 delta=request.delta, pilot_games=request.pilot_games,
+                                 workers=workers)
+    except PilotUnfinished as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(result["verdict"])
     for c in result["cells"]:
         needs = ", ".join(f"{what} {c[key]:,}" for what, key in

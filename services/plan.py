@@ -59,6 +59,11 @@ class PilotTooSlow(ValueError):
     """The pilot could not play enough games within its time budget."""
 
 
+class PilotUnfinished(ValueError):
+    """Too few of the pilot's games finished by the rules (the rest ended at a simulator
+    safety), so there is no spread to plan from."""
+
+
 def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
                 stop: Callable[[], bool]) -> tuple[pa.Table, float]:
     """(the pilot's games of one cell, CPU seconds per game): whole deals, in chunks of about
@@ -111,6 +116,13 @@ def _pilot_cell(spec: ExperimentSpec, cell, games: int, seconds: float | None = 
         means = shares.reshape(-1, per_deal, cell.players).mean(axis=1)
         frame = pl.DataFrame({"game_index": frame["deal"].unique(maintain_order=True),
                               "seat_win_share": means.tolist()})
+    if len(frame) < MIN_PILOT_UNITS:
+        raise PilotUnfinished(
+            f"only {len(frame) * per_deal} of the pilot's {rows.num_rows} games of arm "
+            f"{cell.arm!r} with {cell.players} players finished by the rules (the others ended "
+            f"at a simulator safety: {', '.join(game.safety_end_reasons)}); at least "
+            f"{MIN_PILOT_UNITS * per_deal} are needed: raise the safety limit in the rules or "
+            "use agents whose games finish")
     return frame, seconds
 
 

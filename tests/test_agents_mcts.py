@@ -11,19 +11,28 @@ MAORI = core_cy.load("maori")
 FAST = "mcts(iterations=40, cutoff=8)"
 
 
+def _with_search_defaults(game, defaults):
+    """An instance of `game`'s class with its own search defaults replaced."""
+    return type("Tuned", (type(game),), {"search_defaults": defaults})()
+
+
+# Maori with the generic search defaults (its own, Game.search_defaults, are tested below).
+GENERIC = _with_search_defaults(MAORI, {})
+
+
 # ---- the agent grammar -----------------------------------------------------------------
 
 def test_agent_strings_parse_with_defaults_filled_in():
-    name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
+    name, values = agents.parse_agent(GENERIC, " mcts( iterations = 400 , rollout=greedy ) ")
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
-                      "margin": 0.0, "expand": "greedy"}
-    assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
-    assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 200
-    assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
+                      "margin": 0.0, "expand": "greedy", "widen": 0.0}
+    assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {})
+    assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
+    assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
-        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0)")
+        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
@@ -51,12 +60,47 @@ def test_bad_agent_strings_name_the_problem(text, message):
         batch.play(MAORI, 2, None, [text, "random"], count=1)
 
 
+def test_a_game_own_search_defaults_fill_in_and_show_everywhere():
+    tuned = _with_search_defaults(MAORI, {"rollout": "random", "cutoff": 7})
+    values = agents.parse_agent(tuned, "mcts(iterations=9)")[1]
+    assert (values["rollout"], values["cutoff"], values["iterations"]) == ("random", 7, 9)
+    # Explicit values still win, and the row's full agent string records what was played.
+    assert agents.parse_agent(tuned, "mcts(cutoff=3)")[1]["cutoff"] == 3
+    assert "rollout=random, expand=greedy, cutoff=7," in agents.canonical_agent(tuned, "mcts")
+    assert agents.agent_spec(tuned, "mcts") == agents.agent_spec(
+        MAORI, "mcts(rollout=random, cutoff=7)")
+    info = tuned.info()["agents"]["mcts"]
+    props = info["parameters"]["properties"]
+    assert props["cutoff"]["default"] == 7 and props["rollout"]["default"] == "random"
+    assert "the generic default is 4" in props["cutoff"]["description"]
+    assert "own defaults: rollout=random, cutoff=7" in info["description"]
+    assert props["iterations"]["default"] == 200   # not overridden: the generic default
+
+
+@pytest.mark.parametrize("defaults, message", [
+    ({"depth": 3}, r"maori.search_defaults: unknown mcts parameter\(s\) \['depth'\]"),
+    ({"cutoff": "x"}, "maori.search_defaults: parameter 'cutoff' of agent 'mcts' must be an "
+                      "integer"),
+    ({"rollout": "planner"}, "maori.search_defaults: parameter 'rollout' .* must be one of"),
+])
+def test_bad_search_defaults_name_the_game_and_parameter(defaults, message):
+    with pytest.raises(ValueError, match=message):
+        agents.parse_agent(_with_search_defaults(MAORI, defaults), "mcts")
+
+
+def test_every_game_search_defaults_are_valid():
+    for name in core_cy.games():
+        game = core_cy.load(name)
+        values = agents.parse_agent(game, "mcts")[1]
+        assert {k: values[k] for k in game.search_defaults} == game.search_defaults
+
+
 def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters():
     desert = core_cy.load("forbidden_desert")
     assert agents.parse_agent(desert, "mcts(rollout=planner)")[1]["rollout"] == "planner"
     with pytest.raises(ValueError, match="must be one of"):
         agents.parse_agent(MAORI, "mcts(rollout=planner)")
-    info = MAORI.info()["agents"]
+    info = GENERIC.info()["agents"]
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
@@ -170,17 +214,17 @@ def test_epsilon_plays_some_rollout_moves_at_random():
     state = MAORI.new(2, seed=6)
     for _ in range(6):
         state.apply(agents.choose(state, "greedy", seed=1))
-    greedy = agents.search_stats(state, "mcts(iterations=80, cutoff=0)", seed=3)
-    mixed = agents.search_stats(state, "mcts(iterations=80, cutoff=0, epsilon=0.5)", seed=3)
-    assert mixed == agents.search_stats(state, "mcts(iterations=80, cutoff=0, epsilon=0.5)",
+    greedy = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0)", seed=3)
+    mixed = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, epsilon=0.5)", seed=3)
+    assert mixed == agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, epsilon=0.5)",
                                         seed=3)
     assert mixed != greedy
     # Rollouts to the end: random ones are several times longer than greedy ones here, and
     # epsilon=1 ones as long as random ones (within 10%).
     moves = {r: np.mean([agents.search_stats(state, f"mcts(iterations=40, cutoff=0, {r})",
                                              seed=s)[1] for s in range(3)])
-             for r in ("rollout=random", "epsilon=1.0")}
-    assert abs(moves["epsilon=1.0"] / moves["rollout=random"] - 1) < 0.1
+             for r in ("rollout=random", "rollout=greedy, epsilon=1.0")}
+    assert abs(moves["rollout=greedy, epsilon=1.0"] / moves["rollout=random"] - 1) < 0.1
 
 
 def test_sample_values_only_some_actions_in_greedy_rollouts():
@@ -190,16 +234,16 @@ def test_sample_values_only_some_actions_in_greedy_rollouts():
     state = MAORI.new(2, seed=6)
     for _ in range(6):
         state.apply(agents.choose(state, "greedy", seed=1))
-    full = agents.search_stats(state, "mcts(iterations=80, cutoff=0)", seed=3)
-    some = agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=3)", seed=3)
-    assert some == agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=3)", seed=3)
+    full = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0)", seed=3)
+    some = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, sample=3)", seed=3)
+    assert some == agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, sample=3)", seed=3)
     assert some != full
-    assert agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=4096)",
+    assert agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, sample=4096)",
                                seed=3) == full
     moves = {r: np.mean([agents.search_stats(state, f"mcts(iterations=40, cutoff=0, {r})",
                                              seed=s)[1] for s in range(3)])
-             for r in ("rollout=random", "sample=1")}
-    assert abs(moves["sample=1"] / moves["rollout=random"] - 1) < 0.1
+             for r in ("rollout=random", "rollout=greedy, sample=1")}
+    assert abs(moves["rollout=greedy, sample=1"] / moves["rollout=random"] - 1) < 0.1
 
 
 def test_top_up_counts_the_kept_visits_towards_the_iterations():
@@ -230,6 +274,27 @@ def test_random_rollouts_draw_through_the_engines_random_action_unchanged():
             assert fast == agents.search_stats(state, agent, seed=step, generic=True)
             assert fast[1] > 30 * 20
         state.apply(agents.choose(state, "greedy", seed=step))
+
+
+def test_widening_keeps_the_iterations_on_the_best_few_root_actions():
+    """A Mondo pick offers about 270 actions: without widening every one of 200 iterations
+    tries a new root action (one rollout each); with widen=w the root never has more than
+    1 + w * sqrt(visits) children, the first the best by the one-ply order, and its
+    iterations go to those few."""
+    mondo = core_cy.load("mondo")
+    state = mondo.new(2, seed=3)
+    assert len(state.legal_actions()) > 200
+    flat = agents.search_stats(state, "mcts(rollout=quick, cutoff=8)", seed=1)[0]
+    assert len(flat) == 200 and set(flat.values()) == {1}
+    values = agents.action_values(state, state.current_player)
+    for widen in (0.5, 2.0):
+        visits = agents.search_stats(state, f"mcts(rollout=quick, cutoff=8, widen={widen})",
+                                     seed=1)[0]
+        assert sum(visits.values()) == 200
+        assert 1 < len(visits) < 2 + widen * 200 ** 0.5     # a child added at < 1 + w sqrt(v)
+        assert max(visits.values()) > 200 / len(visits)
+        # the children are the best len(visits) actions by the one-ply values (ties aside)
+        assert min(values[a] for a in visits) >= np.sort(list(values.values()))[-len(visits)]
 
 
 def test_rollout_none_judges_the_new_leaf_without_rollout_moves():

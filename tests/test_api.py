@@ -227,6 +227,18 @@ def test_plan_jobs_report_a_too_slow_pilot_and_a_full_queue(idle):
     assert busy.status_code == 429 and int(busy.headers["Retry-After"]) > 0
 
 
+def test_a_plan_whose_pilot_games_never_finish_fails_with_a_clear_message(idle):
+    """Games cut off by a simulator safety are no results, so a pilot of nothing but them
+    gives no spread to plan from: the job fails saying why, with no NaN arithmetic."""
+    spec = {"name": "cut", "game": "forbidden_desert", "players": 2, "games_per_arm": 100,
+            "arms": {"cut": {"max_turns": 1}}, "seed": 5}
+    job = idle.post("/api/plans", json={"spec": spec, "pilot_games": 20}).json()
+    failed = _plan_result(idle, job["id"])
+    assert failed["status"] == "failed" and failed["result"] is None
+    assert failed["error"].startswith("PilotUnfinished: only 0 of the pilot's 20 games of arm "
+                                      "'cut' with 2 players finished by the rules"), failed
+
+
 def test_compare_defaults_to_the_baseline_and_rejects_unknown_arms(service):
     client, eid, root = service
     got = client.get(f"/api/experiments/{eid}/compare").json()

@@ -130,6 +130,16 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
     assert "first, " in printed and "games per CPU-second" in printed
 
 
+def test_plan_of_games_that_never_finish_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps({"game": "forbidden_desert", "players": 2,
+                                "arms": {"cut": {"max_turns": 1}}}))
+    assert cli.main(["plan", str(path), "--pilot-games", "20"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: only 0 of the pilot's 20 games of arm 'cut' with 2 players "
+                          "finished by the rules") and "turn_limit" in err
+
+
 def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, capsys):
     n = core_cy.load(GAME).min_players
     spec_path = _write_spec(tmp_path, arms=None, players=n, rotate_agents=True,
