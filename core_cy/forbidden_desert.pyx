@@ -238,6 +238,10 @@ ctypedef struct SearchWeights:
     double blaster_held        # per Dune Blaster held
     double jetpack_held        # per Jet Pack held
     double action_left         # beam order: per action still left (cards cost none)
+    # Not tuned (the tuner's steps are multiplicative: a weight at 0 stays 0):
+    double water_plan          # per pawn's chance of thirst before it reaches water (0: off)
+    double endgame_scale       # all parts held: a sure takeoff's worth in actions (endgame_eval)
+    double team_round          # team_search: a line's score counts its round's end this much
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the
