@@ -16,11 +16,26 @@
 # 687 games alike, won 439 of them against 356; thirst after that 184 against 260, buried 64
 # against 71); without the margin 26.8% (429 won; --seed 11, 400 games: 30.0% against
 # 21.25%).  Measured and not taken (400 seeds 11, no margin): 32 views 30.5% at two thirds
-# of the speed; simulating from the moment all parts
-# are located (the planner, or "search" until all are held, playing the simulations) 26.0%
-# and 27.0%: fewer games reach the endgame; whole-turn lines (team_search's and
-# deep_search's best) simulated by "search" on 8 views before the endgame 15% against 20% (100
-# seeds): at ~20% wins, a few simulated games cannot tell one turn's lines apart.
+# of the speed; simulating from the moment all parts are located (the planner, or "search"
+# until all are held, playing the simulations) 26.0% and 27.0%: fewer games reach the
+# endgame; whole-turn lines (team_search's and deep_search's best) simulated by "search" on 8
+# views before the endgame 15% against 20% (100 seeds): at ~20% wins, a few simulated games
+# cannot tell one turn's lines apart.
+# Session 8, the first 400 games of seed 12 (this policy: 117 wins; paired by seed):
+# - "search" instead of the rule-based endgame playing out every legal action: 125 wins (12
+#   games won only by it, 4 only by this policy) at 0.53 games per CPU-second, a twentieth
+#   of this policy's speed; "search" playing out only team_search's action and the three
+#   best others of the rule-based stage again (16 new views): it hardly ever leaves
+#   team_search's action (0 of 60 endgame decisions where the rule-based stage left it in
+#   10; search and team_search share the evaluation), 117 wins where another action came
+#   within one win of team_search's, at a fifth of the speed.
+# - Before the endgame: at each fresh team_search plan where the search's thirst risk (a pawn
+#   dying before its next turn) is 0.1 or more, team_search's six best lines each played on
+#   16 views and the team continued by "search" for two rounds, the line the team survives
+#   most often (by 2) taken: 117 wins (thirst before the fourth part 169 games against 202,
+#   but the sand ran out in 72 against 40; all parts held in 186 against 166), at a quarter
+#   of the speed; with half of plan_eval (in parts held) added to each survival: 98.  Two
+#   rounds of survival trade thirst for time, and the sand supply is the clock.
 #
 # It never peeks: every simulation starts from a view.
 from libc.stdlib cimport calloc, free
