@@ -254,21 +254,23 @@ ROLLOUT_KINDS = ("random", "greedy", "none", QUICK)
 
 
 def mcts_params(game):
-    """The search's parameters; the rollout policies are the generic ones plus the game's.
+    """The search's parameters with the generic defaults; the rollout policies are the generic
+    ones plus the game's.  A game may replace defaults (Game.search_defaults; the table in
+    force is game_mcts_params).
 
-    The defaults answer a balance question within the budget goal of issue 10 and still beat
-    greedy clearly (benchmarks/agents.py `budget` and `strength`): 200 iterations that count
-    the visits of the subtree kept from the previous decision (top_up; a turn of several
-    decisions by one seat costs about one search), greedy rollouts over every legal action
-    cut off after 4 moves.  Measured on this 2-core machine: 3-player Maori about 0.10 CPU s a
-    game (9,000 games in under 8 min on 2 cores), against 0.25 with 400 iterations and no top
-    up; sampled greedy rollouts (sample=4) cost Maori strength (0.80 against 0.93-0.97 vs
-    greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the speed
-    goal (simulated moves per CPU second at least half the random agent's): greedy rollouts
-    reach 0.12-0.20 of it.  Quick rollouts (rollout=quick, cutoff=8) reach 0.63 in Maori, 0.50
-    in Reef Encounter and 0.52 in the Golden Island, but only 0.34 in Mondo, and lose to
-    greedy in the Golden Island (0.57 with 400 iterations), so they are not the default
-    (README, benchmarks/agents.py tradeoff)."""
+    The generic defaults answer a balance question within the budget goal of issue 10 and beat
+    greedy clearly in every game (benchmarks/agents.py `budget` and `strength`): 200 iterations
+    that count the visits of the subtree kept from the previous decision (top_up; a turn of
+    several decisions by one seat costs about one search), greedy rollouts over every legal
+    action cut off after 4 moves.  Measured on this 2-core machine: 3-player Maori about 0.10
+    CPU s a game (9,000 games in under 8 min on 2 cores), against 0.25 with 400 iterations and
+    no top up; sampled greedy rollouts (sample=4) cost Maori strength (0.80 against 0.93-0.97
+    vs greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the
+    speed goal (simulated moves per CPU second at least half the random agent's): greedy
+    rollouts reach 0.12-0.20 of it.  Quick rollouts (the games' cheap `quick` policies) meet
+    it and keep the strength in Maori (cutoff 8) and Reef Encounter (cutoff 16), whose own
+    defaults they are; they are weaker in the Golden Island and slower in Mondo (README,
+    benchmarks/agents.py tradeoff)."""
     return (
         Param("iterations", "int", 200, "simulations per decision (with top_up, counting the "
               "visits kept from the previous decision); 200 answers a 9,000-game Maori seat "
@@ -278,11 +280,11 @@ def mcts_params(game):
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation: greedy, "
               "random, none (no rollout moves: the heuristic judges the new leaf), quick (the "
               "game's cheap `quick` policy where it has one, else greedy) or an engine "
-              "policy; greedy because the cheaper ones lose to the greedy agent somewhere "
-              "(random rollouts with cutoff=8 win 0.18 of Maori and none of Mondo against "
-              "greedy; quick rollouts with cutoff=8 simulate 0.34-0.63 of the random agent's "
-              "moves per second against greedy's 0.12-0.20 and beat greedy in Maori and Reef "
-              "(0.83, 0.96), but win only 0.57 in the Golden Island even with 400 iterations)",
+              "policy; greedy in general because the cheaper ones lose to the greedy agent "
+              "in some game (random rollouts with cutoff=8 win 0.18 of Maori and none of "
+              "Mondo against greedy; quick rollouts simulate 0.34-0.76 of the random agent's "
+              "moves per second against greedy's 0.12-0.20 and beat greedy clearly in Maori "
+              "and Reef, where they are the default)",
               choices=ROLLOUT_KINDS + tuple(p for p in game.policies if p != QUICK)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),

@@ -1,7 +1,7 @@
 """The demo experiment: Maori seat balance, basic vs pro, with the search agent in every seat.
 
 Embedded as package data (services/maori_demo.json) so that `meeplelab demo` works from any
-folder after `pip install .`.  The agent is `mcts(iterations=400, cutoff=12, epsilon=0.5)`:
+folder after `pip install .`.  The agent is `mcts(iterations=400, rollout=greedy, cutoff=12, epsilon=0.5)`:
 one-ply greedy agents stall in pro mode (every placement lowers their value, so all of them
 wait; 12.5% of greedy pro games ended at the turn limit and would be left out), and so does
 a search whose rollouts are purely greedy; random moves in half of the rollout moves make the

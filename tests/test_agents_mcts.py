@@ -11,17 +11,26 @@ MAORI = core_cy.load("maori")
 FAST = "mcts(iterations=40, cutoff=8)"
 
 
+def _with_search_defaults(game, defaults):
+    """An instance of `game`'s class with its own search defaults replaced."""
+    return type("Tuned", (type(game),), {"search_defaults": defaults})()
+
+
+# Maori with the generic search defaults (its own, Game.search_defaults, are tested below).
+GENERIC = _with_search_defaults(MAORI, {})
+
+
 # ---- the agent grammar -----------------------------------------------------------------
 
 def test_agent_strings_parse_with_defaults_filled_in():
-    name, values = agents.parse_agent(MAORI, " mcts( iterations = 400 , rollout=greedy ) ")
+    name, values = agents.parse_agent(GENERIC, " mcts( iterations = 400 , rollout=greedy ) ")
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
                       "margin": 0.0, "expand": "greedy", "widen": 0.0}
-    assert agents.parse_agent(MAORI, "greedy") == ("greedy", {})
-    assert agents.parse_agent(MAORI, "mcts()")[1]["iterations"] == 200
-    assert agents.canonical_agent(MAORI, "mcts(reuse=False,iterations=9)") == (
+    assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {})
+    assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
+    assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
         "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0)")
     assert agents.canonical_agent(MAORI, "random") == "random"
@@ -49,11 +58,6 @@ def test_bad_agent_strings_name_the_problem(text, message):
         agents.agent_spec(MAORI, text)
     with pytest.raises(ValueError):
         batch.play(MAORI, 2, None, [text, "random"], count=1)
-
-
-def _with_search_defaults(game, defaults):
-    """An instance of `game`'s class with its own search defaults replaced."""
-    return type("Tuned", (type(game),), {"search_defaults": defaults})()
 
 
 def test_a_game_own_search_defaults_fill_in_and_show_everywhere():
@@ -96,7 +100,7 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     assert agents.parse_agent(desert, "mcts(rollout=planner)")[1]["rollout"] == "planner"
     with pytest.raises(ValueError, match="must be one of"):
         agents.parse_agent(MAORI, "mcts(rollout=planner)")
-    info = MAORI.info()["agents"]
+    info = GENERIC.info()["agents"]
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
@@ -210,17 +214,17 @@ def test_epsilon_plays_some_rollout_moves_at_random():
     state = MAORI.new(2, seed=6)
     for _ in range(6):
         state.apply(agents.choose(state, "greedy", seed=1))
-    greedy = agents.search_stats(state, "mcts(iterations=80, cutoff=0)", seed=3)
-    mixed = agents.search_stats(state, "mcts(iterations=80, cutoff=0, epsilon=0.5)", seed=3)
-    assert mixed == agents.search_stats(state, "mcts(iterations=80, cutoff=0, epsilon=0.5)",
+    greedy = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0)", seed=3)
+    mixed = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, epsilon=0.5)", seed=3)
+    assert mixed == agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, epsilon=0.5)",
                                         seed=3)
     assert mixed != greedy
     # Rollouts to the end: random ones are several times longer than greedy ones here, and
     # epsilon=1 ones as long as random ones (within 10%).
     moves = {r: np.mean([agents.search_stats(state, f"mcts(iterations=40, cutoff=0, {r})",
                                              seed=s)[1] for s in range(3)])
-             for r in ("rollout=random", "epsilon=1.0")}
-    assert abs(moves["epsilon=1.0"] / moves["rollout=random"] - 1) < 0.1
+             for r in ("rollout=random", "rollout=greedy, epsilon=1.0")}
+    assert abs(moves["rollout=greedy, epsilon=1.0"] / moves["rollout=random"] - 1) < 0.1
 
 
 def test_sample_values_only_some_actions_in_greedy_rollouts():
@@ -230,16 +234,16 @@ def test_sample_values_only_some_actions_in_greedy_rollouts():
     state = MAORI.new(2, seed=6)
     for _ in range(6):
         state.apply(agents.choose(state, "greedy", seed=1))
-    full = agents.search_stats(state, "mcts(iterations=80, cutoff=0)", seed=3)
-    some = agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=3)", seed=3)
-    assert some == agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=3)", seed=3)
+    full = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0)", seed=3)
+    some = agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, sample=3)", seed=3)
+    assert some == agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, sample=3)", seed=3)
     assert some != full
-    assert agents.search_stats(state, "mcts(iterations=80, cutoff=0, sample=4096)",
+    assert agents.search_stats(state, "mcts(iterations=80, rollout=greedy, cutoff=0, sample=4096)",
                                seed=3) == full
     moves = {r: np.mean([agents.search_stats(state, f"mcts(iterations=40, cutoff=0, {r})",
                                              seed=s)[1] for s in range(3)])
-             for r in ("rollout=random", "sample=1")}
-    assert abs(moves["sample=1"] / moves["rollout=random"] - 1) < 0.1
+             for r in ("rollout=random", "rollout=greedy, sample=1")}
+    assert abs(moves["rollout=greedy, sample=1"] / moves["rollout=random"] - 1) < 0.1
 
 
 def test_top_up_counts_the_kept_visits_towards_the_iterations():
