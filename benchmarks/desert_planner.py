@@ -4,7 +4,7 @@ random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
         [--difficulties novice,normal] [--agent search,deep_search,team_search,planner]
-        [--no-random] [--seed 1]
+        [--no-random] [--seed 1] [--set water_plan=0 ...]
 
 Agents: "search" (the team planner: a beam search over each adventurer's turn), "deep_search"
 (the same with a wider beam: stronger, slower), "team_search" (deep_search's best lines, each
@@ -32,11 +32,15 @@ from core_cy import batch
 from pipelines.stats import wilson_interval
 
 
-def run(game, players, difficulty, agent, games, seed=1):
+def run(game, players, difficulty, agent, games, seed=1, weights=None):
     """One agent and difficulty: win rate, loss causes (also split by whether all four parts
-    were held: "thirst4" is a thirst loss in the endgame), speed."""
+    were held: "thirst4" is a thirst loss in the endgame), speed.  weights: search weights
+    that differ from the defaults (rule option search_weights), or None."""
+    rules = {"difficulty": difficulty}
+    if weights:
+        rules["search_weights"] = weights
     t, c = time.perf_counter(), time.process_time()
-    rb = batch.play(game, players, {"difficulty": difficulty}, agent, seed=seed, count=games)
+    rb = batch.play(game, players, rules, agent, seed=seed, count=games)
     dt, cpu = time.perf_counter() - t, time.process_time() - c
     reasons = collections.Counter(rb.column("end_reason").to_pylist())
     # Losses split by whether the team held all four parts (the endgame) or not yet.
@@ -49,7 +53,7 @@ def run(game, players, difficulty, agent, games, seed=1):
     moves = int(np.sum(rb.column("length").to_numpy()))
     parts = float(np.mean(rb.column("parts_collected").to_numpy()))
     turns = float(np.mean(rb.column("turns").to_numpy()))
-    print(f"{agent:8s} {difficulty:10s} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
+    print(f"{agent:8s} {difficulty:10s} {weights or ''} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
           f"parts held {parts:4.2f}  turns {turns:5.1f}  losses {dict(reasons)}  "
           f"(by parts held: {dict(sorted(split.items()))})  "
           f"{games / dt:8.0f} games/s ({games / cpu:.0f} per CPU-second)  {moves / dt:10.0f} moves/s")
@@ -65,12 +69,20 @@ def main():
                     "planner")
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     ap.add_argument("--seed", type=int, default=1, help="games seed, seed + 1, ...")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a search weight other than its default (repeatable); several "
+                    "values separated by '/' play the same games once per value")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
     print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
+    variants = [{}]
+    for item in args.set:
+        name, _, values = item.partition("=")
+        variants = [{**v, name: float(x)} for v in variants for x in values.split("/")]
     for agent in args.agent.split(","):
         for difficulty in args.difficulties.split(","):
-            run(game, args.players, difficulty, agent, args.games, args.seed)
+            for weights in variants:
+                run(game, args.players, difficulty, agent, args.games, args.seed, weights)
     if not args.no_random:
         for difficulty in ("novice", "legendary"):
             run(game, args.players, difficulty, "random", args.games, args.seed)

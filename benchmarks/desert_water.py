@@ -10,7 +10,9 @@ which plays about as well) and puts every change of a canteen down to its cause:
 excavated (with how many pawns stood on it), the Water Carrier's draw, the Secret Water
 Reserve, and each Sun Beats Down (water drunk, and pawns it spared in shade: an excavated
 tunnel or a Solar Shield).  Water passed between pawns moves water, it adds none.  Per game
-means; the games are new(players, seed + i), so two agents meet the same setups.
+means; the games are new(players, seed + i), so two agents meet the same setups.  Then the
+thirst losses before the team holds the fourth part, by where they happened: with or without
+a Water Carrier, the wells already excavated, the water-drop tiles still to dig.
 """
 import argparse
 import collections
@@ -67,22 +69,49 @@ def account(tally, d0, d1, action):
         tally["pawns spared by shade"] += len(drank) - sum(drank)
 
 
+def thirst_setting(d):
+    """Where a thirst loss before the fourth part happened, from the last turn's start d: a
+    Water Carrier in the team or not, wells excavated, water-drop tiles left to dig, and the
+    team's water then."""
+    wells = drops = 0
+    for row in d["board"]:
+        for e in row:
+            if e and e["kind"] in ("well", "mirage"):
+                if not e["excavated"]:
+                    drops += 1
+                elif e["kind"] == "well":
+                    wells += 1
+    carrier = any(p["adventurer"] == "water_carrier" for p in d["pawns"])
+    return (("Water Carrier" if carrier else "no Water Carrier") + f", {wells} wells excavated, "
+            f"{drops} water-drop tiles left"), sum(waters(d))
+
+
 def play(agent, args):
     tally = collections.Counter()
     ends = collections.Counter()
+    early = collections.Counter()        # thirst losses before the fourth part, by setting
+    early_water = collections.Counter()
     cpu = time.process_time()
     for i in range(args.games):
         state = GAME.new(args.players, rules={"difficulty": args.difficulty}, seed=args.seed + i)
         step = 0
         d0 = state.to_dict()
+        turn_start = d0
         while not state.is_terminal():
             a = agents.choose(state, agent, seed=step)
             state.apply(a)
             d1 = state.to_dict()
             account(tally, d0, d1, a)
             d0 = d1
+            if d1["phase"] == "actions" and d1["actions_left"] == 4:
+                turn_start = d1
             step += 1
         ends[state.end_reason] += 1
+        held = sum(p["state"] == "held" for p in d0["parts"])
+        if state.end_reason == "thirst" and held < 4:
+            setting, water = thirst_setting(turn_start)
+            early[setting] += 1
+            early_water[setting] += water
     cpu = time.process_time() - cpu
     wins = ends.get("win", 0)
     lo, hi = wilson_interval(wins / args.games, args.games)
@@ -96,6 +125,10 @@ def play(agent, args):
                  "water from the Secret Water Reserve", "Sun Beats Down cards", "water drunk",
                  "pawns spared by shade"):
         print(f"  {name:38s} {tally[name] / args.games:6.2f} per game")
+    print(f"  thirst losses before the fourth part: {sum(early.values())}, by setting (the "
+          "team's mean water at the start of the last turn):")
+    for setting, n in early.most_common():
+        print(f"    {setting:58s} {n:5d}  ({early_water[setting] / n:.1f} water)")
 
 
 def main():

@@ -6,7 +6,9 @@ CPU-second (the per-core figure on a shared machine).
     python benchmarks/planners.py desert [--games 2000] [--players 4] [--agents search]
         [--difficulties novice,normal,elite,legendary]
 
-mondo-solo also counts the setups whose four pre-placed tiles already clash (error edges
+desert plays every agent on the same seeds and prints each later agent's team win rate minus
+the first's, paired game by game (t interval), and the losses split by whether all four parts
+were held.  mondo-solo also counts the setups whose four pre-placed tiles already clash (error edges
 between the two pairs of neighbouring marked spaces): they bound what any agent can win.
 """
 import argparse
@@ -21,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout f
 
 import core_cy
 from core_cy import batch
-from pipelines.stats import wilson_interval
+from pipelines.stats import mean_interval, wilson_interval
 
 SOLO = {"easy": 3, "medium": 2, "hard": 1}      # win if the penalty is below this
 
@@ -60,20 +62,31 @@ def mondo_solo(args):
 
 def desert(args):
     game = core_cy.load("forbidden_desert")
-    for agent in args.agents.split(","):
-        for difficulty in args.difficulties.split(","):
+    for difficulty in args.difficulties.split(","):
+        first = None            # the first agent's wins per game: the others are paired with it
+        for agent in args.agents.split(","):
             rb, cpu = played(game, args.players, {"difficulty": difficulty}, agent,
                              args.games, args.seed)
             ends = rb.column("end_reason").to_pylist()
+            held = rb.column("parts_collected").to_pylist()
             reasons = collections.Counter(ends)
-            # The endgame (policy "rollout" simulates there): how the games with every part
-            # held ended.
-            endgame = collections.Counter(
-                e for e, parts in zip(ends, rb.column("parts_collected").to_pylist())
-                if parts == 4)
+            # Losses split by whether the team held all four parts (the endgame: policy
+            # "rollout" simulates every choice there) or not yet.
+            split = collections.Counter(f"{e}{'4' if h == 4 else '<4'}"
+                                        for e, h in zip(ends, held) if e != "win")
             print(f"{agent} {args.players}p {difficulty:10s} "
-                  f"{rate_text(reasons.get('win', 0), args.games, cpu)}; ends {dict(reasons)}; "
-                  f"all parts held in {sum(endgame.values())}: {dict(endgame)}")
+                  f"{rate_text(reasons.get('win', 0), args.games, cpu)}; all parts held in "
+                  f"{sum(h == 4 for h in held)}; losses by parts held {dict(sorted(split.items()))}")
+            wins = np.asarray([e == "win" for e in ends], dtype=float)
+            if first is None:
+                first = (agent, wins)
+                continue
+            # The same seeds, so the games are paired: the mean difference with a t interval.
+            diff = wins - first[1]
+            lo, hi = mean_interval(diff.mean(), diff.std(ddof=1), len(diff))
+            print(f"  {agent} - {first[0]}: {diff.mean():+.2%} [{lo:+.2%}, {hi:+.2%}] "
+                  f"(paired by seed; {int((diff > 0).sum())} games won only by {agent}, "
+                  f"{int((diff < 0).sum())} only by {first[0]})")
 
 
 def main():

@@ -238,6 +238,10 @@ ctypedef struct SearchWeights:
     double blaster_held        # per Dune Blaster held
     double jetpack_held        # per Jet Pack held
     double action_left         # beam order: per action still left (cards cost none)
+    # Not tuned (the tuner's steps are multiplicative: a weight at 0 stays 0):
+    double water_plan          # per pawn's chance of thirst before it reaches water (0: off)
+    double endgame_scale       # all parts held: a sure takeoff's worth in actions (endgame_eval)
+    double team_round          # team_search: a line's score counts its round's end this much
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the
@@ -1367,7 +1371,7 @@ class ForbiddenDesertGame(Game):
     max_players = MAX_PLAYERS
     outcome_labels = {"adventurer": ADVENTURERS}
     # In Engine.policy order: POLICY_PLANNER, POLICY_SEARCH, POLICY_DEEP, POLICY_TEAM (planner
-    # .pxi), POLICY_ROLLOUT (rollout .pxi).
+    # .pxi), POLICY_ROLLOUT, POLICY_ROLLOUT_SEARCH (rollout .pxi).
     policies = {"planner": "rule-based team planner: water first, dig toward clues and wells, "
                 "gather on the Launch Pad with all parts (fast, weak)",
                 "search": "the team planner of experiments: for each adventurer's turn a beam "
@@ -1382,8 +1386,11 @@ class ForbiddenDesertGame(Game):
                 "rollout": "team_search, and once the team holds all four parts every choice "
                 "simulated: each legal action played to the game's end by the rule-based "
                 "endgame on 16 redrawn views of the hidden parts (the same views for every "
-                "action), the one with the most team wins taken; the strongest, about 8 "
-                "4-player games per CPU-second"}
+                "action), the one with the most team wins taken; about 8 4-player games per "
+                "CPU-second",
+                "rollout_search": "rollout with the simulations played by search (the beam "
+                "search scored by the chance to take off) instead of the rule-based endgame: "
+                "the strongest, about 0.5 4-player games per CPU-second"}
     adventurers = ADVENTURERS
     options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
                                 DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,

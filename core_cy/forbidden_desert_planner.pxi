@@ -816,6 +816,13 @@ cdef inline int cards_before_turn(const DState* s, int k, int first, int dv) noe
     return first + (k - 1 if k > 0 else s.head.players - 1) * dv
 
 
+cdef inline bint in_tunnel_shade(const DState* s, int t) noexcept nogil:
+    """Spec 4.7: an excavated tunnel shades from Sun Beats Down (rule option
+    tunnel_shade_requires_unblocked: only while unblocked)."""
+    return s.kind[t] == K_TUNNEL and s.excavated[t] and not (
+        s.rules.switches.tunnel_shade_requires_unblocked and blocked(s, t))
+
+
 cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) noexcept nogil:
     """The sum over the pawns of each one's chance to die of thirst before its own next
     turn: its water (after the Water Carrier's sharing) against the Sun Beats Down cards
@@ -827,8 +834,7 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
     for k in range(s.head.players):
         q = (p + k) % s.head.players
         t = s.pawn_tile[q]
-        if s.kind[t] == K_TUNNEL and s.excavated[t] and not (
-                s.rules.switches.tunnel_shade_requires_unblocked and blocked(s, t)):
+        if in_tunnel_shade(s, t):
             continue
         cards = cards_before_turn(s, k, first, dv)
         shade = 0
@@ -862,11 +868,6 @@ cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept 
     return cost
 
 
-# endgame_eval's worth of a sure takeoff, in actions: every action still needed costs one, so
-# an action is traded for a 0.1% better chance to take off.
-cdef double ENDGAME_SCALE = 1000.0
-
-
 cdef void share_on_tiles(const DState* s, int* eff) noexcept nogil:
     """Pawns on one tile share their water (free, spec 4.9, as water_op does): a unit at a
     time from the fullest to the driest pawn of a tile while they differ by two or more,
@@ -889,9 +890,10 @@ cdef void share_on_tiles(const DState* s, int* eff) noexcept nogil:
 
 
 cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
-    """All parts held at the search's root: ENDGAME_SCALE times the chance that the team takes
-    off if from here on it only walks to the Launch Pad (digging its way, clearing and
-    excavating the pad), minus the actions that still takes.  Over the storm cards drawn until
+    """All parts held at the search's root: the weight endgame_scale (a sure takeoff's worth
+    in actions: at 1000 an action is traded for a 0.1% better chance) times the chance that
+    the team takes off if from here on it only walks to the Launch Pad (digging its way,
+    clearing and excavating the pad), minus the actions that still takes.  Over the storm cards drawn until
     the last of those actions, no pawn may die of thirst (its water after the Water Carrier's
     sharing in reach and the sharing within each tile), the sand supply must last and the
     meter must not reach the skull.  The turns until then: the actions needed four a turn,
@@ -908,7 +910,7 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
     if pad < 0:
         return 0.0
     if win_condition(s):
-        return 2.0 * ENDGAME_SCALE
+        return 2.0 * s.rules.search.endgame_scale
     pc = s.tile_cell[pad]
     for k in range(n):
         q = (p + k) % n
@@ -952,7 +954,84 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
             ok *= 1.0 - 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
         lam = storm_mean(r, cards, r.picks, r.deck_picks)
         ok *= 1.0 - poisson_above(lam, exp(-lam), s.rules.meter_len - s.meter_index - 1)
-    return ENDGAME_SCALE * ok - need
+    return s.rules.search.endgame_scale * ok - need
+
+
+cdef enum:
+    WATER_PLAN_FAR = 12    # actions to water assumed when the team knows no source for a pawn
+    WATER_PLAN_DRY = 2     # the plan counts the pawns with at most this much water (counting
+                           # all: 23.75% instead of 24.25% at water_plan 15, more burials)
+
+
+cdef double water_plan_risk(const DState* s, int32_t dug, const int* eff, int wc,
+                            double ev_well, const Rates* r) noexcept nogil:
+    """The pre-endgame water plan: the sum over the pawns within reach of death (water at
+    most WATER_PLAN_DRY) of each one's chance to die of thirst before it can reach water, its water after the Water Carrier's sharing against the
+    Sun Beats Down cards expected until then (from the visible pile, then at the whole deck's
+    rate after the reshuffle); none while in a tunnel's shade.  The water as the team knows
+    the desert: an unexcavated water-drop tile still worth digging (not dug in the search,
+    not a seen mirage, a well still left among the drops), cleared and excavated (a well
+    waters the pawns on its tile: seed, spec 4.4); next to a Water Carrier with water to give
+    (spec 4.8, free); the tile of a Secret Water Reserve's holder; for the Water Carrier an
+    excavated, unblocked well and one draw.  The actions to get there: grid steps (cell_dist)
+    plus the target's sand, four a turn in the pawn's own turns; WATER_PLAN_FAR when the team
+    knows no source.  Digging a water-drop tile alone takes the source from the teammates
+    still on their way.
+    Weight water_plan, 0 by default (off): measured on 2,000 4-player Novice games (seed 11,
+    benchmarks/desert_planner.py --set water_plan=...), team_search wins 23.25% at 0, 23.65%
+    at 8, 24.25% at 15, 22.00% at 40: fewer thirst losses before the fourth part (950, 926,
+    900, 856) but as many more burials (170, 195, 216, 301), no gain beyond the noise."""
+    cdef double cost = 0.0, lam
+    cdef int p = s.head.current, n = s.head.players, q, k, d, best, turns, cards, c, i, t
+    cdef int first = this_storm(s), dv = draw_value(s), nsrc = 0, nwell = 0
+    cdef int src_cell[N_TILES + MAX_EQ]
+    cdef int src_cost[N_TILES + MAX_EQ]
+    cdef int well_cell[N_TILES]
+    cdef int well_cost[N_TILES]
+    for t in range(N_TILES):
+        if s.excavated[t]:
+            if wc >= 0 and s.kind[t] == K_WELL and not blocked(s, t):
+                well_cell[nwell] = s.tile_cell[t]
+                well_cost[nwell] = 1
+                nwell += 1
+        elif (ev_well > 0.0 and water_drop_shown(s, t) and not (dug >> t) & 1
+                and not (s.known[t] and s.kind[t] == K_MIRAGE)):
+            src_cell[nsrc] = s.tile_cell[t]
+            src_cost[nsrc] = s.sand[t] + 1
+            nsrc += 1
+    for i in range(s.rules.n_eq):
+        if s.eq_owner[i] >= 0 and s.rules.eq_type[i] == EQ_RESERVE:
+            src_cell[nsrc] = s.tile_cell[s.pawn_tile[s.eq_owner[i]]]
+            src_cost[nsrc] = 0
+            nsrc += 1
+    for k in range(n):
+        q = (p + k) % n
+        if eff[q] > WATER_PLAN_DRY or in_tunnel_shade(s, s.pawn_tile[q]):
+            continue
+        c = s.tile_cell[s.pawn_tile[q]]
+        best = WATER_PLAN_FAR
+        for i in range(nsrc):
+            d = cell_dist(c, src_cell[i]) + src_cost[i]
+            if d < best:
+                best = d
+        if q == wc:
+            for i in range(nwell):
+                d = cell_dist(c, well_cell[i]) + well_cost[i]
+                if d < best:
+                    best = d
+        elif wc >= 0 and eff[wc] >= 2:
+            d = cell_dist(c, s.tile_cell[s.pawn_tile[wc]]) - 1
+            if d < best:
+                best = d if d > 0 else 0
+        if k == 0:
+            best -= s.actions_left
+            if best <= 0:
+                continue
+        turns = (best + ACTIONS_PER_TURN - 1) // ACTIONS_PER_TURN
+        cards = cards_before_turn(s, k, first, dv) + (turns - 1 if turns > 1 else 0) * n * dv
+        lam = storm_mean(r, cards, r.sun, r.deck_sun)
+        cost += poisson_above(lam, exp(-lam), eff[q])
+    return cost
 
 
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
@@ -1061,6 +1140,8 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
                 best = d
         v -= (sw.dist_pad if held == N_PARTS else sw.dist_work) * best
     v -= risk_cost(s, eff, rates)
+    if sw.water_plan > 0.0:
+        v -= sw.water_plan * water_plan_risk(s, dug, eff, wc, ev_well, rates)
     for i in range(s.rules.n_eq):
         if s.eq_owner[i] >= 0:
             if s.rules.eq_type[i] == EQ_BLASTER:
@@ -1214,18 +1295,15 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
     return best
 
 
-# team_search's line score: the line's own evaluation plus this weight times the evaluation
-# at the end of its round.  Mostly a tie-break: many lines of one turn score the same, and the
-# round tells which leaves the team better placed (4-player Novice, 2,000 games on the same
-# seeds: 0.03 19.2%, 0.1 19.9%, 0.3 18.6%, 1.0 18.7%; deep_search 16.9%).
-cdef double TEAM_ROUND_WEIGHT = 0.1
-
 
 cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
     """Policy "team_search": the TEAM_LINES best lines of the acting pawn's beam search, each
     followed by the teammates' own searched turns for the rest of the round (in seat order,
     the storm left out: its expected harm is in the evaluation), scored at the round's end;
-    returns the first action of the line whose round scores best (caching the rest)."""
+    returns the first action of the line whose round scores best (caching the rest).  The
+    round's end counts with the weight team_round: mostly a tie-break, as many lines of one
+    turn score the same (4-player Novice, 2,000 games, seed 11: 0.1 23.25%, 0.3 21.05%,
+    1.0 22.40%; before the endgame search 0.03 19.2%, 0.1 19.9%, 0.3 18.6%, 1.0 18.7%)."""
     cdef const SearchWeights* sw = &s.rules.search
     cdef SNode* work = <SNode*>mem                  # beams of the searches (BEAM_DEEP)
     cdef SNode* top = work + 2 * BEAM_DEEP + 2      # the acting pawn's best lines
@@ -1259,7 +1337,7 @@ cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
             # The endgame's evaluation is the chance to take off: the round's end counts fully.
             score = top[i].score + plan_eval(&x.s, x.dug, &rates)
         else:
-            score = top[i].score + TEAM_ROUND_WEIGHT * (plan_eval(&x.s, x.dug, &rates)
+            score = top[i].score + sw.team_round * (plan_eval(&x.s, x.dug, &rates)
                                                         + sw.meteo_held * held)
         if pick < 0 or score > best_score:
             best_score = score
@@ -1323,3 +1401,29 @@ def thirst_risk(State state, int seat):
         eff[q] = 1000               # nobody else can die: isolate `seat`
     eff[seat] = s.water[seat] if s.water[seat] > 0 else 0
     return risk_cost_thirst(s, eff, &r)
+
+
+def water_plan(State state, dug=()):
+    """The search's pre-endgame water plan, for tests: the sum over the pawns of the chance
+    to die of thirst before reaching water (water_plan_risk) if the acting pawn ended its
+    actions now; `dug`: cells of tiles excavated in the search (their faces unseen)."""
+    cdef const DState* s = <const DState*>state.buf
+    cdef Rates r
+    cdef int eff[MAX_PLAYERS]
+    cdef int q, wc = -1, t, wells = 0, drops = 0
+    cdef int32_t dug_bits = 0
+    for rc in dug:
+        dug_bits |= 1 << s.cell_tile[rc[0] * SIDE + rc[1]]
+    storm_rates(s, &r)
+    for t in range(N_TILES):
+        if s.excavated[t] and s.kind[t] == K_WELL:
+            wells += 1
+        elif not s.excavated[t] and water_drop_shown(s, t):
+            drops += 1
+    for q in range(s.head.players):
+        eff[q] = s.water[q] if s.water[q] > 0 else 0
+        if s.role[q] == WATER_CARRIER:
+            wc = q
+    if wc >= 0:
+        pool_water(s, wc, eff)
+    return water_plan_risk(s, dug_bits, eff, wc, (2.0 - wells) / drops if drops > 0 else 0.0, &r)

@@ -16,18 +16,36 @@
 # 687 games alike, won 439 of them against 356; thirst after that 184 against 260, buried 64
 # against 71); without the margin 26.8% (429 won; --seed 11, 400 games: 30.0% against
 # 21.25%).  Measured and not taken (400 seeds 11, no margin): 32 views 30.5% at two thirds
-# of the speed; simulating from the moment all parts
-# are located (the planner, or "search" until all are held, playing the simulations) 26.0%
-# and 27.0%: fewer games reach the endgame; whole-turn lines (team_search's and
-# deep_search's best) simulated by "search" on 8 views before the endgame 15% against 20% (100
-# seeds): at ~20% wins, a few simulated games cannot tell one turn's lines apart.
+# of the speed; simulating from the moment all parts are located (the planner, or "search"
+# until all are held, playing the simulations) 26.0% and 27.0%: fewer games reach the
+# endgame; whole-turn lines (team_search's and deep_search's best) simulated by "search" on 8
+# views before the endgame 15% against 20% (100 seeds): at ~20% wins, a few simulated games
+# cannot tell one turn's lines apart.
+# Session 8, the first 400 games of seed 12 (this policy: 117 wins; paired by seed):
+# - Policy "rollout_search" (kept): "search" instead of the rule-based endgame playing out
+#   every legal action: 125 wins (12 games won only by it, 4 only by this policy); over the
+#   first 1,000 games 301 against 282 (30 against 11, paired +1.9 points [+0.6, +3.2]) at
+#   0.5 games per CPU-second, a twentieth of this policy's speed (the README).
+# - "search" playing out only team_search's action and the three
+#   best others of the rule-based stage again (16 new views): it hardly ever leaves
+#   team_search's action (0 of 60 endgame decisions where the rule-based stage left it in
+#   10; search and team_search share the evaluation), 117 wins where another action came
+#   within one win of team_search's, at a fifth of the speed.
+# - Before the endgame: at each fresh team_search plan where the search's thirst risk (a pawn
+#   dying before its next turn) is 0.1 or more, team_search's six best lines each played on
+#   16 views and the team continued by "search" for two rounds, the line the team survives
+#   most often (by 2) taken: 117 wins (thirst before the fourth part 169 games against 202,
+#   but the sand ran out in 72 against 40; all parts held in 186 against 166), at a quarter
+#   of the speed; with half of plan_eval (in parts held) added to each survival: 98.  Two
+#   rounds of survival trade thirst for time, and the sand supply is the clock.
 #
 # It never peeks: every simulation starts from a view.
 from libc.stdlib cimport calloc, free
 
 cdef enum:
     POLICY_ROLLOUT = 4         # Engine.policy `which` (after the planner .pxi's four)
-    ROLLOUT_BASE = POLICY_PLANNER  # the team's policy in the simulations
+    POLICY_ROLLOUT_SEARCH = 5  # the same with "search" playing the simulations
+    ROLLOUT_BASE = POLICY_PLANNER  # the team's policy in the simulations of "rollout"
     ROLLOUT_SAMPLES = 16       # views per action
     ROLLOUT_MARGIN = 1         # another action than team_search's must win this many more
 
@@ -37,20 +55,20 @@ cdef inline PlanCache* plan_cache(void* scratch) noexcept nogil:
     return <PlanCache*>(<char*>scratch + MAX_LEGAL * sizeof(int))
 
 
-cdef double play_out(DState* w, int first, Rng* rng, void* scratch) noexcept nogil:
+cdef double play_out(DState* w, int first, int base, Rng* rng, void* scratch) noexcept nogil:
     """Plays `first` and then the base policy for the whole team to the end of the game; 1
     for a team win, else a tie-break below 1 / ROLLOUT_SAMPLES (the share of the turn limit
     survived), so that wins count first."""
     d_apply(w, first)
     plan_cache(scratch).magic = 0       # a search base plans afresh in every simulation
     while not w.head.terminal:
-        d_apply(w, d_policy(w, ROLLOUT_BASE, rng, scratch))
+        d_apply(w, d_policy(w, base, rng, scratch))
     if w.head.end_reason == END_WIN:
         return 1.0
     return 0.9 / ROLLOUT_SAMPLES * w.turns / w.rules.max_turns
 
 
-cdef int simulate(const DState* s, const int* cand, int nc, Rng* rng, void* scratch,
+cdef int simulate(const DState* s, const int* cand, int nc, int base, Rng* rng, void* scratch,
                   double* value) noexcept nogil:
     """Every candidate action played out on the same ROLLOUT_SAMPLES views; returns the
     index of the best (the first of equals), or 0 (team_search's) unless it is clearly
@@ -63,7 +81,7 @@ cdef int simulate(const DState* s, const int* cand, int nc, Rng* rng, void* scra
         d_observe(s, s.head.current, &view, rng)
         for i in range(nc):
             memcpy(&w, &view, sizeof(DState))
-            value[i] += play_out(&w, cand[i], rng, scratch)
+            value[i] += play_out(&w, cand[i], base, rng, scratch)
     for i in range(1, nc):
         if value[i] > value[pick]:
             pick = i
@@ -95,19 +113,21 @@ cdef int rollout_policy(const void* vs, int which, Rng* rng, void* scratch) noex
     cdef int cand[MAX_LEGAL]
     cdef double value[MAX_LEGAL]
     cdef int nc
-    if which != POLICY_ROLLOUT:
+    if which != POLICY_ROLLOUT and which != POLICY_ROLLOUT_SEARCH:
         return d_policy(vs, which, rng, scratch)
     if not simulated(s):
         return d_policy(vs, POLICY_TEAM, rng, scratch)
     nc = candidates(s, rng, scratch, cand)
     if nc == 1:
         return cand[0]
-    return cand[simulate(s, cand, nc, rng, scratch, value)]
+    return cand[simulate(s, cand, nc, ROLLOUT_BASE if which == POLICY_ROLLOUT else POLICY_SEARCH,
+                         rng, scratch, value)]
 
 
-def rollout_values(State state, unsigned long long seed=0):
-    """For tests: where policy "rollout" simulates in `state` (else None), its candidate
-    actions (the base policy's first) with their simulated values, and the index it plays."""
+def rollout_values(State state, unsigned long long seed=0, bint search=False):
+    """For tests: where policy "rollout" (search: "rollout_search") simulates in `state`
+    (else None), its candidate actions (the base policy's first) with their simulated values,
+    and the index it plays."""
     cdef const DState* s = _st(state)
     cdef void* scratch
     cdef int cand[MAX_LEGAL]
@@ -122,7 +142,8 @@ def rollout_values(State state, unsigned long long seed=0):
     try:
         rng_seed(&rng, seed, 0, 0, 0)
         nc = candidates(s, &rng, scratch, cand)
-        pick = simulate(s, cand, nc, &rng, scratch, value)
+        pick = simulate(s, cand, nc, POLICY_SEARCH if search else ROLLOUT_BASE, &rng, scratch,
+                        value)
         return [(cand[i], value[i]) for i in range(nc)], pick
     finally:
         free(scratch)

@@ -9,9 +9,9 @@ import pytest
 
 from core_cy import agents, batch
 from core_cy import forbidden_desert as fd
-from core_cy.forbidden_desert import GAME, thirst_risk
-from desert_pos import (base, entry, put, pawn_at, set_sand, give_card, card_ids, load, ACTIONS,
-                         BLAST, DIG, JET, NAVIGATE, WC_DRAW)
+from core_cy.forbidden_desert import GAME, thirst_risk, water_plan
+from desert_pos import (base, entry, find, put, swap, pawn_at, set_sand, give_card, card_ids,
+                         load, ACTIONS, BLAST, DIG, JET, NAVIGATE, WC_DRAW)
 
 
 def sun_cards(d):
@@ -71,6 +71,67 @@ def test_more_water_means_less_risk():
         d["pawns"][0]["water"] = w
         risks.append(thirst_risk(load(d), 0))
     assert risks == sorted(risks, reverse=True) and risks[3] < risks[0] / 5
+
+
+def put_all(d, kind, cells):
+    """Moves the tiles of `kind` to the cells, one each; returns their board entries."""
+    for i, rc in enumerate(cells):
+        src = next(h for h in (find(d, kind, n) for n in range(len(cells)))
+                   if h not in cells[:i])
+        swap(d, src, rc)
+    return [entry(d, rc) for rc in cells]
+
+
+def water_plan_position(roles=("explorer", "navigator", "climber", "archeologist")):
+    """The water plan's position: the two wells and the mirage in the south-east corner
+    (water-drop tiles, unexcavated), seat 1 dry; every other pawn in the shade of an
+    excavated tunnel in the north-west, where the water plan counts no risk for it."""
+    d = base(players=4, roles=list(roles), difficulty="novice")
+    put_all(d, "well", [(4, 4), (4, 3)])
+    put(d, (3, 4), "mirage")
+    for e in put_all(d, "tunnel", [(0, 0), (0, 1), (1, 0)]):
+        e["excavated"] = True
+    for seat, rc in zip((0, 2, 3), [(0, 0), (0, 1), (1, 0)]):
+        pawn_at(d, seat, rc)
+    d["pawns"][1]["water"] = 0
+    return d
+
+
+def test_water_plan_risk_grows_with_the_way_to_water():
+    """Seat 1, dry, acts right after this storm: next to a water-drop tile it can dig one in
+    its next turn (2 cards until then), from six actions away it needs two turns (10 cards)."""
+    d = water_plan_position()
+    pawn_at(d, 1, (3, 3))
+    near = water_plan(load(d))
+    pawn_at(d, 1, (0, 2))
+    far = water_plan(load(d))
+    assert 0.0 < near < far
+    pawn_at(d, 0, (1, 1))                    # the acting pawn out of the shade, with 4 water:
+    assert water_plan(load(d)) == far        # not within reach of death, not counted
+    d["pawns"][0]["water"] = 2               # with 2: six actions away, two of them next turn
+    assert water_plan(load(d)) > far
+
+
+def test_water_plan_drop_tiles_dug_in_the_search_give_no_more_water():
+    """A water-drop tile excavated in the search (face unseen) is no source for the others:
+    digging alone takes the teammates' water; with all three dug the team knows none."""
+    d = water_plan_position()
+    pawn_at(d, 1, (4, 4))
+    st = load(d)
+    undug = water_plan(st)
+    assert water_plan(st, dug=[(4, 4)]) == undug          # the other well is one step away
+    assert water_plan(st, dug=[(4, 4), (4, 3), (3, 4)]) > undug
+
+
+def test_water_plan_counts_a_water_carrier_with_water_as_a_source():
+    """The Water Carrier (in a tunnel two steps from the dry pawn) gives water for free to an
+    orthogonal neighbour: a source one step away, if he has water to give."""
+    d = water_plan_position(roles=("explorer", "navigator", "water_carrier", "archeologist"))
+    pawn_at(d, 1, (0, 3))
+    d["pawns"][2]["water"] = 5
+    full = water_plan(load(d))
+    d["pawns"][2]["water"] = 1
+    assert full < water_plan(load(d))
 
 
 def blocked_in(policy_roles=("navigator", "explorer")):
@@ -188,7 +249,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 24 and len(set(names)) == 24
+    assert len(names) == 27 and len(set(names)) == 27
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",

@@ -72,3 +72,23 @@ def test_the_simulations_see_only_views():
                         == agents.choose(look_alike, "rollout", seed=7))
                 checked += 1
     assert checked >= 4 and differed >= 4
+
+
+def test_rollout_search_plays_its_simulations_by_search_and_sees_only_views():
+    """"rollout_search": the same simulations played by "search" (other values than the
+    rule-based endgame's), the same choice rule, and twin states give the same values and
+    decisions."""
+    rng = np.random.default_rng(5)
+    differ = 0
+    for state in endgame_states(4, endgame_games(4, 1)[0], 2):
+        values, pick = rollout_values(state, seed=3, search=True)
+        assert [a for a, _ in values] == [a for a, _ in rollout_values(state, seed=3)[0]]
+        scores = [v for _, v in values]
+        best = scores.index(max(scores))
+        assert pick == (best if scores[best] >= scores[0] + 1 else 0)
+        differ += scores != [v for _, v in rollout_values(state, seed=3)[0]]
+        look_alike = GAME.from_dict(twin(state.to_dict(), rng))
+        assert rollout_values(look_alike, seed=3, search=True) == (values, pick)
+        assert (agents.choose(state, "rollout_search", seed=3)
+                == agents.choose(look_alike, "rollout_search", seed=3))
+    assert differ >= 1
