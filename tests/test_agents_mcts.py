@@ -284,7 +284,7 @@ def test_widening_keeps_the_iterations_on_the_best_few_root_actions():
     mondo = core_cy.load("mondo")
     state = mondo.new(2, seed=3)
     assert len(state.legal_actions()) > 200
-    flat = agents.search_stats(state, "mcts(rollout=quick, cutoff=8)", seed=1)[0]
+    flat = agents.search_stats(state, "mcts(rollout=quick, cutoff=8, widen=0)", seed=1)[0]
     assert len(flat) == 200 and set(flat.values()) == {1}
     values = agents.action_values(state, state.current_player)
     for widen in (0.5, 2.0):
