@@ -268,9 +268,9 @@ def mcts_params(game):
     vs greedy) and shorter cut-offs cost the Golden Island (cutoff=1: 0.44).  They miss the
     speed goal (simulated moves per CPU second at least half the random agent's): greedy
     rollouts reach 0.12-0.20 of it.  Quick rollouts (the games' cheap `quick` policies) meet
-    it and keep the strength in Maori (cutoff 8) and Reef Encounter (cutoff 16), whose own
-    defaults they are; they are weaker in the Golden Island and slower in Mondo (README,
-    benchmarks/agents.py tradeoff)."""
+    it and keep the strength in every game with the game's cut-off, and with progressive
+    widening (widen) where a node offers many actions (Mondo, the Golden Island): those are
+    the four games' own defaults (Game.search_defaults; README, benchmarks/agents.py)."""
     return (
         Param("iterations", "int", 200, "simulations per decision (with top_up, counting the "
               "visits kept from the previous decision); 200 answers a 9,000-game Maori seat "
@@ -280,11 +280,11 @@ def mcts_params(game):
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation: greedy, "
               "random, none (no rollout moves: the heuristic judges the new leaf), quick (the "
               "game's cheap `quick` policy where it has one, else greedy) or an engine "
-              "policy; greedy in general because the cheaper ones lose to the greedy agent "
-              "in some game (random rollouts with cutoff=8 win 0.18 of Maori and none of "
-              "Mondo against greedy; quick rollouts simulate 0.34-0.76 of the random agent's "
-              "moves per second against greedy's 0.12-0.20 and beat greedy clearly in Maori "
-              "and Reef, where they are the default)",
+              "policy; greedy unless a game sets its own (random rollouts with cutoff=8 win "
+              "0.18 of Maori and none of Mondo against greedy; quick rollouts simulate "
+              "0.5-0.76 of the random agent's moves per second against greedy's 0.12-0.20 "
+              "and, with the game's cut-off and widening, beat greedy 0.83-0.93: the "
+              "default of Maori, Mondo, Reef Encounter and the Golden Island)",
               choices=ROLLOUT_KINDS + tuple(p for p in game.policies if p != QUICK)),
         Param("expand", "enum", "greedy", "which untried action a node tries first: the best "
               "by the one-ply heuristic, or one at random", choices=("greedy", "random")),
