@@ -21,7 +21,9 @@ figures are the endgame's: reached, won (the conversion, Wilson interval), loss 
 all parts were held, CPU-seconds per endgame game, each later agent paired with the first
 game by game (the games only one of them won) and the win rate over all the games.
 --results keeps every played game in a JSON-lines file and reuses it, so an agent is played
-once per game however often it is compared.
+once per game however often it is compared; `agent@tag` names one build of an agent there
+(played by this checkout when the file has no result for it), e.g. `rollout_search@main`
+kept from a run on main and `rollout_search@new` from this branch.
 """
 import json
 import multiprocessing
@@ -117,7 +119,7 @@ def play_one(job):
     agent, players, rules, seed, index = job
     game = core_cy.load("forbidden_desert")
     c = time.process_time()
-    rb = batch.play(game, players, rules, agent, seed=seed, start=index, count=1)
+    rb = batch.play(game, players, rules, agent.split("@")[0], seed=seed, start=index, count=1)
     return {"agent": agent, "players": players, "rules": rules, "seed": seed, "game": index,
             "end": rb.column("end_reason")[0].as_py(),
             "held": rb.column("parts_collected")[0].as_py(),
