@@ -6,6 +6,9 @@ random-agent moves/s on one core.
         [--difficulties novice,normal] [--agent search,deep_search,team_search,planner]
         [--no-random] [--seed 1] [--set water_plan=0 ...]
 
+With several values of a weight (--set line_sharing=0/1) the same games are played once per
+value and each later value's win-rate difference to the first is printed, paired by game.
+
 Agents: "search" (the team planner: a beam search over each adventurer's turn), "deep_search"
 (the same with a wider beam: stronger, slower), "team_search" (deep_search's best lines, each
 followed by the teammates' searched turns of the round: strongest, slowest), "planner" (the
@@ -57,6 +60,18 @@ def run(game, players, difficulty, agent, games, seed=1, weights=None):
           f"parts held {parts:4.2f}  turns {turns:5.1f}  losses {dict(reasons)}  "
           f"(by parts held: {dict(sorted(split.items()))})  "
           f"{games / dt:8.0f} games/s ({games / cpu:.0f} per CPU-second)  {moves / dt:10.0f} moves/s")
+    return [r == "win" for r in rb.column("end_reason").to_pylist()]
+
+
+def paired(base, other, label):
+    """The win-rate difference of two variants over the same games, with its 95% interval
+    (paired by game: the variance of the per-game differences), and the games only one won."""
+    n = len(base)
+    diffs = np.array(other, dtype=float) - np.array(base, dtype=float)
+    half = 1.96 * diffs.std(ddof=1) / math.sqrt(n) if n > 1 else float("nan")
+    print(f"  {label}: {diffs.mean():+.2%} [{diffs.mean() - half:+.2%}, {diffs.mean() + half:+.2%}] "
+          f"against the first variant; won only here {int(np.sum(diffs > 0))}, only there "
+          f"{int(np.sum(diffs < 0))}")
 
 
 def main():
@@ -71,7 +86,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="games seed, seed + 1, ...")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a search weight other than its default (repeatable); several "
-                    "values separated by '/' play the same games once per value")
+                    "values separated by '/' play the same games once per value (then the "
+                    "differences to the first value, paired by game)")
     args = ap.parse_args()
     game = core_cy.load("forbidden_desert")
     print(f"core_cy from {core_cy.__file__}; {args.players} players, {args.games} games each")
@@ -81,8 +97,10 @@ def main():
         variants = [{**v, name: float(x)} for v in variants for x in values.split("/")]
     for agent in args.agent.split(","):
         for difficulty in args.difficulties.split(","):
-            for weights in variants:
-                run(game, args.players, difficulty, agent, args.games, args.seed, weights)
+            results = [run(game, args.players, difficulty, agent, args.games, args.seed, w)
+                       for w in variants]
+            for w, wins in zip(variants[1:], results[1:]):
+                paired(results[0], wins, f"{w}")
     if not args.no_random:
         for difficulty in ("novice", "legendary"):
             run(game, args.players, difficulty, "random", args.games, args.seed)

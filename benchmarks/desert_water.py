@@ -46,12 +46,24 @@ def top_storm_card(d):
     return d["rules"]["storm_deck"][pile[-1]]["kind"] if pile else None
 
 
+def cell_of(d, tile):
+    for r, row in enumerate(d["board"]):
+        for c, e in enumerate(row):
+            if e and e["tile"] == tile:
+                return r, c
+    return None
+
+
 def account(tally, d0, d1, action):
     """Adds what one decision did to the canteens to tally."""
-    kind, _ = GAME.actions.decode(action)
+    kind, params = GAME.actions.decode(action)
     before, after = waters(d0), waters(d1)
     gained = sum(max(0, b - a) for a, b in zip(before, after))
-    if kind == "excavate":
+    if kind == "give":
+        giver, receiver = d0["pawns"][params["giver"]], d0["pawns"][params["receiver"]]
+        same = giver["tile"] == receiver["tile"]
+        tally["water shared on a tile" if same else "water the Carrier gave next door"] += 1
+    elif kind == "excavate":
         acting = d0["pawns"][d0["current_player"]]["tile"]
         if tile_kind(d1, acting) == "well":
             tally["wells excavated"] += 1
@@ -67,6 +79,20 @@ def account(tally, d0, d1, action):
         tally["Sun Beats Down cards"] += 1
         tally["water drunk"] += sum(drank)
         tally["pawns spared by shade"] += len(drank) - sum(drank)
+
+
+def dead_pawn_setting(d):
+    """At a thirst loss (the final state d): the dead pawn's grid steps to the Water Carrier
+    (None without one), the Carrier's water, and whether he stood on an excavated well."""
+    dead = min(range(len(d["pawns"])), key=lambda q: d["pawns"][q]["water"])
+    carrier = [p for p in d["pawns"] if p["adventurer"] == "water_carrier"]
+    if not carrier or carrier[0] is d["pawns"][dead]:
+        return None, None, None
+    (r0, c0), (r1, c1) = cell_of(d, d["pawns"][dead]["tile"]), cell_of(d, carrier[0]["tile"])
+    t = carrier[0]["tile"]
+    on_well = any(e and e["tile"] == t and e["kind"] == "well" and e["excavated"]
+                  for row in d["board"] for e in row)
+    return abs(r0 - r1) + abs(c0 - c1), carrier[0]["water"], on_well
 
 
 def thirst_setting(d):
@@ -91,6 +117,8 @@ def play(agent, args):
     ends = collections.Counter()
     early = collections.Counter()        # thirst losses before the fourth part, by setting
     early_water = collections.Counter()
+    dead_steps = collections.Counter()    # thirst before the fourth part: steps to the Carrier
+    carrier_water = []
     cpu = time.process_time()
     for i in range(args.games):
         state = GAME.new(args.players, rules={"difficulty": args.difficulty}, seed=args.seed + i)
@@ -112,6 +140,14 @@ def play(agent, args):
             setting, water = thirst_setting(turn_start)
             early[setting] += 1
             early_water[setting] += water
+            steps, wcw, on_well = dead_pawn_setting(d0)
+            if steps is not None:
+                dead_steps[min(steps, 4)] += 1
+                carrier_water.append(wcw)
+                tally["Carrier on an excavated well at a thirst loss"] += on_well
+        if state.end_reason == "thirst":
+            tally["team water at a thirst loss"] += sum(max(0, w) for w in waters(d0))
+            tally["thirst losses"] += 1
     cpu = time.process_time() - cpu
     wins = ends.get("win", 0)
     lo, hi = wilson_interval(wins / args.games, args.games)
@@ -123,12 +159,20 @@ def play(agent, args):
     for name in ("wells excavated", "water from wells",
                  "Water Carrier draws", "water from Water Carrier draws",
                  "water from the Secret Water Reserve", "Sun Beats Down cards", "water drunk",
-                 "pawns spared by shade"):
+                 "pawns spared by shade", "water shared on a tile",
+                 "water the Carrier gave next door"):
         print(f"  {name:38s} {tally[name] / args.games:6.2f} per game")
+    print(f"  {'team water left at a thirst loss':38s} "
+          f"{tally['team water at a thirst loss'] / max(1, tally['thirst losses']):6.2f} per loss")
     print(f"  thirst losses before the fourth part: {sum(early.values())}, by setting (the "
           "team's mean water at the start of the last turn):")
     for setting, n in early.most_common():
         print(f"    {setting:58s} {n:5d}  ({early_water[setting] / n:.1f} water)")
+    if carrier_water:
+        print(f"  ... of them with a Water Carrier (not the dead pawn): {len(carrier_water)}; "
+              f"grid steps from the dead pawn to him {dict(sorted(dead_steps.items()))} (4: 4 or "
+              f"more); his water then {sum(carrier_water) / len(carrier_water):.2f}; on an "
+              f"excavated well {tally['Carrier on an excavated well at a thirst loss']}")
 
 
 def main():

@@ -9,6 +9,7 @@ parameters as JSON schemas.
 """
 import math
 import re
+import time
 
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
@@ -477,11 +478,14 @@ def choose(State state, name, unsigned long long seed=0):
         workspace_free(&w)
 
 
-def search_stats(State state, name, unsigned long long seed=0, bint generic=False):
+def search_stats(State state, name, unsigned long long seed=0, bint generic=False,
+                 bint timed=False):
     """({action: visits} at the root, moves simulated) after agent `name` (an mcts agent
     string) searched `state` from an empty tree with the seed `choose` uses (for tests,
     debugging and benchmarks); generic=True hides the engine's random_action fast path, so
-    that tests can check that it changes nothing."""
+    that tests can check that it changes nothing.  timed=True appends the CPU seconds of the
+    search alone (tree and rollouts; not the parsing, the allocation or the result dict), so
+    that benchmarks/agents.py speed times only what it counts."""
     spec = agent_spec(state.game, name)
     if spec["kind"] != AGENT_MCTS:
         raise ValueError(f"agent {name!r} does not search")
@@ -496,14 +500,16 @@ def search_stats(State state, name, unsigned long long seed=0, bint generic=Fals
     if generic:
         engine.random_action = NULL
     rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
+    start = time.process_time()
     with nogil:
         mcts_act(&engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
+    cpu = time.process_time() - start
     visits = {}
     c = t.nodes[t.root].child if t.size > 0 else -1
     while c >= 0:
         visits[t.nodes[c].action] = t.nodes[c].visits
         c = t.nodes[c].sibling
-    return visits, t.moves
+    return (visits, t.moves, cpu) if timed else (visits, t.moves)
 
 
 def decision_iterations(State state, name, int plies, unsigned long long seed=0):

@@ -132,10 +132,42 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
     for r in range(s.head.players):
         for g in range(s.head.players):
             a = seat_to_seat(A_GIVE, g, r)
-            if s.water[g] >= s.water[r] + 2 and (s.water[r] <= 2 or s.role[g] == WATER_CARRIER) \
-                    and plan_legal(legal, n, a):
+            if give_wanted(s, g, r) and plan_legal(legal, n, a):
                 return a
     return -1
+
+
+cdef inline bint give_wanted(const DState* s, int g, int r) noexcept nogil:
+    """The team's sharing rule (water_op): one unit from g to r when g holds at least two more
+    and r is nearly dry or g is the Water Carrier (whose water is there to be given)."""
+    return s.water[g] >= s.water[r] + 2 and (s.water[r] <= 2 or s.role[g] == WATER_CARRIER)
+
+
+cdef void share_as_team(DState* s) noexcept nogil:
+    """The search's model of water_op: the gifts it makes (same tile, or the Water Carrier to
+    an orthogonal neighbour: the free operations of spec 4.8, 4.9), in its order, until it
+    makes none.  So a searched line sees the Water Carrier's draws at a well pass on to the
+    pawns around him as they will in play (a pump: each draw is two more units)."""
+    cdef int g, r, guard
+    cdef bint gave = True
+    for guard in range(8 * MAX_PLAYERS):
+        if not gave:
+            return
+        gave = False
+        for r in range(s.head.players):
+            if s.water[r] >= s.rules.adv_water[s.role[r]]:
+                continue
+            for g in range(s.head.players):
+                if g != r and s.water[g] > 0 and give_wanted(s, g, r) and (
+                        s.pawn_tile[g] == s.pawn_tile[r] or (
+                            s.role[g] == WATER_CARRIER and adjacent(
+                                s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False))):
+                    s.water[g] -= 1
+                    s.water[r] += 1
+                    gave = True
+                    break
+            if gave:
+                break
 
 
 cdef int shield_op(const DState* s, const int* legal, int n) noexcept nogil:
@@ -576,19 +608,21 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
     cdef int p = s.head.current, t = s.pawn_tile[p], pile
     if a >= A_BLAST:
         apply_free(s, a)        # Dune Blaster, Jet Pack: the engine's own effects, no action
-        return
-    s.actions_left -= 1
-    if a == A_EXCAVATE:
-        if visible_kind(root, t) >= 0:
-            # A gear tile's card is the equipment pile's hidden top: the search draws none.
-            pile = s.eq_len
-            s.eq_len = 0
-            excavate(s, p)
-            s.eq_len = pile
-        else:
-            dug[0] |= 1 << t
     else:
-        pawn_action(s, decompose(a), p)
+        s.actions_left -= 1
+        if a == A_EXCAVATE:
+            if visible_kind(root, t) >= 0:
+                # A gear tile's card is the equipment pile's hidden top: the search draws none.
+                pile = s.eq_len
+                s.eq_len = 0
+                excavate(s, p)
+                s.eq_len = pile
+            else:
+                dug[0] |= 1 << t
+        else:
+            pawn_action(s, decompose(a), p)
+    if s.rules.search.line_sharing > 0.0:
+        share_as_team(s)
 
 
 cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexcept nogil:

@@ -240,6 +240,46 @@ def test_endgame_search_fills_the_water_carrier_before_the_long_walk(policy):
     assert kind == "move"
 
 
+def dry_teammate_three_steps_away(teammate_water, **weights):
+    """Every tile excavated (no work left), the Explorer (4 water) three diagonal-free steps
+    east of the Archeologist on row 0."""
+    d = base(players=2, roles=["explorer", "archeologist"])
+    for row in d["board"]:
+        for e in row:
+            if e:
+                e["excavated"] = True
+    pawn_at(d, 0, (0, 3))
+    pawn_at(d, 1, (0, 0))
+    d["pawns"][0]["water"] = 4
+    d["pawns"][1]["water"] = teammate_water
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+def play_action_phase(st, policy):
+    """The policy's decisions until the storm phase starts; the final dict."""
+    for _ in range(12):
+        st.apply(agents.choose(st, policy, 1))
+        if st.to_dict()["phase"] != "actions":
+            break
+    return st.to_dict()
+
+
+@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
+def test_search_lines_share_water_as_the_team_does(policy):
+    """The searched lines share water after each action as water_op will (weight
+    line_sharing): the Explorer walks three steps to the dry Archeologist and the team shares
+    on her tile.  Without it the search saw no worth in meeting her (sharing was only in
+    play), and with her at 3 water (no gift wanted) it does not go."""
+    d = play_action_phase(dry_teammate_three_steps_away(0), policy)
+    assert [p["water"] for p in d["pawns"]] == [2, 2]
+    d = play_action_phase(dry_teammate_three_steps_away(0, line_sharing=0.0), policy)
+    assert [p["water"] for p in d["pawns"]] == [4, 0]
+    d = play_action_phase(dry_teammate_three_steps_away(3), policy)
+    assert [p["water"] for p in d["pawns"]] == [4, 3]
+    assert d["pawns"][0]["tile"] != d["pawns"][1]["tile"]
+
+
 # ---------------------------------------------------------------- search weights (issue 9)
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -249,7 +289,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 27 and len(set(names)) == 27
+    assert len(names) == 28 and len(set(names)) == 28
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
