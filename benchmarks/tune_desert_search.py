@@ -1,15 +1,19 @@
-"""Tune the Forbidden Desert "search" agent's evaluation weights (the SearchWeights struct of
+"""Tune the Forbidden Desert search policies' evaluation weights (the SearchWeights struct of
 core_cy/forbidden_desert.pyx, rule option `search_weights`) with a separable CMA-ES,
 derivative-free, on one core.
 
     python benchmarks/tune_desert_search.py --out benchmarks/desert_search_weights.json
-        [--players 4] [--games 3000] [--mix-players 3] [--mix-games 1000] [--tiebreak 0.03]
-        [--budget 900] [--minutes 50] [--seed 1] [--lam 10] [--sigma 0.35] [--start FILE]
-        [--set NAME=VALUE ...]
+        [--agent search] [--only NAME,...] [--players 4] [--games 3000] [--mix-players 3]
+        [--mix-games 1000] [--sel-games N] [--tiebreak 0.03] [--budget 900] [--minutes 50]
+        [--seed 1] [--lam 10] [--sigma 0.35] [--start FILE] [--set NAME=VALUE ...]
     python benchmarks/tune_desert_search.py --validate benchmarks/desert_search_weights.json
-        [--val-seed 777001] [--val-games 10000,5000,5000]
+        [--agent search] [--val-seed 777001] [--val-games 10000,5000,5000]
 
-Search space: w_i = w0_i * exp(z_i) (w0 = the default weights,
+--agent is the policy whose games are the objective (and the validation): "search" (the
+one-pawn beam search, rounds 1-3) or e.g. "team_search" (round 4).  --only tunes the named
+weights and keeps the others at their starting values (fewer dimensions for a slower agent).
+
+Search space: w_i = w0_i * exp(z_i) for the tuned weights (w0 = the default weights,
 core_cy/data/forbidden_desert_search_weights.json), so every weight stays
 positive and steps are multiplicative.  Objective, on common random numbers (the same seeds,
 hence the same setups and storm decks, for every candidate): the Novice win rate of --games
@@ -19,7 +23,8 @@ games at --players plus --mix-games at --mix-players (pooled by game count), plu
 The best candidates of the run overfit their tuning seeds (a maximum over hundreds of noisy
 evaluations), so at the end the top candidates and the final search mean are re-scored on
 other seeds (--seed + 1000, "selection") and the best there goes to --out.  --validate then
-compares a weights file with the default weights on a third set of seeds.
+compares a weights file with the default weights on a third set of seeds: both win rates, the
+paired difference game by game (the same seeds, t interval) and the loss causes.
 """
 from __future__ import annotations
 
@@ -40,21 +45,22 @@ import numpy as np  # noqa: E402
 import core_cy  # noqa: E402
 from core_cy import batch  # noqa: E402
 from core_cy import forbidden_desert as fd  # noqa: E402
-from pipelines.stats import wilson_interval  # noqa: E402
+from pipelines.stats import mean_interval, wilson_interval  # noqa: E402
 
 NAMES = list(fd.SEARCH_WEIGHT_NAMES)  # the engine's names: weights are lists in this order
 DEFAULTS = [fd.DEFAULT_SEARCH_WEIGHTS[name] for name in NAMES]
 BASE = list(DEFAULTS)           # the search's origin: --start / --set change it
+TUNED = list(range(len(NAMES)))  # indices of the weights the search moves: --only narrows it
 RULES = {"difficulty": "novice"}
 Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
 
 
-def play(game, weights, players, seed, count):
-    """Plays `count` Novice games with `weights` (handed to the games through their rules);
-    returns (record batch, CPU seconds)."""
+def play(game, agent, weights, players, seed, count):
+    """Plays `count` Novice games of `agent` with `weights` (handed to the games through their
+    rules); returns (record batch, CPU seconds)."""
     rules = {**RULES, "search_weights": dict(zip(NAMES, weights, strict=True))}
     c = time.process_time()
-    rb = batch.play(game, players, rules, "search", seed=seed, count=count)
+    rb = batch.play(game, players, rules, agent, seed=seed, count=count)
     return rb, time.process_time() - c
 
 
@@ -73,15 +79,16 @@ def load_weights(path):
 
 
 class Objective:
-    def __init__(self, game, sets, tiebreak):
-        self.game, self.sets, self.tiebreak = game, sets, tiebreak  # sets: [(players, n, seed)]
+    def __init__(self, game, agent, sets, tiebreak):
+        self.game, self.agent, self.sets, self.tiebreak = game, agent, sets, tiebreak
+        # sets: [(players, n, seed)]
 
     def __call__(self, weights):
         wins = parts = games = 0
         for players, n, seed in self.sets:
             if n <= 0:
                 continue
-            rb, _ = play(self.game, weights, players, seed, n)
+            rb, _ = play(self.game, self.agent, weights, players, seed, n)
             wins += int(rb.column("win").to_numpy().sum())
             parts += float(rb.column("parts_collected").to_numpy().sum())
             games += n
@@ -90,7 +97,11 @@ class Objective:
 
 
 def to_weights(z):
-    return [w0 * math.exp(float(zi)) for w0, zi in zip(BASE, np.clip(z, Z_LO, Z_HI))]
+    """All weights: BASE, with the TUNED ones scaled by exp(z)."""
+    weights = list(BASE)
+    for i, zi in zip(TUNED, np.clip(z, Z_LO, Z_HI), strict=True):
+        weights[i] = BASE[i] * math.exp(float(zi))
+    return weights
 
 
 def sep_cma(f, z0, sigma, lam, budget, deadline, log):
@@ -151,7 +162,7 @@ def tune(args):
     sets = [(args.players, args.games, args.seed)]
     if args.mix_games > 0:
         sets.append((args.mix_players, args.mix_games, args.seed))
-    f = Objective(game, sets, args.tiebreak)
+    f = Objective(game, args.agent, sets, args.tiebreak)
     t0 = time.time()
     logf = open(args.out + ".log", "a")
 
@@ -169,9 +180,16 @@ def tune(args):
         if name not in NAMES:
             raise SystemExit(f"--set {item}: {name!r} is not one of {NAMES}")
         BASE[NAMES.index(name)] = float(v)
-    z0 = np.zeros(len(BASE))
-    log(f"objective sets {sets}, tiebreak {args.tiebreak}, budget {args.budget}, "
-        f"lambda {args.lam}, sigma {args.sigma}")
+    if args.only:
+        only = args.only.split(",")
+        unknown = sorted(set(only) - set(NAMES))
+        if unknown:
+            raise SystemExit(f"--only: {unknown} not among {NAMES}")
+        TUNED[:] = [NAMES.index(name) for name in only]
+    z0 = np.zeros(len(TUNED))
+    log(f"agent {args.agent}, objective sets {sets}, tiebreak {args.tiebreak}, budget "
+        f"{args.budget}, lambda {args.lam}, sigma {args.sigma}, tuned "
+        f"{[NAMES[i] for i in TUNED]}")
     base = f(to_weights(z0))
     log(f"start: value {base[0]:.4f} win {base[1]:.4f} parts {base[2]:.3f}")
     deadline = t0 + args.minutes * 60
@@ -183,7 +201,9 @@ def tune(args):
     finalists = [("start", z0.tolist(), base)] + [
         (f"top{i + 1}", h[3], h[:3]) for i, h in enumerate(history[:args.finalists])]
     finalists.append(("mean", np.clip(mean, Z_LO, Z_HI).tolist(), None))
-    sel = Objective(game, [(p, n, s + 1000) for p, n, s in sets], args.tiebreak)
+    sel_sets = [(p, args.sel_games or n, s + 1000) for p, n, s in sets[:1]]
+    sel_sets += [(p, n, s + 1000) for p, n, s in sets[1:]]
+    sel = Objective(game, args.agent, sel_sets, args.tiebreak)
     rows = []
     for name, z, tuned in finalists:
         val = sel(to_weights(z))
@@ -198,8 +218,9 @@ def tune(args):
         "chosen": name,
         "tuning_value": tuned[0] if tuned else None,
         "selection": {"value": sval[0], "win": sval[1], "parts": sval[2],
-                      "seed": args.seed + 1000},
-        "objective": {"sets": sets, "tiebreak": args.tiebreak, "rules": RULES},
+                      "seed": args.seed + 1000, "sets": sel_sets},
+        "objective": {"agent": args.agent, "sets": sets, "tiebreak": args.tiebreak,
+                      "rules": RULES, "tuned": [NAMES[i] for i in TUNED]},
         "run": {"evaluations": len(history) + 1, "seconds": round(time.time() - t0, 1),
                 "command": " ".join(sys.argv)},
     }
@@ -212,10 +233,13 @@ def validate(args):
     game = core_cy.load("forbidden_desert")
     new = load_weights(args.validate)
     counts = [int(x) for x in args.val_games.split(",")]
-    print(f"held-out seed {args.val_seed}, Novice, agent search")
+    print(f"held-out seed {args.val_seed}, Novice, agent {args.agent}; weights that differ: "
+          + ", ".join(f"{name} {d:g} -> {w:g}" for name, d, w in zip(NAMES, DEFAULTS, new)
+                      if d != w))
     for players, n in zip((4, 3, 2), counts):
+        wins = {}
         for label, wts in (("default", DEFAULTS), ("tuned", new)):
-            rb, cpu = play(game, wts, players, args.val_seed, n)
+            rb, cpu = play(game, args.agent, wts, players, args.val_seed, n)
             reasons = collections.Counter(rb.column("end_reason").to_pylist())
             k = reasons.get("win", 0)
             lo, hi = wilson_interval(k / n, n)
@@ -223,18 +247,32 @@ def validate(args):
             turns = rb.column("turns").to_numpy().mean()
             losses = ", ".join(f"{r} {reasons.get(r, 0) / n:.1%}"
                                for r in ("thirst", "buried", "swept_away"))
+            won = rb.column("win").to_numpy() > 0
+            early = (rb.column("parts_collected").to_numpy() < 4) & ~won
+            losses += f" (lost before all parts held {early.mean():.1%})"
             print(f"{players}p {label:7s} n={n:5d} win {k / n:6.2%} [{lo:.2%}, {hi:.2%}] | "
                   f"{losses} | parts {parts:.2f} turns {turns:.1f} | {n / cpu:.0f} games/CPU-s",
                   flush=True)
+            wins[label] = won.astype(float)
+        # The same seeds, so the games are paired: the mean difference with a t interval.
+        diff = wins["tuned"] - wins["default"]
+        lo, hi = mean_interval(diff.mean(), diff.std(ddof=1), n)
+        print(f"{players}p tuned - default: {diff.mean():+.2%} [{lo:+.2%}, {hi:+.2%}] (paired by "
+              f"seed; {int((diff > 0).sum())} games won only by tuned, "
+              f"{int((diff < 0).sum())} only by default)", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="benchmarks/desert_search_weights.json")
+    ap.add_argument("--agent", default="search", help="the policy whose games are scored")
+    ap.add_argument("--only", help="tune only these weights (comma-separated names)")
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--games", type=int, default=3000)
     ap.add_argument("--mix-players", type=int, default=3)
     ap.add_argument("--mix-games", type=int, default=1000)
+    ap.add_argument("--sel-games", type=int, help="--players games per finalist in the "
+                    "selection (default: --games)")
     ap.add_argument("--tiebreak", type=float, default=0.03)
     ap.add_argument("--budget", type=int, default=900, help="evaluations")
     ap.add_argument("--minutes", type=float, default=50.0, help="stop the search after this")
