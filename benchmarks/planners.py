@@ -5,12 +5,29 @@ CPU-second (the per-core figure on a shared machine).
     python benchmarks/planners.py mondo-solo [--games 2000] [--agents solo_planner,greedy_placer]
     python benchmarks/planners.py desert [--games 2000] [--players 4] [--agents search]
         [--difficulties novice,normal,elite,legendary]
+    python benchmarks/planners.py endgame [--games 400] [--start 0] [--seed 12]
+        [--agents rollout,rollout_search] [--workers 1] [--results FILE]
 
 desert plays every agent on the same seeds and prints each later agent's team win rate minus
 the first's, paired game by game (t interval), and the losses split by whether all four parts
 were held.  mondo-solo also counts the setups whose four pre-placed tiles already clash (error edges
 between the two pairs of neighbouring marked spaces): they bound what any agent can win.
+
+endgame measures the desert's endgame agents (those that play team_search until the team
+holds all four parts: "rollout", "rollout_search") where they differ.  team_search's games
+(cheap) find which of games start..start+games-1 reach all four parts; every such agent plays
+exactly these games up to that point, so only they are played by each agent, and each agent's
+figures are the endgame's: reached, won (the conversion, Wilson interval), loss causes after
+all parts were held, CPU-seconds per endgame game, each later agent paired with the first
+game by game (the games only one of them won) and the win rate over all the games.
+--results keeps every played game in a JSON-lines file and reuses it, so an agent is played
+once per game however often it is compared; `agent@tag` names one build of an agent there
+(played by this checkout when the file has no result for it), e.g. `rollout_search@main`
+kept from a run on main and `rollout_search@new` from this branch.
 """
+import json
+import multiprocessing
+import os
 import argparse
 import collections
 import sys
@@ -23,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout f
 
 import core_cy
 from core_cy import batch
-from pipelines.stats import mean_interval, wilson_interval
+from pipelines.stats import mean_interval, sign_test_p, wilson_interval
 
 SOLO = {"easy": 3, "medium": 2, "hard": 1}      # win if the penalty is below this
 
@@ -89,6 +106,85 @@ def desert(args):
                   f"{int((diff < 0).sum())} only by {first[0]})")
 
 
+def endgame_games(game, rules, args):
+    """The games of start..start+games-1 where team_search's team holds all four parts."""
+    rb = batch.play(game, args.players, rules, "team_search", seed=args.seed,
+                    start=args.start, count=args.games)
+    held = rb.column("parts_collected").to_pylist()
+    return [args.start + i for i, h in enumerate(held) if h == 4]
+
+
+def play_one(job):
+    """One game of an agent (a worker's task): its end, turns and CPU-seconds."""
+    agent, players, rules, seed, index = job
+    game = core_cy.load("forbidden_desert")
+    c = time.process_time()
+    rb = batch.play(game, players, rules, agent.split("@")[0], seed=seed, start=index, count=1)
+    return {"agent": agent, "players": players, "rules": rules, "seed": seed, "game": index,
+            "end": rb.column("end_reason")[0].as_py(),
+            "held": rb.column("parts_collected")[0].as_py(),
+            "turns": rb.column("turns")[0].as_py(), "cpu": time.process_time() - c}
+
+
+def played_games(agent, games, rules, args, stored):
+    """The agent's results on `games` (index -> result): stored ones reused, the others
+    played (by args.workers processes) and stored."""
+    key = (agent, args.players, json.dumps(rules, sort_keys=True), args.seed)
+    have = {g: stored[key + (g,)] for g in games if key + (g,) in stored}
+    jobs = [(agent, args.players, rules, args.seed, g) for g in games if g not in have]
+    with multiprocessing.Pool(args.workers) as pool:
+        for r in pool.imap_unordered(play_one, jobs):
+            if r["held"] != 4:
+                raise RuntimeError(f"{agent}: game {r['game']} did not reach all four parts "
+                                   "although team_search's did: not a team_search endgame agent")
+            have[r["game"]] = r
+            if args.results:
+                with open(args.results, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+    return have
+
+
+def stored_results(path):
+    stored = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                stored[(r["agent"], r["players"], json.dumps(r["rules"], sort_keys=True),
+                        r["seed"], r["game"])] = r
+    return stored
+
+
+def endgame(args):
+    game = core_cy.load("forbidden_desert")
+    rules = {"difficulty": args.difficulty}
+    games = endgame_games(game, rules, args)
+    stored = stored_results(args.results)
+    print(f"{args.players}p {args.difficulty}, seed {args.seed}, games {args.start}.."
+          f"{args.start + args.games - 1}: all parts held in {len(games)}")
+    first = None
+    for agent in args.agents.split(","):
+        res = played_games(agent, games, rules, args, stored)
+        ends = [res[g]["end"] for g in games]
+        won = sum(e == "win" for e in ends)
+        cpu = sum(res[g]["cpu"] for g in games)
+        lo, hi = wilson_interval(won / len(games), len(games))
+        wlo, whi = wilson_interval(won / args.games, args.games)
+        losses = collections.Counter(e for e in ends if e != "win")
+        print(f"{agent}: won {won} of {len(games)} endgames ({won / len(games):.1%} [{lo:.1%}, "
+              f"{hi:.1%}]), losses {dict(sorted(losses.items()))}; "
+              f"{cpu / len(games):.2f} CPU-s per endgame game; all {args.games} games: "
+              f"{won / args.games:.2%} [{wlo:.2%}, {whi:.2%}]")
+        wins = np.asarray([e == "win" for e in ends], dtype=float)
+        if first is None:
+            first = (agent, wins)
+            continue
+        diff = wins - first[1]
+        print(f"  {agent} - {first[0]}: {int(diff.sum()):+d} wins ({int((diff > 0).sum())} "
+              f"endgames won only by {agent}, {int((diff < 0).sum())} only by {first[0]}; "
+              f"sign test p = {sign_test_p(int((diff > 0).sum()), int((diff < 0).sum())):.3f})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -102,8 +198,17 @@ def main():
     d.add_argument("--agents", default="search")
     d.add_argument("--difficulties", default="novice,normal,elite,legendary")
     d.add_argument("--seed", type=int, default=1)
+    e = sub.add_parser("endgame")
+    e.add_argument("--games", type=int, default=400)
+    e.add_argument("--start", type=int, default=0)
+    e.add_argument("--players", type=int, default=4)
+    e.add_argument("--agents", default="rollout,rollout_search")
+    e.add_argument("--difficulty", default="novice")
+    e.add_argument("--seed", type=int, default=12)
+    e.add_argument("--workers", type=int, default=1)
+    e.add_argument("--results", default="", help="JSON-lines file of played games (reused)")
     args = ap.parse_args()
-    {"mondo-solo": mondo_solo, "desert": desert}[args.command](args)
+    {"mondo-solo": mondo_solo, "desert": desert, "endgame": endgame}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,12 @@ cdef int candidates(const DState* s, Rng* rng, void* scratch, int* cand) noexcep
     return nc
 
 
+cdef inline int simulation_base(int which) noexcept nogil:
+    """The team's policy in the simulations of policy `which` ("rollout": the rule-based
+    endgame; "rollout_search": "search")."""
+    return ROLLOUT_BASE if which == POLICY_ROLLOUT else POLICY_SEARCH
+
+
 cdef inline bint simulated(const DState* s) noexcept nogil:
     """Where policy "rollout" simulates: once the team holds all four parts."""
     return parts_count(s, P_HELD) == N_PARTS
@@ -120,8 +126,7 @@ cdef int rollout_policy(const void* vs, int which, Rng* rng, void* scratch) noex
     nc = candidates(s, rng, scratch, cand)
     if nc == 1:
         return cand[0]
-    return cand[simulate(s, cand, nc, ROLLOUT_BASE if which == POLICY_ROLLOUT else POLICY_SEARCH,
-                         rng, scratch, value)]
+    return cand[simulate(s, cand, nc, simulation_base(which), rng, scratch, value)]
 
 
 def rollout_values(State state, unsigned long long seed=0, bint search=False):
@@ -142,8 +147,9 @@ def rollout_values(State state, unsigned long long seed=0, bint search=False):
     try:
         rng_seed(&rng, seed, 0, 0, 0)
         nc = candidates(s, &rng, scratch, cand)
-        pick = simulate(s, cand, nc, POLICY_SEARCH if search else ROLLOUT_BASE, &rng, scratch,
-                        value)
+        pick = simulate(s, cand, nc,
+                        simulation_base(POLICY_ROLLOUT_SEARCH if search else POLICY_ROLLOUT),
+                        &rng, scratch, value)
         return [(cand[i], value[i]) for i in range(nc)], pick
     finally:
         free(scratch)
