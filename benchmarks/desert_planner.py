@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import core_cy
 from core_cy import batch
-from pipelines.stats import wilson_interval
+from pipelines.stats import mean_interval, wilson_interval
 
 
 def run(game, players, difficulty, agent, games, seed=1, weights=None):
@@ -65,11 +65,10 @@ def run(game, players, difficulty, agent, games, seed=1, weights=None):
 
 def paired(base, other, label):
     """The win-rate difference of two variants over the same games, with its 95% interval
-    (paired by game: the variance of the per-game differences), and the games only one won."""
-    n = len(base)
+    (paired by game: the t interval of the per-game differences), and the games only one won."""
     diffs = np.array(other, dtype=float) - np.array(base, dtype=float)
-    half = 1.96 * diffs.std(ddof=1) / math.sqrt(n) if n > 1 else float("nan")
-    print(f"  {label}: {diffs.mean():+.2%} [{diffs.mean() - half:+.2%}, {diffs.mean() + half:+.2%}] "
+    lo, hi = mean_interval(diffs.mean(), diffs.std(ddof=1), len(diffs))
+    print(f"  {label}: {diffs.mean():+.2%} [{lo:+.2%}, {hi:+.2%}] "
           f"against the first variant; won only here {int(np.sum(diffs > 0))}, only there "
           f"{int(np.sum(diffs < 0))}")
 

@@ -243,6 +243,7 @@ ctypedef struct SearchWeights:
     double endgame_scale       # all parts held: a sure takeoff's worth in actions (endgame_eval)
     double team_round          # team_search: a line's score counts its round's end this much
     double line_sharing        # search lines share water as the team does after each action (0: off)
+    double water_hub           # the Water Carrier draws at a well when low (carrier_hub; 0: off)
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the
@@ -1389,9 +1390,10 @@ class ForbiddenDesertGame(Game):
                 "endgame on 16 redrawn views of the hidden parts (the same views for every "
                 "action), the one with the most team wins taken; about 8 4-player games per "
                 "CPU-second",
-                "rollout_search": "rollout with the simulations played by search (the beam "
-                "search scored by the chance to take off) instead of the rule-based endgame: "
-                "the strongest, about 0.5 4-player games per CPU-second"}
+                "rollout_search": "rollout with the simulations of team_search's action and of "
+                "the six others the rule-based endgame values most played again on the same "
+                "views by search (the beam search scored by the chance to take off): the "
+                "strongest, about 1.2 4-player games per CPU-second"}
     adventurers = ADVENTURERS
     options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
                                 DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,

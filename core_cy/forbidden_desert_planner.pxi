@@ -30,6 +30,7 @@ cdef enum:
     PAD_DELAY = 2              # the Launch Pad only matters at the end
     WATER_URGENCY = 3          # water-drop tiles: one action cheaper per this team deficit
     ENDGAME_SAND_RESERVE = 12  # with all parts held, dig spare actions away below this supply
+    HUB_LOW = 2                # carrier_hub: water at or below this makes the Water Carrier draw
 
 
 cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
@@ -504,6 +505,9 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
         a = dig_or_blast(s, c, legal, n)
         return a if a >= 0 else A_END_ACTIONS
     if which != POLICY_PLANNER:
+        a = carrier_hub(s, p, legal, n)
+        if a >= 0:
+            return a
         a = planned_action(s, scratch, legal, n, which)
         if a >= 0:
             return a
@@ -535,6 +539,51 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
     if a >= 0:
         return a
     return A_END_ACTIONS
+
+
+cdef int carrier_hub(const DState* s, int p, const int* legal, int n) noexcept nogil:
+    """The search policies' Water Carrier before the fourth part (weight water_hub, 0: off):
+    on an excavated, unblocked well he draws (1 action, 2 water, the cheapest water of the
+    game) while he is low (HUB_LOW) or a pawn in his giving reach is, and he has room for
+    the two units (water_op then passes them on); at water_hub >= 2 a dry Water Carrier
+    (THIRSTY) also walks to an excavated well he reaches this turn with an action to spare.
+    The search alone leaves the well to excavate (worth more in its evaluation than the
+    water), and he dies of thirst holding none: in 26 of 46 thirst losses before the fourth
+    part (team_search before line_sharing, benchmarks/desert_water.py --agents team_search
+    --games 100 --seed 1) a Water Carrier other than the dead pawn had 1.08 water on
+    average, on a well in 3.
+    Off by default: no paired gain measured, thirst losses turn into burials again
+    (benchmarks/desert_planner.py --set water_hub=0/1/2, paired by game): team_search on
+    2,000 Novice games seed 11 +0.20 points [-0.39, +0.79] at 1 and +0.80 [-0.19, +1.79] at 2
+    (thirst before the fourth part 859 -> 817, burials 283 -> 353), seed 13 +0.15 [-0.75,
+    +1.05] at 2; rollout on 1,600 games seed 12 +0.56 [-0.51, +1.64] at 2 (30.94% -> 31.50%)."""
+    cdef int q, t = s.pawn_tile[p], tc, best = -1, best_d = PLAN_FAR, c, u
+    cdef bint needy
+    cdef int dist[N_CELLS]
+    cdef int first[N_CELLS]
+    if (s.rules.search.water_hub <= 0.0 or s.role[p] != WATER_CARRIER
+            or parts_count(s, P_HELD) == N_PARTS):
+        return -1
+    if plan_legal(legal, n, A_WC_DRAW) and s.water[p] <= s.rules.adv_water[WATER_CARRIER] - WELL_WATER:
+        needy = s.water[p] <= HUB_LOW
+        tc = s.tile_cell[t]
+        for q in range(s.head.players):
+            u = s.pawn_tile[q]
+            if q != p and s.water[q] <= HUB_LOW and (u == t or adjacent(tc, s.tile_cell[u], False)):
+                needy = True
+        if needy:
+            return A_WC_DRAW
+    if s.rules.search.water_hub >= 2.0 and s.water[p] <= THIRSTY and s.actions_left >= 2:
+        path_costs(s, p, dist, first)
+        for u in range(N_TILES):
+            if s.excavated[u] and s.kind[u] == K_WELL and not blocked(s, u):
+                c = s.tile_cell[u]
+                if dist[c] < best_d:
+                    best_d = dist[c]
+                    best = c
+        if best >= 0 and best_d < s.actions_left:
+            return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
+    return -1
 
 
 cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:

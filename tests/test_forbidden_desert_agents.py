@@ -11,7 +11,7 @@ from core_cy import agents, batch
 from core_cy import forbidden_desert as fd
 from core_cy.forbidden_desert import GAME, thirst_risk, water_plan
 from desert_pos import (base, entry, find, put, swap, pawn_at, set_sand, give_card, card_ids,
-                         load, ACTIONS, BLAST, DIG, JET, NAVIGATE, WC_DRAW)
+                         load, ACTIONS, BLAST, DIG, JET, MOVE, NAVIGATE, WC_DRAW)
 
 
 def sun_cards(d):
@@ -280,6 +280,45 @@ def test_search_lines_share_water_as_the_team_does(policy):
     assert d["pawns"][0]["tile"] != d["pawns"][1]["tile"]
 
 
+def carrier_near_a_well(carrier_water, carrier_at=(0, 0), part=True, **weights):
+    """4 players, before the fourth part: an excavated well at (0, 0), with a part on it
+    (worth more to the search than water) if part, unexcavated tiles around, the Water
+    Carrier at carrier_at, the teammates far away with full canteens."""
+    d = base(players=4, roles=["water_carrier", "explorer", "navigator", "archeologist"])
+    put(d, (0, 0), "well")["excavated"] = True
+    for seat in range(1, 4):
+        pawn_at(d, seat, (4, 4))
+    pawn_at(d, 0, carrier_at)
+    d["pawns"][0]["water"] = carrier_water
+    if part:
+        d["parts"][0].update(state="on_tile", tile=entry(d, (0, 0))["tile"])
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
+def test_water_carrier_hub_draws_on_a_well_when_low(policy):
+    """Weight water_hub: the Water Carrier low on water on an excavated well draws before
+    anything else (the search alone picks the part up first and walks on to excavate); with
+    water to spare the hub leaves the decision to the search."""
+    assert agents.choose(carrier_near_a_well(1, water_hub=1), policy, 1) == WC_DRAW
+    for water in (3, 4):
+        assert (agents.choose(carrier_near_a_well(water, water_hub=1), policy, 1)
+                == agents.choose(carrier_near_a_well(water, water_hub=0), policy, 1))
+
+
+@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
+def test_water_carrier_hub_walks_a_dry_carrier_to_a_well_in_reach(policy):
+    """water_hub 2: a dry Water Carrier two steps from an excavated well walks to it (and
+    draws with an action to spare); four steps away, out of this turn's reach, the hub
+    leaves the decision to the search."""
+    def choice(at, hub):
+        return agents.choose(carrier_near_a_well(1, at, part=False, water_hub=hub), policy, 1)
+
+    assert choice((0, 2), 2) == MOVE(0, 1)     # the search alone excavates its tile first
+    assert choice((0, 4), 2) == choice((0, 4), 0)
+
+
 # ---------------------------------------------------------------- search weights (issue 9)
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -289,7 +328,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 28 and len(set(names)) == 28
+    assert len(names) == 29 and len(set(names)) == 29
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",

@@ -6,7 +6,7 @@ decisions for the same seed."""
 import numpy as np
 
 from core_cy import agents
-from core_cy.forbidden_desert import GAME, rollout_values
+from core_cy.forbidden_desert import GAME, ROLLOUT_SEARCH_KEEP, rollout_values
 from test_forbidden_desert_observe import twin
 
 
@@ -75,20 +75,29 @@ def test_the_simulations_see_only_views():
 
 
 def test_rollout_search_plays_its_simulations_by_search_and_sees_only_views():
-    """"rollout_search": the same simulations played by "search" (other values than the
-    rule-based endgame's), the same choice rule, and twin states give the same values and
-    decisions."""
+    """"rollout_search": on the same views, "search" plays out team_search's action and the
+    ROLLOUT_SEARCH_KEEP others that the rule-based endgame ("rollout"'s values) rates best
+    (other values than the rule-based endgame's), the others are left out (None); the same
+    choice rule, and twin states give the same values and decisions."""
     rng = np.random.default_rng(5)
-    differ = 0
-    for state in endgame_states(4, endgame_games(4, 1)[0], 2):
+    differ = pruned = 0
+    states = [state for seed in endgame_games(4, 2) for state in endgame_states(4, seed, 3)]
+    for state in states:
         values, pick = rollout_values(state, seed=3, search=True)
-        assert [a for a, _ in values] == [a for a, _ in rollout_values(state, seed=3)[0]]
-        scores = [v for _, v in values]
+        rule_based = rollout_values(state, seed=3)[0]
+        assert [a for a, _ in values] == [a for a, _ in rule_based]
+        # team_search's action, then the best of the rule-based stage (the first of equals).
+        others = sorted(range(1, len(values)), key=lambda i: (-rule_based[i][1], i))
+        kept = {0, *others[:ROLLOUT_SEARCH_KEEP]}
+        assert {i for i, (_, v) in enumerate(values) if v is not None} == kept
+        pruned += len(values) - len(kept)
+        scores = [v if v is not None else -1 for _, v in values]
         best = scores.index(max(scores))
         assert pick == (best if scores[best] >= scores[0] + 1 else 0)
-        differ += scores != [v for _, v in rollout_values(state, seed=3)[0]]
+        assert all(0 <= values[i][1] <= 16 for i in kept)
+        differ += any(values[i][1] != rule_based[i][1] for i in kept)
         look_alike = GAME.from_dict(twin(state.to_dict(), rng))
         assert rollout_values(look_alike, seed=3, search=True) == (values, pick)
         assert (agents.choose(state, "rollout_search", seed=3)
                 == agents.choose(look_alike, "rollout_search", seed=3))
-    assert differ >= 1
+    assert differ >= 1 and pruned >= 1
