@@ -77,6 +77,16 @@ def mondo_solo(args):
                   f"{pen.mean():.2f} (empty spaces {empty.mean():.2f})")
 
 
+def paired(first, agent, ends):
+    """Pair an agent's games with the first agent's (the same seeds): returns the first agent's
+    (name, wins per game) and this agent's win minus the first's per game (None for the first
+    agent itself)."""
+    wins = np.asarray([e == "win" for e in ends], dtype=float)
+    if first is None:
+        return (agent, wins), None
+    return first, wins - first[1]
+
+
 def desert(args):
     game = core_cy.load("forbidden_desert")
     for difficulty in args.difficulties.split(","):
@@ -94,12 +104,10 @@ def desert(args):
             print(f"{agent} {args.players}p {difficulty:10s} "
                   f"{rate_text(reasons.get('win', 0), args.games, cpu)}; all parts held in "
                   f"{sum(h == 4 for h in held)}; losses by parts held {dict(sorted(split.items()))}")
-            wins = np.asarray([e == "win" for e in ends], dtype=float)
-            if first is None:
-                first = (agent, wins)
+            first, diff = paired(first, agent, ends)
+            if diff is None:
                 continue
             # The same seeds, so the games are paired: the mean difference with a t interval.
-            diff = wins - first[1]
             lo, hi = mean_interval(diff.mean(), diff.std(ddof=1), len(diff))
             print(f"  {agent} - {first[0]}: {diff.mean():+.2%} [{lo:+.2%}, {hi:+.2%}] "
                   f"(paired by seed; {int((diff > 0).sum())} games won only by {agent}, "
@@ -175,11 +183,9 @@ def endgame(args):
               f"{hi:.1%}]), losses {dict(sorted(losses.items()))}; "
               f"{cpu / len(games):.2f} CPU-s per endgame game; all {args.games} games: "
               f"{won / args.games:.2%} [{wlo:.2%}, {whi:.2%}]")
-        wins = np.asarray([e == "win" for e in ends], dtype=float)
-        if first is None:
-            first = (agent, wins)
+        first, diff = paired(first, agent, ends)
+        if diff is None:
             continue
-        diff = wins - first[1]
         print(f"  {agent} - {first[0]}: {int(diff.sum()):+d} wins ({int((diff > 0).sum())} "
               f"endgames won only by {agent}, {int((diff < 0).sum())} only by {first[0]}; "
               f"sign test p = {sign_test_p(int((diff > 0).sum()), int((diff < 0).sum())):.3f})")
