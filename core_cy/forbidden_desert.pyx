@@ -606,20 +606,24 @@ cdef inline bint free_ok(const DState* s) noexcept nogil:
     return s.phase != PH_PEEK and s.free_ops < s.rules.max_free_ops
 
 
+cdef inline bint can_give_water(const DState* s, int g, int r) noexcept nogil:
+    """Whether g may give r one water (a free operation, spec 4.9 and 4.8): from the same tile,
+    or as the Water Carrier to an orthogonally adjacent one, while g has water and r has room
+    (legal_free and the search lines' sharing both ask this)."""
+    return (g != r and s.water[g] > 0 and s.water[r] < s.rules.adv_water[s.role[r]] and (
+        s.pawn_tile[g] == s.pawn_tile[r] or (s.role[g] == WATER_CARRIER and adjacent(
+            s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False))))
+
+
 cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     """Free operations (spec 4.9, 4.10, 4.8 Water Carrier), ascending by action id."""
     cdef int g, r, typ, h, c, tc, t, k, comp, d
     cdef int held[MAX_PLAYERS]
     cdef bint diag
     held_types(s, held)
-    # Water: same tile, or the Water Carrier to orthogonally adjacent tiles.
     for g in range(s.head.players):
         for r in range(s.head.players):
-            if g == r or s.water[g] <= 0 or s.water[r] >= s.rules.adv_water[s.role[r]]:
-                continue
-            if s.pawn_tile[g] == s.pawn_tile[r] or (
-                    s.role[g] == WATER_CARRIER and adjacent(
-                        s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False)):
+            if can_give_water(s, g, r):
                 out[n] = seat_to_seat(A_GIVE, g, r)
                 n += 1
     # Pass equipment to a pawn on the same tile.

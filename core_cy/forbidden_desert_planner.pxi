@@ -156,13 +156,8 @@ cdef void share_as_team(DState* s) noexcept nogil:
             return
         gave = False
         for r in range(s.head.players):
-            if s.water[r] >= s.rules.adv_water[s.role[r]]:
-                continue
             for g in range(s.head.players):
-                if g != r and s.water[g] > 0 and give_wanted(s, g, r) and (
-                        s.pawn_tile[g] == s.pawn_tile[r] or (
-                            s.role[g] == WATER_CARRIER and adjacent(
-                                s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False))):
+                if give_wanted(s, g, r) and can_give_water(s, g, r):
                     s.water[g] -= 1
                     s.water[r] += 1
                     gave = True
