@@ -52,7 +52,7 @@ import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
 from core_cy import agents, batch  # noqa: E402
-from pipelines.stats import wilson_interval  # noqa: E402
+from pipelines.stats import games_for_half_width, wilson_interval  # noqa: E402
 
 
 def _share_text(share: float, n: int) -> str:
@@ -295,10 +295,10 @@ def cmd_truncation(args) -> None:
 
 
 def games_needed(players: int, half_width: float = 0.01) -> int:
-    """Games that decide a seat's win share near 1/players to +-half_width (95%):
-    n = (1.96 / h)^2 p (1 - p); 3 players: about 8,500 (the goal's "about 9,000")."""
+    """Games that decide a seat's win share near 1/players to +-half_width (95%; the share's
+    sd is sqrt(p (1 - p))); 3 players: about 8,500 (the goal's "about 9,000")."""
     even = 1 / players
-    return int(np.ceil((1.96 / half_width) ** 2 * even * (1 - even)))
+    return int(games_for_half_width(np.sqrt(even * (1 - even)), half_width))
 
 
 def _budget_part(task):
