@@ -244,6 +244,7 @@ ctypedef struct SearchWeights:
     double team_round          # team_search: a line's score counts its round's end this much
     double line_sharing        # search lines share water as the team does after each action (0: off)
     double water_hub           # the Water Carrier draws at a well when low (carrier_hub; 0: off)
+    double well_water_scaled   # a dug water-drop tile's water on the held water's scale (0: unscaled)
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the

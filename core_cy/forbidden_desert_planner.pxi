@@ -1112,6 +1112,23 @@ cdef double water_plan_risk(const DState* s, int32_t dug, const int* eff, int wc
     return cost
 
 
+cdef double well_water_value(const DState* s, int q) noexcept nogil:
+    """What a well's excavation is worth to pawn q standing on it: 2 water up to its canteen's
+    size (every pawn on the tile drinks: seed, spec 4.4), valued as plan_eval values the water
+    a pawn holds (water_scale on the WATER_VALUE curve; the Water Carrier's carrier_water per
+    unit).  Weight well_water_scaled, a switch: 0 leaves out water_scale and values the Water
+    Carrier's on the curve as well (before session 10; measured in the README)."""
+    cdef const SearchWeights* sw = &s.rules.search
+    cdef int had = s.water[q] if s.water[q] > 0 else 0, w = had + 2
+    if w > s.rules.adv_water[s.role[q]]:
+        w = s.rules.adv_water[s.role[q]]
+    if sw.well_water_scaled <= 0.0:
+        return WATER_VALUE[w] - WATER_VALUE[had]
+    if s.role[q] == WATER_CARRIER:
+        return sw.carrier_water * (w - had)
+    return sw.water_scale * (WATER_VALUE[w] - WATER_VALUE[had])
+
+
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm),
     weighted by the game's search weights (rules.search)."""
@@ -1176,10 +1193,7 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
                 v += sw.drop_tile_dug
                 for q in range(s.head.players):
                     if s.pawn_tile[q] == t:
-                        w = s.water[q] + 2
-                        if w > s.rules.adv_water[s.role[q]]:
-                            w = s.rules.adv_water[s.role[q]]
-                        v += ev_well * (WATER_VALUE[w] - WATER_VALUE[s.water[q]])
+                        v += ev_well * well_water_value(s, q)
     v += sw.meteo_held * s.meteo_reduction
     for q in range(s.head.players):
         if s.role[q] == WATER_CARRIER:
@@ -1505,3 +1519,16 @@ def water_plan(State state, dug=()):
     if wc >= 0:
         pool_water(s, wc, eff)
     return water_plan_risk(s, dug_bits, eff, wc, (2.0 - wells) / drops if drops > 0 else 0.0, &r)
+
+
+def plan_value(State state, dug=()):
+    """The search's evaluation before the fourth part (plan_eval), for tests: the team's value
+    if the acting pawn ended its actions now; `dug`: cells of tiles excavated in the search
+    (their faces unseen)."""
+    cdef const DState* s = <const DState*>state.buf
+    cdef Rates r
+    cdef int32_t dug_bits = 0
+    for rc in dug:
+        dug_bits |= 1 << s.cell_tile[rc[0] * SIDE + rc[1]]
+    storm_rates(s, &r)
+    return plan_eval(s, dug_bits, &r)

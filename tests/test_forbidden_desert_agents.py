@@ -9,7 +9,7 @@ import pytest
 
 from core_cy import agents, batch
 from core_cy import forbidden_desert as fd
-from core_cy.forbidden_desert import GAME, thirst_risk, water_plan
+from core_cy.forbidden_desert import GAME, thirst_risk, water_plan, plan_value
 from desert_pos import (base, entry, find, put, swap, pawn_at, set_sand, give_card, card_ids,
                          load, ACTIONS, BLAST, DIG, JET, MOVE, NAVIGATE, WC_DRAW)
 
@@ -132,6 +132,41 @@ def test_water_plan_counts_a_water_carrier_with_water_as_a_source():
     full = water_plan(load(d))
     d["pawns"][2]["water"] = 1
     assert full < water_plan(load(d))
+
+
+def well_dug_under(roles, water, **weights):
+    """The value the search gives a water-drop tile dug in its line, with seat 0 (and seat 1)
+    on it at `water`, less the same position undug: the wells and the mirage unexcavated
+    (ev_well 2/3), the pawns on the tile that water_plan_position puts at (4, 4)."""
+    d = water_plan_position(roles=roles)
+    for seat in (0, 1):
+        pawn_at(d, seat, (4, 4))
+        d["pawns"][seat]["water"] = water
+    d["rules"]["search_weights"] = weights
+    st = load(d)
+    return plan_value(st, dug=[(4, 4)]) - plan_value(st)
+
+
+def test_a_dug_well_waters_the_pawns_on_it_on_the_held_waters_scale():
+    """Weight well_water_scaled: the 2 water a well may give each pawn on it (2/3 chance:
+    two wells and the mirage undug) count as the water a pawn holds does, water_scale on the
+    WATER_VALUE curve (the Water Carrier's carrier_water a unit); at 0 they counted unscaled
+    (water_scale left out: the dug tile's water was worth 1/2.35 of held water)."""
+    w = json.loads(Path(fd.__file__).with_name("data").joinpath(
+        "forbidden_desert_search_weights.json").read_text())["weights"]
+    roles = ("explorer", "navigator", "climber", "archeologist")
+    # Two non-carriers at 1 water: each 1 -> 3 on the curve (10 -> 21).
+    gain = well_dug_under(roles, 1) - well_dug_under(roles, 1, well_water_scaled=0.0)
+    assert gain == pytest.approx(2 * (2 / 3) * (w["water_scale"] - 1.0) * (21 - 10))
+    # Seat 0 the Water Carrier: his 2 units at carrier_water each, no longer on the curve.
+    roles = ("water_carrier", "navigator", "climber", "archeologist")
+    gain = well_dug_under(roles, 1) - well_dug_under(roles, 1, well_water_scaled=0.0)
+    assert gain == pytest.approx((2 / 3) * ((w["carrier_water"] * 2 - (21 - 10))
+                                            + (w["water_scale"] - 1.0) * (21 - 10)))
+    # Full canteens (4: Explorer and Navigator) gain nothing either way.
+    roles = ("explorer", "navigator", "climber", "archeologist")
+    assert well_dug_under(roles, 4) == pytest.approx(
+        well_dug_under(roles, 4, well_water_scaled=0.0))
 
 
 def blocked_in(policy_roles=("navigator", "explorer")):
@@ -328,7 +363,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 29 and len(set(names)) == 29
+    assert len(names) == 30 and len(set(names)) == 30
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
