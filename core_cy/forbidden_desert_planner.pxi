@@ -1129,6 +1129,34 @@ cdef double well_water_value(const DState* s, int q) noexcept nogil:
     return sw.water_scale * (WATER_VALUE[w] - WATER_VALUE[had])
 
 
+cdef double well_gather_value(const DState* s, int t, double ev_well) noexcept nogil:
+    """A cleared water-drop tile t, not excavated, with a pawn on it and a thirsty teammate
+    (water at most WATER_PLAN_DRY, room in the canteen) who can walk onto it and excavate it
+    in its own turn of this round (grid steps at most ACTIONS_PER_TURN - 1): worth what
+    excavating it is worth (drop_tile_dug, and the well's water for the pawns on it) plus the
+    weight well_gather times the water of the thirsty teammates in reach.  An excavated well
+    waters every pawn on its tile (seed, spec 4.4): the pawn on it waits for them rather
+    than drinking alone, and its spare action works elsewhere.  0 without a thirsty
+    teammate in reach or nobody on the tile (then only excavating it counts).  A known mirage
+    is no water-drop tile left to gather on."""
+    cdef const SearchWeights* sw = &s.rules.search
+    cdef double on = 0.0, reach = 0.0
+    cdef int q, n_on = 0, c = s.tile_cell[t]
+    if s.known[t] and s.kind[t] == K_MIRAGE:
+        return 0.0
+    for q in range(s.head.players):
+        if s.pawn_tile[q] == t:
+            on += well_water_value(s, q)
+            n_on += 1
+        elif (q != s.head.current and s.water[q] <= WATER_PLAN_DRY
+                and s.water[q] < s.rules.adv_water[s.role[q]]
+                and cell_dist(c, s.tile_cell[s.pawn_tile[q]]) < ACTIONS_PER_TURN):
+            reach += well_water_value(s, q)
+    if n_on == 0 or reach <= 0.0:
+        return 0.0
+    return sw.drop_tile_dug + ev_well * (on + sw.well_gather * reach)
+
+
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm),
     weighted by the game's search weights (rules.search)."""
@@ -1185,6 +1213,8 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
             v -= sw.blocked
         if s.excavated[t]:
             v += sw.clue_excavated if s.kind[t] == K_CLUE else sw.other_excavated
+        elif sw.well_gather > 0.0 and s.sand[t] == 0 and not (dug >> t) & 1 and water_drop_shown(s, t):
+            v += well_gather_value(s, t, ev_well)
         elif (dug >> t) & 1:
             if not water_drop_shown(s, t):
                 v += sw.unseen_dug

@@ -169,6 +169,43 @@ def test_a_dug_well_waters_the_pawns_on_it_on_the_held_waters_scale():
         well_dug_under(roles, 4, well_water_scaled=0.0))
 
 
+def thirsty_teammate_three_steps_from_a_well(mate_water, **weights):
+    """Every tile excavated but a cleared well at (2, 4) (the other well excavated, the mirage
+    somewhere unexcavated), the Explorer on it at 1 water with 2 actions left, the Navigator
+    at mate_water three steps away at (4, 3), the others far with 3 water."""
+    d = base(players=4, roles=["explorer", "navigator", "climber", "archeologist"],
+             difficulty="novice")
+    for row in d["board"]:
+        for e in row:
+            if e:
+                e.update(excavated=True, sand=0)
+    put_all(d, "well", [(2, 4), (0, 4)])[0]["excavated"] = False
+    for seat, rc in enumerate([(2, 4), (4, 3), (0, 0), (0, 0)]):
+        pawn_at(d, seat, rc)
+        d["pawns"][seat]["water"] = 3
+    d["pawns"][0]["water"] = 1
+    d["pawns"][1]["water"] = mate_water
+    d["actions_left"] = 2
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+def test_team_search_waits_on_a_cleared_well_for_a_thirsty_teammate():
+    """Weight well_gather: an excavated well waters every pawn on its tile (seed, spec 4.4),
+    so the Explorer on a cleared well does not excavate it alone while the dry Navigator can
+    walk onto it and excavate it in her own turn.  It excavates (and drinks) when she is not
+    thirsty, and with the weight at 0."""
+    def after(mate_water, **weights):
+        d = play_action_phase(thirsty_teammate_three_steps_from_a_well(mate_water, **weights),
+                              "team_search")
+        return d["pawns"][0]["water"], d["board"][2][4]["excavated"]
+    assert after(1, well_gather=0.5) == (1, False)
+    assert after(3, well_gather=0.5) == (3, True)
+    assert after(1, well_gather=0.0) == (3, True)
+    st = thirsty_teammate_three_steps_from_a_well(1, well_gather=0.5)
+    assert plan_value(st) > plan_value(thirsty_teammate_three_steps_from_a_well(1, well_gather=0.0))
+
+
 def blocked_in(policy_roles=("navigator", "explorer")):
     """Seat 0 in a corner, walled in by two drifts of 4 sand; unexcavated tiles beyond."""
     d = base(players=2, roles=list(policy_roles))
@@ -363,7 +400,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 30 and len(set(names)) == 30
+    assert len(names) == 31 and len(set(names)) == 31
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
