@@ -246,6 +246,7 @@ ctypedef struct SearchWeights:
     double water_hub           # the Water Carrier draws at a well when low (carrier_hub; 0: off)
     double well_water_scaled   # a dug water-drop tile's water on the held water's scale (0: unscaled)
     double well_gather         # a thirsty teammate's reach of a cleared water-drop tile (0: off)
+    double reserve_water       # a held Secret Water Reserve waters its holder's tile (0: off)
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the

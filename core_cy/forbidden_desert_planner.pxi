@@ -1129,6 +1129,21 @@ cdef double well_water_value(const DState* s, int q) noexcept nogil:
     return sw.water_scale * (WATER_VALUE[w] - WATER_VALUE[had])
 
 
+cdef void reserve_water(const DState* s, int* eff) noexcept nogil:
+    """A Secret Water Reserve held (unplayed) gives every pawn on its holder's tile 2 water
+    (each to its canteen's size, spec equipment table); water_op plays it, free, when it fills
+    3 canteen units or saves a dry pawn: counted in the water the evaluation sees (weight
+    reserve_water, a switch: 0 leaves it out, as before session 10)."""
+    cdef int i, q, t, cap
+    for i in range(s.rules.n_eq):
+        if s.eq_owner[i] >= 0 and s.rules.eq_type[i] == EQ_RESERVE:
+            t = s.pawn_tile[s.eq_owner[i]]
+            for q in range(s.head.players):
+                cap = s.rules.adv_water[s.role[q]]
+                if s.pawn_tile[q] == t and eff[q] < cap:
+                    eff[q] = eff[q] + 2 if eff[q] + 2 < cap else cap
+
+
 cdef double well_gather_value(const DState* s, int t, double ev_well) noexcept nogil:
     """A cleared water-drop tile t, not excavated, with a pawn on it and a thirsty teammate
     (water at most WATER_PLAN_DRY, room in the canteen) who can walk onto it and excavate it
@@ -1229,6 +1244,8 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
         if s.role[q] == WATER_CARRIER:
             wc = q
         eff[q] = s.water[q] if s.water[q] > 0 else 0
+    if sw.reserve_water > 0.0:
+        reserve_water(s, eff)
     if wc >= 0:
         pool_water(s, wc, eff)
     for q in range(s.head.players):

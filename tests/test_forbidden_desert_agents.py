@@ -206,6 +206,29 @@ def test_team_search_waits_on_a_cleared_well_for_a_thirsty_teammate():
     assert plan_value(st) > plan_value(thirsty_teammate_three_steps_from_a_well(1, well_gather=0.0))
 
 
+def reserve_position(dry_at, **weights):
+    """dry_explorer's Explorer (0 water) at dry_at, the Navigator (3 water, on (0, 0))
+    holding the Secret Water Reserve."""
+    d = dry_explorer()
+    pawn_at(d, 0, dry_at)
+    give_card(d, "secret_water_reserve", 1)
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+def test_a_held_secret_water_reserve_waters_its_holders_tile_in_the_evaluation():
+    """Weight reserve_water: the Reserve (every pawn on the holder's tile gains 2 water, to
+    its canteen's size; water_op plays it for a dry pawn) counts in the water the evaluation
+    sees, for the pawns on the holder's tile only."""
+    def gain(at):
+        return (plan_value(reserve_position(at, reserve_water=1.0))
+                - plan_value(reserve_position(at, reserve_water=0.0)))
+    assert gain((0, 0)) > 0.0      # the dry Explorer and the others on the holder's tile
+    # Away from the holder: only the holder's tile (Navigator 3 -> 4, the others 3 -> 5)
+    # changes, the same as with the Explorer there less her own water.
+    assert 0.0 < gain((4, 4)) < gain((0, 0))
+
+
 def blocked_in(policy_roles=("navigator", "explorer")):
     """Seat 0 in a corner, walled in by two drifts of 4 sand; unexcavated tiles beyond."""
     d = base(players=2, roles=list(policy_roles))
@@ -400,7 +423,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 31 and len(set(names)) == 31
+    assert len(names) == 32 and len(set(names)) == 32
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
