@@ -905,10 +905,15 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
     """The sum over the pawns of each one's chance to die of thirst before its own next
     turn: its water (after the Water Carrier's sharing) against the Sun Beats Down cards
     expected until then; none under a tunnel's shade, none while a Solar Shield on its tile
-    lasts."""
+    lasts; with the weight shield_held (a switch, 0: off), a Solar Shield still in hand
+    counts as played for a pawn at 1 water or less on its holder's tile (shield_op plays it
+    before the storm then: it lasts until the holder's next turn)."""
     cdef double cost = 0.0
     cdef int p = s.head.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
     cdef int first = this_storm(s)
+    cdef bint holder[MAX_PLAYERS]
+    for h in range(s.head.players):
+        holder[h] = s.rules.search.shield_held > 0.0 and held_card(s, h, EQ_SHIELD) >= 0
     for k in range(s.head.players):
         q = (p + k) % s.head.players
         t = s.pawn_tile[q]
@@ -917,9 +922,12 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
         cards = cards_before_turn(s, k, first, dv)
         shade = 0
         for h in range(s.head.players):
+            k2 = (h - p + s.head.players) % s.head.players
             if s.shield[h] and (s.shield_tile[h] == t if s.rules.shield_anchor_tile
                                 else s.pawn_tile[h] == t):
-                k2 = (h - p + s.head.players) % s.head.players
+                shade = cards_before_turn(s, k2, first, dv)
+            elif (holder[h] and eff[q] <= 1 and s.pawn_tile[h] == t
+                    and cards_before_turn(s, k2, first, dv) > shade):
                 shade = cards_before_turn(s, k2, first, dv)
         if shade >= cards:
             continue

@@ -64,6 +64,22 @@ def test_thirst_risk_is_zero_in_an_excavated_tunnel_and_under_a_shield():
     assert 0.0 < thirst_risk(load(d), 0) < thirst_risk(load(dry_explorer()), 0)
 
 
+def test_thirst_risk_counts_a_held_solar_shield_for_a_dry_pawn_on_its_tile():
+    """Weight shield_held: a Solar Shield in hand shades a pawn at 1 water or less on its
+    holder's tile as if played (shield_op plays it before the storm), until the holder's
+    next turn; off, or for a pawn with more water, it changes nothing."""
+    def risk(holder, water=0, **weights):
+        d = dry_explorer(search_weights=weights)
+        d["pawns"][0]["water"] = water
+        give_card(d, "solar_shield", holder)
+        return thirst_risk(load(d), 0)
+    bare = risk(0, shield_held=0.0)
+    assert bare > 0.0
+    assert risk(0, shield_held=1.0) == 0.0
+    assert 0.0 < risk(1, shield_held=1.0) < bare
+    assert risk(0, 2, shield_held=1.0) == risk(0, 2, shield_held=0.0) > 0.0
+
+
 def test_more_water_means_less_risk():
     d = dry_explorer()
     risks = []
@@ -423,7 +439,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 32 and len(set(names)) == 32
+    assert len(names) == 33 and len(set(names)) == 33
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
