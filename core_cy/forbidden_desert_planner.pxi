@@ -1153,31 +1153,30 @@ cdef void reserve_water(const DState* s, int* eff) noexcept nogil:
 
 
 cdef double well_gather_value(const DState* s, int t, double ev_well) noexcept nogil:
-    """A cleared water-drop tile t, not excavated, with a pawn on it and a thirsty teammate
-    (water at most WATER_PLAN_DRY, room in the canteen) who can walk onto it and excavate it
-    in its own turn of this round (grid steps at most ACTIONS_PER_TURN - 1): worth what
-    excavating it is worth (drop_tile_dug, and the well's water for the pawns on it) plus the
-    weight well_gather times the water of the thirsty teammates in reach.  An excavated well
-    waters every pawn on its tile (seed, spec 4.4): the pawn on it waits for them rather
-    than drinking alone, and its spare action works elsewhere.  0 without a thirsty
-    teammate in reach or nobody on the tile (then only excavating it counts).  A known mirage
-    is no water-drop tile left to gather on."""
+    """A cleared water-drop tile t, not excavated, with the acting pawn on it (and every pawn
+    on it at 2 water or more: safe through the storm between) and the next pawn to act
+    thirsty (water at most WATER_PLAN_DRY, room in the canteen) and able to walk onto it and
+    excavate it in its turn (grid steps at most ACTIONS_PER_TURN - 1): worth what excavating
+    it is worth (drop_tile_dug, and the well's water for the pawns on it) plus the weight
+    well_gather times the next pawn's water.  An excavated well waters every pawn on its
+    tile (seed, spec 4.4): the acting pawn leaves it to the next one rather than drinking
+    alone, and its spare action works elsewhere.  Else 0 (then only excavating it counts; a
+    pawn not on it gets no value from another's waiting, so the next pawn comes and digs).
+    A known mirage is no water-drop tile to gather on."""
     cdef const SearchWeights* sw = &s.rules.search
-    cdef double on = 0.0, reach = 0.0
-    cdef int q, n_on = 0, c = s.tile_cell[t]
-    if s.known[t] and s.kind[t] == K_MIRAGE:
+    cdef double on = 0.0
+    cdef int q, c = s.tile_cell[t], nxt = (s.head.current + 1) % s.head.players
+    if ((s.known[t] and s.kind[t] == K_MIRAGE) or s.pawn_tile[s.head.current] != t
+            or s.pawn_tile[nxt] == t or s.water[nxt] > WATER_PLAN_DRY
+            or s.water[nxt] >= s.rules.adv_water[s.role[nxt]]
+            or cell_dist(c, s.tile_cell[s.pawn_tile[nxt]]) >= ACTIONS_PER_TURN):
         return 0.0
     for q in range(s.head.players):
         if s.pawn_tile[q] == t:
+            if s.water[q] < 2:
+                return 0.0
             on += well_water_value(s, q)
-            n_on += 1
-        elif (q != s.head.current and s.water[q] <= WATER_PLAN_DRY
-                and s.water[q] < s.rules.adv_water[s.role[q]]
-                and cell_dist(c, s.tile_cell[s.pawn_tile[q]]) < ACTIONS_PER_TURN):
-            reach += well_water_value(s, q)
-    if n_on == 0 or reach <= 0.0:
-        return 0.0
-    return sw.drop_tile_dug + ev_well * (on + sw.well_gather * reach)
+    return sw.drop_tile_dug + ev_well * (on + sw.well_gather * well_water_value(s, nxt))
 
 
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:

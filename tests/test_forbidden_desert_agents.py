@@ -187,8 +187,8 @@ def test_a_dug_well_waters_the_pawns_on_it_on_the_held_waters_scale():
 
 def thirsty_teammate_three_steps_from_a_well(mate_water, **weights):
     """Every tile excavated but a cleared well at (2, 4) (the other well excavated, the mirage
-    somewhere unexcavated), the Explorer on it at 1 water with 2 actions left, the Navigator
-    at mate_water three steps away at (4, 3), the others far with 3 water."""
+    somewhere unexcavated), the Explorer on it at 2 water with 2 actions left, the Navigator
+    (next to act) at mate_water three steps away at (4, 3), the others far with 3 water."""
     d = base(players=4, roles=["explorer", "navigator", "climber", "archeologist"],
              difficulty="novice")
     for row in d["board"]:
@@ -199,7 +199,7 @@ def thirsty_teammate_three_steps_from_a_well(mate_water, **weights):
     for seat, rc in enumerate([(2, 4), (4, 3), (0, 0), (0, 0)]):
         pawn_at(d, seat, rc)
         d["pawns"][seat]["water"] = 3
-    d["pawns"][0]["water"] = 1
+    d["pawns"][0]["water"] = 2
     d["pawns"][1]["water"] = mate_water
     d["actions_left"] = 2
     d["rules"]["search_weights"] = weights
@@ -208,17 +208,21 @@ def thirsty_teammate_three_steps_from_a_well(mate_water, **weights):
 
 def test_team_search_waits_on_a_cleared_well_for_a_thirsty_teammate():
     """Weight well_gather: an excavated well waters every pawn on its tile (seed, spec 4.4),
-    so the Explorer on a cleared well does not excavate it alone while the dry Navigator can
-    walk onto it and excavate it in her own turn.  It excavates (and drinks) when she is not
-    thirsty, and with the weight at 0."""
-    def after(mate_water, **weights):
-        d = play_action_phase(thirsty_teammate_three_steps_from_a_well(mate_water, **weights),
-                              "team_search")
+    so the Explorer on a cleared well does not excavate it alone while the dry Navigator, next
+    to act, can walk onto it and excavate it in her turn.  It excavates (and drinks) when she
+    is not thirsty, when it is itself at 1 water (the storm between could kill it), and with
+    the weight at 0."""
+    def after(mate_water, own=2, **weights):
+        st = thirsty_teammate_three_steps_from_a_well(mate_water, **weights)
+        st = load({**st.to_dict(), "pawns": [dict(p, water=own) if i == 0 else p
+                                             for i, p in enumerate(st.to_dict()["pawns"])]})
+        d = play_action_phase(st, "team_search")
         return d["pawns"][0]["water"], d["board"][2][4]["excavated"]
-    assert after(1, well_gather=0.5) == (1, False)
-    assert after(3, well_gather=0.5) == (3, True)
-    assert after(1, well_gather=0.0) == (3, True)
-    st = thirsty_teammate_three_steps_from_a_well(1, well_gather=0.5)
+    assert after(1, well_gather=1.0) == (2, False)
+    assert after(3, well_gather=1.0) == (4, True)
+    assert after(1, own=1, well_gather=1.0) == (3, True)
+    assert after(1, well_gather=0.0) == (4, True)
+    st = thirsty_teammate_three_steps_from_a_well(1, well_gather=1.0)
     assert plan_value(st) > plan_value(thirsty_teammate_three_steps_from_a_well(1, well_gather=0.0))
 
 
