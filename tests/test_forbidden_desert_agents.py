@@ -172,16 +172,18 @@ def test_a_dug_well_waters_the_pawns_on_it_on_the_held_waters_scale():
         "forbidden_desert_search_weights.json").read_text())["weights"]
     roles = ("explorer", "navigator", "climber", "archeologist")
     # Two non-carriers at 1 water: each 1 -> 3 on the curve (10 -> 21).
-    gain = well_dug_under(roles, 1) - well_dug_under(roles, 1, well_water_scaled=0.0)
+    gain = (well_dug_under(roles, 1, well_water_scaled=1.0)
+            - well_dug_under(roles, 1, well_water_scaled=0.0))
     assert gain == pytest.approx(2 * (2 / 3) * (w["water_scale"] - 1.0) * (21 - 10))
     # Seat 0 the Water Carrier: his 2 units at carrier_water each, no longer on the curve.
     roles = ("water_carrier", "navigator", "climber", "archeologist")
-    gain = well_dug_under(roles, 1) - well_dug_under(roles, 1, well_water_scaled=0.0)
+    gain = (well_dug_under(roles, 1, well_water_scaled=1.0)
+            - well_dug_under(roles, 1, well_water_scaled=0.0))
     assert gain == pytest.approx((2 / 3) * ((w["carrier_water"] * 2 - (21 - 10))
                                             + (w["water_scale"] - 1.0) * (21 - 10)))
     # Full canteens (4: Explorer and Navigator) gain nothing either way.
     roles = ("explorer", "navigator", "climber", "archeologist")
-    assert well_dug_under(roles, 4) == pytest.approx(
+    assert well_dug_under(roles, 4, well_water_scaled=1.0) == pytest.approx(
         well_dug_under(roles, 4, well_water_scaled=0.0))
 
 
