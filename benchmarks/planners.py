@@ -14,12 +14,14 @@ were held.  mondo-solo also counts the setups whose four pre-placed tiles alread
 between the two pairs of neighbouring marked spaces): they bound what any agent can win.
 
 endgame measures the desert's endgame agents (those that play team_search until the team
-holds all four parts: "rollout", "rollout_search") where they differ.  team_search's games
-(cheap) find which of games start..start+games-1 reach all four parts; every such agent plays
-exactly these games up to that point, so only they are played by each agent, and each agent's
-figures are the endgame's: reached, won (the conversion, Wilson interval), loss causes after
-all parts were held, CPU-seconds per endgame game, each later agent paired with the first
-game by game (the games only one of them won) and the win rate over all the games.
+holds three parts with the fourth located: "rollout", "rollout_search") where they differ.
+team_search's games (cheap) find which of games start..start+games-1 get there (all four
+parts located, three or four held at the end: every game where the agents simulate, and a
+few more); every such agent plays exactly these games up to that point, so only they are
+played by each agent, and each agent's figures are the endgame's: reached, won (the
+conversion, Wilson interval), loss causes, CPU-seconds per endgame game, each later agent
+paired with the first game by game (the games only one of them won) and the win rate over
+all the games.
 --results keeps every played game in a JSON-lines file and reuses it, so an agent is played
 once per game however often it is compared; `agent@tag` names one build of an agent there
 (played by this checkout when the file has no result for it), e.g. `rollout_search@main`
@@ -115,11 +117,14 @@ def desert(args):
 
 
 def endgame_games(game, rules, args):
-    """The games of start..start+games-1 where team_search's team holds all four parts."""
+    """The games of start..start+games-1 where team_search's team locates all four parts and
+    holds three or four at the end: a superset of those where it holds three parts while the
+    fourth lies on a tile (where the endgame agents start simulating)."""
     rb = batch.play(game, args.players, rules, "team_search", seed=args.seed,
                     start=args.start, count=args.games)
     held = rb.column("parts_collected").to_pylist()
-    return [args.start + i for i, h in enumerate(held) if h == 4]
+    found = rb.column("parts_found").to_pylist()
+    return [args.start + i for i, (h, f) in enumerate(zip(held, found)) if f == 4 and h >= 3]
 
 
 def play_one(job):
@@ -131,6 +136,7 @@ def play_one(job):
     return {"agent": agent, "players": players, "rules": rules, "seed": seed, "game": index,
             "end": rb.column("end_reason")[0].as_py(),
             "held": rb.column("parts_collected")[0].as_py(),
+            "found": rb.column("parts_found")[0].as_py(),
             "turns": rb.column("turns")[0].as_py(), "cpu": time.process_time() - c}
 
 
@@ -142,8 +148,8 @@ def played_games(agent, games, rules, args, stored):
     jobs = [(agent, args.players, rules, args.seed, g) for g in games if g not in have]
     with multiprocessing.Pool(args.workers) as pool:
         for r in pool.imap_unordered(play_one, jobs):
-            if r["held"] != 4:
-                raise RuntimeError(f"{agent}: game {r['game']} did not reach all four parts "
+            if r["found"] != 4:
+                raise RuntimeError(f"{agent}: game {r['game']} did not locate all four parts "
                                    "although team_search's did: not a team_search endgame agent")
             have[r["game"]] = r
             if args.results:
@@ -169,7 +175,7 @@ def endgame(args):
     games = endgame_games(game, rules, args)
     stored = stored_results(args.results)
     print(f"{args.players}p {args.difficulty}, seed {args.seed}, games {args.start}.."
-          f"{args.start + args.games - 1}: all parts held in {len(games)}")
+          f"{args.start + args.games - 1}: all parts located and three held in {len(games)}")
     first = None
     for agent in args.agents.split(","):
         res = played_games(agent, games, rules, args, stored)

@@ -1389,7 +1389,8 @@ class ForbiddenDesertGame(Game):
                 "team_search": "deep_search's best lines for the acting adventurer, each "
                 "followed by the teammates' searched turns of the round, the line with the best "
                 "round taken: a joint team plan, slower",
-                "rollout": "team_search, and once the team holds all four parts every choice "
+                "rollout": "team_search, and once the team holds three parts and the fourth "
+                "lies on a tile every choice "
                 "simulated: each legal action played to the game's end by the rule-based "
                 "endgame on 16 redrawn views of the hidden parts (the same views for every "
                 "action), the one with the most team wins taken; about 8 4-player games per "

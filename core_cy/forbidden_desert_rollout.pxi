@@ -1,7 +1,8 @@
 # Policy "rollout", included into forbidden_desert.pyx after the team planners: the rollout
 # algorithm (policy improvement by simulation) on top of team_search, in the endgame.
 #
-# Until the team holds all four parts it plays team_search.  From then on every decision with
+# Until the team holds three parts and the fourth lies on a tile (both its clues excavated)
+# it plays team_search.  From then on every decision with
 # a choice (actions, water, equipment, storm phase, peeks) is simulated: each legal action is
 # played ROLLOUT_SAMPLES times to the end of the game by the base policy ROLLOUT_BASE for the
 # whole team (the rule-based endgame: fast), each time on a fresh view of the acting seat
@@ -155,8 +156,17 @@ cdef int candidates(const DState* s, Rng* rng, void* scratch, int* cand) noexcep
 
 
 cdef inline bint simulated(const DState* s) noexcept nogil:
-    """Where policy "rollout" simulates: once the team holds all four parts."""
-    return parts_count(s, P_HELD) == N_PARTS
+    """Where policy "rollout" simulates: once the team holds three parts and the fourth lies
+    on a tile (both its clues excavated: what the team sees), and from then on."""
+    cdef int i
+    if parts_count(s, P_HELD) == N_PARTS:
+        return True
+    if parts_count(s, P_HELD) < N_PARTS - 1:
+        return False
+    for i in range(N_PARTS):
+        if s.part_state[i] == P_TILE:
+            return True
+    return False
 
 
 cdef int rollout_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
