@@ -7,6 +7,7 @@ CPU-second (the per-core figure on a shared machine).
         [--difficulties novice,normal,elite,legendary]
     python benchmarks/planners.py endgame [--games 400] [--start 0] [--seed 12]
         [--agents rollout,rollout_search] [--workers 1] [--results FILE]
+    python benchmarks/planners.py thirst [--games 60] [--seed 20] [--rule-based]
 
 desert plays every agent on the same seeds and prints each later agent's team win rate minus
 the first's, paired game by game (t interval), and the losses split by whether all four parts
@@ -197,6 +198,55 @@ def endgame(args):
               f"sign test p = {sign_test_p(int((diff > 0).sum()), int((diff < 0).sum())):.3f})")
 
 
+def pawns_text(state):
+    """Each pawn's water, steps to the Launch Pad and to the nearest excavated well."""
+    d = state.to_dict()
+    at = {e["tile"]: (r, c, e) for r, row in enumerate(d["board"]) for c, e in enumerate(row) if e}
+    pad = next(t for t, (_, _, e) in at.items() if e["kind"] == "launch_pad")
+    wells = [t for t, (_, _, e) in at.items() if e["kind"] == "well" and e["excavated"]]
+
+    def steps(a, b):
+        return abs(at[a][0] - at[b][0]) + abs(at[a][1] - at[b][1])
+    return " ".join(f"{p['adventurer'][:5]} w{p['water']} pad{steps(p['tile'], pad)} well"
+                    f"{min((steps(p['tile'], w) for w in wells), default='-')}"
+                    for p in d["pawns"])
+
+
+def thirst(args):
+    from core_cy import agents
+    from core_cy.forbidden_desert import GAME, rollout_values
+    kinds = collections.Counter()
+    for g in range(args.games):
+        state = GAME.new(args.players, rules={"difficulty": args.difficulty},
+                         seed=args.seed * 100000 + g)
+        won, lines, step = [], [], 0
+        while not state.is_terminal():
+            sim = rollout_values(state, seed=step, search=not args.rule_based)
+            if sim is None:
+                action = agents.choose(state, "team_search", seed=step)
+            else:
+                values, pick = sim
+                action = values[pick][0]
+                won.append(int(values[pick][1]))
+                lines.append(f"    turn {state.to_dict()['turns']}: {pawns_text(state)}; "
+                             f"{GAME.describe(state, action)}: {won[-1]} of 16 won")
+            state.apply(action)
+            step += 1
+        end = state.to_dict()["end_reason"]
+        if won:
+            kinds["endgames"] += 1
+        if end != "thirst" or not won:
+            continue
+        kind = ("lost at the start" if max(won) == 0 else "lost from a sure win"
+                if max(won) == 16 else "lost in between")
+        kinds[kind] += 1
+        print(f"game {g}: thirst after {len(won)} simulated decisions, {kind} (first {won[0]}, "
+              f"most {max(won)}, last {won[-1]} of 16 won)")
+        if args.verbose:
+            print("\n".join(lines[-8:]))
+    print(dict(kinds))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -219,8 +269,16 @@ def main():
     e.add_argument("--seed", type=int, default=12)
     e.add_argument("--workers", type=int, default=1)
     e.add_argument("--results", default="", help="JSON-lines file of played games (reused)")
+    t = sub.add_parser("thirst")
+    t.add_argument("--games", type=int, default=60)
+    t.add_argument("--players", type=int, default=4)
+    t.add_argument("--difficulty", default="novice")
+    t.add_argument("--seed", type=int, default=20)
+    t.add_argument("--rule-based", action="store_true", help="rollout instead of rollout_search")
+    t.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-    {"mondo-solo": mondo_solo, "desert": desert, "endgame": endgame}[args.command](args)
+    {"mondo-solo": mondo_solo, "desert": desert, "endgame": endgame,
+     "thirst": thirst}[args.command](args)
 
 
 if __name__ == "__main__":

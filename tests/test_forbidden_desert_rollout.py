@@ -10,20 +10,21 @@ from core_cy.forbidden_desert import GAME, ROLLOUT_SEARCH_KEEP, rollout_values
 from test_forbidden_desert_observe import twin
 
 
-def endgame_states(players, seed, count):
+def endgame_states(players, seed, count, search=False):
     """States of a team_search game where "rollout" simulates (three parts held and the
-    fourth on a tile, or all four held) and the acting seat has a choice."""
+    fourth on a tile, or all four held; search: "rollout_search", all four held) and the
+    acting seat has a choice."""
     state = GAME.new(players, rules={"difficulty": "novice"}, seed=seed)
     found = []
     while not state.is_terminal() and len(found) < count:
-        if rollout_values(state) is not None and len(state.legal_actions()) > 1:
+        if rollout_values(state, search=search) is not None and len(state.legal_actions()) > 1:
             found.append(state.clone())
         state.apply(agents.choose(state, "team_search", seed=seed))
     return found
 
 
-def endgame_games(players, count):
-    seeds = (s for s in range(100) if endgame_states(players, s, 1))
+def endgame_games(players, count, search=False):
+    seeds = (s for s in range(100) if endgame_states(players, s, 1, search))
     return [next(seeds) for _ in range(count)]
 
 
@@ -37,8 +38,9 @@ def test_team_search_plays_early_in_the_game():
 
 
 def test_the_simulations_start_when_three_parts_are_held_and_the_fourth_lies_on_a_tile():
-    """Not while the fourth part is still hidden (team_search's choice played), but as soon
-    as it lies on a tile: the choice of who fetches it, and how, is simulated too."""
+    """"rollout": not while the fourth part is still hidden (team_search's choice played),
+    but as soon as it lies on a tile: who fetches it, and how, is simulated too.
+    "rollout_search" simulates only once all four parts are held."""
     waiting = started = 0
     for seed in range(40):
         state = GAME.new(4, rules={"difficulty": "novice"}, seed=seed)
@@ -47,7 +49,11 @@ def test_the_simulations_start_when_three_parts_are_held_and_the_fourth_lies_on_
             held, on_tile = parts.count("held"), "on_tile" in parts
             if rollout_values(state) is not None:
                 assert held == 4 or (held == 3 and on_tile)
-                started += held == 3
+                if held == 3:       # "rollout_search" waits for the fourth part
+                    started += 1
+                    assert rollout_values(state, search=True) is None
+                    assert (agents.choose(state, "rollout_search", seed=seed)
+                            == agents.choose(state, "team_search", seed=seed))
                 break
             assert held < 3 or (held == 3 and not on_tile)
             if held == 3 and not waiting:
@@ -109,7 +115,8 @@ def test_rollout_search_plays_its_simulations_by_search_and_sees_only_views():
     choice rule, and twin states give the same values and decisions."""
     rng = np.random.default_rng(5)
     differ = pruned = 0
-    states = [state for seed in endgame_games(4, 2) for state in endgame_states(4, seed, 3)]
+    states = [state for seed in endgame_games(4, 2, True)
+              for state in endgame_states(4, seed, 3, True)]
     for state in states:
         values, pick = rollout_values(state, seed=3, search=True)
         rule_based = rollout_values(state, seed=3)[0]
