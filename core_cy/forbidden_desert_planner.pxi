@@ -621,7 +621,10 @@ cdef enum:
     BEAM = 4               # policy "search": about 1,000 4-player games per CPU-second
     BEAM_DEEP = 12         # policy "deep_search" (4-player Novice: 14.8% wins vs 11.9%)
     # Policy "team_search"'s widths are search weights (team_beam, team_lines,
-    # team_reply_beam: rule option search_weights) up to these bounds (the policy scratch):
+    # team_reply_beam: rule option search_weights) up to these bounds (the policy scratch).
+    # The defaults 12, 6, 4 are the old constants; wider was not stronger (session 10, the
+    # README: 4,000 4-player Novice games paired by seed for each of beam 24 and 48, lines
+    # 12, reply beam 8).
     MAX_TEAM_BEAM = 32     # the acting pawn's beam and the teammates' reply beams
     MAX_TEAM_LINES = 16    # the acting pawn's lines played out in a round
     MAX_CAND = 64
