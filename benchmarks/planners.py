@@ -7,6 +7,7 @@ CPU-second (the per-core figure on a shared machine).
         [--difficulties novice,normal,elite,legendary]
     python benchmarks/planners.py endgame [--games 400] [--start 0] [--seed 12]
         [--agents rollout,rollout_search] [--workers 1] [--results FILE]
+    python benchmarks/planners.py thirst [--games 60] [--seed 20] [--rule-based]
 
 desert plays every agent on the same seeds and prints each later agent's team win rate minus
 the first's, paired game by game (t interval), and the losses split by whether all four parts
@@ -14,12 +15,14 @@ were held.  mondo-solo also counts the setups whose four pre-placed tiles alread
 between the two pairs of neighbouring marked spaces): they bound what any agent can win.
 
 endgame measures the desert's endgame agents (those that play team_search until the team
-holds all four parts: "rollout", "rollout_search") where they differ.  team_search's games
-(cheap) find which of games start..start+games-1 reach all four parts; every such agent plays
-exactly these games up to that point, so only they are played by each agent, and each agent's
-figures are the endgame's: reached, won (the conversion, Wilson interval), loss causes after
-all parts were held, CPU-seconds per endgame game, each later agent paired with the first
-game by game (the games only one of them won) and the win rate over all the games.
+holds three parts with the fourth located: "rollout", "rollout_search") where they differ.
+team_search's games (cheap) find which of games start..start+games-1 get there (all four
+parts located, three or four held at the end: every game where the agents simulate, and a
+few more); every such agent plays exactly these games up to that point, so only they are
+played by each agent, and each agent's figures are the endgame's: reached, won (the
+conversion, Wilson interval), loss causes, CPU-seconds per endgame game, each later agent
+paired with the first game by game (the games only one of them won) and the win rate over
+all the games.
 --results keeps every played game in a JSON-lines file and reuses it, so an agent is played
 once per game however often it is compared; `agent@tag` names one build of an agent there
 (played by this checkout when the file has no result for it), e.g. `rollout_search@main`
@@ -115,11 +118,14 @@ def desert(args):
 
 
 def endgame_games(game, rules, args):
-    """The games of start..start+games-1 where team_search's team holds all four parts."""
+    """The games of start..start+games-1 where team_search's team locates all four parts and
+    holds three or four at the end: a superset of those where it holds three parts while the
+    fourth lies on a tile (where the endgame agents start simulating)."""
     rb = batch.play(game, args.players, rules, "team_search", seed=args.seed,
                     start=args.start, count=args.games)
     held = rb.column("parts_collected").to_pylist()
-    return [args.start + i for i, h in enumerate(held) if h == 4]
+    found = rb.column("parts_found").to_pylist()
+    return [args.start + i for i, (h, f) in enumerate(zip(held, found)) if f == 4 and h >= 3]
 
 
 def play_one(job):
@@ -131,6 +137,7 @@ def play_one(job):
     return {"agent": agent, "players": players, "rules": rules, "seed": seed, "game": index,
             "end": rb.column("end_reason")[0].as_py(),
             "held": rb.column("parts_collected")[0].as_py(),
+            "found": rb.column("parts_found")[0].as_py(),
             "turns": rb.column("turns")[0].as_py(), "cpu": time.process_time() - c}
 
 
@@ -142,8 +149,8 @@ def played_games(agent, games, rules, args, stored):
     jobs = [(agent, args.players, rules, args.seed, g) for g in games if g not in have]
     with multiprocessing.Pool(args.workers) as pool:
         for r in pool.imap_unordered(play_one, jobs):
-            if r["held"] != 4:
-                raise RuntimeError(f"{agent}: game {r['game']} did not reach all four parts "
+            if r["found"] != 4:
+                raise RuntimeError(f"{agent}: game {r['game']} did not locate all four parts "
                                    "although team_search's did: not a team_search endgame agent")
             have[r["game"]] = r
             if args.results:
@@ -169,7 +176,7 @@ def endgame(args):
     games = endgame_games(game, rules, args)
     stored = stored_results(args.results)
     print(f"{args.players}p {args.difficulty}, seed {args.seed}, games {args.start}.."
-          f"{args.start + args.games - 1}: all parts held in {len(games)}")
+          f"{args.start + args.games - 1}: all parts located and three held in {len(games)}")
     first = None
     for agent in args.agents.split(","):
         res = played_games(agent, games, rules, args, stored)
@@ -189,6 +196,55 @@ def endgame(args):
         print(f"  {agent} - {first[0]}: {int(diff.sum()):+d} wins ({int((diff > 0).sum())} "
               f"endgames won only by {agent}, {int((diff < 0).sum())} only by {first[0]}; "
               f"sign test p = {sign_test_p(int((diff > 0).sum()), int((diff < 0).sum())):.3f})")
+
+
+def pawns_text(state):
+    """Each pawn's water, steps to the Launch Pad and to the nearest excavated well."""
+    d = state.to_dict()
+    at = {e["tile"]: (r, c, e) for r, row in enumerate(d["board"]) for c, e in enumerate(row) if e}
+    pad = next(t for t, (_, _, e) in at.items() if e["kind"] == "launch_pad")
+    wells = [t for t, (_, _, e) in at.items() if e["kind"] == "well" and e["excavated"]]
+
+    def steps(a, b):
+        return abs(at[a][0] - at[b][0]) + abs(at[a][1] - at[b][1])
+    return " ".join(f"{p['adventurer'][:5]} w{p['water']} pad{steps(p['tile'], pad)} well"
+                    f"{min((steps(p['tile'], w) for w in wells), default='-')}"
+                    for p in d["pawns"])
+
+
+def thirst(args):
+    from core_cy import agents
+    from core_cy.forbidden_desert import GAME, rollout_values
+    kinds = collections.Counter()
+    for g in range(args.games):
+        state = GAME.new(args.players, rules={"difficulty": args.difficulty},
+                         seed=args.seed * 100000 + g)
+        won, lines, step = [], [], 0
+        while not state.is_terminal():
+            sim = rollout_values(state, seed=step, search=not args.rule_based)
+            if sim is None:
+                action = agents.choose(state, "team_search", seed=step)
+            else:
+                values, pick = sim
+                action = values[pick][0]
+                won.append(int(values[pick][1]))
+                lines.append(f"    turn {state.to_dict()['turns']}: {pawns_text(state)}; "
+                             f"{GAME.describe(state, action)}: {won[-1]} of 16 won")
+            state.apply(action)
+            step += 1
+        end = state.to_dict()["end_reason"]
+        if won:
+            kinds["endgames"] += 1
+        if end != "thirst" or not won:
+            continue
+        kind = ("lost at the start" if max(won) == 0 else "lost from a sure win"
+                if max(won) == 16 else "lost in between")
+        kinds[kind] += 1
+        print(f"game {g}: thirst after {len(won)} simulated decisions, {kind} (first {won[0]}, "
+              f"most {max(won)}, last {won[-1]} of 16 won)")
+        if args.verbose:
+            print("\n".join(lines[-8:]))
+    print(dict(kinds))
 
 
 def main():
@@ -213,8 +269,16 @@ def main():
     e.add_argument("--seed", type=int, default=12)
     e.add_argument("--workers", type=int, default=1)
     e.add_argument("--results", default="", help="JSON-lines file of played games (reused)")
+    t = sub.add_parser("thirst")
+    t.add_argument("--games", type=int, default=60)
+    t.add_argument("--players", type=int, default=4)
+    t.add_argument("--difficulty", default="novice")
+    t.add_argument("--seed", type=int, default=20)
+    t.add_argument("--rule-based", action="store_true", help="rollout instead of rollout_search")
+    t.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-    {"mondo-solo": mondo_solo, "desert": desert, "endgame": endgame}[args.command](args)
+    {"mondo-solo": mondo_solo, "desert": desert, "endgame": endgame,
+     "thirst": thirst}[args.command](args)
 
 
 if __name__ == "__main__":

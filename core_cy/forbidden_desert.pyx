@@ -1402,15 +1402,16 @@ class ForbiddenDesertGame(Game):
                 "team_search": "deep_search's best lines for the acting adventurer, each "
                 "followed by the teammates' searched turns of the round, the line with the best "
                 "round taken: a joint team plan, slower",
-                "rollout": "team_search, and once the team holds all four parts every choice "
+                "rollout": "team_search, and once the team holds three parts and the fourth "
+                "lies on a tile every choice "
                 "simulated: each legal action played to the game's end by the rule-based "
                 "endgame on 16 redrawn views of the hidden parts (the same views for every "
-                "action), the one with the most team wins taken; about 8 4-player games per "
+                "action), the one with the most team wins taken; about 4 4-player games per "
                 "CPU-second",
                 "rollout_search": "rollout with the simulations of team_search's action and of "
                 "the six others the rule-based endgame values most played again on the same "
-                "views by search (the beam search scored by the chance to take off): the "
-                "strongest, about 1.2 4-player games per CPU-second"}
+                "views by search (the beam search scored by the chance to take off), once all "
+                "four parts are held: the strongest, about 1.2 4-player games per CPU-second"}
     adventurers = ADVENTURERS
     options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
                                 DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,

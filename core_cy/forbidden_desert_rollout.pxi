@@ -1,10 +1,12 @@
 # Policy "rollout", included into forbidden_desert.pyx after the team planners: the rollout
 # algorithm (policy improvement by simulation) on top of team_search, in the endgame.
 #
-# Until the team holds all four parts it plays team_search.  From then on every decision with
-# a choice (actions, water, equipment, storm phase, peeks) is simulated: each legal action is
-# played ROLLOUT_SAMPLES times to the end of the game by the base policy ROLLOUT_BASE for the
-# whole team (the rule-based endgame: fast), each time on a fresh view of the acting seat
+# Until the team holds three parts and the fourth lies on a tile (both its clues excavated;
+# "rollout_search": until it holds all four) it plays team_search.  From then on every
+# decision with a choice (actions, water, equipment, storm phase, peeks) is simulated: each
+# legal action is played ROLLOUT_SAMPLES times to the end of the game by the base policy
+# ROLLOUT_BASE for the whole team (the rule-based endgame: fast), each time on a fresh view
+# of the acting seat
 # (`observe`: hidden tiles re-dealt, storm and equipment piles reshuffled, a chance stream of
 # its own), the same views for every action (common random numbers).  The action with the
 # most team wins is played if it wins at least ROLLOUT_MARGIN more than team_search's action
@@ -52,6 +54,23 @@
 #   short); 32 views for the 6 kept (216 decisions: +0.019 against +0.017, the unpruned
 #   cost; with margin 2 +0.017); 32 more views for team_search's and the chosen action
 #   before leaving team_search's, margin 3 (80 decisions: +0.010 against +0.012).
+# Session 10 (seeds 20-21; games paired by seed):
+# - Where "rollout_search" dies of thirst after all parts are held (seed 20, games 0-59: 10
+#   of its 28 endgames): in 4 every candidate of every decision won under one of its 16
+#   views from the first on (pawns with 0-1 water 3-6 steps from the Launch Pad when the
+#   last part was picked up), in 2 the views won 16 of 16 and the storm cards then killed
+#   (two Sun Beats Down with dry pawns), in 4 they won 4-12 of 16 and fell.  So the
+#   simulations start earlier: once three parts are held and the fourth lies on a tile
+#   (kept): "rollout" wins 97 of 300 full games against 83 (19 won only so, 5 only the
+#   old way: paired +4.67 points [+1.50, +7.83]), thirst losses 164 against 175, at 0.25
+#   against 0.095 CPU-seconds a game.  "rollout_search" started that early too won 17 of the
+#   first 36 of these endgames of seed 20, as many as before, at 3.1 against 1.4 CPU-seconds
+#   an endgame game: it keeps simulating only once all four parts are held.
+# - Measured with "rollout" and not taken (no game changed its outcome): the losses'
+#   tie-break by the team's water left instead of the turns survived (198 endgames: 4 won
+#   only so, 3 only the old way); a win worth less for each storm card drawn while a pawn
+#   was dry, and where team_search's action wins all 16 views the safest line taken (78
+#   endgames: the same 49 won).
 #
 # It never peeks: every simulation starts from a view.
 from libc.stdlib cimport calloc, free
@@ -154,9 +173,19 @@ cdef int candidates(const DState* s, Rng* rng, void* scratch, int* cand) noexcep
     return nc
 
 
-cdef inline bint simulated(const DState* s) noexcept nogil:
-    """Where policy "rollout" simulates: once the team holds all four parts."""
-    return parts_count(s, P_HELD) == N_PARTS
+cdef inline bint simulated(const DState* s, int which) noexcept nogil:
+    """Where policy "rollout" simulates: once the team holds three parts and the fourth lies
+    on a tile (both its clues excavated: what the team sees), and from then on; "rollout_search"
+    once the team holds all four (its gain from the earlier start is not measured yet)."""
+    cdef int i
+    if parts_count(s, P_HELD) == N_PARTS:
+        return True
+    if which == POLICY_ROLLOUT_SEARCH or parts_count(s, P_HELD) < N_PARTS - 1:
+        return False
+    for i in range(N_PARTS):
+        if s.part_state[i] == P_TILE:
+            return True
+    return False
 
 
 cdef int rollout_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
@@ -167,7 +196,7 @@ cdef int rollout_policy(const void* vs, int which, Rng* rng, void* scratch) noex
     cdef int nc
     if which != POLICY_ROLLOUT and which != POLICY_ROLLOUT_SEARCH:
         return d_policy(vs, which, rng, scratch)
-    if not simulated(s):
+    if not simulated(s, which):
         return d_policy(vs, POLICY_TEAM, rng, scratch)
     nc = candidates(s, rng, scratch, cand)
     if nc == 1:
@@ -185,7 +214,8 @@ def rollout_values(State state, unsigned long long seed=0, bint search=False):
     cdef double value[MAX_LEGAL]
     cdef Rng rng
     cdef int nc, pick
-    if not simulated(s):
+    cdef int which = POLICY_ROLLOUT_SEARCH if search else POLICY_ROLLOUT
+    if not simulated(s, which):
         return None
     scratch = calloc(1, POLICY_SCRATCH)
     if scratch == NULL:
@@ -193,8 +223,7 @@ def rollout_values(State state, unsigned long long seed=0, bint search=False):
     try:
         rng_seed(&rng, seed, 0, 0, 0)
         nc = candidates(s, &rng, scratch, cand)
-        pick = simulate(s, cand, nc, POLICY_ROLLOUT_SEARCH if search else POLICY_ROLLOUT,
-                        &rng, scratch, value)
+        pick = simulate(s, cand, nc, which, &rng, scratch, value)
         return [(cand[i], None if value[i] == NOT_SEARCHED else value[i])
                 for i in range(nc)], pick
     finally:
