@@ -50,7 +50,8 @@ from pipelines.stats import mean_interval, wilson_interval  # noqa: E402
 NAMES = list(fd.SEARCH_WEIGHT_NAMES)  # the engine's names: weights are lists in this order
 DEFAULTS = [fd.DEFAULT_SEARCH_WEIGHTS[name] for name in NAMES]
 BASE = list(DEFAULTS)           # the search's origin: --start / --set change it
-TUNED = list(range(len(NAMES)))  # indices of the weights the search moves: --only narrows it
+# Indices of the weights the search moves (--only narrows it): not team_search's widths.
+TUNED = [i for i, name in enumerate(NAMES) if name not in fd.SEARCH_WIDTH_LIMITS]
 RULES = {"difficulty": "novice"}
 Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
 
@@ -182,9 +183,9 @@ def tune(args):
         BASE[NAMES.index(name)] = float(v)
     if args.only:
         only = args.only.split(",")
-        unknown = sorted(set(only) - set(NAMES))
+        unknown = sorted(set(only) - {NAMES[i] for i in TUNED})
         if unknown:
-            raise SystemExit(f"--only: {unknown} not among {NAMES}")
+            raise SystemExit(f"--only: {unknown} not among {[NAMES[i] for i in TUNED]}")
         TUNED[:] = [NAMES.index(name) for name in only]
     z0 = np.zeros(len(TUNED))
     log(f"agent {args.agent}, objective sets {sets}, tiebreak {args.tiebreak}, budget "

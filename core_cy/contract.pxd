@@ -28,7 +28,9 @@ cdef enum:
     MAX_SEAT_OUTCOMES = 16   # per-seat outcome fields an engine may report
     STREAM_CHANCE = 0        # RNG stream id for the game's own chance events
     STREAM_SEAT = 1          # seat k's agent uses stream STREAM_SEAT + k
-    POLICY_SCRATCH = 65536   # bytes of scratch memory handed to Engine.policy
+    POLICY_SCRATCH = 131072  # bytes of scratch memory handed to Engine.policy (the largest
+                             # need: Forbidden Desert's team_search at its widest, checked
+                             # when forbidden_desert_planner.pxi is imported)
 
 # Per-seat parameters that belong to the player rather than to its decisions,
 # e.g. the speed of a hand in a real-time game (action durations are divided by it).

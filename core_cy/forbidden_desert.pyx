@@ -244,6 +244,11 @@ ctypedef struct SearchWeights:
     double team_round          # team_search: a line's score counts its round's end this much
     double line_sharing        # search lines share water as the team does after each action (0: off)
     double water_hub           # the Water Carrier draws at a well when low (carrier_hub; 0: off)
+    # team_search's widths (whole numbers, bounded by SEARCH_WIDTH_LIMITS; not tuned):
+    double team_beam           # the acting pawn's beam (deep_search's BEAM_DEEP by default)
+    double team_lines          # its best lines each played out for the rest of the round
+    double team_reply_beam     # the beam of each teammate's searched turn in that round
+    # Water switches of the evaluation (session 10; all measured, off: README):
     double well_water_scaled   # a dug water-drop tile's water on the held water's scale (0: unscaled)
     double well_gather         # a thirsty teammate's reach of a cleared water-drop tile (0: off)
     double reserve_water       # a held Secret Water Reserve waters its holder's tile (0: off)
@@ -1244,9 +1249,15 @@ if list(DEFAULT_SEARCH_WEIGHTS) != list(SEARCH_WEIGHT_NAMES):
                       f"SearchWeights in its order: {list(SEARCH_WEIGHT_NAMES)}")
 
 
+# The search widths among the weights, with their bounds (what the policy scratch holds).
+SEARCH_WIDTH_LIMITS = {"team_beam": MAX_TEAM_BEAM, "team_lines": MAX_TEAM_LINES,
+                       "team_reply_beam": MAX_TEAM_BEAM}
+
+
 def parse_search_weights(weights):
     """Rule option `search_weights`: {name: number}, the names not given keep their default;
-    the full {name: float} in SEARCH_WEIGHT_NAMES order.  ValueError names the bad key."""
+    the full {name: float} in SEARCH_WEIGHT_NAMES order.  ValueError names the bad key (a
+    width must be a whole number from 1 to its SEARCH_WIDTH_LIMITS bound)."""
     where = "rule option 'search_weights'"
     if not isinstance(weights, dict):
         raise ValueError(f"{where} must map weight names to numbers, got {weights!r}")
@@ -1259,6 +1270,9 @@ def parse_search_weights(weights):
         v = weights.get(name, DEFAULT_SEARCH_WEIGHTS[name])
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"{where}.{name} must be a finite number, got {v!r}")
+        if name in SEARCH_WIDTH_LIMITS and not (v == int(v) and 1 <= v <= SEARCH_WIDTH_LIMITS[name]):
+            raise ValueError(f"{where}.{name} must be a whole number from 1 to "
+                             f"{SEARCH_WIDTH_LIMITS[name]}, got {v!r}")
         out[name] = float(v)
     return out
 

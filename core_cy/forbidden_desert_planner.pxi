@@ -620,9 +620,13 @@ cdef enum:
     PLACE_SHARE = 6        # a beam keeps max(1, beam / PLACE_SHARE) nodes per pawn placement
     BEAM = 4               # policy "search": about 1,000 4-player games per CPU-second
     BEAM_DEEP = 12         # policy "deep_search" (4-player Novice: 14.8% wins vs 11.9%)
-    TEAM_LINES = 6         # policy "team_search": the acting pawn's lines played out in a round
-    TEAM_REPLY_BEAM = 4    # ... with each teammate's turn searched at this width (12: no
-                           # stronger, 2.5x slower)
+    # Policy "team_search"'s widths are search weights (team_beam, team_lines,
+    # team_reply_beam: rule option search_weights) up to these bounds (the policy scratch).
+    # The defaults 12, 6, 4 are the old constants; wider was not stronger (session 10, the
+    # README: 4,000 4-player Novice games paired by seed for each of beam 24 and 48, lines
+    # 12, reply beam 8).
+    MAX_TEAM_BEAM = 32     # the acting pawn's beam and the teammates' reply beams
+    MAX_TEAM_LINES = 16    # the acting pawn's lines played out in a round
     MAX_CAND = 64
     MAX_FREE = 2           # equipment cards one search line may play
     MAX_PLAN = 8           # actions and cards in one line
@@ -1444,24 +1448,27 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
 
 
 cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
-    """Policy "team_search": the TEAM_LINES best lines of the acting pawn's beam search, each
-    followed by the teammates' own searched turns for the rest of the round (in seat order,
-    the storm left out: its expected harm is in the evaluation), scored at the round's end;
-    returns the first action of the line whose round scores best (caching the rest).  The
-    round's end counts with the weight team_round: mostly a tie-break, as many lines of one
-    turn score the same (4-player Novice, 2,000 games, seed 11: 0.1 23.25%, 0.3 21.05%,
-    1.0 22.40%; before the endgame search 0.03 19.2%, 0.1 19.9%, 0.3 18.6%, 1.0 18.7%)."""
+    """Policy "team_search": the team_lines best lines of the acting pawn's beam search (width
+    team_beam), each followed by the teammates' own searched turns (width team_reply_beam) for
+    the rest of the round (in seat order, the storm left out: its expected harm is in the
+    evaluation), scored at the round's end; returns the first action of the line whose round
+    scores best (caching the rest).  The round's end counts with the weight team_round: mostly
+    a tie-break, as many lines of one turn score the same (4-player Novice, 2,000 games, seed
+    11: 0.1 23.25%, 0.3 21.05%, 1.0 22.40%; before the endgame search 0.03 19.2%, 0.1 19.9%,
+    0.3 18.6%, 1.0 18.7%)."""
     cdef const SearchWeights* sw = &s.rules.search
-    cdef SNode* work = <SNode*>mem                  # beams of the searches (BEAM_DEEP)
-    cdef SNode* top = work + 2 * BEAM_DEEP + 2      # the acting pawn's best lines
-    cdef SNode* x = top + TEAM_LINES                # one round played out
+    cdef int beam = <int>sw.team_beam, lines = <int>sw.team_lines
+    cdef int reply_beam = <int>sw.team_reply_beam
+    cdef SNode* work = <SNode*>mem                  # beams of the searches
+    cdef SNode* top = work + 2 * max(beam, reply_beam) + 2     # the acting pawn's best lines
+    cdef SNode* x = top + lines                     # one round played out
     cdef SNode* reply
     cdef Rates rates
     cdef int ntop = 0, i, j, q, p = s.head.current, pick = -1
     cdef double held, score, best_score = 0.0
     storm_rates(s, &rates)
     memcpy(&x.s, s, sizeof(DState))                # the rules: copy_node leaves them out
-    reply = beam_lines(s, 0, work, BEAM_DEEP, &rates, top, &ntop, TEAM_LINES)
+    reply = beam_lines(s, 0, work, beam, &rates, top, &ntop, lines)
     if ntop == 0:               # no line uses every action: deep_search's answer
         return cache_line(s, pc, reply) if reply.n > 0 else -1
     for i in range(ntop):
@@ -1472,7 +1479,7 @@ cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
             held += x.s.meteo_reduction
             x.s.head.current = q
             begin_turn(&x.s)
-            reply = beam_lines(&x.s, x.dug, work, TEAM_REPLY_BEAM, &rates, NULL, NULL, 0)
+            reply = beam_lines(&x.s, x.dug, work, reply_beam, &rates, NULL, NULL, 0)
             if reply.n > 0:
                 copy_node(x, reply)
         # Scored as if the acting pawn had just ended its turn: the risk model then counts
@@ -1530,9 +1537,9 @@ cdef int planned_action(const DState* s, void* scratch, const int* legal, int n,
 
 
 # The policy's memory: the legal list, the cached plan, the beams, the best and the child,
-# and team_search's best lines and the round it plays out.
+# and team_search's best lines and the round it plays out (at the widest search weights).
 if (MAX_LEGAL * sizeof(int) + sizeof(PlanCache)
-        + (2 * BEAM_DEEP + 3 + TEAM_LINES) * sizeof(SNode) > POLICY_SCRATCH):
+        + (2 * max(BEAM_DEEP, MAX_TEAM_BEAM) + 3 + MAX_TEAM_LINES) * sizeof(SNode) > POLICY_SCRATCH):
     raise ImportError("forbidden_desert: the search beam does not fit the policy scratch")
 
 

@@ -445,7 +445,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 33 and len(set(names)) == 33
+    assert len(names) == 36 and len(set(names)) == 36
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
@@ -491,3 +491,31 @@ def test_search_weights_change_a_batch_only_where_given():
     before = turns({})
     other = turns({"search_weights": {"part_held": 0.0, "dist_work": 0.0}})
     assert turns({}) == before and other != before
+
+
+# ---------------------------------------------------------------- team_search's widths
+
+@pytest.mark.parametrize("name", sorted(fd.SEARCH_WIDTH_LIMITS))
+def test_team_search_widths_are_whole_numbers_within_their_bound(name):
+    """A width is a beam or a count of lines: a whole number from 1 to what the policy
+    scratch holds; anything else is refused with the weight's name, the bound itself taken."""
+    bound = fd.SEARCH_WIDTH_LIMITS[name]
+    assert fd.parse_search_weights({name: bound})[name] == bound
+    for bad in (0, 2.5, bound + 1, -3):
+        with pytest.raises(ValueError, match=f"search_weights'.{name} must be a whole number"):
+            GAME.new(4, {"search_weights": {name: bad}})
+
+
+def test_team_search_widths_reach_the_search():
+    """The defaults spelled out play the same games as no option; a wider search plays other
+    games (the widths travel in each game's rules); the widest fits the policy scratch."""
+    def games(weights, count=16):
+        rb = batch.play(GAME, 4, {"search_weights": weights}, "team_search", seed=3, count=count)
+        return rb.column("turns").to_pylist(), rb.column("length").to_pylist()
+
+    defaults = {name: fd.DEFAULT_SEARCH_WEIGHTS[name] for name in fd.SEARCH_WIDTH_LIMITS}
+    assert games(defaults) == games({})
+    assert games({"team_beam": 24, "team_lines": 9}) != games({})
+    widest = batch.play(GAME, 2, {"search_weights": dict(fd.SEARCH_WIDTH_LIMITS)}, "team_search",
+                        seed=3, count=1)
+    assert widest.column("turns").to_pylist()[0] > 0
