@@ -248,6 +248,11 @@ ctypedef struct SearchWeights:
     double team_beam           # the acting pawn's beam (deep_search's BEAM_DEEP by default)
     double team_lines          # its best lines each played out for the rest of the round
     double team_reply_beam     # the beam of each teammate's searched turn in that round
+    # Water switches of the evaluation (session 10; all measured, off: README):
+    double well_water_scaled   # a dug water-drop tile's water on the held water's scale (0: unscaled)
+    double well_gather         # a thirsty teammate's reach of a cleared water-drop tile (0: off)
+    double reserve_water       # a held Secret Water Reserve waters its holder's tile (0: off)
+    double shield_held         # a held Solar Shield shades a dry pawn on its holder's tile (0: off)
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the

@@ -909,10 +909,15 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
     """The sum over the pawns of each one's chance to die of thirst before its own next
     turn: its water (after the Water Carrier's sharing) against the Sun Beats Down cards
     expected until then; none under a tunnel's shade, none while a Solar Shield on its tile
-    lasts."""
+    lasts; with the weight shield_held (a switch, 0: off), a Solar Shield still in hand
+    counts as played for a pawn at 1 water or less on its holder's tile (shield_op plays it
+    before the storm then: it lasts until the holder's next turn)."""
     cdef double cost = 0.0
     cdef int p = s.head.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
     cdef int first = this_storm(s)
+    cdef bint holder[MAX_PLAYERS]
+    for h in range(s.head.players):
+        holder[h] = s.rules.search.shield_held > 0.0 and held_card(s, h, EQ_SHIELD) >= 0
     for k in range(s.head.players):
         q = (p + k) % s.head.players
         t = s.pawn_tile[q]
@@ -921,9 +926,12 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
         cards = cards_before_turn(s, k, first, dv)
         shade = 0
         for h in range(s.head.players):
+            k2 = (h - p + s.head.players) % s.head.players
             if s.shield[h] and (s.shield_tile[h] == t if s.rules.shield_anchor_tile
                                 else s.pawn_tile[h] == t):
-                k2 = (h - p + s.head.players) % s.head.players
+                shade = cards_before_turn(s, k2, first, dv)
+            elif (holder[h] and eff[q] <= 1 and s.pawn_tile[h] == t
+                    and cards_before_turn(s, k2, first, dv) > shade):
                 shade = cards_before_turn(s, k2, first, dv)
         if shade >= cards:
             continue
@@ -1116,6 +1124,66 @@ cdef double water_plan_risk(const DState* s, int32_t dug, const int* eff, int wc
     return cost
 
 
+cdef double well_water_value(const DState* s, int q) noexcept nogil:
+    """What a well's excavation is worth to pawn q standing on it: 2 water up to its canteen's
+    size (every pawn on the tile drinks: seed, spec 4.4), valued as plan_eval values the water
+    a pawn holds (water_scale on the WATER_VALUE curve; the Water Carrier's carrier_water per
+    unit).  Weight well_water_scaled, a switch: 0 leaves out water_scale and values the Water
+    Carrier's on the curve as well (before session 10; measured in the README)."""
+    cdef const SearchWeights* sw = &s.rules.search
+    cdef int had = s.water[q] if s.water[q] > 0 else 0, w = had + 2
+    if w > s.rules.adv_water[s.role[q]]:
+        w = s.rules.adv_water[s.role[q]]
+    if sw.well_water_scaled <= 0.0:
+        return WATER_VALUE[w] - WATER_VALUE[had]
+    if s.role[q] == WATER_CARRIER:
+        return sw.carrier_water * (w - had)
+    return sw.water_scale * (WATER_VALUE[w] - WATER_VALUE[had])
+
+
+cdef void reserve_water(const DState* s, int* eff) noexcept nogil:
+    """A Secret Water Reserve held (unplayed) gives every pawn on its holder's tile 2 water
+    (each to its canteen's size, spec equipment table); water_op plays it, free, when it fills
+    3 canteen units or saves a dry pawn: counted in the water the evaluation sees (weight
+    reserve_water, a switch: 0 leaves it out, as before session 10)."""
+    cdef int i, q, t, cap
+    for i in range(s.rules.n_eq):
+        if s.eq_owner[i] >= 0 and s.rules.eq_type[i] == EQ_RESERVE:
+            t = s.pawn_tile[s.eq_owner[i]]
+            for q in range(s.head.players):
+                cap = s.rules.adv_water[s.role[q]]
+                if s.pawn_tile[q] == t and eff[q] < cap:
+                    eff[q] = eff[q] + 2 if eff[q] + 2 < cap else cap
+
+
+cdef double well_gather_value(const DState* s, int t, double ev_well) noexcept nogil:
+    """A cleared water-drop tile t, not excavated, with the acting pawn on it (and every pawn
+    on it at 2 water or more: safe through the storm between) and the next pawn to act
+    thirsty (water at most WATER_PLAN_DRY, room in the canteen) and able to walk onto it and
+    excavate it in its turn (grid steps at most ACTIONS_PER_TURN - 1): worth what excavating
+    it is worth (drop_tile_dug, and the well's water for the pawns on it) plus the weight
+    well_gather times the next pawn's water.  An excavated well waters every pawn on its
+    tile (seed, spec 4.4): the acting pawn leaves it to the next one rather than drinking
+    alone, and its spare action works elsewhere.  Else 0 (then only excavating it counts; a
+    pawn not on it gets no value from another's waiting, so the next pawn comes and digs).
+    A known mirage is no water-drop tile to gather on.  Off (0): team_search lost 2.30 points
+    [-3.53, -1.07] with it at 1 (4,000 paired games, README)."""
+    cdef const SearchWeights* sw = &s.rules.search
+    cdef double on = 0.0
+    cdef int q, c = s.tile_cell[t], nxt = (s.head.current + 1) % s.head.players
+    if ((s.known[t] and s.kind[t] == K_MIRAGE) or s.pawn_tile[s.head.current] != t
+            or s.pawn_tile[nxt] == t or s.water[nxt] > WATER_PLAN_DRY
+            or s.water[nxt] >= s.rules.adv_water[s.role[nxt]]
+            or cell_dist(c, s.tile_cell[s.pawn_tile[nxt]]) >= ACTIONS_PER_TURN):
+        return 0.0
+    for q in range(s.head.players):
+        if s.pawn_tile[q] == t:
+            if s.water[q] < 2:
+                return 0.0
+            on += well_water_value(s, q)
+    return sw.drop_tile_dug + ev_well * (on + sw.well_gather * well_water_value(s, nxt))
+
+
 cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm),
     weighted by the game's search weights (rules.search)."""
@@ -1172,6 +1240,8 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
             v -= sw.blocked
         if s.excavated[t]:
             v += sw.clue_excavated if s.kind[t] == K_CLUE else sw.other_excavated
+        elif sw.well_gather > 0.0 and s.sand[t] == 0 and not (dug >> t) & 1 and water_drop_shown(s, t):
+            v += well_gather_value(s, t, ev_well)
         elif (dug >> t) & 1:
             if not water_drop_shown(s, t):
                 v += sw.unseen_dug
@@ -1180,15 +1250,14 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
                 v += sw.drop_tile_dug
                 for q in range(s.head.players):
                     if s.pawn_tile[q] == t:
-                        w = s.water[q] + 2
-                        if w > s.rules.adv_water[s.role[q]]:
-                            w = s.rules.adv_water[s.role[q]]
-                        v += ev_well * (WATER_VALUE[w] - WATER_VALUE[s.water[q]])
+                        v += ev_well * well_water_value(s, q)
     v += sw.meteo_held * s.meteo_reduction
     for q in range(s.head.players):
         if s.role[q] == WATER_CARRIER:
             wc = q
         eff[q] = s.water[q] if s.water[q] > 0 else 0
+    if sw.reserve_water > 0.0:
+        reserve_water(s, eff)
     if wc >= 0:
         pool_water(s, wc, eff)
     for q in range(s.head.players):
@@ -1512,3 +1581,16 @@ def water_plan(State state, dug=()):
     if wc >= 0:
         pool_water(s, wc, eff)
     return water_plan_risk(s, dug_bits, eff, wc, (2.0 - wells) / drops if drops > 0 else 0.0, &r)
+
+
+def plan_value(State state, dug=()):
+    """The search's evaluation before the fourth part (plan_eval), for tests: the team's value
+    if the acting pawn ended its actions now; `dug`: cells of tiles excavated in the search
+    (their faces unseen)."""
+    cdef const DState* s = <const DState*>state.buf
+    cdef Rates r
+    cdef int32_t dug_bits = 0
+    for rc in dug:
+        dug_bits |= 1 << s.cell_tile[rc[0] * SIDE + rc[1]]
+    storm_rates(s, &r)
+    return plan_eval(s, dug_bits, &r)

@@ -9,7 +9,7 @@ import pytest
 
 from core_cy import agents, batch
 from core_cy import forbidden_desert as fd
-from core_cy.forbidden_desert import GAME, thirst_risk, water_plan
+from core_cy.forbidden_desert import GAME, thirst_risk, water_plan, plan_value
 from desert_pos import (base, entry, find, put, swap, pawn_at, set_sand, give_card, card_ids,
                          load, ACTIONS, BLAST, DIG, JET, MOVE, NAVIGATE, WC_DRAW)
 
@@ -62,6 +62,22 @@ def test_thirst_risk_is_zero_in_an_excavated_tunnel_and_under_a_shield():
     d = dry_explorer()
     d["pawns"][1]["shield"] = True            # the navigator's ends after one storm
     assert 0.0 < thirst_risk(load(d), 0) < thirst_risk(load(dry_explorer()), 0)
+
+
+def test_thirst_risk_counts_a_held_solar_shield_for_a_dry_pawn_on_its_tile():
+    """Weight shield_held: a Solar Shield in hand shades a pawn at 1 water or less on its
+    holder's tile as if played (shield_op plays it before the storm), until the holder's
+    next turn; off, or for a pawn with more water, it changes nothing."""
+    def risk(holder, water=0, **weights):
+        d = dry_explorer(search_weights=weights)
+        d["pawns"][0]["water"] = water
+        give_card(d, "solar_shield", holder)
+        return thirst_risk(load(d), 0)
+    bare = risk(0, shield_held=0.0)
+    assert bare > 0.0
+    assert risk(0, shield_held=1.0) == 0.0
+    assert 0.0 < risk(1, shield_held=1.0) < bare
+    assert risk(0, 2, shield_held=1.0) == risk(0, 2, shield_held=0.0) > 0.0
 
 
 def test_more_water_means_less_risk():
@@ -132,6 +148,107 @@ def test_water_plan_counts_a_water_carrier_with_water_as_a_source():
     full = water_plan(load(d))
     d["pawns"][2]["water"] = 1
     assert full < water_plan(load(d))
+
+
+def well_dug_under(roles, water, **weights):
+    """The value the search gives a water-drop tile dug in its line, with seat 0 (and seat 1)
+    on it at `water`, less the same position undug: the wells and the mirage unexcavated
+    (ev_well 2/3), the pawns on the tile that water_plan_position puts at (4, 4)."""
+    d = water_plan_position(roles=roles)
+    for seat in (0, 1):
+        pawn_at(d, seat, (4, 4))
+        d["pawns"][seat]["water"] = water
+    d["rules"]["search_weights"] = weights
+    st = load(d)
+    return plan_value(st, dug=[(4, 4)]) - plan_value(st)
+
+
+def test_a_dug_well_waters_the_pawns_on_it_on_the_held_waters_scale():
+    """Weight well_water_scaled: the 2 water a well may give each pawn on it (2/3 chance:
+    two wells and the mirage undug) count as the water a pawn holds does, water_scale on the
+    WATER_VALUE curve (the Water Carrier's carrier_water a unit); at 0 they counted unscaled
+    (water_scale left out: the dug tile's water was worth 1/2.35 of held water)."""
+    w = json.loads(Path(fd.__file__).with_name("data").joinpath(
+        "forbidden_desert_search_weights.json").read_text())["weights"]
+    roles = ("explorer", "navigator", "climber", "archeologist")
+    # Two non-carriers at 1 water: each 1 -> 3 on the curve (10 -> 21).
+    gain = (well_dug_under(roles, 1, well_water_scaled=1.0)
+            - well_dug_under(roles, 1, well_water_scaled=0.0))
+    assert gain == pytest.approx(2 * (2 / 3) * (w["water_scale"] - 1.0) * (21 - 10))
+    # Seat 0 the Water Carrier: his 2 units at carrier_water each, no longer on the curve.
+    roles = ("water_carrier", "navigator", "climber", "archeologist")
+    gain = (well_dug_under(roles, 1, well_water_scaled=1.0)
+            - well_dug_under(roles, 1, well_water_scaled=0.0))
+    assert gain == pytest.approx((2 / 3) * ((w["carrier_water"] * 2 - (21 - 10))
+                                            + (w["water_scale"] - 1.0) * (21 - 10)))
+    # Full canteens (4: Explorer and Navigator) gain nothing either way.
+    roles = ("explorer", "navigator", "climber", "archeologist")
+    assert well_dug_under(roles, 4, well_water_scaled=1.0) == pytest.approx(
+        well_dug_under(roles, 4, well_water_scaled=0.0))
+
+
+def thirsty_teammate_three_steps_from_a_well(mate_water, **weights):
+    """Every tile excavated but a cleared well at (2, 4) (the other well excavated, the mirage
+    somewhere unexcavated), the Explorer on it at 2 water with 2 actions left, the Navigator
+    (next to act) at mate_water three steps away at (4, 3), the others far with 3 water."""
+    d = base(players=4, roles=["explorer", "navigator", "climber", "archeologist"],
+             difficulty="novice")
+    for row in d["board"]:
+        for e in row:
+            if e:
+                e.update(excavated=True, sand=0)
+    put_all(d, "well", [(2, 4), (0, 4)])[0]["excavated"] = False
+    for seat, rc in enumerate([(2, 4), (4, 3), (0, 0), (0, 0)]):
+        pawn_at(d, seat, rc)
+        d["pawns"][seat]["water"] = 3
+    d["pawns"][0]["water"] = 2
+    d["pawns"][1]["water"] = mate_water
+    d["actions_left"] = 2
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+def test_team_search_waits_on_a_cleared_well_for_a_thirsty_teammate():
+    """Weight well_gather: an excavated well waters every pawn on its tile (seed, spec 4.4),
+    so the Explorer on a cleared well does not excavate it alone while the dry Navigator, next
+    to act, can walk onto it and excavate it in her turn.  It excavates (and drinks) when she
+    is not thirsty, when it is itself at 1 water (the storm between could kill it), and with
+    the weight at 0."""
+    def after(mate_water, own=2, **weights):
+        st = thirsty_teammate_three_steps_from_a_well(mate_water, **weights)
+        st = load({**st.to_dict(), "pawns": [dict(p, water=own) if i == 0 else p
+                                             for i, p in enumerate(st.to_dict()["pawns"])]})
+        d = play_action_phase(st, "team_search")
+        return d["pawns"][0]["water"], d["board"][2][4]["excavated"]
+    assert after(1, well_gather=1.0) == (2, False)
+    assert after(3, well_gather=1.0) == (4, True)
+    assert after(1, own=1, well_gather=1.0) == (3, True)
+    assert after(1, well_gather=0.0) == (4, True)
+    st = thirsty_teammate_three_steps_from_a_well(1, well_gather=1.0)
+    assert plan_value(st) > plan_value(thirsty_teammate_three_steps_from_a_well(1, well_gather=0.0))
+
+
+def reserve_position(dry_at, **weights):
+    """dry_explorer's Explorer (0 water) at dry_at, the Navigator (3 water, on (0, 0))
+    holding the Secret Water Reserve."""
+    d = dry_explorer()
+    pawn_at(d, 0, dry_at)
+    give_card(d, "secret_water_reserve", 1)
+    d["rules"]["search_weights"] = weights
+    return load(d)
+
+
+def test_a_held_secret_water_reserve_waters_its_holders_tile_in_the_evaluation():
+    """Weight reserve_water: the Reserve (every pawn on the holder's tile gains 2 water, to
+    its canteen's size; water_op plays it for a dry pawn) counts in the water the evaluation
+    sees, for the pawns on the holder's tile only."""
+    def gain(at):
+        return (plan_value(reserve_position(at, reserve_water=1.0))
+                - plan_value(reserve_position(at, reserve_water=0.0)))
+    assert gain((0, 0)) > 0.0      # the dry Explorer and the others on the holder's tile
+    # Away from the holder: only the holder's tile (Navigator 3 -> 4, the others 3 -> 5)
+    # changes, the same as with the Explorer there less her own water.
+    assert 0.0 < gain((4, 4)) < gain((0, 0))
 
 
 def blocked_in(policy_roles=("navigator", "explorer")):
@@ -328,7 +445,7 @@ def test_search_weight_names_are_one_list():
     """The C struct's fields (read back through a state's rules), the default data file, the
     tuner and every weights file it wrote use the engine's names, in one order."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 32 and len(set(names)) == 32
+    assert len(names) == 36 and len(set(names)) == 36
     assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
     assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
     spec = importlib.util.spec_from_file_location("tune_desert_search",
