@@ -69,7 +69,7 @@
 #   (too few games): the rule-based stage alone while three parts are held and "search"
 #   once all four are, 62 of those 112 endgames of seed 20 won against 57 (13 only so, 8 only
 #   the old way) at 1.55 against 1.40 CPU-seconds an endgame game.
-# - Measured with "rollout" and not taken (no game changed its outcome): the losses'
+# - Measured with "rollout" and not taken (no gain beyond noise): the losses'
 #   tie-break by the team's water left instead of the turns survived (198 endgames: 4 won
 #   only so, 3 only the old way); a win worth less for each storm card drawn while a pawn
 #   was dry, and where team_search's action wins all 16 views the safest line taken (78

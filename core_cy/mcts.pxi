@@ -375,7 +375,7 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
             break
     if a.rollout_kind == AGENT_POLICY and a.rollout_memory:
         # A policy's memory starts empty in every rollout (a quick policy keeps none, and
-        # clearing 64 KiB cost about ten random moves an iteration).
+        # clearing the scratch, 64 KiB then, cost about ten random moves an iteration).
         memset(t.scratch, 0, POLICY_SCRATCH)
     while a.rollout_kind != AGENT_NONE and not st_terminal(e, t.sim) \
             and (a.cutoff == 0 or moves < a.cutoff) and moves < ROLLOUT_CAP:
