@@ -213,8 +213,12 @@ def pawns_text(state):
 
 
 def thirst(args):
+    """Plays games with rollout_search's (--rule-based: rollout's) choice rule step by step
+    and traces each thirst loss after the simulations started: how many views the chosen
+    action won at each decision.  Its games are its own (state seed seed * 100000 + g, the
+    decision seeds the step numbers), not the games of a batch of that seed."""
     from core_cy import agents
-    from core_cy.forbidden_desert import GAME, rollout_values
+    from core_cy.forbidden_desert import GAME, ROLLOUT_VIEWS, rollout_values
     kinds = collections.Counter()
     for g in range(args.games):
         state = GAME.new(args.players, rules={"difficulty": args.difficulty},
@@ -229,7 +233,7 @@ def thirst(args):
                 action = values[pick][0]
                 won.append(int(values[pick][1]))
                 lines.append(f"    turn {state.to_dict()['turns']}: {pawns_text(state)}; "
-                             f"{GAME.describe(state, action)}: {won[-1]} of 16 won")
+                             f"{GAME.describe(state, action)}: {won[-1]} of {ROLLOUT_VIEWS} won")
             state.apply(action)
             step += 1
         end = state.to_dict()["end_reason"]
@@ -238,10 +242,10 @@ def thirst(args):
         if end != "thirst" or not won:
             continue
         kind = ("lost at the start" if max(won) == 0 else "lost from a sure win"
-                if max(won) == 16 else "lost in between")
+                if max(won) == ROLLOUT_VIEWS else "lost in between")
         kinds[kind] += 1
         print(f"game {g}: thirst after {len(won)} simulated decisions, {kind} (first {won[0]}, "
-              f"most {max(won)}, last {won[-1]} of 16 won)")
+              f"most {max(won)}, last {won[-1]} of {ROLLOUT_VIEWS} won)")
         if args.verbose:
             print("\n".join(lines[-8:]))
     print(dict(kinds))

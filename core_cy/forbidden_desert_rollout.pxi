@@ -88,6 +88,7 @@ cdef enum:
 
 cdef double NOT_SEARCHED = -1.0    # "rollout_search": the value of a candidate left out
 ROLLOUT_SEARCH_KEEP = SEARCH_KEEP  # for tests
+ROLLOUT_VIEWS = ROLLOUT_SAMPLES     # for tests and benchmarks: the most a value can win
 
 
 cdef inline PlanCache* plan_cache(void* scratch) noexcept nogil:
