@@ -1,5 +1,7 @@
 """Builds the Cython engines.  MEEPLELAB_DEBUG=1 builds the checked variant used by the
-test suite: Cython bounds checks on and C array indexing trapped by -fsanitize=bounds."""
+test suite: Cython bounds checks on and C array indexing trapped by -fsanitize=bounds
+(core_cy.engine.contract.BUILD then says "checked").  scripts/test.sh builds it into
+build/checked, which only the suite puts on its path; `pip install .` builds the release."""
 import os
 import platform
 from pathlib import Path
@@ -26,19 +28,23 @@ if platform.machine() in ("x86_64", "AMD64"):
 
 extensions = [
     Extension(
-        f"core_cy.{path.stem}",
+        ".".join(path.with_suffix("").parts),
         [str(path)],
-        include_dirs=["core_cy/include", numpy.get_include()],
+        include_dirs=["core_cy/engine/include", numpy.get_include()],
         extra_compile_args=cflags,
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
+                       ("MEEPLELAB_CHECKED", "1" if DEBUG else "0")],
     )
-    for path in sorted(Path("core_cy").glob("*.pyx"))
+    for path in sorted(Path("core_cy").rglob("*.pyx"))
     # MEEPLELAB_MODULES=maori,contract rebuilds only those modules in place (a quicker
-    # edit-compile loop while working on one engine); unset, every engine is built.
-    if not ONLY or path.stem in ONLY
+    # edit-compile loop while working on one engine: a game's name stands for its engine);
+    # unset, every engine is built.
+    if not ONLY or path.stem in ONLY or path.parent.name in ONLY
 ]
 
 setup(
+    # Compile the engines side by side (one C compiler per core).
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,

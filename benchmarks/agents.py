@@ -51,7 +51,8 @@ __import__("sys").path.insert(0, str(ROOT / "benchmarks"))   # openspiel_anchor
 import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
-from core_cy import agents, batch  # noqa: E402
+from core_cy import agents  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 from pipelines.stats import games_for_half_width, wilson_interval  # noqa: E402
 
 

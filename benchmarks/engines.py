@@ -3,7 +3,7 @@
     python benchmarks/engines.py [--seconds 3] [--game maori] [--players 3]
     python benchmarks/engines.py --game forbidden_desert --ab /tmp/old /tmp/new [--rounds 10]
 
-Each row plays shards of games with core_cy.batch.play (the same nogil loop the experiment
+Each row plays shards of games with core_cy.play.batch.play (the same nogil loop the experiment
 runner uses) in this single process until --seconds of CPU time have passed.  Numbers are
 CPU-time rates of one core, so other work on the machine affects them less than wall time.
 
@@ -29,7 +29,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 __import__("sys").path.insert(0, str(ROOT))
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 
 
 def measure(game, players: int, agent: str, seconds: float, shard: int = 200) -> dict:
@@ -58,7 +58,7 @@ def default_players(game) -> int:
 
 def rows(seconds: float, only: str | None = None, players: int | None = None) -> list[dict]:
     out = []
-    for name in core_cy.games():
+    for name in core_cy.game_names():
         if only and name != only:
             continue
         game = core_cy.load(name)

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 
 # (label, game, players, agents, baseline rules, variant rules, deals)
 SETTINGS = [

@@ -11,7 +11,7 @@ printed.  Nodes on one machine share its cores: the scaling shows what Ray's sch
 the Parquet writes and the driver cost as nodes are added, never more than the cores there are.
 
 Prints, measured in the same run:
-- single-process engine throughput (core_cy.batch.play in this process, no Ray);
+- single-process engine throughput (core_cy.play.batch.play in this process, no Ray);
 - end-to-end games/s of run_experiment (Ray tasks + Parquet writes), and its ratio to twice
   the single-process rate (goal >= 0.90 on a 2-core machine);
 - Ray start time and time from submission to the first progress with games done (goal < 10 s);
@@ -37,7 +37,7 @@ from ray_support import LOOPBACK_ENV, local_cluster  # noqa: E402
 os.environ.update(LOOPBACK_ENV)  # before Ray is imported: drivers of 127.0.0.1 clusters
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 
 import pipelines  # noqa: E402
 from services.runner import init_ray, run_experiment  # noqa: E402
@@ -214,7 +214,7 @@ def main() -> None:
     cpu0 = time.process_time()
     single = single_process_rate(args.players, args.single_games)
     single_cpu = (args.single_games + 200) / (time.process_time() - cpu0)
-    print(f"single process (core_cy.batch.play): {single:,.0f} games/s wall, "
+    print(f"single process (core_cy.play.batch.play): {single:,.0f} games/s wall, "
           f"{single_cpu:,.0f} games per CPU-second ({args.single_games} games)")
 
     if args.nodes:

@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 from pipelines import stats as st  # noqa: E402
 from services.plan import plan_experiment  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402

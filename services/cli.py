@@ -50,7 +50,11 @@ def _options_text(schema: dict) -> list[str]:
 
 def print_catalogue(out=None) -> None:
     out = out or sys.stdout
-    for name in core_cy.games():
+    from core_cy.engine.contract import BUILD
+    from core_cy.engine.game import PACKAGE_VERSION
+
+    print(f"meeplelab {PACKAGE_VERSION}, {BUILD} build of the engines\n", file=out)
+    for name in core_cy.game_names():
         info = core_cy.load(name).info()
         kind = ", cooperative" if info["cooperative"] else ""
         print(f"{name}: {info['title']} ({info['min_players']}-{info['max_players']} players"

@@ -69,7 +69,7 @@ def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
     """(the pilot's games of one cell, CPU seconds per game): whole deals, in chunks of about
     CHUNK_SECONDS, stopping early once `seconds` have passed or `stop()` says so."""
     import core_cy
-    from core_cy import batch
+    from core_cy.play import batch
 
     game = core_cy.load(spec.game)
     per_deal = spec.games_per_deal(cell.players)

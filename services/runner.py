@@ -88,7 +88,7 @@ def _provenance_error(spec: ExperimentSpec, fs, root: str, cell: Cell, shard: st
     """Why a written shard must not be resumed (another engine version or other resolved
     rules than this run would play), or None."""
     import core_cy
-    from core_cy.batch import engine_label
+    from core_cy.play.batch import engine_label
 
     game = core_cy.load(spec.game)
     want = {"engine_version": engine_label(game),

@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from core_cy.game import PACKAGE_VERSION
+from core_cy.engine.game import PACKAGE_VERSION
 
 VERSION = PACKAGE_VERSION
 MIB = 1 << 20

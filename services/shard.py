@@ -1,6 +1,6 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
 services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker).  The engine
-hands back columns (core_cy.batch.play_columns); the layout and the stored schema they take
+hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema they take
 are services.storage's."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def play_shard(job: dict) -> dict:
     """Plays one shard and writes its Parquet file; returns (count, per-seat wins)."""
     lower_priority(job.get("nice", 0))
     import core_cy
-    from core_cy import batch
+    from core_cy.play import batch
 
     game = core_cy.load(job["game"])
     rows = result_batch(batch.play_columns(
@@ -45,6 +45,6 @@ def lower_priority(nice: int) -> None:
 @ray.remote(num_cpus=1)
 def warm_up() -> int:
     """Imports what a shard needs, so that the first shards do not pay for it."""
-    import core_cy.batch  # noqa: F401
+    import core_cy.play.batch  # noqa: F401
 
     return os.getpid()

@@ -125,7 +125,7 @@ class ExperimentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(default="experiment", description="a label for the experiment")
-    game: str = Field(description="a game of the catalogue (core_cy.games())")
+    game: str = Field(description="a game of the catalogue (core_cy.game_names())")
     players: int | list[int] = Field(description="a player count, or several")
     arms: dict[str, dict[str, Any]] | None = Field(
         default=None, description="arm name -> rule options (default: one arm 'default' "
@@ -168,8 +168,8 @@ class ExperimentSpec(BaseModel):
     @field_validator("game")
     @classmethod
     def _known_game(cls, value: str) -> str:
-        if value not in core_cy.games():
-            raise ValueError(f"unknown game {value!r}; choose one of {core_cy.games()}")
+        if value not in core_cy.game_names():
+            raise ValueError(f"unknown game {value!r}; choose one of {core_cy.game_names()}")
         return value
 
     @field_validator("players", "games_per_arm", "seed", "shard_size", "speeds", "rotate_agents",

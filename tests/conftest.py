@@ -1,5 +1,55 @@
 import os
 import sys
 
-# The rule tests share a small position builder (tests/maori_pos.py).
+# The shared test helpers (golden.py, agent_checks.py, service_support.py, ray_support.py)
+# live in tests/; each game's position builder sits beside its tests in tests/games/<game>/.
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+def pytest_configure(config):
+    """scripts/test.sh runs the suite on the checked build (MEEPLELAB_SUITE_BUILD=checked):
+    refuse to run it on another build that happens to come first on the path."""
+    wanted = os.environ.get("MEEPLELAB_SUITE_BUILD")
+    if wanted:
+        from core_cy.engine import contract
+
+        if contract.BUILD != wanted:
+            raise RuntimeError(f"the suite wants the {wanted} build of the engines, but "
+                               f"{contract.__file__} is the {contract.BUILD} build")
+
+
+def pytest_report_header(config):
+    from core_cy.engine import contract
+
+    return f"meeplelab engines: {contract.BUILD} build ({os.path.dirname(contract.__file__)})"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers for the slow families, so that `-m "not ray and not browser and not deploy"`
+    runs the quick rest: ray (a Ray runtime: the ray_local fixture or a local cluster),
+    browser (Chromium), deploy (the installed wheel, the image and the manifests)."""
+    import pytest
+
+    for item in items:
+        parts = item.path.parts
+        if "dashboards" in parts:
+            item.add_marker(pytest.mark.browser)
+        if "deploy" in parts:
+            item.add_marker(pytest.mark.deploy)
+        source = getattr(item.module, "__file__", "") or ""
+        if "ray_local" in getattr(item, "fixturenames", ()) or "local_cluster" in \
+                _text(source):
+            item.add_marker(pytest.mark.ray)
+
+
+_TEXTS: dict = {}
+
+
+def _text(path: str) -> str:
+    if path not in _TEXTS:
+        try:
+            with open(path, encoding="utf-8") as f:
+                _TEXTS[path] = f.read()
+        except OSError:
+            _TEXTS[path] = ""
+    return _TEXTS[path]

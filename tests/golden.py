@@ -1,6 +1,6 @@
 """Golden playthroughs, one helper for every game: a few seeded games written out action by
 action, so that any rule change shows up as a reviewable diff of a text file under
-tests/golden/<name>.txt.
+tests/games/<name>/golden.txt.
 
     check_golden("maori", text)     # text: playthrough(...) or a game's own transcript
 
@@ -17,7 +17,7 @@ import pytest
 
 from core_cy import agents
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
+GAMES_DIR = Path(__file__).parent / "games"
 
 
 def playthrough(game, players: int, rules: dict, seed: int, seat_agents: list[str]) -> str:
@@ -45,8 +45,8 @@ def regold_command() -> str:
 
 
 def check_golden(name: str, text: str) -> None:
-    """Compares text with tests/golden/<name>.txt (or writes it under MEEPLELAB_REGOLD=1)."""
-    path = GOLDEN_DIR / f"{name}.txt"
+    """Compares text with tests/games/<name>/golden.txt (or writes it under MEEPLELAB_REGOLD=1)."""
+    path = GAMES_DIR / name / "golden.txt"
     if os.environ.get("MEEPLELAB_REGOLD") == "1":
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)

@@ -4,7 +4,7 @@ import time
 
 import core_cy
 
-GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
+GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
 INFO = core_cy.load(GAME).info()
 PLAYERS = INFO["min_players"]
 FINISHED = ("done", "failed", "cancelled")

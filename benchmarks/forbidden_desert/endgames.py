@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout first
 
 import core_cy
-from core_cy import batch
+from core_cy.play import batch
 from pipelines.stats import mean_interval, sign_test_p, wilson_interval
 
 SOLO = {"easy": 3, "medium": 2, "hard": 1}      # win if the penalty is below this
@@ -218,7 +218,7 @@ def thirst(args):
     action won at each decision.  Its games are its own (state seed seed * 100000 + g, the
     decision seeds the step numbers), not the games of a batch of that seed."""
     from core_cy import agents
-    from core_cy.forbidden_desert import GAME, ROLLOUT_VIEWS, rollout_values
+    from core_cy.games.forbidden_desert.engine import GAME, ROLLOUT_VIEWS, rollout_values
     kinds = collections.Counter()
     for g in range(args.games):
         state = GAME.new(args.players, rules={"difficulty": args.difficulty},

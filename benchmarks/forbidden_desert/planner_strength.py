@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import core_cy
-from core_cy import batch
+from core_cy.play import batch
 from pipelines.stats import mean_interval, wilson_interval
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 from pipelines.stats import mean_interval, normal_p_value, wilson_interval  # noqa: E402
 
 

@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
-from core_cy import forbidden_desert as fd  # noqa: E402
+from core_cy.play import batch  # noqa: E402
+from core_cy.games.forbidden_desert import engine as fd  # noqa: E402
 from pipelines.stats import mean_interval, wilson_interval  # noqa: E402
 
 NAMES = list(fd.SEARCH_WEIGHT_NAMES)  # the engine's names: weights are lists in this order

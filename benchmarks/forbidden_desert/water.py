@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout first
 
 from core_cy import agents  # noqa: E402
-from core_cy.forbidden_desert import GAME  # noqa: E402
+from core_cy.games.forbidden_desert.engine import GAME  # noqa: E402
 from pipelines.stats import wilson_interval  # noqa: E402
 
 

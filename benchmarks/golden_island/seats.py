@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 from pipelines.stats import wilson_interval  # noqa: E402
 
 GAME = core_cy.load("golden_island")

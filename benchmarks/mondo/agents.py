@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
 
 import core_cy
-from core_cy import batch
+from core_cy.play import batch
 
 GAME = core_cy.load("mondo")
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
-from core_cy import batch  # noqa: E402
+from core_cy.play import batch  # noqa: E402
 from pipelines.stats import seat_balance_test, wilson_interval  # noqa: E402
 
 GAME = core_cy.load("reef_encounter")

@@ -1,5 +1,5 @@
 # Agents generic over the engine contract: they see only Engine* and void* states.
-from core_cy.contract cimport Engine, Rng
+from core_cy.engine.contract cimport Engine, Rng
 
 cdef enum AgentKind:
     AGENT_RANDOM = 0     # uniform over the legal actions

@@ -13,7 +13,7 @@ import time
 
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
-from core_cy.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
+from core_cy.engine.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
                                POLICY_SCRATCH, rng_seed, rng_next, rng_below, rng_uniform, rng_tie_key,
                                STREAM_SEAT, st_current, st_terminal, st_players, st_rng)
 

@@ -22,8 +22,9 @@ Use:
     ids.take(v, "state.pile[3]"); ids.check_all("the pile, a hand or a board")
 
 The free functions (`integer`, `number`, `boolean`, `choice`, `array`) read one value at a
-given path, for list elements.  `load_data(name)` reads core_cy/data/<name> (JSON or TOML,
-top-level keys starting with "_" are comments and dropped).  The state-dict opening (dict check, game
+given path, for list elements.  `load_data(package, name)` reads a file of a game's package
+(core_cy/games/<game>/: JSON or TOML, top-level keys starting with "_" are comments and
+dropped).  The state-dict opening (dict check, game
 name, players, rules, random stream) is written once in `Game.from_dict` (game.py).
 """
 from __future__ import annotations
@@ -188,10 +189,10 @@ class UniqueIds:
                        f"in {places})")
 
 
-def load_data(name: str) -> Any:
-    """Component data core_cy/data/<name> (JSON, or TOML by its suffix); top-level "_..."
-    keys are comments."""
-    text = resources.files("core_cy").joinpath("data", name).read_text()
+def load_data(package: str, name: str) -> Any:
+    """The file `name` of `package` (a game's component data, "data/tiles.json", or its
+    option table: JSON, or TOML by its suffix); top-level "_..." keys are comments."""
+    text = resources.files(package).joinpath(name).read_text()
     data = tomllib.loads(text) if name.endswith(".toml") else json.loads(text)
     if isinstance(data, dict):
         data = {k: v for k, v in data.items() if not k.startswith("_")}

@@ -9,7 +9,19 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memcpy, memcmp, memset
 from libc.stdint cimport uint64_t, int32_t
 
-from core_cy import codec
+from core_cy.engine import codec
+
+cdef extern from *:
+    """
+    #ifndef MEEPLELAB_CHECKED
+    #define MEEPLELAB_CHECKED 0
+    #endif
+    """
+    int MEEPLELAB_CHECKED
+
+# Which build of the engines is loaded: "checked" (bounds checks on, for the test suite:
+# MEEPLELAB_DEBUG=1 at build time) or "release" (what `pip install` builds).
+BUILD = "checked" if MEEPLELAB_CHECKED else "release"
 
 
 cdef class EngineHandle:

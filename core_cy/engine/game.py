@@ -5,14 +5,14 @@ options, its actions and its state-dict codec; everything else (validation, sche
 agents, fingerprints, the from_dict opening) is shared here so that every game looks the same
 to tests, the CLI and the API.
 
-What a game module writes (see core_cy/maori.pyx for a complete one):
+What a game module writes (see core_cy/games/maori/engine.pyx for a complete one):
 - module constants the C part uses too, which the Game subclass takes over (MODULE_FACTS):
   ENGINE_VERSION, END_REASONS, GAME_OUTCOMES, SEAT_OUTCOMES (name lists), ACTIONS (an
-  ActionSpace from core_cy/actions.py built from the engine's constants);
+  ActionSpace from core_cy/engine/actions.py built from the engine's constants);
 - class attributes: name, title, min_players, max_players, cooperative, options (Option
-  records, read from core_cy/data/<game>_options.toml by options_from_data), policies ({name: description}, in Engine.policy order);
+  records, read from core_cy/games/<game>/options.toml by options_from_data), policies ({name: description}, in Engine.policy order);
 - hooks: pack_rules(rules, players) -> bytes, fill_state(state, data, rules) (the rest of
-  from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/codec.py),
+  from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/engine/codec.py),
   to_dict(state) (with "rng": contract.rng_to_dict(state)), describe, score_breakdown;
 - a state struct that opens with the contract's GameHeader (rng, players, current, terminal,
   moves, end reason, win shares), and at the end of the module one call that fills the
@@ -33,7 +33,7 @@ from typing import Any
 
 from importlib import metadata
 
-from core_cy import codec, contract
+from core_cy.engine import codec, contract
 from core_cy.agents import GENERIC_AGENTS, agent_catalogue
 
 try:  # the one written version is pyproject.toml's; a source tree that is not installed has none
@@ -102,8 +102,8 @@ OPTION_FIELDS = ("name", "kind", "default", "description", "choices", "minimum",
                  "assumption")
 
 
-def options_from_data(name: str, **refs: Any) -> tuple[Option, ...]:
-    """A game's option table from core_cy/data/<name> (TOML, one [[option]] a rule option, in
+def options_from_data(package: str, name: str, **refs: Any) -> tuple[Option, ...]:
+    """A game's option table, the file `name` of its package (TOML, one [[option]] a rule option, in
     order), so that the declarations are data beside the game's other data.  A value written
     {ref = "NAME"} is refs["NAME"]: a constant of the module (component data read from its
     own file, a bound its arrays fix); every ref given must be used.  Choices become a tuple."""
@@ -119,7 +119,7 @@ def options_from_data(name: str, **refs: Any) -> tuple[Option, ...]:
         return v
 
     options = []
-    for i, row in enumerate(codec.load_data(name)["option"]):
+    for i, row in enumerate(codec.load_data(package, name)["option"]):
         where = f"option[{i}]"
         if not set(row) <= set(OPTION_FIELDS) or not {"name", "kind", "default",
                                                        "description"} <= set(row):
@@ -171,7 +171,7 @@ class Game(ABC):
     # game; each entry's comment gives the measurement behind it.  The catalogue, the form
     # and every result row's full agent string show the values in force.
     search_defaults: dict = {}
-    actions: Any = None  # an ActionSpace (core_cy/actions.py): action ids by name
+    actions: Any = None  # an ActionSpace (core_cy/engine/actions.py): action ids by name
     handle: Any = None
 
     # ---- hooks a game supplies -------------------------------------------------------
@@ -235,6 +235,7 @@ class Game(ABC):
             "max_players": self.max_players,
             "cooperative": self.cooperative,
             "engine_version": self.engine_version,
+            "build": contract.BUILD,   # "release", or "checked" (bounds checks, the suite's)
             "rules": self.rules_schema(),
             "agents": agent_catalogue(self),   # name -> description and parameter schema
             "end_reasons": list(self.end_reasons),

@@ -5,7 +5,7 @@ seat order; text as object arrays): experiment, arm, game_index, deal (only when
 deals), seed, players, seat_agent, seat_score, seat_win_share, num_winners, length,
 end_reason, the game's own outcome fields (`<name>` per game, `seat_<name>` per seat: numbers,
 or labels for coded fields), game, rules_fingerprint, engine_version.  Their Arrow types are
-the results schema, defined once in services/storage.py (RESULT_COLUMNS), which `play` uses
+the results schema, defined once in core_cy/play/schema.py (RESULT_COLUMNS), which `play` uses
 to return them as a record batch and the runner to store them.
 """
 from __future__ import annotations
@@ -14,8 +14,9 @@ import numpy as np
 import pyarrow as pa
 
 from core_cy.agents import agent_spec, canonical_agent
-from core_cy.game import PACKAGE_VERSION
-from core_cy.runner import play_batch
+from core_cy.engine.game import PACKAGE_VERSION
+from core_cy.play.loop import play_batch
+from core_cy.play.schema import result_batch
 
 
 def _seat_agents(names: list[str], start: int, n: int, rotate: bool) -> np.ndarray:
@@ -109,6 +110,4 @@ def play_columns(game, players: int, rules: dict | None = None, agents="random",
 def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
          **options) -> pa.RecordBatch:
     """play_columns(...) as a record batch of the stored results schema."""
-    from services.storage import result_batch   # the schema's one home (Ray-free, pyarrow)
-
     return result_batch(play_columns(game, players, rules, agents, seed, **options))

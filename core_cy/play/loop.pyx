@@ -11,11 +11,11 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport uint64_t
-from core_cy.contract cimport (Engine, EngineHandle, Rng, SeatParams, MAX_SEATS,
+from core_cy.engine.contract cimport (Engine, EngineHandle, Rng, SeatParams, MAX_SEATS,
                                st_terminal, st_current, st_moves, st_end_reason,
                                MAX_GAME_OUTCOMES, MAX_SEAT_OUTCOMES, rng_seed,
                                STREAM_CHANCE, STREAM_SEAT)
-from core_cy.agents cimport (Agent, Agents, Workspace, workspace_init, workspace_free,
+from core_cy.agents.agent cimport (Agent, Agents, Workspace, workspace_init, workspace_free,
                              agent_act, agent_new_game, agent_seen)
 
 cnp.import_array()

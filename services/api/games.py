@@ -13,4 +13,4 @@ router = APIRouter(prefix="/api/games", tags=["games"])
 def list_games() -> list[dict]:
     """Every game of the catalogue with its info(): rule-option JSON schemas, player range,
     agents, end reasons and outcome fields."""
-    return [core_cy.load(name).info() for name in core_cy.games()]
+    return [core_cy.load(name).info() for name in core_cy.game_names()]

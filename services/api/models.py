@@ -25,6 +25,8 @@ class GameInfo(BaseModel):
     max_players: int
     cooperative: bool
     engine_version: str
+    build: str = Field(description='which build of the engines is loaded: "release", or '
+                       '"checked" (bounds checks on, the test suite\'s)')
     rules: dict[str, Any] = Field(description="JSON schema of the rule options")
     agents: dict[str, AgentInfo] = Field(description="agent name -> what it does and its "
                                          "parameters")

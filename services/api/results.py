@@ -112,7 +112,7 @@ def _outcome_columns() -> list[str]:
     """The columns a breakdown may group by, over every game: the end reason, the seats'
     agents, and each game's own outcome fields (`<name>` per game, `seat_<name>` per seat)."""
     names = {"end_reason", "seat_agent"}
-    for name in core_cy.games():
+    for name in core_cy.game_names():
         game = core_cy.load(name)
         names.update(game.game_outcome_names)
         names.update(f"seat_{n}" for n in game.seat_outcome_names)

@@ -82,7 +82,7 @@ def spec_components(max_games: int) -> dict[str, dict]:
     components = base.pop("$defs", {})
     components["StopWhen"]["properties"]["max_games"]["maximum"] = max_games
     variants = {}
-    for name in core_cy.games():
+    for name in core_cy.game_names():
         variants[f"ExperimentSpec_{name}"] = _variant(base, core_cy.load(name).info())
     components.update(variants)
     components["ExperimentSpec"] = {
@@ -91,6 +91,6 @@ def spec_components(max_games: int) -> dict[str, dict]:
         .replace("\n", " "),
         "oneOf": [{"$ref": REF.format(model=k)} for k in variants],
         "discriminator": {"propertyName": "game", "mapping": {
-            name: REF.format(model=f"ExperimentSpec_{name}") for name in core_cy.games()}},
+            name: REF.format(model=f"ExperimentSpec_{name}") for name in core_cy.game_names()}},
     }
     return components

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import core_cy
-from core_cy import agents, batch
+from core_cy import agents
+from core_cy.play import batch
 
 MAORI = core_cy.load("maori")
 FAST = "mcts(iterations=40, cutoff=8)"
@@ -89,7 +90,7 @@ def test_bad_search_defaults_name_the_game_and_parameter(defaults, message):
 
 
 def test_every_game_search_defaults_are_valid():
-    for name in core_cy.games():
+    for name in core_cy.game_names():
         game = core_cy.load(name)
         values = agents.parse_agent(game, "mcts")[1]
         assert {k: values[k] for k in game.search_defaults} == game.search_defaults

@@ -8,7 +8,7 @@ import pytest
 import core_cy
 from core_cy import agents
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "agents.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "agents.py"
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 from dockerfile_parse import DockerfileParser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _parsed() -> DockerfileParser:
@@ -85,7 +85,7 @@ def test_dockerignore_keeps_local_state_out():
                    or path.split("/")[0] == p for p in patterns)
 
     for path in ("results/x/arm=a/shard-000000000000.parquet", "meeplelab.db", ".git",
-                 "build", "core_cy/maori.c", "tests", "api.token"):
+                 "build", "core_cy/games/maori/engine.c", "tests", "api.token"):
         assert ignored(path), path
-    for path in ("core_cy/maori.pyx", "services/app.py", "pyproject.toml", "setup.py"):
+    for path in ("core_cy/games/maori/engine.pyx", "services/app.py", "pyproject.toml", "setup.py"):
         assert not ignored(path), path

@@ -13,7 +13,7 @@ import yaml
 
 from services.spec import ExperimentSpec
 
-K8S = Path(__file__).resolve().parents[1] / "k8s"
+K8S = Path(__file__).resolve().parents[2] / "k8s"
 K8S_VERSION = "1.30"
 
 

@@ -7,9 +7,11 @@ import pyarrow as pa
 import pytest
 
 import core_cy
-from core_cy import agents, batch, contract
+from core_cy import agents
+from core_cy.play import batch
+from core_cy.engine import contract
 
-GAMES = core_cy.games()
+GAMES = core_cy.game_names()
 
 
 def players_of(game):

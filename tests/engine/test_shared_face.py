@@ -9,11 +9,12 @@ import pyarrow as pa
 import pytest
 
 import core_cy
-from core_cy import batch, codec
-from core_cy.actions import ActionSpace, Kind
+from core_cy.play import batch
+from core_cy.engine import codec
+from core_cy.engine.actions import ActionSpace, Kind
 from services.storage import OPTIONAL_COLUMNS, RESULT_COLUMNS, result_batch, storage_table
 
-GAMES_WITH_ACTIONS = [n for n in core_cy.games() if core_cy.load(n).actions is not None]
+GAMES_WITH_ACTIONS = [n for n in core_cy.game_names() if core_cy.load(n).actions is not None]
 
 
 # ---- codec ------------------------------------------------------------------------------
@@ -78,7 +79,7 @@ def test_items_name_each_entry_of_a_list():
 
 
 def test_load_data_drops_comment_keys():
-    boards = codec.load_data("maori_boards.json")
+    boards = codec.load_data("core_cy.games.maori", "data/boards.json")
     assert "standard" in boards and not any(k.startswith("_") for k in boards)
 
 
@@ -131,7 +132,7 @@ def test_describe_names_the_kind_of_every_legal_action(name):
 
 
 # ---- the header every state opens with; the results schema -------------------------------
-GAMES = core_cy.games()
+GAMES = core_cy.game_names()
 
 
 def _players(game):

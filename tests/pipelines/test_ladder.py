@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 import core_cy
-from core_cy import batch
+from core_cy.play import batch
 from pipelines import ladder
 from services.spec import ExperimentSpec, ladder_arm
 from services.storage import storage_table

@@ -14,7 +14,7 @@ from pipelines.stats import benjamini_hochberg, wilson_interval
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
-GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
+GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
 
 
 def _write(root, arm: str, players: int, rows: list[dict], start: int = 0, game: str = GAME):
@@ -119,7 +119,7 @@ def test_hand_made_cell(tmp_path):
 
 
 def test_truncated_games_are_left_out_and_counted(tmp_path):
-    game = next(g for g in map(core_cy.load, core_cy.games())
+    game = next(g for g in map(core_cy.load, core_cy.game_names())
                 if g.safety_end_reasons and not g.cooperative)
     safety = game.safety_end_reasons[0]
     games = [_game([5, 3])] * 6 + [_game([0, 9], end=safety)] * 2
@@ -320,7 +320,7 @@ def test_compare_on_a_real_experiment_is_paired(experiment):
 def test_breakdown_gives_team_win_rates_per_adventurer_and_per_team(tmp_path):
     """Cooperative results carry adventurer names per seat (Game.outcome_labels)."""
     import pyarrow as pa
-    from core_cy import batch
+    from core_cy.play import batch
 
     game = core_cy.load("forbidden_desert")
     folder = tmp_path / "arm=novice" / "players=3"
@@ -415,7 +415,7 @@ def test_rotated_deals_share_their_chance_and_are_shard_independent():
     """With games_per_deal = players the games of a deal are dealt alike (the adventurers,
     drawn at setup, are the same in all four), each agent sits in every seat once per deal,
     and the rows do not depend on where a shard starts."""
-    from core_cy import batch
+    from core_cy.play import batch
 
     game = core_cy.load("forbidden_desert")
     agents = ["search", "planner", "greedy", "random"]

@@ -46,7 +46,7 @@ def idle(tmp_path):
 
 def test_games_lists_the_catalogue_with_schemas_and_agents(idle):
     games = idle.get("/api/games").json()
-    assert [g["name"] for g in games] == core_cy.games()
+    assert [g["name"] for g in games] == core_cy.game_names()
     for g in games:
         info = core_cy.load(g["name"]).info()
         assert g["rules"] == info["rules"] and g["agents"] == info["agents"]
@@ -340,10 +340,10 @@ def test_dashboard_pages_and_assets_are_local(idle):
 
 def test_games_of_the_catalogue_only_come_from_core_cy():
     """The service names no game: every game appears through core_cy's catalogue."""
-    services = Path(__file__).resolve().parents[1] / "services"
+    services = Path(__file__).resolve().parents[2] / "services"
     sources = [services / name for name in ("app.py", "worker.py", "datasets.py", "registry.py")]
     sources += [*(DASHBOARD / "static").glob("*.js"), *(DASHBOARD / "templates").glob("*.html")]
-    for game in core_cy.games():
+    for game in core_cy.game_names():
         for path in sources:
             assert game not in path.read_text().lower(), (game, path)
     assert INFO["rules"]["properties"]
@@ -393,7 +393,7 @@ def test_breakdown_by_an_outcome_column_and_its_errors(service):
     (by,) = [p["schema"]["$ref"] for p in route["parameters"] if p["name"] == "by"]
     columns = schema["components"]["schemas"][by.rsplit("/", 1)[1]]["enum"]
     assert {"end_reason", "seat_agent"} <= set(columns)  # an enum of outcome columns
-    other = {name for g in core_cy.games() for name in core_cy.load(g).seat_outcome_names}
+    other = {name for g in core_cy.game_names() for name in core_cy.load(g).seat_outcome_names}
     other -= set(core_cy.load(client.get(f"/api/experiments/{eid}").json()["game"])
                  .seat_outcome_names)
     bad = client.get(f"/api/experiments/{eid}/breakdown",

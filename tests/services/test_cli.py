@@ -8,7 +8,7 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 import core_cy
 from services import cli
 
-GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative)  # a competitive game
+GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
 
 
 def _write_spec(tmp_path, **extra):
@@ -26,7 +26,7 @@ def _write_spec(tmp_path, **extra):
 def test_games_prints_the_catalogue(capsys):
     assert cli.main(["games"]) == 0
     out = capsys.readouterr().out
-    for name in core_cy.games():
+    for name in core_cy.game_names():
         g = core_cy.load(name)
         assert f"{name}: {g.title} ({g.min_players}-{g.max_players} players" in out
         for o in g.options:

@@ -20,7 +20,7 @@ from services.runner import run_experiment
 from services.settings import Settings
 from services.spec import ExperimentSpec
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 TOKEN = "contract-token"
 EXAMPLES = 20  # per operation and phase; the whole run stays under about a minute
 

@@ -183,7 +183,7 @@ def test_the_schema_names_games_agents_and_every_status(guarded):
         games[game] = variant
     import core_cy
 
-    assert sorted(games) == core_cy.games()
+    assert sorted(games) == core_cy.game_names()
     for game, variant in games.items():
         agent_enum = variant["properties"]["agents"]["anyOf"][0]["enum"]
         assert agent_enum == sorted(core_cy.load(game).agents)

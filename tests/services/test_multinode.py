@@ -23,7 +23,7 @@ from ray_support import LOOPBACK_ENV, local_cluster, ray_local  # noqa: F401  (f
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # generous: the machine may be shared and loaded
 SPEC = {"name": "multinode", "game": "maori", "players": 3, "agents": "random",
         "games_per_arm": 24000, "seed": 31, "shard_size": 500}

@@ -19,7 +19,7 @@ from test_registry import _free_port, _serve, _wait
 
 import core_cy
 import pipelines
-from core_cy import batch
+from core_cy.play import batch
 from services import datasets
 from services.api import deps, experiments
 from services.app import create_app

@@ -18,7 +18,7 @@ from services.app import create_app
 from services.registry import Registry
 from services.runner import experiment_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rows(results: Path, eid: str) -> list[tuple]:

@@ -12,12 +12,12 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
 import pipelines
-from core_cy import batch
+from core_cy.play import batch
 from services.runner import Progress, run_experiment
 from services.spec import ExperimentSpec
 
 # A competitive game in which every game has a winner (win shares sum to 1).
-GAME = next(g for g in core_cy.games() if not core_cy.load(g).cooperative
+GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative
             and not getattr(core_cy.load(g), "may_end_without_winner", False))
 PLAYERS = core_cy.load(GAME).min_players + 1
 
@@ -339,5 +339,5 @@ def test_shard_workers_play_at_the_configured_niceness(monkeypatch):
              "lower_priority(base + 7); a = os.nice(0); lower_priority(base + 3); "
              "print(a - base, os.nice(0) - base)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1], check=True).stdout.split()
+                         cwd=Path(__file__).resolve().parents[2], check=True).stdout.split()
     assert out == ["7", "7"]

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from services.app import create_app
 from services.settings import VERSION, Settings, is_loopback
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = ("MEEPLELAB_DB", "MEEPLELAB_RESULTS", "RAY_ADDRESS", "MEEPLELAB_MAX_GAMES",
        "MEEPLELAB_TOKEN", "MEEPLELAB_PROTECT_READS", "MEEPLELAB_HOST", "MEEPLELAB_PORT")
 
@@ -63,7 +63,7 @@ def test_version_is_the_package_metadata(tmp_path):
                      run_worker=False)
     with TestClient(app) as client:
         assert client.get("/openapi.json").json()["info"]["version"] == VERSION
-    written = [p for p in ("services/app.py", "core_cy/game.py", "core_cy/batch.py")
+    written = [p for p in ("services/app.py", "core_cy/engine/game.py", "core_cy/play/batch.py")
                if f'"{VERSION}"' in (ROOT / p).read_text()]
     assert written == [], f"a version string is written in {written}"
 

@@ -22,13 +22,13 @@ from libc.string cimport memcpy, memset, memcmp
 from libc.stdlib cimport abs
 from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
+from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
                                engine_handle, pop_top, canonical_shuffle,
                                MAX_LEGAL, POLICY_SCRATCH)
-from core_cy import codec, contract
-from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
-from core_cy.game import Game, options_from_data
+from core_cy.engine import codec, contract
+from core_cy.engine.actions import ActionSpace, Kind
+from core_cy.engine.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
+from core_cy.engine.game import Game, options_from_data
 
 import math
 
@@ -1203,8 +1203,8 @@ cdef void d_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogi
     canonical_shuffle(rng, o.eq_deck, o.eq_len)
 
 
-include "forbidden_desert_planner.pxi"
-include "forbidden_desert_rollout.pxi"
+include "planner.pxi"
+include "rollout.pxi"
 
 
 
@@ -1226,8 +1226,9 @@ PART_STATES = ("hidden", "on_tile", "in_storm", "held")
 END_REASONS = ("running", "win", "thirst", "buried", "swept_away", "turn_limit")
 
 
-_TILES_FILE = load_data("forbidden_desert_tiles.json")
-_STORM_FILE = load_data("forbidden_desert_storm.json")
+HOME = __name__.rpartition(".")[0]  # this game's package, where its data lives
+_TILES_FILE = load_data(HOME, "data/tiles.json")
+_STORM_FILE = load_data(HOME, "data/storm.json")
 DEFAULT_TILES = _TILES_FILE["tiles"]
 DEFAULT_START_SAND = _TILES_FILE["start_sand"]
 DEFAULT_STORM_START = _TILES_FILE["storm_start"]
@@ -1235,15 +1236,15 @@ DEFAULT_SAND_MARKERS = _TILES_FILE["sand_markers"]
 DEFAULT_METER = _STORM_FILE["storm_meter"]
 DEFAULT_DIFFICULTY_START = _STORM_FILE["difficulty_start_index"]
 DEFAULT_STORM_DECK = _STORM_FILE["storm_deck"]
-DEFAULT_EQUIPMENT = load_data("forbidden_desert_equipment.json")["equipment"]
-DEFAULT_ADVENTURERS = load_data("forbidden_desert_adventurers.json")["adventurers"]
+DEFAULT_EQUIPMENT = load_data(HOME, "data/equipment.json")["equipment"]
+DEFAULT_ADVENTURERS = load_data(HOME, "data/adventurers.json")["adventurers"]
 
 
 cdef SearchWeights _NAMES_OF_WEIGHTS
 memset(&_NAMES_OF_WEIGHTS, 0, sizeof(SearchWeights))
 # The weights' names, in struct order, read from the struct itself (one list of names).
 SEARCH_WEIGHT_NAMES = tuple(dict(_NAMES_OF_WEIGHTS))
-DEFAULT_SEARCH_WEIGHTS = load_data("forbidden_desert_search_weights.json")["weights"]
+DEFAULT_SEARCH_WEIGHTS = load_data(HOME, "data/search_weights.json")["weights"]
 if list(DEFAULT_SEARCH_WEIGHTS) != list(SEARCH_WEIGHT_NAMES):
     raise ImportError("forbidden_desert_search_weights.json must give the weights of "
                       f"SearchWeights in its order: {list(SEARCH_WEIGHT_NAMES)}")
@@ -1418,7 +1419,7 @@ class ForbiddenDesertGame(Game):
                 "views by search (the beam search scored by the chance to take off), once all "
                 "four parts are held: the strongest, about 1.2 4-player games per CPU-second"}
     adventurers = ADVENTURERS
-    options = options_from_data("forbidden_desert_options.toml", DIFFICULTIES=DIFFICULTIES,
+    options = options_from_data(HOME, "options.toml", DIFFICULTIES=DIFFICULTIES,
                                 DEFAULT_SAND_MARKERS=DEFAULT_SAND_MARKERS,
                                 DEFAULT_TILES=DEFAULT_TILES,
                                 DEFAULT_START_SAND=DEFAULT_START_SAND,

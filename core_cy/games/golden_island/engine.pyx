@@ -24,14 +24,14 @@ Hand refill, reshuffles, the end trigger and scoring follow automatically.
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
+from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_uniform, rng_seed, rng_tie_key, rng_bit, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
                                STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
-from core_cy import contract
-from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
-from core_cy.game import Game, options_from_data
+from core_cy.engine import contract
+from core_cy.engine.actions import ActionSpace, Kind
+from core_cy.engine.codec import INT32_MAX, choice, fail, integer, load_data
+from core_cy.engine.game import Game, options_from_data
 
 import functools
 
@@ -1788,12 +1788,13 @@ WAYS = ("clockwise", "counter-clockwise")   # the captain's way round the nest r
 END_REASONS = ("running", "sixth_permit", "round_limit")
 
 
-DEFAULT_NEST = load_data("golden_island_nest.json")["nest_spaces"]
-DEFAULT_SEA = load_data("golden_island_sea.json")["sea_graph"]
-DEFAULT_ISLAND_COLOURS = load_data("golden_island_islands.json")["island_colours"]
-DEFAULT_DECK = load_data("golden_island_cards.json")["deck_table"]
-DEFAULT_CHESTS = load_data("golden_island_chests.json")["chest_values"]
-DEFAULT_RELIC_GOLD = load_data("golden_island_relics.json")["relic_gold"]
+HOME = __name__.rpartition(".")[0]  # this game's package, where its data lives
+DEFAULT_NEST = load_data(HOME, "data/nest.json")["nest_spaces"]
+DEFAULT_SEA = load_data(HOME, "data/sea.json")["sea_graph"]
+DEFAULT_ISLAND_COLOURS = load_data(HOME, "data/islands.json")["island_colours"]
+DEFAULT_DECK = load_data(HOME, "data/cards.json")["deck_table"]
+DEFAULT_CHESTS = load_data(HOME, "data/chests.json")["chest_values"]
+DEFAULT_RELIC_GOLD = load_data(HOME, "data/relics.json")["relic_gold"]
 
 
 def _int_in(v, lo, hi, where):
@@ -2050,7 +2051,7 @@ class GoldenIslandGame(Game):
     search_defaults = {"rollout": "quick", "cutoff": 16, "widen": 0.5, "exploration": 0.4}
     outcome_labels = {"relic": ("none",) + RELICS}
     combos = COMBOS
-    options = options_from_data("golden_island_options.toml", DEFAULT_NEST=DEFAULT_NEST,
+    options = options_from_data(HOME, "options.toml", DEFAULT_NEST=DEFAULT_NEST,
                                 DEFAULT_SEA=DEFAULT_SEA,
                                 DEFAULT_ISLAND_COLOURS=DEFAULT_ISLAND_COLOURS,
                                 DEFAULT_DECK=DEFAULT_DECK, DEFAULT_CHESTS=DEFAULT_CHESTS,

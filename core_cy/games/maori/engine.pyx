@@ -17,12 +17,12 @@ A turn is split into decisions, each one action:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below, rng_bit,
+from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below, rng_bit,
                                rng_shuffle, canonical_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL)
-from core_cy import contract
-from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import INT32_MAX, UniqueIds, integer, load_data, number
-from core_cy.game import Game, options_from_data
+from core_cy.engine import contract
+from core_cy.engine.actions import ActionSpace, Kind
+from core_cy.engine.codec import INT32_MAX, UniqueIds, integer, load_data, number
+from core_cy.engine.game import Game, options_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -1255,8 +1255,9 @@ CELL_CODES = {".": (CELL_PLAYABLE, 0, 0), "R": (CELL_PLAYABLE, 1, 0), "B": (CELL
               "b": (CELL_PLAYABLE, 0, 1), "P": (CELL_PRINTED, 0, 0)}
 
 
-DEFAULT_TILES = load_data("maori_tiles.json")["tiles"]
-DEFAULT_BOARDS = load_data("maori_boards.json")
+HOME = __name__.rpartition(".")[0]  # this game's package, where its data lives
+DEFAULT_TILES = load_data(HOME, "data/tiles.json")["tiles"]
+DEFAULT_BOARDS = load_data(HOME, "data/boards.json")
 
 
 def _edge_mask(text, where):
@@ -1454,7 +1455,7 @@ class MaoriGame(Game):
     # (200 games); 9,000 3-player games in 3.3 min on 2 cores (benchmarks/agents.py tradeoff,
     # strength, budget).
     search_defaults = {"rollout": "quick", "cutoff": 8}
-    options = options_from_data("maori_options.toml", MODES=MODES,
+    options = options_from_data(HOME, "options.toml", MODES=MODES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_TILES=DEFAULT_TILES)
 
     def check_rules(self, rules, players):

@@ -28,16 +28,16 @@ has finished; pending jumps complete, tiles in hands return, and the round is sc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, EngineHandle, State, SeatParams, Rng, rng_below,
+from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_shuffle, rng_uniform, engine_handle, MAX_SEATS, MAX_LEGAL)
-from core_cy import contract
-from core_cy.actions import ActionSpace, Kind
+from core_cy.engine import contract
+from core_cy.engine.actions import ActionSpace, Kind
 cdef extern from "meeple_bits.h":
     int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
 
-from core_cy.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
+from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
                            load_data, number)
-from core_cy.game import Game, options_from_data
+from core_cy.engine.game import Game, options_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -2041,7 +2041,7 @@ cdef int placer(const void* vs, Rng* rng, bint quick) noexcept nogil:
     return A_PICK + best
 
 
-include "mondo_solo_planner.pxi"
+include "solo_planner.pxi"
 
 
 cdef enum:
@@ -2078,12 +2078,13 @@ SOLO = {"easy": (600, 3), "medium": (360, 2), "hard": (300, 1)}          # secon
 TIMING_KEYS = ("scan", "pick", "look", "rotate", "place", "return", "flip", "task", "jump")
 
 
-_TILE_DATA = load_data("mondo_tiles.json")
+HOME = __name__.rpartition(".")[0]  # this game's package, where its data lives
+_TILE_DATA = load_data(HOME, "data/tiles.json")
 DEFAULT_TILES = _TILE_DATA["tiles"]
 DEFAULT_SPECIES = _TILE_DATA["species"]
-DEFAULT_BOARD = load_data("mondo_board.json")
-DEFAULT_TIMING = load_data("mondo_timing.json")
-DEFAULT_TASKS = load_data("mondo_tasks.json")["tasks"]
+DEFAULT_BOARD = load_data(HOME, "data/board.json")
+DEFAULT_TIMING = load_data(HOME, "data/timing.json")
+DEFAULT_TASKS = load_data(HOME, "data/tasks.json")["tasks"]
 DEFAULT_BONUS = {"1": [], "2": [4, 3], "3": [4, 3, 2], "4": [4, 3, 2, 1]}
 
 
@@ -2506,7 +2507,7 @@ class MondoGame(Game):
     # mcts(iterations=400) 0.962 [0.938, 0.976]; 1000 vs 100 iterations 0.825 (200 games);
     # 0.68 / 0.98 CPU s per 2- / 3-player game (the generic default: 0.94 / 1.81).
     search_defaults = {"rollout": "quick", "cutoff": 24, "widen": 1.0}
-    options = options_from_data("mondo_options.toml", LEVELS=LEVELS, SOLO=SOLO,
+    options = options_from_data(HOME, "options.toml", LEVELS=LEVELS, SOLO=SOLO,
                                 MAX_ROUNDS=MAX_ROUNDS, DEFAULT_BONUS=DEFAULT_BONUS,
                                 DEFAULT_BOARD=DEFAULT_BOARD, DEFAULT_TILES=DEFAULT_TILES,
                                 DEFAULT_SPECIES=DEFAULT_SPECIES, DEFAULT_TASKS=DEFAULT_TASKS,

@@ -24,13 +24,13 @@ A turn is a sequence of small decisions (section 4), one action each:
 """
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint32_t, uint64_t
-from core_cy.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
+from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_seed, rng_tie_key, MAX_LEGAL, engine_handle)
-from core_cy import contract
-from core_cy.actions import ActionSpace, Kind
-from core_cy.codec import INT32_MAX, choice, fail, integer, load_data
-from core_cy.game import Game, options_from_data
+from core_cy.engine import contract
+from core_cy.engine.actions import ActionSpace, Kind
+from core_cy.engine.codec import INT32_MAX, choice, fail, integer, load_data
+from core_cy.engine.game import Game, options_from_data
 
 ENGINE_VERSION = "1.1"   # 1.1: condition 3 checked when the larva play ends (reef_full_check)
 
@@ -1933,10 +1933,11 @@ BOARD_CELLS = BCELLS     # a board's cells: global cell id = board * BOARD_CELLS
 BOARD_COLS = COLS
 
 
-DEFAULT_TILES = load_data("reef_encounter_tiles.json")["tiles"]
-DEFAULT_BOARDS = load_data("reef_encounter_boards.json")["boards"]
-DEFAULT_CYCLE = load_data("reef_encounter_open_sea.json")["cycle"]
-DEFAULT_SETUP = load_data("reef_encounter_setup.json")
+HOME = __name__.rpartition(".")[0]  # this game's package, where its data lives
+DEFAULT_TILES = load_data(HOME, "data/tiles.json")["tiles"]
+DEFAULT_BOARDS = load_data(HOME, "data/boards.json")["boards"]
+DEFAULT_CYCLE = load_data(HOME, "data/open_sea.json")["cycle"]
+DEFAULT_SETUP = load_data(HOME, "data/setup.json")
 
 # The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
 ACTION_SPACE = ActionSpace(
@@ -2127,7 +2128,7 @@ class ReefGame(Game):
     # mcts(iterations=400) 0.873 [0.836, 0.902]; 1000 vs 100 iterations 0.705 [0.638, 0.764]
     # (200 games) (benchmarks/agents.py tradeoff, strength).
     search_defaults = {"rollout": "quick", "cutoff": 16}
-    options = options_from_data("reef_encounter_options.toml", DEFAULT_TILES=DEFAULT_TILES,
+    options = options_from_data(HOME, "options.toml", DEFAULT_TILES=DEFAULT_TILES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_CYCLE=DEFAULT_CYCLE,
                                 DEFAULT_SETUP=DEFAULT_SETUP)
 

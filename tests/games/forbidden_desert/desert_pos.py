@@ -1,7 +1,7 @@
 """Position builder and action encoders for the Forbidden Desert tests: positions are set up
 through to_dict/from_dict, actions named through the game's ActionSpace (core_cy/actions.py).
 Cells are (row, col); a passenger or companion is a seat, NOBODY by default."""
-from core_cy.forbidden_desert import EQUIPMENT, GAME, NOBODY
+from core_cy.games.forbidden_desert.engine import EQUIPMENT, GAME, NOBODY
 
 ACTIONS = GAME.actions   # the engine's action kinds by name
 END_ACTIONS = ACTIONS.encode("end_actions")

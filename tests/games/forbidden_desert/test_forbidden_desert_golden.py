@@ -1,7 +1,7 @@
 """Golden Forbidden Desert playthroughs (see tests/golden.py): seeded games, every decision
 described with a state summary."""
 from core_cy import agents
-from core_cy.forbidden_desert import GAME
+from core_cy.games.forbidden_desert.engine import GAME
 from golden import check_golden
 
 GAMES = [  # (players, rules, seed, agent)

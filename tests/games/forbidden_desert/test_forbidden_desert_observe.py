@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core_cy import agents
-from core_cy.forbidden_desert import GAME
+from core_cy.games.forbidden_desert.engine import GAME
 
 FACE_FIELDS = ("kind", "gear", "part", "axis")
 WATER_DROP = ("well", "mirage")

@@ -1,8 +1,9 @@
 """Forbidden Desert invariants under random and planner play (hypothesis)."""
 from hypothesis import given, settings, strategies as st_
 
-from core_cy import agents, batch
-from core_cy.forbidden_desert import GAME, DEFAULT_ADVENTURERS
+from core_cy import agents
+from core_cy.play import batch
+from core_cy.games.forbidden_desert.engine import GAME, DEFAULT_ADVENTURERS
 
 RULES = st_.fixed_dictionaries({
     "difficulty": st_.sampled_from(["novice", "normal", "elite", "legendary"]),
@@ -98,7 +99,7 @@ def test_greedy_and_random_terminate_in_batch():
 
 
 def test_observe_hides_undersides_and_deck_orders():
-    from core_cy.forbidden_desert import observe_dict
+    from core_cy.games.forbidden_desert.engine import observe_dict
     state = GAME.new(4, seed=9)
     d = state.to_dict()
     seen_kinds, seen_piles = set(), set()
@@ -159,7 +160,7 @@ def test_search_does_not_read_hidden_tiles():
     the search's choice.  Checked at turn starts: later in a turn the worker's scratch may
     still hold the plan searched at the turn start (freed and reused by `choose`), which
     need not equal a fresh search from the later state."""
-    from core_cy.forbidden_desert import observe_dict
+    from core_cy.games.forbidden_desert.engine import observe_dict
     checked = 0
     for seed in range(6):
         state = GAME.new(4, seed=seed)

@@ -6,7 +6,7 @@ tell apart give the same decisions for the same seed."""
 import numpy as np
 
 from core_cy import agents
-from core_cy.forbidden_desert import GAME, ROLLOUT_SEARCH_KEEP, rollout_values
+from core_cy.games.forbidden_desert.engine import GAME, ROLLOUT_SEARCH_KEEP, rollout_values
 from test_forbidden_desert_observe import twin
 
 

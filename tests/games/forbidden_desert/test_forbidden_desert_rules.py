@@ -2,7 +2,7 @@
 import pytest
 
 import core_cy
-from core_cy.forbidden_desert import GAME, DEFAULT_METER, DEFAULT_ADVENTURERS
+from core_cy.games.forbidden_desert.engine import GAME, DEFAULT_METER, DEFAULT_ADVENTURERS
 from desert_pos import (base, entry, find, put, storm_to, set_sand, pawn_at, wind, card_ids,
                          stack_storm, give_card, load, pawn_cell, run_storm, storm, clear,
                          ACTIONS, END_ACTIONS, DRAW, EXCAVATE, PICKUP, METEO_SKIP, METEO_PEEK,
@@ -773,7 +773,7 @@ def test_terrascope_reveals_underside_to_observe():
     out = st.to_dict()
     assert entry(out, (0, 0))["known"] and out["actions_left"] == 4
     for seed in range(10):
-        v = core_cy.forbidden_desert.observe_dict(st, 0, seed)
+        v = core_cy.games.forbidden_desert.engine.observe_dict(st, 0, seed)
         assert entry(v, (0, 0))["kind"] == "well"
 
 
@@ -1001,7 +1001,7 @@ def test_water_drop_shows_the_three_water_tiles_not_the_mirage(water_drop):
     """Seed, Water: the 3 water tiles carry a water drop on their DESERT side (a possible
     well; one is a mirage).  The team knows where they are before excavating, but not which
     one is the mirage.  The engine used to hide them like any other tile."""
-    from core_cy.forbidden_desert import observe_dict
+    from core_cy.games.forbidden_desert.engine import observe_dict
     state = GAME.new(4, rules={"water_drop_desert_side": water_drop}, seed=3)
     d = state.to_dict()
     cells = lambda b, kinds: {(r, c) for r in range(5) for c in range(5)

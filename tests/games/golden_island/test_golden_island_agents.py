@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core_cy import agents, batch, golden_island
-from core_cy.golden_island import ISLANDS
+from core_cy import agents
+from core_cy.play import batch
+from core_cy.games.golden_island import engine as golden_island
+from core_cy.games.golden_island.engine import ISLANDS
 from agent_checks import play_checking
 from golden_island_pos import (GAME, PASS, ABILITY, LAND, base, build, give_pirates,
                                give_island_cards, set_hand, set_permits, LANDING_2)

@@ -4,7 +4,7 @@ truncated games (round_limit, a simulator safety) left out."""
 import pyarrow.parquet as pq
 
 import core_cy
-from core_cy import batch
+from core_cy.play import batch
 from services import cli
 from services.spec import ExperimentSpec
 from services.storage import storage_table

@@ -8,7 +8,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import core_cy
-from core_cy import agents, golden_island
+from core_cy import agents
+from core_cy.games.golden_island import engine as golden_island
 
 GAME = core_cy.load("golden_island")
 ISLANDS = [f"T{i}" for i in range(1, 13)]

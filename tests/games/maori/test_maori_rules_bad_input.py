@@ -10,7 +10,7 @@ from maori_pos import (GAME, Pos, MOVE, TAKE, STORE, FROM_STORE, REMOVE, PASS, S
 
 
 def test_catalogue_and_info():
-    assert "maori" in core_cy.games()
+    assert "maori" in core_cy.game_names()
     info = GAME.info()
     assert (info["min_players"], info["max_players"]) == (2, 5)
     props = info["rules"]["properties"]

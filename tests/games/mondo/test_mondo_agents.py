@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core_cy import agents, batch
+from core_cy import agents
+from core_cy.play import batch
 from mondo_pos import GAME, NO_SKILL, PICK, PLACE, JUMP, board_rules, build, tiles
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 PER_PLACEMENT = dict(NO_SKILL, mode="per_placement")
 
 

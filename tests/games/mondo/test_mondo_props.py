@@ -1,9 +1,10 @@
 """Mondo invariants (hypothesis), determinism, the state-dict round trip, bad input, and the
-golden playthrough (tests/golden/mondo.txt; MEEPLELAB_REGOLD=1 rewrites it)."""
+golden playthrough (tests/games/mondo/golden.txt; MEEPLELAB_REGOLD=1 rewrites it)."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core_cy import agents, batch
+from core_cy import agents
+from core_cy.play import batch
 from golden import check_golden
 from mondo_pos import GAME
 

@@ -215,7 +215,7 @@ def test_children_variant_scores_no_volcanoes_and_has_a_long_timer():
 
 def _timer(state):
     """The round's timer: the first t_next at or past which a hand never decides."""
-    from core_cy.mondo import timer_of
+    from core_cy.games.mondo.engine import timer_of
     d = state.to_dict()
     return timer_of(d["rules"], d["players"])
 

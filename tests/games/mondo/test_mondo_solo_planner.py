@@ -4,7 +4,8 @@ carry, never reads a pool tile's down face, and wins solo games far more often t
 greedy placer (small seeded runs, wide margins; benchmarks/planners.py measures the rates)."""
 import numpy as np
 
-from core_cy import agents, batch
+from core_cy import agents
+from core_cy.play import batch
 from mondo_pos import GAME, NO_SKILL, WATER_FACE, board_rules, build, tiles
 
 CENTRE = {"edges": "WDWF"}          # N E S W: desert to the east, forest to the west

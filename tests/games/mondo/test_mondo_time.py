@@ -3,7 +3,7 @@ contention for pool tiles, returning, jumping out with the bonus stack, time-out
 legality, task timing, rounds and timers per level and variant."""
 import pytest
 
-from core_cy import batch
+from core_cy.play import batch
 from mondo_pos import (ACTIONS, JUMP, RETURN, FLIP, GAME, NO_SKILL, PICK, PLACE, TASK,
                        board_rules, build, build_dict, params, tiles)
 
@@ -208,7 +208,7 @@ def test_no_decision_at_or_after_the_timer():
 def engine_timer(players=2, **rules):
     """Binary check that the round's timer is where the rules say: a hand due at T - 0.01
     still decides, one due at T does not."""
-    from core_cy.mondo import timer_of
+    from core_cy.games.mondo.engine import timer_of
     r = GAME.resolve_rules(dict(rules, rounds=1), players)
     t = timer_of(r, players)
     b = board_rules(4, 6)

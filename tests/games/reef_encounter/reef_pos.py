@@ -9,7 +9,7 @@ left in the bag (polyps), the supply (larva cubes, alga cylinders) or behind the
 from __future__ import annotations
 
 import core_cy
-from core_cy.reef_encounter import ALGAE, BOARD_CELLS, BOARD_COLS, COLOURS, LETTERS
+from core_cy.games.reef_encounter.engine import ALGAE, BOARD_CELLS, BOARD_COLS, COLOURS, LETTERS
 
 GAME = core_cy.load("reef_encounter")
 TEST_BOARD = ["++++++"] * 6

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import core_cy
-from core_cy import agents, batch
+from core_cy import agents
+from core_cy.play import batch
 
 GAME = core_cy.load("reef_encounter")
 
@@ -109,7 +110,7 @@ def test_same_seed_same_game_with_agents():
 
 
 def test_the_determinized_view_keeps_the_seat_s_own_and_public_information():
-    from core_cy.reef_encounter import GAME as G
+    from core_cy.games.reef_encounter.engine import GAME as G
     s = G.new(3, seed=4)
     while s.num_moves < 60:
         s.apply(agents.choose(s, "greedy", seed=s.num_moves))

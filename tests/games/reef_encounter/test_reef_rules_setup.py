@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 import core_cy
-from core_cy.reef_encounter import ALGAE, COLOURS, DEFAULT_BOARDS, DEFAULT_TILES
+from core_cy.games.reef_encounter.engine import ALGAE, COLOURS, DEFAULT_BOARDS, DEFAULT_TILES
 from reef_pos import FISH, PICK, GAME, counts
 
 CYCLE = ["white", "yellow", "orange", "pink", "grey"]

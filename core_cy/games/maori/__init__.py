@@ -1,0 +1,4 @@
+"""Maori: the engine (engine.pyx), its rule options (options.toml) and data (data/)."""
+from core_cy.games.maori.engine import GAME
+
+__all__ = ["GAME"]
