@@ -282,7 +282,10 @@
       throw e;
     }
     if (!gameInfo) gameInfo = (await M.getJSON("/api/games")).find((g) => g.name === exp.game);
-    const arms = unique(summary.map((r) => r.arm));
+    // the arms in the spec's order (the headline's), not the tables' alphabetical one
+    const arms = unique([...head.blocks.flatMap((b) => b.kind === "ladder" ? []
+                                                 : b.items.map((i) => i.arm)),
+                         ...summary.map((r) => r.arm)]);
     if (arms.length > 1) compare = await M.getJSON(`${api}/compare`);
     const cooperative = summary.length > 0 && summary[0].cooperative;
     const interim = summary.some((r) => r.interim);
