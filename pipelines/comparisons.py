@@ -1,4 +1,5 @@
-"""Each arm against the baseline, paired by deal, in one family of tests (compare)."""
+"""Each arm against the baseline, paired by deal: one family of win-share tests and one of
+score tests over the experiment (compare)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +7,7 @@ import polars as pl
 
 from pipelines import stats as st
 from pipelines.dataset import CELL, SEAT, _data, _one_row_per_seat, _team_share
-from pipelines.figures import Look, _mean_columns
+from pipelines.figures import Look
 from pipelines.verdicts import _comparison_verdict
 
 
@@ -33,43 +34,47 @@ def _paired_differences(lf: pl.LazyFrame, baseline: str, cooperative: bool) -> p
             .sort(SEAT))
 
 
-def _tested(df: pl.DataFrame, cooperative: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Which rows' win and score tests enter the family.  Two players: seat 1's win share
-    difference mirrors seat 0's, so it is one test; a cooperative game: the team result only."""
-    win = ~((df["players"] == 2) & (df["seat"] == 1)).fill_null(False).to_numpy()
-    score = np.full(len(df), not cooperative)
-    return win, score
-
-
-def _family(df: pl.DataFrame, cooperative: bool, look: Look) -> tuple[pl.DataFrame, float, str]:
-    """p-values, adjusted p-values and the interval level of every row, over one family."""
-    win_in, score_in = _tested(df, cooperative)
-    col = {c: df[c].fill_null(0).to_numpy().astype(np.float64) for c in df.columns
-           if c.startswith(("win_", "score_")) or c == "pairs"}
-    win_p = st.paired_p_value(col["win_diff"], col["win_sd"], col["pairs"], col["win_pos"],
-                              col["win_neg"])
-    score_p = st.paired_p_value(col["score_diff"], col["score_sd"], col["pairs"],
-                                col["score_pos"], col["score_neg"])
-    family = np.concatenate([np.where(win_in, win_p, np.nan), np.where(score_in, score_p, np.nan)])
-    m = int(np.sum(~np.isnan(family)))
+def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look
+            ) -> tuple[pl.DataFrame, float, str]:
+    """p-values and adjusted p-values of the `name` tests (win or score) of every row over one
+    family (the experiment's tests of that quantity only: the win-share tests decide, the
+    score tests are reported beside them and never dilute them), and the interval level.
+    Every seat has its own test, also seat 1 of a two-player cell (its difference mirrors seat
+    0's only when every game has exactly one winner)."""
+    col = {c: df[f"{name}_{c}"].fill_null(0).to_numpy().astype(np.float64)
+           for c in ("diff", "sd", "pos", "neg")}
+    p = st.paired_p_value(col["diff"], col["sd"], df["pairs"].to_numpy().astype(np.float64),
+                          col["pos"], col["neg"])
+    p = np.where(tested, p, np.nan)
+    m = int(np.sum(~np.isnan(p)))
+    what = "win-share" if name == "win" else "score"
     if look.interim:
-        level = look.alpha / max(m, 1)
-        return df.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
-                                 ("win_p", "win_p_adjusted", "score_p", "score_p_adjusted"))), \
-            level, f"interim: confidence sequences, Bonferroni over {m} test(s); no p-values"
-    q = st.benjamini_hochberg(family)
-    n = len(df)
-    win_q = np.where(win_in, q[:n], np.nan)
-    if n:  # the mirrored seat of a two-player cell shows its twin's test
-        twin = np.flatnonzero(~win_in)
-        win_p[twin], win_q[twin] = win_p[twin - 1], q[:n][twin - 1]
-    score_q = np.where(score_in, q[n:], np.nan)
-    level = st.family_alpha(family, look.alpha)
-    return df.with_columns(win_p=pl.Series(win_p), win_p_adjusted=pl.Series(win_q),
-                           score_p=pl.Series(np.where(score_in, score_p, np.nan)),
-                           score_p_adjusted=pl.Series(score_q)), level, \
-        (f"{st.FAMILY_METHOD} over {m} test(s); intervals at the matching "
+        return df.with_columns(pl.lit(None, pl.Float64).alias(f"{name}_p"),
+                               pl.lit(None, pl.Float64).alias(f"{name}_p_adjusted")), \
+            look.alpha / max(m, 1), \
+            f"interim: confidence sequences, Bonferroni over {m} {what} test(s); no p-values"
+    level = st.family_alpha(p, look.alpha)
+    return df.with_columns(pl.Series(f"{name}_p", p),
+                           pl.Series(f"{name}_p_adjusted", st.benjamini_hochberg(p))), level, \
+        (f"{st.FAMILY_METHOD} over {m} {what} test(s); intervals at the matching "
          f"{100 * (1 - level):.2f}% level")
+
+
+def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
+                      bounded: bool) -> pl.DataFrame:
+    """<name>_diff_lo/_hi: the interval that matches the row's test (st.paired_interval), or
+    interim the confidence sequence (bounded: the win-share difference, in [-1, 1])."""
+    c = {k: df[f"{name}_{k}"].fill_null(0).to_numpy().astype(np.float64)
+         for k in ("diff", "sd", "pos", "neg")}
+    n = df["pairs"].to_numpy().astype(np.float64)
+    if look.interim:
+        half = st.cs_half_width(c["sd"], n, alpha, look.planned_games,
+                                st.DIFF_PRIOR_VAR if bounded else None)
+        low, high = c["diff"] - half, c["diff"] + half
+    else:
+        low, high = st.paired_interval(c["diff"], c["sd"], n, c["pos"], c["neg"], alpha)
+    low, high = (np.where(n > 1, x, np.nan) for x in (low, high))
+    return df.with_columns(pl.Series(f"{name}_diff_lo", low), pl.Series(f"{name}_diff_hi", high))
 
 
 def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look()
@@ -78,10 +83,14 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     pairing 'rotations' paired by deal, each deal's mean over its rotations: `unit` 'deal').
     Competitive games: per (players, seat) the difference in win share and in mean score;
     cooperative games: one row per player count (seat null), the team win rate.  Intervals
-    and p-values form one family over the experiment (see Look): t tests, or the exact sign
-    test when fewer than 30 pairs differ; `significant` when the adjusted p-value is at most
-    alpha and the interval excludes 0 (the two agree by construction); `decided` when the
-    win-share question is answered at +-delta; a one-sentence `verdict` per row."""
+    and p-values form two families over the experiment (see Look), one of the win-share tests
+    (they decide the verdicts) and one of the score tests: t tests, and when fewer than 30
+    pairs differ the larger of the t and the exact sign test's p-values (`test` 'sign+t'),
+    with the interval that matches the test on every row (stats.paired_interval);
+    `win_significant` (`score_significant`) when the adjusted p-value of the win-share (score)
+    test is at most alpha, which is exactly when its interval excludes 0 (interval_level,
+    score_interval_level); `decided` when the win-share question is answered at +-delta; a
+    one-sentence `verdict` per row, from the win-share test."""
     data = _data(path, include_truncated)
     arms = data.rows.select(pl.col("arm").unique()).collect()["arm"].to_list()
     if baseline not in arms:
@@ -90,9 +99,11 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     df = _paired_differences(data.units, baseline, data.cooperative).collect()
     df = df.with_columns(pl.lit(baseline).alias("baseline"),
                          unit=pl.lit("deal" if data.deals else "game"))
-    df, level, method = _family(df, data.cooperative, look)
-    df = _mean_columns(df, "win_diff", "win_sd", "pairs", "win_diff", look, level, scale=0.5)
-    df = _mean_columns(df, "score_diff", "score_sd", "pairs", "score_diff", look, level)
+    everyone = np.full(len(df), True)
+    df, level, win_method = _family(df, "win", everyone, look)
+    df, score_level, score_method = _family(df, "score", everyone & (not data.cooperative), look)
+    df = _interval_columns(df, "win", look, level, bounded=True)
+    df = _interval_columns(df, "score", look, score_level, bounded=False)
     excludes = lambda p: (pl.col(f"{p}_lo") > 0) | (pl.col(f"{p}_hi") < 0)  # noqa: E731
     adjusted_ok = (lambda c: pl.lit(True)) if look.interim else \
         (lambda c: pl.col(c).fill_null(1.0) <= look.alpha)
@@ -103,10 +114,10 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
         test=pl.when(pl.Series(st.uses_sign_test(df["win_sd"].fill_null(0).to_numpy(),
                                                  df["win_pos"].to_numpy(),
                                                  df["win_neg"].to_numpy())))
-        .then(pl.lit("sign")).otherwise(pl.lit("t")),
+        .then(pl.lit("sign+t")).otherwise(pl.lit("t")),
         small_n=pl.col("pairs") < st.SMALL_N, level=pl.lit(level), interim=pl.lit(look.interim),
-        interval_level=pl.lit(1 - level), p_adjust=pl.lit(method))
-    df = df.with_columns(significant=pl.col("win_significant") | pl.col("score_significant"))
+        interval_level=pl.lit(1 - level), score_interval_level=pl.lit(1 - score_level),
+        p_adjust=pl.lit(win_method if data.cooperative else f"{win_method}; {score_method}"))
     if data.cooperative:
         df = df.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                ("score_diff", "score_diff_lo", "score_diff_hi")))
@@ -118,5 +129,5 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     return df.select("arm", "baseline", "players", "seat", "pairs", "unit", "verdict", "decided",
                      "win_share_diff", "win_diff_lo", "win_diff_hi", "win_p", "win_p_adjusted",
                      "win_significant", "score_diff", "score_diff_lo", "score_diff_hi",
-                     "score_p", "score_p_adjusted", "score_significant", "significant",
-                     "test", "small_n", "interval_level", "p_adjust", "interim")
+                     "score_p", "score_p_adjusted", "score_significant", "test", "small_n",
+                     "interval_level", "score_interval_level", "p_adjust", "interim")

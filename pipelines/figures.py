@@ -31,7 +31,7 @@ def _rate_columns(df: pl.DataFrame, rate: str, var: str, n: str, prefix: str,
     alpha = look.alpha if alpha is None else alpha
     p, v, m = (df[c].to_numpy().astype(np.float64) for c in (rate, var, n))
     if look.interim:
-        half = st.cs_half_width(np.sqrt(v), m, alpha, look.planned_games)
+        half = st.cs_half_width(np.sqrt(v), m, alpha, look.planned_games, st.RATE_PRIOR_VAR)
         low, high = np.clip(p - half, 0, 1), np.clip(p + half, 0, 1)
     else:
         low, high = st.rate_interval(p, v, m, alpha)
@@ -39,13 +39,11 @@ def _rate_columns(df: pl.DataFrame, rate: str, var: str, n: str, prefix: str,
 
 
 def _mean_columns(df: pl.DataFrame, mean: str, sd: str, n: str, prefix: str, look: Look,
-                  alpha, scale=None) -> pl.DataFrame:
-    """<prefix>_lo/_hi of a mean: t interval (fixed-n) or a confidence sequence (interim,
-    tuned to `scale`, default the observed sd)."""
+                  alpha) -> pl.DataFrame:
+    """<prefix>_lo/_hi of a mean: t interval (fixed-n) or a confidence sequence (interim)."""
     mu, s, m = (df[c].fill_null(0).to_numpy().astype(np.float64) for c in (mean, sd, n))
     if look.interim:
-        tune = np.where(s > 0, s, 1.0) if scale is None else scale
-        half = st.cs_half_width(s, m, alpha, look.planned_games, tune)
+        half = st.cs_half_width(s, m, alpha, look.planned_games)
     else:
         half = st.t_quantile(m, alpha) * s / np.sqrt(m)
     half = np.where(m > 1, half, np.nan)

@@ -26,6 +26,8 @@ from pipelines.stats import Z95
 
 RUNG_SEPARATOR = "@"  # as services.spec.ladder_arm writes it
 ELO_PER_LOGIT = 400.0 / np.log(10.0)
+PRIOR_SD = 4.0  # logits (about 700 Elo): a weak normal prior on each rating against the first
+# agent's, so the fit stays finite when an agent wins or loses every comparison
 
 
 def split_arm(arm: str) -> tuple[str, str]:
@@ -109,7 +111,7 @@ def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.nd
     def nll(free):
         theta = full(free)
         d = theta[a] - theta[b]
-        return -np.sum(wins * d - games * np.logaddexp(0.0, d))
+        return -np.sum(wins * d - games * np.logaddexp(0.0, d)) + free @ free / (2 * PRIOR_SD ** 2)
 
     def grad(free):
         theta = full(free)
@@ -117,7 +119,7 @@ def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.nd
         g = np.zeros(k)
         np.add.at(g, a, -(wins - games * p))
         np.add.at(g, b, wins - games * p)
-        return g[1:]
+        return g[1:] + free / PRIOR_SD ** 2
 
     fit = minimize(nll, np.zeros(k - 1), jac=grad, method="BFGS")
     theta = full(fit.x)
@@ -128,6 +130,7 @@ def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.nd
     np.add.at(info, (b, b), w)
     np.add.at(info, (a, b), -w)
     np.add.at(info, (b, a), -w)
+    info[1:, 1:] += np.eye(k - 1) / PRIOR_SD ** 2
     try:
         cov = np.linalg.inv(info[1:, 1:])
         se = np.concatenate([[0.0], np.sqrt(np.clip(np.diag(cov), 0, None))])
@@ -136,10 +139,22 @@ def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.nd
     return theta, se
 
 
+def _separated(agent: str, won: float, played: float) -> str | None:
+    """'not estimable: ...' for an agent that won or lost every comparison (complete
+    separation: its maximum-likelihood rating is infinite, and any finite figure would be the
+    prior's), else None."""
+    if played and won >= played:
+        return f"not estimable: {agent} won every comparison"
+    if played and won <= 0:
+        return f"not estimable: {agent} lost every comparison"
+    return None
+
+
 def ratings(path: str) -> pl.DataFrame:
-    """Per (arm, players, agent): Bradley-Terry rating on the Elo scale with its 95% interval,
-    comparisons and win share against the other agents.  An agent that won or lost every
-    comparison has no finite rating (its interval is unbounded)."""
+    """Per (arm, players, agent): Bradley-Terry rating on the Elo scale with its 95% interval
+    (a weak normal prior of PRIOR_SD logits keeps the fit finite), comparisons and win share
+    against the other agents.  An agent that won or lost every comparison has no rating (elo
+    null) and a `note` saying so ('not estimable: X won every comparison')."""
     table = pairwise(path)
     rows = []
     for (arm, players), cell in table.group_by("arm", "players", maintain_order=True):
@@ -153,12 +168,14 @@ def ratings(path: str) -> pl.DataFrame:
         for i, name in enumerate(agents):
             played = games[(a == i) | (b == i)].sum()
             won = wins[a == i].sum() + (games - wins)[b == i].sum()
+            note = _separated(name, won, played)
+            scale = None if note else ELO_PER_LOGIT
             rows.append({"arm": arm, "players": players, "agent": name,
-                         "elo": ELO_PER_LOGIT * theta[i],
-                         "elo_lo": ELO_PER_LOGIT * (theta[i] - Z95 * se[i]),
-                         "elo_hi": ELO_PER_LOGIT * (theta[i] + Z95 * se[i]),
-                         "comparisons": int(played), "share": won / played})
+                         "elo": scale and scale * theta[i],
+                         "elo_lo": scale and scale * (theta[i] - Z95 * se[i]),
+                         "elo_hi": scale and scale * (theta[i] + Z95 * se[i]),
+                         "comparisons": int(played), "share": won / played, "note": note})
     schema = {"arm": pl.String, "players": pl.Int64, "agent": pl.String, "elo": pl.Float64,
               "elo_lo": pl.Float64, "elo_hi": pl.Float64, "comparisons": pl.Int64,
-              "share": pl.Float64}
+              "share": pl.Float64, "note": pl.String}
     return pl.DataFrame(rows, schema=schema).sort("arm", "players", "elo", descending=[False, False, True])

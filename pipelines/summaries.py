@@ -45,6 +45,8 @@ def _cell_query(lf: pl.LazyFrame) -> pl.LazyFrame:
     return (lf.group_by(CELL)
             .agg(games=pl.len(),
                  tie_rate=(pl.col("num_winners") > 1).mean(),
+                 no_winner_share=(pl.col("seat_win_share").cast(pl.List(pl.Float64)).list.sum()
+                                  <= 0).mean(),
                  margin_mean=_margin().mean(),
                  length_mean=pl.col("length").mean(),
                  **{f"length_p{q}": pl.col("length").quantile(q / 100, "nearest")
@@ -133,7 +135,8 @@ def _collect(path: str, include_truncated: bool, look: Look):
     if data.cooperative:  # one team result per game: no seats, ties or margins
         verdicts = _team_verdicts(cells, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
-                                     ("tie_rate", "margin_mean", "seat_stat", "seat_p_value",
+                                     ("tie_rate", "no_winner_share", "margin_mean", "seat_stat",
+                                      "seat_p_value",
                                       "seat_p_adjusted")), p_adjust=pl.lit(None, pl.String))
         seats = None
     else:
@@ -156,6 +159,7 @@ def _collect(path: str, include_truncated: bool, look: Look):
 CELL_COLUMNS = ["verdict", "decided", "interim", "cooperative", "truncated", "truncated_share",
                 "engine_version", "team_win_rate", "team_win_lo", "team_win_hi",
                 "seat_stat", "seat_p_value", "seat_p_adjusted", "p_adjust", "tie_rate",
+                "no_winner_share",
                 "margin_mean", "length_mean", "length_p10", "length_p50", "length_p90"]
 
 
@@ -166,7 +170,9 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     verdict, whether
     the figures are interim, truncated games (count and share of all played), the engine
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
-    test (Hotelling T^2, p-value, Benjamini-Hochberg adjusted over the cells), tie rate,
+    test (Hotelling T^2 on the seats' shares against each other: a permutation test
+    below 500 units; p-value, Benjamini-Hochberg adjusted over the cells), tie rate, the
+    share of games without a winner (no_winner_share),
     mean margin of the first over the second, game length mean and p10/p50/p90, and the
     share of every end reason among all games played (end_<reason>)."""
     return _collect(path, include_truncated, look)[1]

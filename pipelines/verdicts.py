@@ -10,7 +10,9 @@ from pipelines.figures import Look, _margin_text, _more_games, _pct, _unit_text
 
 def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list[tuple]:
     """(decided, sentence) per competitive cell: which seat is favoured, or balanced within
-    +-delta, or undecided (with the games that would decide)."""
+    +-delta, or undecided (with the games that would decide).  The seats are judged among
+    themselves: a fair share is the mean of the cell's seat shares, (1 - no-winner share)/k,
+    and 'unbalanced' is the seat-balance test of the table (seat_p_adjusted)."""
     family = max(int(seats.height), 1)  # Bonferroni over every seat rate of the experiment
     out = []
     for cell in cells.iter_rows(named=True):
@@ -18,13 +20,13 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         if part.is_empty():
             out.append((None, None))
             continue
-        k, n, per_unit = cell["players"], cell["units"], cell["unit_games"]
-        fair = 1 / k
+        n, per_unit = cell["units"], cell["unit_games"]
         rate = part["win_share"].to_numpy()
+        fair = float(rate.mean())  # among the seats: 1/k less the games without a winner
         sd = np.sqrt(part["share_var"].to_numpy())
         strict = look.alpha / family
         if look.interim:
-            half = st.cs_half_width(sd, n, strict, look.planned_games)
+            half = st.cs_half_width(sd, n, strict, look.planned_games, st.RATE_PRIOR_VAR)
             unbalanced = bool(np.any(np.abs(rate - fair) > half))
         else:
             half = (lambda lo_hi: (lo_hi[1] - lo_hi[0]) / 2)(st.rate_interval(
@@ -34,8 +36,8 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         top = int(np.argmax(rate))
         best = part.row(top, named=True)
         lead = (f"Seat {top} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
-                f"{_pct(best['win_hi'])}) against a fair {_pct(fair)} over "
-                f"{_unit_text(n, per_unit)}")
+                f"{_pct(best['win_hi'])}) against a fair {_pct(fair)}{_no_winner_text(cell)} "
+                f"over {_unit_text(n, per_unit)}")
         tag = "Interim: " if look.interim else ""
         if unbalanced:
             low = int(np.argmin(rate))
@@ -43,7 +45,8 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
                        f"{low} least)."))
         elif balanced:
             out.append((True, f"{tag}Every seat wins within {_margin_text(look.delta)} of a fair "
-                       f"{_pct(fair)} over {_unit_text(n, per_unit)}: balanced."))
+                       f"{_pct(fair)}{_no_winner_text(cell)} over {_unit_text(n, per_unit)}: "
+                       "balanced."))
         else:
             total = _games_for_seats(rate - fair, sd, n, strict, look)
             out.append((False, f"{tag}{lead}: no seat advantage shown yet, undecided at "
@@ -51,13 +54,18 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
     return out
 
 
+def _no_winner_text(cell: dict) -> str:
+    share = cell.get("no_winner_share")
+    return f" ({_pct(share)} of the games have no winner)" if share else ""
+
+
 def _games_for_seats(deviation, sd, n, alpha, look: Look) -> float:
     """Games after which a cell's seats would be decided: one seat shown off fair, or every
     seat within +-delta of it."""
     planned = look.planned_games if look.interim else None
     off = np.abs(deviation)
-    differ = np.min(st.games_for(sd, off, alpha, planned))
-    equal = np.max(st.games_for(sd, look.delta - off, alpha, planned))
+    differ = np.min(st.games_for(sd, off, alpha, planned, st.RATE_PRIOR_VAR))
+    equal = np.max(st.games_for(sd, look.delta - off, alpha, planned, st.RATE_PRIOR_VAR))
     return float(max(min(differ, equal), n))
 
 
@@ -99,7 +107,8 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
     if -delta < lo and hi < delta:
         return True, f"{tag}{text}: not shown to matter at {margin} (equivalent)."
     total = st.games_to_decide(d, row["win_sd"] or 0.0, row["pairs"], delta, row["level"],
-                               look.planned_games if look.interim else None)
+                               look.planned_games if look.interim else None,
+                               st.DIFF_PRIOR_VAR)
     per_unit = 1 if row["unit"] == "game" else row["players"]
     return False, (f"{tag}{text}: undecided at {margin}; "
                    f"{_more_games(float(total), row['pairs'], per_unit)}.")

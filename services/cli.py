@@ -180,9 +180,10 @@ def _print_ratings(path: str, out) -> None:
           file=out)
     w = max(len(x) for x in table["agent"])
     for r in table.iter_rows(named=True):
-        print(f"  {r['arm']}, {r['players']} players, {r['agent']:<{w}} {r['elo']:+8.1f} "
-              f"[{r['elo_lo']:+.1f}, {r['elo_hi']:+.1f}] over {r['comparisons']} pairings",
-              file=out)
+        rating = (r["note"] if r["elo"] is None else
+                  f"{r['elo']:+8.1f} [{r['elo_lo']:+.1f}, {r['elo_hi']:+.1f}]")
+        print(f"  {r['arm']}, {r['players']} players, {r['agent']:<{w}} {rating} over "
+              f"{r['comparisons']} pairings", file=out)
 
 
 def _print_ladder(path: str, spec, out) -> None:
