@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from product import PRODUCT, product_env
 from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
@@ -341,5 +342,5 @@ def test_shard_workers_play_at_the_configured_niceness(tmp_path):
              "lower_priority(base + 7); a = os.nice(0); lower_priority(base + 3); "
              "print(a - base, os.nice(0) - base)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], check=True).stdout.split()
+                         cwd=PRODUCT, env=product_env(), check=True).stdout.split()
     assert out == ["7", "7"]
