@@ -12,6 +12,7 @@ Golden Island's bank_short: the share of games in which the box's bank would run
 Values are JSON where they parse (true, 3), else strings.  Run it at nice 19 on one core.
 """
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -22,9 +23,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
-from benchmarks.forbidden_desert.rule_effect import value  # noqa: E402  (JSON, else text)
 from core_cy.play import batch  # noqa: E402
 from pipelines.stats import wilson_interval  # noqa: E402
+
+
+def value(text: str):
+    """An option value from the command line: JSON where it parses (true, 3), else text."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def share(flags: np.ndarray) -> str:
