@@ -202,6 +202,8 @@ def tune(args):
         if name not in NAMES:
             raise SystemExit(f"--set {item}: {name!r} is not one of {NAMES}")
         BASE[NAMES.index(name)] = float(v)
+    taken = {p.name for p in agents.agent_params(game, args.agent)}
+    TUNED[:] = [i for i in TUNED if NAMES[i] in taken]   # the weights this agent reads
     if args.only:
         only = args.only.split(",")
         unknown = sorted(set(only) - {NAMES[i] for i in TUNED})
