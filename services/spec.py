@@ -6,7 +6,7 @@ of every arm is dealt the same way (common random numbers): comparisons pair arm
 `game_index`.  Nothing here names a game: the game's own `resolve_rules`, player range and
 agent list do the checking.
 
-    >>> spec = ExperimentSpec.from_file("services/maori_demo.json")
+    >>> spec = ExperimentSpec.from_file("examples/maori_seats.json")
     >>> spec.cells()[0]
     Cell(arm='basic', rules={'mode': 'basic'}, players=3)
 """
