@@ -1628,7 +1628,8 @@ cdef int quick_policy(const GState* s, Rng* rng) noexcept nogil:
     return best.action
 
 
-cdef int g_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int g_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     return quick_policy(<const GState*>vs, rng)
 
 

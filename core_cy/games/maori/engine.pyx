@@ -1227,7 +1227,8 @@ cdef int quick_discover(const MState* s, Rng* rng) noexcept nogil:
     return best
 
 
-cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int m_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     """The quick policy: a random free move of the explorer ship (the greedy agent is
     indifferent among them), quick_discover, and a random choice in the rare phases."""
     cdef const MState* s = <const MState*>vs

@@ -39,6 +39,7 @@ cdef extern from "meeple_bits.h":
 from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_live, choice,
                            integer, items, load_data, number)
 from core_cy.engine.game import Game, options_from_data
+from core_cy.agents import policy_params_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -2049,9 +2050,10 @@ cdef enum:
     POLICY_QUICK = 2            # Engine.policy `which` (the order of MondoGame.policies)
 
 
-cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int m_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     if which == POLICY_SOLO_PLANNER:
-        return solo_planner(vs, rng, scratch)
+        return solo_planner(vs, params, rng, scratch)
     return placer(vs, rng, which == POLICY_QUICK)
 
 
@@ -2508,6 +2510,7 @@ class MondoGame(Game):
     # mcts(iterations=400) 0.962 [0.938, 0.976]; 1000 vs 100 iterations 0.825 (200 games);
     # 0.68 / 0.98 CPU s per 2- / 3-player game (the generic default: 0.94 / 1.81).
     search_defaults = {"rollout": "quick", "cutoff": 24, "widen": 1.0}
+    policy_params = policy_params_from_data(HOME, "agent_params.toml", policies)
     options = options_from_data(HOME, "options.toml", LEVELS=LEVELS, SOLO=SOLO,
                                 MAX_ROUNDS=MAX_ROUNDS, DEFAULT_BONUS=DEFAULT_BONUS,
                                 DEFAULT_BOARD=DEFAULT_BOARD, DEFAULT_TILES=DEFAULT_TILES,

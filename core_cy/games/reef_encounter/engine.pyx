@@ -1869,7 +1869,8 @@ cdef int quick_policy(const RState* s, Rng* rng) noexcept nogil:
     return m_random_action(s, rng)           # only algae (or moves) are left
 
 
-cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int m_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     return quick_policy(<const RState*>vs, rng)
 
 
