@@ -80,23 +80,31 @@ def _read_games(fs, root: str, cell: Cell, start: int) -> int:
 
 
 def _provenance_error(spec: ExperimentSpec, fs, root: str, cell: Cell, shard: str) -> str | None:
-    """Why a written shard must not be resumed (another engine version or other resolved
-    rules than this run would play), or None."""
+    """Why a written shard must not be resumed (another engine version, other resolved rules
+    or other agents, parameters included, than this run would play), or None.  The agents
+    are compared as each row's set of full agent strings (seats rotate from game to game);
+    agent parameters are no part of the rules fingerprint."""
     import core_cy
+    from core_cy.agents import canonical_agent
     from core_cy.play.batch import engine_label
 
     game = core_cy.load(spec.game)
+    agents = sorted(canonical_agent(game, a) for a in spec.agent_list(cell.players, cell))
     want = {"engine_version": engine_label(game),
-            "rules_fingerprint": game.rules_fingerprint(cell.rules, cell.players)}
+            "rules_fingerprint": game.rules_fingerprint(cell.rules, cell.players),
+            "seat_agent": ", ".join(agents)}
     path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard)
     table = pq.read_table(path, columns=list(want), filesystem=fs)
     for column, expected in want.items():
-        found = set(table.column(column).cast(pa.string()).unique().to_pylist())
+        if column == "seat_agent":
+            found = {", ".join(sorted(row)) for row in table.column(column).to_pylist()}
+        else:
+            found = set(table.column(column).cast(pa.string()).unique().to_pylist())
         if found != {expected}:
             return (f"cannot resume: arm {cell.arm!r} with {cell.players} players already has "
                     f"results with {column} {sorted(found)}, but this run would play "
-                    f"{expected!r}; results of different engines or rules are never pooled: "
-                    f"start a new experiment (another name or results folder)")
+                    f"{expected!r}; results of different engines, rules or agents are never "
+                    f"pooled: start a new experiment (another name or results folder)")
     return None
 
 

@@ -305,6 +305,28 @@ def test_resume_refuses_results_of_another_engine_or_rules(ray_local, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in _files(tmp_path / "exp")} == before
 
 
+def test_resume_follows_the_agents_and_their_parameters_not_the_rules(ray_local, tmp_path):
+    """An engine policy's parameters are agent parameters (no part of the rules fingerprint):
+    the same spec resumes its own results, playing only the missing shard; a spec whose agent
+    differs by one parameter is refused (the rows record every seat's full agent string),
+    though its rules fingerprint is the same."""
+    data = {"game": "forbidden_desert", "players": 2, "arms": {"a": {}}, "games_per_arm": 40,
+            "seed": 5, "shard_size": 20, "agents": "search(sand=4)"}
+    spec = ExperimentSpec.model_validate(data)
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    rows = _rows(tmp_path / "exp")
+    _files(tmp_path / "exp")[-1].unlink()
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    assert _rows(tmp_path / "exp") == rows
+    other = ExperimentSpec.model_validate({**data, "agents": "search(sand=5)"})
+    assert {r["rules_fingerprint"] for r in rows} == {
+        core_cy.load("forbidden_desert").rules_fingerprint({}, 2)}
+    seen = []
+    assert run_experiment(other, str(tmp_path), "exp", progress=seen.append) == "failed"
+    assert "seat_agent" in seen[-1].error and "sand=5.0" in seen[-1].error
+    assert _rows(tmp_path / "exp") == rows
+
+
 def test_stop_when_decided_stops_once_the_comparison_is_decided(ray_local, tmp_path):
     """At a wide margin (+-20 points) the arms are soon shown equivalent or different under
     the always-valid figures: the run stops at the first wave after min_games where that
