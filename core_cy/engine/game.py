@@ -58,12 +58,18 @@ class Option:
     minimum: int | None = None   # int; seats: of every seat's value
     maximum: int | None = None
     assumption: bool = False  # the spec marks this value as an ASSUMPTION
+    label: str = ""  # what a designer reads in the form ("Game mode")
+    help: str = ""  # one plain line on what it changes; `description` keeps the spec reference
     # An analysis option, not a rule of the book (e.g. seat compensation): its default plays
     # the rules as written, and at the default it leaves the rules fingerprint as it was.
     analysis: bool = False
 
     def json_schema(self) -> dict:
         schema: dict[str, Any] = {"description": self.description, "default": self.default}
+        if self.label:
+            schema["title"] = self.label
+        if self.help:
+            schema["x-help"] = self.help
         if self.kind == "enum":
             schema.update(type="string", enum=list(self.choices))
         elif self.kind == "int":
@@ -132,7 +138,7 @@ class Option:
 
 
 OPTION_FIELDS = ("name", "kind", "default", "description", "choices", "minimum", "maximum",
-                 "assumption", "analysis")
+                 "assumption", "label", "help", "analysis")
 
 
 def options_from_data(package: str, name: str, **refs: Any) -> tuple[Option, ...]:
