@@ -237,8 +237,8 @@ class BalanceJobs:
     """Balance questions answered one at a time by a background thread (the API's; no
     request waits for one).  Jobs live in memory: the newest `keep` are kept."""
 
-    def __init__(self, max_unfinished: int = 2, keep: int = 50):
-        self.max_unfinished, self.keep = max_unfinished, keep
+    def __init__(self, max_unfinished: int = 2, keep: int = 50, run: bool = True):
+        self.max_unfinished, self.keep, self.run = max_unfinished, keep, run
         self._jobs: OrderedDict[str, dict] = OrderedDict()
         self._queue: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
@@ -257,7 +257,7 @@ class BalanceJobs:
             done = [k for k, j in self._jobs.items() if j["status"] in ("done", "failed")]
             for k in done[:max(0, len(self._jobs) - self.keep)]:
                 del self._jobs[k]
-            if self._thread is None or not self._thread.is_alive():
+            if self.run and (self._thread is None or not self._thread.is_alive()):
                 self._thread = threading.Thread(target=self._work, name="balance",
                                                 daemon=True)
                 self._thread.start()

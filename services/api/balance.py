@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
@@ -20,9 +20,17 @@ from services.spec import ExperimentSpec
 BalanceId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                 description="a balance job id (from POST /api/balance)")]
 RETRY_SECONDS = 30
-JOBS = BalanceJobs()
 
 router = APIRouter(prefix="/api/balance", tags=["balance"])
+
+
+def get_jobs(request: Request) -> BalanceJobs:
+    """The app's balance jobs (made on first use); an app that runs no worker (tests, a
+    contract check) keeps them queued, as it keeps its experiments."""
+    state = request.app.state
+    if not hasattr(state, "balance_jobs"):
+        state.balance_jobs = BalanceJobs(run=bool(getattr(state.worker, "_threads", True)))
+    return state.balance_jobs
 
 
 class BalanceJob(BaseModel):
@@ -44,7 +52,8 @@ _NONE = {"model": ErrorBody, "description": "no balance job with this id (jobs l
 @router.post("", status_code=202, response_model=BalanceJob,
              responses={**responses(400, 401, 413, 422), 429: _BUSY})
 def submit_balance(spec: ExperimentSpec, owner: str = Depends(require_token),
-                   settings: Settings = Depends(get_settings)):
+                   settings: Settings = Depends(get_settings),
+                   jobs: BalanceJobs = Depends(get_jobs)):
     """Queue a spec's balance question: the fair value of a rule option (with its interval
     and the confirmation on fresh deals) or the value of an action kind.  Follow it at
     GET /api/balance/{id}."""
@@ -58,23 +67,23 @@ def submit_balance(spec: ExperimentSpec, owner: str = Depends(require_token),
                                                "a balance question needs a balance section"}],
                                              source="body"))
     try:
-        return JOBS.submit(spec)
+        return jobs.submit(spec)
     except RuntimeError as exc:
         raise HTTPException(429, str(exc), headers={"Retry-After": str(RETRY_SECONDS)}) \
             from None
 
 
-def _job(bid: str) -> dict:
-    job = JOBS.get(bid)
+def _job(bid: str, jobs: BalanceJobs) -> dict:
+    job = jobs.get(bid)
     if job is None:
         raise HTTPException(404, f"no balance job with id {bid!r}")
     return job
 
 
 @router.get("/{bid}", response_model=BalanceJob, responses={**responses(401), 404: _NONE})
-def get_balance(bid: BalanceId):
+def get_balance(bid: BalanceId, jobs: BalanceJobs = Depends(get_jobs)):
     """A balance job's status and, once done, its result (sentences, answer, chart data)."""
-    return _job(bid)
+    return _job(bid, jobs)
 
 
 @router.get("/{bid}/chart.svg", response_class=Response,
@@ -82,10 +91,11 @@ def get_balance(bid: BalanceId):
                 "model": ErrorBody, "description": "the job has no chart (yet)"},
                 200: {"content": {"image/svg+xml": {}}, "description": "an SVG chart"}})
 def get_balance_chart(bid: BalanceId,
-                      players: Annotated[int | None, Query(ge=1, le=8)] = None):
+                      players: Annotated[int | None, Query(ge=1, le=8)] = None,
+                      jobs: BalanceJobs = Depends(get_jobs)):
     """The sensitivity chart of a finished fair-value search (one player count: the first
     unless `players` names one)."""
-    job = _job(bid)
+    job = _job(bid, jobs)
     result = job["result"]
     if job["status"] != "done" or result.get("kind") != "fair_value":
         raise HTTPException(409, "the job has no chart: it is not a finished fair-value search")

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from dashboards.balance_chart import chart_json, chart_svg
 from services.app import create_app
-from services.balance import run_balance
+from services.balance import BalanceJobs, run_balance
 from services.cli import main
 from services.spec import ExperimentSpec
 
@@ -93,9 +93,20 @@ def test_the_cli_prints_the_answer_and_its_confirmation(tmp_path, capsys):
     assert "balance.option" in capsys.readouterr().err
 
 
+def test_an_app_without_a_worker_keeps_balance_jobs_queued(tmp_path):
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                     run_worker=False)
+    with TestClient(app) as client:
+        job = client.post("/api/balance", json=SEARCH).json()
+        time.sleep(0.5)
+        assert client.get(job["url"]).json()["status"] == "queued"
+        assert client.get(job["url"] + "/chart.svg").status_code == 409
+
+
 def test_the_api_answers_in_the_background_with_a_chart(tmp_path):
     app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
                      run_worker=False)
+    app.state.balance_jobs = BalanceJobs()    # answered here (no Ray worker needed)
     with TestClient(app) as client:
         bad = client.post("/api/balance", json={**SEARCH, "balance": None})
         assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "balance"
