@@ -175,7 +175,8 @@ def _answer_sentence(ans: fv.Answer, b, who: str, agent: str, aim: str) -> str:
         if ans.nearest:
             text += f"; the nearest integers: {ans.nearest}"
         return text
-    return f"{who} under {agent}: " + fv.sentence(ans, b.option, _unit(b.option), aim)
+    goal = "the seat fair" if b.target == "equal" else f"the seat win {100 * b.target:g}%"
+    return f"{who} under {agent}: " + fv.sentence(ans, b.option, _unit(b.option), goal)
 
 
 def with_forbid(game, agent: str, kinds: str) -> str:
