@@ -59,3 +59,30 @@ def without(d: dict, *paths) -> dict:
             node = node[key]
         del node[path[-1]]
     return d
+
+
+def check_any_value(game, name, players):
+    """Any value crossing the boundary: a valid one resolves to itself and sets up a game the
+    engine can play; any other raises a ValueError naming the option (hypothesis)."""
+    from hypothesis import given, settings, strategies as hs
+
+    opt = next(o for o in game.options if o.name == name)
+
+    @settings(max_examples=60, deadline=None)
+    @given(hs.one_of(hs.lists(hs.integers(-100, 100), max_size=9), hs.integers(),
+                     hs.text(max_size=3), hs.lists(hs.floats(allow_nan=True), max_size=4)))
+    def check(value):
+        valid = (isinstance(value, list) and len(value) in (0, players)
+                 and all(isinstance(v, int) and opt.minimum <= v <= opt.maximum for v in value))
+        try:
+            rules = game.resolve_rules({name: value}, players)
+        except ValueError as exc:
+            assert name in str(exc)
+            return
+        if not valid:   # only a cross-option check of the game may refuse a valid value
+            raise AssertionError(f"{value!r} was accepted")
+        assert rules[name] == value
+        state = game.new(players, {name: value}, seed=1)
+        assert state.legal_actions()
+
+    check()

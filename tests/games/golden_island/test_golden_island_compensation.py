@@ -1,7 +1,8 @@
 """Seat compensation in The Golden Island (seat_bonus_gold, an analysis option): gold coins a
 seat starts with, beside the bank, counted in its final gold."""
 import core_cy
-from compensation_checks import (check_default_unchanged, check_validation, option, without)
+from compensation_checks import (check_any_value, check_default_unchanged, check_validation,
+                                 option, without)
 
 NAME = "seat_bonus_gold"
 
@@ -36,3 +37,7 @@ def test_default_plays_the_rules_as_written():
 
 def test_bad_bonus_names_the_option():
     check_validation(core_cy.load("golden_island"), NAME, 3, -1, 51)
+
+
+def test_any_value_is_either_played_or_refused_by_name():
+    check_any_value(core_cy.load("golden_island"), NAME, 4)

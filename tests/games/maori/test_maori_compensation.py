@@ -3,7 +3,8 @@ taken from the bank."""
 import pytest
 
 import core_cy
-from compensation_checks import (check_default_unchanged, check_validation, option, without)
+from compensation_checks import (check_any_value, check_default_unchanged, check_validation,
+                                 option, without)
 
 NAME = "seat_bonus_shells"
 
@@ -33,3 +34,7 @@ def test_default_plays_the_rules_as_written():
 
 def test_bad_bonus_names_the_option():
     check_validation(core_cy.load("maori"), NAME, 3, -1, 61)
+
+
+def test_any_value_is_either_played_or_refused_by_name():
+    check_any_value(core_cy.load("maori"), NAME, 3)

@@ -1,7 +1,8 @@
 """Seat compensation in Mondo (seat_bonus_points, an analysis option): points added to a seat's
 final total; the round scores stay as scored."""
 import core_cy
-from compensation_checks import check_default_unchanged, check_validation, option
+from compensation_checks import (check_any_value, check_default_unchanged, check_validation,
+                                 option)
 from core_cy.play.batch import play_columns
 
 NAME = "seat_bonus_points"
@@ -31,3 +32,7 @@ def test_default_plays_the_rules_as_written():
 
 def test_bad_bonus_names_the_option():
     check_validation(core_cy.load("mondo"), NAME, 3, -1, 101)
+
+
+def test_any_value_is_either_played_or_refused_by_name():
+    check_any_value(core_cy.load("mondo"), NAME, 3)

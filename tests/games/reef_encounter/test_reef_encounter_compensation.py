@@ -3,7 +3,8 @@ or taken from each turn-order seat's starting hand (6/7/8/9 by the book)."""
 import pytest
 
 import core_cy
-from compensation_checks import check_default_unchanged, check_validation, option
+from compensation_checks import (check_any_value, check_default_unchanged, check_validation,
+                                 option)
 
 NAME = "seat_bonus_polyps"
 HANDS = {2: [6, 9], 3: [6, 7, 9], 4: [6, 7, 8, 9]}
@@ -48,3 +49,7 @@ def test_default_plays_the_rules_as_written():
 
 def test_bad_bonus_names_the_option():
     check_validation(core_cy.load("reef_encounter"), NAME, 3, -9, 21)
+
+
+def test_any_value_is_either_played_or_refused_by_name():
+    check_any_value(core_cy.load("reef_encounter"), NAME, 3)
