@@ -80,14 +80,14 @@ def _job(bid: str, jobs: BalanceJobs) -> dict:
     return job
 
 
-@router.get("/{bid}", response_model=BalanceJob, responses={**responses(401), 404: _NONE})
+@router.get("/{bid}", response_model=BalanceJob, responses={**responses(401, 422), 404: _NONE})
 def get_balance(bid: BalanceId, jobs: BalanceJobs = Depends(get_jobs)):
     """A balance job's status and, once done, its result (sentences, answer, chart data)."""
     return _job(bid, jobs)
 
 
 @router.get("/{bid}/chart.svg", response_class=Response,
-            responses={**responses(401), 404: _NONE, 409: {
+            responses={**responses(401, 422), 404: _NONE, 409: {
                 "model": ErrorBody, "description": "the job has no chart (yet)"},
                 200: {"content": {"image/svg+xml": {}}, "description": "an SVG chart"}})
 def get_balance_chart(bid: BalanceId,
