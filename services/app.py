@@ -103,7 +103,8 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     registry = Registry(settings.db)
     metrics = Metrics(registry)
     worker = Worker(registry, settings.results, slots=settings.max_running,
-                    ray_address=settings.ray_address, shard_done=metrics.shard_done)
+                    ray_address=settings.ray_address, shard_done=metrics.shard_done,
+                    worker_nice=settings.worker_nice)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -80,7 +80,7 @@ def print_results(path: str, spec, out=None) -> None:
     import pipelines
 
     out = out or sys.stdout
-    look = _look(spec)
+    look = spec.look(interim=False)
     table = pipelines.summary(path, look=look)
     game = core_cy.load(spec.game)
     by_label = {name: pipelines.breakdown(path, "seat_" + name)
@@ -136,23 +136,13 @@ def print_results(path: str, spec, out=None) -> None:
         _print_comparison(pipelines.compare(path, spec.baseline_arm(), look=look), spec, out)
 
 
-def _look(spec, interim: bool = False):
-    """Fixed-n figures (a finished run) or, with `interim`, always-valid ones (a run in
-    progress, as the API shows them) at the spec's margin."""
-    import pipelines
-
-    rule = spec.stop_when
-    return pipelines.Look(interim=interim, planned_games=spec.max_games_per_cell(),
-                          delta=rule.delta if rule and rule.delta else pipelines.DELTA)
-
-
 def interim_lines(path: str, spec) -> list[str]:
     """One line per cell of a run in progress: its win shares (a cooperative game: the team
     win rate) with confidence-sequence intervals, which hold however often they are looked
     at (pipelines.Look(interim=True)); labelled interim."""
     import pipelines
 
-    table = pipelines.summary(path, look=_look(spec, interim=True))
+    table = pipelines.summary(path, look=spec.look(interim=True))
     lines = []
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
@@ -306,14 +296,16 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
     from tqdm import tqdm
 
     from services.runner import experiment_path, init_ray, run_experiment
+    from services.settings import Settings
     from services.storage import has_results
 
     from services.report import VerdictLog
 
+    settings = Settings()
     exp_id = experiment_id(spec)
     path = experiment_path(out_dir, exp_id)
     _write_spec(spec, path)
-    init_ray(num_cpus=workers)
+    init_ray(num_cpus=workers, address=settings.ray_address)
     print(f"experiment {exp_id}: {len(spec.cells())} cell(s), up to {spec.total_games():,} "
           f"games -> {path}", file=sys.stderr)
     if not spec.stop_when:
@@ -336,7 +328,8 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
                 bar.write(line, file=sys.stderr)
 
     status = run_experiment(spec, out_dir, exp_id, progress=progress,
-                            max_in_flight=2 * workers if workers else None)
+                            max_in_flight=2 * workers if workers else None,
+                            nice=settings.worker_nice)
     bar.close()
     if status != "done":
         error = last["p"].error if "p" in last and last["p"].error else status

@@ -65,12 +65,7 @@ async def look(delta: float | None = Query(None, gt=0, lt=1, description="the di
          record: dict = Depends(experiment)) -> pipelines.Look:
     """How the figures are computed: interim (always-valid confidence sequences, no
     p-values) unless the run is done, at the margin `delta`."""
-    spec = spec_of(record)
-    if delta is None:
-        rule = spec.stop_when
-        delta = rule.delta if rule is not None and rule.delta else pipelines.DELTA
-    return pipelines.Look(interim=record["status"] != "done",
-                          planned_games=spec.max_games_per_cell(), delta=delta)
+    return spec_of(record).look(interim=record["status"] != "done", delta=delta)
 
 
 TRUNCATED = Query(False, description="count games cut short by a simulator safety (e.g. "

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from product import PRODUCT, product_env
 from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
@@ -341,25 +342,27 @@ def test_stop_when_decided_stops_once_the_comparison_is_decided(ray_local, tmp_p
                                  pipelines.Look(interim=True, planned_games=20_000, delta=0.001))
 
 
-def test_shard_workers_play_at_the_configured_niceness(monkeypatch):
-    """Playing is batch work: the job carries MEEPLELAB_WORKER_NICE and the worker raises its
-    niceness to it once (never lowering it), so the API on the same machine stays responsive."""
+def test_shard_workers_play_at_the_configured_niceness(tmp_path):
+    """Playing is batch work: the app's settings (worker_nice) reach the worker, the job
+    carries its niceness and the shard task raises its niceness to it once (never lowering
+    it), so the API on the same machine stays responsive."""
     import subprocess
     import sys
 
     from services import runner
+    from services.app import create_app
+    from services.settings import Settings
 
-    monkeypatch.setenv("MEEPLELAB_WORKER_NICE", "7")
-    runner._worker_nice.cache_clear()
-    try:
-        spec = _spec()
-        job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], 0, 10)
-    finally:
-        runner._worker_nice.cache_clear()
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path),
+                              worker_nice=7), run_worker=False)
+    assert app.state.worker.worker_nice == 7
+    spec = _spec()
+    job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], 0, 10,
+                      nice=app.state.worker.worker_nice)
     assert job["nice"] == 7
     probe = ("import os; from services.shard import lower_priority; base = os.nice(0); "
              "lower_priority(base + 7); a = os.nice(0); lower_priority(base + 3); "
              "print(a - base, os.nice(0) - base)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], check=True).stdout.split()
+                         cwd=PRODUCT, env=product_env(), check=True).stdout.split()
     assert out == ["7", "7"]

@@ -27,7 +27,7 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
                                MAX_LEGAL, POLICY_SCRATCH, POLICY_PARAMS)
 from core_cy.engine import codec, contract
 from core_cy.engine.actions import ActionSpace, Kind
-from core_cy.engine.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
+from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, fail, integer, items, load_data
 from core_cy.engine.game import Game, options_from_data
 from core_cy.agents import agent_spec, parse_agent, policy_params_from_data
 
@@ -1416,6 +1416,7 @@ class ForbiddenDesertGame(Game):
 
     def fill_state(self, State state, data, rules):
         _fill(_st(state), data)
+        check_live(state)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
