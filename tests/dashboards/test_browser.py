@@ -2,14 +2,10 @@
 tests/setup_browser.sh): load the pages, submit a small experiment through the form built
 from the catalogue, and see its charts appear.  Never skipped: a missing browser fails."""
 import shutil
-import socket
-import threading
 import time
-from contextlib import contextmanager
 
 import pytest
-import uvicorn
-from service_support import GAME, INFO, enum_option, small_spec
+from service_support import GAME, INFO, _running, enum_option, small_spec
 
 from services.app import create_app
 from services.settings import Settings
@@ -21,28 +17,6 @@ CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage", "--window-size=1300,1000"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def _running(app):
-    """The app served by uvicorn on a free loopback port (its base URL)."""
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(60)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from product import product_path
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec
-from test_browser import _running
+from service_support import _running
 
 from services.app import create_app
 from services.runner import run_experiment
