@@ -243,11 +243,15 @@ def test_agent_parameters_come_from_the_agent_schema(server, browser):
     _open_form(browser, server)
     assert not _css(browser, "#f-custom")[0].is_displayed()  # presets come first
     _css(browser, "input[name=preset][value=custom]")[0].click()
-    assert not _css(browser, "#f-agent-params [data-option]")  # random takes no parameters
+    # random takes one parameter only, the restriction (forbid)
+    assert list(INFO["agents"]["random"]["parameters"]["properties"]) == ["forbid"]
+    assert {e.get_attribute("data-option")
+            for e in _css(browser, "#f-agent-params [data-option]")} <= {"forbid"}
     Select(_css(browser, "#f-agent")[0]).select_by_value("mcts")
     props = INFO["agents"]["mcts"]["parameters"]["properties"]
     boxes = _wait(browser, lambda d: _css(d, "#f-agent-params div.option"), 10, "no fields")
-    assert [b.get_attribute("data-option") for b in boxes] == list(props)
+    # every parameter but the restriction (forbid is set in a spec, not in the form)
+    assert [b.get_attribute("data-option") for b in boxes] == [p for p in props if p != "forbid"]
     iterations = _css(browser, "#f-agent-params input[data-option='iterations']")[0]
     assert iterations.get_attribute("value") == str(props["iterations"]["default"])
     iterations.clear()
