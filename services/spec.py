@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Literal, NamedTuple
+from typing import Any, Iterator, Literal, NamedTuple
 
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo,
                       field_validator, model_validator)
@@ -115,8 +115,7 @@ class Balance(BaseModel):
                       "restricted (-1: the last seat)")
     range: list[int] | None = Field(default=None, min_length=2, max_length=2,
                                     description="[low, high] of the option's values to search")
-    target: Literal["equal"] | Annotated[float, Field(gt=0, lt=1)] = Field(
-        default="equal", description="'equal' (the seat "
+    target: Literal["equal"] | float = Field(default="equal", description="'equal' (the seat "
                                              "wins as often as the others) or a win rate")
     precision: float = Field(default=0.5, gt=0, description="stop once the 95% interval on "
                              "the fair value is within +-precision (the option's unit)")
