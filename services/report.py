@@ -331,6 +331,7 @@ def _cell_table(cells: list[dict], rows: list[dict]) -> str:
 
 def _compare_table(rows: list[dict]) -> str:
     level = f"{100 * rows[0]['interval_level']:.1f}%"
+    score_level = f"{100 * rows[0]['score_interval_level']:.1f}%"
     points = lambda v: "–" if v is None else f"{100 * v:+.1f}"  # noqa: E731
     plain = lambda v: "–" if v is None else f"{v:+.2f}"  # noqa: E731
     if rows[0]["seat"] is None:  # a cooperative game: the team result only
@@ -340,7 +341,7 @@ def _compare_table(rows: list[dict]) -> str:
                           r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
                         "yes" if r["win_significant"] else "no", r["verdict"]] for r in rows])
     return _table(["arm", "seat", "paired games", f"win share change, points ({level})",
-                   "win share: significant", f"mean score change ({level})",
+                   "win share: significant", f"mean score change ({score_level})",
                    "mean score: significant", "verdict"],
                   [[r["arm"], "team" if r["seat"] is None else r["seat"], f"{r['pairs']:,}",
                     _interval(r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),

@@ -111,8 +111,9 @@
        interval("win_diff_lo", "win_diff_hi", points)],
       ["win_p_adjusted", "p (adjusted)", pval],
       ["win_significant", `${cooperative ? "team win rate" : "win share"}: significant`, yesNo]);
+    const scoreLevel = rows.length ? rows[0].score_interval_level : 0.95;
     if (!cooperative)
-      columns.push(["score_diff", `Δ mean score ${head}`, interval("score_diff_lo", "score_diff_hi")],
+      columns.push(["score_diff", `Δ mean score (${(100 * scoreLevel).toFixed(1)}% interval)`, interval("score_diff_lo", "score_diff_hi")],
                    ["score_p_adjusted", "p (adjusted)", pval],
                    ["score_significant", "mean score: significant", yesNo]);
     columns.push(["verdict", "verdict", String]);
