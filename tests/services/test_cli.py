@@ -148,7 +148,7 @@ def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, caps
     printed = capsys.readouterr().out
     assert "win share per agent" in printed
     assert "rotated" in printed and "greedy" in printed
-    assert "comparison" not in printed  # one arm: nothing to compare
+    assert "comparison with baseline" not in printed  # one arm: nothing to compare
 
 
 def test_demo_table_plays_the_embedded_demo(ray_local, tmp_path, capsys, monkeypatch):
