@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             app.serve(args.host, args.port, demo=args.command == "demo", insecure=args.insecure)
-        except app.InsecureBind as exc:
+        except app.RefusedStart as exc:
             print(exc, file=sys.stderr)
             return 2
         except KeyboardInterrupt:  # Ctrl-C after a clean stop (uvicorn re-raises it)
