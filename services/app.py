@@ -11,6 +11,7 @@ not import Ray: Ray starts when the worker starts.  Nothing here names a game.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import threading
 from contextlib import asynccontextmanager
@@ -149,6 +150,22 @@ def _allowed_methods(app: FastAPI, path: str) -> list[str]:
 
 
 STOP_SECONDS = 10.0  # the most a stop waits for the running experiments to let go
+log = logging.getLogger("meeplelab.app")
+
+
+def _open_registry(settings: Settings) -> Registry:
+    """The registry; a new (empty) one next to a results folder that holds experiments is
+    said in the log: the registry was deleted or moved, and their history is not listed."""
+    new = settings.db != ":memory:" and not Path(settings.db).exists()
+    registry = Registry(settings.db)
+    results = Path(settings.results)
+    if new and "://" not in settings.results and results.is_dir():
+        orphans = sum(1 for p in results.iterdir() if p.is_dir())
+        if orphans:
+            log.warning("the registry %s is new, but the results folder holds %d experiments:"
+                        " was the registry deleted or moved? They are not listed", settings.db,
+                        orphans)
+    return registry
 
 
 async def _reclaim_signals(worker) -> None:
@@ -180,7 +197,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     overrides = {k: v for k, v in (("db", db), ("results", results)) if v is not None}
     if overrides:
         settings = settings.model_copy(update=overrides)
-    registry = Registry(settings.db)
+    registry = _open_registry(settings)
     metrics = Metrics(registry)
     worker = Worker(registry, settings.results, slots=settings.max_running,
                     ray_address=settings.ray_address, shard_done=metrics.shard_done)

@@ -458,3 +458,46 @@ def test_a_damaged_or_empty_shard_is_played_again_on_resume(ray_local, tmp_path)
     empty.write_bytes(b"")
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
     assert {p: pq.read_table(p).to_pylist() for p in shards} == before
+
+
+def test_a_new_registry_beside_old_results_is_said_in_the_log(tmp_path, caplog):
+    (tmp_path / "res" / "20260101-000000-0123abcd").mkdir(parents=True)
+    with caplog.at_level("WARNING", logger="meeplelab.app"):
+        _app(tmp_path)
+    assert "the results folder holds 1 experiments" in caplog.text
+
+
+# ---- 6. SIGTERM: a clean stop within the grace period, during a plan pilot too --------------
+def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_path):
+    """Kubernetes stops a pod with SIGTERM.  Ray's own handler (armed when Ray starts) used
+    to abort the process 3 s later, with the pilot still playing and Ray's processes left
+    behind; now the service stops, its Ray with it, well within the pod's grace period."""
+    import os
+    import signal
+
+    from test_operations import _session_processes
+    from test_registry import _free_port, _serve, _wait
+
+    port = _free_port()
+    server = _serve(str(tmp_path / "r.db"), tmp_path / "res", port)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait(f"{base}/readyz", lambda r: r.status_code == 200, timeout=120)
+        slow = small_spec(agents="mcts(iterations=3000)")
+        job = httpx.post(f"{base}/api/plans", json={"spec": slow, "pilot_games": 20000})
+        assert job.status_code == 202, job.text
+        _wait(f"{base}/api/plans/{job.json()['id']}",
+              lambda r: r.json()["status"] == "running", timeout=60)
+        began = time.monotonic()
+        os.kill(server.pid, signal.SIGTERM)
+        assert server.wait(40) in (0, -signal.SIGTERM)  # uvicorn re-raises it after its stop
+        assert time.monotonic() - began < 30
+        deadline = time.monotonic() + 15
+        while _session_processes(server.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _session_processes(server.pid) == []
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
