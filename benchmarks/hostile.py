@@ -4,7 +4,8 @@ server's resident memory after it.
 
     nice -n 19 python benchmarks/hostile.py            # two servers on free ports, ~1-2 min
 
-Servers: one on the token-less loopback default, one with a file of two tokens and an admin
+Servers: one on the token-less loopback default, one with its registry on a tmpfs filled up
+for 10 s (needs root; skipped otherwise), one with a file of two tokens and an admin
 token (quotas, ownership).  Only 127.0.0.1 is used; everything started is stopped at the end.
 """
 from __future__ import annotations
@@ -212,6 +213,59 @@ def token_server_probes(server: Server) -> None:
           lambda: post(server, "/api/plans", {"spec": spec()}, two))
 
 
+def registry_outage_probe(folder: Path, seconds: float = 10.0) -> None:
+    """The registry's disk is full for `seconds` (a small tmpfs filled up; mounting it needs
+    root, skipped otherwise) while an experiment runs: /readyz says so meanwhile, the
+    run's end is written once the disk is back, and the next experiment runs."""
+    disk = folder / "registry-disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)],
+                      capture_output=True).returncode != 0:
+        print(f"{'4. registry disk full for 10 s':<58} skipped (mounting a tmpfs needs "
+              "root)")
+        return
+    try:
+        (folder / "outage").mkdir()
+        server = Server(folder / "outage", MEEPLELAB_DB=str(disk / "r.db"))
+        try:
+            eid = post(server, "/api/experiments", spec(games_per_arm=20000,
+                                                        shard_size=1000)).json()["id"]
+            while httpx.get(f"{server.base}/api/experiments/{eid}").json()["status"] != \
+                    "running":
+                time.sleep(0.2)
+            filler = disk / "filler"
+            with open(filler, "wb") as f:  # the disk full (the WAL grows with each write)
+                try:
+                    while True:
+                        f.write(b"\0" * (1 << 20))
+                        f.flush()
+                except OSError:
+                    pass
+            began, statuses = time.monotonic(), set()
+            while time.monotonic() - began < seconds:
+                statuses.add(httpx.get(f"{server.base}/readyz", timeout=30).status_code)
+                time.sleep(0.5)
+            filler.unlink()
+            line(f"4. registry disk full for {seconds:.0f} s: /readyz meanwhile",
+                 sorted(statuses), time.monotonic() - began, server)
+            began = time.monotonic()
+            while httpx.get(f"{server.base}/api/experiments/{eid}").json()["status"] not in \
+                    ("done", "failed", "cancelled") and time.monotonic() - began < 300:
+                time.sleep(0.5)
+            after = post(server, "/api/experiments", spec()).json()["id"]
+            while httpx.get(f"{server.base}/api/experiments/{after}").json()["status"] != \
+                    "done" and time.monotonic() - began < 300:
+                time.sleep(0.5)
+            states = [httpx.get(f"{server.base}/api/experiments/{e}").json()["status"]
+                      for e in (eid, after)]
+            line("4. then: the run, the next run, /readyz", states, time.monotonic() - began,
+                 server, f"readyz {httpx.get(server.base + '/readyz').status_code}")
+        finally:
+            server.stop()
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="meeplelab-hostile-") as folder:
         folder = Path(folder)
@@ -232,6 +286,7 @@ def main() -> None:
             seconds, code, left = server.stop()
             print(f"{'6. SIGTERM (open server)':<58} {'exit ' + str(code):<14} "
                   f"{seconds * 1000:9.1f} ms  {left} processes left")
+        registry_outage_probe(folder)
         (folder / "tokens").mkdir()
         tokens = folder / "tokens" / "tokens"
         tokens.write_text("\n".join(TOKENS) + "\n")
