@@ -158,7 +158,9 @@ def open_server_probes(server: Server) -> None:
     timed("1. name of 900 KB", server,
           lambda: post(server, "/api/experiments", spec(name="n" * 900_000)))
     for name, text in (("agent 'random' + 60,000 spaces + 'x'", "random" + " " * 60_000 + "x"),
-                       ("agent 'random(' + 60,000 spaces + 'x'", "random(" + " " * 60_000)):
+                       ("agent 'random(' + 60,000 spaces + 'x'", "random(" + " " * 60_000),
+                       ("agent 'random' + 1,000,000 spaces + 'x'",
+                        "random" + " " * 1_000_000 + "x")):
         response, seconds, slowest = while_healthz(
             server, lambda: post(server, "/api/experiments", spec(agents=text)))
         line(f"3. {name}", response.status_code, seconds, server,

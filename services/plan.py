@@ -277,7 +277,8 @@ class PlanQueueFull(RuntimeError):
 
 
 class PlanJobs:
-    """Plans made one at a time by a background thread, each pilot within `seconds`.  Jobs
+    """Plans made one at a time by a background thread, each pilot within `seconds`, taking
+    the owners (tokens) in turn, at most `max_per_owner` unfinished per owner.  Jobs
     live in memory (the newest `keep` are kept; a restart forgets them: plan again)."""
 
     def __init__(self, seconds: float = 20.0, max_unfinished: int = 8, keep: int = 100,
@@ -287,6 +288,7 @@ class PlanJobs:
         self.workers = workers
         self._jobs: OrderedDict[str, PlanJob] = OrderedDict()
         self._owners: dict[str, str] = {}  # plan id -> the owner (token) that asked for it
+        self._served: dict[str, float] = {}  # owner -> when its last plan started
         self._requests: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -318,6 +320,27 @@ class PlanJobs:
         self._requests.put((pid, request))
         return job.model_copy()
 
+    def _next(self):
+        """The next plan to make: the oldest of the owner served longest ago (a token's
+        queued plans never delay another token's by more than the pilot playing now);
+        None to stop."""
+        item = self._requests.get()
+        waiting = [item]
+        while True:  # everything queued meanwhile, to choose among
+            try:
+                waiting.append(self._requests.get_nowait())
+            except queue.Empty:
+                break
+        if any(i is None for i in waiting):
+            return None
+        owner = lambda i: self._owners.get(i[0], "")  # noqa: E731
+        chosen = min(waiting, key=lambda i: self._served.get(owner(i), 0.0))
+        for other in waiting:
+            if other is not chosen:
+                self._requests.put(other)
+        self._served[owner(chosen)] = time.monotonic()
+        return chosen
+
     def get(self, pid: str) -> PlanJob | None:
         with self._lock:
             job = self._jobs.get(pid)
@@ -344,7 +367,7 @@ class PlanJobs:
 
     def _work(self) -> None:
         while not self._stopping.is_set():
-            item = self._requests.get()
+            item = self._next()
             if item is None or self._stopping.is_set():
                 return
             pid, request = item

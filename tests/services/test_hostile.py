@@ -501,3 +501,34 @@ def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_
             os.killpg(server.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_plans_take_the_tokens_in_turn(monkeypatch):
+    """A token's queued plans do not delay another token's: after the pilot playing now,
+    the other token's plan comes first."""
+    from services import plan as plan_module
+
+    order, first = [], threading.Event()
+
+    def fake_plan(spec, **kwargs):
+        order.append(spec.name)
+        if spec.name == "a1":
+            first.wait(5)
+        raise ValueError("not planned")  # the job fails; its order is what counts
+
+    monkeypatch.setattr(plan_module, "plan_experiment", fake_plan)
+    jobs = plan_module.PlanJobs(max_per_owner=2)
+    request = lambda name: plan_module.PlanRequest(spec=small_spec(name=name))  # noqa: E731
+    jobs.submit(request("a1"), "A")
+    deadline = time.monotonic() + 5
+    while order != ["a1"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    jobs.submit(request("a2"), "A")
+    jobs.submit(request("b1"), "B")
+    first.set()
+    while len(order) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    jobs.stop()
+    assert order == ["a1", "b1", "a2"]
