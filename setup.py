@@ -50,6 +50,8 @@ setup(
         compiler_directives=directives,
         # Separate build trees so that switching between debug and release regenerates C.
         build_dir="build/cython-debug" if DEBUG else "build/cython-release",
-        force=True,
+        # Every module is regenerated unless MEEPLELAB_INCREMENTAL=1 (then only what changed:
+        # quicker, for a checkout that always builds the same variant in place).
+        force=os.environ.get("MEEPLELAB_INCREMENTAL") != "1",
     ),
 )

@@ -58,9 +58,15 @@ class Option:
     minimum: int | None = None
     maximum: int | None = None
     assumption: bool = False  # the spec marks this value as an ASSUMPTION
+    label: str = ""  # what a designer reads in the form ("Game mode")
+    help: str = ""  # one plain line on what it changes; `description` keeps the spec reference
 
     def json_schema(self) -> dict:
         schema: dict[str, Any] = {"description": self.description, "default": self.default}
+        if self.label:
+            schema["title"] = self.label
+        if self.help:
+            schema["x-help"] = self.help
         if self.kind == "enum":
             schema.update(type="string", enum=list(self.choices))
         elif self.kind == "int":
@@ -99,7 +105,7 @@ class Option:
 
 
 OPTION_FIELDS = ("name", "kind", "default", "description", "choices", "minimum", "maximum",
-                 "assumption")
+                 "assumption", "label", "help")
 
 
 def options_from_data(package: str, name: str, **refs: Any) -> tuple[Option, ...]:
