@@ -80,6 +80,13 @@ class Server:
         raise RuntimeError("the server did not become ready")
 
     @property
+    def client(self) -> httpx.Client:
+        """A kept-alive client (times are the server's, not a new connection's)."""
+        if getattr(self, "_client", None) is None:
+            self._client = httpx.Client(base_url=self.base, timeout=120)
+        return self._client
+
+    @property
     def rss(self) -> float:
         return _rss_mib(self.process.pid)
 
@@ -116,8 +123,8 @@ def spec(**extra) -> dict:
 
 def post(server: Server, path: str, body, headers=None, timeout=120) -> httpx.Response:
     content = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return httpx.post(server.base + path, content=content, timeout=timeout,
-                      headers={"Content-Type": "application/json", **(headers or {})})
+    return server.client.post(path, content=content, timeout=timeout,
+                              headers={"Content-Type": "application/json", **(headers or {})})
 
 
 def timed(probe: str, server: Server, call, note=lambda r: "") -> httpx.Response:
@@ -129,12 +136,14 @@ def timed(probe: str, server: Server, call, note=lambda r: "") -> httpx.Response
 
 def while_healthz(server: Server, call) -> tuple[httpx.Response, float, float]:
     """(the answer, its seconds, the slowest /healthz answered meanwhile)."""
+    probe = httpx.Client(base_url=server.base, timeout=60)
+    probe.get("/healthz")  # connected before the call starts
     with ThreadPoolExecutor(2) as pool:
         future = pool.submit(lambda: (time.monotonic(), call(), time.monotonic()))
         slowest = 0.0
         while not future.done():
             began = time.monotonic()
-            httpx.get(f"{server.base}/healthz", timeout=60)
+            probe.get("/healthz")
             slowest = max(slowest, time.monotonic() - began)
             time.sleep(0.01)
         began, response, ended = future.result()
@@ -145,15 +154,15 @@ def open_server_probes(server: Server) -> None:
     timed("1. arm name a lone surrogate", server,
           lambda: post(server, "/api/experiments", spec(arms={"\udfff": {}})))
     timed("1. then GET /api/experiments", server,
-          lambda: httpx.get(server.base + "/api/experiments"))
+          lambda: server.client.get("/api/experiments"))
     timed("1. cross-site text/plain POST", server,
-          lambda: httpx.post(server.base + "/api/experiments", content=json.dumps(spec()),
+          lambda: server.client.post("/api/experiments", content=json.dumps(spec()),
                              headers={"Content-Type": "text/plain"}))
     timed("1. POST with Origin: http://evil.example", server,
           lambda: post(server, "/api/experiments", spec(),
                        {"Origin": "http://evil.example"}))
     timed("1. Host: evil.example (DNS rebinding)", server,
-          lambda: httpx.get(server.base + "/api/experiments",
+          lambda: server.client.get("/api/experiments",
                             headers={"Host": "evil.example"}))
     timed("1. name of 900 KB", server,
           lambda: post(server, "/api/experiments", spec(name="n" * 900_000)))
@@ -177,10 +186,10 @@ def open_server_probes(server: Server) -> None:
     timed("7. shard_size 10^6", server,
           lambda: post(server, "/api/experiments", spec(shard_size=10**6)))
     timed("7. list ?limit=10^6", server,
-          lambda: httpx.get(server.base + "/api/experiments", params={"limit": 10**6}))
+          lambda: server.client.get("/api/experiments", params={"limit": 10**6}))
     done = post(server, "/api/experiments", spec(games_per_arm=2000, shard_size=500)).json()
     deadline = time.monotonic() + 120
-    while httpx.get(f"{server.base}/api/experiments/{done['id']}").json()["status"] != "done":
+    while server.client.get(f"/api/experiments/{done['id']}").json()["status"] != "done":
         assert time.monotonic() < deadline
         time.sleep(0.3)
     began = time.monotonic()
@@ -202,11 +211,11 @@ def token_server_probes(server: Server) -> None:
                                  range(60)))
     line("2. 60 concurrent submits, quota 4", f"{statuses.count(201)} accepted",
          time.monotonic() - began, server, f"{statuses.count(429)} x 429")
-    mine = httpx.get(server.base + "/api/experiments").json()[0]["id"]
+    mine = server.client.get("/api/experiments").json()[0]["id"]
     timed("7. another token cancels it", server,
-          lambda: httpx.post(f"{server.base}/api/experiments/{mine}/cancel", headers=two))
+          lambda: server.client.post(f"/api/experiments/{mine}/cancel", headers=two))
     timed("7. the admin token cancels it", server,
-          lambda: httpx.post(f"{server.base}/api/experiments/{mine}/cancel", headers=admin))
+          lambda: server.client.post(f"/api/experiments/{mine}/cancel", headers=admin))
     for k in range(3):
         timed(f"7. plan #{k + 1} of one token", server,
               lambda: post(server, "/api/plans", {"spec": spec(agents="mcts(iterations=2000)"),
@@ -232,7 +241,7 @@ def registry_outage_probe(folder: Path, seconds: float = 10.0) -> None:
         try:
             eid = post(server, "/api/experiments", spec(games_per_arm=20000,
                                                         shard_size=1000)).json()["id"]
-            while httpx.get(f"{server.base}/api/experiments/{eid}").json()["status"] != \
+            while server.client.get(f"/api/experiments/{eid}").json()["status"] != \
                     "running":
                 time.sleep(0.2)
             filler = disk / "filler"
@@ -245,23 +254,23 @@ def registry_outage_probe(folder: Path, seconds: float = 10.0) -> None:
                     pass
             began, statuses = time.monotonic(), set()
             while time.monotonic() - began < seconds:
-                statuses.add(httpx.get(f"{server.base}/readyz", timeout=30).status_code)
+                statuses.add(server.client.get(f"/readyz", timeout=30).status_code)
                 time.sleep(0.5)
             filler.unlink()
             line(f"4. registry disk full for {seconds:.0f} s: /readyz meanwhile",
                  sorted(statuses), time.monotonic() - began, server)
             began = time.monotonic()
-            while httpx.get(f"{server.base}/api/experiments/{eid}").json()["status"] not in \
+            while server.client.get(f"/api/experiments/{eid}").json()["status"] not in \
                     ("done", "failed", "cancelled") and time.monotonic() - began < 300:
                 time.sleep(0.5)
             after = post(server, "/api/experiments", spec()).json()["id"]
-            while httpx.get(f"{server.base}/api/experiments/{after}").json()["status"] != \
+            while server.client.get(f"/api/experiments/{after}").json()["status"] != \
                     "done" and time.monotonic() - began < 300:
                 time.sleep(0.5)
-            states = [httpx.get(f"{server.base}/api/experiments/{e}").json()["status"]
+            states = [server.client.get(f"/api/experiments/{e}").json()["status"]
                       for e in (eid, after)]
             line("4. then: the run, the next run, /readyz", states, time.monotonic() - began,
-                 server, f"readyz {httpx.get(server.base + '/readyz').status_code}")
+                 server, f"readyz {server.client.get('/readyz').status_code}")
         finally:
             server.stop()
     finally:
