@@ -26,7 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from services.api import downloads, experiments, games, ops, plan
+from services.api import downloads, experiments, games, ops, plan, report
 from services.api import results as statistics
 from services.api.deps import require_token
 from services.api.errors import error_items
@@ -200,7 +200,8 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     registry = _open_registry(settings)
     metrics = Metrics(registry)
     worker = Worker(registry, settings.results, slots=settings.max_running,
-                    ray_address=settings.ray_address, shard_done=metrics.shard_done)
+                    ray_address=settings.ray_address, shard_done=metrics.shard_done,
+                    worker_nice=settings.worker_nice)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -251,6 +252,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(experiments.router, dependencies=reads)
     app.include_router(statistics.router, dependencies=reads)
     app.include_router(downloads.router, dependencies=reads)
+    app.include_router(report.router, dependencies=reads)
     app.include_router(plan.router)
     app.include_router(plan.reads, dependencies=reads)
     app.include_router(ops.router)  # probes and metrics need no token
@@ -351,8 +353,31 @@ def _settings() -> Settings:
         raise RefusedStart(f"error: refusing to start: {problems}") from None
 
 
+class PortInUse(SystemExit):
+    """`serve` on a port another process listens on."""
+
+
+def check_port(host: str, port: int) -> None:
+    """PortInUse, one line naming --port as the fix, when the port is taken: checked before
+    Ray or the app start (uvicorn would only fail after both)."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUse(f"error: port {port} on {host} is already in use (another "
+                                f"meeplelab or server?): choose another with --port, e.g. "
+                                f"--port {port + 1}") from None
+
+
 def serve(host: str | None = None, port: int | None = None, demo: bool = False,
-          insecure: bool = False, settings: Settings | None = None) -> None:
+          insecure: bool = False, settings: Settings | None = None,
+          access_log: bool = False) -> None:
     """Run the service with uvicorn (loopback by default).  A non-loopback host needs a
     token (MEEPLELAB_TOKEN) unless `insecure`.  With demo, the demo experiment is queued
     first and its page is printed."""
@@ -366,20 +391,23 @@ def serve(host: str | None = None, port: int | None = None, demo: bool = False,
             f"error: refusing to listen on {host} without a token: anyone who reaches the "
             "port could submit, cancel and delete experiments. Set MEEPLELAB_TOKEN (a token "
             "or a file of tokens), or pass --insecure to do it anyway.")
-    page = ""
+    check_port(host, port)
+    page, base = "", f"http://{host}:{port}/"
     if demo:
-        from services.demo import ensure_demo
+        from services.demo import TerminalReport, ensure_demo
 
         registry = Registry(settings.db)
-        page = f"experiments/{ensure_demo(registry)}"
+        ids = ensure_demo(registry)
         registry.close()
-    print(f"meeplelab dashboard: http://{host}:{port}/{page}  (API docs: /docs)", flush=True)
+        page = f"experiments/{ids[0]}"
+        TerminalReport(settings.db, settings.results, ids, base).start()
+    print(f"meeplelab dashboard: {base}{page}  (API docs: /docs)", flush=True)
     app = create_app(settings, own_ray=True,
                      loopback_hosts=is_loopback(host) and not settings.auth_enabled)
     _settle_heap()
     # On SIGTERM or Ctrl-C uvicorn ends the lifespan (the worker, then this process's Ray)
     # and then re-raises the signal.
-    uvicorn.run(app, host=host, port=port, log_level="info",
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,
                 timeout_graceful_shutdown=int(STOP_SECONDS))
 
 

@@ -3,7 +3,9 @@
     meeplelab games                         # every game: players, rule options, agents
     meeplelab run SPEC [--out DIR] [--workers N] [--interim-every SECONDS]
     meeplelab plan SPEC [--half-width H] [--delta D]   # games and time needed, from a pilot
-    meeplelab demo [--out DIR] [--workers N]
+    meeplelab demo [--host H] [--port P]     # the service with the demo experiment queued
+    meeplelab demo --table [--out DIR] [--workers N] [--interim-every SECONDS]
+    meeplelab report EXPERIMENT_OR_RESULTS_DIR [-o report.html] [--spec SPEC]
     meeplelab serve [--host H] [--port P] [--insecure]  # API + dashboard, loopback by default
 
 `run` and the API service use the same runner (services.runner.run_experiment).  The results
@@ -21,11 +23,9 @@ from pydantic import ValidationError
 
 import core_cy
 
-from services.demo import DEMO_FILE
+from services.api.errors import message
 
-
-def _demo_spec_path() -> Path:
-    return Path(__file__).resolve().parent / DEMO_FILE
+SPEC_FILE = "spec.json"  # a run writes its spec beside its results, for `meeplelab report`
 
 
 # ---- output --------------------------------------------------------------------------------
@@ -80,7 +80,7 @@ def print_results(path: str, spec, out=None) -> None:
     import pipelines
 
     out = out or sys.stdout
-    look = _look(spec)
+    look = spec.look(interim=False)
     table = pipelines.summary(path, look=look)
     game = core_cy.load(spec.game)
     by_label = {name: pipelines.breakdown(path, "seat_" + name)
@@ -136,23 +136,13 @@ def print_results(path: str, spec, out=None) -> None:
         _print_comparison(pipelines.compare(path, spec.baseline_arm(), look=look), spec, out)
 
 
-def _look(spec, interim: bool = False):
-    """Fixed-n figures (a finished run) or, with `interim`, always-valid ones (a run in
-    progress, as the API shows them) at the spec's margin."""
-    import pipelines
-
-    rule = spec.stop_when
-    return pipelines.Look(interim=interim, planned_games=spec.max_games_per_cell(),
-                          delta=rule.delta if rule and rule.delta else pipelines.DELTA)
-
-
 def interim_lines(path: str, spec) -> list[str]:
     """One line per cell of a run in progress: its win shares (a cooperative game: the team
     win rate) with confidence-sequence intervals, which hold however often they are looked
     at (pipelines.Look(interim=True)); labelled interim."""
     import pipelines
 
-    table = pipelines.summary(path, look=_look(spec, interim=True))
+    table = pipelines.summary(path, look=spec.look(interim=True))
     lines = []
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
@@ -274,7 +264,7 @@ def _spec_error(path, exc: Exception) -> int:
         print(f"error: invalid experiment spec {path}:", file=sys.stderr)
         for e in exc.errors():
             where = ".".join(str(p) for p in e["loc"]) or "(spec)"
-            print(f"  {where}: {e['msg']}", file=sys.stderr)
+            print(f"  {where}: {message(e)}", file=sys.stderr)
     else:
         print(f"error: {exc}", file=sys.stderr)
     return 2
@@ -306,15 +296,25 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
     from tqdm import tqdm
 
     from services.runner import experiment_path, init_ray, run_experiment
+    from services.settings import Settings
     from services.storage import has_results
 
+    from services.report import VerdictLog
+
+    settings = Settings()
     exp_id = experiment_id(spec)
     path = experiment_path(out_dir, exp_id)
-    init_ray(num_cpus=workers)
-    print(f"experiment {exp_id}: {len(spec.cells())} cell(s), up to {spec.total_games()} games "
-          f"-> {path}", file=sys.stderr)
+    _write_spec(spec, path)
+    init_ray(num_cpus=workers, address=settings.ray_address)
+    print(f"experiment {exp_id}: {len(spec.cells())} cell(s), up to {spec.total_games():,} "
+          f"games -> {path}", file=sys.stderr)
+    if not spec.stop_when:
+        print(f"  {spec.games_per_arm:,} games per arm and player count (games_per_arm"
+              f"{'' if 'games_per_arm' in spec.model_fields_set else ', the default'})",
+              file=sys.stderr)
     bar = tqdm(total=spec.total_games(), unit="games", file=sys.stderr, dynamic_ncols=True)
     last = {"shown": time.monotonic()}
+    verdicts = VerdictLog(spec, path)
 
     def progress(p):
         bar.total = p.total
@@ -324,17 +324,81 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
         if p.status == "running" and now - last["shown"] >= interim_every \
                 and has_results(path):
             last["shown"] = now
-            for line in interim_lines(path, spec):
+            for line in interim_lines(path, spec) + verdicts.new_lines():
                 bar.write(line, file=sys.stderr)
 
     status = run_experiment(spec, out_dir, exp_id, progress=progress,
-                            max_in_flight=2 * workers if workers else None)
+                            max_in_flight=2 * workers if workers else None,
+                            nice=settings.worker_nice)
     bar.close()
     if status != "done":
         error = last["p"].error if "p" in last and last["p"].error else status
         print(f"error: experiment {status}: {error}", file=sys.stderr)
         return 1
+    verdicts.seen.clear()  # the final figures: every verdict again, at the fixed-n level
+    for line in verdicts.new_lines(interim=False):
+        print(line, file=sys.stderr)
     print_results(path, spec)
+    return 0
+
+
+def _write_spec(spec, path: str) -> None:
+    """The spec as JSON in the results folder (a local one), so that a report of that folder
+    knows what was asked."""
+    if "://" in str(path):
+        return
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SPEC_FILE).write_text(spec.model_dump_json(exclude_unset=True, indent=2))
+
+
+def report_command(target: str, out: str, spec_path: str | None) -> int:
+    """`meeplelab report`: an experiment id of the service's registry (MEEPLELAB_DB,
+    MEEPLELAB_RESULTS), or a results folder of `meeplelab run` (its spec.json, or --spec)."""
+    import os
+
+    import pipelines
+    from services import report
+    from services.settings import Settings
+    from services.spec import ExperimentSpec
+    from services.storage import experiment_path, has_results
+
+    name, command = None, "meeplelab run spec.json"
+    if os.path.isdir(target) or "://" in target:
+        root = target
+        source = spec_path or os.path.join(target, SPEC_FILE)
+        if not os.path.exists(source):
+            print(f"error: {target} has no {SPEC_FILE}: give the spec it was run from with "
+                  "--spec SPEC", file=sys.stderr)
+            return 2
+        try:
+            spec = ExperimentSpec.from_file(source)
+        except (ValidationError, ValueError) as exc:
+            return _spec_error(source, exc)
+        done = True
+    else:
+        from services.registry import Registry
+
+        settings = Settings()
+        registry = Registry(settings.db)
+        record = registry.get(target)
+        registry.close()
+        if record is None:
+            print(f"error: {target} is neither a results folder nor an experiment of the "
+                  f"registry {settings.db}", file=sys.stderr)
+            return 2
+        spec = ExperimentSpec.model_validate(record["spec"])
+        root, name, done = experiment_path(settings.results, target), record["name"], \
+            record["status"] == "done"
+    if not has_results(root):
+        print(f"error: {root} holds no results yet", file=sys.stderr)
+        return 2
+    look = pipelines.Look(interim=not done, planned_games=spec.max_games_per_cell(),
+                          delta=_look(spec).delta)
+    text = report.render(spec, root, look, name, command)
+    Path(out).write_text(text, encoding="utf-8")
+    print(f"report written to {out} ({len(text.encode()) // 1024:,} KiB, one file, works "
+          "offline)")
     return 0
 
 
@@ -355,6 +419,9 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(result["verdict"])
+    if "games_per_arm" not in request.spec.model_fields_set:
+        print(f"  (the spec sets no games_per_arm: it would play the default "
+              f"{request.spec.games_per_arm:,} per arm and player count)")
     for c in result["cells"]:
         needs = ", ".join(f"{what} {c[key]:,}" for what, key in
                           (("for the half-width", "games_for_half_width"),
@@ -378,9 +445,11 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Monte Carlo balance analysis of tabletop games")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("games", help="print the game catalogue")
+    from services.demo import DEMO_QUESTION
+
     for name, text in (("run", "play an experiment spec (JSON or TOML)"),
-                       ("demo", "start the service with the demo experiment (Maori seat "
-                        "balance, basic vs pro) and print the dashboard URL")):
+                       ("demo", f"start the service with the demo experiment ({DEMO_QUESTION})"
+                        ", print its progress and verdicts, and the dashboard URL")):
         p = sub.add_parser(name, help=text)
         if name == "run":
             p.add_argument("spec", help="experiment spec file (.json or .toml)")
@@ -388,13 +457,15 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--table", action="store_true",
                            help="play the demo here and print its table instead of serving it")
             _serve_arguments(p)
-        p.add_argument("--out", default="results", help="results folder or pyarrow.fs URI "
-                       "(default ./results)")
+        only = " (demo: with --table only)" if name == "demo" else ""
+        p.add_argument("--out", default=None, help="results folder or pyarrow.fs URI "
+                       "(default ./results)" + only)
         p.add_argument("--workers", type=int, default=None,
-                       help="local Ray worker processes (default: every core)")
-        p.add_argument("--interim-every", type=float, default=10.0, metavar="SECONDS",
+                       help="local Ray worker processes (default: every core)" + only)
+        p.add_argument("--interim-every", type=float, default=None, metavar="SECONDS",
                        help="while the run goes, print every cell's interim figures (valid "
-                       "at any look) at most this often (default 10; 0: after every shard)")
+                       "at any look) at most this often (default 10; 0: after every shard)"
+                       + only)
     p = sub.add_parser("plan", help="estimate the games and wall time a spec needs, from a "
                        "short pilot run")
     p.add_argument("spec", help="experiment spec file (.json or .toml)")
@@ -406,16 +477,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pilot-games", type=int, default=200, help="pilot games per cell")
     p.add_argument("--workers", type=int, default=None, help="cores the run will use "
                    "(default: every core)")
+    p = sub.add_parser("report", help="write one self-contained HTML report (verdicts, "
+                       "figures, provenance, the command that reproduces it) of an experiment")
+    p.add_argument("target", help="an experiment id of the service (MEEPLELAB_DB) or a "
+                   "results folder written by `meeplelab run`")
+    p.add_argument("-o", "--output", default="report.html", help="the file to write "
+                   "(default report.html)")
+    p.add_argument("--spec", default=None, help="the spec of a results folder that has no "
+                   "spec.json")
     p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_* and "
                        "RAY_ADDRESS, see services/settings.py)")
     _serve_arguments(p)
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return report_command(args.target, args.output, args.spec)
+    if args.command == "demo" and not args.table:
+        given = [flag for flag, value in (("--out", args.out), ("--workers", args.workers),
+                                          ("--interim-every", args.interim_every))
+                 if value is not None]
+        if given:
+            parser.error(f"{', '.join(given)} only apply to `meeplelab demo --table` (the "
+                         "served demo uses the service's settings: MEEPLELAB_RESULTS, "
+                         "every core)")
     if args.command == "serve" or (args.command == "demo" and not args.table):
         from services import app
 
         try:
             app.serve(args.host, args.port, demo=args.command == "demo", insecure=args.insecure)
-        except app.RefusedStart as exc:
+        except (app.RefusedStart, app.PortInUse) as exc:
             print(exc, file=sys.stderr)
             return 2
         except KeyboardInterrupt:  # Ctrl-C after a clean stop (uvicorn re-raises it)
@@ -429,9 +518,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "games":
         print_catalogue()
         return 0
-    spec_path = args.spec if args.command == "run" else _demo_spec_path()
-    return run_spec_file(spec_path, args.out, args.workers, args.interim_every)
+    every = 10.0 if args.interim_every is None else args.interim_every
+    if args.command == "run":
+        return run_spec_file(args.spec, args.out or "results", args.workers, every)
+    return run_demo_table(args.out or "results", args.workers, every)
 
+
+def run_demo_table(out_dir: str, workers: int | None, every: float) -> int:
+    """`meeplelab demo --table`: the demo's experiments here, one after the other."""
+    import time
+
+    from services.demo import DEMO_QUESTION, demo_specs
+    from services.spec import ExperimentSpec
+
+    print(f"demo: {DEMO_QUESTION}", file=sys.stderr)
+    start = time.monotonic()
+    for n, raw in enumerate(demo_specs(), 1):
+        spec = ExperimentSpec.model_validate(raw)
+        print(f"\n[{n}] {spec.name}: {spec.agents} in every seat", file=sys.stderr)
+        code = run_spec(spec, out_dir, workers, every)
+        print(f"[{n}] finished {time.monotonic() - start:.0f} s after the start", file=sys.stderr)
+        if code:
+            return code
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -247,35 +247,48 @@ def _edges(lo: float, hi: float, bins: int, integral: bool) -> list[float]:
     return [lo + k * width for k in range(bins + 1)]
 
 
-def _histogram(frame: pl.LazyFrame, value: str, keys: list[str], bins: int) -> dict:
-    """Counts of `value` per group of `keys` over one set of edges shared by all groups."""
-    stats = frame.select(lo=pl.col(value).min(), hi=pl.col(value).max(),
-                         integral=(pl.col(value) == pl.col(value).floor()).all()).collect()
+def _histogram(frame: pl.LazyFrame, value: str, keys: list[str], bins: int,
+               clip: float | None = None) -> dict:
+    """Counts of `value` per group of `keys` over one set of edges shared by all groups.
+    With `clip` the edges span only the [clip, 1 - clip] quantiles of all values, and each
+    series counts the values outside them apart (`below`, `above`), so that a long tail does
+    not squash the chart into one bar."""
+    col = pl.col(value)
+    lo_q, hi_q = (col.min(), col.max()) if clip is None else (
+        col.quantile(clip, "lower"), col.quantile(1 - clip, "higher"))
+    stats = frame.select(lo=lo_q, hi=hi_q, integral=(col == col.floor()).all()).collect()
     lo, hi, integral = stats.row(0)
     if lo is None:
         return {"edges": [], "series": []}
     edges = _edges(float(lo), float(hi), bins, bool(integral))
     n, width = len(edges) - 1, edges[1] - edges[0]
-    counted = (frame.with_columns(bin=((pl.col(value) - edges[0]) / width).floor()
-                                  .cast(pl.Int64).clip(0, n - 1))
+    position = ((col - edges[0]) / width).floor().cast(pl.Int64).clip(0, n - 1)
+    counted = (frame.with_columns(bin=pl.when(col < edges[0]).then(-1)
+                                  .when(col > edges[-1]).then(n).otherwise(position))
                .group_by(keys + ["bin"]).agg(count=pl.len())
                .sort(keys + ["bin"]).collect())
-    series: dict[tuple, list[int]] = {}
+    series: dict[tuple, dict] = {}
     for row in counted.iter_rows(named=True):
         key = tuple(row[k] for k in keys)
-        series.setdefault(key, [0] * n)[row["bin"]] = row["count"]
-    return {"edges": edges,
-            "series": [{**dict(zip(keys, key)), "counts": counts}
-                       for key, counts in series.items()]}
+        entry = series.setdefault(key, {"counts": [0] * n, "below": 0, "above": 0})
+        if row["bin"] < 0:
+            entry["below"] += row["count"]
+        elif row["bin"] >= n:
+            entry["above"] += row["count"]
+        else:
+            entry["counts"][row["bin"]] = row["count"]
+    return {"edges": edges, "clip": clip,
+            "series": [{**dict(zip(keys, key)), **entry} for key, entry in series.items()]}
 
 
-def histograms(root: str, bins: int = 20) -> dict:
-    """Game length per (arm, players) and score per (arm, players, seat), from the raw rows."""
+def histograms(root: str, bins: int = 20, clip: float | None = None) -> dict:
+    """Game length per (arm, players) and score per (arm, players, seat), from the raw rows
+    (with `clip`, over the central quantile range only, the tails counted apart)."""
     rows = pipelines.results(root)  # truncated games left out, like every figure
     length = rows.select("arm", "players", pl.col("length").cast(pl.Float64))
     scores = (rows.select("arm", "players", pl.col("seat_score").cast(pl.List(pl.Float64)))
               .with_columns(seat=pl.int_ranges(0, pl.col("seat_score").list.len()))
               .explode("seat_score", "seat"))
     return {"bins": bins,
-            "length": _histogram(length, "length", ["arm", "players"], bins),
-            "score": _histogram(scores, "seat_score", ["arm", "players", "seat"], bins)}
+            "length": _histogram(length, "length", ["arm", "players"], bins, clip),
+            "score": _histogram(scores, "seat_score", ["arm", "players", "seat"], bins, clip)}

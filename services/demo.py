@@ -1,34 +1,139 @@
-"""The demo experiment: Maori seat balance, basic vs pro, with the search agent in every seat.
+"""The demo: a question worth asking that a 2-core laptop answers in minutes.
 
-Embedded as package data (services/maori_demo.json) so that `meeplelab demo` works from any
-folder after `pip install .`.  The agent is `mcts(iterations=400, rollout=greedy, cutoff=12, epsilon=0.5)`:
-one-ply greedy agents stall in pro mode (every placement lowers their value, so all of them
-wait; 12.5% of greedy pro games ended at the turn limit and would be left out), and so does
-a search whose rollouts are purely greedy; random moves in half of the rollout moves make the
-rollouts play on, so the search stops waiting (benchmarks/agents.py truncation).  1,000 games
-per arm take about a quarter of an hour on two cores; the dashboard shows interim figures
-from the first shards on.
+Embedded as package data (services/demo.json) so that `meeplelab demo` works from any folder
+after `pip install .`.  It holds the question in words and its experiments in order: the
+question under a strong agent that plays fast enough to decide it in a minute or two, then
+the same question under a stronger agent (the next rung), which shows whether the verdict
+holds when the players get better.  Each stops as soon as it is decided (stop_when.delta:
+always-valid figures, so stopping early keeps its error rate).  The measured times are in
+docs/tour.md.
+
+`meeplelab demo` queues them in the service and prints, in the terminal, their progress with
+an ETA and each verdict as it is decided, then the dashboard URL again (TerminalReport);
+`meeplelab demo --table` plays them here and prints their tables.
 """
 from __future__ import annotations
 
 import json
+import sys
+import threading
+import time
 from importlib import resources
 
 from services.spec import ExperimentSpec
 
-DEMO_FILE = "maori_demo.json"
+DEMO_FILE = "demo.json"
 
 
-def demo_spec() -> dict:
+def demo_file() -> dict:
     return json.loads(resources.files("services").joinpath(DEMO_FILE).read_text())
 
 
-def ensure_demo(registry) -> str:
-    """The id of the demo experiment in the registry, queued now unless it is already there
-    (finished or not: a restart resumes it instead of starting it again)."""
-    raw = demo_spec()
-    spec = ExperimentSpec.model_validate(raw)
-    for record in registry.list():
-        if record["spec"] == raw and record["status"] not in ("failed", "cancelled"):
-            return record["id"]
-    return registry.create(raw, spec.name, spec.game, games_total=spec.total_games())
+DEMO_QUESTION = demo_file()["question"]
+
+
+def demo_specs() -> list[dict]:
+    """The demo's experiment specs, in the order they are played."""
+    return demo_file()["experiments"]
+
+
+def ensure_demo(registry) -> list[str]:
+    """The ids of the demo's experiments in the registry, queued now unless they are already
+    there (finished or not: a restart resumes them instead of starting them again)."""
+    ids = []
+    records = registry.list()
+    for raw in demo_specs():
+        spec = ExperimentSpec.model_validate(raw)
+        found = next((r["id"] for r in records if r["spec"] == raw
+                      and r["status"] not in ("failed", "cancelled")), None)
+        ids.append(found or registry.create(raw, spec.name, spec.game,
+                                            games_total=spec.total_games()))
+    return ids
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    s = int(round(seconds))
+    return f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s"
+
+
+class TerminalReport(threading.Thread):
+    """Prints, while the service plays the demo: each experiment's progress with an ETA
+    (every `every` seconds), each verdict as it is decided (interim figures, valid at any
+    look), the final verdicts when it is done, then the dashboard URL again."""
+
+    def __init__(self, db: str, results: str, ids: list[str], url: str, every: float = 5.0,
+                 out=None):
+        super().__init__(daemon=True, name="demo-terminal")
+        self.db, self.results, self.ids, self.url, self.every = db, results, ids, url, every
+        self.out = out or sys.stderr
+        self.stopped = threading.Event()
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def run(self) -> None:
+        from services.registry import Registry
+
+        registry = Registry(self.db)
+        try:
+            for n, eid in enumerate(self.ids, 1):
+                if not self.follow(registry, eid, f"[{n}/{len(self.ids)}]"):
+                    return
+            self.say(f"the demo is done: {self.url}")
+        except Exception as exc:  # the terminal's report must never stop the service
+            self.say(f"(the terminal report stopped: {exc}; the dashboard has everything)")
+        finally:
+            registry.close()
+
+    def follow(self, registry, eid: str, tag: str) -> bool:
+        from services.report import VerdictLog, short_agent
+        from services.storage import experiment_path, has_results
+
+        record = registry.get(eid)
+        spec = ExperimentSpec.model_validate(record["spec"])
+        root = experiment_path(self.results, eid)
+        log = VerdictLog(spec, root)
+        agent = short_agent(spec.agents) if isinstance(spec.agents, str) else "mixed agents"
+        self.say(f"{tag} {record['name']}: {agent} in every seat, until decided (at most "
+                 f"{spec.total_games():,} games)")
+        shown = seen_games = 0
+        while not self.stopped.wait(1.0):
+            record = registry.get(eid)
+            if record is None:
+                return False
+            status, done = record["status"], record["games_done"]
+            now = time.monotonic()
+            quiet = done == seen_games and now - shown < 6 * self.every  # nothing new
+            if status == "running" and now - shown >= self.every and not quiet:
+                shown = now
+                rate = record["games_per_second"]
+                self.say(f"{tag} {done:,} games played"
+                         + (f", {rate:,.0f} games/s, ETA at most "
+                            f"{_duration(record['eta_seconds'])}" if rate else ""))
+                if done > seen_games and has_results(root):
+                    seen_games = done
+                    for line in log.new_lines():
+                        self.say(f"{tag} {line}")
+            if status in ("done", "failed", "cancelled"):
+                if status == "done":
+                    log.seen.clear()
+                    self.say(f"{tag} done after {done:,} games; verdicts:")
+                    for line in log.new_lines(interim=False):
+                        self.say(f"{tag} {line}")
+                    open_items = [i for b in _final(log) for i in b["items"]
+                                  if i["decided"] is False]
+                    for item in open_items:
+                        self.say(f"{tag} {item['title']}: {item['status']}")
+                else:
+                    self.say(f"{tag} {status}: {record.get('error') or ''}")
+                self.say(f"{tag} figures and charts: {self.url}experiments/{eid}")
+                return True
+        return False
+
+
+def _final(log) -> list[dict]:
+    from services.report import headline
+
+    return headline(log.spec, log.root, log.look(interim=False))["blocks"]

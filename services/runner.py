@@ -12,7 +12,6 @@ does not grow with the number of games; a cancel is seen between any two shards,
 """
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import posixpath
@@ -53,16 +52,12 @@ class Progress:
 
 # ---- Ray ---------------------------------------------------------------------------------
 def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
-    """Starts an in-process local Ray (all cores by default), or connects to `address` /
-    the settings' Ray address (RAY_ADDRESS).  Does nothing when Ray is already initialised.
-    A local Ray's workers are warmed up (engine modules imported) before this returns, so
-    the first shards run at full speed."""
+    """Starts an in-process local Ray (all cores by default), or connects to `address` (the
+    caller's settings: RAY_ADDRESS for the service and the CLI).  Does nothing when Ray is
+    already initialised.  A local Ray's workers are warmed up (engine modules imported)
+    before this returns, so the first shards run at full speed."""
     if ray.is_initialized():
         return
-    if address is None:
-        from services.settings import Settings
-
-        address = Settings().ray_address
     if address:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         return
@@ -104,23 +99,31 @@ def _read_games(fs, root: str, cell: Cell, start: int) -> int:
 
 
 def _provenance_error(spec: ExperimentSpec, fs, root: str, cell: Cell, shard: str) -> str | None:
-    """Why a written shard must not be resumed (another engine version or other resolved
-    rules than this run would play), or None."""
+    """Why a written shard must not be resumed (another engine version, other resolved rules
+    or other agents, parameters included, than this run would play), or None.  The agents
+    are compared as each row's set of full agent strings (seats rotate from game to game);
+    agent parameters are no part of the rules fingerprint."""
     import core_cy
+    from core_cy.agents import canonical_agent
     from core_cy.play.batch import engine_label
 
     game = core_cy.load(spec.game)
+    agents = sorted(canonical_agent(game, a) for a in spec.agent_list(cell.players, cell))
     want = {"engine_version": engine_label(game),
-            "rules_fingerprint": game.rules_fingerprint(cell.rules, cell.players)}
+            "rules_fingerprint": game.rules_fingerprint(cell.rules, cell.players),
+            "seat_agent": ", ".join(agents)}
     path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard)
     table = pq.read_table(path, columns=list(want), filesystem=fs)
     for column, expected in want.items():
-        found = set(table.column(column).cast(pa.string()).unique().to_pylist())
+        if column == "seat_agent":
+            found = {", ".join(sorted(row)) for row in table.column(column).to_pylist()}
+        else:
+            found = set(table.column(column).cast(pa.string()).unique().to_pylist())
         if found != {expected}:
             return (f"cannot resume: arm {cell.arm!r} with {cell.players} players already has "
                     f"results with {column} {sorted(found)}, but this run would play "
-                    f"{expected!r}; results of different engines or rules are never pooled: "
-                    f"start a new experiment (another name or results folder)")
+                    f"{expected!r}; results of different engines, rules or agents are never "
+                    f"pooled: start a new experiment (another name or results folder)")
     return None
 
 
@@ -149,8 +152,7 @@ def _should_stop(spec: ExperimentSpec, root_uri: str, games_per_cell: int) -> bo
         if bool(((table[high] - table[low]) / 2 < rule.half_width).all()):
             return True
     if rule.delta is not None:
-        look = pipelines.Look(interim=True, planned_games=rule.max_games, delta=rule.delta,
-                              alpha=rule.alpha)
+        look = spec.look(interim=True)
         baseline = spec.baseline_arm() if len(spec.arm_rules()) > 1 else None
         return pipelines.decided(root_uri, baseline, look)
     return False
@@ -170,12 +172,15 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                    progress: Callable[[Progress], None] | None = None,
                    cancel: threading.Event | None = None,
                    max_in_flight: int | None = None,
-                   shard_done: Callable[[float, int], None] | None = None) -> str:
+                   shard_done: Callable[[float, int], None] | None = None,
+                   nice: int = 0) -> str:
     """Plays `spec` into <results>/<experiment_id>/ and returns "done", "cancelled" or
     "failed".  Shards already written are skipped (after checking they were played by the
     same engine version and rules: "failed" otherwise); `progress` gets a Progress after
     each shard and a last one with the final status (and the error text when failed);
-    `shard_done(seconds, games)` is called as each shard played here finishes."""
+    `shard_done(seconds, games)` is called as each shard played here finishes; shard tasks
+    raise their niceness to `nice` (the settings' worker_nice: batch work yields to the API).
+    Settings come from the caller; the runner reads no environment of its own."""
     init_ray()
     started = time.monotonic()
     root_uri = experiment_path(results, experiment_id)
@@ -210,11 +215,11 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                 if begin <= start < end:
                     state["done"] += _read_games(fs, root, cell, start)
 
-    def to_play(begin: int, end: int) -> Iterator[tuple[int, int, int]]:
+    def to_play(begin: int, end: int) -> Iterator[tuple[int, dict]]:
         for start, count in _shards(begin, end, spec.shard_size):
             for i in range(len(cells)):
                 if shard_name(start) not in written[i]:
-                    yield i, start, count
+                    yield i, _job(spec, experiment_id, root_uri, cells[i], start, count, nice)
 
     mixed = _check_provenance(spec, fs, root, cells, written)
     if mixed:
@@ -223,8 +228,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     for end in spec.waves():
         tally_written(begin, end)  # shards found written count as done from the first report
         report()
-        outcome = _run_wave(spec, experiment_id, root_uri, cells, to_play(begin, end), limit,
-                            state, cancelled, report, shard_done)
+        outcome = _run_wave(to_play(begin, end), limit, state, cancelled, report, shard_done)
         if outcome is not None:
             # The wave's cancelled tasks have stopped (_cancel_all waits for them): a write a
             # kill cut short left its temporary file, which nobody will finish now.
@@ -241,24 +245,17 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
 
 
 def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, start: int,
-         count: int) -> dict:
+         count: int, nice: int = 0) -> dict:
     return {"game": spec.game, "players": cell.players, "rules": cell.rules,
             "agents": spec.agent_list(cell.players, cell), "rotate": spec.rotates(),
             "games_per_deal": spec.games_per_deal(cell.players),
             "speeds": spec.speeds, "seed": spec.seed, "start": start, "count": count,
             "experiment": experiment_id, "arm": cell.arm, "root": root_uri,
-            "nice": _worker_nice()}
+            "nice": nice}
 
 
-@functools.cache
-def _worker_nice() -> int:
-    from services.settings import Settings
-
-    return Settings().worker_nice
-
-
-def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, state,
-              cancelled: Callable[[], bool], report, shard_done=None):
+def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callable[[], bool],
+              report, shard_done=None):
     """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
     and handles them in completion order; returns None when the wave is complete, else
     (status, error)."""
@@ -273,8 +270,8 @@ def _run_wave(spec, experiment_id, root_uri, cells, jobs: Iterator, limit, state
             if job is None:
                 more = False
                 break
-            i, start, count = job
-            ref = play_shard.remote(_job(spec, experiment_id, root_uri, cells[i], start, count))
+            i, task = job
+            ref = play_shard.remote(task)
             pending[ref] = (i, time.monotonic())
         if not pending:
             continue

@@ -6,7 +6,7 @@ of every arm is dealt the same way (common random numbers): comparisons pair arm
 `game_index`.  Nothing here names a game: the game's own `resolve_rules`, player range and
 agent list do the checking.
 
-    >>> spec = ExperimentSpec.from_file("services/maori_demo.json")
+    >>> spec = ExperimentSpec.from_file("examples/maori_seats.json")
     >>> spec.cells()[0]
     Cell(arm='basic', rules={'mode': 'basic'}, players=3)
 """
@@ -517,6 +517,20 @@ class ExperimentSpec(BaseModel):
 
     def max_games_per_cell(self) -> int:
         return self.stop_when.max_games if self.stop_when else self.games_per_arm
+
+    def look(self, interim: bool, delta: float | None = None):
+        """How this experiment's figures are computed, the one rule for the runner's stopping
+        decision, the API, the CLI and the dashboard: interim (always-valid, a run in
+        progress) or fixed-n, tuned for the planned games per cell, at the margin `delta`
+        (default: stop_when.delta, else pipelines.DELTA) and the level stop_when.alpha."""
+        import pipelines
+
+        rule = self.stop_when
+        if delta is None:
+            delta = rule.delta if rule is not None and rule.delta else pipelines.DELTA
+        alpha = rule.alpha if rule is not None else pipelines.Look.alpha
+        return pipelines.Look(interim=interim, planned_games=self.max_games_per_cell(),
+                              delta=delta, alpha=alpha)
 
     def waves(self) -> Iterator[int]:
         """Game counts per cell after which the runner may stop (stop_when), ascending; the

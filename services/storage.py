@@ -21,7 +21,6 @@ import posixpath
 import uuid
 from urllib.parse import quote
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq

@@ -97,12 +97,14 @@ class Worker:
 
     def __init__(self, registry: Registry, results: str, slots: int = 1,
                  ray_address: str | None = None,
-                 shard_done: Callable[[float, int], None] | None = None):
+                 shard_done: Callable[[float, int], None] | None = None,
+                 worker_nice: int = 0):
         self.registry = registry
         self.results = results
         self.slots = slots
         self.ray_address = ray_address
         self.shard_done = shard_done
+        self.worker_nice = worker_nice
         self._queue: queue.Queue = queue.Queue()
         self._lock = threading.Lock()  # guards _running and the queued->running transition
         self._running: dict[str, threading.Event] = {}
@@ -250,7 +252,7 @@ class Worker:
 
         try:
             outcome = run_experiment(spec, self.results, eid, progress=progress, cancel=cancel,
-                                     shard_done=self.shard_done)
+                                     shard_done=self.shard_done, nice=self.worker_nice)
         except Exception as exc:
             log.exception("experiment %s failed", eid)
             outcome = "failed"

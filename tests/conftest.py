@@ -8,14 +8,18 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 def pytest_configure(config):
     """scripts/test.sh runs the suite on the checked build (MEEPLELAB_SUITE_BUILD=checked):
-    refuse to run it on another build that happens to come first on the path."""
-    wanted = os.environ.get("MEEPLELAB_SUITE_BUILD")
-    if wanted:
-        from core_cy.engine import contract
+    refuse to run it on another build that happens to come first on the path.  The suite
+    runs in the folder of the product under test, because Ray puts a driver's working
+    directory first on its workers' path (the checkout's own unbuilt packages must not
+    shadow the build)."""
+    from core_cy.engine import contract
+    from product import PRODUCT
 
-        if contract.BUILD != wanted:
-            raise RuntimeError(f"the suite wants the {wanted} build of the engines, but "
-                               f"{contract.__file__} is the {contract.BUILD} build")
+    wanted = os.environ.get("MEEPLELAB_SUITE_BUILD")
+    if wanted and contract.BUILD != wanted:
+        raise RuntimeError(f"the suite wants the {wanted} build of the engines, but "
+                           f"{contract.__file__} is the {contract.BUILD} build")
+    os.chdir(PRODUCT)
 
 
 def pytest_report_header(config):

@@ -4,10 +4,12 @@ random-agent moves/s on one core.
 
     python benchmarks/desert_planner.py [--games 10000] [--players 4]
         [--difficulties novice,normal] [--agent search,deep_search,team_search,planner]
-        [--no-random] [--seed 1] [--set water_plan=0 ...]
+        [--no-random] [--seed 1] [--set team_beam=16 ...]
 
-With several values of a weight (--set line_sharing=0/1) the same games are played once per
-value and each later value's win-rate difference to the first is printed, paired by game.
+--set gives the agents a parameter other than its default (an agent parameter, e.g.
+team_search(team_beam=16)).  With several values (--set line_sharing=false/true) the same
+games are played once per value and each later value's win-rate difference to the first is
+printed, paired by game.
 
 Agents: "search" (the team planner: a beam search over each adventurer's turn), "deep_search"
 (the same with a wider beam: stronger, slower), "team_search" (deep_search's best lines, each
@@ -37,11 +39,11 @@ from pipelines.stats import mean_interval, wilson_interval
 
 def run(game, players, difficulty, agent, games, seed=1, weights=None):
     """One agent and difficulty: win rate, loss causes (also split by whether all four parts
-    were held: "thirst4" is a thirst loss in the endgame), speed.  weights: search weights
-    that differ from the defaults (rule option search_weights), or None."""
+    were held: "thirst4" is a thirst loss in the endgame), speed.  weights: the agent's
+    parameters that differ from their defaults ({name: value as written}), or None."""
     rules = {"difficulty": difficulty}
     if weights:
-        rules["search_weights"] = weights
+        agent += "(" + ", ".join(f"{k}={v}" for k, v in weights.items()) + ")"
     t, c = time.perf_counter(), time.process_time()
     rb = batch.play(game, players, rules, agent, seed=seed, count=games)
     dt, cpu = time.perf_counter() - t, time.process_time() - c
@@ -56,7 +58,7 @@ def run(game, players, difficulty, agent, games, seed=1, weights=None):
     moves = int(np.sum(rb.column("length").to_numpy()))
     parts = float(np.mean(rb.column("parts_collected").to_numpy()))
     turns = float(np.mean(rb.column("turns").to_numpy()))
-    print(f"{agent:8s} {difficulty:10s} {weights or ''} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
+    print(f"{agent:8s} {difficulty:10s} win {wins / games:6.2%} [{lo:.2%}, {hi:.2%}]  "
           f"parts held {parts:4.2f}  turns {turns:5.1f}  losses {dict(reasons)}  "
           f"(by parts held: {dict(sorted(split.items()))})  "
           f"{games / dt:8.0f} games/s ({games / cpu:.0f} per CPU-second)  {moves / dt:10.0f} moves/s")
@@ -84,7 +86,7 @@ def main():
     ap.add_argument("--no-random", action="store_true", help="skip the random-agent rows")
     ap.add_argument("--seed", type=int, default=1, help="games seed, seed + 1, ...")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="a search weight other than its default (repeatable); several "
+                    help="an agent parameter other than its default (repeatable); several "
                     "values separated by '/' play the same games once per value (then the "
                     "differences to the first value, paired by game)")
     args = ap.parse_args()
@@ -93,7 +95,7 @@ def main():
     variants = [{}]
     for item in args.set:
         name, _, values = item.partition("=")
-        variants = [{**v, name: float(x)} for v in variants for x in values.split("/")]
+        variants = [{**v, name: x} for v in variants for x in values.split("/")]
     for agent in args.agent.split(","):
         for difficulty in args.difficulties.split(","):
             results = [run(game, args.players, difficulty, agent, args.games, args.seed, w)

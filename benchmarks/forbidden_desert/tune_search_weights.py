@@ -1,20 +1,23 @@
-"""Tune the Forbidden Desert search policies' evaluation weights (the SearchWeights struct of
-core_cy/forbidden_desert.pyx, rule option `search_weights`) with a separable CMA-ES,
-derivative-free, on one core.
+"""Tune the Forbidden Desert search policies' evaluation weights (their agent parameters, the
+SearchWeights block of core_cy/games/forbidden_desert/engine.pyx, declared with their defaults
+in its agent_params.toml) with a separable CMA-ES, derivative-free, on one core.
 
-    python benchmarks/tune_desert_search.py --out benchmarks/desert_search_weights.json
+    python benchmarks/forbidden_desert/tune_search_weights.py --out desert_search_weights.json
         [--agent search] [--only NAME,...] [--players 4] [--games 3000] [--mix-players 3]
         [--mix-games 1000] [--sel-games N] [--tiebreak 0.03] [--budget 900] [--minutes 50]
         [--seed 1] [--lam 10] [--sigma 0.35] [--start FILE] [--set NAME=VALUE ...]
-    python benchmarks/tune_desert_search.py --validate benchmarks/desert_search_weights.json
+    python benchmarks/forbidden_desert/tune_search_weights.py --validate desert_search_weights.json
         [--agent search] [--val-seed 777001] [--val-games 10000,5000,5000]
 
 --agent is the policy whose games are the objective (and the validation): "search" (the
 one-pawn beam search, rounds 1-3) or e.g. "team_search" (round 4).  --only tunes the named
 weights and keeps the others at their starting values (fewer dimensions for a slower agent).
+Each candidate plays as the agent string that gives its weights, e.g.
+search(part_held=500.1, sand=3.2); its output names the weights, and a chosen set becomes the
+default by writing it into agent_params.toml.
 
 Search space: w_i = w0_i * exp(z_i) for the tuned weights (w0 = the default weights,
-core_cy/data/forbidden_desert_search_weights.json), so every weight stays
+agent_params.toml), so every weight stays
 positive and steps are multiplicative.  Objective, on common random numbers (the same seeds,
 hence the same setups and storm decks, for every candidate): the Novice win rate of --games
 games at --players plus --mix-games at --mix-players (pooled by game count), plus
@@ -43,25 +46,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
+from core_cy import agents  # noqa: E402
 from core_cy.play import batch  # noqa: E402
 from core_cy.games.forbidden_desert import engine as fd  # noqa: E402
 from pipelines.stats import mean_interval, wilson_interval  # noqa: E402
 
 NAMES = list(fd.SEARCH_WEIGHT_NAMES)  # the engine's names: weights are lists in this order
-DEFAULTS = [fd.DEFAULT_SEARCH_WEIGHTS[name] for name in NAMES]
+PARAMS = {p.name: p for p in fd.GAME.policy_params.params}
+DEFAULTS = [float(PARAMS[name].default) for name in NAMES]
 BASE = list(DEFAULTS)           # the search's origin: --start / --set change it
-# Indices of the weights the search moves (--only narrows it): not team_search's widths.
-TUNED = [i for i, name in enumerate(NAMES) if name not in fd.SEARCH_WIDTH_LIMITS]
+# Indices of the weights the search moves (--only narrows it): the numbers, not team_search's
+# widths or the line_sharing switch.
+TUNED = [i for i, name in enumerate(NAMES) if PARAMS[name].kind == "float"]
+KINDS = {"int": int, "float": float, "bool": bool}
 RULES = {"difficulty": "novice"}
 Z_LO, Z_HI = -4.0, 3.0  # a weight may shrink to ~2% or grow to 20x its default
 
 
+def agent_with(game, agent, weights):
+    """The agent string of policy `agent` with `weights` (a list in NAMES order) as its
+    parameters: those that differ from their default (a weight the policy does not take
+    must keep its default)."""
+    taken = {p.name for p in agents.agent_params(game, agent)}
+    given = []
+    for name, w, default in zip(NAMES, weights, DEFAULTS, strict=True):
+        if w != default:
+            if name not in taken:
+                raise SystemExit(f"agent {agent!r} takes no parameter {name!r}")
+            given.append(f"{name}={PARAMS[name].spell(KINDS[PARAMS[name].kind](w))}")
+    return f"{agent}({', '.join(given)})" if given else agent
+
+
 def play(game, agent, weights, players, seed, count):
-    """Plays `count` Novice games of `agent` with `weights` (handed to the games through their
-    rules); returns (record batch, CPU seconds)."""
-    rules = {**RULES, "search_weights": dict(zip(NAMES, weights, strict=True))}
+    """Plays `count` Novice games of `agent` with `weights` (its agent parameters); returns
+    (record batch, CPU seconds)."""
     c = time.process_time()
-    rb = batch.play(game, players, rules, agent, seed=seed, count=count)
+    rb = batch.play(game, players, RULES, agent_with(game, agent, weights), seed=seed,
+                    count=count)
     return rb, time.process_time() - c
 
 
@@ -181,6 +202,8 @@ def tune(args):
         if name not in NAMES:
             raise SystemExit(f"--set {item}: {name!r} is not one of {NAMES}")
         BASE[NAMES.index(name)] = float(v)
+    taken = {p.name for p in agents.agent_params(game, args.agent)}
+    TUNED[:] = [i for i in TUNED if NAMES[i] in taken]   # the weights this agent reads
     if args.only:
         only = args.only.split(",")
         unknown = sorted(set(only) - {NAMES[i] for i in TUNED})
@@ -265,7 +288,7 @@ def validate(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="benchmarks/desert_search_weights.json")
+    ap.add_argument("--out", default="desert_search_weights.json")
     ap.add_argument("--agent", default="search", help="the policy whose games are scored")
     ap.add_argument("--only", help="tune only these weights (comma-separated names)")
     ap.add_argument("--players", type=int, default=4)

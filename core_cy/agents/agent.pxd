@@ -1,5 +1,5 @@
 # Agents generic over the engine contract: they see only Engine* and void* states.
-from core_cy.engine.contract cimport Engine, Rng
+from core_cy.engine.contract cimport Engine, Rng, POLICY_PARAMS
 
 cdef enum AgentKind:
     AGENT_RANDOM = 0     # uniform over the legal actions
@@ -12,6 +12,10 @@ cdef enum AgentKind:
 ctypedef struct AgentSpec:
     int kind
     int policy           # AGENT_POLICY: the engine policy number
+    # The parameter block handed to the engine policy this agent calls (AGENT_POLICY: its
+    # own, from the agent string; AGENT_MCTS: its rollout policy's defaults), copied into the
+    # agent: every seat has its own, the game state holds none.
+    double params[POLICY_PARAMS]
     # AGENT_MCTS only:
     int iterations       # simulations per decision
     double exploration   # the UCT exploration constant

@@ -13,7 +13,8 @@ import time
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memcpy, memset
 from core_cy.engine.contract cimport (Engine, Rng, EngineHandle, State, MAX_LEGAL, MAX_SEATS,
-                               POLICY_SCRATCH, rng_seed, rng_next, rng_below, rng_uniform, rng_tie_key,
+                               POLICY_SCRATCH, POLICY_PARAMS, rng_seed, rng_next, rng_below,
+                               rng_uniform, rng_tie_key,
                                STREAM_SEAT, st_current, st_terminal, st_players, st_rng)
 
 include "mcts.pxi"
@@ -176,7 +177,7 @@ cdef int agent_act(const Engine* e, const void* st, int seat, Agent* a,
     if a.spec.kind == AGENT_MCTS:
         return mcts_act(e, st, seat, &a.spec, &a.tree, rng)
     if a.spec.kind == AGENT_POLICY and e.policy != NULL:
-        return e.policy(st, a.spec.policy, rng, w.scratch)
+        return e.policy(st, a.spec.policy, a.spec.params, rng, w.scratch)
     return act_random(e, st, rng, w)
 
 
@@ -323,9 +324,94 @@ def game_mcts_params(game):
                  if p.name in game.search_defaults else p for p in table)
 
 
+# ---- a game's parameters of its own policies ---------------------------------------------
+
+# What a policy parameter may be: each travels to the engine as one double of the block.
+POLICY_PARAM_KINDS = ("int", "float", "bool")
+POLICY_PARAM_FIELDS = ("name", "kind", "default", "description", "minimum", "maximum",
+                       "policies")
+
+
+class PolicyParams:
+    """The parameters of a game's engine policies (planners), declared in the game's folder
+    apart from its rule options: one table, in the order of the parameter block the engine
+    policy reads (Engine.policy's `params`: one double each, a bool as 0 or 1), and for each
+    parameter the policies that take it.  An agent string gives them like mcts's
+    (`team_search(team_beam=16)`); the others keep their defaults."""
+
+    def __init__(self, params=(), takes=None):
+        self.params = tuple(params)
+        self.names = tuple(p.name for p in self.params)
+        self.takes = {name: tuple(policies) for name, policies in (takes or {}).items()}
+        if len(self.params) > POLICY_PARAMS:
+            raise ValueError(f"{len(self.params)} policy parameters; a block holds at most "
+                             f"{POLICY_PARAMS} (POLICY_PARAMS)")
+
+    def of(self, policy):
+        """The parameter table of `policy` (empty for a policy without parameters)."""
+        return tuple(p for p in self.params if policy in self.takes[p.name])
+
+    def defaults(self):
+        return {p.name: p.default for p in self.params}
+
+    def block(self, values=None):
+        """The block of doubles for Engine.policy: the defaults, updated by `values`, padded
+        to the contract's POLICY_PARAMS."""
+        given = {**self.defaults(), **(values or {})}
+        out = [float(given[name]) for name in self.names]
+        return out + [0.0] * (POLICY_PARAMS - len(out))
+
+
+NO_POLICY_PARAMS = PolicyParams()
+
+
+def policy_params_from_data(package, name, policies):
+    """A game's PolicyParams from the TOML file `name` of its package (parse_policy_params
+    reads its [[param]] rows)."""
+    from core_cy.engine import codec
+
+    return parse_policy_params(codec.load_data(package, name).get("param", []), policies, name)
+
+
+def parse_policy_params(rows, policies, where="policy parameters"):
+    """PolicyParams from rows (one dict per parameter, in block order) with name, kind (int,
+    float or bool), default, description, minimum and maximum (optional) and policies (the
+    names, from `policies`, of the policies that take it).  ValueError names the row and
+    field at fault."""
+    params, takes = [], {}
+    for i, row in enumerate(rows):
+        at = f"{where}: param[{i}]"
+        if not isinstance(row, dict) or not set(row) <= set(POLICY_PARAM_FIELDS) or not {
+                "name", "kind", "default", "description", "policies"} <= set(row):
+            raise ValueError(f"{at} needs name, kind, default, description and policies, "
+                             f"and has only fields from {list(POLICY_PARAM_FIELDS)}: {row!r}")
+        if row["kind"] not in POLICY_PARAM_KINDS:
+            raise ValueError(f"{at}.kind must be one of {list(POLICY_PARAM_KINDS)}, got "
+                             f"{row['kind']!r}")
+        named = row["policies"]
+        if not isinstance(named, list) or not named or not set(named) <= set(policies):
+            raise ValueError(f"{at}.policies must name policies of the game "
+                             f"{sorted(policies)}, got {named!r}")
+        if row["name"] in takes:
+            raise ValueError(f"{at}: parameter {row['name']!r} is declared twice")
+        param = Param(row["name"], row["kind"], row["default"], row["description"],
+                      row.get("minimum"), row.get("maximum"))
+        try:
+            param.default = param.parse(named[0], param.spell(row["default"]))
+        except ValueError as err:
+            raise ValueError(f"{at}.default: {err}") from None
+        params.append(param)
+        takes[param.name] = named
+    return PolicyParams(params, takes)
+
+
 def agent_params(game, name):
     """The parameter table of agent `name` (empty for an agent without parameters)."""
-    return game_mcts_params(game) if name == "mcts" else ()
+    if name == "mcts":
+        return game_mcts_params(game)
+    if name in game.policies:
+        return game.policy_params.of(name)
+    return ()
 
 
 def agent_catalogue(game):
@@ -418,7 +504,8 @@ def agent_spec(game, text):
     """The fields of the C AgentSpec for agent string `text` of this game (a dict)."""
     name, values = parse_agent(game, text)
     policies = list(game.policies)
-    spec = {"kind": AGENT_RANDOM, "policy": 0, "iterations": 1, "exploration": 0.0,
+    spec = {"kind": AGENT_RANDOM, "policy": 0, "params": NO_POLICY_PARAMS.block(),
+            "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
@@ -426,7 +513,8 @@ def agent_spec(game, text):
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:
-        spec.update(kind=AGENT_POLICY, policy=policies.index(name))
+        spec.update(kind=AGENT_POLICY, policy=policies.index(name),
+                    params=game.policy_params.block(values))
     elif name == "mcts":
         rollout = values.pop("rollout")
         spec.update(values, kind=AGENT_MCTS,
@@ -437,7 +525,7 @@ def agent_spec(game, text):
             spec["rollout_kind"] = AGENT_NONE
         elif rollout in policies:     # a game's quick policy keeps no memory (QUICK)
             spec.update(rollout_kind=AGENT_POLICY, rollout_policy=policies.index(rollout),
-                        rollout_memory=rollout != QUICK)
+                        rollout_memory=rollout != QUICK, params=game.policy_params.block())
         elif rollout == QUICK:     # a game without a quick policy plays greedy moves
             spec["rollout_kind"] = AGENT_GREEDY
     return spec

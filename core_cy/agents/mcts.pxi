@@ -297,7 +297,7 @@ cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) 
     action valued, so this bounds a rollout move's cost whatever the branching)."""
     cdef int n, actor
     if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
-        return e.policy(t.sim, a.rollout_policy, rng, t.scratch)
+        return e.policy(t.sim, a.rollout_policy, a.params, rng, t.scratch)
     if a.rollout_kind != AGENT_GREEDY and e.random_action != NULL:
         return e.random_action(t.sim, rng)     # the same draw as below, without listing
     n = e.legal_actions(t.sim, t.legal)

@@ -20,6 +20,7 @@ Use:
     for seat in top.objs("seats", length=players): seat.int("shells", 0, 30)
     ids = UniqueIds(n_tiles, "tile")           # ids that stand in exactly one place
     ids.take(v, "state.pile[3]"); ids.check_all("the pile, a hand or a board")
+    check_live(state)                          # last: a running state has a legal action
 
 The free functions (`integer`, `number`, `boolean`, `choice`, `array`) read one value at a
 given path, for list elements.  `load_data(package, name)` reads a file of a game's package
@@ -187,6 +188,13 @@ class UniqueIds:
         if missing:
             fail(path, f"{self.what}s {missing[:10]} are nowhere (every {self.what} must be "
                        f"in {places})")
+
+
+def check_live(state, path: str = "state") -> None:
+    """A running state must offer a legal action (a fill_state's last check): a dead one
+    would stall every game loop, and no sequence of rules leads to it."""
+    if not state.is_terminal() and not state.legal_actions():
+        fail(path, "the game is not over, yet no action is legal: no play reaches this state")
 
 
 def load_data(package: str, name: str) -> Any:

@@ -30,7 +30,8 @@ cdef enum:
     STREAM_SEAT = 1          # seat k's agent uses stream STREAM_SEAT + k
     POLICY_SCRATCH = 131072  # bytes of scratch memory handed to Engine.policy (the largest
                              # need: Forbidden Desert's team_search at its widest, checked
-                             # when forbidden_desert_planner.pxi is imported)
+                             # when its planner.pxi is imported)
+    POLICY_PARAMS = 64       # capacity of a policy parameter block (doubles)
 
 # Per-seat parameters that belong to the player rather than to its decisions,
 # e.g. the speed of a hand in a real-time game (action durations are divided by it).
@@ -59,7 +60,8 @@ ctypedef void (*PerSeatFn)(const void* st, double* out) noexcept nogil
 ctypedef void (*OutcomesFn)(const void* st, double* game_out, double* seat_out) noexcept nogil
 ctypedef double (*HeuristicFn)(const void* st, int seat) noexcept nogil
 ctypedef void (*ObserveFn)(const void* st, int seat, void* out, Rng* rng) noexcept nogil
-ctypedef int (*PolicyFn)(const void* st, int which, Rng* rng, void* scratch) noexcept nogil
+ctypedef int (*PolicyFn)(const void* st, int which, const double* params, Rng* rng,
+                         void* scratch) noexcept nogil
 ctypedef int (*ActionValuesFn)(const void* st, int seat, const int* actions, int n,
                                double* out) noexcept nogil
 ctypedef int (*RandomActionFn)(const void* st, Rng* rng) noexcept nogil
@@ -75,6 +77,7 @@ ctypedef struct Engine:
     int num_game_outcomes
     int num_seat_outcomes
     int num_policies         # engine-specific policies (planners) callable by agents
+    int num_policy_params    # doubles of a policy parameter block (<= POLICY_PARAMS)
     # Set up a new game: copies `rules` (rules_size bytes) into the state, draws all
     # chance it needs from `rng` (which the state keeps for later chance events).
     SetupFn setup
@@ -93,7 +96,9 @@ ctypedef struct Engine:
     # Copies st to out as `seat` may see it: hidden information is re-drawn from rng
     # (a determinization), so look-ahead agents never peek.
     ObserveFn observe
-    # Optional (may be NULL): engine-specific policy number `which` picks an action.
+    # Optional (may be NULL): engine-specific policy number `which` picks an action, reading
+    # its parameters from `params` (num_policy_params doubles in the order of the game's
+    # policy parameter table, Game.policy_params: the agent's own block, defaults filled in).
     PolicyFn policy
     # Optional (may be NULL): fills out[i] = heuristic(apply(st, actions[i]), seat) exactly,
     # faster than clone+apply, using only what `seat` may see (the values of a hidden-

@@ -239,9 +239,11 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
     e.num_game_outcomes = len(game.game_outcome_names)
     e.num_seat_outcomes = len(game.seat_outcome_names)
     e.num_policies = len(game.policies)
+    e.num_policy_params = len(game.policy_params.names)
     if not (e.max_players <= MAX_SEATS and e.num_actions <= MAX_LEGAL
             and e.num_game_outcomes <= MAX_GAME_OUTCOMES
             and e.num_seat_outcomes <= MAX_SEAT_OUTCOMES
+            and e.num_policy_params <= POLICY_PARAMS
             and e.rules_offset + rules_size <= state_size
             and e.rules_offset >= sizeof(GameHeader)):
         raise ValueError(f"{game.name}: the engine table exceeds a contract limit")
@@ -261,6 +263,7 @@ def engine_table(EngineHandle handle):
             "max_players": e.max_players, "cooperative": bool(e.cooperative),
             "num_game_outcomes": e.num_game_outcomes, "num_seat_outcomes": e.num_seat_outcomes,
             "num_policies": e.num_policies, "has_policy": e.policy != NULL,
+            "num_policy_params": e.num_policy_params,
             "rules_offset": e.rules_offset}
 
 

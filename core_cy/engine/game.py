@@ -10,7 +10,9 @@ What a game module writes (see core_cy/games/maori/engine.pyx for a complete one
   ENGINE_VERSION, END_REASONS, GAME_OUTCOMES, SEAT_OUTCOMES (name lists), ACTIONS (an
   ActionSpace from core_cy/engine/actions.py built from the engine's constants);
 - class attributes: name, title, min_players, max_players, cooperative, options (Option
-  records, read from core_cy/games/<game>/options.toml by options_from_data), policies ({name: description}, in Engine.policy order);
+  records, read from core_cy/games/<game>/options.toml by options_from_data), policies ({name: description}, in Engine.policy order),
+  policy_params (their parameters, core_cy/games/<game>/agent_params.toml read by
+  core_cy.agents.policy_params_from_data);
 - hooks: pack_rules(rules, players) -> bytes, fill_state(state, data, rules) (the rest of
   from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/engine/codec.py),
   to_dict(state) (with "rng": contract.rng_to_dict(state)), describe, score_breakdown;
@@ -34,7 +36,7 @@ from typing import Any
 from importlib import metadata
 
 from core_cy.engine import codec, contract
-from core_cy.agents import GENERIC_AGENTS, agent_catalogue
+from core_cy.agents import GENERIC_AGENTS, NO_POLICY_PARAMS, agent_catalogue
 
 try:  # the one written version is pyproject.toml's; a source tree that is not installed has none
     PACKAGE_VERSION = metadata.version("meeplelab")
@@ -172,6 +174,10 @@ class Game(ABC):
     outcome_labels: dict = {}
     # Engine-specific agents: {name: description}, in Engine.policy number order.
     policies: dict = {}
+    # The parameters of those policies (core_cy.agents.PolicyParams, read from the game's
+    # folder by policy_params_from_data): agent parameters, never rule options, so they stay
+    # out of the rules fingerprint and travel in the agent string.
+    policy_params: Any = NO_POLICY_PARAMS
     # This game's own defaults for the search agent's parameters ({mcts parameter: value}),
     # where the generic ones (core_cy/agents.pyx mcts_params) miss a goal of issue 10 in this
     # game; each entry's comment gives the measurement behind it.  The catalogue, the form

@@ -124,12 +124,13 @@ window.Meeple = window.Meeple || {};
     return svg;
   };
 
-  // edges: n+1 bin edges; series: [{name, counts: n}]; drawn as shares of each series' total.
+  // edges: n+1 bin edges; series: [{name, counts: n, total?}]; drawn as shares of each
+  // series' total (`total` when the counts leave out clipped tails, else their sum).
   M.histogram = function (container, edges, series, opts) {
     opts = opts || {};
     const svg = frame(container, opts.title);
     const shares = series.map((s) => {
-      const total = s.counts.reduce((a, b) => a + b, 0) || 1;
+      const total = s.total || s.counts.reduce((a, b) => a + b, 0) || 1;
       return s.counts.map((c) => c / total);
     });
     const hi = Math.max(...shares.flat(), 0.01) * 1.1;

@@ -88,6 +88,18 @@ window.Meeple = window.Meeple || {};
     return v.toFixed(digits ?? 3);
   };
 
+  // "1 game", "2 games", "1,000 games".
+  M.plural = function (n, word, words) {
+    return `${M.num(n)} ${n === 1 ? word : (words || word + "s")}`;
+  };
+
+  // A date and time nobody misreads: 2026-12-01 21:07 (local time).
+  M.when = function (epochSeconds) {
+    const d = new Date(epochSeconds * 1000), two = (v) => String(v).padStart(2, "0");
+    return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ` +
+           `${two(d.getHours())}:${two(d.getMinutes())}`;
+  };
+
   M.duration = function (s) {
     if (s === null || s === undefined) return "–";
     s = Math.round(s);

@@ -28,11 +28,55 @@
                                             `${(f || M.num)(r[hi])}]`;
   const pval = (v) => (v === null || v === undefined ? "–" : v < 1e-4 ? "<0.0001" : v.toFixed(4));
   const points = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(2)} pts`);
+  const yesNo = (v) => (v === null || v === undefined ? "–" : v ? "★ yes" : "no");
+  const CLIP = 0.01;  // histograms span the 1%-99% quantiles; the tails are counted apart
+
+  // An agent string shown by its name, the full string on hover.
+  function agentCell(full) {
+    const text = String(full ?? "");
+    const names = unique(text.split(/\s*[+\/]\s*(?![^(]*\))/).map((a) => a.split("(")[0].trim()));
+    return M.h("span", {class: "agent", title: text}, names.join(" / "));
+  }
+
+  // ---- the headline: what the experiment concluded, from GET /headline ---------------------
+  // One block per question (seat balance or the team's rate, each arm against the baseline,
+  // the ladder), one item per cell; the sentences are the service's, shown as they are.
+  function headlineItem(block, item) {
+    const state = item.decided === null ? "estimate" : item.decided ? "decided" : "open";
+    return M.h("div", {class: `headline-item ${state}`, "data-kind": block.kind,
+                       "data-arm": item.arm, "data-players": item.players,
+                       "data-decided": String(item.decided)},
+      M.h("div", {class: "headline-title"}, M.h("span", {class: "status"}, item.status), " · ",
+          M.h("span", {title: item.agent_full}, item.title)),
+      item.sentences.filter(Boolean).map((s) => M.h("p", {class: "sentence"}, s)),
+      M.h("p", {class: "level"}, `level: ${item.level}`));
+  }
+
+  function headlineBlock(block) {
+    return M.h("div", {class: "headline-block", "data-kind": block.kind},
+               M.h("h3", {}, block.title), block.items.map((i) => headlineItem(block, i)));
+  }
+
+  function headline(head) {
+    return M.h("section", {class: "headline", id: "headline"},
+               M.h("h2", {}, "The answer"), M.h("p", {class: "question"}, head.question),
+               head.blocks.map(headlineBlock));
+  }
 
   // ---- shared pieces ------------------------------------------------------------------------
   function verdicts(rows) {
-    return M.h("ul", {class: "verdicts"},
-               unique(rows.map((r) => r.verdict).filter(Boolean)).map((v) => M.h("li", {}, v)));
+    return M.h("ul", {class: "verdicts"}, rows.filter((r) => r.verdict).map((r) =>
+      M.h("li", {}, M.h("strong", {}, `${r.arm}: `), r.verdict)));
+  }
+
+  function tailNote(series, edges) {
+    const below = series.reduce((a, s) => a + (s.below || 0), 0);
+    const above = series.reduce((a, s) => a + (s.above || 0), 0);
+    if (!below && !above) return [];
+    const parts = [];
+    if (below) parts.push(`${M.plural(below, "game")} below ${M.num(edges[0], 1)}`);
+    if (above) parts.push(`${M.plural(above, "game")} above ${M.num(edges[edges.length - 1], 1)}`);
+    return M.h("p", {class: "help tail"}, `Not drawn (outside the 1%-99% range): ${parts.join(" and ")}.`);
   }
 
   function truncationWarning(cells) {
@@ -44,29 +88,41 @@
   }
 
   function lengthChart(hist, players, arms) {
-    const mine = hist.length.series.filter((s) => s.players === players);
-    return chartBox(`Game length, ${players} players`, (box) =>
-      M.histogram(box, hist.length.edges,
-        arms.map((arm) => mine.find((s) => s.arm === arm)).filter(Boolean)
-            .map((s) => ({name: s.arm, counts: s.counts})), {xLabel: "game length (moves)"}));
+    const mine = arms.map((arm) => hist.length.series.find((s) => s.players === players &&
+                                                             s.arm === arm)).filter(Boolean);
+    return chartBox(`Game length, ${players} players`, (box) => {
+      M.histogram(box, hist.length.edges, mine.map((s) => ({name: s.arm, counts: s.counts,
+        total: s.counts.reduce((a, b) => a + b, 0) + (s.below || 0) + (s.above || 0)})),
+        {xLabel: "game length (moves)"});
+      box.append(...[tailNote(mine, hist.length.edges)].flat());
+    });
   }
 
+  // Each arm against the baseline: the win share (team win rate) and the mean score in their
+  // own columns, each with its own "significant"; the row's colour follows the win share,
+  // which is what its verdict sentence is about.
   function compareTable(rows, cooperative) {
     const level = rows.length ? rows[0].interval_level : 0.95;
-    const head = `[${(100 * level).toFixed(1)}%]`;
+    const head = `(${(100 * level).toFixed(1)}% interval)`;
     const columns = [["arm", "arm", String]];
     if (!cooperative) columns.push(["seat", "seat"]);
     columns.push(["pairs", "paired games"],
       ["win_share_diff", `Δ ${cooperative ? "team win rate" : "win share"} ${head}`,
        interval("win_diff_lo", "win_diff_hi", points)],
-      ["win_p_adjusted", "p (adjusted)", pval]);
+      ["win_p_adjusted", "p (adjusted)", pval],
+      ["win_significant", `${cooperative ? "team win rate" : "win share"}: significant`, yesNo]);
     if (!cooperative)
       columns.push(["score_diff", `Δ mean score ${head}`, interval("score_diff_lo", "score_diff_hi")],
-                   ["score_p_adjusted", "p (adjusted)", pval]);
-    columns.push(["significant", "significant", (v) => (v ? "★ yes" : "no")],
-                 ["verdict", "verdict", String]);
-    return [M.table(rows, columns, (r) => (r.significant ? "significant" : "")),
-            M.h("p", {class: "help"}, rows.length ? rows[0].p_adjust : "")];
+                   ["score_p_adjusted", "p (adjusted)", pval],
+                   ["score_significant", "mean score: significant", yesNo]);
+    columns.push(["verdict", "verdict", String]);
+    const note = !rows.length ? "" : rows[0].interim
+      ? `Interim: ${rows[0].p_adjust}. The verdicts and the stars use these intervals.`
+      : `The intervals are at the ${(100 * level).toFixed(1)}% level: 95% adjusted for the ` +
+        `tests of this experiment (${rows[0].p_adjust}). The verdicts and the stars use ` +
+        "this level.";
+    return [M.table(rows, columns, (r) => (r.win_significant ? "significant" : "")),
+            M.h("p", {class: "help"}, note)];
   }
 
   function comparison(compare, players, cooperative) {
@@ -94,16 +150,20 @@
     const mine = hist.score.series.filter((s) => s.players === players);
     const seats = unique(mine.map((s) => s.seat)).sort((a, b) => a - b);
     return seats.map((seat) => chartBox(`Score distribution, seat ${seat}, ${players} players`,
-      (box) => M.histogram(box, hist.score.edges,
-        arms.map((arm) => mine.find((s) => s.arm === arm && s.seat === seat))
-            .filter(Boolean).map((s) => ({name: s.arm, counts: s.counts})),
-        {xLabel: "score"})));
+      (box) => {
+        const series = arms.map((arm) => mine.find((s) => s.arm === arm && s.seat === seat))
+          .filter(Boolean);
+        M.histogram(box, hist.score.edges, series.map((s) => ({name: s.arm, counts: s.counts,
+          total: s.counts.reduce((a, b) => a + b, 0) + (s.below || 0) + (s.above || 0)})),
+          {xLabel: "score"});
+        box.append(...[tailNote(series, hist.score.edges)].flat());
+      }));
   }
 
   function summaryTable(rows) {
-    return M.table(rows, [["arm", "arm", String], ["seat", "seat"], ["agent", "agent", String],
-      ["games", "games"], ["win_share", "win share [95%]", interval("win_lo", "win_hi", pct)],
-      ["score_mean", "mean score [95%]", interval("score_lo", "score_hi")],
+    return M.table(rows, [["arm", "arm", String], ["seat", "seat"], ["agent", "agent", agentCell],
+      ["games", "games"], ["win_share", "win share (95% interval)", interval("win_lo", "win_hi", pct)],
+      ["score_mean", "mean score (95% interval)", interval("score_lo", "score_hi")],
       ["seat_p_adjusted", "seat balance p (adjusted)", pval], ["tie_rate", "tie rate", pct],
       ["truncated", "truncated"], ["length_p50", "median length"]]);
   }
@@ -161,9 +221,9 @@
   }
 
   function teamTable(cells) {
-    return M.table(cells, [["arm", "arm", String], ["agent", "agents", String],
+    return M.table(cells, [["arm", "arm", String], ["agent", "agents", agentCell],
       ["games", "games"],
-      ["team_win_rate", "team win rate [95%]", interval("team_win_lo", "team_win_hi", pct)],
+      ["team_win_rate", "team win rate (95% interval)", interval("team_win_lo", "team_win_hi", pct)],
       ["truncated", "truncated"], ["length_p50", "median length"]]);
   }
 
@@ -193,14 +253,13 @@
       title: "seat advantage per agent strength, weakest first"}));
   }
 
-  async function ladderSection() {
+  async function ladderSection(head) {
     const ladder = await M.getJSON(`${api}/ladder`);
     const out = [M.h("h2", {}, "Strength ladder")];
-    for (const v of ladder.verdicts)
-      out.push(M.h("p", {class: "ladder-verdict", "data-stable": String(v.stable)},
-        `${v.base}, ${v.players} players: the seat verdict is ${v.stable ? "stable" : "not stable"}` +
-        ` between ${v.second} and ${v.strongest} (largest change ${points(v.change)} for seat ` +
-        `${v.seat}, 95% half-width ${points(v.half_width)}).`));
+    const block = head.blocks.find((b) => b.kind === "ladder");
+    for (const item of (block ? block.items : []))
+      out.push(M.h("p", {class: "ladder-verdict", "data-stable": String(item.stable),
+                         title: item.agent_full}, item.sentences.join(" ")));
     const cells = unique(ladder.seats.map((r) => `${r.base}|${r.players}`));
     out.push(M.h("div", {class: "charts"}, cells.map((cell) => {
       const [base, players] = cell.split("|");
@@ -213,24 +272,28 @@
 
   // ---- loading -----------------------------------------------------------------------------------
   async function loadResults(exp) {
-    let summary, hist, compare = [];
+    let summary, hist, head, compare = [];
     try {
-      [summary, hist] = await Promise.all([M.getJSON(`${api}/summary`),
-                                           M.getJSON(`${api}/histograms`)]);
+      [summary, hist, head] = await Promise.all([M.getJSON(`${api}/summary`),
+                                                 M.getJSON(`${api}/histograms?clip=${CLIP}`),
+                                                 M.getJSON(`${api}/headline`)]);
     } catch (e) {
       if (e.status === 409) return false;  // no shard written yet
       throw e;
     }
     if (!gameInfo) gameInfo = (await M.getJSON("/api/games")).find((g) => g.name === exp.game);
-    const arms = unique(summary.map((r) => r.arm));
+    // the arms in the spec's order (the headline's), not the tables' alphabetical one
+    const arms = unique([...head.blocks.flatMap((b) => b.kind === "ladder" ? []
+                                                 : b.items.map((i) => i.arm)),
+                         ...summary.map((r) => r.arm)]);
     if (arms.length > 1) compare = await M.getJSON(`${api}/compare`);
     const cooperative = summary.length > 0 && summary[0].cooperative;
     const interim = summary.some((r) => r.interim);
     const out = [interim ? M.h("p", {class: "interim", id: "interim"}, "Interim figures: the run " +
       "is not done, so every interval is a confidence sequence that holds at any look (wider " +
       "than the final ones) and no p-values are shown. The final figures appear when it is done.")
-      : []];
-    if (exp.spec.ladder) out.push(await ladderSection());
+      : [], headline(head)];
+    if (exp.spec.ladder) out.push(await ladderSection(head));
     for (const players of unique(summary.map((r) => r.players)).sort((a, b) => a - b)) {
       const rows = summary.filter((r) => r.players === players);
       const body = cooperative ? await cooperativeSection(rows, players, arms, hist, compare)
@@ -259,7 +322,7 @@
     const p = exp.progress;
     $("status-line").replaceChildren(M.h("span", {id: "status", class: `status-${exp.status}`},
       exp.status), " ", M.progressBar(exp), " ",
-      p.games_per_second ? `${M.num(p.games_per_second, 0)} games/s` : "",
+      p.games_per_second ? `${M.plural(Math.round(p.games_per_second), "game")}/s` : "",
       exp.status === "running" ? ` · ETA ${M.duration(p.eta_seconds)}` : "",
       exp.error ? M.h("span", {class: "error"}, ` ${exp.error}`) : "");
     $("cancel").hidden = FINISHED.includes(exp.status);
@@ -275,9 +338,10 @@
     if (!finished) setTimeout(poll, POLL_MS);
   }
 
-  for (const [a, path] of [["dl-csv", "summary.csv"], ["dl-parquet", "results.parquet"],
-                           ["dl-zip", "results.zip"]])
-    M.downloadLink($(a), `${api}/download/${path}`);
+  for (const [a, path] of [["dl-csv", "download/summary.csv"],
+                           ["dl-parquet", "download/results.parquet"],
+                           ["dl-zip", "download/results.zip"], ["dl-report", "report.html"]])
+    M.downloadLink($(a), `${api}/${path}`);
   $("cancel").addEventListener("click", async () => {
     await M.fetch(`${api}/cancel`, {method: "POST"});
   });

@@ -8,10 +8,19 @@
   let games = {};
   const $ = (id) => document.getElementById(id);
 
+  // One rule option (or agent parameter): its label and one-line help first; the spec's
+  // reference and ASSUMPTION note behind a details toggle.
   function optionInput(name, schema) {
-    const help = M.h("span", {class: "help"}, " " + (schema.description || ""));
-    const mark = schema["x-assumption"] ? M.h("span", {class: "assumption",
+    const label = schema.title || name;
+    const help = M.h("span", {class: "help"}, " " + (schema["x-help"] || schema.description || ""));
+    // the ASSUMPTION mark shows inline only where there is no reference toggle to hold it
+    const mark = schema["x-assumption"] && !schema["x-help"] ? M.h("span", {class: "assumption",
       title: "the rule spec marks this value as an assumption"}, "assumption") : "";
+    const reference = schema["x-help"] && schema.description ? M.h("details", {class: "reference"},
+      M.h("summary", {}, schema["x-assumption"] ? "rule reference (an assumption)" : "rule reference"), M.h("p", {class: "help"}, `${name}: ${schema.description}`),
+      schema["x-assumption"] ? M.h("p", {class: "help"}, "The rule spec marks this value as an " +
+        "ASSUMPTION: the rulebook leaves it open, and the default is the spec's reading.") : "")
+      : "";
     let input;
     if (schema.enum) {
       input = M.h("select", {}, schema.enum.map((v) => M.h("option", {value: v}, String(v))));
@@ -32,12 +41,45 @@
       input.dataset.option = name;
       input.dataset.kind = "data";
       return M.h("details", {class: "option", "data-option": name},
-                 M.h("summary", {}, `${name} (data)`, mark), help, input);
+                 M.h("summary", {}, `${label} (data)`, mark), help, reference, input);
     }
     input.dataset.option = name;
     input.dataset.kind = schema.enum ? "enum" : schema.type;
     return M.h("div", {class: "option", "data-option": name},
-               M.h("label", {class: "inline"}, `${name} `, input), mark, help);
+               M.h("label", {class: "inline"}, `${label} `, input), mark, help, reference);
+  }
+
+  // ---- agent presets (dashboards/static/presets.json): fast / strong / strongest, each with
+  // its measured cost; "custom" opens the raw agent and its parameters.
+  let presets = {};
+
+  function presetText(p) {
+    const rate = p.games_per_cpu_second;
+    const cost = rate === undefined ? "" : rate >= 10
+      ? ` · about ${M.num(Math.round(rate))} games per CPU-second`
+      : ` · about ${(1 / rate).toFixed(rate >= 1 ? 2 : 1)} CPU-seconds a game`;
+    return `${p.agent}: ${p.note}${cost}`;
+  }
+
+  function choosePreset() {
+    const chosen = document.querySelector("input[name=preset]:checked");
+    const entry = presets[$("f-game").value] || {presets: {}};
+    const custom = !chosen || chosen.value === "custom";
+    $("f-custom").hidden = !custom;
+    $("preset-help").textContent = custom ? "Any agent of the catalogue, with its parameters."
+      : presetText(entry.presets[chosen.value]);
+  }
+
+  function presetChoices(game) {
+    const entry = presets[game.name];
+    const names = entry ? Object.keys(entry.presets) : [];
+    const initial = entry ? entry.preset : "custom";
+    $("f-presets").replaceChildren(...[...names, "custom"].map((n) => M.h("label",
+      {class: "inline", title: n === "custom" ? "choose the agent and its parameters"
+                                              : presetText(entry.presets[n])},
+      M.h("input", {type: "radio", name: "preset", value: n, onchange: choosePreset,
+                    ...(n === initial ? {checked: ""} : {})}), ` ${n}`)));
+    choosePreset();
   }
 
   function armFieldset(index) {
@@ -68,6 +110,9 @@
   }
 
   function agentString() {
+    const chosen = document.querySelector("input[name=preset]:checked");
+    if (chosen && chosen.value !== "custom")
+      return presets[$("f-game").value].presets[chosen.value].agent;
     const name = $("f-agent").value;
     let values;
     try { values = armRules($("f-agent-params"), agentSchema()); }
@@ -89,12 +134,14 @@
       (game.cooperative ? ", cooperative" : "");
     const counts = [];
     for (let n = game.min_players; n <= game.max_players; n++) counts.push(n);
-    $("f-players").replaceChildren(...counts.map((n, i) => M.h("label", {class: "inline"},
-      M.h("input", {type: "checkbox", class: "players", value: n, ...(i === 0 ? {checked: ""} : {})}),
+    const usual = (presets[game.name] || {}).players ?? game.min_players;
+    $("f-players").replaceChildren(...counts.map((n) => M.h("label", {class: "inline"},
+      M.h("input", {type: "checkbox", class: "players", value: n, ...(n === usual ? {checked: ""} : {})}),
       ` ${n}`)));
     $("f-agent").replaceChildren(...Object.entries(game.agents).map(([n, d]) =>
       M.h("option", {value: n, title: d.description}, n)));
     selectAgent();
+    presetChoices(game);
     $("arms").replaceChildren(armFieldset(0));
     updateBaseline();
   }
@@ -126,7 +173,9 @@
                   players: players.length === 1 ? players[0] : players,
                   games_per_arm: Number($("f-games").value), seed: Number($("f-seed").value),
                   shard_size: Number($("f-shard").value)};
-    const perSeat = $("f-agents").value.split(",").map((s) => s.trim()).filter(Boolean);
+    const custom = !$("f-custom").hidden;
+    const perSeat = !custom ? [] :
+      $("f-agents").value.split(",").map((s) => s.trim()).filter(Boolean);
     spec.agents = perSeat.length ? perSeat : agentString();
     if ($("f-rotate").checked) spec.rotate_agents = true;
     spec.arms = {};
@@ -210,9 +259,14 @@
 
   async function init() {
     try {
-      const list = await M.getJSON("/api/games");
+      const [list, table] = await Promise.all([M.getJSON("/api/games"),
+                                               M.getJSON("/static/presets.json")]);
       games = Object.fromEntries(list.map((g) => [g.name, g]));
+      presets = table.games;
       $("f-game").replaceChildren(...list.map((g) => M.h("option", {value: g.name}, g.title || g.name)));
+      // a competitive game first: a seat question is the usual first one
+      const first = list.find((g) => !g.cooperative && presets[g.name]) || list[0];
+      $("f-game").value = first.name;
       $("f-game").addEventListener("change", selectGame);
       $("f-agent").addEventListener("change", selectAgent);
       $("add-arm").addEventListener("click", () => {

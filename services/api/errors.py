@@ -69,6 +69,14 @@ def field_name(loc) -> str:
     return ".".join(parts) or "body"
 
 
+def message(error: dict) -> str:
+    """An error's message without pydantic's "Value error, " prefix (a ValueError raised by
+    a validator already says what is wrong)."""
+    msg = error.get("msg", "")
+    prefix = "Value error, "
+    return msg[len(prefix):] if msg.startswith(prefix) else msg
+
+
 def error_items(errors, source: str | None = None) -> list[dict]:
     """Pydantic errors as JSON-safe ErrorItems (`source` prefixes locations: body, query)."""
     items = []
@@ -76,7 +84,7 @@ def error_items(errors, source: str | None = None) -> list[dict]:
         loc = list(e.get("loc", ()))
         if source and (not loc or loc[0] != source):
             loc = [source] + loc
-        items.append({"field": field_name(loc), "loc": loc, "msg": e.get("msg", ""),
+        items.append({"field": field_name(loc), "loc": loc, "msg": message(e),
                       "type": e.get("type", "")})
     return items
 

@@ -35,7 +35,7 @@ def spec_of(record: dict) -> ExperimentSpec:
     """The experiment's spec, validated once per distinct spec: a stored spec never changes,
     and validating it (every rule through its game, about 2 ms) on every poll would cost
     more than the kept answer."""
-    return _validated(json.dumps(record["spec"], sort_keys=True))
+    return _validated(json.dumps(record["spec"]))  # key order kept: the arms' order is the spec's
 
 
 async def _kept(record: dict, root: str, question: tuple,
@@ -65,12 +65,7 @@ async def look(delta: float | None = Query(None, gt=0, lt=1, description="the di
          record: dict = Depends(experiment)) -> pipelines.Look:
     """How the figures are computed: interim (always-valid confidence sequences, no
     p-values) unless the run is done, at the margin `delta`."""
-    spec = spec_of(record)
-    if delta is None:
-        rule = spec.stop_when
-        delta = rule.delta if rule is not None and rule.delta else pipelines.DELTA
-    return pipelines.Look(interim=record["status"] != "done",
-                          planned_games=spec.max_games_per_cell(), delta=delta)
+    return spec_of(record).look(interim=record["status"] != "done", delta=delta)
 
 
 TRUNCATED = Query(False, description="count games cut short by a simulator safety (e.g. "
@@ -141,12 +136,16 @@ def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of t
 
 
 @router.get("/histograms", response_model=dict)
-async def histograms(bins: int = Query(20, ge=1, le=200), record: dict = Depends(experiment),
-                     root: str = Depends(dataset)):
+async def histograms(bins: int = Query(20, ge=1, le=200),
+                     clip: float | None = Query(None, ge=0, lt=0.5, description="span only "
+                                                "the [clip, 1 - clip] quantiles of the values "
+                                                "(e.g. 0.01); each series then counts the "
+                                                "values outside apart (below, above)"),
+                     record: dict = Depends(experiment), root: str = Depends(dataset)):
     """Histograms from the raw rows: game length per (arm, players) and score per
     (arm, players, seat), each on edges shared by all its series."""
-    return await _kept(record, root, ("histograms", bins),
-                       lambda: datasets.histograms(root, bins))
+    return await _kept(record, root, ("histograms", bins, clip),
+                       lambda: datasets.histograms(root, bins, clip))
 
 
 @router.get("/ladder", response_model=dict)

@@ -14,6 +14,8 @@ from service_support import GAME, INFO, enum_option, small_spec
 from services.app import create_app
 from services.settings import Settings
 
+PRESETS = __import__("json").loads((__import__("pathlib").Path(__file__).resolve().parents[2]
+                                    / "dashboards" / "static" / "presets.json").read_text())["games"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -145,6 +147,7 @@ def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser):
     from services.spec import ExperimentSpec
 
     _open_form(browser, server)
+    _css(browser, "input[name=preset][value=fast]")[0].click()
     for field, value in (("#f-games", "300"), ("#f-half-width", "5")):
         box = _css(browser, field)[0]
         box.clear()
@@ -153,7 +156,8 @@ def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser):
     games = _wait(browser, lambda d: (e := _css(d, "#plan-games")) and e[0].text and e[0],
                   60, "no plan shown")
     spec = ExperimentSpec.model_validate({
-        "game": GAME, "players": INFO["min_players"], "agents": next(iter(INFO["agents"])),
+        "game": GAME, "players": PRESETS[GAME]["players"],
+        "agents": PRESETS[GAME]["presets"]["fast"]["agent"],
         "arms": {"baseline": {}}, "games_per_arm": 300, "seed": 0})
     expected = plan_experiment(spec, half_width=0.05)["games_per_cell"]
     assert int(games.text.replace(",", "")) == expected
@@ -167,6 +171,7 @@ def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser):
 def test_submit_experiment_and_see_its_charts(server, browser):
     option, values = enum_option()
     _open_form(browser, server)
+    _css(browser, "input[name=preset][value=fast]")[0].click()
     name = _css(browser, "#f-name")[0]
     name.clear()
     name.send_keys("from the browser")
@@ -185,7 +190,7 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     eid = browser.current_url.rsplit("/", 1)[1]
 
     # the win-share chart: one bar per seat per arm, each with an error bar
-    players = INFO["min_players"]
+    players = PRESETS[GAME]["players"]
     _wait(browser, lambda d: len(_css(d, "section.players svg.chart rect.bar")) >= 2 * players,
           50, "no win-share chart appeared")
     _wait(browser, lambda d: _css(d, "#status")[0].text == "done", 60, "not done")  # charts come while running too
@@ -262,6 +267,8 @@ def test_agent_parameters_come_from_the_agent_schema(server, browser):
     from selenium.webdriver.support.ui import Select
 
     _open_form(browser, server)
+    assert not _css(browser, "#f-custom")[0].is_displayed()  # presets come first
+    _css(browser, "input[name=preset][value=custom]")[0].click()
     assert not _css(browser, "#f-agent-params [data-option]")  # random takes no parameters
     Select(_css(browser, "#f-agent")[0]).select_by_value("mcts")
     props = INFO["agents"]["mcts"]["parameters"]["properties"]
@@ -346,3 +353,186 @@ def _alert(driver):
         return alert
     except NoAlertPresentException:
         return None
+
+
+# ---- what a designer reads first: the headline, the list's verdicts, the report ----------------
+ARTIFACTS = __import__("pathlib").Path(__file__).resolve().parents[2] / "build" / "artifacts"
+
+
+def _fresh(browser) -> None:
+    """Drop what earlier tests' pages logged (a page left polling a stopped server)."""
+    browser.get("about:blank")
+    browser.get_log("browser")
+
+
+def _screenshot(browser, name: str) -> None:
+    """Kept for a reviewer to look at (build/artifacts/, not committed)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+TWO_ARMS = {"name": "seats and coral", "game": "maori", "players": 3, "agents": "greedy",
+            "arms": {"standard": {}, "coral": {"board_side": "coral_reef"}},
+            "baseline": "standard", "games_per_arm": 300, "shard_size": 150, "seed": 8}
+
+
+@pytest.fixture(scope="module")
+def finished(server):
+    """A finished two-arm experiment: (id, its headline from the API)."""
+    import json
+    import urllib.request
+
+    eid = _post(server, TWO_ARMS)
+    deadline = time.monotonic() + 120
+    while json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}").read())[
+            "status"] != "done":
+        assert time.monotonic() < deadline, "the experiment did not finish"
+        time.sleep(0.3)
+    head = json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}/headline").read())
+    return eid, head
+
+
+def test_the_page_leads_with_the_headline_naming_the_arm(server, browser, finished):
+    _fresh(browser)
+    eid, head = finished
+    browser.get(f"{server}/experiments/{eid}")
+    _wait(browser, lambda d: _css(d, "#headline .headline-item[data-kind=arms]")
+          and not _css(d, "#interim"), 60, "no final headline")
+    time.sleep(0.5)
+    first = _css(browser, "#results > *")[0]
+    assert first.get_attribute("id") == "headline"  # the answer comes before the tables
+    (item,) = _css(browser, "#headline .headline-item[data-kind=arms]")
+    text = item.text
+    assert "coral" in text and "standard" in text and "3 players" in text and "greedy" in text
+    expected = head["blocks"][1]["items"][0]
+    assert expected["status"] in text and expected["sentences"][0] in text
+    assert ("decided" if expected["decided"] else "not decided yet") in text
+    assert "level:" in text
+    seats = _css(browser, "#headline .headline-item[data-kind=seats]")
+    assert len(seats) == 2 and "coral, 3 players, greedy" in seats[0].text + seats[1].text
+    # the comparison table: win share and mean score apart, each its own "significant"
+    (table,) = [t for t in _css(browser, "section.players table.data")
+                if "paired games" in t.text]
+    heads = [h.text for h in table.find_elements("css selector", "th")]
+    assert "win share: significant" in heads and "mean score: significant" in heads
+    assert not any("[" in h for h in heads) and any("% interval)" in h for h in heads)
+    rows = pipelines_compare_rows(finished, server)
+    for tr, row in zip(table.find_elements("css selector", "tbody tr"), rows):
+        assert ("significant" in tr.get_attribute("class")) == row["win_significant"]
+    # the agent is shown short, the full string on hover
+    agent = _css(browser, "section.players td .agent")[0]
+    assert agent.text == "greedy" and agent.get_attribute("title").startswith("greedy")
+    _screenshot(browser, "experiment-headline")
+    _no_page_errors(browser)
+
+
+def pipelines_compare_rows(finished, server):
+    import json
+    import urllib.request
+
+    eid, _ = finished
+    return json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}/compare").read())
+
+
+def test_the_list_shows_each_experiments_verdict_and_an_unambiguous_date(server, browser,
+                                                                         finished):
+    _fresh(browser)
+    import re
+
+    eid, head = finished
+    browser.get(server + "/")
+    cell = _wait(browser, lambda d: (c := _css(d, f"tr[data-id='{eid}'] td.verdict"))
+                 and c[0].text not in ("", "…", "–") and c[0], 30, "no verdict in the list")
+    assert cell.text == head["verdict"]
+    assert cell.text.startswith("coral against standard, 3 players, greedy: ")
+    row = _css(browser, f"tr[data-id='{eid}']")[0]
+    assert re.search(r"\b20\d\d-\d\d-\d\d \d\d:\d\d\b", row.text)
+    _screenshot(browser, "experiment-list")
+    _no_page_errors(browser)
+
+
+def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser):
+    _fresh(browser)
+    import json
+    import urllib.request
+    from pathlib import Path
+
+    from selenium.webdriver.support.ui import Select
+
+    presets = json.loads((Path(__file__).resolve().parents[2] / "dashboards" / "static" /
+                          "presets.json").read_text())["games"]
+    browser.get(f"{server}/new")
+    _wait(browser, lambda d: _css(d, "input[name=preset]:checked"), 20, "no presets")
+    game = _css(browser, "#f-game")[0].get_attribute("value")
+    assert not __import__("core_cy").load(game).cooperative  # a seat question first
+    for name in ("forbidden_desert", game):
+        Select(_css(browser, "#f-game")[0]).select_by_value(name)
+        entry = presets[name]
+        checked = _wait(browser, lambda d: (c := _css(d, "input[name=preset]:checked"))
+                        and c[0].get_attribute("value") == entry["preset"] and c[0], 10,
+                        f"{name}: not its default preset")
+        assert checked.get_attribute("value") == entry["preset"]
+        assert [c.get_attribute("value") for c in _css(browser, "input[name=preset]")] == \
+            ["fast", "strong", "strongest", "custom"]
+        assert [int(c.get_attribute("value")) for c in _css(browser, "input.players:checked")] \
+            == [entry["players"]]
+        help_text = _css(browser, "#preset-help")[0].text
+        assert entry["presets"][entry["preset"]]["agent"] in help_text and "CPU" in help_text
+        assert not _css(browser, "#f-custom")[0].is_displayed()  # raw parameters come after
+    if True:  # the cooperative game's default is its team agent
+        assert presets["forbidden_desert"]["presets"][presets["forbidden_desert"]["preset"]][
+            "agent"] == "team_search"
+    # options read as labels with one line of help, the spec reference behind a toggle
+    info = __import__("core_cy").load(game).info()
+    name, schema = next(iter(info["rules"]["properties"].items()))
+    box = _css(browser, f"fieldset.arm [data-option='{name}']:is(div, details)")[0]
+    assert schema["title"] in box.text and schema["x-help"] in box.text
+    assert name not in box.text.split(schema["x-help"])[0]  # no snake_case before the help
+    _screenshot(browser, "form-defaults")
+    # submit with the "fast" preset: the spec names that agent
+    _css(browser, "input[name=preset][value=fast]")[0].click()
+    for field, value in (("#f-games", "100"), ("#f-shard", "100")):
+        box = _css(browser, field)[0]
+        box.clear()
+        box.send_keys(value)
+    _css(browser, "#submit")[0].click()
+    _wait(browser, lambda d: "/experiments/" in d.current_url, 20, "not redirected")
+    eid = browser.current_url.rsplit("/", 1)[1]
+    exp = json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}").read())
+    assert exp["spec"]["agents"] == presets[game]["presets"]["fast"]["agent"]
+    assert exp["spec"]["players"] == presets[game]["players"]
+    _no_page_errors(browser)
+
+
+def test_the_report_opens_from_disk_with_the_network_off(server, browser, finished,
+                                                         tmp_path):
+    _fresh(browser)
+    import urllib.request
+
+    eid, head = finished
+    answer = urllib.request.urlopen(f"{server}/api/experiments/{eid}/report.html")
+    assert "attachment" in answer.headers["Content-Disposition"]
+    path = tmp_path / "report.html"
+    path.write_bytes(answer.read())
+    browser.set_network_conditions(offline=True, latency=0, download_throughput=0,
+                                   upload_throughput=0)
+    try:
+        browser.get(path.as_uri())
+        charts = _wait(browser, lambda d: _css(d, "svg.chart"), 10, "no chart")
+        # win share per seat, difference from the baseline, game length: each drawn
+        assert len(charts) == 3
+        assert len(charts[0].find_elements("css selector", "rect.bar")) == 2 * 3
+        assert len(charts[1].find_elements("css selector", "rect.bar")) == 3
+        assert len(charts[2].find_elements("css selector", "path.hist")) == 2
+        for chart in charts:
+            assert chart.size["width"] > 200 and chart.size["height"] > 100
+        text = _css(browser, "body")[0].text
+        assert head["question"] in text and "coral" in text and "Provenance" in text
+        resources = browser.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)")
+        assert resources == []  # nothing fetched
+        _screenshot(browser, "report-offline")
+        _no_page_errors(browser)
+    finally:
+        browser.set_network_conditions(offline=False, latency=0, download_throughput=-1,
+                                       upload_throughput=-1)

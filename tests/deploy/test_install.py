@@ -59,7 +59,7 @@ def user(venv, tmp_path):
     """Runs `meeplelab ...` from an empty folder, as a user of the installed package."""
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    env = _clean_env(MEEPLELAB_DB=str(tmp_path / "db" / "registry.db"),
+    env = _clean_env(MEEPLELAB_DB=str(tmp_path / "registry.db"),
                      MEEPLELAB_RESULTS=str(tmp_path / "results"),
                      PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
@@ -96,12 +96,12 @@ def test_games_lists_the_catalogue_and_the_release_build(user):
 def test_a_tiny_run_writes_results(user):
     spec = user.cwd / "tiny.json"
     spec.write_text(json.dumps({"name": "tiny", "game": "maori", "players": 2,
-                                "agents": ["random", "random"], "games_per_arm": 20,
-                                "shard_size": 10, "seed": 3}))
+                                "agents": ["random", "random"], "games_per_arm": 200,
+                                "shard_size": 100, "seed": 3}))
     out = user("run", spec.name, "--out", "res", "--workers", "1")
     assert out.returncode == 0, out.stdout + out.stderr
     assert list((user.cwd / "res").rglob("*.parquet"))
-    assert "20 games" in out.stdout
+    assert "200 games" in out.stdout
 
 
 def _free_port() -> int:

@@ -62,6 +62,7 @@ def test_catalogue_info_agrees_with_the_engine_table(name):
     engine_agents = [a for a in info["agents"] if a not in agents.GENERIC_AGENTS]
     assert engine_agents == list(game.policies) and table["num_policies"] == len(engine_agents)
     assert table["has_policy"] == bool(engine_agents)
+    assert table["num_policy_params"] == len(game.policy_params.names) <= 64
     assert all(info["agents"][a] for a in info["agents"]), "every agent is described"
     assert info["end_reasons"][0] == "running" and len(set(info["end_reasons"])) == len(info["end_reasons"])
     state = game.new(players_of(game), seed=1)

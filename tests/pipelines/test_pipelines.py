@@ -176,12 +176,15 @@ def test_cells_are_separate_and_end_reasons_fill_zero(tmp_path):
     assert s.filter(arm="a", players=3)["win_share"].to_list() == [0.0, 1.0, 0.0]
 
 
-def test_cooperative_game_is_one_unit(tmp_path, monkeypatch):
-    monkeypatch.setattr(pipelines, "_is_cooperative", lambda games: True)
+def test_cooperative_game_is_one_unit(tmp_path):
+    """The facts of a game travel by its name: whoever registers them (the services, from the
+    engines' catalogue; here the test) makes its rows one team result per game."""
+    pipelines.register_game_facts(lambda name: pipelines.GameFacts(cooperative=True)
+                                  if name == "team-test" else None)
     rows = [{"score": [1, 1], "share": [1.0, 1.0]}] * 3 + [{"score": [0, 0],
                                                              "share": [0.0, 0.0]}]
-    _write(tmp_path, "a", 2, rows)
-    _write(tmp_path, "b", 2, rows[::-1])
+    _write(tmp_path, "a", 2, rows, game="team-test")
+    _write(tmp_path, "b", 2, rows[::-1], game="team-test")
     cells = pipelines.cell_summary(tmp_path)
     assert cells["team_win_rate"][0] == pytest.approx(0.75)
     low, high = _jeffreys(np.array([1, 1, 1, 0.0]))

@@ -152,17 +152,26 @@ def test_run_with_different_agents_prints_agent_shares(ray_local, tmp_path, caps
 
 
 def test_demo_table_plays_the_embedded_demo(ray_local, tmp_path, capsys, monkeypatch):
-    demo = json.loads(cli._demo_spec_path().read_text())
-    assert demo["game"] == "maori" and set(demo["arms"]) == {"basic", "pro"}
-    # The demo's own spec with a few games (its search agent plays a full demo in minutes).
-    small = tmp_path / "demo.json"
-    small.write_text(json.dumps(dict(demo, games_per_arm=2)))
-    monkeypatch.setattr(cli, "_demo_spec_path", lambda: small)
+    """The demo's own experiments (a strong agent, then a stronger one) with fewer games: each
+    is played in turn, stops once decided, and prints its verdicts as it decides them."""
+    from services import demo
+
+    specs = demo.demo_specs()
+    assert [s["game"] for s in specs] == ["forbidden_desert"] * 2
+    assert specs[0]["agents"] != specs[1]["agents"]  # the next rung
+    assert all(s["stop_when"]["delta"] and s["arms"] == specs[0]["arms"] for s in specs)
+    # the cheap search in place of the demo's agents: the same question, seconds to play
+    small = [dict(s, agents=agent, stop_when=dict(s["stop_when"], max_games=300))
+             for s, agent in zip(specs, ["search", "deep_search"])]
+    monkeypatch.setattr(demo, "demo_specs", lambda: small)
     assert cli.main(["demo", "--table", "--out", str(tmp_path)]) == 0
-    printed = capsys.readouterr().out
-    for arm in demo["arms"]:
-        assert f"arm '{arm}'" in printed
-    assert "2 games" in printed
+    captured = capsys.readouterr()
+    assert captured.err.count("decided: normal against novice, 4 players, ") >= 2
+    assert "[1] demo-desert-difficulty: search in every seat" in captured.err
+    assert "[2] demo-desert-difficulty-stronger: deep_search in every seat" in captured.err
+    for arm in specs[0]["arms"]:
+        assert f"arm '{arm}'" in captured.out
+    assert captured.out.count("normal changes the team win rate by -") == 2
 
 
 def test_demo_service_queues_the_demo_once(tmp_path, monkeypatch):
@@ -171,18 +180,72 @@ def test_demo_service_queues_the_demo_once(tmp_path, monkeypatch):
 
     registry = Registry(str(tmp_path / "db.sqlite"))
     first = demo.ensure_demo(registry)
+    assert len(first) == len(demo.demo_specs()) == 2
     assert demo.ensure_demo(registry) == first, "a restart reuses the queued demo"
-    record = registry.get(first)
-    assert record["status"] == "queued" and record["spec"] == demo.demo_spec()
-    registry.set_status(first, "failed", "boom")
-    assert demo.ensure_demo(registry) != first, "a failed demo is queued anew"
+    record = registry.get(first[0])
+    assert record["status"] == "queued" and record["spec"] == demo.demo_specs()[0]
+    registry.set_status(first[0], "failed", "boom")
+    again = demo.ensure_demo(registry)
+    assert again[0] != first[0] and again[1] == first[1], "a failed demo is queued anew"
     registry.close()
-    # `meeplelab demo` serves the app with the demo queued and prints its page.
-    served = {}
+    # `meeplelab demo` serves the app with the demo queued, access logs off, and prints its
+    # page; the terminal report follows the queued experiments.
+    served, reports = {}, []
     monkeypatch.setenv("MEEPLELAB_DB", str(tmp_path / "serve.sqlite"))
     monkeypatch.setattr("uvicorn.run", lambda application, **kw: served.update(kw))
+    monkeypatch.setattr(demo.TerminalReport, "start", lambda self: reports.append(self))
     assert cli.main(["demo", "--port", "8123"]) == 0
     assert served["port"] == 8123 and served["host"] == "127.0.0.1"
+    assert served["access_log"] is False
+    (report,) = reports
+    assert len(report.ids) == 2 and report.url == "http://127.0.0.1:8123/"
+
+
+@pytest.mark.parametrize("flag", [["--out", "x"], ["--workers", "1"], ["--interim-every", "3"]])
+def test_served_demo_refuses_the_flags_of_demo_table(flag, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["demo", *flag])
+    assert info.value.code == 2
+    assert "only apply to `meeplelab demo --table`" in capsys.readouterr().err
+
+
+def test_a_busy_port_is_one_line_naming_port_before_anything_starts(tmp_path, monkeypatch,
+                                                                    capsys):
+    import socket
+
+    monkeypatch.setenv("MEEPLELAB_DB", str(tmp_path / "db.sqlite"))
+    started = []
+    monkeypatch.setattr("uvicorn.run", lambda application, **kw: started.append(kw))
+    monkeypatch.setattr("services.app.create_app", lambda *a, **kw: started.append("app"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for command in ("serve", "demo"):
+            assert cli.main([command, "--port", str(port)]) == 2
+            (line,) = capsys.readouterr().err.strip().splitlines()
+            assert f"port {port}" in line and "--port" in line and "in use" in line
+    assert started == []  # neither the app (nor Ray, which its worker starts) nor uvicorn
+    from services.registry import Registry
+
+    assert Registry(str(tmp_path / "db.sqlite")).list() == []  # no demo queued either
+
+
+def test_spec_errors_carry_no_pydantic_prefix(tmp_path, capsys):
+    path = _write_spec(tmp_path, players=[])  # a validator's ValueError
+    assert cli.main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "players: players must name at least one player count" in err
+    assert "Value error" not in err
+
+
+def test_run_and_plan_say_when_games_per_arm_is_the_default(tmp_path, capsys):
+    data = json.loads(_write_spec(tmp_path).read_text())
+    del data["games_per_arm"]
+    path = tmp_path / "no-games.json"
+    path.write_text(json.dumps(data))
+    assert cli.main(["plan", str(path), "--pilot-games", "20", "--half-width", "0.2"]) == 0
+    assert "sets no games_per_arm: it would play the default 1,000" in capsys.readouterr().out
 
 
 def test_cooperative_results_print_team_win_rate_loss_causes_and_adventurers(ray_local, tmp_path,
@@ -199,3 +262,12 @@ def test_cooperative_results_print_team_win_rate_loss_causes_and_adventurers(ray
     assert "team win rate by adventurer:" in printed and "seat balance" not in printed
     assert printed.count("difficulty=legendary changes the team win rate") == 1  # one test
     assert "seat 1" not in printed and "The team wins" in printed
+
+
+def test_api_error_items_carry_no_pydantic_prefix():
+    from services.api.errors import error_items
+
+    (item,) = error_items([{"loc": ("players",), "msg": "Value error, players must name at "
+                            "least one player count", "type": "value_error"}], source="body")
+    assert item["msg"] == "players must name at least one player count"
+    assert item["field"] == "players"

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from product import product_path
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec
 from test_browser import _running
@@ -43,7 +44,7 @@ def test_schemathesis_finds_no_failure(served):
     config = root / "schemathesis.toml"
     config.write_text(f'[parameters]\neid = "{eid}"\n')  # a real experiment for the reads
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",
-           "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)])}
+           "PYTHONPATH": product_path()}
     run = subprocess.run(
         [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "run",
          f"{url}/openapi.json", "--checks", "all",

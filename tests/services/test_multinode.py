@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from product import PRODUCT, product_path
 from ray_support import LOOPBACK_ENV, local_cluster, ray_local  # noqa: F401  (fixture)
 
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120  # generous: the machine may be shared and loaded
 SPEC = {"name": "multinode", "game": "maori", "players": 3, "agents": "random",
         "games_per_arm": 24000, "seed": 31, "shard_size": 500}
@@ -62,7 +62,7 @@ def driver():
     started: list[subprocess.Popen] = []
 
     def start(args: list[str], env: dict) -> subprocess.Popen:
-        proc = subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=ROOT,
+        proc = subprocess.Popen([sys.executable, "-m", "services.cli", *args], cwd=PRODUCT,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
         started.append(proc)
@@ -80,7 +80,7 @@ def test_a_killed_worker_node_loses_no_game(cluster, driver, ray_local, tmp_path
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(SPEC))
     out = tmp_path / "cluster"
-    env = {**os.environ, **LOOPBACK_ENV, "RAY_ADDRESS": made.address, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **LOOPBACK_ENV, "RAY_ADDRESS": made.address, "PYTHONPATH": product_path()}
     run = driver(["run", str(spec_file), "--out", str(out)], env)
 
     def shards() -> list[Path]:

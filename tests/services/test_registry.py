@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pyarrow.parquet as pq
 import pytest
+from product import PRODUCT, product_path
 from fastapi.testclient import TestClient
 from service_support import small_spec, wait_for
 
@@ -18,7 +19,6 @@ from services.app import create_app
 from services.registry import Registry
 from services.runner import experiment_path
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _rows(results: Path, eid: str) -> list[tuple]:
@@ -102,10 +102,10 @@ def _free_port() -> int:
 
 def _serve(db: str, results: Path, port: int, **settings: str) -> subprocess.Popen:
     env = {**os.environ, "MEEPLELAB_DB": db, "MEEPLELAB_RESULTS": str(results),
-           "PYTHONPATH": str(ROOT), **settings}
+           "PYTHONPATH": product_path(), **settings}
     return subprocess.Popen(
         [sys.executable, "-c", f"from services.app import serve; serve('127.0.0.1', {port})"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=PRODUCT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
 
 

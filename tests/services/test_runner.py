@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from product import PRODUCT, product_env
 from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
@@ -304,6 +305,28 @@ def test_resume_refuses_results_of_another_engine_or_rules(ray_local, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in _files(tmp_path / "exp")} == before
 
 
+def test_resume_follows_the_agents_and_their_parameters_not_the_rules(ray_local, tmp_path):
+    """An engine policy's parameters are agent parameters (no part of the rules fingerprint):
+    the same spec resumes its own results, playing only the missing shard; a spec whose agent
+    differs by one parameter is refused (the rows record every seat's full agent string),
+    though its rules fingerprint is the same."""
+    data = {"game": "forbidden_desert", "players": 2, "arms": {"a": {}}, "games_per_arm": 40,
+            "seed": 5, "shard_size": 20, "agents": "search(sand=4)"}
+    spec = ExperimentSpec.model_validate(data)
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    rows = _rows(tmp_path / "exp")
+    _files(tmp_path / "exp")[-1].unlink()
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    assert _rows(tmp_path / "exp") == rows
+    other = ExperimentSpec.model_validate({**data, "agents": "search(sand=5)"})
+    assert {r["rules_fingerprint"] for r in rows} == {
+        core_cy.load("forbidden_desert").rules_fingerprint({}, 2)}
+    seen = []
+    assert run_experiment(other, str(tmp_path), "exp", progress=seen.append) == "failed"
+    assert "seat_agent" in seen[-1].error and "sand=5.0" in seen[-1].error
+    assert _rows(tmp_path / "exp") == rows
+
+
 def test_stop_when_decided_stops_once_the_comparison_is_decided(ray_local, tmp_path):
     """At a wide margin (+-20 points) the arms are soon shown equivalent or different under
     the always-valid figures: the run stops at the first wave after min_games where that
@@ -319,25 +342,27 @@ def test_stop_when_decided_stops_once_the_comparison_is_decided(ray_local, tmp_p
                                  pipelines.Look(interim=True, planned_games=20_000, delta=0.001))
 
 
-def test_shard_workers_play_at_the_configured_niceness(monkeypatch):
-    """Playing is batch work: the job carries MEEPLELAB_WORKER_NICE and the worker raises its
-    niceness to it once (never lowering it), so the API on the same machine stays responsive."""
+def test_shard_workers_play_at_the_configured_niceness(tmp_path):
+    """Playing is batch work: the app's settings (worker_nice) reach the worker, the job
+    carries its niceness and the shard task raises its niceness to it once (never lowering
+    it), so the API on the same machine stays responsive."""
     import subprocess
     import sys
 
     from services import runner
+    from services.app import create_app
+    from services.settings import Settings
 
-    monkeypatch.setenv("MEEPLELAB_WORKER_NICE", "7")
-    runner._worker_nice.cache_clear()
-    try:
-        spec = _spec()
-        job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], 0, 10)
-    finally:
-        runner._worker_nice.cache_clear()
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path),
+                              worker_nice=7), run_worker=False)
+    assert app.state.worker.worker_nice == 7
+    spec = _spec()
+    job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], 0, 10,
+                      nice=app.state.worker.worker_nice)
     assert job["nice"] == 7
     probe = ("import os; from services.shard import lower_priority; base = os.nice(0); "
              "lower_priority(base + 7); a = os.nice(0); lower_priority(base + 3); "
              "print(a - base, os.nice(0) - base)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], check=True).stdout.split()
+                         cwd=PRODUCT, env=product_env(), check=True).stdout.split()
     assert out == ["7", "7"]

@@ -6,6 +6,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from product import PRODUCT, product_path
 from fastapi.testclient import TestClient
 
 from services.app import create_app
@@ -70,5 +71,5 @@ def test_version_is_the_package_metadata(tmp_path):
 
 def test_importing_the_api_does_not_import_ray():
     code = "import services.app, sys; assert 'ray' not in sys.modules, 'ray was imported'"
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                   env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    subprocess.run([sys.executable, "-c", code], cwd=PRODUCT, check=True,
+                   env={"PYTHONPATH": product_path(), "PATH": "/usr/bin:/bin"})

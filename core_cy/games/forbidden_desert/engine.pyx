@@ -24,11 +24,12 @@ from libc.math cimport exp, erfc, sqrt
 from libc.stdint cimport int8_t, uint8_t, int32_t, uint32_t, uint64_t
 from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, State, SeatParams, Rng, rng_below, rng_next, rng_seed, rng_shuffle,
                                engine_handle, pop_top, canonical_shuffle,
-                               MAX_LEGAL, POLICY_SCRATCH)
+                               MAX_LEGAL, POLICY_SCRATCH, POLICY_PARAMS)
 from core_cy.engine import codec, contract
 from core_cy.engine.actions import ActionSpace, Kind
-from core_cy.engine.codec import INT32_MAX, UniqueIds, fail, integer, items, load_data
+from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, fail, integer, items, load_data
 from core_cy.engine.game import Game, options_from_data
+from core_cy.agents import agent_spec, parse_agent, policy_params_from_data
 
 import math
 
@@ -207,12 +208,9 @@ ctypedef struct StormCard:
     uint8_t dir                # 0 N, 1 E, 2 S, 3 W: the direction the tiles slide
     uint8_t strength
 
-# The evaluation weights of the search policies (forbidden_desert_planner.pxi, plan_eval),
-# by name.  They travel in the rules (rule option `search_weights`: an agent parameter, not a
-# rule of the game), so every game plays with its own and results record them; the field
-# names are the names everywhere: SEARCH_WEIGHT_NAMES is read from this struct, the option's
-# keys, the default file core_cy/data/forbidden_desert_search_weights.json and the tuner's
-# output (benchmarks/tune_desert_search.py) use them.
+# The parameters of the search policies (planner.pxi), by name: the layout of the policy
+# parameter block Engine.policy receives (agent parameters, declared with their defaults in
+# agent_params.toml in this order; checked at import).  Every field is a double.
 ctypedef struct SearchWeights:
     double part_held           # per part picked up
     double part_located        # per part lying on a tile
@@ -238,21 +236,13 @@ ctypedef struct SearchWeights:
     double blaster_held        # per Dune Blaster held
     double jetpack_held        # per Jet Pack held
     double action_left         # beam order: per action still left (cards cost none)
-    # Not tuned (the tuner's steps are multiplicative: a weight at 0 stays 0):
-    double water_plan          # per pawn's chance of thirst before it reaches water (0: off)
     double endgame_scale       # all parts held: a sure takeoff's worth in actions (endgame_eval)
     double team_round          # team_search: a line's score counts its round's end this much
     double line_sharing        # search lines share water as the team does after each action (0: off)
-    double water_hub           # the Water Carrier draws at a well when low (carrier_hub; 0: off)
-    # team_search's widths (whole numbers, bounded by SEARCH_WIDTH_LIMITS; not tuned):
-    double team_beam           # the acting pawn's beam (deep_search's BEAM_DEEP by default)
+    # team_search's widths (whole numbers, bounded by SEARCH_WIDTH_LIMITS):
+    double team_beam           # the acting pawn's beam
     double team_lines          # its best lines each played out for the rest of the round
     double team_reply_beam     # the beam of each teammate's searched turn in that round
-    # Water switches of the evaluation (session 10; all measured, off: README):
-    double well_water_scaled   # a dug water-drop tile's water on the held water's scale (0: unscaled)
-    double well_gather         # a thirsty teammate's reach of a cleared water-drop tile (0: off)
-    double reserve_water       # a held Secret Water Reserve waters its holder's tile (0: off)
-    double shield_held         # a held Solar Shield shades a dry pawn on its holder's tile (0: off)
 
 # Yes/no readings of rules the spec leaves open (ASSUMPTIONS): each field is the bool rule
 # option of the same name, so pack and _rules_of copy them by name (Cython converts the
@@ -265,7 +255,6 @@ ctypedef struct DSwitches:
     bint climber_hops_blocked_tunnels
 
 ctypedef struct DRules:
-    SearchWeights search       # read by the search policies only
     int32_t meter_len          # ticks before the skull for this player count
     int32_t start_index        # difficulty
     int32_t n_storm
@@ -1242,40 +1231,24 @@ DEFAULT_ADVENTURERS = load_data(HOME, "data/adventurers.json")["adventurers"]
 
 cdef SearchWeights _NAMES_OF_WEIGHTS
 memset(&_NAMES_OF_WEIGHTS, 0, sizeof(SearchWeights))
-# The weights' names, in struct order, read from the struct itself (one list of names).
+# The parameters' names, in struct order, read from the struct itself.
 SEARCH_WEIGHT_NAMES = tuple(dict(_NAMES_OF_WEIGHTS))
-DEFAULT_SEARCH_WEIGHTS = load_data(HOME, "data/search_weights.json")["weights"]
-if list(DEFAULT_SEARCH_WEIGHTS) != list(SEARCH_WEIGHT_NAMES):
-    raise ImportError("forbidden_desert_search_weights.json must give the weights of "
-                      f"SearchWeights in its order: {list(SEARCH_WEIGHT_NAMES)}")
-
-
-# The search widths among the weights, with their bounds (what the policy scratch holds).
+# The search widths among them, with their bounds (what the policy scratch holds).
 SEARCH_WIDTH_LIMITS = {"team_beam": MAX_TEAM_BEAM, "team_lines": MAX_TEAM_LINES,
                        "team_reply_beam": MAX_TEAM_BEAM}
 
 
-def parse_search_weights(weights):
-    """Rule option `search_weights`: {name: number}, the names not given keep their default;
-    the full {name: float} in SEARCH_WEIGHT_NAMES order.  ValueError names the bad key (a
-    width must be a whole number from 1 to its SEARCH_WIDTH_LIMITS bound)."""
-    where = "rule option 'search_weights'"
-    if not isinstance(weights, dict):
-        raise ValueError(f"{where} must map weight names to numbers, got {weights!r}")
-    unknown = sorted(set(weights) - set(SEARCH_WEIGHT_NAMES))
-    if unknown:
-        raise ValueError(f"{where}: unknown weight(s) {unknown}; the names are "
-                         f"{list(SEARCH_WEIGHT_NAMES)}")
-    out = {}
-    for name in SEARCH_WEIGHT_NAMES:
-        v = weights.get(name, DEFAULT_SEARCH_WEIGHTS[name])
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"{where}.{name} must be a finite number, got {v!r}")
-        if name in SEARCH_WIDTH_LIMITS and not (v == int(v) and 1 <= v <= SEARCH_WIDTH_LIMITS[name]):
-            raise ValueError(f"{where}.{name} must be a whole number from 1 to "
-                             f"{SEARCH_WIDTH_LIMITS[name]}, got {v!r}")
-        out[name] = float(v)
-    return out
+def _check_policy_params(table):
+    """agent_params.toml declares SearchWeights field by field, the widths within their
+    bounds (ImportError otherwise)."""
+    if (table.names != SEARCH_WEIGHT_NAMES
+            or sizeof(SearchWeights) != len(SEARCH_WEIGHT_NAMES) * sizeof(double)):
+        raise ImportError(f"agent_params.toml must declare the fields of SearchWeights in "
+                          f"their order: {list(SEARCH_WEIGHT_NAMES)}")
+    for p in table.params:
+        if p.name in SEARCH_WIDTH_LIMITS and (p.kind, p.maximum) != ("int", SEARCH_WIDTH_LIMITS[p.name]):
+            raise ImportError(f"agent_params.toml: {p.name} must be an int of at most "
+                              f"{SEARCH_WIDTH_LIMITS[p.name]}")
 
 
 def _cell(v, where):
@@ -1401,13 +1374,13 @@ class ForbiddenDesertGame(Game):
                 "gather on the Launch Pad with all parts (fast, weak)",
                 "search": "the team planner of experiments: for each adventurer's turn a beam "
                 "search (width 4) over its actions and equipment, scored by a team evaluation "
-                "with the weights of rule option search_weights (with all parts held: the "
+                "with the weights given as its parameters (with all parts held: the "
                 "chance to take off); hidden tiles stay hidden",
                 "deep_search": "the same search with a wider beam (12): stronger, about half "
                 "as fast",
                 "team_search": "deep_search's best lines for the acting adventurer, each "
                 "followed by the teammates' searched turns of the round, the line with the best "
-                "round taken: a joint team plan, slower",
+                "round taken: a joint team plan, slower (its widths are parameters)",
                 "rollout": "team_search, and once the team holds three parts and the fourth "
                 "lies on a tile every choice "
                 "simulated: each legal action played to the game's end by the rule-based "
@@ -1428,8 +1401,8 @@ class ForbiddenDesertGame(Game):
                                 DEFAULT_DIFFICULTY_START=DEFAULT_DIFFICULTY_START,
                                 DEFAULT_STORM_DECK=DEFAULT_STORM_DECK,
                                 DEFAULT_EQUIPMENT=DEFAULT_EQUIPMENT,
-                                DEFAULT_ADVENTURERS=DEFAULT_ADVENTURERS,
-                                DEFAULT_SEARCH_WEIGHTS=DEFAULT_SEARCH_WEIGHTS)
+                                DEFAULT_ADVENTURERS=DEFAULT_ADVENTURERS)
+    policy_params = policy_params_from_data(HOME, "agent_params.toml", policies)
 
     def check_rules(self, rules, players):
         _pack(rules, players)
@@ -1443,6 +1416,7 @@ class ForbiddenDesertGame(Game):
 
     def fill_state(self, State state, data, rules):
         _fill(_st(state), data)
+        check_live(state)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -1537,7 +1511,6 @@ cdef bytes _pack(dict r, int players):
         R.adv_water[i] = integer(adv[name], f"rule option 'adventurers'.{name}", 0, 100)
     for t, (k, g, c) in enumerate(tiles):
         R.tile_kind[t], R.tile_gear[t], R.tile_clue[t] = k, g, c
-    R.search = parse_search_weights(r["search_weights"])
     return (<char*>&R)[:sizeof(DRules)]
 
 
@@ -1584,7 +1557,6 @@ cdef dict _rules_of(const DRules* R, int players):
         "storm_meter": meter, "difficulty_start_index": starts, "storm_deck": deck,
         "equipment": {name: types.count(k) for k, name in enumerate(EQUIPMENT[:-1])},
         "adventurers": {name: int(R.adv_water[i]) for i, name in enumerate(ADVENTURERS)},
-        "search_weights": dict(R.search),
     }
 
 
@@ -1854,6 +1826,7 @@ def observe_dict(State state, int seat, unsigned long long seed=0):
     return _to_dict(state.game, out)
 
 
+_check_policy_params(ForbiddenDesertGame.policy_params)
 ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, &_LAYOUT, sizeof(DState),
     &_LAYOUT.rules, sizeof(DRules), d_setup, d_legal, d_apply, d_scores, d_outcomes, d_heuristic,
     d_observe, rollout_policy, NULL, d_scores)

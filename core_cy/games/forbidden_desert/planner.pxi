@@ -30,7 +30,6 @@ cdef enum:
     PAD_DELAY = 2              # the Launch Pad only matters at the end
     WATER_URGENCY = 3          # water-drop tiles: one action cheaper per this team deficit
     ENDGAME_SAND_RESERVE = 12  # with all parts held, dig spare actions away below this supply
-    HUB_LOW = 2                # carrier_hub: water at or below this makes the Water Carrier draw
 
 
 cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
@@ -483,8 +482,8 @@ cdef int explore_here(const DState* s, int p, const int* legal, int n) noexcept 
     return -1
 
 
-cdef int plan_actions(const DState* s, const int* legal, int n, int which,
-                      void* scratch) noexcept nogil:
+cdef int plan_actions(const DState* s, const SearchWeights* sw, const int* legal, int n,
+                      int which, void* scratch) noexcept nogil:
     cdef int p = s.head.current, a, c
     cdef int dist[N_CELLS]
     cdef int first[N_CELLS]
@@ -500,10 +499,7 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
         a = dig_or_blast(s, c, legal, n)
         return a if a >= 0 else A_END_ACTIONS
     if which != POLICY_PLANNER:
-        a = carrier_hub(s, p, legal, n)
-        if a >= 0:
-            return a
-        a = planned_action(s, scratch, legal, n, which)
+        a = planned_action(s, sw, scratch, legal, n, which)
         if a >= 0:
             return a
     path_costs(s, p, dist, first)
@@ -536,53 +532,12 @@ cdef int plan_actions(const DState* s, const int* legal, int n, int which,
     return A_END_ACTIONS
 
 
-cdef int carrier_hub(const DState* s, int p, const int* legal, int n) noexcept nogil:
-    """The search policies' Water Carrier before the fourth part (weight water_hub, 0: off):
-    on an excavated, unblocked well he draws (1 action, 2 water, the cheapest water of the
-    game) while he is low (HUB_LOW) or a pawn in his giving reach is, and he has room for
-    the two units (water_op then passes them on); at water_hub >= 2 a dry Water Carrier
-    (THIRSTY) also walks to an excavated well he reaches this turn with an action to spare.
-    The search alone leaves the well to excavate (worth more in its evaluation than the
-    water), and he dies of thirst holding none: in 26 of 46 thirst losses before the fourth
-    part (team_search before line_sharing, benchmarks/desert_water.py --agents team_search
-    --games 100 --seed 1) a Water Carrier other than the dead pawn had 1.08 water on
-    average, on a well in 3.
-    Off by default: no paired gain measured, thirst losses turn into burials again
-    (benchmarks/desert_planner.py --set water_hub=0/1/2, paired by game): team_search on
-    2,000 Novice games seed 11 +0.20 points [-0.39, +0.79] at 1 and +0.80 [-0.19, +1.79] at 2
-    (thirst before the fourth part 859 -> 817, burials 283 -> 353), seed 13 +0.15 [-0.75,
-    +1.05] at 2; rollout on 1,600 games seed 12 +0.56 [-0.51, +1.64] at 2 (30.94% -> 31.50%)."""
-    cdef int q, t = s.pawn_tile[p], tc, best = -1, best_d = PLAN_FAR, c, u
-    cdef bint needy
-    cdef int dist[N_CELLS]
-    cdef int first[N_CELLS]
-    if (s.rules.search.water_hub <= 0.0 or s.role[p] != WATER_CARRIER
-            or parts_count(s, P_HELD) == N_PARTS):
-        return -1
-    if plan_legal(legal, n, A_WC_DRAW) and s.water[p] <= s.rules.adv_water[WATER_CARRIER] - WELL_WATER:
-        needy = s.water[p] <= HUB_LOW
-        tc = s.tile_cell[t]
-        for q in range(s.head.players):
-            u = s.pawn_tile[q]
-            if q != p and s.water[q] <= HUB_LOW and (u == t or adjacent(tc, s.tile_cell[u], False)):
-                needy = True
-        if needy:
-            return A_WC_DRAW
-    if s.rules.search.water_hub >= 2.0 and s.water[p] <= THIRSTY and s.actions_left >= 2:
-        path_costs(s, p, dist, first)
-        for u in range(N_TILES):
-            if s.excavated[u] and s.kind[u] == K_WELL and not blocked(s, u):
-                c = s.tile_cell[u]
-                if dist[c] < best_d:
-                    best_d = dist[c]
-                    best = c
-        if best >= 0 and best_d < s.actions_left:
-            return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
-    return -1
-
-
-cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int d_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
+    """Engine.policy of the planner policies; `params`: the search's parameters (a
+    SearchWeights block; the rule-based planner reads none)."""
     cdef const DState* s = <const DState*>vs
+    cdef const SearchWeights* sw = <const SearchWeights*>params
     cdef int* legal = <int*>scratch
     cdef int n = d_legal(s, legal), a
     if s.phase == PH_PEEK:
@@ -598,16 +553,14 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
                     return A_TRACKER + a
             a = -1
         return a if a >= 0 else A_DRAW
-    a = plan_actions(s, legal, n, which, scratch)
+    a = plan_actions(s, sw, legal, n, which, scratch)
     return a if plan_legal(legal, n, a) else legal[0]
 
 
 # ---------------------------------------------------------------- turn search (policy "search")
 #
-# Measured figures: benchmarks/desert_planner.py and the issue notes.  One adventurer's turn
-# is searched, the others only through the evaluation, so there is no joint plan (gathering
-# on a well before digging it); the width of the beam matters a lot (4: ~3%, 12: ~8% Novice
-# wins before the weights were tuned).
+# One adventurer's turn is searched, the others only through the evaluation, so there is no
+# joint plan (gathering on a well before digging it).
 # The acting adventurer's remaining actions and equipment (Dune Blaster, Jet Pack) are chosen
 # by a beam search over clones of the state (the action phase has no chance).  Hidden
 # information stays hidden: excavating a tile whose kind the team cannot see is not applied
@@ -619,12 +572,9 @@ cdef int d_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept n
 cdef enum:
     PLACE_SHARE = 6        # a beam keeps max(1, beam / PLACE_SHARE) nodes per pawn placement
     BEAM = 4               # policy "search": about 1,000 4-player games per CPU-second
-    BEAM_DEEP = 12         # policy "deep_search" (4-player Novice: 14.8% wins vs 11.9%)
-    # Policy "team_search"'s widths are search weights (team_beam, team_lines,
-    # team_reply_beam: rule option search_weights) up to these bounds (the policy scratch).
-    # The defaults 12, 6, 4 are the old constants; wider was not stronger (session 10, the
-    # README: 4,000 4-player Novice games paired by seed for each of beam 24 and 48, lines
-    # 12, reply beam 8).
+    BEAM_DEEP = 12         # policy "deep_search"
+    # Policy "team_search"'s widths are its parameters (team_beam, team_lines,
+    # team_reply_beam) up to these bounds (what the policy scratch holds).
     MAX_TEAM_BEAM = 32     # the acting pawn's beam and the teammates' reply beams
     MAX_TEAM_LINES = 16    # the acting pawn's lines played out in a round
     MAX_CAND = 64
@@ -650,7 +600,8 @@ ctypedef struct PlanCache:
     DState expect          # the state the next call must see for the plan to stand
 
 
-cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noexcept nogil:
+cdef inline void plan_do(DState* s, const SearchWeights* sw, int a, int32_t* dug,
+                         const DState* root) noexcept nogil:
     """The search's apply: d_apply's action effects without the phase machinery, and an
     unseen tile's excavation kept hidden."""
     cdef int p = s.head.current, t = s.pawn_tile[p], pile
@@ -669,7 +620,7 @@ cdef inline void plan_do(DState* s, int a, int32_t* dug, const DState* root) noe
                 dug[0] |= 1 << t
         else:
             pawn_action(s, decompose(a), p)
-    if s.rules.search.line_sharing > 0.0:
+    if sw.line_sharing > 0.0:
         share_as_team(s)
 
 
@@ -785,11 +736,10 @@ for _c in range(N_CELLS):
     CELL_COL[_c] = _c % SIDE
 
 
-cdef void pool_water(const DState* s, int wc, int* eff) noexcept nogil:
+cdef void pool_water(const DState* s, const SearchWeights* sw, int wc, int* eff) noexcept nogil:
     """The water the Water Carrier will share (free) with the pawns in his reach (his tile and
     the orthogonal neighbours), driest first, down to 1 for himself; on an excavated well he
     refills, so he counts the weight carrier_well_extra more."""
-    cdef const SearchWeights* sw = &s.rules.search
     cdef int pool = eff[wc], q, r, low, c = s.tile_cell[s.pawn_tile[wc]], t = s.pawn_tile[wc]
     cdef int near[MAX_PLAYERS]
     cdef int nn = 0
@@ -909,15 +859,10 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
     """The sum over the pawns of each one's chance to die of thirst before its own next
     turn: its water (after the Water Carrier's sharing) against the Sun Beats Down cards
     expected until then; none under a tunnel's shade, none while a Solar Shield on its tile
-    lasts; with the weight shield_held (a switch, 0: off), a Solar Shield still in hand
-    counts as played for a pawn at 1 water or less on its holder's tile (shield_op plays it
-    before the storm then: it lasts until the holder's next turn)."""
+    lasts."""
     cdef double cost = 0.0
     cdef int p = s.head.current, q, k, k2, h, cards, shade, t, dv = draw_value(s)
     cdef int first = this_storm(s)
-    cdef bint holder[MAX_PLAYERS]
-    for h in range(s.head.players):
-        holder[h] = s.rules.search.shield_held > 0.0 and held_card(s, h, EQ_SHIELD) >= 0
     for k in range(s.head.players):
         q = (p + k) % s.head.players
         t = s.pawn_tile[q]
@@ -930,9 +875,6 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
             if s.shield[h] and (s.shield_tile[h] == t if s.rules.shield_anchor_tile
                                 else s.pawn_tile[h] == t):
                 shade = cards_before_turn(s, k2, first, dv)
-            elif (holder[h] and eff[q] <= 1 and s.pawn_tile[h] == t
-                    and cards_before_turn(s, k2, first, dv) > shade):
-                shade = cards_before_turn(s, k2, first, dv)
         if shade >= cards:
             continue
         cards -= shade
@@ -942,10 +884,10 @@ cdef double risk_cost_thirst(const DState* s, const int* eff, const Rates* r) no
     return cost
 
 
-cdef double risk_cost(const DState* s, const int* eff, const Rates* r) noexcept nogil:
+cdef double risk_cost(const DState* s, const SearchWeights* sw, const int* eff,
+                      const Rates* r) noexcept nogil:
     """Expected loss before the acting pawn acts again: thirst (above), the sand a round
     brings against the supply, and the meter reaching the skull."""
-    cdef const SearchWeights* sw = &s.rules.search
     cdef double cost = sw.thirst_risk * risk_cost_thirst(s, eff, r), mu
     cdef int cards = cards_before_turn(s, 0, this_storm(s), draw_value(s))
     cdef int k = s.rules.meter_len - s.meter_index
@@ -979,7 +921,7 @@ cdef void share_on_tiles(const DState* s, int* eff) noexcept nogil:
         eff[high] -= 1
 
 
-cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
+cdef double endgame_eval(const DState* s, const SearchWeights* sw, const Rates* r) noexcept nogil:
     """All parts held at the search's root: the weight endgame_scale (a sure takeoff's worth
     in actions: at 1000 an action is traded for a 0.1% better chance) times the chance that
     the team takes off if from here on it only walks to the Launch Pad (digging its way,
@@ -989,8 +931,7 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
     meter must not reach the skull.  The turns until then: the actions needed four a turn,
     but at least until the last pawn arrives in its own turns.  This is the multi-turn water
     plan of the endgame: a line that fills the canteens first (the Water Carrier at a well, pawns
-    gathering on one tile) scores by the deaths it prevents against the actions it costs
-    (4-player Novice: benchmarks/desert_planner.py)."""
+    gathering on one tile) scores by the deaths it prevents against the actions it costs."""
     cdef int pad = pad_tile(s), pc, q, k, d, arrive, need = 0, turns = 0, cards, dv = draw_value(s)
     cdef int wc = -1, p = s.head.current, n = s.head.players
     cdef int dist[N_CELLS]
@@ -1000,7 +941,7 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
     if pad < 0:
         return 0.0
     if win_condition(s):
-        return 2.0 * s.rules.search.endgame_scale
+        return 2.0 * sw.endgame_scale
     pc = s.tile_cell[pad]
     for k in range(n):
         q = (p + k) % n
@@ -1023,7 +964,7 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
         if arrive > turns:
             turns = arrive
     if wc >= 0:
-        pool_water(s, wc, eff)
+        pool_water(s, sw, wc, eff)
     share_on_tiles(s, eff)
     if not s.excavated[pad]:
         need += s.sand[pad] + 1
@@ -1044,150 +985,22 @@ cdef double endgame_eval(const DState* s, const Rates* r) noexcept nogil:
             ok *= 1.0 - 0.5 * erfc((s.supply + 0.5 - mu) / sqrt(2.0 * 1.6 * mu))
         lam = storm_mean(r, cards, r.picks, r.deck_picks)
         ok *= 1.0 - poisson_above(lam, exp(-lam), s.rules.meter_len - s.meter_index - 1)
-    return s.rules.search.endgame_scale * ok - need
-
-
-cdef enum:
-    WATER_PLAN_FAR = 12    # actions to water assumed when the team knows no source for a pawn
-    WATER_PLAN_DRY = 2     # the plan counts the pawns with at most this much water (counting
-                           # all: 23.75% instead of 24.25% at water_plan 15, more burials)
-
-
-cdef double water_plan_risk(const DState* s, int32_t dug, const int* eff, int wc,
-                            double ev_well, const Rates* r) noexcept nogil:
-    """The pre-endgame water plan: the sum over the pawns within reach of death (water at
-    most WATER_PLAN_DRY) of each one's chance to die of thirst before it can reach water, its water after the Water Carrier's sharing against the
-    Sun Beats Down cards expected until then (from the visible pile, then at the whole deck's
-    rate after the reshuffle); none while in a tunnel's shade.  The water as the team knows
-    the desert: an unexcavated water-drop tile still worth digging (not dug in the search,
-    not a seen mirage, a well still left among the drops), cleared and excavated (a well
-    waters the pawns on its tile: seed, spec 4.4); next to a Water Carrier with water to give
-    (spec 4.8, free); the tile of a Secret Water Reserve's holder; for the Water Carrier an
-    excavated, unblocked well and one draw.  The actions to get there: grid steps (cell_dist)
-    plus the target's sand, four a turn in the pawn's own turns; WATER_PLAN_FAR when the team
-    knows no source.  Digging a water-drop tile alone takes the source from the teammates
-    still on their way.
-    Weight water_plan, 0 by default (off): measured on 2,000 4-player Novice games (seed 11,
-    benchmarks/desert_planner.py --set water_plan=...), team_search wins 23.25% at 0, 23.65%
-    at 8, 24.25% at 15, 22.00% at 40: fewer thirst losses before the fourth part (950, 926,
-    900, 856) but as many more burials (170, 195, 216, 301), no gain beyond the noise."""
-    cdef double cost = 0.0, lam
-    cdef int p = s.head.current, n = s.head.players, q, k, d, best, turns, cards, c, i, t
-    cdef int first = this_storm(s), dv = draw_value(s), nsrc = 0, nwell = 0
-    cdef int src_cell[N_TILES + MAX_EQ]
-    cdef int src_cost[N_TILES + MAX_EQ]
-    cdef int well_cell[N_TILES]
-    cdef int well_cost[N_TILES]
-    for t in range(N_TILES):
-        if s.excavated[t]:
-            if wc >= 0 and s.kind[t] == K_WELL and not blocked(s, t):
-                well_cell[nwell] = s.tile_cell[t]
-                well_cost[nwell] = 1
-                nwell += 1
-        elif (ev_well > 0.0 and water_drop_shown(s, t) and not (dug >> t) & 1
-                and not (s.known[t] and s.kind[t] == K_MIRAGE)):
-            src_cell[nsrc] = s.tile_cell[t]
-            src_cost[nsrc] = s.sand[t] + 1
-            nsrc += 1
-    for i in range(s.rules.n_eq):
-        if s.eq_owner[i] >= 0 and s.rules.eq_type[i] == EQ_RESERVE:
-            src_cell[nsrc] = s.tile_cell[s.pawn_tile[s.eq_owner[i]]]
-            src_cost[nsrc] = 0
-            nsrc += 1
-    for k in range(n):
-        q = (p + k) % n
-        if eff[q] > WATER_PLAN_DRY or in_tunnel_shade(s, s.pawn_tile[q]):
-            continue
-        c = s.tile_cell[s.pawn_tile[q]]
-        best = WATER_PLAN_FAR
-        for i in range(nsrc):
-            d = cell_dist(c, src_cell[i]) + src_cost[i]
-            if d < best:
-                best = d
-        if q == wc:
-            for i in range(nwell):
-                d = cell_dist(c, well_cell[i]) + well_cost[i]
-                if d < best:
-                    best = d
-        elif wc >= 0 and eff[wc] >= 2:
-            d = cell_dist(c, s.tile_cell[s.pawn_tile[wc]]) - 1
-            if d < best:
-                best = d if d > 0 else 0
-        if k == 0:
-            best -= s.actions_left
-            if best <= 0:
-                continue
-        turns = (best + ACTIONS_PER_TURN - 1) // ACTIONS_PER_TURN
-        cards = cards_before_turn(s, k, first, dv) + (turns - 1 if turns > 1 else 0) * n * dv
-        lam = storm_mean(r, cards, r.sun, r.deck_sun)
-        cost += poisson_above(lam, exp(-lam), eff[q])
-    return cost
+    return sw.endgame_scale * ok - need
 
 
 cdef double well_water_value(const DState* s, int q) noexcept nogil:
-    """What a well's excavation is worth to pawn q standing on it: 2 water up to its canteen's
-    size (every pawn on the tile drinks: seed, spec 4.4), valued as plan_eval values the water
-    a pawn holds (water_scale on the WATER_VALUE curve; the Water Carrier's carrier_water per
-    unit).  Weight well_water_scaled, a switch: 0 leaves out water_scale and values the Water
-    Carrier's on the curve as well (before session 10; measured in the README)."""
-    cdef const SearchWeights* sw = &s.rules.search
+    """What a well's excavation gives pawn q standing on it: 2 water up to its canteen's
+    size (every pawn on the tile drinks: seed, spec 4.4), on the WATER_VALUE curve."""
     cdef int had = s.water[q] if s.water[q] > 0 else 0, w = had + 2
     if w > s.rules.adv_water[s.role[q]]:
         w = s.rules.adv_water[s.role[q]]
-    if sw.well_water_scaled <= 0.0:
-        return WATER_VALUE[w] - WATER_VALUE[had]
-    if s.role[q] == WATER_CARRIER:
-        return sw.carrier_water * (w - had)
-    return sw.water_scale * (WATER_VALUE[w] - WATER_VALUE[had])
+    return WATER_VALUE[w] - WATER_VALUE[had]
 
 
-cdef void reserve_water(const DState* s, int* eff) noexcept nogil:
-    """A Secret Water Reserve held (unplayed) gives every pawn on its holder's tile 2 water
-    (each to its canteen's size, spec equipment table); water_op plays it, free, when it fills
-    3 canteen units or saves a dry pawn: counted in the water the evaluation sees (weight
-    reserve_water, a switch: 0 leaves it out, as before session 10)."""
-    cdef int i, q, t, cap
-    for i in range(s.rules.n_eq):
-        if s.eq_owner[i] >= 0 and s.rules.eq_type[i] == EQ_RESERVE:
-            t = s.pawn_tile[s.eq_owner[i]]
-            for q in range(s.head.players):
-                cap = s.rules.adv_water[s.role[q]]
-                if s.pawn_tile[q] == t and eff[q] < cap:
-                    eff[q] = eff[q] + 2 if eff[q] + 2 < cap else cap
-
-
-cdef double well_gather_value(const DState* s, int t, double ev_well) noexcept nogil:
-    """A cleared water-drop tile t, not excavated, with the acting pawn on it (and every pawn
-    on it at 2 water or more: safe through the storm between) and the next pawn to act
-    thirsty (water at most WATER_PLAN_DRY, room in the canteen) and able to walk onto it and
-    excavate it in its turn (grid steps at most ACTIONS_PER_TURN - 1): worth what excavating
-    it is worth (drop_tile_dug, and the well's water for the pawns on it) plus the weight
-    well_gather times the next pawn's water.  An excavated well waters every pawn on its
-    tile (seed, spec 4.4): the acting pawn leaves it to the next one rather than drinking
-    alone, and its spare action works elsewhere.  Else 0 (then only excavating it counts; a
-    pawn not on it gets no value from another's waiting, so the next pawn comes and digs).
-    A known mirage is no water-drop tile to gather on.  Off (0): team_search lost 2.30 points
-    [-3.53, -1.07] with it at 1 (4,000 paired games, README)."""
-    cdef const SearchWeights* sw = &s.rules.search
-    cdef double on = 0.0
-    cdef int q, c = s.tile_cell[t], nxt = (s.head.current + 1) % s.head.players
-    if ((s.known[t] and s.kind[t] == K_MIRAGE) or s.pawn_tile[s.head.current] != t
-            or s.pawn_tile[nxt] == t or s.water[nxt] > WATER_PLAN_DRY
-            or s.water[nxt] >= s.rules.adv_water[s.role[nxt]]
-            or cell_dist(c, s.tile_cell[s.pawn_tile[nxt]]) >= ACTIONS_PER_TURN):
-        return 0.0
-    for q in range(s.head.players):
-        if s.pawn_tile[q] == t:
-            if s.water[q] < 2:
-                return 0.0
-            on += well_water_value(s, q)
-    return sw.drop_tile_dug + ev_well * (on + sw.well_gather * well_water_value(s, nxt))
-
-
-cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept nogil:
+cdef double plan_eval(const DState* s, const SearchWeights* sw, int32_t dug,
+                      const Rates* rates) noexcept nogil:
     """Team value of the state at the end of the acting pawn's actions (before the storm),
-    weighted by the game's search weights (rules.search)."""
-    cdef const SearchWeights* sw = &s.rules.search
+    weighted by the search's parameters `sw`."""
     cdef double v = 0.0, ev_well
     cdef int t, q, c, i, held = 0, d, best, drops = 0, wells = 0, w, wc = -1, nwork = 0, nwater = 0
     cdef int work_cell[N_TILES + N_PARTS]
@@ -1197,7 +1010,7 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
     cdef int eff[MAX_PLAYERS]
     cdef bint drop
     if rates.endgame:
-        return endgame_eval(s, rates)
+        return endgame_eval(s, sw, rates)
     for i in range(N_PARTS):
         if s.part_state[i] == P_HELD:
             v += sw.part_held
@@ -1240,8 +1053,6 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
             v -= sw.blocked
         if s.excavated[t]:
             v += sw.clue_excavated if s.kind[t] == K_CLUE else sw.other_excavated
-        elif sw.well_gather > 0.0 and s.sand[t] == 0 and not (dug >> t) & 1 and water_drop_shown(s, t):
-            v += well_gather_value(s, t, ev_well)
         elif (dug >> t) & 1:
             if not water_drop_shown(s, t):
                 v += sw.unseen_dug
@@ -1256,10 +1067,8 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
         if s.role[q] == WATER_CARRIER:
             wc = q
         eff[q] = s.water[q] if s.water[q] > 0 else 0
-    if sw.reserve_water > 0.0:
-        reserve_water(s, eff)
     if wc >= 0:
-        pool_water(s, wc, eff)
+        pool_water(s, sw, wc, eff)
     for q in range(s.head.players):
         w = eff[q]
         c = s.tile_cell[s.pawn_tile[q]]
@@ -1290,9 +1099,7 @@ cdef double plan_eval(const DState* s, int32_t dug, const Rates* rates) noexcept
             if d < best:
                 best = d
         v -= (sw.dist_pad if held == N_PARTS else sw.dist_work) * best
-    v -= risk_cost(s, eff, rates)
-    if sw.water_plan > 0.0:
-        v -= sw.water_plan * water_plan_risk(s, dug, eff, wc, ev_well, rates)
+    v -= risk_cost(s, sw, eff, rates)
     for i in range(s.rules.n_eq):
         if s.eq_owner[i] >= 0:
             if s.rules.eq_type[i] == EQ_BLASTER:
@@ -1348,13 +1155,14 @@ cdef void keep_top(SNode* top, int* ntop, int kmax, const SNode* child) noexcept
         copy_node(&top[worst], child)
 
 
-cdef int search_actions(const DState* s, void* mem, PlanCache* pc, int beam) noexcept nogil:
+cdef int search_actions(const DState* s, const SearchWeights* sw, void* mem, PlanCache* pc,
+                        int beam) noexcept nogil:
     """Beam search over the acting pawn's remaining actions; returns the first action of the
     best sequence found (caching the rest in pc), or -1."""
     cdef Rates rates
     cdef SNode* best
     storm_rates(s, &rates)      # the action phase draws no storm card: fixed for the search
-    best = beam_lines(s, 0, mem, beam, &rates, NULL, NULL, 0)
+    best = beam_lines(s, sw, 0, mem, beam, &rates, NULL, NULL, 0)
     if best.n == 0:
         return -1
     return cache_line(s, pc, best)
@@ -1367,11 +1175,11 @@ cdef int cache_line(const DState* s, PlanCache* pc, const SNode* line) noexcept 
     return plan_next(s, pc)
 
 
-cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const Rates* rates,
-                       SNode* top, int* ntop, int kmax) noexcept nogil:
+cdef SNode* beam_lines(const DState* s, const SearchWeights* sw, int32_t dug0, void* mem,
+                       int beam, const Rates* rates, SNode* top, int* ntop,
+                       int kmax) noexcept nogil:
     """The beam search itself, from s with the tiles dug0 already excavated in the search;
     returns the best line's node (in mem), and with top the kmax best lines."""
-    cdef const SearchWeights* sw = &s.rules.search
     cdef SNode* cur = <SNode*>mem
     cdef SNode* nxt = cur + beam
     cdef SNode* best = nxt + beam
@@ -1386,7 +1194,7 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
     cur[0].dug = dug0
     cur[0].n = 0
     cur[0].free = 0
-    cur[0].score = plan_eval(s, dug0, rates)
+    cur[0].score = plan_eval(s, sw, dug0, rates)
     copy_node(best, &cur[0])
     for depth in range(min(s.actions_left + MAX_FREE, MAX_PLAN)):
         nnxt = 0
@@ -1394,7 +1202,7 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
             nc = plan_candidates(&cur[i].s, cur[i].dug, cur[i].free, cand)
             for j in range(nc):
                 copy_node(child, &cur[i])
-                plan_do(&child.s, cand[j], &child.dug, s)
+                plan_do(&child.s, sw, cand[j], &child.dug, s)
                 child.free = cur[i].free + (1 if cand[j] >= A_BLAST else 0)
                 child.acts[depth] = cand[j]
                 child.n = depth + 1
@@ -1415,7 +1223,7 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
                             worst = k
                 if dup:
                     continue
-                child.score = plan_eval(&child.s, child.dug, rates)
+                child.score = plan_eval(&child.s, sw, child.dug, rates)
                 if top != NULL and (child.s.actions_left == 0 or win_condition(&child.s)):
                     keep_top(top, ntop, kmax, child)
                 # A card played costs no action: in the beam, lines that kept an action
@@ -1447,16 +1255,14 @@ cdef SNode* beam_lines(const DState* s, int32_t dug0, void* mem, int beam, const
 
 
 
-cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
+cdef int team_search(const DState* s, const SearchWeights* sw, void* mem,
+                     PlanCache* pc) noexcept nogil:
     """Policy "team_search": the team_lines best lines of the acting pawn's beam search (width
     team_beam), each followed by the teammates' own searched turns (width team_reply_beam) for
     the rest of the round (in seat order, the storm left out: its expected harm is in the
     evaluation), scored at the round's end; returns the first action of the line whose round
     scores best (caching the rest).  The round's end counts with the weight team_round: mostly
-    a tie-break, as many lines of one turn score the same (4-player Novice, 2,000 games, seed
-    11: 0.1 23.25%, 0.3 21.05%, 1.0 22.40%; before the endgame search 0.03 19.2%, 0.1 19.9%,
-    0.3 18.6%, 1.0 18.7%)."""
-    cdef const SearchWeights* sw = &s.rules.search
+    a tie-break, as many lines of one turn score the same."""
     cdef int beam = <int>sw.team_beam, lines = <int>sw.team_lines
     cdef int reply_beam = <int>sw.team_reply_beam
     cdef SNode* work = <SNode*>mem                  # beams of the searches
@@ -1468,7 +1274,7 @@ cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
     cdef double held, score, best_score = 0.0
     storm_rates(s, &rates)
     memcpy(&x.s, s, sizeof(DState))                # the rules: copy_node leaves them out
-    reply = beam_lines(s, 0, work, beam, &rates, top, &ntop, lines)
+    reply = beam_lines(s, sw, 0, work, beam, &rates, top, &ntop, lines)
     if ntop == 0:               # no line uses every action: deep_search's answer
         return cache_line(s, pc, reply) if reply.n > 0 else -1
     for i in range(ntop):
@@ -1479,7 +1285,7 @@ cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
             held += x.s.meteo_reduction
             x.s.head.current = q
             begin_turn(&x.s)
-            reply = beam_lines(&x.s, x.dug, work, reply_beam, &rates, NULL, NULL, 0)
+            reply = beam_lines(&x.s, sw, x.dug, work, reply_beam, &rates, NULL, NULL, 0)
             if reply.n > 0:
                 copy_node(x, reply)
         # Scored as if the acting pawn had just ended its turn: the risk model then counts
@@ -1489,10 +1295,10 @@ cdef int team_search(const DState* s, void* mem, PlanCache* pc) noexcept nogil:
         x.s.meteo_reduction = 0
         if rates.endgame:
             # The endgame's evaluation is the chance to take off: the round's end counts fully.
-            score = top[i].score + plan_eval(&x.s, x.dug, &rates)
+            score = top[i].score + plan_eval(&x.s, sw, x.dug, &rates)
         else:
-            score = top[i].score + sw.team_round * (plan_eval(&x.s, x.dug, &rates)
-                                                        + sw.meteo_held * held)
+            score = top[i].score + sw.team_round * (plan_eval(&x.s, sw, x.dug, &rates)
+                                                    + sw.meteo_held * held)
         if pick < 0 or score > best_score:
             best_score = score
             pick = i
@@ -1515,8 +1321,8 @@ cdef int plan_next(const DState* s, PlanCache* pc) noexcept nogil:
     return a
 
 
-cdef int planned_action(const DState* s, void* scratch, const int* legal, int n,
-                        int which) noexcept nogil:
+cdef int planned_action(const DState* s, const SearchWeights* sw, void* scratch,
+                        const int* legal, int n, int which) noexcept nogil:
     """The cached plan's next action if the state is the one it expects, else a new search."""
     cdef PlanCache* pc = <PlanCache*>(<char*>scratch + MAX_LEGAL * sizeof(int))
     cdef void* mem = <char*>pc + sizeof(PlanCache)
@@ -1527,9 +1333,9 @@ cdef int planned_action(const DState* s, void* scratch, const int* legal, int n,
         return plan_next(s, pc)
     pc.magic = 0
     if which == POLICY_TEAM:
-        a = team_search(s, mem, pc)
+        a = team_search(s, sw, mem, pc)
     else:
-        a = search_actions(s, mem, pc, BEAM_DEEP if which == POLICY_DEEP else BEAM)
+        a = search_actions(s, sw, mem, pc, BEAM_DEEP if which == POLICY_DEEP else BEAM)
     if a >= 0 and plan_legal(legal, n, a):
         return a
     pc.magic = 0
@@ -1537,7 +1343,7 @@ cdef int planned_action(const DState* s, void* scratch, const int* legal, int n,
 
 
 # The policy's memory: the legal list, the cached plan, the beams, the best and the child,
-# and team_search's best lines and the round it plays out (at the widest search weights).
+# and team_search's best lines and the round it plays out (at its widest).
 if (MAX_LEGAL * sizeof(int) + sizeof(PlanCache)
         + (2 * max(BEAM_DEEP, MAX_TEAM_BEAM) + 3 + MAX_TEAM_LINES) * sizeof(SNode) > POLICY_SCRATCH):
     raise ImportError("forbidden_desert: the search beam does not fit the policy scratch")
@@ -1557,40 +1363,10 @@ def thirst_risk(State state, int seat):
     return risk_cost_thirst(s, eff, &r)
 
 
-def water_plan(State state, dug=()):
-    """The search's pre-endgame water plan, for tests: the sum over the pawns of the chance
-    to die of thirst before reaching water (water_plan_risk) if the acting pawn ended its
-    actions now; `dug`: cells of tiles excavated in the search (their faces unseen)."""
-    cdef const DState* s = <const DState*>state.buf
-    cdef Rates r
-    cdef int eff[MAX_PLAYERS]
-    cdef int q, wc = -1, t, wells = 0, drops = 0
-    cdef int32_t dug_bits = 0
-    for rc in dug:
-        dug_bits |= 1 << s.cell_tile[rc[0] * SIDE + rc[1]]
-    storm_rates(s, &r)
-    for t in range(N_TILES):
-        if s.excavated[t] and s.kind[t] == K_WELL:
-            wells += 1
-        elif not s.excavated[t] and water_drop_shown(s, t):
-            drops += 1
-    for q in range(s.head.players):
-        eff[q] = s.water[q] if s.water[q] > 0 else 0
-        if s.role[q] == WATER_CARRIER:
-            wc = q
-    if wc >= 0:
-        pool_water(s, wc, eff)
-    return water_plan_risk(s, dug_bits, eff, wc, (2.0 - wells) / drops if drops > 0 else 0.0, &r)
-
-
-def plan_value(State state, dug=()):
-    """The search's evaluation before the fourth part (plan_eval), for tests: the team's value
-    if the acting pawn ended its actions now; `dug`: cells of tiles excavated in the search
-    (their faces unseen)."""
-    cdef const DState* s = <const DState*>state.buf
-    cdef Rates r
-    cdef int32_t dug_bits = 0
-    for rc in dug:
-        dug_bits |= 1 << s.cell_tile[rc[0] * SIDE + rc[1]]
-    storm_rates(s, &r)
-    return plan_eval(s, dug_bits, &r)
+cdef void policy_block(State state, agent, double* out) except *:
+    """The parameter block of agent string `agent` (a policy of this game), checked as in a
+    spec, for the Python helpers (rollout_values)."""
+    if parse_agent(state.game, agent)[0] not in state.game.policies:
+        raise ValueError(f"agent {agent!r} is no policy of {state.game.name}")
+    for i, v in enumerate(agent_spec(state.game, agent)["params"]):
+        out[i] = v

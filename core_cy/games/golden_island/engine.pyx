@@ -30,12 +30,13 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
                                STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
-from core_cy.engine.codec import INT32_MAX, choice, fail, integer, load_data
+from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
 from core_cy.engine.game import Game, options_from_data
 
 import functools
 
-ENGINE_VERSION = "1.1"
+ENGINE_VERSION = "1.2"   # 1.2: steal_at_home (captains | both | none), default captains;
+                         # the bank_short outcome
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount32"(unsigned int x) noexcept nogil
@@ -70,6 +71,14 @@ cdef enum:
     MAX_POINTS = MAX_MOVE + 1   # with relic R2's extra step
     N_SEAT_OUTCOMES = 12    # g_outcomes' fields per seat (SEAT_OUTCOMES names them)
     MAX_ABILITY_IDS = 128   # action ids one ability offers at most (landing: 14 combos x 7)
+
+# Thief co-location at home (section 7, steal_at_home): indices of STEAL_AT_HOME.
+cdef enum:
+    HOME_NONE = 0
+    HOME_CAPTAINS = 1
+    HOME_BOTH = 2
+
+STEAL_AT_HOME = ("none", "captains", "both")
 
 # Nest space kinds (section 2.2).
 cdef enum:
@@ -172,7 +181,8 @@ cdef double W_WIN = 100.0         # a finished game: the win
 
 ctypedef struct GRules:
     int32_t exact_move            # section 4.1: a card that cannot use all points is unplayable
-    int32_t steal_at_home         # section 7: captains on the lighthouse / ships in H co-located
+    int32_t steal_at_home         # section 7: HOME_NONE / HOME_CAPTAINS (on the lighthouse) /
+                                  # HOME_BOTH (and ships in H) count as co-located
     int32_t volcano_by_pirates    # section 8.1: pirate cards (not landing cards) land on volcanoes
     int32_t max_rounds            # section 5.1 safety
     int32_t no_survivor_highest   # section 5.2 step 6: most gold wins when nobody survives
@@ -242,6 +252,7 @@ ctypedef struct GState:
     int32_t end_trigger           # the seat that placed its sixth permit, or -1
     int32_t copy_target           # PH_COPY: whose discard top is copied
     int32_t bank_gold             # coins left in the bank (unlimited: may go below 0)
+    int32_t bank_short            # a payout asked for more than the box's coins left (8.9)
     int32_t golden_coin_owner     # -1 while on the Golden Island
     int8_t golden                 # the Golden Island (hidden under the board)
     int8_t island_deck[N_ISLANDS] # the top is island_deck[island_deck_len - 1]
@@ -689,9 +700,10 @@ cdef inline bint co_located(const GState* s, int seat, int other) noexcept nogil
     """Thief option 1: the seat's captain or ship shares a space with the other's."""
     cdef const GPlayer* a = &s.p[seat]
     cdef const GPlayer* b = &s.p[other]
-    if a.captain == b.captain and (s.rules.steal_at_home or a.captain != s.rules.lighthouse):
+    if a.captain == b.captain and (s.rules.steal_at_home >= HOME_CAPTAINS
+                                   or a.captain != s.rules.lighthouse):
         return True
-    return a.ship == b.ship and (s.rules.steal_at_home or a.ship != NODE_H)
+    return a.ship == b.ship and (s.rules.steal_at_home == HOME_BOTH or a.ship != NODE_H)
 
 
 cdef inline bint may_steal_from(const GState* s, int seat, int other) noexcept nogil:
@@ -1123,8 +1135,10 @@ cdef void finish(void* vs, int reason) noexcept nogil:   # an EndFn (as_if_ended
         s.p[ranked[0]].gold_chests += s.chest[i]
         for r in range(1, n):
             pay = s.chest[i] - r
-            if s.rules.bank_limited and pay > s.bank_gold:
-                pay = s.bank_gold
+            if pay > s.bank_gold:         # the box's bank would run short here
+                s.bank_short = 1
+                if s.rules.bank_limited:
+                    pay = s.bank_gold
             if pay > 0 or (pay < 0 and s.rules.negative_payout_paid):
                 s.p[ranked[r]].gold_coins += pay
                 s.bank_gold -= pay
@@ -1176,7 +1190,7 @@ cdef void g_scores(const void* vs, double* out) noexcept nogil:
 
 
 GAME_OUTCOMES = ("rounds", "golden_island", "survivors", "no_winner", "golden_coin_seat",
-                 "island_cards_left")
+                 "island_cards_left", "bank_short")
 SEAT_OUTCOMES = ("eliminated", "gold_total", "gold_chests", "gold_coins", "gold_golden_coin",
                  "gold_relic", "permits_placed", "golden_rank", "relic", "pirates_held",
                  "permits_held", "island_cards")
@@ -1197,6 +1211,7 @@ cdef void g_outcomes(const void* vs, double* g, double* so) noexcept nogil:
     g[3] = 1 if (s.head.terminal and any_share == 0) else 0
     g[4] = s.golden_coin_owner
     g[5] = s.island_deck_len
+    g[6] = s.bank_short
     for i in range(s.head.players):
         pl = &s.p[i]
         so[i * ns + 0] = pl.eliminated
@@ -1613,7 +1628,8 @@ cdef int quick_policy(const GState* s, Rng* rng) noexcept nogil:
     return best.action
 
 
-cdef int g_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int g_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     return quick_policy(<const GState*>vs, rng)
 
 
@@ -1939,7 +1955,7 @@ cdef bytes _pack(dict r, int players):
     deck = parse_deck(r["deck_table"])
     chests = parse_chests(r["chest_values"])
     R.exact_move = r["exact_move_required"]
-    R.steal_at_home = r["steal_at_home_allowed"]
+    R.steal_at_home = STEAL_AT_HOME.index(r["steal_at_home"])
     R.volcano_by_pirates = r["volcano_landing_cards"] == "pirate"
     R.max_rounds = r["max_rounds"]
     R.no_survivor_highest = r["no_survivor_result"] == "highest_gold"
@@ -2069,6 +2085,7 @@ class GoldenIslandGame(Game):
 
     def fill_state(self, State state, data, rules):
         _fill(_st(state), data, rules)
+        check_live(state)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -2174,7 +2191,7 @@ cdef dict _rules_dict(const GRules* R):
         nest.append(sp)
     return {
         "exact_move_required": bool(R.exact_move),
-        "steal_at_home_allowed": bool(R.steal_at_home),
+        "steal_at_home": STEAL_AT_HOME[R.steal_at_home],
         "volcano_landing_cards": "pirate" if R.volcano_by_pirates else "landing",
         "max_rounds": R.max_rounds,
         "no_survivor_result": "highest_gold" if R.no_survivor_highest else "no_winner",
@@ -2242,6 +2259,7 @@ def _to_dict(game, State state):
         "relics_free": _bits(s.relics_free, RELICS),
         "houses": _pirates(s.houses),
         "bank_gold": int(s.bank_gold),
+        "bank_short": bool(s.bank_short),
         "golden_coin_owner": _seat_or_none(s.golden_coin_owner),
         "islands": islands,
         "volcanoes": {"VL": _pirates(s.node_pirates[NODE_VL]), "VU": _pirates(s.node_pirates[NODE_VU])},
@@ -2311,6 +2329,7 @@ cdef _fill(GState* s, top, dict rules):
     if s.phase == PH_COPY and s.copy_target < 0:
         fail(top.at("copy_target"), "must name a seat in phase copy")
     s.bank_gold = top.int("bank_gold", -10000, TOTAL_COINS, default=TOTAL_COINS - GOLDEN_COIN)
+    s.bank_short = top.bool("bank_short", default=False)
     s.golden_coin_owner = _seat_or_null(top, "golden_coin_owner", players)
     s.relics_free = _mask(top.list("relics_free", max_len=N_RELICS), RELICS, top.at("relics_free"))
     houses = _counts(top.get("houses"), top.at("houses"))
@@ -2328,6 +2347,62 @@ cdef _fill(GState* s, top, dict rules):
     if pirates != [players] * N_COLOURS:
         fail("state", f"pirates per colour (houses, seats, islands, volcanoes) must total "
                       f"{players} each, got {dict(zip(COLOURS, pirates))}")
+    if s.phase == PH_COPY:
+        if s.copy_target == s.head.current:
+            fail(top.at("copy_target"), "the Imitator copies an opponent, not its own seat")
+        if s.p[s.copy_target].disc_len == 0:
+            fail(top.at("copy_target"), f"seat {s.copy_target}'s discard pile is empty: "
+                                        f"there is no card to copy")
+    _check_results(s, top)
+
+
+cdef _check_results(GState* s, top):
+    """The end's results (section 5.2) are the engine's to compute, never taken as given: a
+    running state holds none; a terminal one holds exactly what scoring its position gives."""
+    cdef GState t
+    cdef int i
+    memcpy(&t, s, sizeof(GState))
+    t.bank_short = 0
+    t.golden_coin_owner = -1
+    for i in range(N_ISLANDS):
+        t.chest_owner[i] = CHEST_ON_ISLAND
+    for i in range(s.head.players):
+        t.p[i].gold_chests = t.p[i].gold_coins = t.p[i].gold_golden = 0
+        t.p[i].gold_relic = t.p[i].gold_total = 0
+        t.p[i].golden_rank = t.p[i].eliminated = 0
+        t.head.share[i] = 0.0
+    if s.head.terminal:
+        if s.phase != PH_MOVE:
+            fail(top.at("phase"), "a finished game is in phase 'move'")
+        for i in range(s.head.players):     # the bank before the payouts (a position may
+            t.bank_gold += s.p[i].gold_coins  # start from any bank)
+        t.head.terminal = 0
+        finish(&t, s.head.end_reason)
+    seats = top.objs("seats")
+    for i in range(s.head.players):
+        for key, mine, want in (
+                ("gold", (s.p[i].gold_chests, s.p[i].gold_coins, s.p[i].gold_golden,
+                          s.p[i].gold_relic, s.p[i].gold_total),
+                 (t.p[i].gold_chests, t.p[i].gold_coins, t.p[i].gold_golden,
+                  t.p[i].gold_relic, t.p[i].gold_total)),
+                ("golden_rank", s.p[i].golden_rank, t.p[i].golden_rank),
+                ("eliminated", s.p[i].eliminated, t.p[i].eliminated),
+                ("win_share", s.head.share[i], t.head.share[i])):
+            if mine != want:
+                fail(seats[i].at(key), _results_text(s))
+    for i in range(N_ISLANDS):
+        if s.chest_owner[i] != t.chest_owner[i]:
+            fail(f"{top.at('islands')}[{i}].chest_owner", _results_text(s))
+    for key, mine, want in (("bank_short", s.bank_short, t.bank_short),
+                            ("golden_coin_owner", s.golden_coin_owner, t.golden_coin_owner)):
+        if mine != want:
+            fail(top.at(key), _results_text(s))
+
+
+cdef str _results_text(const GState* s):
+    if s.head.terminal:
+        return "differs from the scoring of this finished position (section 5.2)"
+    return "a running game has no results yet: the end's scoring fills them in"
 
 
 cdef dict _fill_island_cards(GState* s, top):

@@ -21,7 +21,7 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
                                rng_shuffle, canonical_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL)
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
-from core_cy.engine.codec import INT32_MAX, UniqueIds, integer, load_data, number
+from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, integer, load_data, number
 from core_cy.engine.game import Game, options_from_data
 
 ENGINE_VERSION = "1.0"
@@ -1227,7 +1227,8 @@ cdef int quick_discover(const MState* s, Rng* rng) noexcept nogil:
     return best
 
 
-cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int m_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     """The quick policy: a random free move of the explorer ship (the greedy agent is
     indifferent among them), quick_discover, and a random choice in the rare phases."""
     cdef const MState* s = <const MState*>vs
@@ -1521,6 +1522,7 @@ class MaoriGame(Game):
 
     def fill_state(self, State state, data, rules):
         _fill(_st(state), data)
+        check_live(state)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -1631,6 +1633,32 @@ cdef _fill(MState* s, top):
     s.stall_turns = top.int("stall_turns", 0, INT32_MAX, default=0)
     if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
+    if not s.head.terminal and s.head.end_reason != END_RUNNING:
+        raise ValueError("state.end_reason: expected 'running' while the game is not over")
+    _check_results(s, top)
+
+
+cdef _check_results(MState* s, top):
+    """The end's results are the engine's to compute, never taken as given: a running game
+    holds none, a finished one exactly the scoring of its position (section 5.2)."""
+    cdef MState t
+    cdef int i
+    memcpy(&t, s, sizeof(MState))
+    for i in range(s.head.players):
+        t.p[i].score = 0
+        t.head.share[i] = 0.0
+    if s.head.terminal:
+        t.head.terminal = 0
+        finish(&t, s.head.end_reason)
+    why = ("the scoring of this finished position" if s.head.terminal
+           else "a running game has no results yet")
+    for i, seat in enumerate(top.objs("seats")):
+        if s.p[i].score != t.p[i].score:
+            raise ValueError(f"{seat.at('score')}: expected {t.p[i].score}: {why}")
+        if s.head.share[i] != t.head.share[i]:
+            raise ValueError(f"{seat.at('win_share')}: expected {t.head.share[i]}: {why}")
+        if not s.head.terminal and s.p[i].removed_at_end:
+            raise ValueError(f"{seat.at('removed_at_end')}: expected 0: {why}")
 
 
 cdef _fill_board(MState* s, MPlayer* pl, seat, ids):

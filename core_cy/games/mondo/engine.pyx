@@ -25,6 +25,7 @@ effect lands when it completes, which is when that hand decides again:
 The round ends when the earliest next decision is at or after the timer, or when every hand
 has finished; pending jumps complete, tiles in hands return, and the round is scored.
 """
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from libc.math cimport sqrt, log, cos, exp, M_PI
@@ -35,9 +36,10 @@ from core_cy.engine.actions import ActionSpace, Kind
 cdef extern from "meeple_bits.h":
     int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
 
-from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, choice, integer, items,
-                           load_data, number)
+from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_live, choice,
+                           integer, items, load_data, number)
 from core_cy.engine.game import Game, options_from_data
+from core_cy.agents import policy_params_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -2048,9 +2050,10 @@ cdef enum:
     POLICY_QUICK = 2            # Engine.policy `which` (the order of MondoGame.policies)
 
 
-cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int m_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     if which == POLICY_SOLO_PLANNER:
-        return solo_planner(vs, rng, scratch)
+        return solo_planner(vs, params, rng, scratch)
     return placer(vs, rng, which == POLICY_QUICK)
 
 
@@ -2507,6 +2510,7 @@ class MondoGame(Game):
     # mcts(iterations=400) 0.962 [0.938, 0.976]; 1000 vs 100 iterations 0.825 (200 games);
     # 0.68 / 0.98 CPU s per 2- / 3-player game (the generic default: 0.94 / 1.81).
     search_defaults = {"rollout": "quick", "cutoff": 24, "widen": 1.0}
+    policy_params = policy_params_from_data(HOME, "agent_params.toml", policies)
     options = options_from_data(HOME, "options.toml", LEVELS=LEVELS, SOLO=SOLO,
                                 MAX_ROUNDS=MAX_ROUNDS, DEFAULT_BONUS=DEFAULT_BONUS,
                                 DEFAULT_BOARD=DEFAULT_BOARD, DEFAULT_TILES=DEFAULT_TILES,
@@ -2605,6 +2609,7 @@ class MondoGame(Game):
         """from_dict's Mondo part; then the clock runs to the next decision, so that a
         position where every hand has finished scores its round."""
         _fill(_st(state), data, [t["id"] for t in rules["tasks"]])
+        check_live(state)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -2711,8 +2716,34 @@ cdef _fill(MState* s, top, list task_ids):
     s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
     if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
+    if not s.head.terminal and s.head.end_reason != END_RUNNING:
+        raise ValueError("state.end_reason: expected 'running' while the game is not over")
+    _check_results(s, top)
     if not s.head.terminal:
         advance(s)
+
+
+cdef _check_results(MState* s, top):
+    """Win shares are the engine's to compute, never taken as given: none while the game
+    runs, a finished game's from its round scores (solo: the solo result)."""
+    cdef MState* t = <MState*>PyMem_Malloc(sizeof(MState))
+    cdef int i
+    if t == NULL:
+        raise MemoryError()
+    try:
+        memcpy(t, s, sizeof(MState))
+        for i in range(s.head.players):
+            t.head.share[i] = 0.0
+        if s.head.terminal:
+            t.head.terminal = 0
+            finish_game(t, s.head.end_reason)
+        for i, seat in enumerate(top.objs("seats")):
+            if s.head.share[i] != t.head.share[i]:
+                raise ValueError(f"{seat.at('win_share')}: expected {t.head.share[i]}: " + (
+                    "the result of this finished game's round scores" if s.head.terminal
+                    else "a running game has no results yet"))
+    finally:
+        PyMem_Free(t)
 
 
 cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):

@@ -19,8 +19,10 @@ cdef enum:
     SP_CLASSES = 72             # edge patterns up to rotation: (256 + 16 + 2 * 4) / 4 = 70
     SP_UNSET = -1               # a space the plan has not filled yet
     SP_EMPTY = -2               # a space the plan leaves empty (one penalty point)
-    SP_NODES = 4000             # search nodes per penalty level (about a millisecond each)
-    SP_EXTRA_PENALTY = 0        # penalty levels tried beyond what still wins
+    # Its parameters (agent_params.toml: solo_planner(nodes=..., extra_penalty=...)), by
+    # their place in the policy parameter block:
+    SP_PARAM_NODES = 0          # search nodes per penalty level (about a millisecond each)
+    SP_PARAM_EXTRA_PENALTY = 1  # penalty levels tried beyond what still wins
 
 
 ctypedef struct SoloPlan:
@@ -44,6 +46,7 @@ ctypedef struct SoloPlan:
     int rim[MAX_CELLS][DIRECTIONS]  # terrain outside a rim edge, -1 inside
     double t_tile                   # seconds per further tile: pick (with scanning) and place
     int nodes
+    int max_nodes                   # the search's nodes per penalty level (parameter nodes)
 
 
 ctypedef struct SoloMemory:
@@ -245,7 +248,7 @@ cdef int plan_search(SoloPlan* P, int budget, double t_left) noexcept nogil:
     cdef int c, k, j, n, cost, r, mask, val, best = -1, best_n = 1 << 30, bmask = 0, bval = 0
     cdef bint time_for_tile = t_left >= P.t_tile
     P.nodes += 1
-    if P.nodes > SP_NODES:
+    if P.nodes > P.max_nodes:
         return -1
     for c in range(P.ncells):               # the most constrained space first
         if P.code[c] != SP_UNSET:
@@ -439,7 +442,8 @@ cdef int solo_flip(const MState* s, int p, SoloMemory* m) noexcept nogil:
     return -1
 
 
-cdef int solo_planner(const void* vs, Rng* rng, void* scratch) noexcept nogil:
+cdef int solo_planner(const void* vs, const double* params, Rng* rng,
+                      void* scratch) noexcept nogil:
     """Engine policy `solo_planner`: plan the whole board, pick and lay tiles by the plan."""
     cdef const MState* s = <const MState*>vs
     cdef int p = s.head.current, a, max_budget
@@ -448,11 +452,13 @@ cdef int solo_planner(const void* vs, Rng* rng, void* scratch) noexcept nogil:
     cdef SoloMemory* m
     if not s.rules.solo:
         return greedy_placer(vs, rng)
-    max_budget = s.rules.solo_threshold - 1 + SP_EXTRA_PENALTY - board_penalty(s, p)
+    max_budget = (s.rules.solo_threshold - 1 + <int>params[SP_PARAM_EXTRA_PENALTY]
+                  - board_penalty(s, p))
     if max_budget < 0:
         max_budget = 0
     m = solo_memory(s, scratch)
     plan_init(s, p, &P, m)
+    P.max_nodes = <int>params[SP_PARAM_NODES]
     if pl.hand != NO_TILE:
         a = solo_place(s, p, &P, max_budget)
     elif pl.placed == n_cells(&s.rules):

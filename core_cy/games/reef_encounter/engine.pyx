@@ -29,10 +29,11 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
                                rng_next, rng_seed, rng_tie_key, MAX_LEGAL, engine_handle)
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
-from core_cy.engine.codec import INT32_MAX, choice, fail, integer, load_data
+from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
 from core_cy.engine.game import Game, options_from_data
 
-ENGINE_VERSION = "1.1"   # 1.1: condition 3 checked when the larva play ends (reef_full_check)
+ENGINE_VERSION = "1.2"   # 1.1: condition 3 checked when the larva play ends (reef_full_check);
+                         # 1.2: end condition 4 follows the seed by default (end4_literal_bag_lt3)
 
 cdef extern from "meeple_bits.h":
     int popcount "meeple_popcount64"(uint64_t x) noexcept nogil
@@ -1868,7 +1869,8 @@ cdef int quick_policy(const RState* s, Rng* rng) noexcept nogil:
     return m_random_action(s, rng)           # only algae (or moves) are left
 
 
-cdef int m_policy(const void* vs, int which, Rng* rng, void* scratch) noexcept nogil:
+cdef int m_policy(const void* vs, int which, const double* params, Rng* rng,
+                  void* scratch) noexcept nogil:
     return quick_policy(<const RState*>vs, rng)
 
 
@@ -2232,6 +2234,7 @@ class ReefGame(Game):
 
     def fill_state(self, State state, data, rules):
         _fill(_st(state), data, rules)
+        check_live(state)
 
     def view(self, State state, int seat, unsigned long long seed=0):
         """The state as `seat` may see it: the determinization look-ahead agents search on
@@ -2362,8 +2365,12 @@ cdef _fill(RState* s, object top, dict rules):
             r, c = integer(sh[0], where + "[0]", 0, ROWS - 1), integer(sh[1], where + "[1]", 0, COLS - 1)
             who = integer(sh[2], where + "[2]", 0, players - 1)
             cell = b * BCELLS + r * COLS + c
-            if not (playable >> (r * COLS + c)) & 1 or s.cell_shrimp[cell] >= 0:
-                fail(where, "a shrimp stands alone on a playable cell")
+            if not (playable >> (r * COLS + c)) & 1:
+                fail(where, f"cell ({r}, {c}) is not a playable cell of board "
+                            f"{names[lay]!r}: a shrimp stands only on a playable cell")
+            if s.cell_shrimp[cell] >= 0:
+                fail(where, f"cell ({r}, {c}) already holds a shrimp (of player "
+                            f"{s.cell_shrimp[cell]}): a cell holds at most one shrimp")
             if s.cell_colour[cell] < 0 and who != s.head.current:
                 fail(where, "only the current player's shrimps may be on bare rock")
             if own_shrimps_on(s, b, who) == 2:
@@ -2442,6 +2449,81 @@ cdef _fill(RState* s, object top, dict rules):
         fail(top.path, "a terminal state needs an end_reason, a running one 'running'")
     s.head.moves = top.int("moves", 0, INT32_MAX)
     s.turns = top.int("turns", 0, INT32_MAX)
+    _check_open_sea(s, top)
+    _check_end(s, top)
+
+
+cdef _check_open_sea(RState* s, top):
+    """Every open-sea pile holds at most 3 polyps; while the game runs outside the final
+    round each space holds its cube and 1..3 polyps (the refill's invariant, section 5)."""
+    cdef int k, n
+    live = not s.head.terminal and s.phase != PH_FINAL
+    for k in range(NSPACES):
+        n = total(s.space_polyps[k], NCOL)
+        where = f"{top.at('open_sea')}[{k}]"
+        if n > 3 or (live and n == 0):
+            fail(where + ".polyps", f"{n} polyps: a space holds {'1' if live else '0'}..3 "
+                                    f"(every refill tops it up by one)")
+        if live and not s.space_cube[k]:
+            fail(where + ".cube", "a space lacks its cube only once the game ends (condition 4)")
+
+
+cdef _check_end(RState* s, top):
+    """Section 9's bookkeeping (the final round, an end pending after the ender's turn) and
+    the results: none while the game runs, a finished game's exactly its scoring."""
+    cdef int players = s.head.players, i
+    cdef RState t
+    if s.phase == PH_PICK and s.picks >= s.rules.larva_picks:
+        fail(top.at("setup_picks"), f"a seat picks {s.rules.larva_picks} larva cubes")
+    if s.phase == PH_FINAL:
+        if s.ender < 0:
+            fail(top.at("ender"), "the final round follows the ender's turn: expected its seat")
+        if s.end_pending != END_TILES_COVERED and s.end_pending != END_FOURTH_SHRIMP:
+            fail(top.at("end_pending"), "a final round follows end condition 1 or 2 "
+                                        "('all_tiles_covered' or 'fourth_shrimp')")
+        if s.head.terminal and s.final_left != 0:
+            fail(top.at("final_left"), "a finished final round has no turn left")
+        if not s.head.terminal:
+            if not 1 <= s.final_left <= players - 1:
+                fail(top.at("final_left"), f"expected 1..{players - 1} final turns left "
+                                           f"while the final round runs")
+            if s.head.current != (s.ender + players - s.final_left) % players:
+                fail(top.at("current_player"), f"with {s.final_left} final turns left after "
+                     f"seat {s.ender}'s end, seat {(s.ender + players - s.final_left) % players} "
+                     f"plays")
+    else:
+        if s.ender >= 0:
+            fail(top.at("ender"), "only a final round has an ender (null)")
+        if s.final_left:
+            fail(top.at("final_left"), "only a final round has turns left (0)")
+        if s.end_pending != END_RUNNING and (s.phase != PH_TURN or s.rules.end_stops_turn
+                                             or s.end_pending == END_TURN_LIMIT):
+            fail(top.at("end_pending"), "an end is pending only in phase turn with "
+                                        "end_stops_turn off, and never the turn limit")
+    if s.head.terminal:
+        if (s.phase == PH_FINAL) != (s.head.end_reason == END_TILES_COVERED
+                                     or s.head.end_reason == END_FOURTH_SHRIMP):
+            fail(top.at("phase"), "conditions 1 and 2 end in phase final, the others in "
+                                  "phase turn")
+        if s.end_pending != END_RUNNING and s.end_pending != s.head.end_reason:
+            fail(top.at("end_pending"), "expected 'running' or the end_reason")
+        if s.head.current != 0:
+            fail(top.at("current_player"), "a finished game has current_player 0")
+    memcpy(&t, s, sizeof(RState))
+    for i in range(players):
+        t.p[i].score = 0
+        t.head.share[i] = 0.0
+    if s.head.terminal:
+        t.head.terminal = 0
+        finish(&t, s.head.end_reason)
+    seats = top.objs("seats")
+    for i in range(players):
+        for key, mine, want in (("score", s.p[i].score, t.p[i].score),
+                                ("win_share", s.head.share[i], t.head.share[i])):
+            if mine != want:
+                fail(seats[i].at(key), f"expected {want}: " + (
+                    "the scoring of this finished position (sections 8, 11)" if s.head.terminal
+                    else "a running game has no results yet"))
 
 
 ReefGame.handle = engine_handle(&ENGINE, ReefGame, &_LAYOUT, sizeof(RState), &_LAYOUT.rules,

@@ -1,8 +1,7 @@
 """The Forbidden Desert search policies: equipment in the search, the thirst-risk model
-built from the storm deck's public composition, the search weights as a named structure per
-game, and play strength."""
+built from the storm deck's public composition, the search's parameters as agent parameters
+(each agent's own, never the game's rules), and play strength."""
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,9 @@ import pytest
 from core_cy import agents
 from core_cy.play import batch
 from core_cy.games.forbidden_desert import engine as fd
-from core_cy.games.forbidden_desert.engine import GAME, thirst_risk, water_plan, plan_value
-from desert_pos import (base, entry, find, put, swap, pawn_at, set_sand, give_card, card_ids,
-                         load, ACTIONS, BLAST, DIG, JET, MOVE, NAVIGATE, WC_DRAW)
+from core_cy.games.forbidden_desert.engine import GAME, thirst_risk
+from desert_pos import (base, put, pawn_at, set_sand, give_card, card_ids, load, ACTIONS, BLAST,
+                        DIG, NAVIGATE, WC_DRAW)
 
 
 def sun_cards(d):
@@ -65,22 +64,6 @@ def test_thirst_risk_is_zero_in_an_excavated_tunnel_and_under_a_shield():
     assert 0.0 < thirst_risk(load(d), 0) < thirst_risk(load(dry_explorer()), 0)
 
 
-def test_thirst_risk_counts_a_held_solar_shield_for_a_dry_pawn_on_its_tile():
-    """Weight shield_held: a Solar Shield in hand shades a pawn at 1 water or less on its
-    holder's tile as if played (shield_op plays it before the storm), until the holder's
-    next turn; off, or for a pawn with more water, it changes nothing."""
-    def risk(holder, water=0, **weights):
-        d = dry_explorer(search_weights=weights)
-        d["pawns"][0]["water"] = water
-        give_card(d, "solar_shield", holder)
-        return thirst_risk(load(d), 0)
-    bare = risk(0, shield_held=0.0)
-    assert bare > 0.0
-    assert risk(0, shield_held=1.0) == 0.0
-    assert 0.0 < risk(1, shield_held=1.0) < bare
-    assert risk(0, 2, shield_held=1.0) == risk(0, 2, shield_held=0.0) > 0.0
-
-
 def test_more_water_means_less_risk():
     d = dry_explorer()
     risks = []
@@ -88,168 +71,6 @@ def test_more_water_means_less_risk():
         d["pawns"][0]["water"] = w
         risks.append(thirst_risk(load(d), 0))
     assert risks == sorted(risks, reverse=True) and risks[3] < risks[0] / 5
-
-
-def put_all(d, kind, cells):
-    """Moves the tiles of `kind` to the cells, one each; returns their board entries."""
-    for i, rc in enumerate(cells):
-        src = next(h for h in (find(d, kind, n) for n in range(len(cells)))
-                   if h not in cells[:i])
-        swap(d, src, rc)
-    return [entry(d, rc) for rc in cells]
-
-
-def water_plan_position(roles=("explorer", "navigator", "climber", "archeologist")):
-    """The water plan's position: the two wells and the mirage in the south-east corner
-    (water-drop tiles, unexcavated), seat 1 dry; every other pawn in the shade of an
-    excavated tunnel in the north-west, where the water plan counts no risk for it."""
-    d = base(players=4, roles=list(roles), difficulty="novice")
-    put_all(d, "well", [(4, 4), (4, 3)])
-    put(d, (3, 4), "mirage")
-    for e in put_all(d, "tunnel", [(0, 0), (0, 1), (1, 0)]):
-        e["excavated"] = True
-    for seat, rc in zip((0, 2, 3), [(0, 0), (0, 1), (1, 0)]):
-        pawn_at(d, seat, rc)
-    d["pawns"][1]["water"] = 0
-    return d
-
-
-def test_water_plan_risk_grows_with_the_way_to_water():
-    """Seat 1, dry, acts right after this storm: next to a water-drop tile it can dig one in
-    its next turn (2 cards until then), from six actions away it needs two turns (10 cards)."""
-    d = water_plan_position()
-    pawn_at(d, 1, (3, 3))
-    near = water_plan(load(d))
-    pawn_at(d, 1, (0, 2))
-    far = water_plan(load(d))
-    assert 0.0 < near < far
-    pawn_at(d, 0, (1, 1))                    # the acting pawn out of the shade, with 4 water:
-    assert water_plan(load(d)) == far        # not within reach of death, not counted
-    d["pawns"][0]["water"] = 2               # with 2: six actions away, two of them next turn
-    assert water_plan(load(d)) > far
-
-
-def test_water_plan_drop_tiles_dug_in_the_search_give_no_more_water():
-    """A water-drop tile excavated in the search (face unseen) is no source for the others:
-    digging alone takes the teammates' water; with all three dug the team knows none."""
-    d = water_plan_position()
-    pawn_at(d, 1, (4, 4))
-    st = load(d)
-    undug = water_plan(st)
-    assert water_plan(st, dug=[(4, 4)]) == undug          # the other well is one step away
-    assert water_plan(st, dug=[(4, 4), (4, 3), (3, 4)]) > undug
-
-
-def test_water_plan_counts_a_water_carrier_with_water_as_a_source():
-    """The Water Carrier (in a tunnel two steps from the dry pawn) gives water for free to an
-    orthogonal neighbour: a source one step away, if he has water to give."""
-    d = water_plan_position(roles=("explorer", "navigator", "water_carrier", "archeologist"))
-    pawn_at(d, 1, (0, 3))
-    d["pawns"][2]["water"] = 5
-    full = water_plan(load(d))
-    d["pawns"][2]["water"] = 1
-    assert full < water_plan(load(d))
-
-
-def well_dug_under(roles, water, **weights):
-    """The value the search gives a water-drop tile dug in its line, with seat 0 (and seat 1)
-    on it at `water`, less the same position undug: the wells and the mirage unexcavated
-    (ev_well 2/3), the pawns on the tile that water_plan_position puts at (4, 4)."""
-    d = water_plan_position(roles=roles)
-    for seat in (0, 1):
-        pawn_at(d, seat, (4, 4))
-        d["pawns"][seat]["water"] = water
-    d["rules"]["search_weights"] = weights
-    st = load(d)
-    return plan_value(st, dug=[(4, 4)]) - plan_value(st)
-
-
-def test_a_dug_well_waters_the_pawns_on_it_on_the_held_waters_scale():
-    """Weight well_water_scaled: the 2 water a well may give each pawn on it (2/3 chance:
-    two wells and the mirage undug) count as the water a pawn holds does, water_scale on the
-    WATER_VALUE curve (the Water Carrier's carrier_water a unit); at 0 they counted unscaled
-    (water_scale left out: the dug tile's water was worth 1/2.35 of held water)."""
-    w = json.loads(Path(fd.__file__).with_name("data").joinpath(
-        "search_weights.json").read_text())["weights"]
-    roles = ("explorer", "navigator", "climber", "archeologist")
-    # Two non-carriers at 1 water: each 1 -> 3 on the curve (10 -> 21).
-    gain = (well_dug_under(roles, 1, well_water_scaled=1.0)
-            - well_dug_under(roles, 1, well_water_scaled=0.0))
-    assert gain == pytest.approx(2 * (2 / 3) * (w["water_scale"] - 1.0) * (21 - 10))
-    # Seat 0 the Water Carrier: his 2 units at carrier_water each, no longer on the curve.
-    roles = ("water_carrier", "navigator", "climber", "archeologist")
-    gain = (well_dug_under(roles, 1, well_water_scaled=1.0)
-            - well_dug_under(roles, 1, well_water_scaled=0.0))
-    assert gain == pytest.approx((2 / 3) * ((w["carrier_water"] * 2 - (21 - 10))
-                                            + (w["water_scale"] - 1.0) * (21 - 10)))
-    # Full canteens (4: Explorer and Navigator) gain nothing either way.
-    roles = ("explorer", "navigator", "climber", "archeologist")
-    assert well_dug_under(roles, 4, well_water_scaled=1.0) == pytest.approx(
-        well_dug_under(roles, 4, well_water_scaled=0.0))
-
-
-def thirsty_teammate_three_steps_from_a_well(mate_water, **weights):
-    """Every tile excavated but a cleared well at (2, 4) (the other well excavated, the mirage
-    somewhere unexcavated), the Explorer on it at 2 water with 2 actions left, the Navigator
-    (next to act) at mate_water three steps away at (4, 3), the others far with 3 water."""
-    d = base(players=4, roles=["explorer", "navigator", "climber", "archeologist"],
-             difficulty="novice")
-    for row in d["board"]:
-        for e in row:
-            if e:
-                e.update(excavated=True, sand=0)
-    put_all(d, "well", [(2, 4), (0, 4)])[0]["excavated"] = False
-    for seat, rc in enumerate([(2, 4), (4, 3), (0, 0), (0, 0)]):
-        pawn_at(d, seat, rc)
-        d["pawns"][seat]["water"] = 3
-    d["pawns"][0]["water"] = 2
-    d["pawns"][1]["water"] = mate_water
-    d["actions_left"] = 2
-    d["rules"]["search_weights"] = weights
-    return load(d)
-
-
-def test_team_search_waits_on_a_cleared_well_for_a_thirsty_teammate():
-    """Weight well_gather: an excavated well waters every pawn on its tile (seed, spec 4.4),
-    so the Explorer on a cleared well does not excavate it alone while the dry Navigator, next
-    to act, can walk onto it and excavate it in her turn.  It excavates (and drinks) when she
-    is not thirsty, when it is itself at 1 water (the storm between could kill it), and with
-    the weight at 0."""
-    def after(mate_water, own=2, **weights):
-        st = thirsty_teammate_three_steps_from_a_well(mate_water, **weights)
-        st = load({**st.to_dict(), "pawns": [dict(p, water=own) if i == 0 else p
-                                             for i, p in enumerate(st.to_dict()["pawns"])]})
-        d = play_action_phase(st, "team_search")
-        return d["pawns"][0]["water"], d["board"][2][4]["excavated"]
-    assert after(1, well_gather=1.0) == (2, False)
-    assert after(3, well_gather=1.0) == (4, True)
-    assert after(1, own=1, well_gather=1.0) == (3, True)
-    assert after(1, well_gather=0.0) == (4, True)
-    st = thirsty_teammate_three_steps_from_a_well(1, well_gather=1.0)
-    assert plan_value(st) > plan_value(thirsty_teammate_three_steps_from_a_well(1, well_gather=0.0))
-
-
-def reserve_position(dry_at, **weights):
-    """dry_explorer's Explorer (0 water) at dry_at, the Navigator (3 water, on (0, 0))
-    holding the Secret Water Reserve."""
-    d = dry_explorer()
-    pawn_at(d, 0, dry_at)
-    give_card(d, "secret_water_reserve", 1)
-    d["rules"]["search_weights"] = weights
-    return load(d)
-
-
-def test_a_held_secret_water_reserve_waters_its_holders_tile_in_the_evaluation():
-    """Weight reserve_water: the Reserve (every pawn on the holder's tile gains 2 water, to
-    its canteen's size; water_op plays it for a dry pawn) counts in the water the evaluation
-    sees, for the pawns on the holder's tile only."""
-    def gain(at):
-        return (plan_value(reserve_position(at, reserve_water=1.0))
-                - plan_value(reserve_position(at, reserve_water=0.0)))
-    assert gain((0, 0)) > 0.0      # the dry Explorer and the others on the holder's tile
-    # Away from the holder: only the holder's tile (Navigator 3 -> 4, the others 3 -> 5)
-    # changes, the same as with the Explorer there less her own water.
-    assert 0.0 < gain((4, 4)) < gain((0, 0))
 
 
 def blocked_in(policy_roles=("navigator", "explorer")):
@@ -358,7 +179,7 @@ def test_endgame_search_fills_the_water_carrier_before_the_long_walk(policy):
     assert kind == "move"
 
 
-def dry_teammate_three_steps_away(teammate_water, **weights):
+def dry_teammate_three_steps_away(teammate_water):
     """Every tile excavated (no work left), the Explorer (4 water) three diagonal-free steps
     east of the Archeologist on row 0."""
     d = base(players=2, roles=["explorer", "archeologist"])
@@ -370,7 +191,6 @@ def dry_teammate_three_steps_away(teammate_water, **weights):
     pawn_at(d, 1, (0, 0))
     d["pawns"][0]["water"] = 4
     d["pawns"][1]["water"] = teammate_water
-    d["rules"]["search_weights"] = weights
     return load(d)
 
 
@@ -385,70 +205,38 @@ def play_action_phase(st, policy):
 
 @pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
 def test_search_lines_share_water_as_the_team_does(policy):
-    """The searched lines share water after each action as water_op will (weight
+    """The searched lines share water after each action as water_op will (parameter
     line_sharing): the Explorer walks three steps to the dry Archeologist and the team shares
     on her tile.  Without it the search saw no worth in meeting her (sharing was only in
     play), and with her at 3 water (no gift wanted) it does not go."""
     d = play_action_phase(dry_teammate_three_steps_away(0), policy)
     assert [p["water"] for p in d["pawns"]] == [2, 2]
-    d = play_action_phase(dry_teammate_three_steps_away(0, line_sharing=0.0), policy)
+    d = play_action_phase(dry_teammate_three_steps_away(0), f"{policy}(line_sharing=false)")
     assert [p["water"] for p in d["pawns"]] == [4, 0]
     d = play_action_phase(dry_teammate_three_steps_away(3), policy)
     assert [p["water"] for p in d["pawns"]] == [4, 3]
     assert d["pawns"][0]["tile"] != d["pawns"][1]["tile"]
 
 
-def carrier_near_a_well(carrier_water, carrier_at=(0, 0), part=True, **weights):
-    """4 players, before the fourth part: an excavated well at (0, 0), with a part on it
-    (worth more to the search than water) if part, unexcavated tiles around, the Water
-    Carrier at carrier_at, the teammates far away with full canteens."""
-    d = base(players=4, roles=["water_carrier", "explorer", "navigator", "archeologist"])
-    put(d, (0, 0), "well")["excavated"] = True
-    for seat in range(1, 4):
-        pawn_at(d, seat, (4, 4))
-    pawn_at(d, 0, carrier_at)
-    d["pawns"][0]["water"] = carrier_water
-    if part:
-        d["parts"][0].update(state="on_tile", tile=entry(d, (0, 0))["tile"])
-    d["rules"]["search_weights"] = weights
-    return load(d)
-
-
-@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
-def test_water_carrier_hub_draws_on_a_well_when_low(policy):
-    """Weight water_hub: the Water Carrier low on water on an excavated well draws before
-    anything else (the search alone picks the part up first and walks on to excavate); with
-    water to spare the hub leaves the decision to the search."""
-    assert agents.choose(carrier_near_a_well(1, water_hub=1), policy, 1) == WC_DRAW
-    for water in (3, 4):
-        assert (agents.choose(carrier_near_a_well(water, water_hub=1), policy, 1)
-                == agents.choose(carrier_near_a_well(water, water_hub=0), policy, 1))
-
-
-@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
-def test_water_carrier_hub_walks_a_dry_carrier_to_a_well_in_reach(policy):
-    """water_hub 2: a dry Water Carrier two steps from an excavated well walks to it (and
-    draws with an action to spare); four steps away, out of this turn's reach, the hub
-    leaves the decision to the search."""
-    def choice(at, hub):
-        return agents.choose(carrier_near_a_well(1, at, part=False, water_hub=hub), policy, 1)
-
-    assert choice((0, 2), 2) == MOVE(0, 1)     # the search alone excavates its tile first
-    assert choice((0, 4), 2) == choice((0, 4), 0)
-
-
-# ---------------------------------------------------------------- search weights (issue 9)
+# ---------------------------------------------------------------- the search's parameters
 
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks" / "forbidden_desert"
+SEARCHERS = ("search", "deep_search", "team_search", "rollout", "rollout_search")
 
 
-def test_search_weight_names_are_one_list():
-    """The C struct's fields (read back through a state's rules), the default data file and
-    the tuner use the engine's names, in one order."""
+def test_search_parameter_names_are_one_list():
+    """The C struct's fields, the game's parameter table (agent_params.toml) and the tuner
+    use the engine's names, in one order; the rule-based planner takes none, the widths and
+    team_round only the team searches."""
     names = list(fd.SEARCH_WEIGHT_NAMES)
-    assert len(names) == 36 and len(set(names)) == 36
-    assert list(GAME.new(2, seed=1).to_dict()["rules"]["search_weights"]) == names
-    assert list(fd.DEFAULT_SEARCH_WEIGHTS) == names
+    assert len(names) == 30 and len(set(names)) == 30
+    assert list(GAME.policy_params.names) == names
+    for policy in SEARCHERS:
+        own = [p.name for p in agents.agent_params(GAME, policy)]
+        team = policy not in ("search", "deep_search")
+        assert own == [n for n in names if team or n not in (*fd.SEARCH_WIDTH_LIMITS,
+                                                            "team_round")]
+    assert agents.agent_params(GAME, "planner") == ()
     spec = importlib.util.spec_from_file_location("tune_desert_search",
                                                   BENCHMARKS / "tune_search_weights.py")
     tuner = importlib.util.module_from_spec(spec)
@@ -456,35 +244,82 @@ def test_search_weight_names_are_one_list():
     assert tuner.NAMES == names
 
 
-def walled_in_with_blaster(**weights):
+def test_search_parameters_are_no_rules():
+    """The weights left the rules: no rule option, nothing in a state's rules, a rules
+    fingerprint that no agent string changes."""
+    assert "search_weights" not in {o.name for o in GAME.options}
+    with pytest.raises(ValueError, match="search_weights"):
+        GAME.new(2, {"search_weights": {"sand": 1.0}})
+    assert not set(GAME.new(2, seed=1).to_dict()["rules"]) & set(fd.SEARCH_WEIGHT_NAMES)
+
+
+def test_search_parameters_are_agent_parameters_in_the_catalogue_and_agent_string():
+    """team_search's parameters are listed in the catalogue with their defaults and bounds,
+    and the full agent string (what results record per seat) spells every one of them."""
+    schema = GAME.info()["agents"]["team_search"]["parameters"]["properties"]
+    assert list(schema) == list(fd.SEARCH_WEIGHT_NAMES)
+    assert schema["team_beam"] == {"type": "integer", "default": 12, "minimum": 1,
+                                   "maximum": fd.SEARCH_WIDTH_LIMITS["team_beam"],
+                                   "description": schema["team_beam"]["description"]}
+    assert schema["line_sharing"]["type"] == "boolean" and schema["line_sharing"]["default"]
+    text = agents.canonical_agent(GAME, "team_search(team_beam=16, sand=2)")
+    assert text.startswith("team_search(part_held=486.6, ") and "team_beam=16, " in text
+    assert "sand=2.0, " in text and "line_sharing=true" in text
+    assert agents.canonical_agent(GAME, text) == text
+    assert agents.canonical_agent(GAME, "planner") == "planner"
+
+
+@pytest.mark.parametrize("agent, message", [
+    ("search(sand=x)", "parameter 'sand' of agent 'search' must be a number"),
+    ("search(sand=nan)", "parameter 'sand' of agent 'search' must be finite"),
+    ("search(sand=-1)", "parameter 'sand' of agent 'search' must be >= 0.0"),
+    ("search(sandy=1)", "unknown parameter 'sandy' of agent 'search'"),
+    ("search(team_beam=8)", "unknown parameter 'team_beam' of agent 'search'"),
+    ("planner(sand=1)", "unknown parameter 'sand' of agent 'planner'"),
+    ("team_search(line_sharing=1)", "parameter 'line_sharing' of agent 'team_search' must be "
+                                    "true or false"),
+    ("rollout(sand=1, sand=2)", "parameter 'sand' of agent 'rollout' is given twice"),
+])
+def test_bad_search_parameters_are_refused_naming_the_parameter(agent, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        agents.agent_spec(GAME, agent)
+
+
+def walled_in_with_blaster():
     d = blocked_in()
     give_card(d, "dune_blaster", 0)
-    d["rules"]["search_weights"] = weights
     return load(d)
 
 
-@pytest.mark.parametrize("policy", ["search", "deep_search"])
-def test_search_weights_belong_to_each_game(policy):
-    """A game whose rules value a held Dune Blaster above everything digs instead of blasting;
-    a game with the default weights, before and after it in the same process, still blasts."""
+@pytest.mark.parametrize("policy", ["search", "deep_search", "team_search"])
+def test_a_search_parameter_changes_the_choice_where_it_should(policy):
+    """An agent that values a held Dune Blaster above everything digs instead of blasting;
+    the default agent, before and after it in the same process, still blasts (the
+    parameters are each agent's own, not the game's)."""
     blasts = (BLAST(0, 0, 1), BLAST(0, 1, 0))
-    default = walled_in_with_blaster()
-    keeper = walled_in_with_blaster(blaster_held=1e6)
-    assert agents.choose(default, policy, 1) in blasts
-    assert agents.choose(keeper, policy, 1) in (DIG(0, 1), DIG(1, 0))
-    assert agents.choose(default, policy, 1) in blasts
-    assert keeper.to_dict()["rules"]["search_weights"]["blaster_held"] == 1e6
-    assert GAME.from_dict(keeper.to_dict()) == keeper
+    st = walled_in_with_blaster()
+    assert agents.choose(st, policy, 1) in blasts
+    assert agents.choose(st, f"{policy}(blaster_held=1000000)", 1) in (DIG(0, 1), DIG(1, 0))
+    assert agents.choose(st, policy, 1) in blasts
+    assert agents.choose(st, f"{policy}(blaster_held=8.988)", 1) in blasts   # the default
 
 
-def test_search_weights_change_a_batch_only_where_given():
-    """Batches with other weights in between leave a default batch as it was (no global)."""
-    def turns(rules):
-        return batch.play(GAME, 3, rules, "search", seed=2, count=20).column("turns").to_pylist()
+def test_search_parameters_change_a_batch_only_where_given():
+    """Batches with other parameters in between leave a default batch as it was (no global);
+    the parameters spelled at their defaults play the same games; two seats of one batch
+    keep their own parameters."""
+    def turns(agent, players=3):
+        rb = batch.play(GAME, players, {}, agent, seed=2, count=20)
+        return rb.column("turns").to_pylist(), rb.column("seat_agent").to_pylist()[0]
 
-    before = turns({})
-    other = turns({"search_weights": {"part_held": 0.0, "dist_work": 0.0}})
-    assert turns({}) == before and other != before
+    before, seats = turns("search")
+    assert seats == [agents.canonical_agent(GAME, "search")] * 3
+    other, seats = turns("search(part_held=0, dist_work=0)")
+    assert seats[0].startswith("search(part_held=0.0, ")
+    assert turns("search")[0] == before and other != before
+    assert turns(agents.canonical_agent(GAME, "search"))[0] == before
+    mixed = ["search", "search(part_held=0, dist_work=0)", "search"]
+    assert turns(mixed)[0] not in (before, other)
 
 
 # ---------------------------------------------------------------- team_search's widths
@@ -492,24 +327,27 @@ def test_search_weights_change_a_batch_only_where_given():
 @pytest.mark.parametrize("name", sorted(fd.SEARCH_WIDTH_LIMITS))
 def test_team_search_widths_are_whole_numbers_within_their_bound(name):
     """A width is a beam or a count of lines: a whole number from 1 to what the policy
-    scratch holds; anything else is refused with the weight's name, the bound itself taken."""
+    scratch holds; anything else is refused with the parameter's name, the bound itself
+    taken."""
     bound = fd.SEARCH_WIDTH_LIMITS[name]
-    assert fd.parse_search_weights({name: bound})[name] == bound
-    for bad in (0, 2.5, bound + 1, -3):
-        with pytest.raises(ValueError, match=f"search_weights'.{name} must be a whole number"):
-            GAME.new(4, {"search_weights": {name: bad}})
+    assert agents.parse_agent(GAME, f"team_search({name}={bound})")[1][name] == bound
+    for bad, why in (("0", ">= 1"), ("2.5", "an integer"), (str(bound + 1), f"<= {bound}"),
+                     ("-3", ">= 1")):
+        with pytest.raises(ValueError, match=f"parameter '{name}' of agent 'team_search' "
+                                             f"must be {why}"):
+            agents.agent_spec(GAME, f"team_search({name}={bad})")
 
 
 def test_team_search_widths_reach_the_search():
-    """The defaults spelled out play the same games as no option; a wider search plays other
-    games (the widths travel in each game's rules); the widest fits the policy scratch."""
-    def games(weights, count=16):
-        rb = batch.play(GAME, 4, {"search_weights": weights}, "team_search", seed=3, count=count)
+    """The defaults spelled out play the same games as none given; a wider search plays other
+    games; the widest fits the policy scratch."""
+    def games(agent, count=16):
+        rb = batch.play(GAME, 4, {}, agent, seed=3, count=count)
         return rb.column("turns").to_pylist(), rb.column("length").to_pylist()
 
-    defaults = {name: fd.DEFAULT_SEARCH_WEIGHTS[name] for name in fd.SEARCH_WIDTH_LIMITS}
-    assert games(defaults) == games({})
-    assert games({"team_beam": 24, "team_lines": 9}) != games({})
-    widest = batch.play(GAME, 2, {"search_weights": dict(fd.SEARCH_WIDTH_LIMITS)}, "team_search",
-                        seed=3, count=1)
-    assert widest.column("turns").to_pylist()[0] > 0
+    assert games("team_search(team_beam=12, team_lines=6, team_reply_beam=4)") == games(
+        "team_search")
+    assert games("team_search(team_beam=24, team_lines=9)") != games("team_search")
+    widest = ", ".join(f"{k}={v}" for k, v in fd.SEARCH_WIDTH_LIMITS.items())
+    rb = batch.play(GAME, 2, {}, f"team_search({widest})", seed=3, count=1)
+    assert rb.column("turns").to_pylist()[0] > 0

@@ -19,7 +19,7 @@ ISLANDS = [f"T{i}" for i in range(1, 13)]
 def setups(draw):
     players = draw(st.integers(2, 4))
     rules = {"exact_move_required": draw(st.booleans()),
-             "steal_at_home_allowed": draw(st.booleans()),
+             "steal_at_home": draw(st.sampled_from(["captains", "both", "none"])),
              "volcano_landing_cards": draw(st.sampled_from(["landing", "pirate"])),
              "recall_error_per_mille": draw(st.sampled_from([0, 100, 1000])),
              "first_player": draw(st.sampled_from(["seat_0", "random"])),

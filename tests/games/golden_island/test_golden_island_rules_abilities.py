@@ -37,9 +37,9 @@ def test_thief_option_1_captains_or_ships_together():
         d["seats"][0]["captain"] = d["seats"][2]["captain"] = 5
         d["seats"][1]["captain"] = 3
         d["seats"][3]["ship"] = "T4"
-    d = at_ability([THIEF_3], captain=5, setup=setup, rules={"steal_at_home_allowed": False})
+    d = at_ability([THIEF_3], captain=5, setup=setup, rules={"steal_at_home": "none"})
     assert abilities(d) == [ABILITY(0, STEAL(2))]
-    d = at_ability([THIEF_3], ship="T4", setup=setup, rules={"steal_at_home_allowed": False})
+    d = at_ability([THIEF_3], ship="T4", setup=setup, rules={"steal_at_home": "none"})
     d["seats"][0]["captain"] = 0
     assert ABILITY(0, STEAL(3)) in abilities(d) and ABILITY(0, STEAL(1)) not in abilities(d)
 
@@ -59,14 +59,46 @@ def test_thief_needs_a_victim_with_cards_and_company():
     def setup(d):
         d["seats"][0]["captain"] = d["seats"][2]["captain"] = 5
         give_island_cards(d, 1, *d["seats"][2]["island_cards"])
-    assert abilities(at_ability([THIEF_3], captain=5, setup=setup, rules={"steal_at_home_allowed": False})) == []
-    assert abilities(at_ability([THIEF_3], captain=3, rules={"steal_at_home_allowed": False})) == []
+    assert abilities(at_ability([THIEF_3], captain=5, setup=setup, rules={"steal_at_home": "none"})) == []
+    assert abilities(at_ability([THIEF_3], captain=3, rules={"steal_at_home": "none"})) == []
 
 
-def test_steal_at_home_switch():
-    # Everybody starts on the lighthouse and in the harbour.
-    assert len(abilities(at_ability([THIEF_3]))) == 3
-    assert abilities(at_ability([THIEF_3], rules={"steal_at_home_allowed": False})) == []
+def ships_home_captains_apart(d):
+    """Every ship in the harbour; seat 0's captain on space 5, the others' on space 3."""
+    for seat in d["seats"][1:]:
+        seat["captain"] = 3
+
+
+def home_thefts(value, setup=None):
+    rules = None if value is None else {"steal_at_home": value}
+    return abilities(at_ability([THIEF_3], captain=5 if setup else 0, setup=setup, rules=rules))
+
+
+ALL_THREE = [ABILITY(0, STEAL(1)), ABILITY(0, STEAL(2)), ABILITY(0, STEAL(3))]
+
+
+def test_steal_at_home_captains_by_default_the_lighthouse_is_one_space_the_piers_are_not():
+    assert GAME.info()["rules"]["properties"]["steal_at_home"]["default"] == "captains"
+    # Everybody starts on the lighthouse and in the harbour: the captains share a space.
+    assert home_thefts(None) == home_thefts("captains") == ALL_THREE
+    # Ships each at their own pier in the harbour share none.
+    assert home_thefts(None, ships_home_captains_apart) == []
+    assert home_thefts("captains", ships_home_captains_apart) == []
+
+
+def test_steal_at_home_both_ships_in_the_harbour_are_together_too():
+    assert home_thefts("both") == ALL_THREE
+    assert home_thefts("both", ships_home_captains_apart) == ALL_THREE
+
+
+def test_steal_at_home_none_no_theft_at_home():
+    assert home_thefts("none") == []
+    assert home_thefts("none", ships_home_captains_apart) == []
+    # Away from home the pieces still meet (captains on space 5).
+    def away(d):
+        d["seats"][2]["captain"] = 5
+    assert abilities(at_ability([THIEF_3], captain=5, setup=away,
+                                rules={"steal_at_home": "none"})) == [ABILITY(0, STEAL(2))]
 
 
 def test_G17_thief_option_2_empty_deck_on_an_island_card_space():
@@ -77,13 +109,13 @@ def test_G17_thief_option_2_empty_deck_on_an_island_card_space():
         d["seats"][3]["captain"] = 8
         for s in d["seats"][1:]:
             s["ship"] = "H"
-    d = at_ability([THIEF_3], captain=6, setup=setup, rules={"steal_at_home_allowed": False})
+    d = at_ability([THIEF_3], captain=6, setup=setup, rules={"steal_at_home": "none"})
     assert abilities(d) == [ABILITY(0, STEAL(1)), ABILITY(0, STEAL(2)), ABILITY(0, STEAL(3))]
     # Not on an island-card space: no option 2.
-    d = at_ability([THIEF_3], captain=5, setup=setup, rules={"steal_at_home_allowed": False})
+    d = at_ability([THIEF_3], captain=5, setup=setup, rules={"steal_at_home": "none"})
     assert abilities(d) == []
     # Deck not empty: no option 2 either.
-    d = at_ability([THIEF_3], captain=6, rules={"steal_at_home_allowed": False})
+    d = at_ability([THIEF_3], captain=6, rules={"steal_at_home": "none"})
     d["seats"][1]["captain"] = d["seats"][2]["captain"] = d["seats"][3]["captain"] = 4
     assert abilities(d) == []
 
@@ -92,7 +124,7 @@ def test_master_thief_takes_one_or_two_from_one_opponent():
     def setup(d):
         d["seats"][0]["captain"] = d["seats"][2]["captain"] = 5
         give_island_cards(d, 2, d["island_deck"][0])
-    d = at_ability([MASTER_5], captain=5, setup=setup, rules={"steal_at_home_allowed": False})
+    d = at_ability([MASTER_5], captain=5, setup=setup, rules={"steal_at_home": "none"})
     assert abilities(d) == [ABILITY(0, STEAL(2, 1)), ABILITY(0, STEAL(2, 2))]
     state = after(d, ABILITY(0, STEAL(2, 2)))
     seats = state.to_dict()["seats"]
@@ -103,10 +135,10 @@ def test_master_thief_victims_option_two_opponents():
     def setup(d):
         for k in (0, 2, 3):
             d["seats"][k]["captain"] = 5
-    d = at_ability([MASTER_5], captain=5, setup=setup, rules={"steal_at_home_allowed": False})
+    d = at_ability([MASTER_5], captain=5, setup=setup, rules={"steal_at_home": "none"})
     assert not GAME.actions.select(abilities(d), "steal_split")
     d = at_ability([MASTER_5], captain=5, setup=setup,
-                   rules={"steal_at_home_allowed": False, "master_thief_victims": "two"})
+                   rules={"steal_at_home": "none", "master_thief_victims": "two"})
     assert GAME.actions.select(abilities(d), "steal_split") == [ABILITY(0, STEAL_SPLIT(2, 3))]
     taken = d["seats"][2]["island_cards"] + d["seats"][3]["island_cards"]
     seats = after(d, ABILITY(0, STEAL_SPLIT(2, 3))).to_dict()["seats"]
@@ -117,7 +149,7 @@ def test_master_thief_victims_option_two_opponents():
         setup(d)
         set_discard(d, 1, [MASTER_5])
     d = at_ability([IMITATOR], captain=5, setup=copied,
-                   rules={"steal_at_home_allowed": False, "master_thief_victims": "two"})
+                   rules={"steal_at_home": "none", "master_thief_victims": "two"})
     state = after(d, ABILITY(0, IMITATE(1)))
     assert ABILITY(COPY_SLOT, STEAL_SPLIT(2, 3)) in state.legal_actions()
 
@@ -162,6 +194,25 @@ def test_veteran_takes_one_or_two():
         give_pirates(d, 0, "purple")
     assert abilities(at_ability([VETERAN_3], ship="T5", setup=two_held)) == [
         ABILITY(0, TAKE("black")), ABILITY(0, TAKE("white"))]
+
+
+def test_pirate_and_veteran_take_pirates_back_from_a_volcano():
+    # Pirates landed on a volcano are neutral like any island's: a ship there recovers them.
+    for node in ("VL", "VU"):
+        def setup(d):
+            put_pirates(d, node, "black", "white")
+        d = at_ability([PIRATE_4], ship=node, setup=setup)
+        assert abilities(d) == [ABILITY(0, TAKE("black")), ABILITY(0, TAKE("white"))], node
+        after_take = after(d, ABILITY(0, TAKE("black"))).to_dict()
+        assert after_take["seats"][0]["pirates"]["black"] == 1
+        assert after_take["volcanoes"][node] == {"black": 0, "white": 1, "purple": 0,
+                                                 "natural": 0}
+        d = at_ability([VETERAN_3], ship=node, setup=setup)
+        assert ABILITY(0, TAKE("black", "white")) in abilities(d), node
+        after_take = after(d, ABILITY(0, TAKE("black", "white"))).to_dict()
+        assert after_take["seats"][0]["pirates"]["black"] == 1
+        assert after_take["seats"][0]["pirates"]["white"] == 1
+        assert sum(after_take["volcanoes"][node].values()) == 0
 
 
 # ---------------------------------------------------------------- landing
@@ -250,6 +301,30 @@ def test_imitator_copies_an_opponents_top_discard():
     d2 = state.to_dict()
     assert d2["seats"][0]["known_chests"] == ["T3"] and d2["current_player"] == 1
     assert d2["seats"][0]["discard"][-1] == IMITATOR
+
+
+def test_imitator_copies_a_landing():
+    # Seat 1's discard top is a Landing; seat 0 (ship at the black T5, a black pirate and
+    # permit 3) lands through its Imitator as with the card itself.
+    def setup(d):
+        set_discard(d, 1, [LANDING_2])
+        give_pirates(d, 0, "black")
+        set_permits(d, 0, held=[3])
+    d = at_ability([IMITATOR], ship="T5", setup=setup)
+    assert abilities(d) == [ABILITY(0, IMITATE(1))]
+    state = after(d, ABILITY(0, IMITATE(1)))
+    assert state.to_dict()["phase"] == "copy"
+    assert state.legal_actions() == [ABILITY(COPY_SLOT, LAND(3, "black"))]
+    state.apply(ABILITY(COPY_SLOT, LAND(3, "black")))
+    d2 = state.to_dict()
+    assert island(d2, "T5")["permits"] == [[0, 3]]
+    assert island(d2, "T5")["pirates"]["black"] == 1 and d2["seats"][0]["pirates"]["black"] == 0
+    assert d2["seats"][0]["permits_held"] == [] and d2["seats"][0]["discard"][-1] == IMITATOR
+    assert d2["seats"][1]["discard"] == [LANDING_2] and d2["current_player"] == 1
+    # Without a permit to place, the copied Landing is not possible: no Imitator play.
+    d = at_ability([IMITATOR], ship="T5", setup=setup)
+    set_permits(d, 0, held=[])
+    assert abilities(d) == []
 
 
 def test_copying_an_imitator_does_nothing():

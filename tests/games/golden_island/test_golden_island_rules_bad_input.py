@@ -69,3 +69,54 @@ def test_the_seven_counts_as_a_sixth_permit():
     state = build(d)
     state.apply(ABILITY(0, LAND(7, "black")))
     assert state.to_dict()["end_trigger"] == 0
+
+
+def refused(d, field, words=""):
+    with pytest.raises(ValueError, match=field) as err:
+        GAME.from_dict(d)
+    assert words in str(err.value)
+
+
+def test_phase_copy_needs_an_opponent_with_a_discard_pile():
+    d = base(3, seed=2)
+    d["phase"] = "copy"
+    d["copy_target"] = 1                       # seat 1 has discarded nothing yet
+    refused(d, "state.copy_target", "discard pile is empty")
+    d["copy_target"] = 0
+    refused(d, "state.copy_target", "an opponent")
+
+
+def finished(players=3, seed=4):
+    import random
+    state = GAME.new(players, seed=seed)
+    rng = random.Random(seed)
+    while not state.is_terminal():
+        state.apply(rng.choice(state.legal_actions()))
+    return state.to_dict()
+
+
+def test_a_running_game_holds_no_gold_lines_they_would_count_twice():
+    d = base(3, seed=2)
+    d["seats"][0]["gold"]["chests"] = 5
+    refused(d, r"state.seats\[0\].gold", "no results yet")
+    for key, value in (("bank_short", True), ("golden_coin_owner", 1)):
+        d = base(3, seed=2)
+        d[key] = value
+        refused(d, f"state.{key}", "no results yet")
+    d = base(3, seed=2)
+    d["islands"][0]["chest_owner"] = 1
+    refused(d, r"state.islands\[0\].chest_owner")
+
+
+def test_a_finished_games_gold_is_its_scoring_not_taken_as_given():
+    d = finished()
+    assert GAME.from_dict(d).to_dict() == d
+    bad = copy.deepcopy(d)
+    bad["seats"][1]["gold"]["total"] += 10
+    refused(bad, r"state.seats\[1\].gold", "scoring of this finished position")
+    bad = copy.deepcopy(d)
+    bad["bank_short"] = not bad["bank_short"]
+    refused(bad, "state.bank_short")
+    bad = copy.deepcopy(d)
+    bad["phase"] = "ability"
+    refused(bad, "state.phase", "finished game")

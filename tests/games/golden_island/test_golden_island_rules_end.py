@@ -248,3 +248,26 @@ def test_partial_forgetting_is_a_chance_per_fact():
         state.apply(PASS)
         forgotten += len(state.to_dict()["seats"][0]["known_chests"]) < 2
     assert 15 < forgotten < 40
+
+
+def crowded(d, islands):
+    """All four seats on each island, seat k's permit k + 1 (payouts 3 x chest - 6 each)."""
+    for n, name in enumerate(islands):
+        place(d, name, d["islands"][int(name[1:]) - 1]["chest"],
+              *[(k, (k + n) % 6 + 1) for k in range(4)])
+
+
+def test_bank_short_records_whether_the_boxs_44_gold_would_run_short():
+    for islands, short in ((["T1", "T2", "T3", "T4", "T5", "T6"], True), (["T8"], False)):
+        d = final_turn(golden="T8")
+        crowded(d, islands)
+        state = score(d)
+        coins = sum(s["gold"]["coins"] for s in state.to_dict()["seats"])
+        assert (coins > 44) == short and state.outcomes()[0]["bank_short"] == short
+        assert state.to_dict()["bank_short"] == short
+        # The limited bank pays out exactly its 44 when the unlimited one ran short.
+        d["rules"] = {"bank_limited": True}
+        limited = score(d)
+        assert limited.outcomes()[0]["bank_short"] == short
+        assert sum(s["gold"]["coins"] for s in limited.to_dict()["seats"]) == min(coins, 44)
+    assert "bank_short" in GAME.info()["game_outcomes"]

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from product import PRODUCT, product_env
 from hypothesis import given, settings, strategies as st
 
 from core_cy import agents
 from core_cy.play import batch
 from mondo_pos import GAME, NO_SKILL, PICK, PLACE, JUMP, board_rules, build, tiles
 
-ROOT = Path(__file__).resolve().parents[3]
 PER_PLACEMENT = dict(NO_SKILL, mode="per_placement")
 
 
@@ -171,8 +171,8 @@ def test_from_dict_in_a_fresh_process(players, rules):
             break
         s.apply(agents.choose(s, "greedy_placer", k))
     d = s.to_dict()
-    out = subprocess.run([sys.executable, "-c", FRESH], input=json.dumps(d), cwd=ROOT,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", FRESH], input=json.dumps(d), cwd=PRODUCT,
+                         env=product_env(), capture_output=True, text=True, check=True)
     back = json.loads(out.stdout)
     assert back["dict"] == json.loads(json.dumps(d))
     assert back["bytes"] == s.to_bytes().hex()

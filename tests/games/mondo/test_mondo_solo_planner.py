@@ -86,3 +86,13 @@ def test_the_planner_wins_most_easy_and_some_medium_games():
     assert np.sum(easy.column("solo_win").to_pylist()) >= 8
     medium = batch.play(GAME, 1, {"solo_difficulty": "medium"}, "solo_planner", seed=2, count=24)
     assert np.sum(medium.column("solo_win").to_pylist()) >= 3
+
+
+def test_the_planners_parameters_reach_it():
+    """solo_planner(nodes=..., extra_penalty=...) are agent parameters: the defaults spelled
+    out play the same game; a search of one node finds no plan (the planner then plays as
+    without one) and loses the hard game the default wins."""
+    assert play_out(one_row(), "solo_planner(nodes=4000, extra_penalty=0)") == play_out(one_row())
+    s = one_row()
+    starved = play_out(s, "solo_planner(nodes=1)")
+    assert starved != play_out(one_row()) and not s.to_dict()["solo_win"]

@@ -24,6 +24,8 @@ def test_catalogue_loads_reef_encounter():
     for name in ("end4_literal_bag_lt3", "larva_play_min_polyps", "bonus_shortage",
                  "open_sea_cycle", "start_player"):
         assert props[name].get("x-assumption"), name
+    # End condition 4 reads the seed's end-of-game text by default (spec A10).
+    assert props["end4_literal_bag_lt3"]["default"] is True
     json.dumps(info)
 
 

@@ -1,0 +1,73 @@
+"""How the figures are computed (Look: fixed-n or always-valid) and their shared pieces:
+the interval columns of rates and means, and the words of the sentences."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from pipelines import stats as st
+
+DELTA = 0.01  # the default margin that matters: 1 point of win share
+
+
+@dataclass(frozen=True)
+class Look:
+    """How the figures are computed: fixed-n (a finished run) or always-valid (interim, a
+    run in progress, tuned for `planned_games` per cell); `delta` is the difference that
+    matters (win share, as a fraction)."""
+
+    interim: bool = False
+    planned_games: int = 10_000
+    delta: float = DELTA
+    alpha: float = st.ALPHA
+
+
+# ---- intervals on collected frames -------------------------------------------------------------
+def _rate_columns(df: pl.DataFrame, rate: str, var: str, n: str, prefix: str,
+                  look: Look, alpha: float | None = None) -> pl.DataFrame:
+    """<prefix>_lo/_hi of a rate: Jeffreys (fixed-n) or a confidence sequence (interim)."""
+    alpha = look.alpha if alpha is None else alpha
+    p, v, m = (df[c].to_numpy().astype(np.float64) for c in (rate, var, n))
+    if look.interim:
+        half = st.cs_half_width(np.sqrt(v), m, alpha, look.planned_games)
+        low, high = np.clip(p - half, 0, 1), np.clip(p + half, 0, 1)
+    else:
+        low, high = st.rate_interval(p, v, m, alpha)
+    return df.with_columns(pl.Series(f"{prefix}_lo", low), pl.Series(f"{prefix}_hi", high))
+
+
+def _mean_columns(df: pl.DataFrame, mean: str, sd: str, n: str, prefix: str, look: Look,
+                  alpha, scale=None) -> pl.DataFrame:
+    """<prefix>_lo/_hi of a mean: t interval (fixed-n) or a confidence sequence (interim,
+    tuned to `scale`, default the observed sd)."""
+    mu, s, m = (df[c].fill_null(0).to_numpy().astype(np.float64) for c in (mean, sd, n))
+    if look.interim:
+        tune = np.where(s > 0, s, 1.0) if scale is None else scale
+        half = st.cs_half_width(s, m, alpha, look.planned_games, tune)
+    else:
+        half = st.t_quantile(m, alpha) * s / np.sqrt(m)
+    half = np.where(m > 1, half, np.nan)
+    return df.with_columns(pl.Series(f"{prefix}_lo", mu - half),
+                           pl.Series(f"{prefix}_hi", mu + half))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _margin_text(delta: float) -> str:
+    return f"±{100 * delta:g} point{'' if delta == 0.01 else 's'}"
+
+
+def _more_games(total: float, n: float, per_unit: int = 1) -> str:
+    """How many more games would decide, from unit counts (per_unit games per unit)."""
+    if not np.isfinite(total):
+        return "more games would not decide it at this margin"
+    return f"about {int(max(total - n, 1)) * per_unit:,} more games per cell would decide"
+
+
+def _unit_text(n: int, per_unit: int) -> str:
+    """'1,000 games', or with rotations '1,000 deals (3 rotations each)'."""
+    return f"{n:,} games" if per_unit == 1 else f"{n:,} deals ({per_unit} rotations each)"

@@ -1,0 +1,105 @@
+"""The one-sentence verdicts of cells and comparisons, and the games that would decide."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from pipelines import stats as st
+from pipelines.figures import Look, _margin_text, _more_games, _pct, _unit_text
+
+
+def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list[tuple]:
+    """(decided, sentence) per competitive cell: which seat is favoured, or balanced within
+    +-delta, or undecided (with the games that would decide)."""
+    family = max(int(seats.height), 1)  # Bonferroni over every seat rate of the experiment
+    out = []
+    for cell in cells.iter_rows(named=True):
+        part = seats.filter(arm=cell["arm"], players=cell["players"]).sort("seat")
+        if part.is_empty():
+            out.append((None, None))
+            continue
+        k, n, per_unit = cell["players"], cell["units"], cell["unit_games"]
+        fair = 1 / k
+        rate = part["win_share"].to_numpy()
+        sd = np.sqrt(part["share_var"].to_numpy())
+        strict = look.alpha / family
+        if look.interim:
+            half = st.cs_half_width(sd, n, strict, look.planned_games)
+            unbalanced = bool(np.any(np.abs(rate - fair) > half))
+        else:
+            half = (lambda lo_hi: (lo_hi[1] - lo_hi[0]) / 2)(st.rate_interval(
+                rate, sd ** 2, n, strict))
+            unbalanced = cell["seat_p_adjusted"] is not None and cell["seat_p_adjusted"] <= look.alpha
+        balanced = bool(np.all(np.abs(rate - fair) + half < look.delta))
+        top = int(np.argmax(rate))
+        best = part.row(top, named=True)
+        lead = (f"Seat {top} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
+                f"{_pct(best['win_hi'])}) against a fair {_pct(fair)} over "
+                f"{_unit_text(n, per_unit)}")
+        tag = "Interim: " if look.interim else ""
+        if unbalanced:
+            low = int(np.argmin(rate))
+            out.append((True, f"{tag}{lead}: the seats are unbalanced (seat {top} favoured, seat "
+                       f"{low} least)."))
+        elif balanced:
+            out.append((True, f"{tag}Every seat wins within {_margin_text(look.delta)} of a fair "
+                       f"{_pct(fair)} over {_unit_text(n, per_unit)}: balanced."))
+        else:
+            total = _games_for_seats(rate - fair, sd, n, strict, look)
+            out.append((False, f"{tag}{lead}: no seat advantage shown yet, undecided at "
+                        f"{_margin_text(look.delta)}; {_more_games(total, n, per_unit)}."))
+    return out
+
+
+def _games_for_seats(deviation, sd, n, alpha, look: Look) -> float:
+    """Games after which a cell's seats would be decided: one seat shown off fair, or every
+    seat within +-delta of it."""
+    planned = look.planned_games if look.interim else None
+    off = np.abs(deviation)
+    differ = np.min(st.games_for(sd, off, alpha, planned))
+    equal = np.max(st.games_for(sd, look.delta - off, alpha, planned))
+    return float(max(min(differ, equal), n))
+
+
+def _team_verdicts(cells: pl.DataFrame, look: Look) -> list[tuple]:
+    tag = "Interim: " if look.interim else ""
+    return [(None, f"{tag}The team wins {_pct(c['team_win_rate'])} (95% CI {_pct(c['team_win_lo'])}-"
+            f"{_pct(c['team_win_hi'])}) of {_unit_text(c['units'], c['unit_games'])}.")
+            for c in cells.iter_rows(named=True)]
+
+
+def _truncation_notes(cells: pl.DataFrame, include_truncated: bool) -> list[str]:
+    notes = []
+    for c in cells.iter_rows(named=True):
+        if not c["truncated"]:
+            notes.append("")
+        elif include_truncated:
+            notes.append(f" {c['truncated']:,} truncated games are counted.")
+        else:
+            notes.append(f" {c['truncated']:,} truncated games ({_pct(c['truncated_share'])}) "
+                         "are left out.")
+    return notes
+
+
+def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
+    """(decided, sentence) for one comparison row (win share, or team win rate)."""
+    d, lo, hi, delta = row["win_share_diff"], row["win_diff_lo"], row["win_diff_hi"], look.delta
+    what = "the team win rate" if row["seat"] is None else f"seat {row['seat']}'s win share"
+    unit = "games" if row["unit"] == "game" else "deals"
+    text = (f"{row['arm']} changes {what} by {100 * d:+.1f} points [{100 * lo:+.1f}, "
+            f"{100 * hi:+.1f}] against {row['baseline']} ({row['players']} players, "
+            f"{row['pairs']:,} paired {unit})")
+    margin = _margin_text(delta)
+    tag = "Interim: " if look.interim else ""
+    if row["win_significant"]:
+        size = ("by at least " + margin if lo >= delta or hi <= -delta else
+                "smaller than " + margin if -delta < lo and hi < delta else
+                "of a size not yet known against " + margin)
+        return True, f"{tag}{text}: a real difference, {size}."
+    if -delta < lo and hi < delta:
+        return True, f"{tag}{text}: not shown to matter at {margin} (equivalent)."
+    total = st.games_to_decide(d, row["win_sd"] or 0.0, row["pairs"], delta, row["level"],
+                               look.planned_games if look.interim else None)
+    per_unit = 1 if row["unit"] == "game" else row["players"]
+    return False, (f"{tag}{text}: undecided at {margin}; "
+                   f"{_more_games(float(total), row['pairs'], per_unit)}.")

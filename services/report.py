@@ -1,0 +1,426 @@
+"""What an experiment concluded, in words, and the shareable report.
+
+`headline` turns pipelines' figures into the blocks a designer reads first (seat balance per
+cell, each arm against the baseline, the strength ladder's stability): each item names the
+arm, the players and the agent, says "decided" or "not decided yet (about N more games)" and
+the level the verdict used.  The dashboard shows these blocks as they are (no sentence is
+rebuilt in JavaScript), the terminal prints them (services.cli), and `render` writes them into
+one self-contained HTML file with inline SVG charts, the provenance of the rows and the
+command that reproduces them (`meeplelab report`, GET /api/experiments/{eid}/report.html).
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from datetime import datetime, timezone
+
+import polars as pl
+
+import pipelines
+from pipelines import ladder as ladder_stats
+from dashboards import charts
+
+MORE_GAMES = re.compile(r"about ([\d,]+) more games")
+
+
+# ---- words -------------------------------------------------------------------------------
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """'1 game', '2 games', '1,000 games'."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def short_agent(agent: str) -> str:
+    """An agent string as a designer reads it: the name without its parameters
+    ('mcts(iterations=400, ...)' -> 'mcts')."""
+    return agent.split("(", 1)[0].strip()
+
+
+def agents_text(agents: list[str]) -> tuple[str, str]:
+    """(short, full) text of a cell's seat agents: one name when every seat plays the same
+    agent, else the seats' names in seat order."""
+    if len(set(agents)) == 1:
+        return short_agent(agents[0]), agents[0]
+    return " / ".join(short_agent(a) for a in agents), " / ".join(agents)
+
+
+def status_text(decided: bool | None, sentence: str | None) -> str:
+    """'decided', 'not decided yet (about 1,200 more games)', or 'estimate' (a figure with no
+    question to decide, e.g. a cooperative cell's team win rate)."""
+    if decided is None:
+        return "estimate"
+    if decided:
+        return "decided"
+    found = MORE_GAMES.search(sentence or "")
+    if found:
+        n = int(found.group(1).replace(",", ""))
+        return f"not decided yet (about {plural(n, 'more game')})"
+    return "not decided yet"
+
+
+def _cell_agents(spec, arm: str, players: int) -> tuple[str, str]:
+    cell = next((c for c in spec.cells() if c.arm == arm and c.players == players), None)
+    return agents_text(spec.agent_list(players, cell))
+
+
+def question(spec) -> str:
+    """The experiment's question in one sentence, from its spec."""
+    import core_cy
+
+    game = core_cy.load(spec.game)
+    counts = spec.player_counts()
+    who = (f"{counts[0]} players" if len(counts) == 1
+           else ", ".join(map(str, counts[:-1])) + f" and {counts[-1]} players")
+    arms = [a for a in spec.result_arms() if a != spec.baseline_arm()]
+    agent = (short_agent(spec.agents) if isinstance(spec.agents, str) and not spec.ladder
+             else None)
+    under = f" with {agent} in every seat" if agent else ""
+    if game.cooperative:
+        first = f"How often does a team of {who} win {game.title}{under}"
+    else:
+        first = f"Are the seats of {game.title} balanced with {who}{under}"
+    if arms:
+        named = ", ".join(arms[:3]) + (f" and {len(arms) - 3} more" if len(arms) > 3 else "")
+        first += f", and what does {named} change against {spec.baseline_arm()}"
+    if spec.ladder:
+        first += (f", and does the answer hold from {short_agent(spec.ladder[0])} up to "
+                  f"{short_agent(spec.ladder[-1])}")
+    return first + "?"
+
+
+# ---- the headline ------------------------------------------------------------------------
+def _level_of_cells(cell: dict) -> str:
+    return cell.get("p_adjust") or "95% intervals"
+
+
+def seat_block(spec, cells: list[dict]) -> dict:
+    items = []
+    for c in cells:
+        short, full = _cell_agents(spec, c["arm"], c["players"])
+        items.append({"arm": c["arm"], "players": c["players"], "agent": short,
+                      "agent_full": full, "decided": c["decided"],
+                      "status": status_text(c["decided"], c["verdict"]),
+                      "title": f"{c['arm']}, {c['players']} players, {short}",
+                      "sentences": [c["verdict"]], "level": _level_of_cells(c)})
+    return {"kind": "seats", "title": "Seat balance", "items": items}
+
+
+def team_block(spec, cells: list[dict]) -> dict:
+    items = []
+    for c in cells:
+        short, full = _cell_agents(spec, c["arm"], c["players"])
+        items.append({"arm": c["arm"], "players": c["players"], "agent": short,
+                      "agent_full": full, "decided": None, "status": "estimate",
+                      "title": f"{c['arm']}, {c['players']} players, {short}",
+                      "sentences": [c["verdict"]], "level": "95% interval"})
+    return {"kind": "team", "title": "Team win rate", "items": items}
+
+
+def arm_block(spec, rows: list[dict]) -> dict | None:
+    """One item per (arm, players) against the baseline: decided when every seat's row is."""
+    if not rows:
+        return None
+    items = []
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["arm"], r["players"]), []).append(r)
+    for (arm, players), part in groups.items():
+        short, full = _cell_agents(spec, arm, players)
+        decided = all(r["decided"] for r in part)
+        open_rows = [r for r in part if not r["decided"]]
+        status = status_text(decided, open_rows[0]["verdict"] if open_rows else None)
+        if not decided:  # the most games any open seat needs
+            needs = [int(m.group(1).replace(",", "")) for r in open_rows
+                     if (m := MORE_GAMES.search(r["verdict"] or ""))]
+            if needs:
+                status = f"not decided yet (about {plural(max(needs), 'more game')})"
+        level = part[0]["p_adjust"] or ""
+        items.append({"arm": arm, "players": players, "agent": short, "agent_full": full,
+                      "baseline": part[0]["baseline"], "decided": decided, "status": status,
+                      "title": f"{arm} against {part[0]['baseline']}, {players} players, {short}",
+                      "sentences": [r["verdict"] for r in part], "level": level})
+    return {"kind": "arms", "title": f"Each arm against the baseline ({rows[0]['baseline']})",
+            "items": items}
+
+
+def ladder_sentence(v: dict) -> str:
+    word = "stable" if v["stable"] else "not stable"
+    return (f"{v['base']}, {v['players']} players: the seat verdict is {word} between "
+            f"{short_agent(v['second'])} and {short_agent(v['strongest'])} (the largest change "
+            f"of a seat's advantage is {100 * v['change']:+.2f} points, seat {v['seat']}, "
+            f"against a 95% half-width of {100 * v['half_width']:.2f} points).")
+
+
+def ladder_block(spec, root: str) -> dict | None:
+    if not spec.ladder:
+        return None
+    table = ladder_stats.ladder_verdicts(root, spec.ladder)
+    items = [{"arm": v["base"], "players": v["players"], "agent": short_agent(v["strongest"]),
+              "agent_full": f"{v['second']} -> {v['strongest']}", "decided": True,
+              "stable": bool(v["stable"]),
+              "status": "stable" if v["stable"] else "not stable",
+              "title": f"{v['base']}, {v['players']} players, {short_agent(v['second'])} -> "
+                       f"{short_agent(v['strongest'])}",
+              "sentences": [ladder_sentence(v)], "level": "95% interval of each change"}
+             for v in table.iter_rows(named=True)]
+    return {"kind": "ladder", "title": "Strength ladder", "items": items}
+
+
+def figures(spec, root: str, look: pipelines.Look) -> dict:
+    """The tables the headline and the report read (JSON-able rows)."""
+    order = {arm: i for i, arm in enumerate(spec.result_arms())}
+
+    def in_spec_order(frame) -> list[dict]:  # pipelines sort arms by name; a designer wrote them
+        return sorted(frame.to_dicts(), key=lambda r: (order.get(r["arm"], len(order)),
+                                                       r["players"]))
+
+    cells = pipelines.cell_summary(root, look=look)
+    out = {"cells": in_spec_order(cells),
+           "summary": in_spec_order(pipelines.summary(root, look=look)), "compare": []}
+    if len(spec.result_arms()) > 1 and spec.baseline_arm() in {c["arm"] for c in out["cells"]}:
+        out["compare"] = in_spec_order(pipelines.compare(root, spec.baseline_arm(), look=look))
+    return out
+
+
+def headline(spec, root: str, look: pipelines.Look, tables: dict | None = None) -> dict:
+    """The question and the blocks that answer it (see the module doc)."""
+    tables = tables or figures(spec, root, look)
+    cells = tables["cells"]
+    cooperative = bool(cells) and cells[0]["cooperative"]
+    blocks = [team_block(spec, cells) if cooperative else seat_block(spec, cells),
+              arm_block(spec, tables["compare"]), ladder_block(spec, root)]
+    blocks = [b for b in blocks if b]
+    questions = [i for b in blocks for i in b["items"] if i["decided"] is not None]
+    return {"question": question(spec), "interim": look.interim,
+            "decided": bool(questions) and all(i["decided"] for i in questions),
+            "blocks": blocks}
+
+
+def headline_verdict(block_list: list[dict]) -> str:
+    """One short line for a list of experiments: the comparison with the baseline when there
+    is one (the question of a multi-arm experiment), else the first cell; an open item first,
+    since "decided" is only true of the whole when every item is."""
+    for kind in ("arms", "seats", "team"):
+        items = [i for b in block_list if b["kind"] == kind for i in b["items"]]
+        if items:
+            item = next((i for i in items if i["decided"] is False), items[0])
+            more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+            return f"{item['title']}: {item['status']}{more}"
+    return ""
+
+
+# ---- the report --------------------------------------------------------------------------
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
+.question{font-size:1.15em;font-weight:600}
+.item{margin:.6em 0;padding:.4em .8em;border-left:4px solid #999;background:#f7f7f7}
+.item.decided{border-color:#2a8}.item.open{border-color:#e0a040}
+.status{font-weight:600}.level{color:#666;font-size:.85em}
+table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
+td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:right}
+td:first-child,th:first-child{text-align:left}
+.charts{display:flex;flex-wrap:wrap;gap:1em}.chart{width:480px}
+svg{width:100%;height:auto;font-size:11px}svg .grid{stroke:#eee}svg .tick{fill:#555}
+svg .errorbar{stroke:#111;stroke-width:1.3}svg .reference{stroke:#888;stroke-dasharray:5 4}
+svg .hist{fill-opacity:.15;stroke-width:1.5}
+pre{background:#f4f4f4;padding:.6em;overflow-x:auto;font-size:.8em}
+.legend span{margin-right:1em;font-size:.85em}
+.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _headline_html(head: dict) -> str:
+    parts = [f'<p class="question">{_e(head["question"])}</p>']
+    if head["interim"]:
+        parts.append("<p><strong>Interim:</strong> the run is not done; every interval holds "
+                     "at any look.</p>")
+    for block in head["blocks"]:
+        parts.append(f'<h2>{_e(block["title"])}</h2>')
+        for item in block["items"]:
+            kind = "decided" if item["decided"] else "open" if item["decided"] is False else ""
+            parts.append(
+                f'<div class="item {kind}"><div><span class="status">{_e(item["status"])}'
+                f'</span> · <span title="{_e(item["agent_full"])}">{_e(item["title"])}</span>'
+                "</div>" + "".join(f"<div>{_e(s)}</div>" for s in item["sentences"] if s)
+                + f'<div class="level">level: {_e(item["level"])}</div></div>')
+    return "\n".join(parts)
+
+
+def _pct(v) -> str:
+    return "–" if v is None else f"{100 * v:.1f}%"
+
+
+def _interval(v, lo, hi, f=_pct) -> str:
+    return f"{f(v)} [{f(lo)}, {f(hi)}]"
+
+
+def _table(head: list[str], rows: list[list]) -> str:
+    return ("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head)
+            + "</tr></thead><tbody>" + "".join(
+                "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
+            + "</tbody></table>")
+
+
+def _figures_html(spec, tables: dict, hist: dict) -> str:
+    """Per player count: the win-share (or team win rate) chart, the comparison chart and the
+    game-length histogram, each with its table."""
+    out = []
+    cells, summary, compare = tables["cells"], tables["summary"], tables["compare"]
+    arms = spec.result_arms()
+    for players in sorted({c["players"] for c in cells}):
+        out.append(f"<h2>{players} players</h2><div class='charts'>")
+        mine = [c for c in cells if c["players"] == players]
+        if mine and mine[0]["cooperative"]:
+            out.append(charts.figure(
+                f"Team win rate per arm, {players} players (95% intervals)",
+                charts.bars([c["arm"] for c in mine], [{"name": "team win rate", "points": [
+                    (c["team_win_rate"], c["team_win_lo"], c["team_win_hi"]) for c in mine]}],
+                    y_label="team win rate", y_min=0)))
+        else:
+            rows = [r for r in summary if r["players"] == players]
+            seats = sorted({r["seat"] for r in rows})
+            series = [{"name": arm, "points": [
+                next(((r["win_share"], r["win_lo"], r["win_hi"]) for r in rows
+                      if r["arm"] == arm and r["seat"] == s), None) for s in seats]}
+                for arm in arms if any(r["arm"] == arm for r in rows)]
+            out.append(charts.figure(
+                f"Win share per seat, {players} players (95% intervals; dashed: fair)",
+                charts.bars([f"seat {s}" for s in seats], series, y_label="win share",
+                            y_min=0, reference=1 / players)))
+        diffs = [r for r in compare if r["players"] == players]
+        if diffs:
+            labels = [r["arm"] if r["seat"] is None else f"{r['arm']}, seat {r['seat']}"
+                      for r in diffs]
+            level = diffs[0]["interval_level"]
+            out.append(charts.figure(
+                f"Difference from {diffs[0]['baseline']}, {players} players "
+                f"({100 * level:.1f}% intervals, adjusted)",
+                charts.bars(labels, [{"name": "difference in win share (points)", "points": [
+                    (100 * r["win_share_diff"], 100 * r["win_diff_lo"], 100 * r["win_diff_hi"])
+                    for r in diffs]}], y_label="points", reference=0)))
+        series = [s for s in hist["length"]["series"] if s["players"] == players]
+        if series:
+            out.append(charts.figure(
+                f"Game length, {players} players", charts.histogram(
+                    hist["length"]["edges"], series, x_label="game length (moves)")))
+        out.append("</div>")
+        out.append(_cell_table(mine, [r for r in summary if r["players"] == players]))
+        if diffs:
+            out.append(_compare_table(diffs))
+    return "\n".join(out)
+
+
+def _cell_table(cells: list[dict], rows: list[dict]) -> str:
+    if cells and cells[0]["cooperative"]:
+        return _table(["arm", "games", "team win rate (95% interval)", "median length"],
+                      [[c["arm"], f"{c['games']:,}", _interval(c["team_win_rate"],
+                        c["team_win_lo"], c["team_win_hi"]), f"{c['length_p50']:.0f}"]
+                       for c in cells])
+    return _table(["arm", "seat", "agent", "games", "win share (95% interval)",
+                   "mean score (95% interval)"],
+                  [[r["arm"], r["seat"], short_agent(r["agent"]), f"{r['games']:,}",
+                    _interval(r["win_share"], r["win_lo"], r["win_hi"]),
+                    _interval(r["score_mean"], r["score_lo"], r["score_hi"],
+                              lambda v: "–" if v is None else f"{v:.2f}")] for r in rows])
+
+
+def _compare_table(rows: list[dict]) -> str:
+    level = f"{100 * rows[0]['interval_level']:.1f}%"
+    points = lambda v: "–" if v is None else f"{100 * v:+.1f}"  # noqa: E731
+    plain = lambda v: "–" if v is None else f"{v:+.2f}"  # noqa: E731
+    if rows[0]["seat"] is None:  # a cooperative game: the team result only
+        return _table(["arm", "paired games", f"team win rate change, points ({level} "
+                       "interval)", "significant", "verdict"],
+                      [[r["arm"], f"{r['pairs']:,}", _interval(
+                          r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
+                        "yes" if r["win_significant"] else "no", r["verdict"]] for r in rows])
+    return _table(["arm", "seat", "paired games", f"win share change, points ({level})",
+                   "win share: significant", f"mean score change ({level})",
+                   "mean score: significant", "verdict"],
+                  [[r["arm"], "team" if r["seat"] is None else r["seat"], f"{r['pairs']:,}",
+                    _interval(r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
+                    "yes" if r["win_significant"] else "no",
+                    _interval(r["score_diff"], r["score_diff_lo"], r["score_diff_hi"], plain),
+                    "–" if r["score_diff"] is None else
+                    ("yes" if r["score_significant"] else "no"), r["verdict"]]
+                   for r in rows])
+
+
+def provenance(spec, root: str) -> dict:
+    """Where the rows come from: game, engine version(s), rules fingerprint per arm, agents,
+    seeds and the meeplelab version, read from the rows themselves."""
+    from core_cy.engine.game import PACKAGE_VERSION
+
+    rows = pipelines.scan(root)
+    per_arm = (rows.group_by("arm", "players")
+               .agg(pl.col("engine_version").unique().sort(),
+                    pl.col("rules_fingerprint").unique().sort(),
+                    pl.col("seat_agent").list.join(" / ").unique().sort(),
+                    seeds=pl.col("seed").n_unique(), games=pl.len())
+               .sort("arm", "players").collect())
+    return {"game": spec.game, "meeplelab": PACKAGE_VERSION, "seed": spec.seed,
+            "cells": per_arm.to_dicts()}
+
+
+def _provenance_html(prov: dict, spec, command: str) -> str:
+    rows = [[c["arm"], c["players"], f"{c['games']:,}", ", ".join(c["engine_version"]),
+             ", ".join(c["rules_fingerprint"]),
+             "; ".join(agents_text(a.split(" / "))[1] for a in c["seat_agent"])]
+            for c in prov["cells"]]
+    spec_json = json.dumps(spec.model_dump(mode="json", exclude_unset=True), indent=2)
+    return ("<h2>Provenance</h2>"
+            f"<p>Game {_e(prov['game'])}; meeplelab {_e(prov['meeplelab'])}; experiment seed "
+            f"{_e(prov['seed'])} (game i of every arm is dealt from the seed and i alone).</p>"
+            + _table(["arm", "players", "games", "engine version", "rules fingerprint",
+                      "agents"], rows)
+            + "<h2>Reproduce it</h2><p>Save this spec as <code>spec.json</code> and run:</p>"
+            f"<pre>{html.escape(command, quote=False)}</pre>"
+            f"<pre class='spec'>{html.escape(spec_json, quote=False)}</pre>")
+
+
+def render(spec, root: str, look: pipelines.Look, title: str | None = None,
+           command: str = "meeplelab run spec.json") -> str:
+    """The whole report: one HTML document with its styles and charts inline."""
+    from services import datasets
+
+    tables = figures(spec, root, look)
+    head = headline(spec, root, look, tables)
+    hist = datasets.histograms(root, 30, charts.CLIP)
+    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    title = title or spec.name
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>meeplelab report · {_e(title)}</title><style>{STYLE}</style></head><body>"
+            f"<h1>{_e(title)} ({_e(spec.game)})</h1><p class='level'>meeplelab report, "
+            f"made {made}</p>" + _headline_html(head) + _figures_html(spec, tables, hist)
+            + _provenance_html(provenance(spec, root), spec, command) + "</body></html>")
+
+
+class VerdictLog:
+    """The verdicts of a running experiment as they are decided: `new_lines()` gives one line
+    per headline item decided since the last call (interim figures, valid at any look), for a
+    terminal to print."""
+
+    def __init__(self, spec, root: str):
+        self.spec, self.root, self.seen = spec, root, set()
+
+    def look(self, interim: bool = True) -> pipelines.Look:
+        rule = self.spec.stop_when
+        return pipelines.Look(interim=interim, planned_games=self.spec.max_games_per_cell(),
+                              delta=rule.delta if rule and rule.delta else pipelines.DELTA)
+
+    def new_lines(self, interim: bool = True) -> list[str]:
+        head = headline(self.spec, self.root, self.look(interim))
+        lines = []
+        for block in head["blocks"]:
+            for item in block["items"]:
+                key = (block["kind"], item["arm"], item["players"])
+                if item["decided"] and key not in self.seen:
+                    self.seen.add(key)
+                    lines.append(f"decided: {item['title']}: " + " ".join(
+                        s for s in item["sentences"] if s))
+        return lines

@@ -1,0 +1,196 @@
+"""What a designer reads: option labels and help, the headline blocks, clipped histograms, and
+the shareable report (one offline file).  Results are played here without Ray (the engine's
+batch loop, written in the service's layout), so these tests take seconds."""
+import json
+import posixpath
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core_cy
+import pipelines
+from core_cy.play import batch
+from dashboards import charts
+from services import cli, datasets, report
+from services.spec import ExperimentSpec
+from services.storage import cell_dir, filesystem, result_batch, shard_name, storage_table, \
+    write_atomically
+
+
+def play_into(root: str, raw: dict) -> ExperimentSpec:
+    """Every cell of `raw` played with the engine's batch loop into the service's layout."""
+    spec = ExperimentSpec.model_validate(raw)
+    game = core_cy.load(spec.game)
+    fs, base = filesystem(root)
+    for cell in spec.cells():
+        for start, count in spec.shards():
+            rows = result_batch(batch.play_columns(
+                game, cell.players, cell.rules, spec.agent_list(cell.players, cell),
+                seed=spec.seed, start=start, count=count, experiment="t", arm=cell.arm,
+                rotate=spec.rotates()))
+            write_atomically(storage_table(rows), fs, posixpath.join(
+                cell_dir(base, cell.arm, cell.players), shard_name(start)))
+    return spec
+
+
+MAORI = {"name": "maori modes", "game": "maori", "players": 3, "agents": "greedy",
+         "arms": {"basic": {"mode": "basic"}, "coral": {"board_side": "coral_reef"}},
+         "baseline": "basic", "games_per_arm": 300, "shard_size": 150, "seed": 4}
+DESERT = {"name": "desert levels", "game": "forbidden_desert", "players": 4,
+          "agents": "search", "arms": {"novice": {"difficulty": "novice"},
+                                       "legendary": {"difficulty": "legendary"}},
+          "baseline": "novice", "games_per_arm": 300, "shard_size": 150, "seed": 2}
+
+
+@pytest.fixture(scope="module")
+def maori(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("maori") / "exp")
+    return play_into(root, MAORI), root
+
+
+@pytest.fixture(scope="module")
+def desert(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("desert") / "exp")
+    return play_into(root, DESERT), root
+
+
+def test_presets_name_agents_of_the_catalogue_with_their_cost():
+    from pathlib import Path
+
+    table = json.loads((Path(charts.__file__).parent / "static" / "presets.json").read_text())
+    assert set(table["games"]) == set(core_cy.game_names())
+    for name, entry in table["games"].items():
+        game = core_cy.load(name)
+        assert game.min_players <= entry["players"] <= game.max_players
+        assert list(entry["presets"]) == ["fast", "strong", "strongest"]
+        assert entry["preset"] in entry["presets"]
+        rates = []
+        for preset in entry["presets"].values():
+            from core_cy.agents import canonical_agent
+            canonical_agent(game, preset["agent"])  # a real agent with valid parameters
+            assert preset["games_per_cpu_second"] > 0, (name, preset)
+            rates.append(preset["games_per_cpu_second"])
+        assert rates == sorted(rates, reverse=True), f"{name}: fast is not the cheapest"
+
+
+# ---- words ---------------------------------------------------------------------------------
+def test_plurals_and_short_agents():
+    assert report.plural(1, "game") == "1 game" and report.plural(2, "game") == "2 games"
+    assert report.plural(1200, "more game") == "1,200 more games"
+    assert report.short_agent("mcts(iterations=400, rollout=greedy)") == "mcts"
+    assert report.agents_text(["greedy", "random", "random"]) == (
+        "greedy / random / random", "greedy / random / random")
+    assert report.agents_text(["mcts(iterations=4)"] * 3) == ("mcts", "mcts(iterations=4)")
+    assert report.status_text(False, "x: undecided; about 1 more games per cell would decide.") \
+        == "not decided yet (about 1 more game)"
+    assert report.status_text(True, "") == "decided"
+    assert report.status_text(None, "The team wins") == "estimate"
+
+
+# ---- the headline ----------------------------------------------------------------------------
+def test_headline_names_arm_players_and_agent_and_agrees_with_the_tables(maori):
+    spec, root = maori
+    look = pipelines.Look(interim=False, planned_games=300)
+    head = report.headline(spec, root, look)
+    assert head["question"].startswith("Are the seats of Maori balanced with 3 players with "
+                                       "greedy in every seat") and "coral" in head["question"]
+    kinds = [b["kind"] for b in head["blocks"]]
+    assert kinds == ["seats", "arms"]
+    seats, arms = head["blocks"]
+    cells = pipelines.cell_summary(root, look=look)
+    assert [(i["arm"], i["players"]) for i in seats["items"]] == \
+        list(zip(cells["arm"], cells["players"]))
+    for item, cell in zip(seats["items"], cells.iter_rows(named=True)):
+        assert item["agent"] == "greedy" and item["title"] == f"{cell['arm']}, 3 players, greedy"
+        assert item["sentences"] == [cell["verdict"]] and item["decided"] == cell["decided"]
+        assert item["status"] == ("decided" if cell["decided"] else item["status"])
+    (item,) = arms["items"]
+    rows = pipelines.compare(root, "basic", look=look)
+    assert item["arm"] == "coral" and item["baseline"] == "basic"
+    assert "coral against basic, 3 players, greedy" == item["title"]
+    assert item["sentences"] == rows["verdict"].to_list()
+    assert item["decided"] == bool(rows["decided"].all())
+    if not item["decided"]:
+        assert item["status"].startswith("not decided yet")
+    assert item["level"] == rows["p_adjust"][0]
+    assert report.headline_verdict(head["blocks"]) == f"{item['title']}: {item['status']}"
+
+
+def test_headline_of_a_cooperative_game_is_the_team_rate_and_the_arms(desert):
+    spec, root = desert
+    head = report.headline(spec, root, pipelines.Look(interim=False, planned_games=300))
+    assert [b["kind"] for b in head["blocks"]] == ["team", "arms"]
+    assert all(i["status"] == "estimate" and i["decided"] is None
+               for i in head["blocks"][0]["items"])
+    (item,) = head["blocks"][1]["items"]
+    # Legendary is far harder than Novice: decided at the default margin with 300 games.
+    assert item["decided"] and item["status"] == "decided" and head["decided"]
+    assert item["sentences"][0].startswith("legendary changes the team win rate by -")
+
+
+# ---- histograms clipped to a quantile range ---------------------------------------------------
+def test_clipped_histograms_count_every_game_once(maori):
+    _spec, root = maori
+    rows = pipelines.results(root).collect()
+    full = datasets.histograms(root, 20)
+    clipped = datasets.histograms(root, 20, 0.05)
+    lengths = rows["length"].to_numpy()
+    for series in clipped["length"]["series"]:
+        games = int(((rows["arm"] == series["arm"]) & (rows["players"] == series["players"])).sum())
+        assert sum(series["counts"]) + series["below"] + series["above"] == games
+    edges = clipped["length"]["edges"]
+    assert edges[0] >= lengths.min() - 0.5 and edges[-1] <= lengths.max() + 0.5
+    below = sum(s["below"] for s in clipped["length"]["series"])
+    above = sum(s["above"] for s in clipped["length"]["series"])
+    assert below == int((lengths < edges[0]).sum()) and above == int((lengths > edges[-1]).sum())
+    assert all(s["below"] == s["above"] == 0 for s in full["length"]["series"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=300), st.floats(0, 0.49),
+       st.integers(1, 50))
+def test_histogram_of_any_values_counts_each_once(values, clip, bins):
+    import polars as pl
+
+    frame = pl.LazyFrame({"g": ["x"] * len(values), "v": [float(v) for v in values]})
+    out = datasets._histogram(frame, "v", ["g"], bins, clip)
+    (series,) = out["series"]
+    assert sum(series["counts"]) + series["below"] + series["above"] == len(values)
+    assert len(out["edges"]) - 1 == len(series["counts"]) <= bins
+
+
+# ---- the report --------------------------------------------------------------------------------
+def _outside_provenance(text: str) -> str:
+    return text.split("<h2>Provenance</h2>", 1)[0]
+
+
+def test_report_is_one_offline_file_with_verdicts_figures_and_provenance(maori, tmp_path):
+    spec, root = maori
+    (tmp_path / "results").mkdir()
+    (tmp_path / "spec.json").write_text(json.dumps(MAORI))
+    out = tmp_path / "report.html"
+    assert cli.main(["report", root, "-o", str(out), "--spec", str(tmp_path / "spec.json")]) == 0
+    text = out.read_text()
+    assert "http" not in _outside_provenance(text)
+    assert not re.search(r"<(script|link|img|iframe)\b", text)  # nothing to fetch or run
+    assert text.count("<svg") == 3  # win share, difference, length; scores are in the tables
+    head = report.headline(spec, root, pipelines.Look(interim=False, planned_games=300))
+    for block in head["blocks"]:
+        for item in block["items"]:
+            for sentence in item["sentences"]:
+                assert sentence.replace("'", "&#x27;") in text
+    for needle in ("Provenance", "rules fingerprint", "meeplelab run spec.json",
+                   '"board_side": "coral_reef"', "maori-", "greedy"):
+        assert needle in text, needle
+    fingerprint = core_cy.load("maori").rules_fingerprint({"board_side": "coral_reef"}, 3)
+    assert fingerprint in text
+
+
+def test_report_of_a_folder_reads_its_spec_json_or_asks_for_one(maori, tmp_path, capsys):
+    _spec, root = maori
+    assert cli.main(["report", root, "-o", str(tmp_path / "r.html")]) == 2
+    assert "--spec" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path / "nowhere"), "-o", str(tmp_path / "r.html")]) == 2
+    assert "neither a results folder nor an experiment" in capsys.readouterr().err
