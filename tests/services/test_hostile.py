@@ -229,7 +229,7 @@ def no_ray(monkeypatch):
 
     runs = {}
 
-    def run_experiment(spec, results, eid, progress=None, cancel=None, shard_done=None):
+    def run_experiment(spec, results, eid, **options):
         return runs.get(spec.name, lambda: "done")()
 
     monkeypatch.setattr(services.runner, "run_experiment", run_experiment)
