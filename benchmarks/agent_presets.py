@@ -1,7 +1,7 @@
 """The form's agent presets (dashboards/static/presets.json): games per CPU-second of each,
 on one core, at the game's default player count; `--write` stores the figures in the file.
 
-    python benchmarks/agent_presets.py [--seconds 5] [--game maori] [--write]
+    python -m benchmarks.agent_presets [--seconds 5] [--game maori] [--write]
 
 Each preset plays shards with core_cy.play.batch (benchmarks/engines.measure) until --seconds
 of CPU time; CPU-time rates, so other work on the machine affects them less than wall time
@@ -12,15 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import core_cy  # noqa: E402
-from engines import measure  # noqa: E402
+from benchmarks import ROOT  # noqa: E402
+from benchmarks.engines import measure  # noqa: E402
 
 PRESETS = ROOT / "dashboards" / "static" / "presets.json"
 

@@ -1,17 +1,17 @@
 """The search agent's goals (issue 10), measured on one core of this machine.
 
-    python benchmarks/agents.py strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
+    python -m benchmarks.agents strength [--game maori] [--games 400] [--a AGENT] [--b greedy]
                                          [--players 2,3] [--mode pro]
-    python benchmarks/agents.py speed [--game maori,mondo] [--players 2] [--seconds 10]
+    python -m benchmarks.agents speed [--game maori,mondo] [--players 2] [--seconds 10]
                                       [--repeats 3]
-    python benchmarks/agents.py tradeoff [--game maori,mondo,reef_encounter,golden_island]
+    python -m benchmarks.agents tradeoff [--game maori,mondo,reef_encounter,golden_island]
                                          [--agents A;B;...] [--games 200] [--seconds 3]
-    python benchmarks/agents.py memory
-    python benchmarks/agents.py truncation [--games 400] [--agent AGENT]
-    python benchmarks/agents.py budget [--game maori] [--players 3] [--games 50] [--agent AGENT]
+    python -m benchmarks.agents memory
+    python -m benchmarks.agents truncation [--games 400] [--agent AGENT]
+    python -m benchmarks.agents budget [--game maori] [--players 3] [--games 50] [--agent AGENT]
                                        [--run]
-    python benchmarks/agents.py solo [--games 100]
-    python benchmarks/agents.py desert [--games 100]
+    python -m benchmarks.agents solo [--games 100]
+    python -m benchmarks.agents desert [--games 100]
 
 --game and --players take comma-separated lists (every pair is measured).
 strength: A in one seat against B in the others, seats rotated (game i turns the seats i
@@ -44,9 +44,6 @@ import os
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
-__import__("sys").path.insert(0, str(ROOT))
-__import__("sys").path.insert(0, str(ROOT / "benchmarks"))   # openspiel_anchor
 
 import numpy as np  # noqa: E402
 
@@ -190,7 +187,7 @@ def speed_rounds(names: list, player_counts: list, agent_strings: list, seconds:
     count the random agent and every search agent (`seconds` each), so that a ratio compares
     rates taken close together and the rounds show its noise.  Every round plays the same
     random games and searches the same positions with the same seeds."""
-    from openspiel_anchor import connect_four_rate
+    from benchmarks.openspiel_anchor import connect_four_rate
 
     cells = [(name, players) for name in names for players in player_counts]
     searched = {cell: positions(core_cy.load(cell[0]), cell[1], 200) for cell in cells}

@@ -1,9 +1,9 @@
 """The service under load and under abuse, on loopback only (bounded in time and clients).
 
-    python benchmarks/api_load.py                  # 50 clients for 20 s
-    python benchmarks/api_load.py --clients 50 --seconds 20
-    python benchmarks/api_load.py --synchronized   # every client starts in the same instant
-    python benchmarks/api_load.py --load-only      # only part 3 (quicker, for comparisons)
+    python -m benchmarks.api_load                  # 50 clients for 20 s
+    python -m benchmarks.api_load --clients 50 --seconds 20
+    python -m benchmarks.api_load --synchronized   # every client starts in the same instant
+    python -m benchmarks.api_load --load-only      # only part 3 (quicker, for comparisons)
 
 Starts `meeplelab serve` on 127.0.0.1 with a token and a fresh registry, then measures:
 1. the must-show: a submit without the token (401); with it, a submit of 10^12 games (422)
@@ -38,12 +38,9 @@ from pathlib import Path
 import aiohttp
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from pipeline import _cpu_seconds, _rss_kib, _tree_rss_kib  # noqa: E402  (benchmarks/pipeline.py)
-from service_support import INFO, small_spec  # noqa: E402
+from benchmarks import ROOT  # noqa: E402
+from benchmarks.pipeline import _cpu_seconds, _rss_kib, _tree_rss_kib  # noqa: E402
+from tests.service_support import INFO, small_spec  # noqa: E402
 
 HOST = "127.0.0.1"  # loopback only
 POLL_S = 0.5  # a client's pause between its answer and its next request

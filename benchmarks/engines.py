@@ -1,7 +1,7 @@
 """Engine throughput on one core: games/s and moves/s per game and agent.
 
-    python benchmarks/engines.py [--seconds 3] [--game maori] [--players 3]
-    python benchmarks/engines.py --game forbidden_desert --ab /tmp/old /tmp/new [--rounds 10]
+    python -m benchmarks.engines [--seconds 3] [--game maori] [--players 3]
+    python -m benchmarks.engines --game forbidden_desert --ab /tmp/old /tmp/new [--rounds 10]
 
 Each row plays shards of games with core_cy.play.batch.play (the same nogil loop the experiment
 runner uses) in this single process until --seconds of CPU time have passed.  Numbers are
@@ -24,9 +24,6 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
-# Measure this checkout's engines, not whichever meeplelab is installed.
-ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
-__import__("sys").path.insert(0, str(ROOT))
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402

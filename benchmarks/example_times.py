@@ -2,19 +2,16 @@
 share of them cut off by a simulator safety, and the wall time the whole spec needs on 2 cores
 at that rate (Ray's start and the statistics come on top: seconds).
 
-    python benchmarks/example_times.py [--games 15] examples/*.toml examples/*.json
+    python -m benchmarks.example_times [--games 15] examples/*.toml examples/*.json
 """
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402

@@ -2,7 +2,7 @@
 connect_four played by uniform random bots (pyspiel.evaluate_bots, all in C++).
 
     pip install open-spiel   # or: pip install -e ".[bench]"
-    python benchmarks/openspiel_anchor.py [--seconds 3]
+    python -m benchmarks.openspiel_anchor [--seconds 3]
 
 Prints moves/s per core for connect_four and for each of our games with random agents, the
 ratio ours / theirs (goal >= 1.0), and greedy's rate as a share of random's (goal >= 10%).
@@ -13,15 +13,10 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# Measure this checkout's engines, not whichever meeplelab is installed.
-ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
-__import__("sys").path.insert(0, str(ROOT))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import engines  # noqa: E402
+from benchmarks import engines  # noqa: E402
 import core_cy  # noqa: E402
 
 

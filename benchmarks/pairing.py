@@ -10,19 +10,16 @@ For each figure the variance of its estimate per game played is measured under b
 ratio current / rotations says how many times fewer games rotations need for the same
 precision (above 1: rotations are better).  Ranges: 95% bootstrap over games and deals (200 draws).
 
-    nice -n 10 python benchmarks/pairing.py                  # about two minutes on one core
-    nice -n 10 python benchmarks/pairing.py --deals 500 --only mondo
+    nice -n 10 python -m benchmarks.pairing                  # about two minutes on one core
+    nice -n 10 python -m benchmarks.pairing --deals 500 --only mondo
 """
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402

@@ -1,8 +1,8 @@
 """End-to-end pipeline benchmark: a Maori random-agent experiment on the Ray runner.
 
-    python benchmarks/pipeline.py                 # 1,000,000 games
-    python benchmarks/pipeline.py --games 200000
-    python benchmarks/pipeline.py --games 100000 --nodes 1,2   # local multi-node clusters
+    python -m benchmarks.pipeline                 # 1,000,000 games
+    python -m benchmarks.pipeline --games 200000
+    python -m benchmarks.pipeline --games 100000 --nodes 1,2   # local multi-node clusters
 
 With `--nodes`, the experiment runs on real multi-node Ray clusters on this machine, one
 after the other: a head without CPUs and 1, then 2, ... worker nodes of `--cpus-per-node`
@@ -24,15 +24,12 @@ import argparse
 import os
 import resource
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from ray_support import LOOPBACK_ENV, local_cluster  # noqa: E402
+from tests.ray_support import LOOPBACK_ENV, local_cluster  # noqa: E402
 
 os.environ.update(LOOPBACK_ENV)  # before Ray is imported: drivers of 127.0.0.1 clusters
 

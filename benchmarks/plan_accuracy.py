@@ -8,17 +8,14 @@ are played wave by wave until every win share's Jeffreys half-width is below the
 rotations: over the deals, each the mean of its games, as pipelines computes it).  Several experiment seeds
 show the spread.
 
-    nice -n 10 python benchmarks/plan_accuracy.py            # about a minute on one core
+    nice -n 10 python -m benchmarks.plan_accuracy            # about a minute on one core
 """
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402

@@ -1,6 +1,6 @@
 """How much one rule reading matters: the same deals played under two values of one option.
 
-    python benchmarks/readings.py --game reef_encounter --option end_stops_turn \
+    python -m benchmarks.readings --game reef_encounter --option end_stops_turn \
         --values true,false [--players 2,3,4] [--games 1000] [--agent greedy] [--seed 29]
         [--set NAME=JSON ...] [--outcome NAME ...]
 
@@ -14,11 +14,8 @@ Values are JSON where they parse (true, 3), else strings.  Run it at nice 19 on 
 import argparse
 import json
 import os
-import sys
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's engines
 
 import numpy as np  # noqa: E402
 

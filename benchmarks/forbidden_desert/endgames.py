@@ -2,12 +2,13 @@
 Forbidden Desert team agents' win rate per difficulty; 95% Wilson intervals, games per
 CPU-second (the per-core figure on a shared machine).
 
-    python benchmarks/planners.py mondo-solo [--games 2000] [--agents solo_planner,greedy_placer]
-    python benchmarks/planners.py desert [--games 2000] [--players 4] [--agents search]
-        [--difficulties novice,normal,elite,legendary]
-    python benchmarks/planners.py endgame [--games 400] [--start 0] [--seed 12]
+    python -m benchmarks.forbidden_desert.endgames mondo-solo [--games 2000]
+        [--agents solo_planner,greedy_placer]
+    python -m benchmarks.forbidden_desert.endgames desert [--games 2000] [--players 4]
+        [--agents search] [--difficulties novice,normal,elite,legendary]
+    python -m benchmarks.forbidden_desert.endgames endgame [--games 400] [--start 0] [--seed 12]
         [--agents rollout,rollout_search] [--workers 1] [--results FILE]
-    python benchmarks/planners.py thirst [--games 60] [--seed 20] [--rule-based]
+    python -m benchmarks.forbidden_desert.endgames thirst [--games 60] [--seed 20] [--rule-based]
 
 desert plays every agent on the same seeds and prints each later agent's team win rate minus
 the first's, paired game by game (t interval), and the losses split by whether all four parts
@@ -33,13 +34,10 @@ import multiprocessing
 import os
 import argparse
 import collections
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout first
 
 import core_cy
 from core_cy.play import batch

@@ -2,7 +2,7 @@
 causes, games/s (wall, and per CPU-second: the per-core figure on a shared machine) and
 random-agent moves/s on one core.
 
-    python benchmarks/desert_planner.py [--games 10000] [--players 4]
+    python -m benchmarks.forbidden_desert.planner_strength [--games 10000] [--players 4]
         [--difficulties novice,normal] [--agent search,deep_search,team_search,planner]
         [--no-random] [--seed 1] [--set team_beam=16 ...]
 
@@ -19,18 +19,13 @@ rule-based plan alone).
 import argparse
 import collections
 import math
-import sys
 import os
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
 
 import numpy as np
 
-# Measure the checkout this file lives in (run as a script, sys.path[0] is benchmarks/ and
-# `import core_cy` would otherwise find whatever copy is installed).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import core_cy
 from core_cy.play import batch

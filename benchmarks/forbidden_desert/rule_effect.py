@@ -1,6 +1,6 @@
 """The effect of one Forbidden Desert rule option on the team win rate, paired game by game.
 
-    python benchmarks/desert_rule_effect.py --option storm_discard_timing \
+    python -m benchmarks.forbidden_desert.rule_effect --option storm_discard_timing \
         --values end_of_phase,per_card [--players 2,3,4] [--games 4000] [--agent search]
         [--difficulty novice] [--seed 9001] [--set NAME=JSON ...]
 
@@ -14,12 +14,9 @@ values, e.g. --set climber_hops_blocked_tunnels=true).  Values are JSON where th
 import argparse
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's engines
 
 import numpy as np  # noqa: E402
 

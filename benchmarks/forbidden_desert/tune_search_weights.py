@@ -2,11 +2,11 @@
 SearchWeights block of core_cy/games/forbidden_desert/engine.pyx, declared with their defaults
 in its agent_params.toml) with a separable CMA-ES, derivative-free, on one core.
 
-    python benchmarks/forbidden_desert/tune_search_weights.py --out desert_search_weights.json
+    python -m benchmarks.forbidden_desert.tune_search_weights --out desert_search_weights.json
         [--agent search] [--only NAME,...] [--players 4] [--games 3000] [--mix-players 3]
         [--mix-games 1000] [--sel-games N] [--tiebreak 0.03] [--budget 900] [--minutes 50]
         [--seed 1] [--lam 10] [--sigma 0.35] [--start FILE] [--set NAME=VALUE ...]
-    python benchmarks/forbidden_desert/tune_search_weights.py --validate desert_search_weights.json
+    python -m benchmarks.forbidden_desert.tune_search_weights --validate desert_search_weights.json
         [--agent search] [--val-seed 777001] [--val-games 10000,5000,5000]
 
 --agent is the policy whose games are the objective (and the validation): "search" (the
@@ -38,10 +38,8 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: no idle BLAS threads
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's engines
 
 import numpy as np  # noqa: E402
 

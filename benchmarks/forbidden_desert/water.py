@@ -1,7 +1,7 @@
 """Forbidden Desert: where a team's water comes from and where it goes (issue 10: the team
 agents lose about two thirds of their 4-player Novice games to thirst).
 
-    python benchmarks/desert_water.py [--agents deep_search,team_search] [--games 200]
+    python -m benchmarks.forbidden_desert.water [--agents deep_search,team_search] [--games 200]
         [--players 4] [--difficulty novice] [--seed 1]
 
 Plays each game through the Python face one decision at a time (agents.choose, as the twin
@@ -16,11 +16,8 @@ a Water Carrier, the wells already excavated, the water-drop tiles still to dig.
 """
 import argparse
 import collections
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout first
 
 from core_cy import agents  # noqa: E402
 from core_cy.games.forbidden_desert.engine import GAME  # noqa: E402

@@ -5,7 +5,7 @@ under the search agent, the value of perfect memory (written notes on vs off) fo
 and throughput; `search`: issue 10's goal, the search agents against greedy (release build:
 about 0.2 CPU s a game), with what decides the game.
 
-    nice -n 10 python benchmarks/golden_island.py [--games 2000] [--search-games 200]
+    nice -n 10 python -m benchmarks.golden_island.seats [--games 2000] [--search-games 200]
         [--search "mcts(iterations=200)"] [--recall 200]
         [--strong "mcts(iterations=400);mcts"] [--strength-games 400] [--seed 1]
         [--only truncated,duel,seats,memory,speed,search]
@@ -20,11 +20,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402

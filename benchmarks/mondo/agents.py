@@ -1,17 +1,14 @@
 """Mondo agent measurements (issue 5): greedy vs random win share, spaces filled by greedy at
 7, 6 and 5 minute timers, solo win rates, the value of speed, and moves per second.
 
-    python benchmarks/mondo_agents.py [--games N] [--solo-games N]
+    python -m benchmarks.mondo.agents [--games N] [--solo-games N]
 """
 import argparse
 import time
 
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
 
 import core_cy
 from core_cy.play import batch

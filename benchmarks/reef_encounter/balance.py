@@ -1,8 +1,8 @@
 """Reef Encounter's first balance answers and agent checks (a benchmark, not a test).
 
-    python benchmarks/reef_balance.py [--games 400] [--search-games 60] [--duel-games 200]
+    python -m benchmarks.reef_encounter.balance [--games 400] [--search-games 60] [--duel-games 200]
                                       [--search "mcts(iterations=200)"] [--part all] [--seed S]
-    python benchmarks/reef_balance.py --speed [--seconds 3]
+    python -m benchmarks.reef_encounter.balance --speed [--seconds 3]
 
 Prints, with 95% Wilson intervals: how the games end under random, greedy and the search
 agent (end reasons; `turn_limit` is the simulator safety, its share should be 0); greedy's win
@@ -22,15 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import numpy as np  # noqa: E402
 
@@ -79,8 +74,7 @@ def seat_shares(agent: str, players: int, games: int, seed: int) -> None:
 
 
 def speed(seconds: float) -> None:
-    import engines
-    import openspiel_anchor
+    from benchmarks import engines, openspiel_anchor
     anchor = openspiel_anchor.connect_four_rate(seconds)["moves_per_s"]
     print(f"OpenSpiel connect_four, uniform random bots: {anchor:,.0f} moves/s")
     for players in (2, 3, 4):

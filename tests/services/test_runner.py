@@ -310,8 +310,8 @@ def test_resume_follows_the_agents_and_their_parameters_not_the_rules(ray_local,
     the same spec resumes its own results, playing only the missing shard; a spec whose agent
     differs by one parameter is refused (the rows record every seat's full agent string),
     though its rules fingerprint is the same."""
-    data = {"game": "forbidden_desert", "players": 2, "arms": {"a": {}}, "games_per_arm": 40,
-            "seed": 5, "shard_size": 20, "agents": "search(sand=4)"}
+    data = {"game": "forbidden_desert", "players": 2, "arms": {"a": {}}, "games_per_arm": 200,
+            "seed": 5, "shard_size": 100, "agents": "search(sand=4)"}
     spec = ExperimentSpec.model_validate(data)
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
     rows = _rows(tmp_path / "exp")
