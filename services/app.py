@@ -26,7 +26,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from services.api import downloads, experiments, games, ops, plan, report
+from services.api import balance, downloads, experiments, games, ops, plan, report
 from services.api import results as statistics
 from services.api.deps import require_token
 from services.api.errors import error_items
@@ -255,6 +255,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(report.router, dependencies=reads)
     app.include_router(plan.router)
     app.include_router(plan.reads, dependencies=reads)
+    app.include_router(balance.router, dependencies=reads)  # what to change (issue 28)
     app.include_router(ops.router)  # probes and metrics need no token
     _mount_pages(app)
     _contract(app, settings)

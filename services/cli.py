@@ -3,6 +3,7 @@
     meeplelab games                         # every game: players, rule options, agents
     meeplelab run SPEC [--out DIR] [--workers N] [--interim-every SECONDS]
     meeplelab plan SPEC [--half-width H] [--delta D]   # games and time needed, from a pilot
+    meeplelab balance SPEC [--json]         # what to change: a fair value, or a kind's value
     meeplelab demo [--host H] [--port P]     # the service with the demo experiment queued
     meeplelab demo --table [--out DIR] [--workers N] [--interim-every SECONDS]
     meeplelab report EXPERIMENT_OR_RESULTS_DIR [-o report.html] [--spec SPEC]
@@ -431,6 +432,42 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
     return 0
 
 
+def balance_spec_file(path, as_json: bool = False, out=None) -> int:
+    """`meeplelab balance SPEC`: the spec's balance question (services/balance.py), played
+    here on one core; prints its sentences (or the whole result as JSON)."""
+    import json
+
+    from services.balance import run_balance
+    from services.settings import Settings
+    from services.spec import ExperimentSpec
+
+    out = out or sys.stdout
+    try:
+        spec = ExperimentSpec.from_file(path, Settings().spec_limits())
+    except (ValidationError, ValueError) as exc:
+        return _spec_error(path, exc)
+    if spec.balance is None:
+        print(f"error: spec {path} has no balance section (services/spec.py Balance)",
+              file=sys.stderr)
+        return 2
+    result = run_balance(spec, progress=lambda players, games: print(
+        f"  {players} players: {games:,} more games", file=sys.stderr))
+    if as_json:
+        print(json.dumps(result, indent=1), file=out)
+        return 0
+    for cell in result["cells"]:
+        print(cell["sentence"] + f" [{cell['games']:,} games]", file=out)
+        for c in cell.get("confirmations", []):
+            print("  confirmation: " + c["sentence"], file=out)
+        window = cell.get("chart", {}).get("window")
+        if "chart" in cell:
+            delta = 100 * cell["chart"]["delta"]
+            print(f"  values within +-{delta:g} points of fair (95% band): "
+                  + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"),
+                  file=out)
+    return 0
+
+
 def _serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default=None, help="interface to listen on (default "
                    "MEEPLELAB_HOST or 127.0.0.1: this machine only)")
@@ -477,6 +514,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pilot-games", type=int, default=200, help="pilot games per cell")
     p.add_argument("--workers", type=int, default=None, help="cores the run will use "
                    "(default: every core)")
+    p = sub.add_parser("balance", help="answer a spec's balance question: the fair value of a "
+                       "rule option, or the value of an action kind")
+    p.add_argument("spec", help="experiment spec file with a balance section")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p = sub.add_parser("report", help="write one self-contained HTML report (verdicts, "
                        "figures, provenance, the command that reproduces it) of an experiment")
     p.add_argument("target", help="an experiment id of the service (MEEPLELAB_DB) or a "
@@ -518,6 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "games":
         print_catalogue()
         return 0
+    if args.command == "balance":
+        return balance_spec_file(args.spec, args.json)
     every = 10.0 if args.interim_every is None else args.interim_every
     if args.command == "run":
         return run_spec_file(args.spec, args.out or "results", args.workers, every)

@@ -146,6 +146,75 @@ class StopWhen(BaseModel):
         return value
 
 
+class Balance(BaseModel):
+    """What to change (services/balance.py; pipelines/fair_value.py holds the statistics).
+    Two questions, one per section:
+    - a fair-value search (`option`): play the option's values over `range` on common deals
+      and find the value where `seat` is fair (target 'equal': it wins as often as the other
+      seats on average) or wins at `target` (a rate, e.g. 0.3; a cooperative game: the team),
+      to +-`precision` of the option's unit, then confirm the nearest integers on fresh deals
+      (the next seed) with a verdict at +-`delta`.  A per-seat option (e.g. seat_bonus_gold)
+      varies `seat`'s value, the others 0;
+    - the value of an action kind (`forbid`): the same deals played with `seat`'s agent as
+      given and restricted (agent(forbid=kind)), a paired difference per seat.
+    Both play the spec's first arm's rules and agents, in this process (one core)."""
+
+    model_config = ConfigDict(extra="forbid")
+    option: str | None = Field(default=None, description="the rule option to search: an "
+                               "integer option or a per-seat one (kind seats)")
+    forbid: str | None = Field(default=None, description="instead: action kinds ('+'-joined) "
+                               "whose value to measure for `seat`")
+    seat: int = Field(default=-1, ge=-1, le=7, description="the seat compensated, judged or "
+                      "restricted (-1: the last seat)")
+    range: list[int] | None = Field(default=None, min_length=2, max_length=2,
+                                    description="[low, high] of the option's values to search")
+    target: Literal["equal"] | float = Field(default="equal", description="'equal' (the seat "
+                                             "wins as often as the others) or a win rate")
+    precision: float = Field(default=0.5, gt=0, description="stop once the 95% interval on "
+                             "the fair value is within +-precision (the option's unit)")
+    wave_games: int = Field(default=400, ge=10, le=1_000_000, description="games per value "
+                            "in the first wave (later waves about double the total)")
+    max_games: int = Field(default=40_000, ge=10, le=100_000_000, description="games of the "
+                           "search in all (each value and deal counts one game)")
+    confirm_games: int = Field(default=4000, ge=0, le=10_000_000, description="games per "
+                               "nearest integer on fresh deals (0: no confirmation); with "
+                               "forbid: games per arm")
+    delta: float = Field(default=0.02, gt=0, lt=1, description="the confirmation's margin: "
+                         "fair within +-delta of win share")
+
+    @field_validator("seat", "wave_games", "max_games", "confirm_games", "precision", "delta",
+                     mode="before")
+    @classmethod
+    def _json_number(cls, value, info: ValidationInfo):
+        if not _is_number(value):
+            raise ValueError(f"{info.field_name} must be a number, got {value!r}")
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _rate(cls, value):
+        if value != "equal" and not 0 < value < 1:
+            raise ValueError(f"target must be 'equal' or a rate in (0, 1), got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_question(self) -> "Balance":
+        if (self.option is None) == (self.forbid is None):
+            raise PydanticCustomError(CROSS, "balance needs an option (a fair-value search) "
+                                      "or forbid (the value of an action kind), not both")
+        if self.option is not None:
+            if self.range is None:
+                raise PydanticCustomError(CROSS, "balance.range ([low, high]) is needed with "
+                                          "an option")
+            if self.range[0] >= self.range[1]:
+                raise PydanticCustomError(CROSS, f"balance.range must be [low, high] with low "
+                                          f"< high, got {self.range}")
+        return self
+
+    def seat_of(self, players: int) -> int:
+        return players - 1 if self.seat < 0 else self.seat
+
+
 def _error(loc: tuple, message: str, value: Any, kind: str = "spec") -> InitErrorDetails:
     return InitErrorDetails(type=PydanticCustomError(kind, "{message}", {"message": message}),
                             loc=tuple(loc), input=value)
@@ -217,6 +286,9 @@ class ExperimentSpec(BaseModel):
                             "task and per Parquet file")
     stop_when: StopWhen | None = Field(default=None, description="stop early once every "
                                        "seat's win share is precise enough")
+    balance: Balance | None = Field(default=None, description="what to change: a fair-value "
+                                    "search over a rule option, or the value of an action "
+                                    "kind (`meeplelab balance SPEC`; services/balance.py)")
 
     # ---- field checks that need no game ------------------------------------------------
     @field_validator("name", "baseline")
@@ -364,6 +436,52 @@ class ExperimentSpec(BaseModel):
             errors.append(_error(("baseline",), f"baseline {self.baseline!r} is not an arm; "
                                  f"arms: {list(arms)}", self.baseline, CROSS))
         errors += self._agent_errors(game, valid_counts)
+        return errors + self._balance_errors(game, valid_counts)
+
+    def _balance_errors(self, game, counts: list[int]) -> list:
+        """The balance section against the game: a searchable option and its range, a seat
+        of every player count, a target the game can have, action kinds it knows."""
+        b = self.balance
+        if b is None:
+            return []
+        errors = []
+        for n in counts:
+            if b.seat >= n:
+                errors.append(_error(("balance", "seat"), f"seat {b.seat} does not exist with "
+                                     f"{n} players (seats 0..{n - 1}; -1: the last)", b.seat))
+        if game.cooperative and b.target == "equal" and b.option is not None:
+            errors.append(_error(("balance", "target"), f"{game.name} is cooperative: its "
+                                 "seats win together, so the target must be a team win rate",
+                                 b.target, CROSS))
+        if b.forbid is not None:
+            for i, name in enumerate(b.forbid.split("+")):
+                if name not in [k.name for k in game.actions.kinds]:
+                    errors.append(_error(("balance", "forbid"), f"no action kind {name!r} in "
+                                         f"{game.name}; kinds: "
+                                         f"{[k.name for k in game.actions.kinds]}", b.forbid))
+            return errors
+        known = {o.name: o for o in game.options}
+        opt = known.get(b.option)
+        if opt is None or opt.kind not in ("int", "seats"):
+            searchable = sorted(o.name for o in game.options if o.kind in ("int", "seats"))
+            return errors + [_error(("balance", "option"), f"{b.option!r} is not an integer or "
+                                    f"per-seat rule option of {game.name}; searchable: "
+                                    f"{searchable}", b.option)]
+        for i, v in enumerate(b.range):
+            if (opt.minimum is not None and v < opt.minimum) or \
+                    (opt.maximum is not None and v > opt.maximum):
+                errors.append(_error(("balance", "range", i), f"{v} is outside rule option "
+                                     f"{b.option!r}'s values {opt.minimum}..{opt.maximum}", v))
+        if errors:
+            return errors
+        from services.balance import balance_rules   # the rules each searched value plays
+        for n in counts:
+            for v in b.range:
+                try:
+                    game.resolve_rules(balance_rules(self, n, v), n)
+                except BAD_VALUE as exc:
+                    errors.append(_error(("balance", "range"), f"value {v} with {n} players: "
+                                         f"{exc}", b.range, CROSS))
         return errors
 
     def _arm_loc(self, arm: str, option: str | None = None) -> tuple:

@@ -8,6 +8,9 @@ cdef enum AgentKind:
     AGENT_MCTS = 3       # information-set Monte Carlo tree search (mcts.pxi)
     AGENT_NONE = 4       # rollouts only: no rollout moves (the heuristic judges the new leaf)
 
+cdef enum:
+    MAX_FORBID = 8       # forbidden action kinds per agent (forbid=kind+kind...)
+
 # An agent with its parameters (the parsed form of "mcts(iterations=400, rollout=greedy)").
 ctypedef struct AgentSpec:
     int kind
@@ -30,6 +33,11 @@ ctypedef struct AgentSpec:
     bint top_up          # reuse: the kept subtree's visits count towards `iterations`
     double margin        # weight of the score margin next to the win share in a result's value
     double widen         # progressive widening: at most 1 + widen * sqrt(visits) children (0: off)
+    # Restricted play (random, greedy, mcts): action ids in [forbid_lo[j], forbid_hi[j]) are
+    # not played while any other action is legal (an action kind is one block of ids).
+    int n_forbid
+    int forbid_lo[MAX_FORBID]
+    int forbid_hi[MAX_FORBID]
 
 # Scratch memory for one player of games: allocated once per batch, never per move.
 ctypedef struct Workspace:
@@ -70,12 +78,14 @@ ctypedef struct Tree:
     int order_size       # ints in use (a bump arena, emptied when the root moves)
     void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts
     double root_heuristic    # the searching seat's heuristic at the root (scales cut-offs)
+    int searcher             # the searching seat (its own forbidden actions stay out of the tree)
     long long moves          # moves simulated (tree and rollouts), for benchmarks
 
 # A seat's agent: its parameters and, for a search agent, its tree.
 ctypedef struct Agent:
     AgentSpec spec
     Tree tree
+    int forced           # this game's decisions where every legal action was forbidden
 
 cdef int workspace_init(Workspace* w, const Engine* e) noexcept nogil
 cdef void workspace_free(Workspace* w) noexcept nogil
@@ -83,6 +93,7 @@ cdef int agent_init(Agent* a, const Engine* e) noexcept nogil
 cdef void agent_free(Agent* a) noexcept nogil
 cdef void agent_new_game(Agent* a) noexcept nogil
 cdef void agent_seen(Agent* a, int action) noexcept nogil
+cdef int keep_allowed(const AgentSpec* s, int* legal, int n) noexcept nogil
 cdef int agent_act(const Engine* e, const void* st, int seat, Agent* a,
                    Rng* rng, Workspace* w) noexcept nogil
 

@@ -70,6 +70,7 @@ cdef void agent_free(Agent* a) noexcept nogil:
 
 cdef void agent_new_game(Agent* a) noexcept nogil:
     a.tree.size = 0
+    a.forced = 0
 
 
 cdef void agent_seen(Agent* a, int action) noexcept nogil:
@@ -117,9 +118,31 @@ cdef int pick_best(const int* legal, const double* values, int n, Rng* rng) noex
     return best
 
 
+cdef inline bint forbidden(const AgentSpec* s, int action) noexcept nogil:
+    cdef int j
+    for j in range(s.n_forbid):
+        if s.forbid_lo[j] <= action < s.forbid_hi[j]:
+            return True
+    return False
+
+
+cdef int keep_allowed(const AgentSpec* s, int* legal, int n) noexcept nogil:
+    """Restricted play: compacts `legal` to the actions the agent may play (order kept) and
+    returns how many; when every one is forbidden, leaves them all (the agent plays one
+    anyway; agent_act counts it)."""
+    cdef int i, m = 0
+    if s.n_forbid == 0:
+        return n
+    for i in range(n):
+        if not forbidden(s, legal[i]):
+            legal[m] = legal[i]      # m <= i: a forbidden action is never read again
+            m += 1
+    return m if m > 0 else n
+
+
 cdef int act_greedy(const Engine* e, const void* st, int seat, Rng* rng,
-                    Workspace* w) noexcept nogil:
-    cdef int n = e.legal_actions(st, w.legal)
+                    Workspace* w, const AgentSpec* spec) noexcept nogil:
+    cdef int n = keep_allowed(spec, w.legal, e.legal_actions(st, w.legal))
     if n == 1:
         return w.legal[0]
     # The engine's fast path sees only what the seat may see (contract); the generic path
@@ -172,8 +195,19 @@ def random_choice(State state, seed, bint generic=False):
 
 cdef int agent_act(const Engine* e, const void* st, int seat, Agent* a,
                    Rng* rng, Workspace* w) noexcept nogil:
+    cdef int i, n
+    if a.spec.n_forbid > 0:    # restricted play: count the decisions with nothing allowed
+        n = e.legal_actions(st, w.legal)
+        for i in range(n):
+            if not forbidden(&a.spec, w.legal[i]):
+                break
+        else:
+            a.forced += 1
+        if a.spec.kind == AGENT_RANDOM:     # uniform over the allowed actions
+            n = keep_allowed(&a.spec, w.legal, n)
+            return w.legal[rng_below(rng, n)]
     if a.spec.kind == AGENT_GREEDY:
-        return act_greedy(e, st, seat, rng, w)
+        return act_greedy(e, st, seat, rng, w, &a.spec)
     if a.spec.kind == AGENT_MCTS:
         return mcts_act(e, st, seat, &a.spec, &a.tree, rng)
     if a.spec.kind == AGENT_POLICY and e.policy != NULL:
@@ -193,9 +227,11 @@ class Param:
 
     def json_schema(self):
         schema = {"type": {"int": "integer", "float": "number", "enum": "string",
-                           "bool": "boolean"}[self.kind],
+                           "bool": "boolean", "kinds": "string"}[self.kind],
                   "default": self.default, "description": self.description}
-        if self.choices:
+        if self.choices and self.kind == "kinds":
+            schema["x-kinds"] = list(self.choices)
+        elif self.choices:
             schema["enum"] = list(self.choices)
         if self.minimum is not None:
             schema["minimum"] = self.minimum
@@ -206,6 +242,13 @@ class Param:
     def parse(self, agent, text):
         """The value of `text` (as written in an agent string); ValueError names the key."""
         where = f"parameter '{self.name}' of agent {agent!r}"
+        if self.kind == "kinds":    # action kinds joined by '+', spelled in the game's order
+            names = [k.strip() for k in text.split("+")]
+            bad = [k for k in names if k not in self.choices]
+            if bad or len(set(names)) != len(names) or len(names) > MAX_FORBID:
+                raise ValueError(f"{where} must name at most {MAX_FORBID} different action "
+                                 f"kinds joined by '+', from {list(self.choices)}; got {text!r}")
+            return "+".join(k for k in self.choices if k in names)
         if self.kind == "enum":
             if text not in self.choices:
                 raise ValueError(f"{where} must be one of {list(self.choices)}, got {text!r}")
@@ -405,10 +448,26 @@ def parse_policy_params(rows, policies, where="policy parameters"):
     return PolicyParams(params, takes)
 
 
+def forbid_param(game):
+    """Restricted play: the action kinds an agent does not play (Jaffe et al. 2012)."""
+    kinds = tuple(k.name for k in game.actions.kinds)
+    return Param("forbid", "kinds", "", FORBID_HELP, choices=kinds)
+
+
+FORBID_HELP = ("restricted play: action kinds this agent does not play while another action "
+               "is legal, joined by '+' (e.g. forbid=steal+pass); a search keeps them out of "
+               "its own decisions in the tree too (its rollouts play by their policy).  A "
+               "decision where every legal action is forbidden plays one anyway and is "
+               "counted (the seat_forced column)")
+
+
 def agent_params(game, name):
-    """The parameter table of agent `name` (empty for an agent without parameters)."""
+    """The parameter table of agent `name` (empty for an agent without parameters): the
+    search's, a policy's own, and restricted play (forbid) for random, greedy and mcts."""
     if name == "mcts":
-        return game_mcts_params(game)
+        return game_mcts_params(game) + (forbid_param(game),)
+    if name in ("random", "greedy"):
+        return (forbid_param(game),)
     if name in game.policies:
         return game.policy_params.of(name)
     return ()
@@ -494,9 +553,9 @@ def canonical_agent(game, text):
     """The agent spelled with every parameter, e.g. 'mcts(iterations=400, exploration=0.7,
     rollout=random, cutoff=0, reuse=true, margin=0.0)'; a plain name stays as it is."""
     name, values = parse_agent(game, text)
-    if not values:
+    table = [p for p in agent_params(game, name) if p.name != "forbid" or values["forbid"]]
+    if not table:     # no parameters, or only an unused forbid: the name alone
         return name
-    table = agent_params(game, name)
     return f"{name}(" + ", ".join(f"{p.name}={p.spell(values[p.name])}" for p in table) + ")"
 
 
@@ -504,12 +563,15 @@ def agent_spec(game, text):
     """The fields of the C AgentSpec for agent string `text` of this game (a dict)."""
     name, values = parse_agent(game, text)
     policies = list(game.policies)
+    kinds = [game.actions[k] for k in values.pop("forbid", "").split("+") if k]
     spec = {"kind": AGENT_RANDOM, "policy": 0, "params": NO_POLICY_PARAMS.block(),
             "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
-            "widen": 0.0}
+            "widen": 0.0, "n_forbid": len(kinds),
+            "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
+            "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds))}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:

@@ -261,6 +261,8 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
     cdef int actor = st_current(e, t.sim)
     cdef int i, c, untried = 0, best = -1
     cdef double score, best_score = -1e300
+    if actor == t.searcher:     # restricted play: the searcher's own decisions (sorted kept)
+        n = keep_allowed(a, t.legal, n)
     for i in range(n):
         t.slot[i] = -1
     c = t.nodes[node].child
@@ -396,7 +398,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
                   Rng* rng) noexcept nogil:
     """The search's decision: the most visited root child that is legal in `st` (ties: the
     better mean value for `seat`, then the lower action)."""
-    cdef int n = e.legal_actions(st, t.legal)
+    cdef int n = keep_allowed(a, t.legal, e.legal_actions(st, t.legal))
     cdef int players = st_players(e, st)
     cdef int i, c, done, best = -1
     cdef double mean, best_mean = -1e300
@@ -407,6 +409,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
         t.order_size = 0
         t.root = new_node(t, -1, -1)
     t.root_heuristic = e.heuristic(st, seat)
+    t.searcher = seat
     # With a.top_up the kept subtree's visits count towards the budget (they were searched
     # from the same position, one decision earlier): a turn of several decisions by one seat
     # then costs about one search instead of one per decision.  At least one iteration runs,
@@ -414,7 +417,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
     done = min(t.nodes[t.root].visits, a.iterations - 1) if a.top_up else 0
     for i in range(done, a.iterations):
         iterate(e, st, seat, a, t, players, rng)
-    n = e.legal_actions(st, t.legal)
+    n = keep_allowed(a, t.legal, e.legal_actions(st, t.legal))
     c = t.nodes[t.root].child
     while c >= 0:
         if find_action(t.legal, n, t.nodes[c].action) >= 0:

@@ -22,6 +22,7 @@ cdef extern from *:
 # Which build of the engines is loaded: "checked" (bounds checks on, for the test suite:
 # MEEPLELAB_DEBUG=1 at build time) or "release" (what `pip install` builds).
 BUILD = "checked" if MEEPLELAB_CHECKED else "release"
+SEATS_LIMIT = MAX_SEATS   # the largest player count any engine may declare (Python face)
 
 
 cdef class EngineHandle:

@@ -53,15 +53,18 @@ class Option:
     """One rule option: a variant switch, a numeric parameter or a replaceable data value."""
 
     name: str
-    kind: str  # "enum" | "int" | "bool" | "data"
+    kind: str  # "enum" | "int" | "bool" | "data" | "seats" (one integer per seat)
     default: Any
     description: str
     choices: tuple = ()
-    minimum: int | None = None
+    minimum: int | None = None   # int; seats: of every seat's value
     maximum: int | None = None
     assumption: bool = False  # the spec marks this value as an ASSUMPTION
     label: str = ""  # what a designer reads in the form ("Game mode")
     help: str = ""  # one plain line on what it changes; `description` keeps the spec reference
+    # An analysis option, not a rule of the book (e.g. seat compensation): its default plays
+    # the rules as written, and at the default it leaves the rules fingerprint as it was.
+    analysis: bool = False
 
     def json_schema(self) -> dict:
         schema: dict[str, Any] = {"description": self.description, "default": self.default}
@@ -79,10 +82,19 @@ class Option:
                 schema["maximum"] = self.maximum
         elif self.kind == "bool":
             schema["type"] = "boolean"
+        elif self.kind == "seats":
+            items: dict[str, Any] = {"type": "integer"}
+            if self.minimum is not None:
+                items["minimum"] = self.minimum
+            if self.maximum is not None:
+                items["maximum"] = self.maximum
+            schema.update(type="array", items=items)
         else:
             schema["type"] = "array" if isinstance(self.default, list) else "object"
         if self.assumption:
             schema["x-assumption"] = True
+        if self.analysis:
+            schema["x-analysis"] = True
         return schema
 
     def validate(self, game: str, value: Any) -> Any:
@@ -103,11 +115,32 @@ class Option:
         elif self.kind == "bool":
             if not isinstance(value, bool):
                 raise ValueError(f"{where} must be true or false, got {value!r}")
+        elif self.kind == "seats":
+            if not isinstance(value, (list, tuple)) or len(value) > contract.SEATS_LIMIT:
+                raise ValueError(f"{where} must be a list of integers, one per seat (at most "
+                                 f"{contract.SEATS_LIMIT}; [] for none), got {value!r}")
+            value = [Option(f"{self.name}[{i}]", "int", 0, "", minimum=self.minimum,
+                            maximum=self.maximum).validate(game, v)
+                     for i, v in enumerate(value)]
         return value
+
+    def check_seats(self, game: str, value: Any, players: int) -> None:
+        """A per-seat option lists one value per seat, or none at all ([])."""
+        if self.kind == "seats" and value and len(value) != players:
+            raise ValueError(f"rule option '{self.name}' of {game} must list one value per "
+                             f"seat ({players} players) or be [], got {value!r}")
+
+    def neutral(self, value: Any) -> bool:
+        """Whether the value plays as the default does (a per-seat option: all zeros)."""
+        return not any(value) if self.kind == "seats" else value == self.default
+
+    def seat_values(self, value: Any, players: int) -> list[int]:
+        """A per-seat option's values for every seat ([] means 0 for every seat)."""
+        return list(value) if value else [0] * players
 
 
 OPTION_FIELDS = ("name", "kind", "default", "description", "choices", "minimum", "maximum",
-                 "assumption", "label", "help")
+                 "assumption", "label", "help", "analysis")
 
 
 def options_from_data(package: str, name: str, **refs: Any) -> tuple[Option, ...]:
@@ -282,12 +315,20 @@ class Game(ABC):
                              f"known options: {sorted(known)}")
         resolved = {name: opt.validate(self.name, rules.get(name, opt.default))
                     for name, opt in known.items()}
-        self.check_rules(resolved, self.check_players(players))
+        players = self.check_players(players)
+        for name, opt in known.items():
+            opt.check_seats(self.name, resolved[name], players)
+        self.check_rules(resolved, players)
         return resolved
 
     def rules_fingerprint(self, rules: dict | None, players: int) -> str:
-        """A short hash of the fully resolved rules and data (what the engine really plays)."""
+        """A short hash of the fully resolved rules and data (what the engine really plays).
+        An analysis option at its default is left out, so that adding one (e.g. seat
+        compensation, off by default) keeps the fingerprints of the rules as written."""
         resolved = self.resolve_rules(rules, players)
+        for o in self.options:
+            if o.analysis and o.neutral(resolved[o.name]):
+                del resolved[o.name]
         blob = json.dumps([self.name, self.engine_version, resolved], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -3,7 +3,8 @@
 The columns, in this order (numpy arrays: one value per game, or (games, seats) per seat in
 seat order; text as object arrays): experiment, arm, game_index, deal (only when games share
 deals), seed, players, seat_agent, seat_score, seat_win_share, num_winners, length,
-end_reason, the game's own outcome fields (`<name>` per game, `seat_<name>` per seat: numbers,
+end_reason, seat_forced (only with restricted play: per seat, the decisions where every
+legal action was forbidden, so the agent played one anyway), the game's own outcome fields (`<name>` per game, `seat_<name>` per seat: numbers,
 or labels for coded fields), game, rules_fingerprint, engine_version.  Their Arrow types are
 the results schema, defined once in core_cy/play/schema.py (RESULT_COLUMNS), which `play` uses
 to return them as a record batch and the runner to store them.
@@ -97,6 +98,8 @@ def play_columns(game, players: int, rules: dict | None = None, agents="random",
         "length": out["length"],
         "end_reason": np.asarray(game.end_reasons, dtype=object)[out["end_reason"]],
     }
+    if any("forbid=" in a for a in names):   # restricted play (agent(forbid=kind))
+        columns["seat_forced"] = out["forced"]
     for j, name in enumerate(game.game_outcome_names):
         columns[name] = _outcome(game, name, out["game_outcomes"][:, j])
     for j, name in enumerate(game.seat_outcome_names):

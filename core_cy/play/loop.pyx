@@ -88,6 +88,8 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
     truncated = np.zeros(count, dtype=np.bool_)
     game_out = np.zeros((count, max(ng, 1)), dtype=np.float64)
     seat_out = np.zeros((count, players, max(ns, 1)), dtype=np.float64)
+    forced = np.zeros((count, players), dtype=np.int32)
+    cdef int[:, ::1] v_forced = forced
     cdef double[:, ::1] v_scores = scores, v_shares = shares, v_game = game_out
     cdef double[:, :, ::1] v_seat = seat_out
     cdef int[::1] v_len = length
@@ -116,6 +118,8 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
                 e.win_shares(st, tmp_p)
                 for k in range(players):
                     v_shares[g, k] = tmp_p[k]
+                for k in range(players):   # restricted play: decisions with nothing allowed
+                    v_forced[g, k] = seat_agents[k].forced
                 v_len[g] = st_moves(e, st)
                 v_reason[g] = st_end_reason(e, st)
                 e.outcomes(st, tmp_g, tmp_s)
@@ -129,4 +133,4 @@ def play_batch(EngineHandle handle, bytes rules, int players, agents, speeds,
         free(st)
     return {"scores": scores, "win_shares": shares, "length": length, "end_reason": reason,
             "truncated": truncated, "game_outcomes": game_out[:, :ng],
-            "seat_outcomes": seat_out[:, :, :ns]}
+            "seat_outcomes": seat_out[:, :, :ns], "forced": forced}

@@ -26,9 +26,12 @@ RESULT_COLUMNS = pa.schema([
     ("rules_fingerprint", pa.string()),
     ("engine_version", pa.string()),
 ])
-# Columns that only some results carry: `deal` when games share their chance (games_per_deal).
+# Columns that only some results carry: `deal` when games share their chance (games_per_deal);
+# `seat_forced` with restricted play (an agent's forbid=): per seat, the decisions where every
+# legal action was forbidden.
 OPTIONAL_COLUMNS = pa.schema([
     ("deal", pa.int64()),
+    ("seat_forced", pa.list_(pa.int32())),
 ])
 
 

@@ -28,8 +28,8 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
-                      "margin": 0.0, "expand": "greedy", "widen": 0.0}
-    assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {})
+                      "margin": 0.0, "expand": "greedy", "widen": 0.0, "forbid": ""}
+    assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
@@ -109,7 +109,7 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     # A game's own `quick` policy is the generic choice, not listed twice.
     assert desert.info()["agents"]["mcts"]["parameters"]["properties"]["rollout"]["enum"][:4] \
         == ["random", "greedy", "none", "quick"]
-    assert info["greedy"]["parameters"]["properties"] == {}
+    assert list(info["greedy"]["parameters"]["properties"]) == ["forbid"]   # restricted play
     assert "description" in info["random"]
 
 

@@ -175,9 +175,10 @@ def test_the_results_schema_is_services_one(name):
     """play's record batch and the stored table carry RESULT_COLUMNS' types exactly, the
     game's own columns as plain numbers, strings and lists, in the engine's order."""
     game = core_cy.load(name)
-    columns = batch.play_columns(game, _players(game), None, "random", seed=2, count=5,
+    agent = f"random(forbid={game.actions.kinds[0].name})"   # every optional column: seat_forced
+    columns = batch.play_columns(game, _players(game), None, agent, seed=2, count=5,
                                  games_per_deal=2)
-    rows = batch.play(game, _players(game), None, "random", seed=2, count=5, games_per_deal=2)
+    rows = batch.play(game, _players(game), None, agent, seed=2, count=5, games_per_deal=2)
     assert rows.schema.names == list(columns)
     assert rows.to_pylist() == result_batch(columns).to_pylist()
     table = storage_table(rows)

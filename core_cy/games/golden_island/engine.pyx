@@ -214,6 +214,8 @@ ctypedef struct GRules:
     int8_t card_symbol[MAX_PLAYERS][MAX_CARDS]
     int16_t chest_values[N_ISLANDS]
     int16_t relic_gold[N_RELICS]
+    int32_t n_seat_gold           # seat compensation (an analysis option): values listed
+    int32_t seat_gold[MAX_PLAYERS]  # coins seat k starts with, beside the bank
 
 ctypedef struct GPlayer:
     int8_t captain                # nest space
@@ -523,6 +525,7 @@ cdef void g_setup(void* vs, const void* rules, int players, const SeatParams* se
         pl.captain = <int8_t>s.rules.lighthouse
         pl.ship = NODE_H
         pl.relic = -1
+        pl.gold_coins = <int16_t>s.rules.seat_gold[i]   # seat compensation (0 by the book)
         for k in range(s.rules.n_cards[i]):
             pl.deck[k] = <int8_t>k
         pl.deck_len = <int8_t>s.rules.n_cards[i]
@@ -1965,6 +1968,9 @@ cdef bytes _pack(dict r, int players):
     R.nest_every_space = r["nest_actions"] == "every_space"
     R.master_thief_split = r["master_thief_victims"] == "two"
     R.negative_payout_paid = r["negative_payout"] == "pay_bank"
+    R.n_seat_gold = len(r["seat_bonus_gold"])
+    for i, v in enumerate(r["seat_bonus_gold"]):
+        R.seat_gold[i] = v
     R.n_nest = len(kinds)
     R.lighthouse = lighthouse
     for i, (k, c) in enumerate(zip(kinds, colours)):
@@ -2202,6 +2208,7 @@ cdef dict _rules_dict(const GRules* R):
         "nest_actions": "every_space" if R.nest_every_space else "final_space",
         "master_thief_victims": "two" if R.master_thief_split else "one",
         "negative_payout": "pay_bank" if R.negative_payout_paid else "nothing",
+        "seat_bonus_gold": [int(R.seat_gold[i]) for i in range(R.n_seat_gold)],
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},
         "island_colours": {ISLANDS[i]: COLOURS[R.island_colour[i]] for i in range(N_ISLANDS)},

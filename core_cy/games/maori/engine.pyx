@@ -182,6 +182,8 @@ ctypedef struct MRules:
     int32_t max_turns             # simulator safety: end the game after this many turns
     int32_t start_shells
     int32_t total_shells
+    int32_t n_seat_shells         # seat compensation (an analysis option): values listed
+    int32_t seat_shells[MAX_PLAYERS]  # extra shells seat k starts with, from the bank
     int32_t rows
     int32_t cols
     int32_t fixed_boats           # printed boats that always count
@@ -679,7 +681,8 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
         s.p[i].storage = NO_TILE
         s.p[i].ship_cell = -1
         if i < players:
-            s.p[i].shells = <int16_t>s.rules.start_shells
+            s.p[i].shells = <int16_t>(s.rules.start_shells + s.rules.seat_shells[i])
+            s.bank -= s.rules.seat_shells[i]    # seat compensation (0 by the book)
     # The oldest player (the last seat, right of the starting seat 0) places the ship.
     if s.rules.ship_start_random:
         s.ship_pos = rng_below(&s.head.rng, TRACK)
@@ -1361,6 +1364,9 @@ cdef bytes _pack(dict r, int players):
     R.max_turns = r["max_turns"]
     R.start_shells = r["start_shells"]
     R.total_shells = r["total_shells"]
+    R.n_seat_shells = len(r["seat_bonus_shells"])
+    for i, v in enumerate(r["seat_bonus_shells"]):
+        R.seat_shells[i] = v
     R.rows = rows
     R.cols = cols
     R.fixed_boats = fixed
@@ -1396,6 +1402,7 @@ cdef dict _rules_of(const MRules* R, str side):
         "reef_boat_counts_while_uncovered": bool(R.reef_boat_uncovered),
         "stall_rounds": R.stall_rounds, "max_turns": R.max_turns,
         "start_shells": R.start_shells, "total_shells": R.total_shells,
+        "seat_bonus_shells": [int(R.seat_shells[i]) for i in range(R.n_seat_shells)],
         "tiles": tiles,
         "boards": {side: {"cells": [cells[i * R.cols:(i + 1) * R.cols] for i in range(R.rows)],
                           "fixed_boats": R.fixed_boats, "max_players": MAX_PLAYERS}},
@@ -1471,6 +1478,11 @@ class MaoriGame(Game):
         if rules["total_shells"] < players * rules["start_shells"]:
             raise ValueError(f"rule option 'total_shells' ({rules['total_shells']}) is less "
                              f"than {players} players x start_shells ({rules['start_shells']})")
+        extra = sum(rules["seat_bonus_shells"])
+        if rules["total_shells"] < players * rules["start_shells"] + extra:
+            raise ValueError(f"rule option 'seat_bonus_shells' ({rules['seat_bonus_shells']}) "
+                             f"takes {extra} shells from a bank of "
+                             f"{rules['total_shells'] - players * rules['start_shells']}")
 
     def pack_rules(self, rules, players):
         return _pack(rules, players)

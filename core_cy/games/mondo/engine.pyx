@@ -233,6 +233,8 @@ ctypedef struct MRules:
     int32_t marked[4]
     int32_t handicap
     int32_t advantaged          # bit mask of advantaged seats (handicap variant)
+    int32_t n_seat_points       # seat compensation (an analysis option): values listed
+    int32_t seat_points[MAX_PLAYERS]  # points seat k's final total gains
     int32_t volcano_scoring     # 0 in the children variant (ASSUMPTION)
     int32_t modifiers_on
     int32_t tasks_on
@@ -823,7 +825,7 @@ cdef void finish_game(MState* s, int reason) noexcept nogil:
     cdef int i, r
     cdef int tot[MAX_PLAYERS]
     for i in range(s.head.players):
-        tot[i] = 0
+        tot[i] = s.rules.seat_points[i]    # seat compensation (0 by the book)
         for r in range(s.rules.rounds):
             tot[i] += s.p[i].round_score[r]
     if s.rules.solo:
@@ -1056,7 +1058,7 @@ cdef void m_scores(const void* vs, double* out) noexcept nogil:
     if not s.head.terminal:
         score_round(s, L)
     for i in range(s.head.players):
-        out[i] = 0
+        out[i] = s.rules.seat_points[i]    # seat compensation (0 by the book)
         for r in range(s.round if not s.head.terminal else s.rules.rounds):
             out[i] += s.p[i].round_score[r]
         if not s.head.terminal:
@@ -2354,6 +2356,7 @@ cdef dict _rules_of(const MRules* R):
         "board_side": "frame" if R.frame else "water",
         "handicap": ("off", "on", "strong")[R.handicap],
         "advantaged_seats": [i for i in range(MAX_PLAYERS) if (R.advantaged >> i) & 1],
+        "seat_bonus_points": [int(R.seat_points[i]) for i in range(R.n_seat_points)],
         "hidden_timer": bool(R.hidden_timer), "hidden_timer_sigma": int(R.hidden_sigma),
         "timer_seconds": int(R.timer_option), "children": bool(R.children),
         "children_minutes": int(R.children_minutes),
@@ -2394,6 +2397,9 @@ cdef bytes _pack(dict r, int players):
         R.marked[i] = c
     R.handicap = ("off", "on", "strong").index(r["handicap"])
     R.advantaged = sum(1 << s for s in set(r["advantaged_seats"]))
+    R.n_seat_points = len(r["seat_bonus_points"])
+    for i, v in enumerate(r["seat_bonus_points"]):
+        R.seat_points[i] = v
     R.volcano_scoring = not (r["children"] and not r["children_volcanoes"])
     R.modifiers_on = not solo and r["level"] != "beginner"
     R.tasks_on = not solo and r["level"] == "master"

@@ -120,6 +120,8 @@ ctypedef struct RRules:
     int8_t cycle[NSPACES]                       # larva colour of each open-sea space
     int8_t deal[NSPACES]
     int8_t hands[3][MAX_PLAYERS]                # per player count 2..4, in turn order
+    int32_t seat_polyps[MAX_PLAYERS]            # seat compensation (an analysis option):
+                                                # polyps added to the hand, in turn order
     int32_t polyps_per_colour
     int32_t larva_per_colour
     int32_t algae_per_colour
@@ -697,7 +699,7 @@ cdef void m_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(players):
         seat = (s.start_player + i) % players
         s.p[seat].shrimps_screen = <int16_t>R.shrimps_per_player
-        for k in range(R.hands[players - 2][i]):
+        for k in range(R.hands[players - 2][i] + R.seat_polyps[i]):
             s.p[seat].screen[draw_colour(s, &s.head.rng)] += 1
     s.phase = PH_FISH
     s.head.current = s.start_player
@@ -2057,6 +2059,8 @@ cdef bytes _pack(dict r, int players):
     for p in range(2, MAX_PLAYERS + 1):
         for i, h in enumerate(setup["hands"][str(p)]):
             R.hands[p - 2][i] = h
+    for i, v in enumerate(r["seat_bonus_polyps"]):
+        R.seat_polyps[i] = v
     R.polyps_per_colour = setup["polyps_per_colour"]
     R.larva_per_colour = setup["larva_per_colour"]
     R.algae_per_colour = setup["algae_per_colour"]
@@ -2154,7 +2158,13 @@ class ReefGame(Game):
             raise ValueError(f"rule option 'open_sea_cycle' must list each of {list(COLOURS)} once")
         # Enough polyps for the worst case of start spaces, bonus row, open sea and hands.
         worst = max(sum(1 for row in rows for ch in row if ch in LETTERS) for rows in boards.values())
-        need = players * worst + NCOL + sum(setup["open_sea_deal"]) + sum(setup["hands"][str(players)])
+        hands = setup["hands"][str(players)]
+        bonus = rules["seat_bonus_polyps"] or [0] * players
+        for i, (h, b) in enumerate(zip(hands, bonus)):
+            if h + b < 1:
+                raise ValueError(f"rule option 'seat_bonus_polyps' leaves turn-order seat {i} "
+                                 f"{h + b} polyps (it draws {h} by the setup): at least 1")
+        need = players * worst + NCOL + sum(setup["open_sea_deal"]) + sum(hands) + sum(bonus)
         if need > NCOL * setup["polyps_per_colour"] - NCOL * 5:
             raise ValueError(f"rule option 'setup': {NCOL * setup['polyps_per_colour']} polyps "
                              f"are too few for this setup")

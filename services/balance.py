@@ -1,0 +1,289 @@
+"""What to change: the fair value of a rule option, and the value of an action kind.
+
+    meeplelab balance SPEC          # a spec with a `balance` section (services/spec.py Balance)
+
+- run_fair_value: plays the option's values on common deals (every value of a wave plays the
+  same deals: game i of seed s), in waves chosen by pipelines.fair_value.search, until the
+  interval on the fair value is as narrow as asked; then confirms the nearest integers on
+  fresh deals (the spec's seed + 1) with a verdict at +-delta.
+- run_forbid_value: the same deals with the seat's agent as given and restricted
+  (agent(forbid=kind)): the paired difference in win share and score of every seat.
+Both play in this process (the nogil loop, one core), so the answer is the same on any
+machine; the statistics are pipelines.fair_value's (this module only plays and words).
+"""
+from __future__ import annotations
+
+import math
+import queue
+import threading
+import time
+import uuid
+from collections import OrderedDict
+
+import numpy as np
+
+import core_cy
+from core_cy.agents import canonical_agent
+from core_cy.play.batch import play_columns
+from pipelines import fair_value as fv
+from pipelines import stats as st
+
+CONFIRM_SEED_OFFSET = 1   # the confirmation's fresh deals: the spec's seed + 1
+CURVE_POINTS = 41
+
+
+def balance_rules(spec, players: int, value) -> dict:
+    """The rules one searched value plays: the first arm's rules with the option set (a
+    per-seat option: `value` at the seat, 0 elsewhere)."""
+    b = spec.balance
+    rules = dict(next(iter(spec.arm_rules().values())))
+    game = core_cy.load(spec.game)
+    opt = next(o for o in game.options if o.name == b.option)
+    if opt.kind == "seats":
+        seats = [0] * players
+        seats[b.seat_of(players)] = int(value)
+        rules[b.option] = seats
+    else:
+        rules[b.option] = int(value)
+    return rules
+
+
+def _figure(spec, players: int, shares: np.ndarray) -> np.ndarray:
+    b = spec.balance
+    if b.target == "equal":
+        return fv.seat_figure(shares, b.seat_of(players))
+    return shares[:, b.seat_of(players)]
+
+
+def _play(spec, players, rules, agents, seed, start, count) -> dict:
+    game = core_cy.load(spec.game)
+    return play_columns(game, players, rules, agents, seed=seed, start=start, count=count,
+                        speeds=spec.speeds)
+
+
+def _target(spec) -> float:
+    return 0.5 if spec.balance.target == "equal" else float(spec.balance.target)
+
+
+def confirm(spec, players: int, value: int) -> dict:
+    """The value on fresh deals: the seat's figure with its interval and a verdict."""
+    b = spec.balance
+    seat = b.seat_of(players)
+    seed = spec.seed + CONFIRM_SEED_OFFSET
+    out = _play(spec, players, balance_rules(spec, players, value), spec.agent_list(players),
+                seed, 0, b.confirm_games)
+    shares = out["seat_win_share"]
+    n = len(shares)
+    if b.target == "equal":   # the seat's share less the others' mean: 0 when fair
+        diff = 2 * fv.seat_figure(shares, seat) - 1
+        mean, sd = float(diff.mean()), float(diff.std(ddof=1))
+        low, high = (float(v) for v in st.mean_interval(mean, sd, n))
+        what, centre = "its win share less the others' mean", 0.0
+    else:
+        rate = shares[:, seat]
+        mean = float(rate.mean())
+        low, high = (float(v) for v in st.rate_interval(mean, rate.var(), n))
+        what, centre = "its win rate", float(b.target)
+    if centre - b.delta <= low and high <= centre + b.delta:
+        verdict = "fair"
+    elif high < centre or low > centre:
+        verdict = "unfair"
+    else:
+        verdict = "not decided"
+    who = "the team" if core_cy.load(spec.game).cooperative else f"seat {seat + 1}"
+    sentence = (f"{b.option} = {value}, {players} players, {spec.agent_list(players)[seat]}: "
+                f"{who}: {what} is {100 * mean:+.1f} points [{100 * low:+.1f}, "
+                f"{100 * high:+.1f}] over {n:,} fresh games (seed {seed})" if b.target == "equal"
+                else f"{b.option} = {value}, {players} players: {who} wins "
+                f"{100 * mean:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {n:,} fresh games "
+                f"(seed {seed})")
+    sentence += {"fair": f": fair within +-{100 * b.delta:g} points",
+                 "unfair": ": not fair", "not decided": f": not decided at +-{100 * b.delta:g} "
+                 "points (more games would decide)"}[verdict]
+    return {"value": value, "games": n, "seed": seed, "mean": mean, "low": low, "high": high,
+            "verdict": verdict, "sentence": sentence}
+
+
+def curve(f: fv.Fit, ans: fv.Answer, delta: float, equal: bool) -> dict:
+    """The sensitivity chart's data: the fitted curve and band over the range, the observed
+    points, the window of values whose band lies within +-delta of the target."""
+    xs = np.linspace(ans.lo, ans.hi, CURVE_POINTS)
+    mid, low, high = f.band(xs)
+    scale = 2.0 if equal else 1.0   # the figure in win-share points (equal: share difference)
+    shift = 1.0 if equal else 0.0
+    tgt = ans.target * scale - shift
+    conv = (lambda v: (np.asarray(v) * scale - shift).tolist())
+    inside = [float(x) for x, lo_, hi_ in zip(xs, conv(low), conv(high))
+              if tgt - delta <= lo_ and hi_ <= tgt + delta]
+    return {"x": xs.tolist(), "curve": conv(mid), "low": conv(low), "high": conv(high),
+            "points": {"x": f.values.tolist(), "y": conv(f.means), "games": f.counts.tolist()},
+            "target": tgt, "delta": delta,
+            "window": [min(inside), max(inside)] if inside else None,
+            "figure": ("seat share less the others' mean" if equal else "win rate")}
+
+
+def run_fair_value(spec, progress=None) -> dict:
+    """The fair-value search of every player count (spec.balance.option); see the module."""
+    b = spec.balance
+    game = core_cy.load(spec.game)
+    cells = []
+    for players in spec.player_counts():
+        agents = spec.agent_list(players)
+        seat = b.seat_of(players)
+
+        def play(values, start, count, players=players, agents=agents):
+            cols = []
+            for v in values:
+                out = _play(spec, players, balance_rules(spec, players, v), agents, spec.seed,
+                            start, count)
+                cols.append(_figure(spec, players, out["seat_win_share"]))
+            if progress:
+                progress(players, len(values) * count)
+            return np.column_stack(cols)
+
+        started = time.process_time()
+        ans, f, waves = fv.search(play, b.range[0], b.range[1], _target(spec), b.precision,
+                                  b.wave_games, b.max_games, integer=True)
+        who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
+        aim = "to be fair" if b.target == "equal" else f"to win {100 * b.target:g}%"
+        text = _answer_sentence(ans, b, who, agents[seat], aim)
+        confirmations = [confirm(spec, players, v) for v in ans.nearest] \
+            if b.confirm_games else []
+        cells.append({"players": players, "seat": seat, "agent": agents[seat],
+                      "answer": ans.as_dict(), "sentence": text,
+                      "games": int(sum(w[1].size for w in waves)),
+                      "waves": [{"values": w[0].tolist(), "games_per_value": int(w[1].shape[0])}
+                                for w in waves],
+                      "cpu_seconds": time.process_time() - started,
+                      "chart": curve(f, ans, b.delta, b.target == "equal"),
+                      "confirmations": confirmations})
+    return {"kind": "fair_value", "game": spec.game, "option": b.option, "cells": cells}
+
+
+def _unit(option: str) -> str:
+    """The option's unit in words (seat_bonus_gold -> gold)."""
+    return option.rsplit("_", 1)[-1] if option.startswith("seat_bonus_") else "(option units)"
+
+
+def _answer_sentence(ans: fv.Answer, b, who: str, agent: str, aim: str) -> str:
+    def v(x):
+        return f"{x:.2f}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
+    if ans.status == "found":
+        text = (f"{who} under {agent} needs {b.option} = {ans.estimate:.2f} [{v(ans.low)}, "
+                f"{v(ans.high)}] {_unit(b.option)} {aim} (95% interval on the value, searched "
+                f"{b.range[0]}..{b.range[1]})")
+        if ans.nearest:
+            text += f"; the nearest integers: {ans.nearest}"
+        return text
+    goal = "the seat fair" if b.target == "equal" else f"the seat win {100 * b.target:g}%"
+    return f"{who} under {agent}: " + fv.sentence(ans, b.option, _unit(b.option), goal)
+
+
+def with_forbid(game, agent: str, kinds: str) -> str:
+    """`agent` restricted from `kinds` (an agent string; ValueError if it cannot be)."""
+    spelled = canonical_agent(game, agent)
+    text = (f"{spelled[:-1]}, forbid={kinds})" if spelled.endswith(")")
+            else f"{spelled}(forbid={kinds})")
+    return canonical_agent(game, text)
+
+
+def run_forbid_value(spec, progress=None) -> dict:
+    """The value of action kinds (spec.balance.forbid) to a seat, per player count: the same
+    deals with the seat's agent as given and restricted, paired by game."""
+    b = spec.balance
+    game = core_cy.load(spec.game)
+    rules = next(iter(spec.arm_rules().values()))
+    cells = []
+    for players in spec.player_counts():
+        seat = b.seat_of(players)
+        agents = spec.agent_list(players)
+        restricted = list(agents)
+        restricted[seat] = with_forbid(game, agents[seat], b.forbid)
+        free = _play(spec, players, rules, agents, spec.seed, 0, b.confirm_games)
+        kept = _play(spec, players, rules, restricted, spec.seed, 0, b.confirm_games)
+        if progress:
+            progress(players, 2 * b.confirm_games)
+        seats = []
+        for k in range(1 if game.cooperative else players):
+            row = {"seat": k}
+            for what, column in (("win_share", "seat_win_share"), ("score", "seat_score")):
+                # the kind's value: what the seat has with it less what it has without
+                row[what] = fv.paired_difference(free[column][:, k] - kept[column][:, k])
+            seats.append(row)
+        forced = kept["seat_forced"][:, seat]
+        mine = seats[0 if game.cooperative else seat]["win_share"]
+        who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
+        text = (f"using {b.forbid} is worth {100 * mine['mean']:+.1f} points of win share "
+                f"[{100 * mine['low']:+.1f}, {100 * mine['high']:+.1f}] to {who} under "
+                f"{agents[seat]} ({b.confirm_games:,} paired games, seed {spec.seed}; "
+                f"{int((forced > 0).sum()):,} restricted games had a decision with nothing "
+                f"else legal, {int(forced.sum()):,} such decisions in all)")
+        cells.append({"players": players, "seat": seat, "agent": agents[seat],
+                      "restricted_agent": restricted[seat], "games": 2 * b.confirm_games,
+                      "seats": seats, "forced_decisions": int(forced.sum()),
+                      "forced_games": int((forced > 0).sum()), "sentence": text})
+    return {"kind": "forbid_value", "game": spec.game, "forbid": b.forbid, "cells": cells}
+
+
+def run_balance(spec, progress=None) -> dict:
+    """The spec's balance question (a fair-value search, or the value of an action kind)."""
+    if spec.balance is None:
+        raise ValueError("the spec has no balance section")
+    if spec.balance.option is not None:
+        return run_fair_value(spec, progress)
+    return run_forbid_value(spec, progress)
+
+
+class BalanceJobs:
+    """Balance questions answered one at a time by a background thread (the API's; no
+    request waits for one).  Jobs live in memory: the newest `keep` are kept."""
+
+    def __init__(self, max_unfinished: int = 2, keep: int = 50, run: bool = True):
+        self.max_unfinished, self.keep, self.run = max_unfinished, keep, run
+        self._jobs: OrderedDict[str, dict] = OrderedDict()
+        self._queue: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, spec) -> dict:
+        """Queues a spec's question; RuntimeError when max_unfinished wait already."""
+        with self._lock:
+            waiting = sum(j["status"] in ("queued", "running") for j in self._jobs.values())
+            if waiting >= self.max_unfinished:
+                raise RuntimeError(f"{waiting} balance questions are queued or running (at "
+                                   f"most {self.max_unfinished}); retry when one has finished")
+            bid = uuid.uuid4().hex[:16]
+            self._jobs[bid] = {"id": bid, "status": "queued", "url": f"/api/balance/{bid}",
+                               "games_played": 0, "result": None, "error": None}
+            done = [k for k, j in self._jobs.items() if j["status"] in ("done", "failed")]
+            for k in done[:max(0, len(self._jobs) - self.keep)]:
+                del self._jobs[k]
+            if self.run and (self._thread is None or not self._thread.is_alive()):
+                self._thread = threading.Thread(target=self._work, name="balance",
+                                                daemon=True)
+                self._thread.start()
+        self._queue.put((bid, spec))
+        return self.get(bid)
+
+    def get(self, bid: str) -> dict | None:
+        with self._lock:
+            job = self._jobs.get(bid)
+            return None if job is None else dict(job)
+
+    def _set(self, bid: str, **fields) -> None:
+        with self._lock:
+            if bid in self._jobs:
+                self._jobs[bid].update(fields)
+
+    def _work(self) -> None:
+        while True:
+            bid, spec = self._queue.get()
+            self._set(bid, status="running")
+
+            def progress(players, games, bid=bid):
+                with self._lock:
+                    self._jobs[bid]["games_played"] += games
+            try:
+                self._set(bid, status="done", result=run_balance(spec, progress))
+            except Exception as exc:  # reported in the job, never a dead worker thread
+                self._set(bid, status="failed", error=f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,127 @@
+"""What to change (services/balance.py): the spec's balance section, the fair-value search on
+a real engine, the value of an action kind by restricted play, and the CLI and API faces."""
+import json
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import ValidationError
+
+from dashboards.balance_chart import chart_json, chart_svg
+from services.app import create_app
+from services.balance import BalanceJobs, run_balance
+from services.cli import main
+from services.spec import ExperimentSpec
+
+SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
+          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+                      "wave_games": 40, "max_games": 600, "confirm_games": 60}}
+VALUE = {"name": "gi-steal", "game": "golden_island", "players": 2, "agents": "greedy",
+         "seed": 4, "balance": {"forbid": "steal", "seat": 0, "confirm_games": 40}}
+
+
+def _fields(spec: dict) -> set:
+    with pytest.raises(ValidationError) as info:
+        ExperimentSpec.model_validate(spec)
+    return {".".join(map(str, e["loc"])) for e in info.value.errors()}
+
+
+@pytest.mark.parametrize("balance, field", [
+    ({"option": "max_rounds_x", "range": [0, 3]}, "balance.option"),
+    ({"option": "volcano_landing_cards", "range": [0, 3]}, "balance.option"),
+    ({"option": "seat_bonus_gold", "range": [0, 99]}, "balance.range.1"),
+    ({"option": "seat_bonus_gold", "range": [3, 1]}, "balance"),
+    ({"option": "seat_bonus_gold"}, "balance"),
+    ({"option": "seat_bonus_gold", "range": [0, 3], "seat": 5}, "balance.seat"),
+    ({"option": "seat_bonus_gold", "range": [0, 3], "target": 1.5}, "balance.target"),
+    ({"option": "seat_bonus_gold", "range": [0, 3], "forbid": "steal"}, "balance"),
+    ({"forbid": "fly"}, "balance.forbid"),
+    ({"option": "seat_bonus_gold", "range": [0, 3], "max_games": "9"}, "balance.max_games"),
+])
+def test_a_bad_balance_section_names_its_field(balance, field):
+    assert field in _fields({**SEARCH, "balance": balance})
+
+
+def test_a_cooperative_game_needs_a_team_rate():
+    spec = {"game": "forbidden_desert", "players": 2,
+            "balance": {"option": "max_turns", "range": [50, 100]}}
+    assert "balance.target" in _fields(spec)
+
+
+def test_the_search_plays_common_deals_and_answers_with_an_interval():
+    spec = ExperimentSpec.model_validate(SEARCH)
+    result = run_balance(spec)
+    again = run_balance(spec)               # reproducible: the same deals and agents
+    for c in result["cells"] + again["cells"]:
+        c.pop("cpu_seconds")
+    assert result == again
+    (cell,) = result["cells"]
+    ans = cell["answer"]
+    assert ans["status"] in ("found", "outside_range", "no_dependence", "unresolved")
+    assert cell["games"] <= 600 and cell["seat"] == 0
+    assert cell["waves"][0]["values"] == [0, 5, 10, 15, 20]      # the first grid
+    chart = cell["chart"]
+    assert len(chart["x"]) == len(chart["curve"]) == len(chart["low"]) == len(chart["high"])
+    assert all(lo <= c <= hi for lo, c, hi in zip(chart["low"], chart["curve"], chart["high"]))
+    assert [c["value"] for c in cell["confirmations"]] == ans["nearest"]
+    for c in cell["confirmations"]:
+        assert c["seed"] == 4 and c["games"] == 60
+        assert c["verdict"] in ("fair", "unfair", "not decided") and c["sentence"]
+    svg = chart_svg(cell, result["option"])
+    assert svg.startswith("<svg") and 'class="band"' in svg and "<script" not in svg
+    assert chart_json(cell, result["option"])["answer"] == ans
+
+
+def test_restricted_play_reports_the_paired_value_of_a_kind():
+    result = run_balance(ExperimentSpec.model_validate(VALUE))
+    (cell,) = result["cells"]
+    assert cell["restricted_agent"] == "greedy(forbid=steal)"
+    assert cell["sentence"].startswith("using steal is worth ")
+    share = cell["seats"][0]["win_share"]
+    assert share["low"] <= share["mean"] <= share["high"] and share["n"] == 40
+    assert cell["forced_decisions"] >= 0
+
+
+def test_the_cli_prints_the_answer_and_its_confirmation(tmp_path, capsys):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(SEARCH))
+    assert main(["balance", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "seat 1 of 2 under greedy" in out and "values within" in out
+    path.write_text(json.dumps({**SEARCH, "balance": {"option": "nope", "range": [0, 1]}}))
+    assert main(["balance", str(path)]) == 2
+    assert "balance.option" in capsys.readouterr().err
+
+
+def test_an_app_without_a_worker_keeps_balance_jobs_queued(tmp_path):
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                     run_worker=False)
+    with TestClient(app) as client:
+        job = client.post("/api/balance", json=SEARCH).json()
+        time.sleep(0.5)
+        assert client.get(job["url"]).json()["status"] == "queued"
+        assert client.get(job["url"] + "/chart.svg").status_code == 409
+
+
+def test_the_api_answers_in_the_background_with_a_chart(tmp_path):
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                     run_worker=False)
+    app.state.balance_jobs = BalanceJobs()    # answered here (no Ray worker needed)
+    with TestClient(app) as client:
+        bad = client.post("/api/balance", json={**SEARCH, "balance": None})
+        assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "balance"
+        bad = client.post("/api/balance", json={**SEARCH, "balance": {"option": "x",
+                                                                      "range": [0, 1]}})
+        assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "balance.option"
+        job = client.post("/api/balance", json=SEARCH)
+        assert job.status_code == 202, job.text
+        url = job.json()["url"]
+        deadline = time.monotonic() + 120
+        while (got := client.get(url).json())["status"] not in ("done", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert got["status"] == "done", got
+        svg = client.get(url + "/chart.svg")
+        assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg")
+        assert client.get(url + "/chart.svg?players=3").status_code == 404
+        assert client.get("/api/balance/nothing-here").status_code == 404
