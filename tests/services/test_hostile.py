@@ -149,8 +149,8 @@ def test_the_agent_parser_is_linear():
     with pytest.raises(ValueError):
         agents.parse_agent(game, "random(" + " " * 60_000 + "x")
     assert time.perf_counter() - began < 0.05
-    assert agents.parse_agent(game, "  random  ") == ("random", {})
-    assert agents.parse_agent(game, " random ( ) ") == ("random", {})
+    assert agents.parse_agent(game, "  random  ")[0] == "random"
+    assert agents.parse_agent(game, " random ( ) ") == agents.parse_agent(game, "random")
 
 
 async def _while_polling(app, request) -> tuple:
