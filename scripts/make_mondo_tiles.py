@@ -1,4 +1,4 @@
-"""Writes core_cy/data/mondo_tiles.json: the default Mondo tile manifest (spec 2.3, an
+"""Writes core_cy/games/mondo/data/tiles.json: the default Mondo tile manifest (spec 2.3, an
 ASSUMPTION: the real per-tile list is not public).  Deterministic (fixed seed), so the file
 only changes when this generator does.  Run from the repository root:
 

@@ -358,7 +358,6 @@ def report_command(target: str, out: str, spec_path: str | None) -> int:
     MEEPLELAB_RESULTS), or a results folder of `meeplelab run` (its spec.json, or --spec)."""
     import os
 
-    import pipelines
     from services import report
     from services.settings import Settings
     from services.spec import ExperimentSpec
@@ -394,9 +393,7 @@ def report_command(target: str, out: str, spec_path: str | None) -> int:
     if not has_results(root):
         print(f"error: {root} holds no results yet", file=sys.stderr)
         return 2
-    look = pipelines.Look(interim=not done, planned_games=spec.max_games_per_cell(),
-                          delta=_look(spec).delta)
-    text = report.render(spec, root, look, name, command)
+    text = report.render(spec, root, spec.look(interim=not done), name, command)
     Path(out).write_text(text, encoding="utf-8")
     print(f"report written to {out} ({len(text.encode()) // 1024:,} KiB, one file, works "
           "offline)")

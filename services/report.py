@@ -409,9 +409,7 @@ class VerdictLog:
         self.spec, self.root, self.seen = spec, root, set()
 
     def look(self, interim: bool = True) -> pipelines.Look:
-        rule = self.spec.stop_when
-        return pipelines.Look(interim=interim, planned_games=self.spec.max_games_per_cell(),
-                              delta=rule.delta if rule and rule.delta else pipelines.DELTA)
+        return self.spec.look(interim=interim)
 
     def new_lines(self, interim: bool = True) -> list[str]:
         head = headline(self.spec, self.root, self.look(interim))

@@ -162,8 +162,9 @@ class Balance(BaseModel):
     model_config = ConfigDict(extra="forbid")
     option: str | None = Field(default=None, description="the rule option to search: an "
                                "integer option or a per-seat one (kind seats)")
-    forbid: str | None = Field(default=None, description="instead: action kinds ('+'-joined) "
-                               "whose value to measure for `seat`")
+    forbid: str | None = Field(default=None, min_length=1, max_length=200,
+                               description="instead: action kinds ('+'-joined) whose value "
+                               "to measure for `seat`")
     seat: int = Field(default=-1, ge=-1, le=7, description="the seat compensated, judged or "
                       "restricted (-1: the last seat)")
     range: list[int] | None = Field(default=None, min_length=2, max_length=2,
@@ -458,7 +459,8 @@ class ExperimentSpec(BaseModel):
                 if name not in [k.name for k in game.actions.kinds]:
                     errors.append(_error(("balance", "forbid"), f"no action kind {name!r} in "
                                          f"{game.name}; kinds: "
-                                         f"{[k.name for k in game.actions.kinds]}", b.forbid))
+                                         f"{[k.name for k in game.actions.kinds]}", b.forbid,
+                                         CROSS))
             return errors
         known = {o.name: o for o in game.options}
         opt = known.get(b.option)
@@ -466,12 +468,13 @@ class ExperimentSpec(BaseModel):
             searchable = sorted(o.name for o in game.options if o.kind in ("int", "seats"))
             return errors + [_error(("balance", "option"), f"{b.option!r} is not an integer or "
                                     f"per-seat rule option of {game.name}; searchable: "
-                                    f"{searchable}", b.option)]
+                                    f"{searchable}", b.option, CROSS)]
         for i, v in enumerate(b.range):
             if (opt.minimum is not None and v < opt.minimum) or \
                     (opt.maximum is not None and v > opt.maximum):
                 errors.append(_error(("balance", "range", i), f"{v} is outside rule option "
-                                     f"{b.option!r}'s values {opt.minimum}..{opt.maximum}", v))
+                                     f"{b.option!r}'s values {opt.minimum}..{opt.maximum}", v,
+                                     CROSS))
         if errors:
             return errors
         from services.balance import balance_rules   # the rules each searched value plays

@@ -1,6 +1,11 @@
 """Helpers shared by the service tests: a generic small spec, an app on a fresh registry, and
 waiting for an experiment to reach a status."""
+import socket
+import threading
 import time
+from contextlib import contextmanager
+
+import uvicorn
 
 import core_cy
 
@@ -39,3 +44,25 @@ def wait_for(client, eid: str, statuses=FINISHED, timeout: float = 120, conditio
         if time.monotonic() > deadline:
             raise AssertionError(f"experiment {eid} still {exp['status']} after {timeout} s: {exp}")
         time.sleep(0.1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def _running(app):
+    """The app served by uvicorn on a free loopback port (its base URL)."""
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(60)

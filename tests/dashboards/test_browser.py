@@ -2,14 +2,10 @@
 tests/setup_browser.sh): load the pages, submit a small experiment through the form built
 from the catalogue, and see its charts appear.  Never skipped: a missing browser fails."""
 import shutil
-import socket
-import threading
 import time
-from contextlib import contextmanager
 
 import pytest
-import uvicorn
-from service_support import GAME, INFO, enum_option, small_spec
+from service_support import GAME, INFO, _running, enum_option, small_spec
 
 from services.app import create_app
 from services.settings import Settings
@@ -21,28 +17,6 @@ CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage", "--window-size=1300,1000"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def _running(app):
-    """The app served by uvicorn on a free loopback port (its base URL)."""
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(60)
 
 
 @pytest.fixture(scope="module")
@@ -269,11 +243,15 @@ def test_agent_parameters_come_from_the_agent_schema(server, browser):
     _open_form(browser, server)
     assert not _css(browser, "#f-custom")[0].is_displayed()  # presets come first
     _css(browser, "input[name=preset][value=custom]")[0].click()
-    assert not _css(browser, "#f-agent-params [data-option]")  # random takes no parameters
+    # random takes one parameter only, the restriction (forbid)
+    assert list(INFO["agents"]["random"]["parameters"]["properties"]) == ["forbid"]
+    assert {e.get_attribute("data-option")
+            for e in _css(browser, "#f-agent-params [data-option]")} <= {"forbid"}
     Select(_css(browser, "#f-agent")[0]).select_by_value("mcts")
     props = INFO["agents"]["mcts"]["parameters"]["properties"]
     boxes = _wait(browser, lambda d: _css(d, "#f-agent-params div.option"), 10, "no fields")
-    assert [b.get_attribute("data-option") for b in boxes] == list(props)
+    # every parameter but the restriction (forbid is set in a spec, not in the form)
+    assert [b.get_attribute("data-option") for b in boxes] == [p for p in props if p != "forbid"]
     iterations = _css(browser, "#f-agent-params input[data-option='iterations']")[0]
     assert iterations.get_attribute("value") == str(props["iterations"]["default"])
     iterations.clear()

@@ -5,7 +5,7 @@ between their places with the helpers below, so that every position stays comple
 permits, pirates and island cards each in exactly one place); `build` turns the dict into a
 state through game.from_dict, which checks exactly that.
 
-Default card ids (core_cy/data/golden_island_cards.json): 0 landing/1, 1 landing/2,
+Default card ids (core_cy/games/golden_island/data/cards.json): 0 landing/1, 1 landing/2,
 2 landing/2 symbol, 3 landing/3, 4 landing/3, 5 landing/4 symbol, 6 thief/3,
 7 thief/lighthouse symbol, 8 master thief/5, 9 fortune teller/2 symbol,
 10 fortune teller/4, 11 pirate/1 symbol, 12 pirate/4, 13 veteran/3, 14 veteran/5 symbol,
