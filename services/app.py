@@ -10,6 +10,10 @@ not import Ray: Ray starts when the worker starts.  Nothing here names a game.
 """
 from __future__ import annotations
 
+import asyncio
+import logging
+import signal
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -26,7 +30,7 @@ from services.api import balance, downloads, experiments, games, ops, plan, repo
 from services.api import results as statistics
 from services.api.deps import require_token
 from services.api.errors import error_items
-from services.api.spec_schema import spec_components
+from services.api.spec_schema import plan_request_schema, spec_components
 from services.registry import Registry
 from services.settings import VERSION, Settings, is_loopback
 from services.metrics import Metrics
@@ -76,6 +80,64 @@ class _TooLarge(Exception):
     pass
 
 
+UNSAFE = (b"POST", b"PUT", b"PATCH", b"DELETE")
+
+
+class RequestGuard:
+    """ASGI middleware, before any route reads a request:
+    - a body sent with POST, PUT or PATCH must be JSON (`Content-Type: application/json` or
+      `...+json`): 415 otherwise.  A web page's cross-site request without a CORS preflight
+      can only send text/plain, form or no content type, so none of them reaches a route;
+    - without tokens (`same_origin`), a write whose Origin is not the Host it was sent to
+      (or is "null") is 403: another site's page may not drive the service;
+    - with `hosts` (the token-less loopback default of `meeplelab serve`), the Host header
+      must name a loopback address or localhost: 421 otherwise, so a name an attacker points
+      at 127.0.0.1 (DNS rebinding) reaches nothing."""
+
+    def __init__(self, app, same_origin: bool, hosts: bool):
+        self.app, self.same_origin, self.hosts = app, same_origin, hosts
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            problem = self._problem(scope)
+            if problem is not None:
+                status, detail = problem
+                response = JSONResponse(status_code=status, content={"detail": detail})
+                return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+    def _problem(self, scope) -> tuple[int, str] | None:
+        headers = {k.lower(): v for k, v in scope["headers"]}
+        host = headers.get(b"host", b"").decode("latin-1")
+        if self.hosts and not is_loopback(_host_name(host)):
+            return 421, (f"this service answers only on a loopback address or localhost, not "
+                         f"{host[:100]!r} (set MEEPLELAB_TOKEN to serve other names)")
+        method = scope["method"].encode()
+        if method not in UNSAFE:
+            return None
+        if self.same_origin:
+            origin = headers.get(b"origin")
+            if origin is not None and origin.decode("latin-1").partition("://")[2] != host:
+                return 403, "a cross-site write: this service without tokens takes writes " \
+                            "only from its own pages"
+        has_body = headers.get(b"content-length", b"0") not in (b"0", b"") or \
+            b"transfer-encoding" in headers
+        if method != b"DELETE" and has_body:
+            kind = headers.get(b"content-type", b"").decode("latin-1").split(";")[0]
+            kind = kind.strip().lower()
+            if kind != "application/json" and not kind.endswith("+json"):
+                return 415, (f"the body must be JSON (Content-Type: application/json), got "
+                             f"{kind[:100] or 'no content type'!r}")
+        return None
+
+
+def _host_name(host: str) -> str:
+    """The name of a Host header without its port ('[::1]:8000' -> '::1')."""
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
 def _allowed_methods(app: FastAPI, path: str) -> list[str]:
     """The methods of the API path that `path` matches (HEAD with GET), from the schema."""
     methods: set[str] = set()
@@ -87,20 +149,55 @@ def _allowed_methods(app: FastAPI, path: str) -> list[str]:
     return sorted(methods)
 
 
+STOP_SECONDS = 10.0  # the most a stop waits for the running experiments to let go
+log = logging.getLogger("meeplelab.app")
+
+
+def _open_registry(settings: Settings) -> Registry:
+    """The registry; a new (empty) one next to a results folder that holds experiments is
+    said in the log: the registry was deleted or moved, and their history is not listed."""
+    new = settings.db != ":memory:" and not Path(settings.db).exists()
+    registry = Registry(settings.db)
+    results = Path(settings.results)
+    if new and "://" not in settings.results and results.is_dir():
+        orphans = sum(1 for p in results.iterdir() if p.is_dir())
+        if orphans:
+            log.warning("the registry %s is new, but the results folder holds %d experiments:"
+                        " was the registry deleted or moved? They are not listed", settings.db,
+                        orphans)
+    return registry
+
+
+async def _reclaim_signals(worker) -> None:
+    """Once the worker's Ray has started, installs uvicorn's SIGTERM and SIGINT handlers
+    again.  Why: starting Ray replaces the process's SIGTERM handler at the C level with
+    its own, which arms a 3 s alarm and then aborts (SIGABRT): no clean stop, and Ray's
+    processes outlive the server.  The Python-level handler is still uvicorn's; setting it
+    again (from the main thread, where this task runs) makes it the one the signal meets."""
+    while worker.ray_state() in ("not started", "starting"):
+        await asyncio.sleep(0.2)
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGTERM, signal.SIGINT):
+            handler = signal.getsignal(number)
+            if callable(handler):
+                signal.signal(number, handler)
+
+
 def _operation_id(route: APIRoute) -> str:
     return route.name  # stable ids for the schema's links and for clients
 
 
 def create_app(settings: Settings | None = None, *, db: str | None = None,
                results: str | None = None, run_worker: bool = True,
-               own_ray: bool = False) -> FastAPI:
+               own_ray: bool = False, loopback_hosts: bool = False) -> FastAPI:
     """The app over `settings` (default: the environment); `db` and `results` override them.
-    With `own_ray` (a served process) the app's stop also shuts down the process's Ray."""
+    With `own_ray` (a served process) the app's stop also shuts down the process's Ray; with
+    `loopback_hosts` it answers only requests whose Host is a loopback name (RequestGuard)."""
     settings = settings or Settings()
     overrides = {k: v for k, v in (("db", db), ("results", results)) if v is not None}
     if overrides:
         settings = settings.model_copy(update=overrides)
-    registry = Registry(settings.db)
+    registry = _open_registry(settings)
     metrics = Metrics(registry)
     worker = Worker(registry, settings.results, slots=settings.max_running,
                     ray_address=settings.ray_address, shard_done=metrics.shard_done,
@@ -108,14 +205,22 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        reclaim = None
         if run_worker:
             worker.start()
+            if own_ray:
+                reclaim = asyncio.create_task(_reclaim_signals(worker))
         try:
             yield
         finally:
+            if reclaim is not None:
+                reclaim.cancel()
+            # Within the k8s grace period (k8s/api.yaml): running experiments stop within
+            # a few seconds and stay unfinished (they resume next start), a running pilot
+            # stops at its next check, then this process's Ray shuts down.
             if run_worker:
-                worker.stop()  # running experiments stay unfinished: they resume next start
-            app.state.plans.stop()  # a running pilot stops at its next chunk
+                worker.stop(timeout=STOP_SECONDS)
+            app.state.plans.stop()
             if own_ray:
                 stop_ray()
             registry.close()
@@ -127,6 +232,8 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.state.metrics = metrics
     app.state.plans = PlanJobs()
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(RequestGuard, same_origin=not settings.auth_enabled,
+                       hosts=loopback_hosts)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -165,6 +272,7 @@ def _contract(app: FastAPI, settings: Settings) -> None:
             schema = build()
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
                 spec_components(settings.max_games))
+            schema["components"]["schemas"]["PlanRequest"] = plan_request_schema()
             _link_submit_to_experiment_routes(schema)
             for path in schema.get("paths", {}).values():
                 for operation in path.values():
@@ -225,8 +333,25 @@ def _mount_pages(app: FastAPI) -> None:
         return page("experiment.html")
 
 
-class InsecureBind(SystemExit):
+class RefusedStart(SystemExit):
+    """`serve` refuses to start (the message says why)."""
+
+
+class InsecureBind(RefusedStart):
     """`serve` on a non-loopback address without a token (and without --insecure)."""
+
+
+def _settings() -> Settings:
+    """The environment's settings, or RefusedStart naming every setting that is wrong (a
+    token file that cannot be read among them, on any host)."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: "
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+        raise RefusedStart(f"error: refusing to start: {problems}") from None
 
 
 class PortInUse(SystemExit):
@@ -259,7 +384,7 @@ def serve(host: str | None = None, port: int | None = None, demo: bool = False,
     first and its page is printed."""
     import uvicorn
 
-    settings = settings or Settings()
+    settings = settings or _settings()
     host = host or settings.host
     port = port or settings.port
     if not is_loopback(host) and not settings.auth_enabled and not insecure:
@@ -278,11 +403,13 @@ def serve(host: str | None = None, port: int | None = None, demo: bool = False,
         page = f"experiments/{ids[0]}"
         TerminalReport(settings.db, settings.results, ids, base).start()
     print(f"meeplelab dashboard: {base}{page}  (API docs: /docs)", flush=True)
-    app = create_app(settings, own_ray=True)
+    app = create_app(settings, own_ray=True,
+                     loopback_hosts=is_loopback(host) and not settings.auth_enabled)
     _settle_heap()
     # On SIGTERM or Ctrl-C uvicorn ends the lifespan (the worker, then this process's Ray)
     # and then re-raises the signal.
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log)
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,
+                timeout_graceful_shutdown=int(STOP_SECONDS))
 
 
 def _settle_heap() -> None:

@@ -543,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             app.serve(args.host, args.port, demo=args.command == "demo", insecure=args.insecure)
-        except (app.InsecureBind, app.PortInUse) as exc:
+        except (app.RefusedStart, app.PortInUse) as exc:
             print(exc, file=sys.stderr)
             return 2
         except KeyboardInterrupt:  # Ctrl-C after a clean stop (uvicorn re-raises it)

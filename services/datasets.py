@@ -9,10 +9,13 @@ from __future__ import annotations
 import io
 import json
 import math
+import functools
 import logging
+import queue
 import threading
 import zipfile
 from collections import OrderedDict
+from concurrent.futures import Future
 from typing import Any, Callable, Hashable, Iterator
 
 import polars as pl
@@ -89,10 +92,18 @@ class ShardCache:
     the last answer at once, rather than wait: interim figures are valid at any look, and the
     look they answer is in the question.  `kept` starts that recompute in the background, so
     no poll waits for it; callers wait only when there is no answer yet.  At most `size`
-    questions are kept, the least recently used leave first."""
+    questions are kept, and answers of at most `max_bytes` in all (bytes answers count their
+    length), the least recently used leave first.  Computations run on a fixed pool of
+    `workers` daemon threads, so however many distinct questions arrive at once (each new
+    `?delta=` is one), at most `workers` figures are computed at a time."""
 
-    def __init__(self, size: int = 128):
-        self.size = size
+    def __init__(self, size: int = 128, max_bytes: int = 64 << 20, workers: int = 2):
+        self.size, self.max_bytes = size, max_bytes
+        self._bytes = 0
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        for k in range(workers):  # daemon threads: a stop of the service never waits
+            threading.Thread(target=self._serve, name=f"meeplelab-figures-{k}",
+                             daemon=True).start()
         self._lock = threading.Lock()
         self._answers: OrderedDict = OrderedDict()  # (root, question) -> (version, answer)
         self._computing: dict = {}  # (root, question) -> the lock its computation holds
@@ -122,14 +133,31 @@ class ShardCache:
                 return False, None
             if key not in self._computing and self._failed.get(key) != version:
                 gate = self._computing[key] = threading.Lock()
-                # a daemon thread: a stop of the service never waits for a recompute
-                threading.Thread(target=self._refresh, args=(key, version, compute, gate),
-                                 name="meeplelab-figures", daemon=True).start()
+                self._tasks.put((functools.partial(self._refresh, key, version, compute, gate),
+                                 None))
         return True, kept[1]
+
+    def _serve(self) -> None:
+        while True:
+            task, done = self._tasks.get()
+            try:
+                result = task()
+            except BaseException as exc:  # handed to the caller that waits
+                if done is not None:
+                    done.set_exception(exc)
+                continue
+            if done is not None:
+                done.set_result(result)
+
+    def _on_pool(self, compute: Callable[[], Any]) -> Any:
+        """compute() on the pool, waiting for its result."""
+        done: Future = Future()
+        self._tasks.put((compute, done))
+        return done.result()
 
     def _refresh(self, key, version, compute, gate) -> None:
         try:
-            self._compute(key, version, compute, gate)
+            self._compute(key, version, compute, gate, pooled=True)
         except Exception:  # the last answer stays; the next version tries again
             log.exception("recomputing %s of %s failed", key[1], key[0])
             with self._lock:
@@ -149,9 +177,11 @@ class ShardCache:
                 gate = self._computing[key] = threading.Lock()
         return self._compute(key, version, compute, gate)
 
-    def _compute(self, key, version, compute: Callable[[], Any], gate: threading.Lock) -> Any:
-        """Computes and keeps the answer under `gate` (registered in _computing), unless a
-        computation that held the gate before has kept this version's answer."""
+    def _compute(self, key, version, compute: Callable[[], Any], gate: threading.Lock,
+                 pooled: bool = False) -> Any:
+        """Computes (on the pool; `pooled`: this is a pool thread already) and keeps the
+        answer under `gate` (registered in _computing), unless a computation that held the
+        gate before has kept this version's answer."""
         with gate:
             with self._lock:
                 kept = self._fresh(key, version)
@@ -159,18 +189,25 @@ class ShardCache:
                     return kept[1]
                 self._computing[key] = gate
             try:
-                answer = compute()
+                answer = compute() if pooled else self._on_pool(compute)
             except BaseException:
                 with self._lock:
                     self._computing.pop(key, None)
                 raise
             with self._lock:
                 self._computing.pop(key, None)
+                old = self._answers.pop(key, None)
+                self._bytes -= 0 if old is None else _size(old[1])
                 self._answers[key] = (version, answer)
-                self._answers.move_to_end(key)
-                while len(self._answers) > self.size:
-                    self._answers.popitem(last=False)
+                self._bytes += _size(answer)
+                while len(self._answers) > self.size or (
+                        self._bytes > self.max_bytes and len(self._answers) > 1):
+                    self._bytes -= _size(self._answers.popitem(last=False)[1][1])
         return answer
+
+
+def _size(answer: Any) -> int:
+    return len(answer) if isinstance(answer, (bytes, bytearray, str)) else 1
 
 
 # ---- tables as JSON and CSV -------------------------------------------------------------

@@ -277,30 +277,41 @@ class PlanQueueFull(RuntimeError):
 
 
 class PlanJobs:
-    """Plans made one at a time by a background thread, each pilot within `seconds`.  Jobs
+    """Plans made one at a time by a background thread, each pilot within `seconds`, taking
+    the owners (tokens) in turn, at most `max_per_owner` unfinished per owner.  Jobs
     live in memory (the newest `keep` are kept; a restart forgets them: plan again)."""
 
-    def __init__(self, seconds: float = 20.0, max_unfinished: int = 4, keep: int = 100,
-                 workers: int | None = None):
+    def __init__(self, seconds: float = 20.0, max_unfinished: int = 8, keep: int = 100,
+                 workers: int | None = None, max_per_owner: int = 2):
         self.seconds, self.max_unfinished, self.keep = seconds, max_unfinished, keep
+        self.max_per_owner = max_per_owner
         self.workers = workers
         self._jobs: OrderedDict[str, PlanJob] = OrderedDict()
+        self._owners: dict[str, str] = {}  # plan id -> the owner (token) that asked for it
+        self._served: dict[str, float] = {}  # owner -> when its last plan started
         self._requests: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def submit(self, request: PlanRequest) -> PlanJob:
-        """Queues a plan (PlanQueueFull when max_unfinished are queued or running)."""
+    def submit(self, request: PlanRequest, owner: str = "") -> PlanJob:
+        """Queues a plan (PlanQueueFull when max_unfinished are queued or running, or
+        max_per_owner of `owner`'s: one token cannot take every place)."""
         with self._lock:
-            unfinished = sum(j.status in ("queued", "running") for j in self._jobs.values())
-            if unfinished >= self.max_unfinished:
-                raise PlanQueueFull(f"{unfinished} plans are queued or running (at most "
+            unfinished = [pid for pid, j in self._jobs.items()
+                          if j.status in ("queued", "running")]
+            mine = sum(self._owners.get(pid) == owner for pid in unfinished)
+            if mine >= self.max_per_owner:
+                raise PlanQueueFull(f"{mine} plans of this token are queued or running (at "
+                                    f"most {self.max_per_owner}); retry when one has finished")
+            if len(unfinished) >= self.max_unfinished:
+                raise PlanQueueFull(f"{len(unfinished)} plans are queued or running (at most "
                                     f"{self.max_unfinished}); retry when one has finished")
             pid = uuid.uuid4().hex[:16]
             job = PlanJob(id=pid, status="queued", url=f"/api/plans/{pid}",
                           created_at=time.time())
             self._jobs[pid] = job
+            self._owners[pid] = owner
             self._forget_old()
             if self._thread is None or not self._thread.is_alive():
                 self._stopping.clear()
@@ -308,6 +319,27 @@ class PlanJobs:
                 self._thread.start()
         self._requests.put((pid, request))
         return job.model_copy()
+
+    def _next(self):
+        """The next plan to make: the oldest of the owner served longest ago (a token's
+        queued plans never delay another token's by more than the pilot playing now);
+        None to stop."""
+        item = self._requests.get()
+        waiting = [item]
+        while True:  # everything queued meanwhile, to choose among
+            try:
+                waiting.append(self._requests.get_nowait())
+            except queue.Empty:
+                break
+        if any(i is None for i in waiting):
+            return None
+        owner = lambda i: self._owners.get(i[0], "")  # noqa: E731
+        chosen = min(waiting, key=lambda i: self._served.get(owner(i), 0.0))
+        for other in waiting:
+            if other is not chosen:
+                self._requests.put(other)
+        self._served[owner(chosen)] = time.monotonic()
+        return chosen
 
     def get(self, pid: str) -> PlanJob | None:
         with self._lock:
@@ -326,6 +358,7 @@ class PlanJobs:
         finished = [pid for pid, j in self._jobs.items() if j.status in ("done", "failed")]
         for pid in finished[:max(0, len(self._jobs) - self.keep)]:
             del self._jobs[pid]
+            self._owners.pop(pid, None)
 
     def _update(self, pid: str, **fields) -> None:
         with self._lock:
@@ -334,7 +367,7 @@ class PlanJobs:
 
     def _work(self) -> None:
         while not self._stopping.is_set():
-            item = self._requests.get()
+            item = self._next()
             if item is None or self._stopping.is_set():
                 return
             pid, request = item

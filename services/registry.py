@@ -47,6 +47,27 @@ CREATE TABLE IF NOT EXISTS experiments (
 _ADDED = {"owner": "TEXT NOT NULL DEFAULT ''"}
 
 
+class QuotaFull(Exception):
+    """The owner already has its quota of unfinished experiments (`unfinished`: their
+    records)."""
+
+    def __init__(self, unfinished: list[dict]):
+        super().__init__(f"{len(unfinished)} unfinished experiments")
+        self.unfinished = unfinished
+
+
+def _readable(value):
+    """A stored spec with every string made valid Unicode (a lone surrogate, which specs
+    stored before text was validated may hold, becomes U+FFFD), so that it can be shown."""
+    if isinstance(value, str):
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    if isinstance(value, dict):
+        return {_readable(k): _readable(v) for k, v in value.items()}
+    return value
+
+
 def new_id() -> str:
     """A short, sortable-enough, collision-safe experiment id."""
     return time.strftime("%Y%m%d-%H%M%S-", time.gmtime()) + uuid.uuid4().hex[:8]
@@ -70,6 +91,7 @@ class Registry:
         self.path = path
         self._lock = threading.Lock()
         self._writes = 0  # statements run on the write connection (see version)
+        self.write_error: str | None = None  # the last write's failure, until one succeeds
         # The API handlers and the worker thread share each connection under its lock.
         self._db = _connect(self.path)
         with self._lock:
@@ -91,9 +113,16 @@ class Registry:
             self._db.close()
 
     def _execute(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+        """A write; `write_error` keeps the last failure's text until a write succeeds."""
         with self._lock:
             self._writes += 1
-            return self._db.execute(sql, args).fetchall()
+            try:
+                rows = self._db.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                self.write_error = f"{type(exc).__name__}: {exc}"
+                raise
+            self.write_error = None
+            return rows
 
     def _query(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         """A read, on the read connection (never waits for a write in progress)."""
@@ -103,21 +132,44 @@ class Registry:
     @staticmethod
     def _record(row: sqlite3.Row) -> dict:
         record = {k: row[k] for k in _COLUMNS}
-        record["spec"] = json.loads(record["spec"])
+        record["spec"] = _readable(json.loads(record["spec"])) if "\\ud" in record["spec"] \
+            else json.loads(record["spec"])
         record["cancel_requested"] = bool(record["cancel_requested"])
         return record
 
     # ---- writes -------------------------------------------------------------------------
     def create(self, spec: dict, name: str, game: str, games_total: int | None = None,
-               owner: str = "") -> str:
+               owner: str = "", quota: int | None = None) -> str:
         """Store a validated spec (a JSON-able dict) as a queued experiment; return its id.
-        `owner` names the token that submitted it (for quotas; "" without tokens)."""
+        `owner` names the token that submitted it ("" without tokens).  With `quota`, the
+        owner's unfinished experiments are counted and the row written in one transaction
+        (BEGIN IMMEDIATE: no other writer, of this process or another, in between), and
+        QuotaFull is raised when `quota` are unfinished already."""
         eid = new_id()
-        self._execute(
-            "INSERT INTO experiments (id, name, game, spec, status, games_total, created_at,"
-            " owner, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?,"
-            " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))",
-            (eid, name, game, json.dumps(spec), games_total, time.time(), owner))
+        row = (eid, name, game, json.dumps(spec, ensure_ascii=False), games_total, time.time(),
+               owner)
+        with self._lock:
+            self._writes += 1
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                if quota is not None:
+                    mine = [self._record(r) for r in self._db.execute(
+                        f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE owner=? AND"
+                        " status IN ('queued', 'running') ORDER BY seq", (owner,))]
+                    if len(mine) >= quota:
+                        raise QuotaFull(mine)
+                self._db.execute(
+                    "INSERT INTO experiments (id, name, game, spec, status, games_total,"
+                    " created_at, owner, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?,"
+                    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))", row)
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    self.write_error = f"{type(exc).__name__}: {exc}"
+                raise
+            self.write_error = None
         return eid
 
     def delete(self, eid: str) -> None:
@@ -152,10 +204,14 @@ class Registry:
         rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE id=?", (eid,))
         return self._record(rows[0]) if rows else None
 
-    def list(self) -> list[dict]:
-        """Every experiment, newest first."""
-        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC")
+    def list(self, limit: int | None = None, offset: int = 0) -> list[dict]:
+        """The experiments, newest first (at most `limit` of them after skipping `offset`)."""
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC"
+                           " LIMIT ? OFFSET ?", (-1 if limit is None else limit, offset))
         return [self._record(r) for r in rows]
+
+    def count(self) -> int:
+        return self._query("SELECT COUNT(*) AS n FROM experiments")[0]["n"]
 
     def version(self) -> tuple[int, int]:
         """A value that changes whenever the table may have changed since the last call, so
@@ -167,12 +223,6 @@ class Registry:
     def status_counts(self) -> dict[str, int]:
         rows = self._query("SELECT status, COUNT(*) AS n FROM experiments GROUP BY status")
         return {r["status"]: r["n"] for r in rows}
-
-    def unfinished_of(self, owner: str) -> list[dict]:
-        """The queued or running experiments submitted with one token."""
-        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE owner=? AND"
-                             " status IN ('queued', 'running') ORDER BY seq", (owner,))
-        return [self._record(r) for r in rows]
 
     def unfinished(self) -> list[str]:
         """Ids of queued or running experiments, oldest first (the order to resume them)."""

@@ -27,9 +27,10 @@ import ray
 from services.shard import play_shard, warm_up
 from services.spec import Cell, ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, remove_stale_temporaries,
-                              shard_name, shard_start, written_shards)
+                              shard_name, shard_start, sound_rows, written_shards)
 
 __all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
+log = logging.getLogger("meeplelab.runner")
 
 # How long a failed or cancelled run waits for its killed tasks to stop before it cleans up
 # (a force-cancel kills the worker process at once; within the 2 s a cancel may take).
@@ -72,6 +73,24 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
 def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
     """(start, count) of the shards that play games begin..end-1 of a cell, lazily."""
     return ((s, min(size, end - s)) for s in range(begin, end, size))
+
+
+def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set]) -> list[str]:
+    """Deletes the shards found written that are damaged or empty (storage.sound_rows), so
+    that they are played again; returns their paths under the experiment's folder."""
+    damaged = []
+    for cell, names in zip(cells, written):
+        folder = cell_dir(root, cell.arm, cell.players)
+        for name in sorted(names):
+            path = posixpath.join(folder, name)
+            if sound_rows(fs, path) == 0:
+                fs.delete_file(path)
+                names.discard(name)
+                damaged.append(posixpath.relpath(path, root))
+    if damaged:
+        log.warning("%d damaged or empty shards will be played again: %s", len(damaged),
+                    ", ".join(damaged[:20]))
+    return damaged
 
 
 def _read_games(fs, root: str, cell: Cell, start: int) -> int:
@@ -169,6 +188,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     remove_stale_temporaries(root_uri)  # no task of this experiment is writing now
     cells = spec.cells()
     written = [written_shards(root_uri, c.arm, c.players) for c in cells]
+    _drop_damaged(fs, root, cells, written)
     limit = max_in_flight or _default_in_flight()
     total = spec.total_games()
     state = {"done": 0, "played": 0}

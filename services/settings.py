@@ -7,8 +7,11 @@
     MEEPLELAB_MAX_GAMES          most games one experiment may ask for (default 10^9)
     MEEPLELAB_MAX_CELLS          most cells (arms x player counts) of one experiment
     MEEPLELAB_MAX_BODY_BYTES     largest request body (default 1 MiB; larger gets 413)
-    MEEPLELAB_TOKEN              a token, or the path of a file with one token per line:
+    MEEPLELAB_TOKEN              a token, or the path of a file with one token per line
+                                 (a value starting with / ./ ../ or ~; it must exist):
                                  writes then need `Authorization: Bearer <token>`
+    MEEPLELAB_ADMIN_TOKEN        operators' tokens (same forms): they may also cancel and
+                                 delete experiments of other tokens (others get 403)
     MEEPLELAB_PROTECT_READS      reads need the token too (default false)
     MEEPLELAB_MAX_RUNNING        experiments running at once (the rest queue in order)
     MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued experiments per token (429 beyond)
@@ -22,13 +25,14 @@ import ipaddress
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core_cy.engine.game import PACKAGE_VERSION
 
 VERSION = PACKAGE_VERSION
 MIB = 1 << 20
+PATH_PREFIXES = ("/", "./", "../", "~")  # a token setting written so is a file of tokens
 
 
 class Settings(BaseSettings):
@@ -48,6 +52,9 @@ class Settings(BaseSettings):
     max_cells: int = Field(1000, ge=1, description="most arms x player counts of one experiment")
     max_body_bytes: int = Field(MIB, ge=1024, description="largest request body (413 beyond)")
     token: SecretStr | None = Field(None, description="a token, or a file of tokens (one a line)")
+    admin_token: SecretStr | None = Field(
+        None, description="an operator's token (or a file of them): it may also cancel and "
+                          "delete experiments submitted with other tokens")
     protect_reads: bool = Field(False, description="reads need the token as well as writes")
     max_running: int = Field(1, ge=1, description="experiments running at the same time")
     max_running_per_token: int = Field(4, ge=1, description="unfinished experiments per token")
@@ -56,19 +63,26 @@ class Settings(BaseSettings):
         description="niceness of the processes that play shards: playing is batch work, so on "
                     "a machine that also serves the API the requests come first (0: off)")
 
+    @model_validator(mode="after")
+    def _token_readable(self) -> "Settings":
+        self.tokens  # a token setting naming a missing or empty file refuses to start
+        self.admin_tokens
+        return self
+
     @cached_property
     def tokens(self) -> tuple[str, ...]:
-        """The accepted tokens: the value itself, or the lines of the file it names."""
-        if self.token is None:
-            return ()
-        value = self.token.get_secret_value().strip()
-        if not value:
-            return ()
-        path = Path(value)
-        if path.is_file():
-            lines = (line.strip() for line in path.read_text().splitlines())
-            return tuple(line for line in lines if line and not line.startswith("#"))
-        return (value,)
+        """The accepted tokens (admin tokens among them): the value itself, or the lines of
+        the file it names.  A value written as a path (starting with '/', './', '../' or '~')
+        must name a readable file with at least one token: ValueError otherwise, never the
+        path taken as a token (a Secret mounted under another key would make the path
+        itself the password)."""
+        own = _read_tokens(self.token, "MEEPLELAB_TOKEN")
+        return own + tuple(t for t in self.admin_tokens if t not in own)
+
+    @cached_property
+    def admin_tokens(self) -> tuple[str, ...]:
+        """Tokens that may cancel and delete every experiment (operators)."""
+        return _read_tokens(self.admin_token, "MEEPLELAB_ADMIN_TOKEN")
 
     @property
     def auth_enabled(self) -> bool:
@@ -77,6 +91,28 @@ class Settings(BaseSettings):
     def spec_limits(self) -> dict:
         """The size limits as ExperimentSpec's validation context."""
         return {"max_games": self.max_games, "max_cells": self.max_cells}
+
+
+def _read_tokens(setting: SecretStr | None, name: str) -> tuple[str, ...]:
+    if setting is None:
+        return ()
+    value = setting.get_secret_value().strip()
+    if not value:
+        return ()
+    if not value.startswith(PATH_PREFIXES):
+        return (value,)
+    try:
+        text = Path(value).expanduser().read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} names the file {value}, which cannot be read "
+                         f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}):"
+                         " refusing to start without the tokens it should hold") from None
+    lines = (line.strip() for line in text.splitlines())
+    tokens = tuple(line for line in lines if line and not line.startswith("#"))
+    if not tokens:
+        raise ValueError(f"{name} names the file {value}, which holds no token: refusing "
+                         "to start")
+    return tokens
 
 
 def owner_of(token: str | None) -> str:

@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterator, Literal, NamedTuple
 
@@ -43,6 +44,59 @@ HARD_MAX_CELLS = 100_000
 # What a game's checks raise on a bad value: ValueError by contract; the others only when a
 # data value has an unexpected shape, and they are the user's mistake as well (never a 500).
 BAD_VALUE = (ValueError, TypeError, KeyError, IndexError, AttributeError)  # without a limit in the context: arms are never built past this
+
+
+MAX_NAME = 200  # characters of an experiment's or an arm's name
+MAX_AGENT = 400  # characters of an agent string
+MAX_DEPTH = 32  # nesting of lists and objects in a spec (data-valued rules are a few deep)
+MAX_SHARD = 20_000  # games per shard: one task holds its shard (1.3-2.9 KB a game) in memory
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def text_problem(value: Any, max_length: int | None = MAX_NAME) -> str | None:
+    """Why `value` cannot be stored, shown or used in a path as a name (None when it can):
+    not a string, empty or longer than `max_length`, not valid Unicode (a lone surrogate
+    cannot be encoded), or holding a control character, a line or paragraph separator or a
+    bidirectional override.  `max_length` None checks only that it is valid Unicode."""
+    if not isinstance(value, str):
+        return f"must be a string, got {type(value).__name__}"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"is not valid Unicode (character {exc.start}: a lone surrogate)"
+    if max_length is None:
+        return None
+    if not 1 <= len(value) <= max_length:
+        return f"must be 1-{max_length} characters, got {len(value):,}"
+    for i, char in enumerate(value):
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp") or char in _BIDI:
+            return f"holds a control character (U+{ord(char):04X} at {i})"
+    return None
+
+
+def json_problems(data: Any, max_depth: int = MAX_DEPTH) -> list[tuple[tuple, str]]:
+    """(location, problem) of every string (keys included) in a JSON value that is not valid
+    Unicode, and of nesting deeper than `max_depth`; an iterative walk (no recursion), linear
+    in the size of the value."""
+    problems = []
+    stack = [((), data, 0)]
+    while stack:
+        loc, value, depth = stack.pop()
+        if isinstance(value, str):
+            problem = text_problem(value, None)
+            if problem:
+                problems.append((loc, f"text {problem}"))
+        elif isinstance(value, (dict, list)):
+            if depth >= max_depth:
+                problems.append((loc, f"nested deeper than {max_depth} levels"))
+                continue
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str) and text_problem(key, None):
+                    problems.append((loc, f"a key {text_problem(key, None)}"))
+                    continue
+                stack.append(((*loc, key), item, depth + 1))
+    return sorted(problems, key=lambda p: str(p[0]))
 
 
 class Cell(NamedTuple):
@@ -229,8 +283,8 @@ class ExperimentSpec(BaseModel):
                                "count; with stop_when, the size of each wave")
     seed: int = Field(default=0, ge=0, le=MAX_SEED, description="the experiment's seed; every "
                       "arm plays the same deals game by game")
-    shard_size: int = Field(default=5000, ge=100, description="games per Ray task and per "
-                            "Parquet file")
+    shard_size: int = Field(default=5000, ge=100, le=MAX_SHARD, description="games per Ray "
+                            "task and per Parquet file")
     stop_when: StopWhen | None = Field(default=None, description="stop early once every "
                                        "seat's win share is precise enough")
     balance: Balance | None = Field(default=None, description="what to change: a fair-value "
@@ -238,6 +292,26 @@ class ExperimentSpec(BaseModel):
                                     "kind (`meeplelab balance SPEC`; services/balance.py)")
 
     # ---- field checks that need no game ------------------------------------------------
+    @field_validator("name", "baseline")
+    @classmethod
+    def _text(cls, value, info: ValidationInfo):
+        problem = None if value is None else text_problem(value)
+        if problem:
+            raise ValueError(f"{info.field_name} {problem}")
+        return value
+
+    @field_validator("agents", "ladder", mode="before")
+    @classmethod
+    def _agent_texts(cls, value, info: ValidationInfo):
+        """Agent strings are stored with every row: bounded text, checked before parsing."""
+        for text in value if isinstance(value, list) else [value]:
+            problem = text_problem(text, MAX_AGENT) if isinstance(text, str) else None
+            if problem:
+                raise ValueError(f"{info.field_name}: agent string {problem}")
+        if isinstance(value, list) and len(value) > 64:
+            raise ValueError(f"{info.field_name} lists {len(value):,} agents (at most 64)")
+        return value
+
     @field_validator("game")
     @classmethod
     def _known_game(cls, value: str) -> str:
@@ -294,6 +368,8 @@ class ExperimentSpec(BaseModel):
         the players are readable, the checks against the game on the fields that are.
         The validation context may carry limits: {"max_cells": n, "max_games": n}."""
         limits = info.context or {}
+        if isinstance(data, dict):  # text and nesting first: no check below meets bad text
+            _raise([_error(loc, message, None, "text") for loc, message in json_problems(data)])
         try:
             spec = handler(data)
         except ValidationError as exc:
@@ -416,10 +492,13 @@ class ExperimentSpec(BaseModel):
         return where + ((option,) if option is not None else ())
 
     def _arm_errors(self, game, arm: str, rules: dict, counts: list[int]) -> list:
-        if not arm or "/" in arm or "\\" in arm or len(arm) > 200:
+        problem = text_problem(arm) or ("holds '/' or '\\'" if "/" in arm or "\\" in arm
+                                        else None)
+        if problem:
             kind = CROSS if self.sweep else "spec"  # a sweep's arm names come from its values
-            return [_error(self._arm_loc(arm), f"arm name {arm!r} must be 1-200 characters "
-                           "without '/' or '\\'", arm, kind)]
+            return [_error(self._arm_loc(arm), f"arm name {arm[:MAX_NAME]!r} {problem} (an "
+                           f"arm name is 1-{MAX_NAME} characters of text without control "
+                           "characters, '/' or '\\')", arm[:MAX_NAME], kind)]
         known = {o.name: o for o in game.options}
         errors = []
         for option, value in rules.items():

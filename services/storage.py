@@ -11,6 +11,8 @@ Layout of the results (a hive-partitioned Parquet dataset):
 segment.  Every file also holds the `arm` and `players` columns, so readers need not parse
 paths.  A shard is written under a temporary dot-name in its folder and renamed, so a file
 with a shard's name is complete; temporary files left by a crash are removed on resume.
+Shards are written with Parquet page checksums; a resume reads every shard found back
+whole with them verified (sound_rows), and plays again any that is damaged or empty.
 """
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:
     fs.create_dir(folder, recursive=True)
     tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
     try:
-        pq.write_table(table, tmp, filesystem=fs)
+        pq.write_table(table, tmp, filesystem=fs, write_page_checksum=True)
         fs.move(tmp, path)
     except BaseException:
         try:
@@ -81,6 +83,16 @@ def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:
         except OSError:
             pass
         raise
+
+
+def sound_rows(fs: pafs.FileSystem, path: str) -> int:
+    """The games of a written shard, read back whole with its page checksums verified; 0
+    when it is empty or cannot be read (damaged: a flipped byte fails its page's CRC, a
+    damaged footer fails to parse)."""
+    try:
+        return pq.read_table(path, filesystem=fs, page_checksum_verification=True).num_rows
+    except (OSError, ValueError, pa.ArrowException):
+        return 0
 
 
 def seat_wins(shares: pa.Array) -> tuple[int, list[float]]:

@@ -8,7 +8,9 @@ interrupted by a stop or a crash; the runner skips the shards it had already wri
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import sqlite3
 import sys
 import threading
 import time
@@ -19,6 +21,8 @@ from services.registry import FINISHED, Registry
 log = logging.getLogger("meeplelab.worker")
 
 PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second per running experiment
+STUCK_SECONDS = 120.0  # a worker thread silent this long is reported stuck (/readyz)
+RETRY_SECONDS = 0.5  # between attempts of a registry write that failed
 
 _ray_lock = threading.Lock()
 _ray_thread: threading.Thread | None = None
@@ -69,9 +73,27 @@ def stop_ray() -> None:
     _ray_state = "stopped"
 
 
+class _Watched(threading.Event):
+    """A run's cancel event whose every check is a sign of life of the thread that checks it
+    (the runner checks its cancel at least every quarter second while shards run)."""
+
+    def __init__(self, beat: Callable[[], None]):
+        super().__init__()
+        self._beat = beat
+
+    def is_set(self) -> bool:
+        self._beat()
+        return super().is_set()
+
+
 class Worker:
     """`slots` daemon threads consuming experiment ids; `cancel` and `stop` are thread-safe.
-    `shard_done(seconds, games)` is called as each shard finishes (metrics)."""
+    `shard_done(seconds, games)` is called as each shard finishes (metrics).
+
+    Supervised: an error in a run fails that run and the thread goes on; the registry
+    writes that record a run's fate are retried until they succeed (a full disk for a
+    while is survived); each thread beats while it waits or runs, and `problem()` says
+    when one has died or not beaten for STUCK_SECONDS (what /readyz reports)."""
 
     def __init__(self, registry: Registry, results: str, slots: int = 1,
                  ray_address: str | None = None,
@@ -88,6 +110,7 @@ class Worker:
         self._running: dict[str, threading.Event] = {}
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._beats: dict[str, float] = {}
 
     # ---- control ------------------------------------------------------------------------
     def start(self) -> None:
@@ -98,6 +121,7 @@ class Worker:
         for k in range(self.slots):
             thread = threading.Thread(target=self._loop, name=f"meeplelab-worker-{k}",
                                       daemon=True)
+            self._beats[thread.name] = time.monotonic()
             thread.start()
             self._threads.append(thread)
 
@@ -106,6 +130,22 @@ class Worker:
 
     def ray_state(self) -> str:
         return _ray_state if self._threads else "not started (no worker)"
+
+    def problem(self) -> str | None:
+        """Why the worker cannot take experiments now (None when it can): a thread that has
+        died or has not beaten for STUCK_SECONDS, or registry writes that fail."""
+        if self._stopping.is_set():
+            return "the worker is stopping"
+        now = time.monotonic()
+        for thread in self._threads:
+            if not thread.is_alive():
+                return f"worker thread {thread.name} has died"
+            silent = now - self._beats.get(thread.name, now)
+            if silent > STUCK_SECONDS:
+                return f"worker thread {thread.name} has not answered for {silent:.0f} s"
+        if self.registry.write_error:
+            return f"the registry cannot be written: {self.registry.write_error}"
+        return None
 
     def stop(self, timeout: float = 60.0) -> None:
         """Stop after interrupting the running experiments; they stay unfinished and resume
@@ -116,8 +156,9 @@ class Worker:
                 event.set()
         for _ in self._threads:
             self._queue.put(None)
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def cancel(self, eid: str) -> bool:
         """Cancel a queued or running experiment; False when it had already finished."""
@@ -133,20 +174,44 @@ class Worker:
             return True
 
     # ---- the threads --------------------------------------------------------------------
+    def _beat(self) -> None:
+        self._beats[threading.current_thread().name] = time.monotonic()
+
+    def _write(self, method: Callable, *args) -> bool:
+        """A registry write that records a run's fate, retried (every RETRY_SECONDS, the
+        thread beating) until it succeeds; False when the worker stops first."""
+        while True:
+            self._beat()
+            try:
+                method(*args)
+                return True
+            except sqlite3.Error as exc:
+                log.warning("registry write %s%s failed (%s); retrying", method.__name__,
+                            args[:2], exc)
+            if self._stopping.wait(RETRY_SECONDS):
+                return False
+
     def _loop(self) -> None:
         try:
             start_ray(self.ray_address)  # pay Ray's start-up once, before work arrives
         except Exception:
             log.exception("Ray did not start; experiments will fail until it does")
         while not self._stopping.is_set():
-            eid = self._queue.get()
+            self._beat()
+            try:
+                eid = self._queue.get(timeout=1.0)
+            except queue.Empty:
+                continue
             if eid is None:
                 break
             try:
                 self._run(eid)
             except Exception as exc:  # never let one experiment kill the worker
                 log.exception("experiment %s crashed the worker step", eid)
-                self.registry.set_status(eid, "failed", f"{type(exc).__name__}: {exc}")
+                with self._lock:
+                    self._running.pop(eid, None)
+                self._write(self.registry.set_status, eid, "failed",
+                            self._public(f"{type(exc).__name__}: {exc}"))
 
     def _claim(self, eid: str) -> threading.Event | None:
         """Mark a queued experiment running (None if it was cancelled or is gone)."""
@@ -155,10 +220,11 @@ class Worker:
             if record is None or record["status"] != "queued" or self._stopping.is_set():
                 return None
             if record["cancel_requested"]:
-                self.registry.set_status(eid, "cancelled")
+                self._write(self.registry.set_status, eid, "cancelled")
                 return None
-            self.registry.set_status(eid, "running")
-            self._running[eid] = threading.Event()
+            if not self._write(self.registry.set_status, eid, "running"):
+                return None
+            self._running[eid] = _Watched(self._beat)
             return self._running[eid]
 
     def _run(self, eid: str) -> None:
@@ -179,7 +245,10 @@ class Worker:
             if p.status == "running" and now - last[0] < PROGRESS_INTERVAL_S:
                 return
             last[0] = now
-            self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s)
+            try:  # progress is a hint: a failed write is made good by the next one
+                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s)
+            except sqlite3.Error as exc:
+                log.warning("progress of %s not written: %s", eid, exc)
 
         try:
             outcome = run_experiment(spec, self.results, eid, progress=progress, cancel=cancel,
@@ -192,7 +261,15 @@ class Worker:
             self._running.pop(eid, None)
             interrupted = (outcome == "cancelled" and self._stopping.is_set()
                            and not self.registry.get(eid)["cancel_requested"])
-            # A stop of the service is not a user's cancel: leave it to resume next start.
-            self.registry.set_status(eid, "queued" if interrupted else outcome,
-                                     (errors[-1] if errors else "the runner reported a failure")
-                                     if outcome == "failed" else None)
+        # A stop of the service is not a user's cancel: leave it to resume next start.
+        self._write(self.registry.set_status, eid, "queued" if interrupted else outcome,
+                    self._public(errors[-1] if errors else "the runner reported a failure")
+                    if outcome == "failed" else None)
+
+    def _public(self, text: str) -> str:
+        """An error text as clients may see it: the server's results folder and working
+        directory are named, not spelled out (no absolute server path in the open list)."""
+        root = os.path.abspath(self.results) if "://" not in self.results else self.results
+        for path, name in ((root, "<results>"), (os.getcwd(), "<server>")):
+            text = text.replace(path.rstrip("/"), name)
+        return text[:2000]

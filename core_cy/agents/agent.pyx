@@ -8,7 +8,6 @@ parameter (what results record per seat), `agent_catalogue` lists the agents wit
 parameters as JSON schemas.
 """
 import math
-import re
 import time
 
 from libc.stdlib cimport calloc, malloc, free
@@ -489,7 +488,31 @@ def agent_catalogue(game):
     return out
 
 
-_AGENT_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*", re.S)
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+
+
+def _split_agent(text):
+    """(name, body or None) of `name` or `name(body)` with spaces around either, or None when
+    `text` is written otherwise.  One linear scan (a regex with two starred groups around an
+    optional one backtracked quadratically on a long run of spaces)."""
+    text = text.strip()
+    end = 0
+    while end < len(text) and text[end] in (_NAME_START if end == 0 else _NAME_CHARS):
+        end += 1
+    if end == 0:
+        return None
+    rest = text[end:].lstrip()
+    if not rest:
+        return text[:end], None
+    if rest[0] != "(" or rest[-1] != ")" or len(rest) < 2:
+        return None
+    return text[:end], rest[1:-1]
+
+
+def _shown(text, limit=80):
+    """`text` as an error message quotes it: its repr, cut to about `limit` characters."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
 
 
 def parse_agent(game, text):
@@ -498,11 +521,11 @@ def parse_agent(game, text):
     if not isinstance(text, str):
         raise ValueError(f"an agent must be a string such as 'random' or 'mcts(iterations=400)'"
                          f", got {text!r}")
-    match = _AGENT_RE.fullmatch(text)
-    if match is None:
-        raise ValueError(f"agent {text!r} must be written name or name(key=value, ...) with "
-                         f"name one of {sorted(game.agents)}")
-    name, body = match.group(1), match.group(2)
+    parts = _split_agent(text)
+    if parts is None:
+        raise ValueError(f"agent {_shown(text)} must be written name or name(key=value, ...) "
+                         f"with name one of {sorted(game.agents)}")
+    name, body = parts
     if name not in game.agents:
         raise ValueError(f"unknown agent {name!r} for {game.name}; choose one of "
                          f"{sorted(game.agents)}")
@@ -513,8 +536,8 @@ def parse_agent(game, text):
         key, eq, raw = item.partition("=")
         key, raw = key.strip(), raw.strip()
         if not eq or not key or not raw:
-            raise ValueError(f"agent {text!r}: parameters must be written key=value, got "
-                             f"{item.strip()!r}")
+            raise ValueError(f"agent {_shown(text)}: parameters must be written key=value, got "
+                             f"{_shown(item.strip())}")
         if key not in table:
             raise ValueError(f"unknown parameter {key!r} of agent {name!r}"
                              + (f"; known parameters: {sorted(table)}" if table

@@ -8,8 +8,8 @@ the work (a registry read on its own connection takes microseconds).  Anything t
 from __future__ import annotations
 
 import hmac
-
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -79,3 +79,40 @@ async def dataset(record: dict = Depends(experiment),
     if record["games_done"] <= 0 and not await run_in_threadpool(has_results, root):
         raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
     return root
+
+
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise ValueError("the body is nested too deeply") from None
+
+
+async def json_object(request: Request, what: str) -> dict:
+    """The request body as a JSON object, parsed in a thread (a large body never holds the
+    event loop); 422 when it is not JSON or not an object.  (The content type was checked
+    by services.app's RequestGuard: 415 unless JSON.)"""
+    try:
+        raw = await run_in_threadpool(_parse, await request.body())
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "json_invalid",
+                                   "msg": f"the body is not valid JSON: {exc}"}]) from None
+    if not isinstance(raw, dict):
+        raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "model_type",
+                                   "msg": f"the body must be a JSON object ({what})"}])
+    return raw
+
+
+async def owned_experiment(owner: str = Depends(require_token),
+                           settings: Settings = Depends(get_settings),
+                           credentials: HTTPAuthorizationCredentials | None =
+                           Security(bearer_scheme),
+                           record: dict = Depends(experiment)) -> dict:
+    """The experiment in the path, for a change by its owner: 403 when tokens are set and
+    the caller's token is neither the one that submitted it nor an admin token."""
+    if settings.auth_enabled and record["owner"] != owner and \
+            not _known(credentials.credentials, settings.admin_tokens):
+        raise HTTPException(403, f"experiment {record['id']!r} was submitted with another "
+                            "token: only that token or an admin token may change it")
+    return record
+

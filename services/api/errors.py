@@ -35,13 +35,18 @@ _WWW_AUTHENTICATE = {"WWW-Authenticate": {"description": "the scheme to use: Bea
 DESCRIPTIONS: dict[int, tuple[str, dict]] = {
     400: ("the body could not be read as JSON", {}),
     401: ("a missing or unknown bearer token (when the service has tokens)", _WWW_AUTHENTICATE),
+    403: ("the token may not do this: the experiment was submitted with another token "
+          "(an admin token may act on every experiment), or a cross-site request", {}),
     404: ("no experiment with this id", {}),
     409: ("the experiment is not in a state that allows this (no results yet, already "
           "finished, or still running)", {}),
     413: ("the request body is larger than the service accepts", {}),
+    415: ("the body is not JSON: send Content-Type: application/json", {}),
     422: ("invalid input: every problem, each naming its field (limits included)", {}),
     429: ("too many unfinished experiments for this token; retry after Retry-After seconds",
           _RETRY_AFTER),
+    503: ("the registry cannot take writes now (e.g. its disk is full); retry after "
+          "Retry-After seconds", _RETRY_AFTER),
 }
 
 

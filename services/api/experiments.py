@@ -2,60 +2,54 @@
 from __future__ import annotations
 
 import math
+import sqlite3
 
-from fastapi import APIRouter, Depends, HTTPException, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import TypeAdapter, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from services.api.deps import experiment, get_registry, get_settings, get_worker, require_token
+from services.api.deps import (experiment, get_registry, get_settings, get_worker, json_object,
+                               owned_experiment, require_token)
 from services.api.errors import error_items, responses
 from services.api.models import ExperimentView, Submitted
-from services.registry import FINISHED, Registry
+from services.registry import FINISHED, QuotaFull, Registry
 from services.settings import Settings
 from services.spec import ExperimentSpec
 from services.storage import experiment_path, remove_experiment
 
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
 _LIST = TypeAdapter(list[ExperimentView])
+MAX_PAGE = 500
 
 
 async def _spec_body(request: Request, settings: Settings) -> tuple[dict, ExperimentSpec]:
     """The request body as sent and as a validated spec (every mistake at once, limits
-    included, as a 422 naming each field)."""
+    included, as a 422 naming each field).  Validation runs in a thread: the size limits
+    come first and every check is linear in the body (at most MEEPLELAB_MAX_BODY_BYTES), so
+    it is bounded in time, and the event loop goes on meanwhile."""
+    raw = await json_object(request, "an experiment spec")
     try:
-        raw = await request.json()
-    except ValueError as exc:
-        raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "json_invalid",
-                                   "msg": f"the body is not valid JSON: {exc}"}]) from None
-    if not isinstance(raw, dict):
-        raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "model_type",
-                                   "msg": "the body must be a JSON object (an experiment "
-                                   "spec)"}])
-    try:
-        spec = ExperimentSpec.model_validate(raw, context=settings.spec_limits())
+        spec = await run_in_threadpool(ExperimentSpec.model_validate, raw,
+                                       context=settings.spec_limits())
     except ValidationError as exc:
         raise HTTPException(422, error_items(exc.errors(), source="body")) from None
     return raw, spec
 
 
-def _check_quota(owner: str, registry: Registry, settings: Settings) -> None:
+def _quota_full(full: QuotaFull, settings: Settings) -> HTTPException:
     """429 when the token already has MEEPLELAB_MAX_RUNNING_PER_TOKEN unfinished experiments;
     Retry-After is the soonest expected end among them (30 s when none has an estimate)."""
-    if not owner:
-        return
-    mine = registry.unfinished_of(owner)
-    if len(mine) < settings.max_running_per_token:
-        return
+    mine = full.unfinished
     etas = [r["eta_seconds"] for r in mine if r["eta_seconds"] is not None]
     retry = min(max(1, math.ceil(min(etas))), 3600) if etas else 30
-    raise HTTPException(429, f"this token already has {len(mine)} unfinished experiments "
-                        f"(limit MEEPLELAB_MAX_RUNNING_PER_TOKEN = "
-                        f"{settings.max_running_per_token}); retry when one has finished",
-                        headers={"Retry-After": str(retry)})
+    return HTTPException(429, f"this token already has {len(mine)} unfinished experiments "
+                         f"(limit MEEPLELAB_MAX_RUNNING_PER_TOKEN = "
+                         f"{settings.max_running_per_token}); retry when one has finished",
+                         headers={"Retry-After": str(retry)})
 
 
 @router.post("", status_code=201, response_model=Submitted,
-             responses=responses(401, 413, 422, 429),
+             responses=responses(401, 413, 415, 422, 429, 503),
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"$ref": "#/components/schemas/ExperimentSpec"}}}}})
 async def submit(request: Request, owner: str = Depends(require_token),
@@ -63,26 +57,45 @@ async def submit(request: Request, owner: str = Depends(require_token),
                  registry: Registry = Depends(get_registry), worker=Depends(get_worker)):
     """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
     raw, spec = await _spec_body(request, settings)
-    _check_quota(owner, registry, settings)
-    # a write waits for the disk (8-20 ms of fsync): in a thread, so that polls go on
-    eid = await run_in_threadpool(registry.create, raw, spec.name, spec.game,
-                                  games_total=spec.total_games(), owner=owner)
+    # the quota is counted and the row written in one transaction; a write waits for the
+    # disk (8-20 ms of fsync): in a thread, so that polls go on
+    try:
+        eid = await run_in_threadpool(
+            registry.create, raw, spec.name, spec.game, games_total=spec.total_games(),
+            owner=owner, quota=settings.max_running_per_token if owner else None)
+    except QuotaFull as full:
+        raise _quota_full(full, settings) from None
+    except sqlite3.Error as exc:
+        raise HTTPException(503, f"the experiment was not stored: the registry cannot be "
+                            f"written now ({exc})", headers={"Retry-After": "10"}) from None
     worker.submit(eid)
     return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}")
 
 
-@router.get("", response_model=list[ExperimentView], responses=responses(401))
-async def list_experiments(request: Request, registry: Registry = Depends(get_registry)):
-    """Every experiment, newest first, with status and progress."""
-    # Dashboards poll the list every second and it grows with every experiment: it is
-    # encoded once per change of the registry (the version is read first, so a write that
-    # lands in between only makes the next poll encode it again).
+@router.get("", response_model=list[ExperimentView], responses=responses(401, 422))
+async def list_experiments(request: Request, registry: Registry = Depends(get_registry),
+                           limit: int = Query(100, ge=1, le=MAX_PAGE, description="most "
+                                              "experiments to list (a page)"),
+                           offset: int = Query(0, ge=0, le=10**9, description="experiments "
+                                               "to skip, newest first (the next page: "
+                                               "offset + limit)")):
+    """Experiments, newest first, with status and progress: one page of at most `limit`
+    (the header X-Total-Count gives how many there are)."""
+    # Dashboards poll the list every second and it grows with every experiment: each page
+    # is encoded once per change of the registry (the version is read first, so a write
+    # that lands in between only makes the next poll encode it again).
     version = registry.version()
     kept = getattr(request.app.state, "listing", None)
     if kept is None or kept[0] != version:
-        body = _LIST.dump_json([ExperimentView.of(r) for r in registry.list()])
-        kept = request.app.state.listing = (version, body)
-    return Response(kept[1], media_type="application/json")
+        kept = request.app.state.listing = (version, {}, registry.count())
+    pages = kept[1]
+    if (limit, offset) not in pages:
+        if len(pages) >= 16:  # a few pages per version: every page asked for is not kept
+            pages.clear()
+        pages[(limit, offset)] = _LIST.dump_json(
+            [ExperimentView.of(r) for r in registry.list(limit, offset)])
+    return Response(pages[(limit, offset)], media_type="application/json",
+                    headers={"X-Total-Count": str(kept[2])})
 
 
 @router.get("/{eid}", response_model=ExperimentView, responses=responses(401, 404))
@@ -92,8 +105,8 @@ async def get_experiment(record: dict = Depends(experiment)):
 
 
 @router.delete("/{eid}", status_code=204, response_class=Response,
-               responses=responses(401, 404, 409, 422), dependencies=[Depends(require_token)])
-def delete(record: dict = Depends(experiment), registry: Registry = Depends(get_registry),
+               responses=responses(401, 403, 404, 409, 422))
+def delete(record: dict = Depends(owned_experiment), registry: Registry = Depends(get_registry),
            settings: Settings = Depends(get_settings)):
     """Delete a finished experiment: its registry row and every result file (409 while it is
     queued or running: cancel it first)."""
@@ -106,8 +119,8 @@ def delete(record: dict = Depends(experiment), registry: Registry = Depends(get_
 
 
 @router.post("/{eid}/cancel", response_model=ExperimentView,
-             responses=responses(401, 404, 409), dependencies=[Depends(require_token)])
-def cancel(record: dict = Depends(experiment), registry: Registry = Depends(get_registry),
+             responses=responses(401, 403, 404, 409))
+def cancel(record: dict = Depends(owned_experiment), registry: Registry = Depends(get_registry),
            worker=Depends(get_worker)):
     """Cancel a queued experiment now or a running one within two seconds (409 if it has
     already finished)."""

@@ -33,9 +33,11 @@ async def healthz():
 
 @router.get("/readyz", response_model=Readiness,
             responses={503: {"model": ErrorBody, "description": "not ready: the registry does "
-                             "not answer or Ray has not started"}})
+                             "not answer or cannot be written, Ray has not started, or a "
+                             "worker thread has died or is stuck"}})
 def readyz(registry: Registry = Depends(get_registry), worker=Depends(get_worker)):
-    """Ready to take experiments: the registry answers and the worker's Ray has started."""
+    """Ready to take experiments: the registry answers and takes writes, the worker's Ray
+    has started and every worker thread is alive and answering."""
     try:
         registry.status_counts()
     except Exception as exc:  # any failure of the database means not ready
@@ -43,6 +45,9 @@ def readyz(registry: Registry = Depends(get_registry), worker=Depends(get_worker
     state = worker.ray_state()
     if state not in READY:
         raise HTTPException(503, f"Ray is {state}")
+    problem = worker.problem()
+    if problem:
+        raise HTTPException(503, problem)
     return Readiness(status="ready", ray=state)
 
 

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
-from services.api.deps import get_settings, require_token
+from services.api.deps import get_settings, json_object, require_token
 from services.api.errors import ErrorBody, error_items, responses
 from services.plan import PlanJob, PlanJobs, PlanQueueFull, PlanRequest
-from services.spec import ExperimentSpec
 from services.settings import Settings
 
 PlanId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
@@ -34,24 +34,29 @@ _FOLLOW = {"links": {"get_plan": {"operationId": "get_plan",
                                   "parameters": {"pid": "$response.body#/id"}}}}
 
 
+def _validated(raw: dict, limits: dict) -> PlanRequest:
+    return PlanRequest.model_validate(raw, context=limits)
+
+
 @router.post("", status_code=202, response_model=PlanJob,
-             responses={**responses(400, 401, 413, 422), 429: _BUSY, 202: _FOLLOW})
-def submit_plan(request: PlanRequest, owner: str = Depends(require_token),
-                settings: Settings = Depends(get_settings),
-                plans: PlanJobs = Depends(get_plans)):
+             responses={**responses(401, 413, 415, 422), 429: _BUSY, 202: _FOLLOW},
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                 "schema": {"$ref": "#/components/schemas/PlanRequest"}}}}})
+async def submit_plan(request: Request, owner: str = Depends(require_token),
+                      settings: Settings = Depends(get_settings),
+                      plans: PlanJobs = Depends(get_plans)):
     """Queue a plan: a short pilot of the spec (played in the background, within a time
     budget, not stored) estimates the games per cell and the wall time for every 95%
     interval on win shares to be narrower than +-half_width, and to detect a difference
     `delta` from the baseline with 80% power.  Follow it at GET /api/plans/{id}: status
     queued, running, then done (`result`) or failed (`error`)."""
-    try:  # the service's size limits, as for a submitted spec
-        ExperimentSpec.model_validate(request.spec.model_dump(mode="json"),
-                                      context=settings.spec_limits())
+    raw = await json_object(request, "a plan request")
+    try:  # in a thread, the service's size limits first (as for a submitted spec)
+        plan = await run_in_threadpool(_validated, raw, settings.spec_limits())
     except ValidationError as exc:
-        errors = [{**e, "loc": ("spec", *e["loc"])} for e in exc.errors()]
-        raise HTTPException(422, error_items(errors, source="body")) from None
+        raise HTTPException(422, error_items(exc.errors(), source="body")) from None
     try:
-        return plans.submit(request)
+        return plans.submit(plan, owner)
     except PlanQueueFull as exc:
         raise HTTPException(429, str(exc), headers={"Retry-After": str(RETRY_SECONDS)}) \
             from None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 
 import core_cy
-from services.spec import ExperimentSpec
+from services.spec import MAX_NAME, ExperimentSpec
 
 REF = "#/components/schemas/{model}"
 UNEXPRESSED = ("cross_field", "data", "limit")
@@ -45,8 +45,18 @@ def _ladder(info: dict, base: dict) -> dict:
             "default": None, "description": base["properties"]["ladder"]["description"]}
 
 
+# What services.spec.text_problem refuses, as a JSON Schema pattern: control characters (Cc),
+# line and paragraph separators, bidirectional overrides (lone surrogates are no JSON text).
+_NOT_TEXT = r"\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+
+
+def _text(pattern_extra: str = "") -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": MAX_NAME,
+            "pattern": f"^[^{pattern_extra}{_NOT_TEXT}]+$"}
+
+
 def _arm_name() -> dict:
-    return {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^/\\]+$"}
+    return _text(r"/\\")
 
 
 def _variant(base: dict, info: dict) -> dict:
@@ -56,6 +66,10 @@ def _variant(base: dict, info: dict) -> dict:
     variant["description"] = f"an experiment on {info['title']}"
     props = variant["properties"]
     props["game"] = {"type": "string", "enum": [info["name"]], "description": info["title"]}
+    props["name"] = _text() | {"default": "experiment",
+                               "description": base["properties"]["name"]["description"]}
+    props["baseline"] = {"anyOf": [_arm_name(), {"type": "null"}], "default": None,
+                         "description": base["properties"]["baseline"]["description"]}
     props["players"] = _players(info)
     props["agents"] = _agents(info) | {"default": "random"}
     props["ladder"] = _ladder(info, base)
@@ -81,6 +95,9 @@ def spec_components(max_games: int) -> dict[str, dict]:
     base["properties"]["games_per_arm"]["maximum"] = max_games
     components = base.pop("$defs", {})
     components["StopWhen"]["properties"]["max_games"]["maximum"] = max_games
+    components["StopWhen"]["anyOf"] = [  # a rule: precision, decision, or both
+        {"required": [rule], "properties": {rule: {"type": "number"}}}
+        for rule in ("half_width", "delta")]
     variants = {}
     for name in core_cy.game_names():
         variants[f"ExperimentSpec_{name}"] = _variant(base, core_cy.load(name).info())
@@ -94,3 +111,12 @@ def spec_components(max_games: int) -> dict[str, dict]:
             name: REF.format(model=f"ExperimentSpec_{name}") for name in core_cy.game_names()}},
     }
     return components
+
+
+def plan_request_schema() -> dict:
+    """The body of POST /api/plans: its `spec` is the ExperimentSpec above."""
+    from services.plan import PlanRequest
+
+    schema = PlanRequest.model_json_schema(ref_template=REF)
+    schema.pop("$defs", None)
+    return schema

@@ -2,6 +2,7 @@
 built in the build stage, a non-root runtime user, the Ray version of the k8s manifests,
 and a .dockerignore that keeps results, registries, build output and secrets out."""
 import fnmatch
+import re
 from pathlib import Path
 
 import yaml
@@ -73,7 +74,33 @@ def test_the_manifests_run_the_image_of_the_package_version():
     for path in (ROOT / "k8s").glob("*.yaml"):
         images |= {line.split("image:", 1)[1].strip() for line in path.read_text().splitlines()
                    if line.strip().startswith("image:")}
-    assert images == {f"meeplelab:{VERSION}"}
+    assert images == {f"{IMAGE}:{VERSION}"}
+
+
+IMAGE = "ghcr.io/meeplelab/meeplelab"  # an explicit registry: no image taken from a default one
+
+
+def test_the_base_image_names_its_registry_and_full_version():
+    """No floating base: a registry host, the Python patch release and the Debian release
+    (or a digest)."""
+    parser = _parsed()
+    args = {i["value"].split("=", 1)[0]: i["value"].split("=", 1)[1]
+            for i in parser.structure if i["instruction"] == "ARG" and "=" in i["value"]}
+    bases = {i["value"].split()[0] for i in parser.structure if i["instruction"] == "FROM"}
+    assert bases == {"${BASE}"}
+    assert re.fullmatch(r"[a-z0-9.-]+\.[a-z]+/[a-z0-9/_-]+(:\d+\.\d+\.\d+-slim-[a-z]+"
+                        r"|@sha256:[0-9a-f]{64})", args["BASE"]), args["BASE"]
+
+
+def test_the_image_creates_its_data_directory_for_its_user():
+    """MEEPLELAB_DB and MEEPLELAB_RESULTS live in /data: the image makes it, owned by the
+    runtime user, so a `docker run` without a volume can write there."""
+    runtime = _stages(_parsed())[-1]
+    env = " ".join(i["value"] for i in runtime if i["instruction"] == "ENV")
+    assert "MEEPLELAB_DB=/data/" in env and "MEEPLELAB_RESULTS=/data/" in env
+    (uid,) = [i["value"].strip() for i in runtime if i["instruction"] == "USER"]
+    runs = " ".join(i["value"] for i in runtime if i["instruction"] == "RUN")
+    assert re.search(r"mkdir -p /data\b", runs) and f"chown {uid}:{uid} /data" in runs
 
 
 def test_dockerignore_keeps_local_state_out():
