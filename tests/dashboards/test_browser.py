@@ -457,6 +457,9 @@ def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser
         help_text = _css(browser, "#preset-help")[0].text
         assert entry["presets"][entry["preset"]]["agent"] in help_text and "CPU" in help_text
         assert not _css(browser, "#f-custom")[0].is_displayed()  # raw parameters come after
+        rate = entry["presets"][entry["preset"]]["games_per_cpu_second"]
+        shard = int(_css(browser, "#f-shard")[0].get_attribute("value"))
+        assert 100 <= shard <= 5000 and (shard in (100, 5000) or abs(shard - 10 * rate) <= 50)
     if True:  # the cooperative game's default is its team agent
         assert presets["forbidden_desert"]["presets"][presets["forbidden_desert"]["preset"]][
             "agent"] == "team_search"
