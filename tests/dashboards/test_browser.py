@@ -8,7 +8,7 @@ import pytest
 from service_support import GAME, INFO, _running, enum_option, small_spec
 
 from services.app import create_app
-from services.settings import Settings
+from services.settings import Settings, owner_of
 
 PRESETS = __import__("json").loads((__import__("pathlib").Path(__file__).resolve().parents[2]
                                     / "dashboards" / "static" / "presets.json").read_text())["games"]
@@ -305,7 +305,8 @@ def test_the_dashboard_asks_for_the_token_once_per_session(tmp_path, browser):
     settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
                         token="browser-secret", protect_reads=True)
     app = create_app(settings, run_worker=False)
-    queued = app.state.registry.create(small_spec(), "queued one", GAME, games_total=10)
+    queued = app.state.registry.create(small_spec(), "queued one", GAME, games_total=10,
+                                       owner=owner_of("browser-secret"))  # its own, to cancel
     with _running(app) as url:
         browser.get(url + "/")
         prompt = _wait(browser, lambda d: _alert(d), 20, "no token prompt")
