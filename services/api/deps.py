@@ -71,14 +71,27 @@ async def experiment(eid: ExperimentId, registry: Registry = Depends(get_registr
     return record
 
 
+_WITH_RESULTS: set[str] = set()  # dataset roots seen with a shard written (results stay)
+
+
 async def dataset(record: dict = Depends(experiment),
             settings: Settings = Depends(get_settings)) -> str:
     """The result dataset root of the experiment in the path (409 while it has no rows).
-    Games done (the runner counts a shard once it is written) answer without a listing."""
+    A root once seen with rows answers without a listing.  (Games done do not tell: they
+    count games of shards still playing, none of them written yet.)"""
     root = experiment_path(settings.results, record["id"])
-    if record["games_done"] <= 0 and not await run_in_threadpool(has_results, root):
-        raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
+    if root not in _WITH_RESULTS:
+        if not await run_in_threadpool(has_results, root):
+            raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
+        if len(_WITH_RESULTS) >= 10_000:
+            _WITH_RESULTS.clear()
+        _WITH_RESULTS.add(root)
     return root
+
+
+def forget_dataset(root: str) -> None:
+    """The results of `root` were removed (an experiment deleted)."""
+    _WITH_RESULTS.discard(root)
 
 
 def _parse(body: bytes) -> Any:
@@ -103,6 +116,14 @@ async def json_object(request: Request, what: str) -> dict:
     return raw
 
 
+def may_change(owned_by: str, owner: str, settings: Settings,
+               credentials: HTTPAuthorizationCredentials | None) -> bool:
+    """Whether the caller (`owner`, its credentials) may change what `owned_by` submitted:
+    always without tokens; else the same token, or an admin token."""
+    return not settings.auth_enabled or owned_by == owner or (
+        credentials is not None and _known(credentials.credentials, settings.admin_tokens))
+
+
 async def owned_experiment(owner: str = Depends(require_token),
                            settings: Settings = Depends(get_settings),
                            credentials: HTTPAuthorizationCredentials | None =
@@ -110,8 +131,7 @@ async def owned_experiment(owner: str = Depends(require_token),
                            record: dict = Depends(experiment)) -> dict:
     """The experiment in the path, for a change by its owner: 403 when tokens are set and
     the caller's token is neither the one that submitted it nor an admin token."""
-    if settings.auth_enabled and record["owner"] != owner and \
-            not _known(credentials.credentials, settings.admin_tokens):
+    if not may_change(record["owner"], owner, settings, credentials):
         raise HTTPException(403, f"experiment {record['id']!r} was submitted with another "
                             "token: only that token or an admin token may change it")
     return record
