@@ -237,13 +237,14 @@ def no_ray(monkeypatch):
     return runs
 
 
-def _status(c, eid, statuses, timeout=10):
+def _status(c, eid, statuses, timeout=10, kind="experiments"):
+    """The record of /api/<kind>/<eid> once its status is one of `statuses`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        record = c.get(f"/api/experiments/{eid}").json()
+        record = c.get(f"/api/{kind}/{eid}").json()
         if record["status"] in statuses:
             return record
-        time.sleep(0.05)
+        time.sleep(0.02)
     raise AssertionError(f"{eid}: {record['status']}, not {statuses}")
 
 
@@ -504,14 +505,8 @@ def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_
             pass
 
 
-def _plan_status(c, pid, statuses, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = c.get(f"/api/plans/{pid}").json()
-        if job["status"] in statuses:
-            return job
-        time.sleep(0.02)
-    raise AssertionError(f"plan {pid}: {job['status']}, not {statuses}")
+def _plan_status(c, pid, statuses):
+    return _status(c, pid, statuses, timeout=30, kind="plans")
 
 
 def test_a_running_pilot_stops_within_a_second_of_its_cancel(tmp_path):
