@@ -54,6 +54,7 @@ class Progress:
     elapsed_s: float
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
+    written: int | None = None  # games of the shards written (done, less those playing)
 
 
 # ---- Ray ---------------------------------------------------------------------------------
@@ -220,7 +221,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         rate = (state["played"] + playing) / elapsed if elapsed > 0 else 0.0
         done = state["done"] + playing
         eta = (total - done) / rate if rate > 0 else None
-        progress(Progress(done, total, rate, eta, elapsed, status, error))
+        progress(Progress(done, total, rate, eta, elapsed, status, error, state["done"]))
 
     def finish(status, error=None):
         state["playing"].clear()  # games of unwritten shards are not results

@@ -63,35 +63,28 @@ async def require_token(settings: Settings = Depends(get_settings),
     return owner_of(credentials.credentials)
 
 
-async def experiment(eid: ExperimentId, registry: Registry = Depends(get_registry)) -> dict:
-    """The registry record of the experiment in the path (404 if there is none)."""
+async def experiment(eid: ExperimentId, request: Request,
+                     registry: Registry = Depends(get_registry)) -> dict:
+    """The registry record of the experiment in the path (404 if there is none), with
+    `games_written`: the games of its shards written (games done also count the games of
+    shards still playing; this service's worker knows both while it runs one)."""
     record = registry.get(eid)
     if record is None:
         raise HTTPException(404, f"no experiment with id {eid!r}")
+    worker = getattr(request.app.state, "worker", None)
+    record["games_written"] = record["games_done"] if worker is None else \
+        worker.written(eid, record["games_done"])
     return record
-
-
-_WITH_RESULTS: set[str] = set()  # dataset roots seen with a shard written (results stay)
 
 
 async def dataset(record: dict = Depends(experiment),
             settings: Settings = Depends(get_settings)) -> str:
     """The result dataset root of the experiment in the path (409 while it has no rows).
-    A root once seen with rows answers without a listing.  (Games done do not tell: they
-    count games of shards still playing, none of them written yet.)"""
+    Games written (the runner counts a shard once it is written) answer without a listing."""
     root = experiment_path(settings.results, record["id"])
-    if root not in _WITH_RESULTS:
-        if not await run_in_threadpool(has_results, root):
-            raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
-        if len(_WITH_RESULTS) >= 10_000:
-            _WITH_RESULTS.clear()
-        _WITH_RESULTS.add(root)
+    if record["games_written"] <= 0 and not await run_in_threadpool(has_results, root):
+        raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
     return root
-
-
-def forget_dataset(root: str) -> None:
-    """The results of `root` were removed (an experiment deleted)."""
-    _WITH_RESULTS.discard(root)
 
 
 def _parse(body: bytes) -> Any:

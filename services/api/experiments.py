@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import TypeAdapter, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from services.api.deps import (experiment, forget_dataset, get_registry, get_settings,
-                               get_worker, json_object, owned_experiment, require_token)
+from services.api.deps import (experiment, get_registry, get_settings, get_worker, json_object,
+                               owned_experiment, require_token)
 from services.api.errors import error_items, responses
 from services.api.models import ExperimentView, Submitted
 from services.registry import FINISHED, QuotaFull, Registry
@@ -113,9 +113,7 @@ def delete(record: dict = Depends(owned_experiment), registry: Registry = Depend
     eid = record["id"]
     if record["status"] not in FINISHED:
         raise HTTPException(409, f"experiment {eid!r} is {record['status']}: cancel it first")
-    root = experiment_path(settings.results, eid)
-    forget_dataset(root)
-    remove_experiment(root)
+    remove_experiment(experiment_path(settings.results, eid))
     registry.delete(eid)
     return Response(status_code=204)
 

@@ -413,6 +413,8 @@ def test_error_texts_name_no_absolute_server_path(tmp_path, no_ray):
         eid = c.post("/api/experiments", json=small_spec(name="broken")).json()["id"]
         error = _status(c, eid, ("failed",))["error"]
         assert str(tmp_path) not in error and "<results>/x/arm=a" in error
+        listed = c.get("/api/experiments")  # the open list: what anyone may read
+        assert listed.json()[0]["error"] == error and str(tmp_path) not in listed.text
 
 
 def test_the_figure_cache_is_bounded_in_bytes_and_computes_on_a_fixed_pool(tmp_path):
