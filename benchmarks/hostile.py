@@ -6,7 +6,9 @@ server's resident memory after it.
 
 Servers: one on the token-less loopback default, one with its registry on a tmpfs filled up
 for 10 s (needs root; skipped otherwise), one with a file of two tokens and an admin
-token (quotas, ownership).  Only 127.0.0.1 is used; everything started is stopped at the end.
+token (quotas, ownership, plans: a running pilot cancelled, and SIGTERM while another
+plays).  Only 127.0.0.1 is used; everything started is stopped at the end.
+Results: docs/lab/ (dated, with the commit).
 """
 from __future__ import annotations
 
@@ -187,6 +189,18 @@ def open_server_probes(server: Server) -> None:
           lambda: post(server, "/api/experiments", spec(shard_size=10**6)))
     timed("7. list ?limit=10^6", server,
           lambda: server.client.get("/api/experiments", params={"limit": 10**6}))
+    slow = post(server, "/api/experiments", spec(games_per_arm=400, shard_size=400,
+                                                 agents="mcts(iterations=200)")).json()["id"]
+    began, seen = time.monotonic(), 0
+    while time.monotonic() - began < 60:
+        record = server.client.get(f"/api/experiments/{slow}").json()
+        seen = record["progress"]["done"]
+        if 0 < seen < 400 and record["status"] == "running":
+            break
+        time.sleep(0.2)
+    line("7. one slow shard of 400 games: progress while it plays", f"{seen}/400",
+         time.monotonic() - began, server, "(the first report of games played)")
+    server.client.post(f"/api/experiments/{slow}/cancel")
     done = post(server, "/api/experiments", spec(games_per_arm=2000, shard_size=500)).json()
     deadline = time.monotonic() + 120
     while server.client.get(f"/api/experiments/{done['id']}").json()["status"] != "done":
@@ -222,6 +236,34 @@ def token_server_probes(server: Server) -> None:
                                                   "pilot_games": 2000}, one))
     timed("7. plan of another token meanwhile", server,
           lambda: post(server, "/api/plans", {"spec": spec()}, two))
+
+
+def plan_cancel_probe(server: Server) -> str:
+    """A running pilot cancelled: how long until the next plan starts (the pilot has
+    stopped: plans play one at a time); returns the id of a pilot left running."""
+    two = {"Authorization": f"Bearer {TOKENS[1]}"}
+    slow = {"spec": spec(agents="mcts(iterations=2000)"), "pilot_games": 2000}
+
+    def wait(pid, statuses, limit=120):
+        deadline = time.monotonic() + limit
+        while (status := server.client.get(f"/api/plans/{pid}").json()["status"]) not in \
+                statuses and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return status
+
+    admin = {"Authorization": f"Bearer {ADMIN}"}  # the two tokens have their plans queued
+    first = post(server, "/api/plans", slow, admin).json()["id"]
+    wait(first, ("running",))  # after the plans queued before it
+    time.sleep(2)
+    after = post(server, "/api/plans", slow, admin).json()["id"]
+    refused = server.client.post(f"/api/plans/{first}/cancel", headers=two).status_code
+    began = time.monotonic()
+    answer = server.client.post(f"/api/plans/{first}/cancel", headers=admin)
+    status = wait(after, ("running", "done", "failed"))
+    line("7. cancel a running pilot: the next plan starts", f"{answer.status_code} {status}",
+         time.monotonic() - began, server, f"(mcts(iterations=2000); another token: "
+         f"{refused})")
+    return after
 
 
 def registry_outage_probe(folder: Path, seconds: float = 10.0) -> None:
@@ -305,7 +347,10 @@ def main() -> None:
                         MEEPLELAB_ADMIN_TOKEN=ADMIN)
         try:
             token_server_probes(server)
-            time.sleep(1)  # a pilot is playing now
+            pilot = plan_cancel_probe(server)
+            time.sleep(1)
+            state = server.client.get(f"/api/plans/{pilot}").json()["status"]
+            print(f"{'6. the plan pilot at SIGTERM':<58} {state}")
         finally:
             seconds, code, left = server.stop()
             print(f"{'6. SIGTERM during a plan pilot':<58} {'exit ' + str(code):<14} "

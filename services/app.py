@@ -217,7 +217,9 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
                 reclaim.cancel()
             # Within the k8s grace period (k8s/api.yaml): running experiments stop within
             # a few seconds and stay unfinished (they resume next start), a running pilot
-            # stops at its next check, then this process's Ray shuts down.
+            # stops after its piece (told first, so both stop at once), then this
+            # process's Ray shuts down.
+            app.state.plans.stop(wait=0)
             if run_worker:
                 worker.stop(timeout=STOP_SECONDS)
             app.state.plans.stop()

@@ -49,7 +49,9 @@ MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usabl
 PILOT_EVENTS = 50  # the pilot goes on until its rarest outcome is seen this often
 MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cell
 PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
-CHUNK_SECONDS = 1.0  # a pilot plays in chunks of about this long, to keep to its budget
+PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
+# checking its stop flag and its time budget between pieces
+STOP_WAIT_SECONDS = 1.0  # how long a stop of the plan jobs waits for the pilot's piece
 
 
 class PlanRequest(BaseModel):
@@ -72,6 +74,10 @@ class PilotTooSlow(ValueError):
     """The pilot could not play enough games within its time budget."""
 
 
+class PilotStopped(RuntimeError):
+    """The pilot was stopped (its plan cancelled, or the service stopping)."""
+
+
 class PilotUnfinished(ValueError):
     """Too few of the pilot's games finished by the rules (the rest ended at a simulator
     safety), so there is no spread to plan from."""
@@ -79,9 +85,11 @@ class PilotUnfinished(ValueError):
 
 def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
                 stop: Callable[[], bool], first: int = 0) -> tuple[pa.Table, float]:
-    """(the pilot's games of one cell, CPU seconds per game): whole deals from deal `first`
-    on, in chunks of about CHUNK_SECONDS, stopping early once `seconds` have passed or
-    `stop()` says so."""
+    """(the pilot's games of one cell from deal `first` on, CPU seconds per game): in pieces
+    of about PIECE_SECONDS
+    (the first is one game), ending early once `seconds` have passed; PilotStopped as soon as
+    `stop()` says so (checked before every piece: a stop waits for one piece at most).
+    Deals a piece or the budget cuts in two are left out by _pilot_cell."""
     import core_cy
     from core_cy.play import batch
 
@@ -89,22 +97,27 @@ def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
     per_deal = spec.games_per_deal(cell.players)
     games *= per_deal  # `games` units: the spreads rest on units, so many of them
     began, cpu = time.monotonic(), time.thread_time()  # this thread's CPU: the pilot's own
-    batches, chunk = [], per_deal
+    batches, piece = [], 1
     played = 0
     while played < games:
+        if stop():
+            raise PilotStopped("the pilot was stopped")
         batches.append(batch.play(game, cell.players, cell.rules,
                                   spec.agent_list(cell.players, cell),
                                   seed=(spec.seed + 1) % MAX_SEED,
                                   start=first * per_deal + played,
-                                  count=min(chunk, games - played), speeds=spec.speeds,
+                                  count=min(piece, games - played), speeds=spec.speeds,
                                   arm=cell.arm, rotate=spec.rotates(),
                                   games_per_deal=per_deal))
         played += batches[-1].num_rows
         elapsed = time.monotonic() - began
-        if stop() or (seconds is not None and elapsed >= seconds):
+        if seconds is not None and elapsed >= seconds:
             break
-        rate = played / max(elapsed, 1e-6)  # next chunk: about CHUNK_SECONDS of play
-        chunk = max(per_deal, int(rate * CHUNK_SECONDS) // per_deal * per_deal)
+        rate = played / max(elapsed, 1e-6)  # the next piece: about PIECE_SECONDS of play,
+        left = PIECE_SECONDS if seconds is None else min(PIECE_SECONDS, seconds - elapsed)
+        piece = max(1, int(rate * left))  # and never past the budget
+    if stop():
+        raise PilotStopped("the pilot was stopped")
     if played < MIN_PILOT_UNITS * per_deal:
         raise PilotTooSlow(f"the pilot played only {played} games of arm {cell.arm!r} with "
                            f"{cell.players} players in {time.monotonic() - began:.0f} s (at "
@@ -176,7 +189,7 @@ def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, bega
             continue
         for c in cells:
             left = None if seconds is None else seconds - (time.monotonic() - began)
-            if left is not None and left <= 0 or stop():
+            if left is not None and left <= 0:
                 return pilots
             frame, per_game = pilots[(c.arm, players)]
             try:
@@ -198,7 +211,8 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
                     stop: Callable[[], bool] = lambda: False) -> dict:
     """The plan as a JSON-ready dict (see the module docstring).  `seconds`: a time budget
     for the whole pilot (shared by the cells; PilotTooSlow when a cell cannot play
-    MIN_PILOT_UNITS games in its share); `stop`: checked between chunks of the pilot."""
+    MIN_PILOT_UNITS games in its share); `stop`: checked between pieces of the pilot
+    (PilotStopped once it says so)."""
     import core_cy
 
     began = time.monotonic()
@@ -339,7 +353,7 @@ def _duration(seconds: float) -> str:
 
 
 # ---- the API's plan jobs -------------------------------------------------------------------
-PlanStatus = Literal["queued", "running", "done", "failed"]
+PlanStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 
 
 class PlanCell(BaseModel):
@@ -390,8 +404,8 @@ class Plan(BaseModel):
 
 
 class PlanJob(BaseModel):
-    """A plan being made in the background: queued, running, then done (with its result) or
-    failed (with the reason, e.g. a pilot too slow for the time budget)."""
+    """A plan being made in the background: queued, running, then done (with its result),
+    failed (with the reason, e.g. a pilot too slow for the time budget) or cancelled."""
 
     id: str
     status: PlanStatus
@@ -405,6 +419,10 @@ class PlanJob(BaseModel):
 
 class PlanQueueFull(RuntimeError):
     """Too many plans are queued or running."""
+
+
+class PlanFinished(RuntimeError):
+    """The plan has already finished (done, failed or cancelled)."""
 
 
 class PlanJobs:
@@ -477,23 +495,48 @@ class PlanJobs:
             job = self._jobs.get(pid)
             return None if job is None else job.model_copy()
 
-    def stop(self) -> None:
-        """Ends the worker: a running pilot stops at its next chunk, queued plans stay
-        queued (they are lost with the process)."""
+    def owner(self, pid: str) -> str | None:
+        with self._lock:
+            return self._owners.get(pid)
+
+    def cancel(self, pid: str) -> PlanJob:
+        """Cancels a queued plan, or a running one (its pilot stops after the piece it plays:
+        within a second with the agents a plan is made for); PlanFinished when it has
+        already finished, KeyError when there is no such plan."""
+        with self._lock:
+            job = self._jobs[pid]
+            if job.status not in ("queued", "running"):
+                raise PlanFinished(f"plan {pid!r} is already {job.status}")
+            self._jobs[pid] = job = job.model_copy(update={"status": "cancelled",
+                                                           "finished_at": time.time()})
+            return job.model_copy()
+
+    def _cancelled(self, pid: str) -> bool:
+        job = self._jobs.get(pid)
+        return self._stopping.is_set() or job is None or job.status == "cancelled"
+
+    def stop(self, wait: float = STOP_WAIT_SECONDS) -> None:
+        """Ends the worker: a running pilot stops after the piece it plays, queued plans
+        stay queued (they are lost with the process).  Waits at most `wait` seconds: a
+        piece is one game at least, and one game of a costly agent may take longer; the
+        thread is a daemon that holds no Ray and no file, so a process may exit while it
+        ends its game."""
         self._stopping.set()
         self._requests.put(None)
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=wait)
 
     def _forget_old(self) -> None:
-        finished = [pid for pid, j in self._jobs.items() if j.status in ("done", "failed")]
+        finished = [pid for pid, j in self._jobs.items()
+                    if j.status in ("done", "failed", "cancelled")]
         for pid in finished[:max(0, len(self._jobs) - self.keep)]:
             del self._jobs[pid]
             self._owners.pop(pid, None)
 
     def _update(self, pid: str, **fields) -> None:
+        """Records a plan's progress, unless it was cancelled meanwhile."""
         with self._lock:
-            if pid in self._jobs:
+            if pid in self._jobs and self._jobs[pid].status != "cancelled":
                 self._jobs[pid] = self._jobs[pid].model_copy(update=fields)
 
     def _work(self) -> None:
@@ -502,14 +545,18 @@ class PlanJobs:
             if item is None or self._stopping.is_set():
                 return
             pid, request = item
+            if self._cancelled(pid):
+                continue
             self._update(pid, status="running", started_at=time.time())
             try:
                 plan = plan_experiment(request.spec, half_width=request.half_width,
                                        delta=request.delta, pilot_games=request.pilot_games,
                                        workers=self.workers, seconds=self.seconds,
-                                       stop=self._stopping.is_set)
+                                       stop=lambda: self._cancelled(pid))
                 self._update(pid, status="done", result=Plan.model_validate(plan),
                              finished_at=time.time())
+            except PilotStopped:  # cancelled (its status says so) or the service stopping
+                pass
             except Exception as exc:  # a failed plan is reported, never kills the worker
                 self._update(pid, status="failed", error=f"{type(exc).__name__}: {exc}",
                              finished_at=time.time())

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import ray
 
-from services.shard import play_shard, warm_up
+from services.shard import ProgressTally, play_shard, warm_up
 from services.spec import Cell, ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, remove_stale_temporaries,
                               shard_name, shard_start, sound_rows, written_shards)
@@ -35,19 +35,26 @@ log = logging.getLogger("meeplelab.runner")
 # How long a failed or cancelled run waits for its killed tasks to stop before it cleans up
 # (a force-cancel kills the worker process at once; within the 2 s a cancel may take).
 CANCEL_WAIT_SECONDS = 1.5
+# A shard task reports the games it has played about this often (services.shard), and the
+# driver asks for them about every POLL_SECONDS: progress moves while a long shard plays.
+REPORT_SECONDS = 2.0
+POLL_SECONDS = 1.0
 
 
 @dataclass
 class Progress:
-    """What the progress callback receives (after every finished shard and once at the end)."""
+    """What the progress callback receives (after every finished shard, as shards in flight
+    report games played, and once at the end)."""
 
-    done: int  # games finished, including shards found already written
+    done: int  # games played: shards written (found or by this run) and games of shards
+    # still playing (their latest report; games a cancel cuts short are not counted)
     total: int  # games planned (with stop_when: the most the experiment may play)
     games_per_s: float  # games played by this run per second of wall time
     eta_s: float | None  # seconds left at the current rate (None before any game is played)
     elapsed_s: float
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
+    written: int | None = None  # games of the shards written (done, less those playing)
 
 
 # ---- Ray ---------------------------------------------------------------------------------
@@ -67,6 +74,17 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
              logging_level=logging.WARNING)
     ray.get([warm_up.remote() for _ in range(cpus)])
+
+
+def _tally():
+    """This driver's ProgressTally (one named actor, made on first use, living as long as
+    the driver's Ray), or None when it cannot be had: progress then moves per shard only."""
+    try:
+        return ProgressTally.options(name="meeplelab-progress", get_if_exists=True).remote()
+    except Exception:  # noqa: BLE001  (progress is a hint: the run goes on without it)
+        log.warning("no progress tally: progress moves once per finished shard",
+                    exc_info=True)
+        return None
 
 
 # ---- the driver --------------------------------------------------------------------------
@@ -187,18 +205,24 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     _drop_damaged(fs, root, cells, written)
     limit = max_in_flight or _default_in_flight()
     total = spec.total_games()
-    state = {"done": 0, "played": 0}
+    state = {"done": 0, "played": 0, "playing": {}}  # playing: shard key -> games so far
+    tally = _tally()
     cancelled = (lambda: False) if cancel is None else cancel.is_set
 
     def report(status="running", error=None):
         if progress is None:
             return
         elapsed = time.monotonic() - started
-        rate = state["played"] / elapsed if elapsed > 0 else 0.0
-        eta = (total - state["done"]) / rate if rate > 0 else None
-        progress(Progress(state["done"], total, rate, eta, elapsed, status, error))
+        playing = sum(state["playing"].values())
+        rate = (state["played"] + playing) / elapsed if elapsed > 0 else 0.0
+        done = state["done"] + playing
+        eta = (total - done) / rate if rate > 0 else None
+        progress(Progress(done, total, rate, eta, elapsed, status, error, state["done"]))
 
     def finish(status, error=None):
+        state["playing"].clear()  # games of unwritten shards are not results
+        if tally is not None:
+            tally.take.remote(experiment_id, [])  # the tally forgets this run
         report(status, error)
         return status
 
@@ -215,7 +239,8 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         for start, count in _shards(begin, end, spec.shard_size):
             for i in range(len(cells)):
                 if shard_name(start) not in written[i]:
-                    yield i, _job(spec, experiment_id, root_uri, cells[i], start, count, nice)
+                    job = _job(spec, experiment_id, root_uri, cells[i], start, count, nice)
+                    yield i, {**job, "tally": tally, "report_s": REPORT_SECONDS}
 
     mixed = _check_provenance(spec, fs, root, cells, written)
     if mixed:
@@ -224,7 +249,8 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     for end in spec.waves():
         tally_written(begin, end)  # shards found written count as done from the first report
         report()
-        outcome = _run_wave(to_play(begin, end), limit, state, cancelled, report, shard_done)
+        outcome = _run_wave(to_play(begin, end), limit, state, cancelled, report, shard_done,
+                            _Poll(tally, experiment_id))
         if outcome is not None:
             # The wave's cancelled tasks have stopped (_cancel_all waits for them): a write a
             # kill cut short left its temporary file, which nobody will finish now.
@@ -247,11 +273,43 @@ def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, st
             "games_per_deal": spec.games_per_deal(cell.players),
             "speeds": spec.speeds, "seed": spec.seed, "start": start, "count": count,
             "experiment": experiment_id, "arm": cell.arm, "root": root_uri,
-            "nice": nice}
+            "nice": nice, "key": (experiment_id, cell.arm, cell.players, start)}
+
+
+class _Poll:
+    """Asks the tally for the games played by the shards in flight, about every POLL_SECONDS,
+    without waiting for the answer (it is read on a later turn of the driver's loop)."""
+
+    def __init__(self, tally, experiment_id: str):
+        self.tally, self.experiment_id = tally, experiment_id
+        self.asked, self.answer = 0.0, None
+
+    def __call__(self, pending: dict, state: dict) -> bool:
+        """True when state["playing"] has changed."""
+        if self.tally is None:
+            return False
+        changed = False
+        if self.answer is not None and ray.wait([self.answer], timeout=0)[0]:
+            try:
+                played = ray.get(self.answer)
+            except Exception:  # noqa: BLE001  (the tally died: progress per shard only)
+                log.warning("the progress tally stopped answering", exc_info=True)
+                self.tally = None
+                return False
+            self.answer = None
+            flying = {key for _, key, _ in pending.values()}
+            state["playing"] = {k: v for k, v in played.items() if k in flying}
+            changed = True
+        now = time.monotonic()
+        if self.answer is None and pending and now - self.asked >= POLL_SECONDS:
+            self.asked = now
+            self.answer = self.tally.take.remote(
+                self.experiment_id, [key for _, key, _ in pending.values()])
+        return changed
 
 
 def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callable[[], bool],
-              report, shard_done=None):
+              report, shard_done=None, poll=None):
     """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
     and handles them in completion order; returns None when the wave is complete, else
     (status, error)."""
@@ -268,12 +326,15 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
                 break
             i, task = job
             ref = play_shard.remote(task)
-            pending[ref] = (i, time.monotonic())
+            pending[ref] = (i, task["key"], time.monotonic())
         if not pending:
             continue
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+        if poll is not None and poll(pending, state) and not ready:
+            report()
         for ref in ready:
-            i, submitted = pending.pop(ref)
+            i, key, submitted = pending.pop(ref)
+            state["playing"].pop(key, None)
             try:
                 out = ray.get(ref)
             except Exception as exc:  # the task failed after its retries

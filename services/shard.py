@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+import time
 
+import numpy as np
 import ray
 
 from services.storage import cell_dir, filesystem, result_batch, seat_wins, shard_name, \
@@ -17,21 +19,63 @@ TASK_RETRIES = 3
 
 @ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
 def play_shard(job: dict) -> dict:
-    """Plays one shard and writes its Parquet file; returns (count, per-seat wins)."""
+    """Plays one shard and writes its Parquet file; returns (count, per-seat wins).
+
+    The games are played in pieces of about job["report_s"] seconds; after each piece but
+    the last, the games played so far go to job["tally"] (a ProgressTally, when given), so a
+    long shard shows progress while it plays.  The pieces join into the rows one call would
+    give (game i depends only on the seed and i), so the file is a pure function of the job:
+    reporting only adds calls, and a lost report never fails the shard."""
     lower_priority(job.get("nice", 0))
     import core_cy
     from core_cy.play import batch
 
     game = core_cy.load(job["game"])
-    rows = result_batch(batch.play_columns(
-        game, job["players"], job["rules"], job["agents"], seed=job["seed"], start=job["start"],
-        count=job["count"], speeds=job["speeds"], experiment=job["experiment"], arm=job["arm"],
-        rotate=job["rotate"], games_per_deal=job["games_per_deal"]))
+    start, count, tally = job["start"], job["count"], job.get("tally")
+    pieces, played, began = [], 0, time.monotonic()
+    while played < count:
+        # the first piece is one game (a rate to size the next); then about report_s each
+        size = 1 if not played else max(1, int(played / max(time.monotonic() - began, 1e-6)
+                                               * job.get("report_s", 2.0)))
+        pieces.append(batch.play_columns(
+            game, job["players"], job["rules"], job["agents"], seed=job["seed"],
+            start=start + played, count=min(size, count - played), speeds=job["speeds"],
+            experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"],
+            games_per_deal=job["games_per_deal"]))
+        played += len(pieces[-1]["game_index"])
+        if tally is not None and played < count:
+            tally.report.remote(job["key"], played)  # fire and forget
+    rows = result_batch({name: np.concatenate([p[name] for p in pieces])
+                         for name in pieces[0]})
     fs, root = filesystem(job["root"])
     path = posixpath.join(cell_dir(root, job["arm"], job["players"]), shard_name(job["start"]))
     write_atomically(storage_table(rows), fs, path)
     games, wins = seat_wins(rows.column("seat_win_share"))
     return {"games": games, "wins": wins}
+
+
+@ray.remote(num_cpus=0)
+class ProgressTally:
+    """Games played so far by the shards still playing, as their tasks report them: per
+    experiment, per shard key.  A retried shard reports from its start again; the most
+    reported is kept, so progress never goes back."""
+
+    def __init__(self):
+        self.played: dict[str, dict] = {}
+
+    def report(self, key: tuple, played: int) -> None:
+        shards = self.played.setdefault(key[0], {})
+        shards[key] = max(shards.get(key, 0), played)
+
+    def take(self, experiment: str, keys: list) -> dict:
+        """The games played so far per shard of `keys` (the driver's shards of `experiment`
+        in flight); the experiment's other keys (finished or cancelled shards) are
+        forgotten, and all of them with no keys (the run's end)."""
+        wanted = set(map(tuple, keys))
+        shards = {k: v for k, v in self.played.pop(experiment, {}).items() if k in wanted}
+        if shards:
+            self.played[experiment] = shards
+        return shards
 
 
 def lower_priority(nice: int) -> None:

@@ -146,6 +146,14 @@ class StopWhen(BaseModel):
         return value
 
 
+def _rate_bounds(schema: dict) -> None:
+    """The schema of `target`: its number branch is a rate in (0, 1), as `_rate` checks (the
+    type stays a plain union, so that its errors name balance.target)."""
+    for branch in schema.get("anyOf", []):
+        if branch.get("type") == "number":
+            branch.update(exclusiveMinimum=0, exclusiveMaximum=1)
+
+
 class Balance(BaseModel):
     """What to change (services/balance.py; pipelines/fair_value.py holds the statistics).
     Two questions, one per section:
@@ -170,7 +178,8 @@ class Balance(BaseModel):
     range: list[int] | None = Field(default=None, min_length=2, max_length=2,
                                     description="[low, high] of the option's values to search")
     target: Literal["equal"] | float = Field(default="equal", description="'equal' (the seat "
-                                             "wins as often as the others) or a win rate")
+                                             "wins as often as the others) or a win rate",
+                                             json_schema_extra=_rate_bounds)
     precision: float = Field(default=0.5, gt=0, description="stop once the 95% interval on "
                              "the fair value is within +-precision (the option's unit)")
     wave_games: int = Field(default=400, ge=10, le=1_000_000, description="games per value "
@@ -449,7 +458,8 @@ class ExperimentSpec(BaseModel):
         for n in counts:
             if b.seat >= n:
                 errors.append(_error(("balance", "seat"), f"seat {b.seat} does not exist with "
-                                     f"{n} players (seats 0..{n - 1}; -1: the last)", b.seat))
+                                     f"{n} players (seats 0..{n - 1}; -1: the last)", b.seat,
+                                     CROSS))
         if game.cooperative and b.target == "equal" and b.option is not None:
             errors.append(_error(("balance", "target"), f"{game.name} is cooperative: its "
                                  "seats win together, so the target must be a team win rate",

@@ -111,6 +111,7 @@ class Worker:
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._beats: dict[str, float] = {}
+        self._written: dict[str, int] = {}  # running experiment -> games of shards written
 
     # ---- control ------------------------------------------------------------------------
     def start(self) -> None:
@@ -159,6 +160,11 @@ class Worker:
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+
+    def written(self, eid: str, default: int) -> int:
+        """The games of the shards written by a run of this worker (the registry's games
+        done count those of shards still playing too); `default` when none runs `eid`."""
+        return self._written.get(eid, default)
 
     def cancel(self, eid: str) -> bool:
         """Cancel a queued or running experiment; False when it had already finished."""
@@ -210,6 +216,7 @@ class Worker:
                 log.exception("experiment %s crashed the worker step", eid)
                 with self._lock:
                     self._running.pop(eid, None)
+                self._written.pop(eid, None)
                 self._write(self.registry.set_status, eid, "failed",
                             self._public(f"{type(exc).__name__}: {exc}"))
 
@@ -242,6 +249,8 @@ class Worker:
             now = time.monotonic()
             if p.error:
                 errors.append(p.error)
+            if p.written is not None:
+                self._written[eid] = p.written
             if p.status == "running" and now - last[0] < PROGRESS_INTERVAL_S:
                 return
             last[0] = now
@@ -265,6 +274,7 @@ class Worker:
         self._write(self.registry.set_status, eid, "queued" if interrupted else outcome,
                     self._public(errors[-1] if errors else "the runner reported a failure")
                     if outcome == "failed" else None)
+        self._written.pop(eid, None)  # the registry's games done are the games written now
 
     def _public(self, text: str) -> str:
         """An error text as clients may see it: the server's results folder and working

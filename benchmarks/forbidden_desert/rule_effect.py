@@ -6,7 +6,7 @@
 
 Both values play the same games (common random numbers: the same seeds give the same
 deals and storm decks), so the difference of win rates is estimated from the paired
-per-game differences (mean with a normal 95% interval and a two-sided p-value); each win
+per-game differences (mean with a t 95% interval and the two-sided t test's p-value); each win
 rate has its Wilson 95% interval.  --set fixes other rule options for both arms (JSON
 values, e.g. --set climber_hops_blocked_tunnels=true).  Values are JSON where they parse
 (true, 3), else strings.
@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import mean_interval, normal_p_value, wilson_interval  # noqa: E402
+from pipelines.stats import mean_interval, t_test_p, wilson_interval  # noqa: E402
 
 
 def value(text):
@@ -65,7 +65,7 @@ def main():
         n = args.games
         d = b - a
         lo, hi = mean_interval(d.mean(), d.std(ddof=1), n)
-        p = float(normal_p_value(d.mean(), d.std(ddof=1), n))
+        p = float(t_test_p(d.mean(), d.std(ddof=1), n))
         (alo, ahi), (blo, bhi) = wilson_interval(a.mean(), n), wilson_interval(b.mean(), n)
         print(f"{players}p  {base_value}: {a.mean():6.2%} [{alo:.2%}, {ahi:.2%}]   "
               f"{other_value}: {b.mean():6.2%} [{blo:.2%}, {bhi:.2%}]   "

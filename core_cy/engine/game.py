@@ -88,7 +88,7 @@ class Option:
                 items["minimum"] = self.minimum
             if self.maximum is not None:
                 items["maximum"] = self.maximum
-            schema.update(type="array", items=items)
+            schema.update(type="array", items=items, maxItems=contract.SEATS_LIMIT)
         else:
             schema["type"] = "array" if isinstance(self.default, list) else "object"
         if self.assumption:

@@ -50,7 +50,9 @@ _NONE = {"model": ErrorBody, "description": "no balance job with this id (jobs l
 
 
 @router.post("", status_code=202, response_model=BalanceJob,
-             responses={**responses(400, 401, 413, 422), 429: _BUSY})
+             responses={**responses(400, 401, 413, 422), 429: _BUSY},
+             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                 "schema": {"$ref": "#/components/schemas/BalanceSpec"}}}}})
 def submit_balance(spec: ExperimentSpec, owner: str = Depends(require_token),
                    settings: Settings = Depends(get_settings),
                    jobs: BalanceJobs = Depends(get_jobs)):

@@ -63,20 +63,26 @@ async def require_token(settings: Settings = Depends(get_settings),
     return owner_of(credentials.credentials)
 
 
-async def experiment(eid: ExperimentId, registry: Registry = Depends(get_registry)) -> dict:
-    """The registry record of the experiment in the path (404 if there is none)."""
+async def experiment(eid: ExperimentId, request: Request,
+                     registry: Registry = Depends(get_registry)) -> dict:
+    """The registry record of the experiment in the path (404 if there is none), with
+    `games_written`: the games of its shards written (games done also count the games of
+    shards still playing; this service's worker knows both while it runs one)."""
     record = registry.get(eid)
     if record is None:
         raise HTTPException(404, f"no experiment with id {eid!r}")
+    worker = getattr(request.app.state, "worker", None)
+    record["games_written"] = record["games_done"] if worker is None else \
+        worker.written(eid, record["games_done"])
     return record
 
 
 async def dataset(record: dict = Depends(experiment),
             settings: Settings = Depends(get_settings)) -> str:
     """The result dataset root of the experiment in the path (409 while it has no rows).
-    Games done (the runner counts a shard once it is written) answer without a listing."""
+    Games written (the runner counts a shard once it is written) answer without a listing."""
     root = experiment_path(settings.results, record["id"])
-    if record["games_done"] <= 0 and not await run_in_threadpool(has_results, root):
+    if record["games_written"] <= 0 and not await run_in_threadpool(has_results, root):
         raise HTTPException(409, f"experiment {record['id']!r} has no results yet")
     return root
 
@@ -103,6 +109,14 @@ async def json_object(request: Request, what: str) -> dict:
     return raw
 
 
+def may_change(owned_by: str, owner: str, settings: Settings,
+               credentials: HTTPAuthorizationCredentials | None) -> bool:
+    """Whether the caller (`owner`, its credentials) may change what `owned_by` submitted:
+    always without tokens; else the same token, or an admin token."""
+    return not settings.auth_enabled or owned_by == owner or (
+        credentials is not None and _known(credentials.credentials, settings.admin_tokens))
+
+
 async def owned_experiment(owner: str = Depends(require_token),
                            settings: Settings = Depends(get_settings),
                            credentials: HTTPAuthorizationCredentials | None =
@@ -110,8 +124,7 @@ async def owned_experiment(owner: str = Depends(require_token),
                            record: dict = Depends(experiment)) -> dict:
     """The experiment in the path, for a change by its owner: 403 when tokens are set and
     the caller's token is neither the one that submitted it nor an admin token."""
-    if settings.auth_enabled and record["owner"] != owner and \
-            not _known(credentials.credentials, settings.admin_tokens):
+    if not may_change(record["owner"], owner, settings, credentials):
         raise HTTPException(403, f"experiment {record['id']!r} was submitted with another "
                             "token: only that token or an admin token may change it")
     return record

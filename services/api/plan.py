@@ -1,16 +1,19 @@
 """Sample-size planning as background jobs: POST /api/plans, GET /api/plans/{pid}
-(services.plan.PlanJobs plays the pilots; no request waits for one)."""
+(services.plan.PlanJobs plays the pilots; no request waits for one);
+POST /api/plans/{pid}/cancel."""
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from services.api.deps import get_settings, json_object, require_token
+from services.api.deps import (bearer_scheme, get_settings, json_object, may_change,
+                               require_token)
 from services.api.errors import ErrorBody, error_items, responses
-from services.plan import PlanJob, PlanJobs, PlanQueueFull, PlanRequest
+from services.plan import PlanFinished, PlanJob, PlanJobs, PlanQueueFull, PlanRequest
 from services.settings import Settings
 
 PlanId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
@@ -69,3 +72,26 @@ def get_plan(pid: PlanId, plans: PlanJobs = Depends(get_plans)):
     if job is None:
         raise HTTPException(404, f"no plan with id {pid!r}")
     return job
+
+
+@router.post("/{pid}/cancel", response_model=PlanJob,
+             responses={**responses(401, 403, 409), 404: _NO_PLAN})
+async def cancel_plan(pid: PlanId, owner: str = Depends(require_token),
+                      settings: Settings = Depends(get_settings),
+                      credentials: HTTPAuthorizationCredentials | None = Security(bearer_scheme),
+                      plans: PlanJobs = Depends(get_plans)):
+    """Cancel a queued plan now, or a running one: its pilot stops after the piece of games
+    it is playing (well within a second or two for the agents plans are made with).  Only
+    the token that asked for it or an admin token may (403); 409 once it has finished."""
+    submitted_by = plans.owner(pid)
+    if submitted_by is None:
+        raise HTTPException(404, f"no plan with id {pid!r}")
+    if not may_change(submitted_by, owner, settings, credentials):
+        raise HTTPException(403, f"plan {pid!r} was asked for with another token: only that "
+                            "token or an admin token may cancel it")
+    try:
+        return plans.cancel(pid)
+    except PlanFinished as exc:
+        raise HTTPException(409, str(exc)) from None
+    except KeyError:
+        raise HTTPException(404, f"no plan with id {pid!r}") from None

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 import pipelines
@@ -32,8 +32,11 @@ async def headline(figures: pipelines.Look = Depends(look), record: dict = Depen
     return await _kept(record, root, ("headline", figures), answer)
 
 
-@router.get("/report.html", response_class=HTMLResponse,
-            responses={200: {"content": {"text/html": {}}}})
+# response_class Response (no media type of its own), so that the errors stay documented as
+# the JSON they are and only the 200 answer is HTML.
+@router.get("/report.html", response_class=Response,
+            responses={200: {"content": {"text/html": {"schema": {"type": "string"}}},
+                             "description": "the report, as an HTML download"}})
 async def report_html(figures: pipelines.Look = Depends(look),
                       record: dict = Depends(experiment), root: str = Depends(dataset)):
     """One self-contained HTML file (styles and SVG charts inline, nothing fetched): the

@@ -42,11 +42,11 @@ async def _kept(record: dict, root: str, question: tuple,
                 answer: Callable[[], Any]) -> Response:
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
     from the event loop); a computation runs in a thread, in the background when there is a
-    last answer to give meanwhile.  The set is named by the registry's status and games
-    done, so a poll lists no files.  The last answer is only given meanwhile while the run
+    last answer to give meanwhile.  The set is named by the registry's status and the games
+    written (deps.experiment), so a poll lists no files.  The last answer is only given meanwhile while the run
     goes on: once it has ended (done, cancelled, failed) a dashboard stops polling, so the
     figures it gets then must be those of every shard it wrote."""
-    version = (record["status"], record["games_done"])
+    version = (record["status"], record["games_written"])
     if record["status"] != "running":
         question = (*question, "settled", version)  # never answered by an older version
 

@@ -102,6 +102,12 @@ def spec_components(max_games: int) -> dict[str, dict]:
     for name in core_cy.game_names():
         variants[f"ExperimentSpec_{name}"] = _variant(base, core_cy.load(name).info())
     components.update(variants)
+    components["BalanceSpec"] = {  # the body of POST /api/balance: a spec with its question
+        "title": "BalanceSpec",
+        "description": "an experiment spec whose `balance` section asks what to change",
+        "allOf": [{"$ref": REF.format(model="ExperimentSpec")},
+                  {"type": "object", "required": ["balance"],
+                   "properties": {"balance": {"$ref": REF.format(model="Balance")}}}]}
     components["ExperimentSpec"] = {
         "title": "ExperimentSpec",
         "description": ExperimentSpec.__doc__.strip() + " " + __doc__.split("\n\n", 1)[0]

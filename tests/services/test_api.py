@@ -327,6 +327,39 @@ def test_docs_work_offline(idle):
         assert path in spec["paths"]
 
 
+def test_the_schema_says_what_the_service_checks_of_seats_balance_and_errors(idle):
+    """What schemathesis found (ST202/ST105), pinned: a per-seat option is a bounded list of
+    bounded integers; a balance target is a rate in (0, 1); POST /api/balance needs its
+    section; an HTML route documents its errors as the JSON they are."""
+    from core_cy.engine import contract
+
+    schema = idle.get("/openapi.json").json()
+    parts = schema["components"]["schemas"]
+    seats = [o.json_schema() for name in core_cy.game_names()
+             for o in core_cy.load(name).options if o.kind == "seats"]
+    assert seats
+    for option in seats:
+        assert option["type"] == "array" and option["maxItems"] == contract.SEATS_LIMIT
+        assert option["items"]["type"] == "integer" and "minimum" in option["items"]
+    number = [b for b in parts["Balance"]["properties"]["target"]["anyOf"]
+              if b.get("type") == "number"]
+    assert number == [{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}]
+    body = schema["paths"]["/api/balance"]["post"]["requestBody"]["content"]
+    ref = body["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert "balance" in parts[ref]["allOf"][1]["required"]
+    report = schema["paths"]["/api/experiments/{eid}/report.html"]["get"]["responses"]
+    assert list(report["200"]["content"]) == ["text/html"]
+    for code in ("404", "409", "422"):
+        assert list(report[code]["content"]) == ["application/json"], code
+    # what the schema allows there, the service takes; what it refuses, it refuses with 422
+    missing = idle.post("/api/balance", json=small_spec())
+    assert missing.status_code == 422 and missing.json()["detail"][0]["field"] == "balance"
+    rate = idle.post("/api/balance", json={**small_spec(), "balance": {"option": "x",
+                                                                        "target": 0}})
+    assert rate.status_code == 422
+    assert any(e["field"] == "balance.target" for e in rate.json()["detail"])
+
+
 def test_dashboard_pages_and_assets_are_local(idle):
     for url in ("/", "/new", "/experiments/anything"):
         page = idle.get(url)

@@ -39,7 +39,7 @@ def test_an_unwritable_results_location_fails_cleanly(ray_local, tmp_path):  # n
 def test_a_write_that_fails_midway_leaves_no_file(tmp_path, monkeypatch):
     """A shard write that fails midway (as on a full disk) leaves neither the shard nor its
     temporary file; the error reaches the caller (the task is retried, then fails)."""
-    def full_disk(table, where, filesystem=None):
+    def full_disk(table, where, filesystem=None, **options):
         with filesystem.open_output_stream(where) as out:
             out.write(b"PAR1 partial")
         raise OSError(errno.ENOSPC, "No space left on device")

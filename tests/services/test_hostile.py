@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from product import PRODUCT, product_path
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import GAME, enum_option, small_spec
 
@@ -26,10 +27,10 @@ from services.registry import Registry
 from services.settings import Settings
 from services.spec import MAX_NAME, ExperimentSpec, text_problem
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "t0ken-for-hostile-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 JSON = {"Content-Type": "application/json"}
+SLOW_AGENT = "mcts(iterations=100)"  # about 0.2 CPU seconds a game of GAME
 
 
 def _app(tmp_path, run_worker=False, **settings):
@@ -236,13 +237,14 @@ def no_ray(monkeypatch):
     return runs
 
 
-def _status(c, eid, statuses, timeout=10):
+def _status(c, eid, statuses, timeout=10, kind="experiments"):
+    """The record of /api/<kind>/<eid> once its status is one of `statuses`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        record = c.get(f"/api/experiments/{eid}").json()
+        record = c.get(f"/api/{kind}/{eid}").json()
         if record["status"] in statuses:
             return record
-        time.sleep(0.05)
+        time.sleep(0.02)
     raise AssertionError(f"{eid}: {record['status']}, not {statuses}")
 
 
@@ -335,12 +337,12 @@ def test_a_token_file_without_tokens_is_an_error(tmp_path):
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
 def test_serve_with_a_missing_token_file_refuses_to_start(tmp_path, host):
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "MEEPLELAB_TOKEN": "/no/such/file",
-           "MEEPLELAB_DB": str(tmp_path / "r.db")}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": product_path(),  # the build under test
+           "MEEPLELAB_TOKEN": "/no/such/file", "MEEPLELAB_DB": str(tmp_path / "r.db")}
     began = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "services.cli", "serve", "--host", host,
-                           "--port", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=60)
+                           "--port", "1"], cwd=PRODUCT, env=env, capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 2 and "/no/such/file" in done.stderr, done.stderr
     assert "refusing to start" in done.stderr and time.monotonic() - began < 30
 
@@ -411,6 +413,8 @@ def test_error_texts_name_no_absolute_server_path(tmp_path, no_ray):
         eid = c.post("/api/experiments", json=small_spec(name="broken")).json()["id"]
         error = _status(c, eid, ("failed",))["error"]
         assert str(tmp_path) not in error and "<results>/x/arm=a" in error
+        listed = c.get("/api/experiments")  # the open list: what anyone may read
+        assert listed.json()[0]["error"] == error and str(tmp_path) not in listed.text
 
 
 def test_the_figure_cache_is_bounded_in_bytes_and_computes_on_a_fixed_pool(tmp_path):
@@ -501,6 +505,46 @@ def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_
             os.killpg(server.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _plan_status(c, pid, statuses):
+    return _status(c, pid, statuses, timeout=30, kind="plans")
+
+
+def test_a_running_pilot_stops_within_a_second_of_its_cancel(tmp_path):
+    """The pilot plays in pieces of about PIECE_SECONDS and checks its stop flag between
+    them: a cancel by its token (not another's) ends it at once, and the next plan starts
+    within about a second; a cancelled plan stays cancelled."""
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{TOKEN}\n{OTHER}\n")
+    app = _app(tmp_path, token=str(tokens), admin_token=ADMIN)
+    app.state.plans.seconds = 600.0  # the budget is not what ends it
+    other = {"Authorization": f"Bearer {OTHER}"}
+    with TestClient(app) as c:
+        slow = {"spec": small_spec(agents=SLOW_AGENT), "pilot_games": 20_000}
+        pid = c.post("/api/plans", json=slow, headers=AUTH).json()["id"]
+        _plan_status(c, pid, ("running",))
+        time.sleep(1.0)  # well into its pieces
+        assert c.post(f"/api/plans/{pid}/cancel", headers=other).status_code == 403
+        nxt = c.post("/api/plans", json={"spec": small_spec(), "pilot_games": 20},
+                     headers=other).json()["id"]
+        began = time.monotonic()
+        cancelled = c.post(f"/api/plans/{pid}/cancel", headers=AUTH)
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        _plan_status(c, nxt, ("running", "done"))
+        assert time.monotonic() - began < 2.0
+        assert _plan_status(c, nxt, ("done",))["result"]["games_per_cell"] > 0
+        assert c.get(f"/api/plans/{pid}").json()["status"] == "cancelled"
+        assert c.post(f"/api/plans/{pid}/cancel", headers=AUTH).status_code == 409
+        assert c.post("/api/plans/nope/cancel", headers=AUTH).status_code == 404
+        queued = [c.post("/api/plans", json=slow, headers=AUTH).json()["id"] for _ in range(2)]
+        _plan_status(c, queued[0], ("running",))
+        admin = {"Authorization": f"Bearer {ADMIN}"}
+        assert c.post(f"/api/plans/{queued[1]}/cancel", headers=admin).status_code == 200
+        began = time.monotonic()
+        app.state.plans.stop()  # what the service's stop does: the pilot ends, then the thread
+        assert time.monotonic() - began < 2.0 and not app.state.plans._thread.is_alive()
+        assert c.get(f"/api/plans/{queued[1]}").json()["status"] == "cancelled"
 
 
 def test_plans_take_the_tokens_in_turn(monkeypatch):

@@ -117,9 +117,10 @@ def _write_shard(root: str, spec: ExperimentSpec, eid: str, start: int) -> None:
 
 def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatch):
     """Dashboards poll the same summary many times a second: it is computed once per set of
-    finished shards, named by the registry's status and games done (the runner reports a
-    shard after writing it), so a poll lists no files; the next report gives new figures
-    (computed in the background, the last ones meanwhile)."""
+    finished shards, named by the registry's status and the games written (the runner
+    reports a shard after writing it), so a poll lists no files; the next report gives new
+    figures (computed in the background, the last ones meanwhile); games of shards still
+    playing move the progress, not the figures."""
     calls, listings = [], []
     real = pipelines.summary
     monkeypatch.setattr(pipelines, "summary", lambda *a, **k: calls.append(a) or real(*a, **k))
@@ -150,6 +151,12 @@ def test_polled_figures_are_computed_once_per_set_of_shards(tmp_path, monkeypatc
         assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 100
         _until(lambda: client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 200)
         assert len(calls) == 2
+        app.state.worker._written[eid] = 200  # as the worker knows it while it runs one
+        registry.set_progress(eid, 260, 800, 50.0, 11.0)  # 60 games of a shard playing
+        assert client.get(f"/api/experiments/{eid}").json()["progress"]["done"] == 260
+        assert client.get(f"/api/experiments/{eid}/summary").json()[0]["games"] == 200
+        assert len(calls) == 2 and listings == []
+        app.state.worker._written.pop(eid)
         registry.set_status(eid, "done")  # the fixed-n figures replace the interim ones
         assert client.get(f"/api/experiments/{eid}/summary").json()[0]["interim"] is False
         assert len(calls) == 3
@@ -290,8 +297,8 @@ def test_figures_of_an_ended_run_are_those_of_all_its_shards(tmp_path):
 
     root, answers = str(tmp_path), iter(["first shard", "every shard"])
 
-    def ask(status, games_done):
-        record = {"status": status, "games_done": games_done}
+    def ask(status, games_written):
+        record = {"status": status, "games_written": games_written}  # as deps.experiment
         response = asyncio.run(results._kept(record, root, ("q",), lambda: next(answers)))
         return json.loads(response.body)
 

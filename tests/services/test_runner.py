@@ -21,6 +21,7 @@ from services.spec import ExperimentSpec
 GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative
             and not getattr(core_cy.load(g), "may_end_without_winner", False))
 PLAYERS = core_cy.load(GAME).min_players + 1
+SLOW_AGENT = "mcts(iterations=30)"  # a few hundredths of a CPU second per game
 
 
 def _enum_arms() -> dict:
@@ -366,3 +367,22 @@ def test_shard_workers_play_at_the_configured_niceness(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=PRODUCT, env=product_env(), check=True).stdout.split()
     assert out == ["7", "7"]
+
+
+def test_progress_moves_while_a_single_slow_shard_plays(ray_local, tmp_path, monkeypatch):
+    """A shard task reports the games it has played every REPORT_SECONDS (services.shard):
+    a run of one slow shard shows progress above 0 and below its total before the shard
+    ends, never going back, and its rows are those of one call (the pieces change none)."""
+    from services import runner
+
+    monkeypatch.setattr(runner, "REPORT_SECONDS", 0.2)  # the job carries it to the task
+    monkeypatch.setattr(runner, "POLL_SECONDS", 0.1)
+    spec = _spec(arms={"a": {}}, games_per_arm=100, shard_size=100, agents=SLOW_AGENT)
+    seen = []
+    assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "done"
+    running = [p.done for p in seen if p.status == "running"]
+    assert any(0 < done < 100 for done in running), running
+    assert running == sorted(running) and seen[-1].done == seen[-1].total == 100
+    direct = batch.play(core_cy.load(GAME), PLAYERS, {}, SLOW_AGENT, seed=99, start=0,
+                        count=100, experiment="exp", arm="a").to_pylist()
+    assert _rows(tmp_path / "exp") == direct
