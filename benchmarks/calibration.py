@@ -2,6 +2,7 @@
 tests/pipelines/test_calibration.py: seeded synthetic outcomes pushed through pipelines.stats.
 
     nice -n 19 python benchmarks/calibration.py            # about 15 minutes on one core
+    nice -n 19 python benchmarks/calibration.py plan sequential   # some parts only
 
 Prints, per property, the goal and the measured figure with its Monte Carlo +- (2 s.e.):
 - seat test: some cell of 12 fair cells of 100 games called unbalanced (BH 5%), 3 and 4 seats;
@@ -130,8 +131,8 @@ def pilot_accuracy(rng, rate=0.03, half_width=0.01, pilot=200, reps=4000) -> tup
     wins = first.sum(axis=1) + rng.binomial(sizes - pilot, rate)
     out = []
     for x, n in ((wins, sizes), (first.sum(axis=1), np.full(reps, pilot))):
-        p = x / n
-        planned = st.games_for_precision(p, p * (1 - p), half_width)
+        p, back = np.unique(x / n, return_inverse=True)  # a few hundred distinct rates
+        planned = st.games_for_precision(p, p * (1 - p), half_width)[back]
         out.append(np.abs(planned / truth - 1) <= 0.25)
     return out[0], out[1], sizes.mean()
 
@@ -151,15 +152,29 @@ def plan_of_decision(rng, shift, rho=0.5, delta=0.05, reps=1500) -> str:
             f"{np.percentile(games, 90):.0f}")
 
 
-def main() -> None:
+def main(parts: list[str]) -> None:
+    """parts: any of seats, rates, precision, plan, sequential (default: all)."""
     rng = np.random.default_rng(2026)
     print("property | goal | measured", flush=True)
+    for name, part in (("seats", _seats), ("rates", _rates), ("precision", _precision),
+                       ("plan", _plan), ("sequential", _sequential)):
+        if not parts or name in parts:
+            part(rng)
+
+
+def _seats(rng) -> None:
     for k in (3, 4):
         print(f"seat test, 12 fair cells x 100 games, {k} seats: some cell unbalanced | <= 5% | "
               f"{seat_family(rng, k)}")
+
+
+def _rates(rng) -> None:
     print(f"rare rates 0.5-5%, n 50-100: least exact coverage | >= 92% | "
           f"{100 * rare_coverage():.1f}% (exact)")
     print(f"sign-test rows: interval agrees with its p-value | 100% | {sign_rows(rng)}")
+
+
+def _precision(rng) -> None:
     worst = (1.0, None)
     for half_width in (0.005, 0.01, 0.02):
         for rate in (0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05):
@@ -171,9 +186,18 @@ def main() -> None:
     covered, _ = precision_rule(rng, 0.05, 0.02, counted=False)
     print(f"  the same without the {st.PRECISION_MIN_COUNT}-win count, 5%, +-2 points | | "
           f"{_pm(covered)}")
+
+
+def _plan(rng) -> None:
     planned, alone, size = pilot_accuracy(rng)
     print(f"plan: a 3% seat planned within +-25% (pilot of 200 grown to {size:.0f} games on "
           f"average) | high | {_pm(planned)}; 200 games alone {_pm(alone)}")
+    for shift in (0.0, 0.1):
+        print(f"plan of stop_when.delta, true difference {shift}: simulated vs the rule's "
+              f"games | within 15% | {plan_of_decision(rng, shift)}")
+
+
+def _sequential(rng) -> None:
     for looks in (20, 100, 1000):
         wrong, _, _ = sequential(rng, looks=looks, reps=1000 if looks == 1000 else 2000)
         print(f"stop_when.delta, no difference, {looks} looks: 'different' | 3-5%, <= 5% | "
@@ -192,10 +216,7 @@ def main() -> None:
                       f"wrong {_pm(wrong)}")
             print(f"max_games {cap} x fixed-n, rho {rho}: mean ratio over 0 and 2 x delta | <= 1 "
                   f"| {np.mean(ratios):.2f}")
-    for shift in (0.0, 0.1):
-        print(f"plan of stop_when.delta, true difference {shift}: simulated vs the rule's "
-              f"games | within 15% | {plan_of_decision(rng, shift)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

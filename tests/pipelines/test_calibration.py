@@ -1,7 +1,9 @@
 """Calibration of every interval and test the product shows, on synthetic outcomes of known
 truth (seeded, vectorised, wide tolerances): fixed-n intervals cover 93.5-96.5% of the time,
-tests reject a true null about 5% of the time, and the always-valid figures keep the
-false-positive rate at most 6% when a run is looked at 20 times."""
+tests reject a true null about 5% of the time, the always-valid figures keep the
+false-positive rate at most 6% when a run is looked at 20 times, the stop_when rules keep
+their errors (and the plan simulates the decision rule), sign-test rows and small cells'
+seat tests are exact.  The long versions: benchmarks/calibration.py."""
 import numpy as np
 import pytest
 from scipy import stats
@@ -131,8 +133,9 @@ def test_family_intervals_agree_with_adjusted_p_values():
 
 
 def test_seat_test_with_ties_keeps_its_level():
+    """The F approximation (from PERMUTATION_BELOW games on) with two-way ties."""
     rng = np.random.default_rng(21)
-    shares = _tied_shares(rng, 1500, 300, 3, 0.2)
+    shares = _tied_shares(rng, 1500, st.PERMUTATION_BELOW + 100, 3, 0.2)
     p = np.array([st.seat_balance_test(s)[1] for s in shares])
     assert 0.035 <= np.mean(p < 0.05) <= 0.065
 
@@ -362,3 +365,29 @@ def test_planned_games_reach_the_jeffreys_half_width_and_no_fewer():
     assert np.all(st.rate_half_width(rate, var, n) < 0.01)
     assert np.all(st.rate_half_width(rate, var, np.floor(n * 0.99)) >= 0.01)
     assert n[1] > 100  # the normal approximation would say 0 games
+
+
+def test_small_cells_seat_test_is_exact_in_its_tail():
+    """Below 500 games the seat test is a seat-permutation test: at 100 fair 4-player games
+    it rejects at 5% about 5% of the time and rarely at 1% (the F approximation's far tail
+    was too light: 12 such cells were called unbalanced 9% of the time at BH 5%)."""
+    rng = np.random.default_rng(41)
+    p = np.array([st.seat_balance_test(np.eye(4)[rng.integers(0, 4, 100)])[1]
+                  for _ in range(200)])
+    assert 0.02 <= np.mean(p <= 0.05) <= 0.085 and np.mean(p <= 0.01) <= 0.04
+
+
+def test_sign_test_rows_have_an_interval_that_agrees_with_their_p_value():
+    """Rows with few differing pairs take the exact sign test's p-value; their interval is
+    widened to match it, so it excludes 0 exactly when p <= 5%."""
+    rng = np.random.default_rng(8)
+    agree = []
+    for size in range(5, 60):
+        d = rng.choice([-1.0, 0.0, 1.0], p=[0.12, 0.8, 0.08], size=(80, size))
+        pos, neg, sd, mean = (d > 0).sum(1), (d < 0).sum(1), d.std(axis=1, ddof=1), d.mean(1)
+        rows = st.uses_sign_test(sd, pos, neg)
+        low, high = st.paired_interval(mean, sd, size, pos, neg)
+        p = st.paired_p_value(mean, sd, size, pos, neg)
+        agree.append((((low > 0) | (high < 0)) == (p <= 0.05))[rows])
+    agree = np.concatenate(agree)
+    assert len(agree) > 3000 and agree.all()
