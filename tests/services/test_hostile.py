@@ -475,7 +475,8 @@ def test_a_new_registry_beside_old_results_is_said_in_the_log(tmp_path, caplog):
 def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_path):
     """Kubernetes stops a pod with SIGTERM.  Ray's own handler (armed when Ray starts) used
     to abort the process 3 s later, with the pilot still playing and Ray's processes left
-    behind; now the service stops, its Ray with it, well within the pod's grace period."""
+    behind; now the service stops, its Ray with it, well within the pod's grace period
+    (45 s, k8s/api.yaml)."""
     import os
     import signal
 
@@ -495,7 +496,9 @@ def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_
         began = time.monotonic()
         os.kill(server.pid, signal.SIGTERM)
         assert server.wait(40) in (0, -signal.SIGTERM)  # uvicorn re-raises it after its stop
-        assert time.monotonic() - began < 30
+        # a game of this agent takes seconds: the stop waits 1 s for the pilot's piece, not
+        # for its game (2.8 s on a loaded 2-core machine, benchmarks/hostile.py)
+        assert time.monotonic() - began < 15
         deadline = time.monotonic() + 15
         while _session_processes(server.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
