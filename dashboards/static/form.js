@@ -61,10 +61,22 @@
     return `${p.agent}: ${p.note}${cost}`;
   }
 
+  // A shard of about SHARD_SECONDS of one core at the preset's measured rate, so that the
+  // first figures come soon whatever the agent costs (unless the shard size was typed in).
+  const SHARD_SECONDS = 10;
+
+  function suggestShard(preset) {
+    const box = $("f-shard");
+    if (box.dataset.edited || !preset || !preset.games_per_cpu_second) return;
+    const games = Math.round(preset.games_per_cpu_second * SHARD_SECONDS / 100) * 100;
+    box.value = Math.min(5000, Math.max(100, games));
+  }
+
   function choosePreset() {
     const chosen = document.querySelector("input[name=preset]:checked");
     const entry = presets[$("f-game").value] || {presets: {}};
     const custom = !chosen || chosen.value === "custom";
+    if (!custom) suggestShard(entry.presets[chosen.value]);
     $("f-custom").hidden = !custom;
     $("preset-help").textContent = custom ? "Any agent of the catalogue, with its parameters."
       : presetText(entry.presets[chosen.value]);
@@ -273,6 +285,7 @@
         $("arms").appendChild(armFieldset(document.querySelectorAll("fieldset.arm").length));
         updateBaseline();
       });
+      $("f-shard").addEventListener("input", () => { $("f-shard").dataset.edited = "1"; });
       $("experiment-form").addEventListener("submit", submit);
       $("plan").addEventListener("click", plan);
       selectGame();

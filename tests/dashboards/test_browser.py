@@ -8,7 +8,7 @@ import pytest
 from service_support import GAME, INFO, _running, enum_option, small_spec
 
 from services.app import create_app
-from services.settings import Settings
+from services.settings import Settings, owner_of
 
 PRESETS = __import__("json").loads((__import__("pathlib").Path(__file__).resolve().parents[2]
                                     / "dashboards" / "static" / "presets.json").read_text())["games"]
@@ -305,7 +305,8 @@ def test_the_dashboard_asks_for_the_token_once_per_session(tmp_path, browser):
     settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
                         token="browser-secret", protect_reads=True)
     app = create_app(settings, run_worker=False)
-    queued = app.state.registry.create(small_spec(), "queued one", GAME, games_total=10)
+    queued = app.state.registry.create(small_spec(), "queued one", GAME, games_total=10,
+                                       owner=owner_of("browser-secret"))  # its own, to cancel
     with _running(app) as url:
         browser.get(url + "/")
         prompt = _wait(browser, lambda d: _alert(d), 20, "no token prompt")
@@ -457,6 +458,9 @@ def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser
         help_text = _css(browser, "#preset-help")[0].text
         assert entry["presets"][entry["preset"]]["agent"] in help_text and "CPU" in help_text
         assert not _css(browser, "#f-custom")[0].is_displayed()  # raw parameters come after
+        rate = entry["presets"][entry["preset"]]["games_per_cpu_second"]
+        shard = int(_css(browser, "#f-shard")[0].get_attribute("value"))
+        assert 100 <= shard <= 5000 and (shard in (100, 5000) or abs(shard - 10 * rate) <= 50)
     if True:  # the cooperative game's default is its team agent
         assert presets["forbidden_desert"]["presets"][presets["forbidden_desert"]["preset"]][
             "agent"] == "team_search"

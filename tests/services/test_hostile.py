@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from product import PRODUCT, product_path
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import GAME, enum_option, small_spec
 
@@ -26,7 +27,6 @@ from services.registry import Registry
 from services.settings import Settings
 from services.spec import MAX_NAME, ExperimentSpec, text_problem
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "t0ken-for-hostile-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 JSON = {"Content-Type": "application/json"}
@@ -337,12 +337,12 @@ def test_a_token_file_without_tokens_is_an_error(tmp_path):
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
 def test_serve_with_a_missing_token_file_refuses_to_start(tmp_path, host):
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "MEEPLELAB_TOKEN": "/no/such/file",
-           "MEEPLELAB_DB": str(tmp_path / "r.db")}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": product_path(),  # the build under test
+           "MEEPLELAB_TOKEN": "/no/such/file", "MEEPLELAB_DB": str(tmp_path / "r.db")}
     began = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "services.cli", "serve", "--host", host,
-                           "--port", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=60)
+                           "--port", "1"], cwd=PRODUCT, env=env, capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 2 and "/no/such/file" in done.stderr, done.stderr
     assert "refusing to start" in done.stderr and time.monotonic() - began < 30
 

@@ -2365,7 +2365,8 @@ cdef _fill(GState* s, top, dict rules):
 
 cdef _check_results(GState* s, top):
     """The end's results (section 5.2) are the engine's to compute, never taken as given: a
-    running state holds none; a terminal one holds exactly what scoring its position gives."""
+    running state holds none (but the coins a seat starts with); a terminal one holds exactly
+    what scoring its position gives."""
     cdef GState t
     cdef int i
     memcpy(&t, s, sizeof(GState))
@@ -2374,7 +2375,8 @@ cdef _check_results(GState* s, top):
     for i in range(N_ISLANDS):
         t.chest_owner[i] = CHEST_ON_ISLAND
     for i in range(s.head.players):
-        t.p[i].gold_chests = t.p[i].gold_coins = t.p[i].gold_golden = 0
+        t.p[i].gold_chests = t.p[i].gold_golden = 0
+        t.p[i].gold_coins = <int16_t>s.rules.seat_gold[i]  # the seat's starting coins
         t.p[i].gold_relic = t.p[i].gold_total = 0
         t.p[i].golden_rank = t.p[i].eliminated = 0
         t.head.share[i] = 0.0
@@ -2382,7 +2384,8 @@ cdef _check_results(GState* s, top):
         if s.phase != PH_MOVE:
             fail(top.at("phase"), "a finished game is in phase 'move'")
         for i in range(s.head.players):     # the bank before the payouts (a position may
-            t.bank_gold += s.p[i].gold_coins  # start from any bank)
+            t.bank_gold += s.p[i].gold_coins - s.rules.seat_gold[i]  # start from any bank;
+                                            # seat compensation is paid beside the bank)
         t.head.terminal = 0
         finish(&t, s.head.end_reason)
     seats = top.objs("seats")

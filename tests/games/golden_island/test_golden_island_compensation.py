@@ -1,5 +1,9 @@
 """Seat compensation in The Golden Island (seat_bonus_gold, an analysis option): gold coins a
 seat starts with, beside the bank, counted in its final gold."""
+import random
+
+import pytest
+
 import core_cy
 from compensation_checks import (check_any_value, check_default_unchanged, check_validation,
                                  option, without)
@@ -40,3 +44,24 @@ def test_bad_bonus_names_the_option():
 
 def test_any_value_is_either_played_or_refused_by_name():
     check_any_value(core_cy.load("golden_island"), NAME, 4)
+
+
+def test_a_compensated_state_round_trips_running_and_finished():
+    """from_dict takes back what to_dict wrote: a running state holds its starting coins
+    (the bonus), a finished one its payouts on top of them, never doubled or refused."""
+    game = core_cy.load("golden_island")
+    state = game.new(3, {NAME: [0, 2, 9]}, seed=5)
+    assert game.from_dict(state.to_dict()).to_dict() == state.to_dict()
+    rng = random.Random(1)
+    while not state.is_terminal():
+        state.apply(rng.choice(state.legal_actions()))
+        if not state.is_terminal():
+            assert state.to_dict()["seats"][2]["gold"]["coins"] == 9  # paid only at the end
+            if state.num_moves % 25 == 0:
+                assert game.from_dict(state.to_dict()).to_dict() == state.to_dict()
+    again = game.from_dict(state.to_dict())
+    assert again.to_dict() == state.to_dict() and again.scores() == state.scores()
+    forged = state.to_dict()
+    forged["seats"][2]["gold"]["coins"] += 1
+    with pytest.raises(ValueError, match="seats"):
+        game.from_dict(forged)
