@@ -1,15 +1,19 @@
 """The statistics' audit with known truth (issue 26), the long version of
 tests/pipelines/test_calibration.py: seeded synthetic outcomes pushed through pipelines.stats.
 
-    nice -n 19 python benchmarks/calibration.py            # about a minute on one core
+    nice -n 19 python benchmarks/calibration.py            # about 15 minutes on one core
 
 Prints, per property, the goal and the measured figure with its Monte Carlo +- (2 s.e.):
 - seat test: some cell of 12 fair cells of 100 games called unbalanced (BH 5%), 3 and 4 seats;
 - rare rates: the least exact coverage of the rate interval at rates 0.5-5%, n 50-100;
 - sign-test rows: the interval and the p-value agree;
-- the sequential rule (stop_when.delta): a false 'different' at 20/100/1000 looks, and the
-  games it needs against the fixed-n sample with 80% power at the same delta, at true
-  differences 0 and 2 x delta, for independent and strongly correlated (rho 0.9) arms.
+- the precision rule (stop_when.half_width) at rates 1-5%, waves of 10 games: the coverage
+  of the interval it stops on; the plan's pilot: a 3% seat planned within +-25%;
+- the decision rule (stop_when.delta): a false 'different' at 20/100/1000 looks, a false
+  'equivalent' at a difference of delta, and the games it needs against the fixed-n sample
+  with 80% power at the same delta, at true differences 0 and 2 x delta, for independent
+  and strongly correlated (rho 0.9) arms, max_games 4 and 2 x fixed-n; the plan's
+  simulation of it against its runs.
 """
 from __future__ import annotations
 
@@ -72,25 +76,79 @@ def _differences(rng, reps, n, shift, rho):
     return b.astype(float) - a
 
 
-def sequential(rng, delta=0.05, rho=0.0, looks=20, reps=2000, shift=0.0, alpha=0.05):
-    """(share of runs that decide wrongly, mean games to decide, p90, fixed-n games)."""
+def sequential(rng, delta=0.05, rho=0.0, looks=20, reps=2000, shift=0.0, alpha=0.05, cap=4):
+    """(wrong decisions, games to decide, fixed-n games) of the stop_when.delta rule
+    (st.cs_comparison_decisions) on one paired difference, max_games = cap x the fixed-n
+    sample (the sequences are tuned for max_games, as in a run)."""
     sd_truth = np.sqrt(_differences(rng, 1, 200_000, shift, rho).var())
     fixed = float(st.games_for_power(sd_truth, delta))
-    total = int(4 * fixed)
+    total = int(cap * fixed)
     d = _differences(rng, reps, total, shift, rho)
     at = np.unique(np.linspace(total / looks, total, looks).astype(int))
     s1, s2 = np.cumsum(d, axis=1)[:, at - 1], np.cumsum(d * d, axis=1)[:, at - 1]
     mean = s1 / at
     sd = np.sqrt(np.maximum(s2 / at - mean ** 2, 0))
-    half = st.cs_half_width(sd, at, alpha, total, st.DIFF_PRIOR_VAR)
-    differ = np.abs(mean) > half
-    equal = np.abs(mean) + half < delta
+    differ, equal = st.cs_comparison_decisions(mean, sd, at, delta, alpha, total)
     decided = differ | equal
     first = np.where(decided.any(axis=1), np.argmax(decided, axis=1), len(at) - 1)
     games = at[first]
     wrong = differ[np.arange(reps), first] if shift == 0 else equal[np.arange(reps), first]
     wrong &= decided[np.arange(reps), first]
     return wrong, games, fixed
+
+
+def _jeffreys(x, n):
+    return st.rate_interval(x / n, x / n * (1 - x / n), n)
+
+
+def precision_rule(rng, rate, half_width, counted=True, reps=2000, wave=10, total=20_000):
+    """(coverage at the stop of the interval shown, mean games) of stop_when.half_width at
+    waves of `wave` games (counted: st.precise_enough; else the interval's width alone)."""
+    looks = np.arange(wave, total + 1, wave)
+    wins = np.cumsum(rng.random((reps, total), dtype=np.float32) < rate, axis=1,
+                     dtype=np.int32)[:, looks - 1]
+    key, back = np.unique(wins.astype(np.int64) * 1_000_000 + looks, return_inverse=True)
+    x, n = key // 1_000_000, key % 1_000_000
+    low, high = _jeffreys(x, n)
+    stop = (st.precise_enough(x / n, low, high, n, half_width) if counted
+            else (high - low) / 2 < half_width)[back].reshape(wins.shape)
+    first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), len(looks) - 1)
+    x, n = wins[np.arange(reps), first], looks[first]
+    low, high = _jeffreys(x, n)
+    return (low <= rate) & (rate <= high), n.mean()
+
+
+def pilot_accuracy(rng, rate=0.03, half_width=0.01, pilot=200, reps=4000) -> tuple:
+    """Share of pilots whose planned games for a seat winning `rate` (st.games_for_precision)
+    are within +-25% of those at the true rate, with the pilot the plan plays (extended by
+    services.plan.pilot_units) and with `pilot` games alone; and the mean pilot size."""
+    from services.plan import pilot_units
+
+    truth = float(st.games_for_precision(rate, rate * (1 - rate), half_width))
+    first = rng.random((reps, pilot)) < rate
+    sizes = np.array([pilot_units([w[:, None].astype(float)], pilot) for w in first])
+    wins = first.sum(axis=1) + rng.binomial(sizes - pilot, rate)
+    out = []
+    for x, n in ((wins, sizes), (first.sum(axis=1), np.full(reps, pilot))):
+        p = x / n
+        planned = st.games_for_precision(p, p * (1 - p), half_width)
+        out.append(np.abs(planned / truth - 1) <= 0.25)
+    return out[0], out[1], sizes.mean()
+
+
+def plan_of_decision(rng, shift, rho=0.5, delta=0.05, reps=1500) -> str:
+    """The plan's simulation of the stop_when.delta rule (pipelines.simulate_decision, at the
+    true mean and sd) against the rule run on 0/1 outcomes, waves of 1% of max_games."""
+    import pipelines
+
+    sd_truth = np.sqrt(_differences(rng, 1, 200_000, shift, rho).var())
+    total = int(4 * float(st.games_for_power(sd_truth, delta)))
+    looks = np.linspace(total / 100, total, 100).astype(int)
+    _, games, _ = sequential(rng, delta, rho, 100, reps, shift)
+    sim = pipelines.simulate_decision([(np.array([shift]), np.atleast_2d(sd_truth ** 2), 1e12,
+                                        1)], looks, delta, 0.05, total, seats=False, reps=reps)
+    return (f"mean {sim.mean():.0f} vs {games.mean():.0f}, p90 {np.percentile(sim, 90):.0f} vs "
+            f"{np.percentile(games, 90):.0f}")
 
 
 def main() -> None:
@@ -102,19 +160,41 @@ def main() -> None:
     print(f"rare rates 0.5-5%, n 50-100: least exact coverage | >= 92% | "
           f"{100 * rare_coverage():.1f}% (exact)")
     print(f"sign-test rows: interval agrees with its p-value | 100% | {sign_rows(rng)}")
+    worst = (1.0, None)
+    for half_width in (0.005, 0.01, 0.02):
+        for rate in (0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05):
+            covered, games = precision_rule(rng, rate, half_width)
+            if covered.mean() < worst[0]:
+                worst = (covered.mean(), covered, rate, half_width)
+    print(f"stop_when.half_width, rates 1-5%, +-0.5/1/2 points, waves of 10: least coverage "
+          f"| >= 94% | {_pm(worst[1])} (at {100 * worst[2]:g}%, +-{100 * worst[3]:g})")
+    covered, _ = precision_rule(rng, 0.05, 0.02, counted=False)
+    print(f"  the same without the {st.PRECISION_MIN_COUNT}-win count, 5%, +-2 points | | "
+          f"{_pm(covered)}")
+    planned, alone, size = pilot_accuracy(rng)
+    print(f"plan: a 3% seat planned within +-25% (pilot of 200 grown to {size:.0f} games on "
+          f"average) | high | {_pm(planned)}; 200 games alone {_pm(alone)}")
     for looks in (20, 100, 1000):
         wrong, _, _ = sequential(rng, looks=looks, reps=1000 if looks == 1000 else 2000)
         print(f"stop_when.delta, no difference, {looks} looks: 'different' | 3-5%, <= 5% | "
               f"{_pm(wrong)}")
-    for rho in (0.0, 0.9):
-        ratios = []
-        for shift in (0.0, 0.1):
-            wrong, games, fixed = sequential(rng, rho=rho, looks=100, shift=shift)
-            ratios.append(games.mean() / fixed)
-            print(f"rho {rho}, true difference {shift}: games to decide / fixed-n 80% power "
-                  f"({fixed:.0f}) | | mean {games.mean() / fixed:.2f}, p90 "
-                  f"{np.percentile(games, 90) / fixed:.2f}; wrong {_pm(wrong)}")
-        print(f"rho {rho}: mean ratio over 0 and 2 x delta | <= 1 | {np.mean(ratios):.2f}")
+    wrong, _, _ = sequential(rng, looks=100, shift=0.05)
+    print(f"stop_when.delta, difference delta, 100 looks: 'equivalent' | <= 5% | {_pm(wrong)}")
+    for cap in (4, 2):
+        for rho in (0.0, 0.9):
+            ratios = []
+            for shift in (0.0, 0.1):
+                wrong, games, fixed = sequential(rng, rho=rho, looks=100, shift=shift, cap=cap)
+                ratios.append(games.mean() / fixed)
+                print(f"max_games {cap} x fixed-n, rho {rho}, true difference {shift}: games to "
+                      f"decide / fixed-n 80% power ({fixed:.0f}) | | mean "
+                      f"{games.mean() / fixed:.2f}, p90 {np.percentile(games, 90) / fixed:.2f}; "
+                      f"wrong {_pm(wrong)}")
+            print(f"max_games {cap} x fixed-n, rho {rho}: mean ratio over 0 and 2 x delta | <= 1 "
+                  f"| {np.mean(ratios):.2f}")
+    for shift in (0.0, 0.1):
+        print(f"plan of stop_when.delta, true difference {shift}: simulated vs the rule's "
+              f"games | within 15% | {plan_of_decision(rng, shift)}")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ Two kinds of figures come from the same tables (pipelines.stats holds every form
 Every cell and comparison carries a one-sentence `verdict`.
 
 Modules: dataset (scan, rows, units, game facts), figures (Look, interval columns), summaries,
-breakdowns, comparisons, verdicts, stopping (the stop_when rule), ladder (rungs, ratings),
+breakdowns, comparisons, verdicts, stopping (the stop_when rules), ladder (rungs, ratings),
 stats (every formula).
 """
 from __future__ import annotations
@@ -35,9 +35,9 @@ from pipelines.breakdowns import agent_summary, breakdown
 from pipelines.comparisons import compare
 from pipelines.dataset import CELL, SEAT, GameFacts, register_game_facts, results, scan
 from pipelines.figures import DELTA, Look
-from pipelines.stopping import decided
+from pipelines.stopping import decided, precise, simulate_decision
 from pipelines.summaries import cell_summary, end_reasons, seat_summary, summary
 
 __all__ = ["scan", "results", "summary", "cell_summary", "seat_summary", "agent_summary",
-           "end_reasons", "breakdown", "compare", "decided", "Look", "DELTA", "GameFacts",
+           "end_reasons", "breakdown", "compare", "decided", "precise", "simulate_decision", "Look", "DELTA", "GameFacts",
            "register_game_facts", "CELL", "SEAT"]

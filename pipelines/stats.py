@@ -70,6 +70,30 @@ def rate_half_width(rate, var, n, alpha=ALPHA):
     return (high - low) / 2
 
 
+PRECISION_MIN_COUNT = 10  # the precision rule stops only after this many wins and losses
+
+
+def precise_enough(rate, low, high, n, half_width):
+    """The precision rule (stop_when.half_width) per rate: its interval [low, high] is narrower
+    than +-half_width and rests on at least PRECISION_MIN_COUNT wins and as many losses.
+    Without the count, the rule stops when a rare rate happens to look low (a narrow
+    interval), and the intervals it stops on cover a 1-5% rate only 92-93% of the time
+    (waves of 10 games); with it 94-96% (benchmarks/calibration.py)."""
+    rate, n = _arr(rate), _arr(n)
+    return (((_arr(high) - _arr(low)) / 2 < half_width)
+            & (np.minimum(rate, 1 - rate) * n >= PRECISION_MIN_COUNT))
+
+
+def games_for_precision(rate, var, half_width, alpha=ALPHA):
+    """Games after which the precision rule holds at this rate (precise_enough): the
+    interval's games (games_for_rate_half_width) or those that bring PRECISION_MIN_COUNT
+    wins and losses, whichever is more."""
+    rate = _arr(rate)
+    with np.errstate(divide="ignore"):
+        count = np.ceil(PRECISION_MIN_COUNT / np.minimum(rate, 1 - rate))
+    return np.maximum(games_for_rate_half_width(rate, var, half_width, alpha), count)
+
+
 # ---- means: t intervals and paired tests ------------------------------------------------------
 def t_quantile(n, alpha=ALPHA):
     """Two-sided t quantile with n - 1 degrees of freedom (normal for huge n)."""
@@ -271,6 +295,38 @@ RATE_PRIOR_VAR = 0.25  # the largest variance of an outcome in [0, 1] (a win sha
 DIFF_PRIOR_VAR = 1.0  # the largest variance of a difference of two outcomes in [0, 1]
 
 
+def equivalence_alpha(alpha):
+    """The two-sided level of the interval that shows equivalence within +-delta at error
+    `alpha`: 2 alpha (Schuirmann's two one-sided tests: a 90% interval inside +-delta is
+    wrong at most 5% of the time when the truth is at +-delta, since only one of its ends
+    can be on the wrong side)."""
+    return 2 * _arr(alpha)
+
+
+def cs_comparison_decisions(diff, sd, n, delta, alpha, planned):
+    """(different, equivalent) of paired win-share differences at one look of a run in
+    progress (the stop_when rule): different when the confidence sequence at `alpha` excludes
+    0, equivalent when the one at equivalence_alpha(alpha) lies within +-delta.  Each claim
+    is wrong at most `alpha` of the time, at any number of looks."""
+    diff = np.abs(_arr(diff))
+    half = cs_half_width(sd, n, alpha, planned, DIFF_PRIOR_VAR)
+    half_eq = cs_half_width(sd, n, equivalence_alpha(alpha), planned, DIFF_PRIOR_VAR)
+    return diff > half, diff + half_eq < _arr(delta)
+
+
+def cs_seat_decisions(rates, sds, n, delta, alpha, planned):
+    """(unbalanced, balanced) of a cell's seats (last axis) at one look of a run in progress:
+    unbalanced when some seat's confidence sequence at `alpha` excludes the fair share (the
+    mean of the seats' shares), balanced when every seat's at equivalence_alpha(alpha) lies
+    within +-delta of it."""
+    rates = _arr(rates)
+    off = np.abs(rates - rates.mean(axis=-1, keepdims=True))
+    half = cs_half_width(sds, _arr(n)[..., None], alpha, planned, RATE_PRIOR_VAR)
+    half_eq = cs_half_width(sds, _arr(n)[..., None], equivalence_alpha(alpha), planned,
+                            RATE_PRIOR_VAR)
+    return np.any(off > half, axis=-1), np.all(off + half_eq < _arr(delta)[..., None], axis=-1)
+
+
 # ---- planning -------------------------------------------------------------------------------------
 def games_for_half_width(sd, half_width, alpha=ALPHA):
     """Games for a fixed-n interval of half-width `half_width` on a mean of standard
@@ -321,8 +377,11 @@ def games_for(sd, half_width, alpha=ALPHA, planned=None, prior_var=None):
 
 def games_to_decide(estimate, sd, n, delta, alpha=ALPHA, planned=None, prior_var=None):
     """Total games after which an interval at the current estimate and sd would either
-    exclude 0 or lie within +-delta, whichever comes first (inf when neither can)."""
+    exclude 0 or lie within +-delta, whichever comes first (inf when neither can); with
+    `planned` (a run in progress) the confidence sequences of cs_comparison_decisions, the
+    equivalence one at equivalence_alpha."""
     estimate = np.abs(_arr(estimate))
     differ = games_for(sd, estimate, alpha, planned, prior_var)
-    equal = games_for(sd, _arr(delta) - estimate, alpha, planned, prior_var)
+    equal = games_for(sd, _arr(delta) - estimate,
+                      alpha if planned is None else equivalence_alpha(alpha), planned, prior_var)
     return np.maximum(np.minimum(differ, equal), _arr(n))

@@ -1,9 +1,13 @@
-"""The stop_when rule: is the experiment's question decided with always-valid figures."""
+"""The stop_when rules: is the experiment's question decided with always-valid figures
+(decided), are its win shares precise enough (precise)."""
 from __future__ import annotations
 
+import numpy as np
+
+from pipelines import stats as st
 from pipelines.comparisons import compare
 from pipelines.figures import Look
-from pipelines.summaries import cell_summary
+from pipelines.summaries import cell_summary, summary
 
 
 def decided(path: str, baseline: str | None, look: Look) -> bool:
@@ -16,3 +20,64 @@ def decided(path: str, baseline: str | None, look: Look) -> bool:
             return bool(table["decided"].all())
     cells = cell_summary(path, look=look)  # decided is null for a cooperative cell
     return bool(len(cells)) and bool(cells["decided"].fill_null(False).all())
+
+
+def precise(path: str, half_width: float) -> bool:
+    """The precision rule (stop_when.half_width): every seat's win share (a cooperative game:
+    the team win rate) has its 95% interval, the one the finished run shows, narrower than
+    +-half_width, over at least st.PRECISION_MIN_COUNT wins and as many losses (see
+    st.precise_enough)."""
+    table = summary(path)
+    rate, lo, hi = (("team_win_rate", "team_win_lo", "team_win_hi")
+                    if table["cooperative"].any() else ("win_share", "win_lo", "win_hi"))
+    if table.is_empty():
+        return False
+    frame = table.select(rate, lo, hi, "units").fill_null(np.nan)
+    return bool(np.all(st.precise_enough(*(frame[c].to_numpy().astype(np.float64)
+                                            for c in (rate, lo, hi, "units")),
+                                         half_width)))
+
+
+# ---- the decision rule, simulated (the plan of a stop_when.delta run) ---------------------------
+def _normal(rng, cov: np.ndarray, size: tuple) -> np.ndarray:
+    """Draws of N(0, cov) (cov may be singular: a cell's seat shares sum to a constant)."""
+    values, vectors = np.linalg.eigh(cov)
+    root = vectors * np.sqrt(np.clip(values, 0, None))
+    return rng.standard_normal(size + (len(cov),)) @ root.T
+
+
+def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
+                      seats: bool, min_games: int = 0, reps: int = 400, seed: int = 0
+                      ) -> np.ndarray:
+    """Games per cell at which simulated runs of the stop_when.delta rule stop (the last look
+    when undecided), as `decided` judges them.  `blocks`: per cell (mean, covariance, units
+    the estimates rest on, games per unit): of the paired differences from the baseline
+    (seats=False: every row must differ or be equivalent) or of the seats' win shares
+    (seats=True: every cell unbalanced or balanced).  `looks`: games per cell after each
+    wave.  Each run draws its true means from the estimates' uncertainty (normal, covariance
+    / units), then plays normal increments wave by wave; the sequences use the true sd."""
+    rng = np.random.default_rng(seed)
+    looks = np.asarray(looks, dtype=np.float64)
+    dims = sum(len(m) for m, *_ in blocks)
+    reps = int(max(50, min(reps, 4_000_000 // max(len(looks) * dims, 1))))
+    strict = alpha / max(dims, 1)  # Bonferroni over the rows that decide
+    done = np.ones((reps, len(looks)), dtype=bool)
+    for mean, cov, units, per_unit in blocks:
+        mean, cov = np.asarray(mean, np.float64), np.atleast_2d(np.asarray(cov, np.float64))
+        truth = mean + _normal(rng, cov / max(units, 1), (reps,))  # reps x dim
+        at = looks / per_unit
+        steps = np.diff(np.concatenate([[0.0], at]))
+        noise = _normal(rng, cov, (reps, len(at))) * np.sqrt(steps)[None, :, None]
+        sums = np.cumsum(truth[:, None, :] * steps[None, :, None] + noise, axis=1)
+        est = sums / at[None, :, None]
+        sd = np.sqrt(np.clip(np.diag(cov), 0, None))
+        if seats:
+            shown, equal = st.cs_seat_decisions(est, sd, at[None, :], delta, strict, planned)
+            done &= shown | equal
+        else:
+            shown, equal = st.cs_comparison_decisions(est, sd, at[None, :, None], delta, strict,
+                                                      planned)
+            done &= np.all(shown | equal, axis=-1)
+    done &= (looks >= min_games)[None, :]
+    first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
+    return looks[first]

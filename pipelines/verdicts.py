@@ -26,13 +26,13 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         sd = np.sqrt(part["share_var"].to_numpy())
         strict = look.alpha / family
         if look.interim:
-            half = st.cs_half_width(sd, n, strict, look.planned_games, st.RATE_PRIOR_VAR)
-            unbalanced = bool(np.any(np.abs(rate - fair) > half))
+            unbalanced, balanced = (bool(x) for x in st.cs_seat_decisions(
+                rate, sd, n, look.delta, strict, look.planned_games))
         else:
             half = (lambda lo_hi: (lo_hi[1] - lo_hi[0]) / 2)(st.rate_interval(
                 rate, sd ** 2, n, strict))
             unbalanced = cell["seat_p_adjusted"] is not None and cell["seat_p_adjusted"] <= look.alpha
-        balanced = bool(np.all(np.abs(rate - fair) + half < look.delta))
+            balanced = bool(np.all(np.abs(rate - fair) + half < look.delta))
         top = int(np.argmax(rate))
         best = part.row(top, named=True)
         lead = (f"Seat {top} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
@@ -65,7 +65,8 @@ def _games_for_seats(deviation, sd, n, alpha, look: Look) -> float:
     planned = look.planned_games if look.interim else None
     off = np.abs(deviation)
     differ = np.min(st.games_for(sd, off, alpha, planned, st.RATE_PRIOR_VAR))
-    equal = np.max(st.games_for(sd, look.delta - off, alpha, planned, st.RATE_PRIOR_VAR))
+    equal_alpha = alpha if planned is None else st.equivalence_alpha(alpha)
+    equal = np.max(st.games_for(sd, look.delta - off, equal_alpha, planned, st.RATE_PRIOR_VAR))
     return float(max(min(differ, equal), n))
 
 
@@ -104,7 +105,15 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
                 "smaller than " + margin if -delta < lo and hi < delta else
                 "of a size not yet known against " + margin)
         return True, f"{tag}{text}: a real difference, {size}."
-    if -delta < lo and hi < delta:
+    if look.interim:  # the equivalence sequence (two one-sided bounds at the row's level)
+        sd, n, level = row["win_sd"] or 0.0, row["pairs"], row["level"]
+        if bool(st.cs_comparison_decisions(d, sd, n, delta, level, look.planned_games)[1]):
+            half = float(st.cs_half_width(sd, n, st.equivalence_alpha(level),
+                                          look.planned_games, st.DIFF_PRIOR_VAR))
+            return True, (f"{tag}{text}: not shown to matter at {margin} (equivalent: its "
+                          f"{100 * (1 - 2 * level):.4g}% interval [{100 * (d - half):+.1f}, "
+                          f"{100 * (d + half):+.1f}] lies within).")
+    elif -delta < lo and hi < delta:
         return True, f"{tag}{text}: not shown to matter at {margin} (equivalent)."
     total = st.games_to_decide(d, row["win_sd"] or 0.0, row["pairs"], delta, row["level"],
                                look.planned_games if look.interim else None,

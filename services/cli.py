@@ -424,7 +424,9 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
     for c in result["cells"]:
         needs = ", ".join(f"{what} {c[key]:,}" for what, key in
                           (("for the half-width", "games_for_half_width"),
-                           ("for the difference", "games_for_delta")) if key in c)
+                           ("for the difference" if result["rule"] != "stop_when.delta"
+                            else "at a fixed n for the difference (80% power)",
+                            "games_for_delta")) if key in c)
         print(f"  {c['arm']}, {c['players']} players: {c['games_per_cpu_second']:.0f} games per "
               f"CPU-second; games needed {needs}")
     return 0

@@ -3,15 +3,24 @@
 thread, within a time budget, so no request waits for a pilot).
 
 A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
-pilot is not the run's first games), measures the spread of each win share (team win rate)
-and of each paired difference from the baseline, and the games per CPU-second.  From those:
-- games per cell for every 95% interval to be narrower than +-half_width (the Jeffreys
-  interval the run shows, at the pilot's rates and spreads);
-- games per cell to detect a difference `delta` from the baseline with 80% power at 5%
-  two-sided, Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at
-  least as powerful);
+pilot is not the run's first games), and goes on (the same deals for every arm, at most
+PILOT_GROWTH times as many, within the time budget) until its rarest outcome, such as a seat
+that wins 3%, is seen PILOT_EVENTS times, since the games planned for a rate are about
+proportional to it.  It measures the spread of each win share (team win rate) and of each
+paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
+the run will stop by (`rule`):
+- fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
+  narrower than +-half_width (the Jeffreys interval the run shows, at the pilot's rates and
+  spreads; the precision rule also waits for st.PRECISION_MIN_COUNT wins and losses), and
+  to detect a difference `delta` from the baseline with 80% power at 5% two-sided,
+  Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at least as
+  powerful);
+- stop_when.delta: the decision rule itself simulated on the pilot's means and covariances
+  (pipelines.simulate_decision, the true differences drawn from the pilot's uncertainty):
+  the expected and 90th-percentile games per cell and the share of runs that reach
+  max_games undecided;
 and the wall time on `workers` cores.  A spec with stop_when stops only after whole waves
-of games_per_arm, so its plan is rounded up to whole waves.  With pairing 'rotations' the pilot plays
+of games_per_arm, so its plan is in whole waves.  With pairing 'rotations' the pilot plays
 `pilot_games` whole deals and the spreads are those of the deal means (the unit the run's
 statistics use); games are deals times their rotations.  Formulas: pipelines.stats.
 """
@@ -30,12 +39,16 @@ import polars as pl
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+import pipelines
 from pipelines import stats as st
 from services.spec import MAX_SEED, ExperimentSpec
 
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
 MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
+PILOT_EVENTS = 50  # the pilot goes on until its rarest outcome is seen this often
+MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cell
+PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
 PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
 # checking its stop flag and its time budget between pieces
 STOP_WAIT_SECONDS = 1.0  # how long a stop of the plan jobs waits for the pilot's piece
@@ -71,8 +84,9 @@ class PilotUnfinished(ValueError):
 
 
 def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
-                stop: Callable[[], bool]) -> tuple[pa.Table, float]:
-    """(the pilot's games of one cell, CPU seconds per game): in pieces of about PIECE_SECONDS
+                stop: Callable[[], bool], first: int = 0) -> tuple[pa.Table, float]:
+    """(the pilot's games of one cell from deal `first` on, CPU seconds per game): in pieces
+    of about PIECE_SECONDS
     (the first is one game), ending early once `seconds` have passed; PilotStopped as soon as
     `stop()` says so (checked before every piece: a stop waits for one piece at most).
     Deals a piece or the budget cuts in two are left out by _pilot_cell."""
@@ -90,7 +104,8 @@ def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
             raise PilotStopped("the pilot was stopped")
         batches.append(batch.play(game, cell.players, cell.rules,
                                   spec.agent_list(cell.players, cell),
-                                  seed=(spec.seed + 1) % MAX_SEED, start=played,
+                                  seed=(spec.seed + 1) % MAX_SEED,
+                                  start=first * per_deal + played,
                                   count=min(piece, games - played), speeds=spec.speeds,
                                   arm=cell.arm, rotate=spec.rotates(),
                                   games_per_deal=per_deal))
@@ -112,14 +127,15 @@ def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
 
 
 def _pilot_cell(spec: ExperimentSpec, cell, games: int, seconds: float | None = None,
-                stop: Callable[[], bool] = lambda: False) -> tuple[pl.DataFrame, float]:
+                stop: Callable[[], bool] = lambda: False, first: int = 0
+                ) -> tuple[pl.DataFrame, float]:
     """(rows of the pilot with truncated games left out, or with rotations one row per
     complete deal holding its mean shares; CPU seconds per game)."""
     import core_cy
 
     game = core_cy.load(spec.game)
     per_deal = spec.games_per_deal(cell.players)
-    rows, seconds = _play_pilot(spec, cell, games, seconds, stop)
+    rows, seconds = _play_pilot(spec, cell, games, seconds, stop, first)
     frame = pl.from_arrow(rows)
     frame = frame.filter(~pl.col("end_reason").cast(pl.String).is_in(
         list(game.safety_end_reasons)))
@@ -146,6 +162,49 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
     return matrix[:, :1] if cooperative else matrix
 
 
+def pilot_units(shares: list[np.ndarray], pilot_games: int) -> int:
+    """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
+    wins 3%), at the rates its first `pilot_games` units show (at most PILOT_GROWTH times
+    pilot_games and MAX_PILOT_UNITS): the games planned for a rate are about proportional to
+    it, so a rate from 200 games (6 wins at 3%) plans within +-25% in under half the pilots
+    (benchmarks/calibration.py)."""
+    need = 0
+    for matrix in shares:  # per cell: units x outcomes (seats, or the team)
+        rate = matrix.mean(axis=0)
+        rarest = max(float(np.min(np.minimum(rate, 1 - rate))), 1 / (2 * len(matrix)))
+        need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
+    return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
+
+
+def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
+                   seconds: float | None, stop) -> dict:
+    """The pilots extended (same deals for every arm of a player count, so the differences
+    stay paired) until their rarest outcome is seen PILOT_EVENTS times, within what is left of
+    the time budget."""
+    for players in spec.player_counts():
+        cells = [c for c in spec.cells() if c.players == players]
+        need = pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
+                            for c in cells], pilot_games)
+        if need <= pilot_games:
+            continue
+        for c in cells:
+            left = None if seconds is None else seconds - (time.monotonic() - began)
+            if left is not None and left <= 0:
+                return pilots
+            frame, per_game = pilots[(c.arm, players)]
+            try:
+                more, more_per_game = _pilot_cell(spec, c, need - pilot_games,
+                                                  None if left is None else left / len(cells),
+                                                  stop, first=pilot_games)
+            except (PilotTooSlow, PilotUnfinished):
+                continue  # the first pilot stands
+            played = (len(frame), len(more))
+            pilots[(c.arm, players)] = (pl.concat([frame, more], how="vertical_relaxed"),
+                                        (per_game * played[0] + more_per_game * played[1])
+                                        / sum(played))
+    return pilots
+
+
 def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
                     delta: float | None = None, pilot_games: int = PILOT_GAMES,
                     workers: int | None = None, seconds: float | None = None,
@@ -156,6 +215,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     (PilotStopped once it says so)."""
     import core_cy
 
+    began = time.monotonic()
     rule = spec.stop_when
     half_width = half_width or (rule.half_width if rule and rule.half_width else None)
     delta = delta or (rule.delta if rule and rule.delta else None)
@@ -167,17 +227,24 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     per_cell_seconds = None if seconds is None else seconds / len(spec.cells())
     pilots = {(c.arm, c.players): _pilot_cell(spec, c, pilot_games, per_cell_seconds, stop)
               for c in spec.cells()}
+    pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop)
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
-    cells = []
+    sequential = rule is not None and rule.delta is not None
+    cells, blocks = [], {"diff": [], "seats": []}
     for (arm, players), (frame, seconds) in pilots.items():
         shares = _shares(frame, cooperative)
         per_unit = spec.games_per_deal(players)  # the sds are per unit: a game or a deal
         row = {"arm": arm, "players": players, "pilot_games": len(frame) * per_unit,
                "games_per_cpu_second": 1 / seconds, "win_sd": shares.std(axis=0).tolist()}
-        if half_width is not None:
-            row["games_for_half_width"] = per_unit * int(np.max(st.games_for_rate_half_width(
-                shares.mean(axis=0), shares.var(axis=0), half_width)))
+        if half_width is not None:  # the interval the run shows (and, stopping, its counts)
+            need = (st.games_for_precision if rule is not None and rule.half_width
+                    else st.games_for_rate_half_width)(shares.mean(axis=0), shares.var(axis=0),
+                                                       half_width)
+            row["games_for_half_width"] = per_unit * int(min(np.max(need), 10 ** 12))
+        if not cooperative:
+            blocks["seats"].append((shares.mean(axis=0), np.cov(shares, rowvar=False),
+                                    len(shares), per_unit))
         base = pilots[(baseline, players)][0]
         if delta is not None and arm != baseline:
             paired = frame.join(base.select("game_index", base_share="seat_win_share"),
@@ -187,21 +254,74 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             row["diff_sd"] = diff.std(axis=0, ddof=1).tolist()
             row["games_for_delta"] = per_unit * int(np.max(st.games_for_power(
                 diff.std(axis=0, ddof=1), delta, st.ALPHA / max(comparisons, 1))))
+            blocks["diff"].append((diff.mean(axis=0), np.cov(diff, rowvar=False), len(diff),
+                                   per_unit))
         cells.append(row)
     needs = [c.get("games_for_half_width", 0) for c in cells] + \
         [c.get("games_for_delta", 0) for c in cells]
     per_cell = int(max(needs + [1]))
-    if spec.stop_when is not None:  # the run checks its rule after whole waves only
+    if rule is not None:  # the run checks its rule after whole waves only
         per_cell = -(-per_cell // spec.games_per_arm) * spec.games_per_arm
-    cpu_seconds = sum(per_cell / c["games_per_cpu_second"] for c in cells)
-    wall = cpu_seconds / workers
-    return {"game": spec.game, "half_width": half_width, "delta": delta,
-            "power": st.POWER if delta is not None else None, "alpha": st.ALPHA,
+    spread = {"expected_games_per_cell": per_cell, "p90_games_per_cell": per_cell,
+              "undecided_share": None}
+    if sequential:  # the games the decision rule itself takes, simulated on the pilot
+        spread = _sequential_games(spec, blocks, delta, pilots, baseline, cooperative,
+                                   [c.get("games_for_half_width") for c in cells])
+        per_cell = spread["expected_games_per_cell"]
+    cpu_per_game = sum(1 / c["games_per_cpu_second"] for c in cells)
+    wall = per_cell * cpu_per_game / workers
+    return {"game": spec.game, "rule": "stop_when.delta" if sequential else
+            "stop_when.half_width" if rule is not None else "fixed",
+            "half_width": half_width, "delta": delta,
+            "power": st.POWER if delta is not None and not sequential else None,
+            "alpha": rule.alpha if sequential else st.ALPHA,
             "comparisons": comparisons, "pilot_games_per_cell": pilot_games,
             "workers": workers, "cells": cells, "games_per_cell": per_cell,
-            "total_games": per_cell * len(cells), "wall_seconds": wall,
-            "verdict": _verdict(per_cell, len(cells), wall, workers, half_width, delta)
-            + _beyond_max(spec, per_cell)}
+            "total_games": per_cell * len(cells), "wall_seconds": wall, **spread,
+            "p90_wall_seconds": spread["p90_games_per_cell"] * cpu_per_game / workers,
+            "verdict": (_sequential_verdict(spread, len(cells), wall, workers, delta, spec)
+                        if sequential else
+                        _verdict(per_cell, len(cells), wall, workers, half_width, delta)
+                        + _beyond_max(spec, per_cell))}
+
+
+def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precision) -> dict:
+    """Expected and 90th-percentile games per cell of a stop_when.delta run, and the share of
+    runs that end at max_games undecided: the rule (pipelines.simulate_decision) simulated on
+    the pilot's means and covariances, its true differences drawn from the pilot's
+    uncertainty; with half_width too, the run also stops once precise."""
+    rule = spec.stop_when
+    looks = np.array(list(spec.waves()), dtype=np.float64)
+    compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]
+    stops = pipelines.simulate_decision(
+        blocks["diff"] if compares else blocks["seats"], looks, delta, rule.alpha,
+        spec.look(interim=True).planned_games, seats=not compares, min_games=rule.min_games)
+    if compares or blocks["seats"]:
+        undecided = float(np.mean(stops >= looks[-1]))
+    else:  # a cooperative game with one arm: only the precision rule (or max_games) stops it
+        stops, undecided = np.full(1, looks[-1]), 1.0
+    if rule.half_width is not None and all(p is not None for p in precision):
+        wave = looks[np.searchsorted(looks, min(max(precision), looks[-1]))]
+        stops = np.minimum(stops, max(wave, rule.min_games))
+    return {"expected_games_per_cell": int(np.ceil(stops.mean())),
+            "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
+            "undecided_share": undecided}
+
+
+def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
+    rule = spec.stop_when
+    text = (f"About {spread['expected_games_per_cell']:,} games per cell expected "
+            f"({spread['expected_games_per_cell'] * cells:,} in all, about {_duration(wall)} "
+            f"on {workers} core{'s' if workers != 1 else ''}), 90% of runs within "
+            f"{spread['p90_games_per_cell']:,}, to decide at ±{100 * delta:g} "
+            f"point{'' if delta == 0.01 else 's'} "
+            f"(stop_when.delta).")
+    share = spread["undecided_share"]
+    if share >= 0.005:
+        text += (f" {100 * share:.0f}% of runs would reach stop_when.max_games "
+                 f"({rule.max_games:,}) undecided")
+        text += (": it rarely stops early; raise max_games or delta." if share >= 0.5 else ".")
+    return text
 
 
 def _verdict(per_cell, cells, wall, workers, half_width, delta) -> str:
@@ -258,6 +378,8 @@ class Plan(BaseModel):
     """What an experiment needs: games per cell, in all, and wall time (plan_experiment)."""
 
     game: str
+    rule: Literal["fixed", "stop_when.half_width", "stop_when.delta"] = Field(
+        description="the rule the run will stop by, which the plan plans for")
     half_width: float | None
     delta: float | None
     power: float | None
@@ -266,9 +388,18 @@ class Plan(BaseModel):
     pilot_games_per_cell: int
     workers: int
     cells: list[PlanCell]
-    games_per_cell: int
+    games_per_cell: int = Field(description="games per cell expected (stop_when.delta: "
+                                "the mean of the simulated runs)")
     total_games: int
-    wall_seconds: float
+    wall_seconds: float = Field(description="the expected wall time on `workers` cores")
+    expected_games_per_cell: int
+    p90_games_per_cell: int = Field(description="90% of the runs stop within this many "
+                                    "games per cell (stop_when.delta: simulated; otherwise "
+                                    "the planned games)")
+    p90_wall_seconds: float
+    undecided_share: float | None = Field(default=None, description="stop_when.delta: the "
+                                          "share of simulated runs that reach max_games "
+                                          "undecided")
     verdict: str = Field(description="the plan in one sentence")
 
 

@@ -156,19 +156,15 @@ def _check_provenance(spec, fs, root, cells, written) -> str | None:
 
 
 def _should_stop(spec: ExperimentSpec, root_uri: str, games_per_cell: int) -> bool:
-    """The stop_when check between waves: precision (fixed-n intervals) or a decision
+    """The stop_when check between waves: precision (pipelines.precise) or a decision
     (always-valid confidence sequences, see pipelines.decided)."""
     import pipelines
 
     rule = spec.stop_when
     if rule is None or games_per_cell < rule.min_games:
         return False
-    if rule.half_width is not None:
-        table = pipelines.summary(root_uri)
-        low, high = ("team_win_lo", "team_win_hi") if table["cooperative"].any() else \
-            ("win_lo", "win_hi")
-        if bool(((table[high] - table[low]) / 2 < rule.half_width).all()):
-            return True
+    if rule.half_width is not None and pipelines.precise(root_uri, rule.half_width):
+        return True
     if rule.delta is not None:
         look = spec.look(interim=True)
         baseline = spec.baseline_arm() if len(spec.arm_rules()) > 1 else None

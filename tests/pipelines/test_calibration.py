@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import pipelines
 from pipelines import stats as st
 
 LOW, HIGH = 0.935, 0.965
@@ -193,11 +194,97 @@ def test_decision_rule_errors_stay_below_six_percent():
         s2 = np.cumsum(d * d, axis=1)[:, looks - 1]
         mean = s1 / looks
         sd = np.sqrt(np.maximum(s2 / looks - mean ** 2, 0))
-        half = st.cs_half_width(sd, looks, 0.05, planned=total)
-        low, high = mean - half, mean + half
-        decided_wrong = ((low > 0) | (high < 0)) if wrong == "different" else \
-            ((low > -delta) & (high < delta))
+        different, equivalent = st.cs_comparison_decisions(mean, sd, looks, delta, 0.05,
+                                                           planned=total)
+        decided_wrong = different if wrong == "different" else equivalent
         assert np.mean(np.any(decided_wrong, axis=1)) <= 0.06, wrong
+
+
+def _stopping_paths(rng, reps: int, total: int, shift: float, rho: float) -> np.ndarray:
+    """reps x total paired differences of two arms' 0/1 results at a base rate of 0.3, arm B
+    `shift` better; with probability rho a game's two results are the same (common deals)."""
+    a = rng.random((reps, total)) < 0.3
+    b = rng.random((reps, total)) < 0.3 + shift
+    same = rng.random((reps, total)) < rho
+    return np.where(same & (shift == 0), a, b).astype(float) - a
+
+
+def _first_decision(d: np.ndarray, looks: np.ndarray, delta: float, planned: int):
+    s1, s2 = np.cumsum(d, axis=1)[:, looks - 1], np.cumsum(d * d, axis=1)[:, looks - 1]
+    mean = s1 / looks
+    sd = np.sqrt(np.maximum(s2 / looks - mean ** 2, 0))
+    different, equivalent = st.cs_comparison_decisions(mean, sd, looks, delta, 0.05, planned)
+    done = different | equivalent
+    first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
+    rows = np.arange(len(d))
+    return looks[first], different[rows, first], equivalent[rows, first]
+
+
+def test_equivalence_at_no_difference_takes_fewer_games_than_two_sided_bounds():
+    """The equivalence claim rests on two one-sided bounds (the sequence at 2 alpha): at no
+    difference the rule stops sooner than with the two-sided sequence, and it still claims
+    equivalence at a true difference of delta at most 5% of the time over 100 looks."""
+    rng = np.random.default_rng(31)
+    delta, total = 0.05, 3000
+    looks = np.linspace(total / 100, total, 100).astype(int)
+    games, _, _ = _first_decision(_stopping_paths(rng, 1500, total, 0.0, 0.0), looks, delta,
+                                  total)
+    d = _stopping_paths(rng, 1500, total, 0.0, 0.0)
+    s1, s2 = np.cumsum(d, axis=1)[:, looks - 1], np.cumsum(d * d, axis=1)[:, looks - 1]
+    mean, sd = s1 / looks, np.sqrt(np.maximum(s2 / looks - (s1 / looks) ** 2, 0))
+    two_sided = np.abs(mean) + st.cs_half_width(sd, looks, 0.05, total, st.DIFF_PRIOR_VAR) < delta
+    games_two_sided = looks[np.where(two_sided.any(axis=1), np.argmax(two_sided, axis=1), 99)]
+    assert games.mean() < 0.92 * games_two_sided.mean()
+    _, _, equivalent = _first_decision(_stopping_paths(rng, 1500, total, delta, 0.0), looks,
+                                       delta, total)
+    assert np.mean(equivalent) <= 0.05
+
+
+def test_the_plan_simulates_the_games_the_decision_rule_takes():
+    """pipelines.simulate_decision (the plan of a stop_when.delta run) against the rule run on
+    0/1 outcomes of known truth: mean and 90th-percentile games within 15%."""
+    rng = np.random.default_rng(12)
+    delta, total = 0.05, 4000
+    looks = np.arange(100, total + 1, 100)
+    for shift in (0.0, 0.1):
+        d = _stopping_paths(rng, 1500, total, shift, 0.5)
+        games, _, _ = _first_decision(d, looks, delta, total)
+        flat = d[:50].ravel()
+        simulated = pipelines.simulate_decision([(np.array([shift]), np.atleast_2d(flat.var()),
+                                                  1e12, 1)], looks, delta, 0.05, total,
+                                                seats=False, reps=1500)
+        for stat in (np.mean, lambda x: np.percentile(x, 90)):
+            assert abs(stat(simulated) / stat(games) - 1) < 0.15, shift
+
+
+def _precision_stops(rng, rate: float, half_width: float, rule, reps: int = 3000,
+                     wave: int = 10, total: int = 1500):
+    """(Jeffreys coverage at the stop, games) of runs stopped by `rule` at waves of 10."""
+    looks = np.arange(wave, total + 1, wave)
+    wins = np.cumsum(rng.random((reps, total)) < rate, axis=1)[:, looks - 1]
+    n = np.broadcast_to(looks, wins.shape)
+    key, back = np.unique(wins * 100_000 + n, return_inverse=True)
+    x, m = key // 100_000, key % 100_000
+    low, high = st.rate_interval(x / m, x / m * (1 - x / m), m)
+    stop = rule(x / m, low, high, m)[back].reshape(wins.shape)
+    first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), len(looks) - 1)
+    rows = np.arange(reps)
+    x, m = wins[rows, first], looks[first]
+    low, high = st.rate_interval(x / m, x / m * (1 - x / m), m)
+    return np.mean((low <= rate) & (rate <= high)), m
+
+
+def test_the_precision_rule_covers_a_rare_rate():
+    """stop_when.half_width at a 5% rate, +-2 points, waves of 10 games: stopping as soon as
+    the interval is narrow enough stops when the rate happens to look low, and the intervals
+    it stops on cover about 92%; waiting for 10 wins (precise_enough) keeps 94% or more."""
+    rng = np.random.default_rng(50)
+    narrow = lambda rate, low, high, n: (high - low) / 2 < 0.02  # noqa: E731
+    counted = lambda rate, low, high, n: st.precise_enough(rate, low, high, n, 0.02)  # noqa: E731
+    coverage_narrow, _ = _precision_stops(rng, 0.05, 0.02, narrow)
+    coverage, games = _precision_stops(rng, 0.05, 0.02, counted)
+    assert coverage >= 0.94 and coverage_narrow < 0.935
+    assert np.mean(games) < 600  # about 450 games: the count costs little here
 
 
 def _rotated_deals(rng, reps: int, deals: int, seat_edge: float, luck: float):

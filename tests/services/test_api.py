@@ -206,6 +206,8 @@ def test_plan_is_a_background_job_that_estimates_games_and_time(idle):
     # a fair seat's share has sd at most 0.5: +-5 points needs at most (1.96 * 0.5 / 0.05)^2
     assert all(0 < c["games_for_half_width"] <= 385 for c in plan["cells"])
     assert any(c["games_for_delta"] for c in plan["cells"]) and plan["wall_seconds"] > 0
+    assert plan["rule"] == "fixed" and plan["undecided_share"] is None  # no stop_when
+    assert plan["expected_games_per_cell"] == plan["p90_games_per_cell"] == plan["games_per_cell"]
     assert plan["verdict"].startswith("About ")
     assert done["started_at"] >= done["created_at"] and done["finished_at"] >= done["started_at"]
     bad = idle.post("/api/plans", json={"spec": spec, "half_width": 0.7})

@@ -130,6 +130,24 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
     assert "first, " in printed and "games per CPU-second" in printed
 
 
+def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
+    """stop_when.delta: the plan is the rule's own (simulated): expected and 90th-percentile
+    games in whole waves, at most max_games, and what share of runs would end undecided."""
+    spec_path = _write_spec(tmp_path, games_per_arm=100,
+                            stop_when={"delta": 0.01, "max_games": 1000})
+    assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
+    printed = capsys.readouterr().out
+    found = re.search(r"About ([\d,]+) games per cell expected .*90% of runs within ([\d,]+), "
+                      r"to decide at ±1 point \(stop_when.delta\)", printed)
+    assert found, printed
+    expected, p90 = (int(x.replace(",", "")) for x in found.groups())
+    assert 100 <= expected <= p90 <= 1000 and p90 % 100 == 0
+    # +-1 point from a few hundred games is out of reach: most runs end at max_games
+    assert re.search(r"(\d+)% of runs would reach stop_when.max_games \(1,000\) undecided: "
+                     r"it rarely stops early", printed), printed
+    assert "at a fixed n for the difference (80% power)" in printed
+
+
 def test_plan_of_games_that_never_finish_is_a_clear_error(tmp_path, capsys):
     path = tmp_path / "cut.json"
     path.write_text(json.dumps({"game": "forbidden_desert", "players": 2,
