@@ -395,6 +395,30 @@ def test_plans_are_capped_per_token(tmp_path):
         assert c.post("/api/plans", json={"spec": small_spec()}, headers=other).status_code == 202
 
 
+def test_the_api_counts_games_of_a_shard_still_playing(tmp_path, no_ray, monkeypatch):
+    """Progress is the games played, those of shards still playing included (their tasks
+    report them: services.shard, test_runner); the figures wait for a shard written."""
+    import services.runner
+    from services.runner import Progress
+
+    reported, release = threading.Event(), threading.Event()
+
+    def run_experiment(spec, results, eid, progress=None, **options):
+        progress(Progress(37, 400, 9.0, 40.0, 4.0, written=0))  # one shard, 37 games in
+        reported.set()
+        release.wait(10)
+        return "done"
+
+    monkeypatch.setattr(services.runner, "run_experiment", run_experiment)
+    with TestClient(_app(tmp_path, run_worker=True)) as c:
+        eid = c.post("/api/experiments", json=small_spec()).json()["id"]
+        assert reported.wait(10)
+        assert _status(c, eid, ("running",))["progress"]["done"] == 37
+        assert c.get(f"/api/experiments/{eid}/summary").status_code == 409  # none written
+        release.set()
+        _status(c, eid, ("done",))
+
+
 def test_shard_size_is_capped():
     from services.spec import MAX_SHARD
 
