@@ -215,7 +215,8 @@ def open_server_probes(server: Server) -> None:
          time.monotonic() - began, server)
 
 
-def token_server_probes(server: Server) -> None:
+def token_server_probes(server: Server) -> list[str]:
+    """The probes of a served process with tokens; returns the ids of the plans queued."""
     one, two = ({"Authorization": f"Bearer {t}"} for t in TOKENS)
     admin = {"Authorization": f"Bearer {ADMIN}"}
     began = time.monotonic()
@@ -230,17 +231,19 @@ def token_server_probes(server: Server) -> None:
           lambda: server.client.post(f"/api/experiments/{mine}/cancel", headers=two))
     timed("7. the admin token cancels it", server,
           lambda: server.client.post(f"/api/experiments/{mine}/cancel", headers=admin))
-    for k in range(3):
-        timed(f"7. plan #{k + 1} of one token", server,
-              lambda: post(server, "/api/plans", {"spec": spec(agents="mcts(iterations=2000)"),
-                                                  "pilot_games": 2000}, one))
-    timed("7. plan of another token meanwhile", server,
-          lambda: post(server, "/api/plans", {"spec": spec()}, two))
+    plans = [timed(f"7. plan #{k + 1} of one token", server,
+                   lambda: post(server, "/api/plans",
+                                {"spec": spec(agents="mcts(iterations=2000)"),
+                                 "pilot_games": 2000}, one)) for k in range(3)]
+    plans.append(timed("7. plan of another token meanwhile", server,
+                       lambda: post(server, "/api/plans", {"spec": spec()}, two)))
+    return [r.json()["id"] for r in plans if r.status_code == 202]
 
 
-def plan_cancel_probe(server: Server) -> str:
-    """A running pilot cancelled: how long until the next plan starts (the pilot has
-    stopped: plans play one at a time); returns the id of a pilot left running."""
+def plan_cancel_probe(server: Server, earlier: list[str]) -> str:
+    """The admin cancels the `earlier` plans; then a running pilot is cancelled: how long
+    until the next plan starts (the pilot has stopped: plans play one at a time); returns
+    the id of a pilot left running."""
     two = {"Authorization": f"Bearer {TOKENS[1]}"}
     slow = {"spec": spec(agents="mcts(iterations=2000)"), "pilot_games": 2000}
 
@@ -251,9 +254,14 @@ def plan_cancel_probe(server: Server) -> str:
             time.sleep(0.05)
         return status
 
-    admin = {"Authorization": f"Bearer {ADMIN}"}  # the two tokens have their plans queued
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    began = time.monotonic()
+    statuses = [server.client.post(f"/api/plans/{pid}/cancel", headers=admin).json()["status"]
+                for pid in earlier]
+    line("7. the admin token cancels the plans queued or running", statuses,
+         time.monotonic() - began, server)
     first = post(server, "/api/plans", slow, admin).json()["id"]
-    wait(first, ("running",))  # after the plans queued before it
+    wait(first, ("running",))
     time.sleep(2)
     after = post(server, "/api/plans", slow, admin).json()["id"]
     refused = server.client.post(f"/api/plans/{first}/cancel", headers=two).status_code
@@ -294,13 +302,19 @@ def registry_outage_probe(folder: Path, seconds: float = 10.0) -> None:
                         f.flush()
                 except OSError:
                     pass
-            began, statuses = time.monotonic(), set()
+            began, statuses = time.monotonic(), []
             while time.monotonic() - began < seconds:
-                statuses.add(server.client.get(f"/readyz", timeout=30).status_code)
+                statuses.append(server.client.get("/readyz", timeout=30).status_code)
                 time.sleep(0.5)
             filler.unlink()
+            runs = [[statuses[0], 0]]  # the answers in order, as (status, times) runs
+            for status in statuses:
+                if status != runs[-1][0]:
+                    runs.append([status, 0])
+                runs[-1][1] += 1
             line(f"4. registry disk full for {seconds:.0f} s: /readyz meanwhile",
-                 sorted(statuses), time.monotonic() - began, server)
+                 " ".join(f"{s}x{n}" for s, n in runs), time.monotonic() - began, server,
+                 "(every 0.5 s, in order)")
             began = time.monotonic()
             while server.client.get(f"/api/experiments/{eid}").json()["status"] not in \
                     ("done", "failed", "cancelled") and time.monotonic() - began < 300:
@@ -346,8 +360,7 @@ def main() -> None:
         server = Server(folder / "tokens", MEEPLELAB_TOKEN=str(tokens),
                         MEEPLELAB_ADMIN_TOKEN=ADMIN)
         try:
-            token_server_probes(server)
-            pilot = plan_cancel_probe(server)
+            pilot = plan_cancel_probe(server, token_server_probes(server))
             time.sleep(1)
             state = server.client.get(f"/api/plans/{pilot}").json()["status"]
             print(f"{'6. the plan pilot at SIGTERM':<58} {state}")

@@ -44,7 +44,10 @@ def play_shard(job: dict) -> dict:
             games_per_deal=job["games_per_deal"]))
         played += len(pieces[-1]["game_index"])
         if tally is not None and played < count:
-            tally.report.remote(job["key"], played)  # fire and forget
+            try:
+                tally.report.remote(job["key"], played)  # fire and forget
+            except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
+                tally = None
     rows = result_batch({name: np.concatenate([p[name] for p in pieces])
                          for name in pieces[0]})
     fs, root = filesystem(job["root"])
