@@ -10,6 +10,7 @@ Prints, per property, the goal and the measured figure with its Monte Carlo +- (
 - sign-test rows: the interval and the p-value agree;
 - the precision rule (stop_when.half_width) at rates 1-5%, waves of 10 games: the coverage
   of the interval it stops on; the plan's pilot: a 3% seat planned within +-25%;
+- the confidence sequence watched at every unit until `planned` (its horizon);
 - the decision rule (stop_when.delta): a false 'different' at 20/100/1000 looks, a false
   'equivalent' at a difference of delta, and the games it needs against the fixed-n sample
   with 80% power at the same delta, at true differences 0 and 2 x delta, for independent
@@ -96,6 +97,18 @@ def sequential(rng, delta=0.05, rho=0.0, looks=20, reps=2000, shift=0.0, alpha=0
     wrong = differ[np.arange(reps), first] if shift == 0 else equal[np.arange(reps), first]
     wrong &= decided[np.arange(reps), first]
     return wrong, games, fixed
+
+
+def horizon(rng, alpha, reps, units=4000, chunk=1000) -> np.ndarray:
+    """Runs whose mean of N(0, 1) units leaves the confidence sequence (tuned for `units`) at
+    some unit from the 10th to the `units`-th: every unit a look, as often as a run could."""
+    n = np.arange(1, units + 1)
+    half = st.cs_half_width(1.0, n, alpha, units)[10:]
+    out = []
+    for _ in range(reps // chunk):
+        s = np.cumsum(rng.standard_normal((chunk, units), dtype=np.float32), axis=1)
+        out.append(np.any(np.abs(s / n)[:, 10:] > half, axis=1))
+    return np.concatenate(out)
 
 
 def _jeffreys(x, n):
@@ -198,6 +211,9 @@ def _plan(rng) -> None:
 
 
 def _sequential(rng) -> None:
+    for alpha, reps in ((0.05, 6000), (0.01, 20000)):
+        print(f"confidence sequence at {alpha:g}, every unit a look until planned: leaves the "
+              f"truth | <= {alpha:g} | {_pm(horizon(rng, alpha, reps))}")
     for looks in (20, 100, 1000):
         wrong, _, _ = sequential(rng, looks=looks, reps=1000 if looks == 1000 else 2000)
         print(f"stop_when.delta, no difference, {looks} looks: 'different' | 3-5%, <= 5% | "

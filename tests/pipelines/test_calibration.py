@@ -183,6 +183,18 @@ def test_confidence_sequence_holds_at_twenty_looks(rate):
     assert np.mean(np.any(np.abs(mean - rate) > fixed, axis=1)) > 0.12
 
 
+def test_the_sequence_holds_until_its_horizon_when_watched_at_every_game():
+    """The mixture is taken at HORIZON_LEVEL x alpha because the run ends at `planned`: a
+    mean watched after every one of `planned` games leaves it at most about alpha of the
+    time (a sequence for ever would spend only 2% of 5% by then)."""
+    rng = np.random.default_rng(3)
+    units = 2000
+    n = np.arange(1, units + 1)
+    s = np.cumsum(rng.standard_normal((3000, units)), axis=1) / n
+    crossed = np.any(np.abs(s[:, 10:]) > st.cs_half_width(1.0, n, 0.05, units)[10:], axis=1)
+    assert 0.03 <= np.mean(crossed) <= 0.06
+
+
 def test_decision_rule_errors_stay_below_six_percent():
     """stop_when.delta: 'different' when there is no difference, and 'equivalent within
     +-delta' when the difference is delta, each at most 6% over 20 looks."""
