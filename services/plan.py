@@ -310,10 +310,12 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
 
 def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
     rule = spec.stop_when
+    p90_wall = wall * spread["p90_games_per_cell"] / max(spread["expected_games_per_cell"], 1)
     text = (f"About {spread['expected_games_per_cell']:,} games per cell expected "
             f"({spread['expected_games_per_cell'] * cells:,} in all, about {_duration(wall)} "
             f"on {workers} core{'s' if workers != 1 else ''}), 90% of runs within "
-            f"{spread['p90_games_per_cell']:,}, to decide at ±{100 * delta:g} "
+            f"{spread['p90_games_per_cell']:,} ({_duration(p90_wall)}), to decide at "
+            f"±{100 * delta:g} "
             f"point{'' if delta == 0.01 else 's'} "
             f"(stop_when.delta).")
     share = spread["undecided_share"]

@@ -7,6 +7,8 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
 from services import cli
+from services.plan import Plan, plan_experiment
+from services.spec import ExperimentSpec
 
 GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
 
@@ -137,8 +139,8 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
                             stop_when={"delta": 0.01, "max_games": 1000})
     assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
     printed = capsys.readouterr().out
-    found = re.search(r"About ([\d,]+) games per cell expected .*90% of runs within ([\d,]+), "
-                      r"to decide at ±1 point \(stop_when.delta\)", printed)
+    found = re.search(r"About ([\d,]+) games per cell expected .*90% of runs within ([\d,]+) "
+                      r"\(\d+ s\), to decide at ±1 point \(stop_when.delta\)", printed)
     assert found, printed
     expected, p90 = (int(x.replace(",", "")) for x in found.groups())
     assert 100 <= expected <= p90 <= 1000 and p90 % 100 == 0
@@ -146,6 +148,11 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     assert re.search(r"(\d+)% of runs would reach stop_when.max_games \(1,000\) undecided: "
                      r"it rarely stops early", printed), printed
     assert "at a fixed n for the difference (80% power)" in printed
+    plan = plan_experiment(ExperimentSpec.from_file(spec_path), pilot_games=100, workers=2)
+    shown = Plan.model_validate(plan)  # what the API answers
+    assert shown.rule == "stop_when.delta" and shown.undecided_share > 0.5
+    assert shown.games_per_cell == shown.expected_games_per_cell <= shown.p90_games_per_cell
+    assert shown.p90_wall_seconds >= shown.wall_seconds > 0
 
 
 def test_plan_of_games_that_never_finish_is_a_clear_error(tmp_path, capsys):
