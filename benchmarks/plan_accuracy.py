@@ -44,7 +44,8 @@ SETTINGS = [
 
 
 def games_needed(spec: ExperimentSpec, half_width: float, limit: int) -> int | None:
-    """Games per cell after which every win share (team win rate) of every cell is precise."""
+    """Games per cell after which every win share (team win rate) of every cell is precise
+    (the precision rule, st.precise_enough)."""
     game = core_cy.load(spec.game)
     worst = 0
     step = spec.games_per_arm  # one wave
@@ -62,8 +63,9 @@ def games_needed(spec: ExperimentSpec, half_width: float, limit: int) -> int | N
             # the units: the games that count, or the deals whose every game counts
             whole = safe[:n].reshape(-1, k).all(axis=1)
             part = shares[:n].reshape(-1, k, shares.shape[1]).mean(axis=1)[whole]
-            half = st.rate_half_width(part.mean(axis=0), part.var(axis=0), len(part))
-            if np.all(half < half_width):
+            rate = part.mean(axis=0)
+            low, high = st.rate_interval(rate, part.var(axis=0), len(part))
+            if np.all(st.precise_enough(rate, low, high, len(part), half_width)):
                 worst = max(worst, n)
                 break
         else:

@@ -71,26 +71,35 @@ def rate_half_width(rate, var, n, alpha=ALPHA):
 
 
 PRECISION_MIN_COUNT = 10  # the precision rule stops only after this many wins and losses
+PRECISION_ESCAPE = 3  # ... or after PRECISION_ESCAPE * PRECISION_MIN_COUNT / half_width games
 
 
 def precise_enough(rate, low, high, n, half_width):
     """The precision rule (stop_when.half_width) per rate: its interval [low, high] is narrower
-    than +-half_width and rests on at least PRECISION_MIN_COUNT wins and as many losses.
-    Without the count, the rule stops when a rare rate happens to look low (a narrow
-    interval), and the intervals it stops on cover a 1-5% rate only 92-93% of the time
-    (waves of 10 games); with it 94-96% (benchmarks/calibration.py)."""
+    than +-half_width and rests on at least PRECISION_MIN_COUNT wins and as many losses, or on
+    _escape(half_width) games, so that a seat that never wins stops the run there (only
+    rates below a third of half_width are expected to have fewer wins by then).  Without the
+    count, the rule stops when a rare rate happens to look low (a narrow interval), and the
+    intervals it stops on cover a 1-5% rate only 92-93% of the time (waves of 10 games);
+    with it 94-96% (benchmarks/calibration.py)."""
     rate, n = _arr(rate), _arr(n)
-    return (((_arr(high) - _arr(low)) / 2 < half_width)
-            & (np.minimum(rate, 1 - rate) * n >= PRECISION_MIN_COUNT))
+    counted = (np.minimum(rate, 1 - rate) * n >= PRECISION_MIN_COUNT) | \
+        (n >= _escape(half_width))
+    return ((_arr(high) - _arr(low)) / 2 < half_width) & counted
+
+
+def _escape(half_width):
+    return PRECISION_ESCAPE * PRECISION_MIN_COUNT / _arr(half_width)
 
 
 def games_for_precision(rate, var, half_width, alpha=ALPHA):
     """Games after which the precision rule holds at this rate (precise_enough): the
     interval's games (games_for_rate_half_width) or those that bring PRECISION_MIN_COUNT
-    wins and losses, whichever is more."""
+    wins and losses (at most _escape(half_width)), whichever is more."""
     rate = _arr(rate)
     with np.errstate(divide="ignore"):
-        count = np.ceil(PRECISION_MIN_COUNT / np.minimum(rate, 1 - rate))
+        count = np.ceil(np.minimum(PRECISION_MIN_COUNT / np.minimum(rate, 1 - rate),
+                                   _escape(half_width)) - 1e-9)
     return np.maximum(games_for_rate_half_width(rate, var, half_width, alpha), count)
 
 

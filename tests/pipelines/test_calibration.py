@@ -300,6 +300,10 @@ def test_the_precision_rule_covers_a_rare_rate():
     coverage, games = _precision_stops(rng, 0.05, 0.02, counted)
     assert coverage >= 0.94 and coverage_narrow < 0.935
     assert np.mean(games) < 600  # about 450 games: the count costs little here
+    # a seat that never wins stops the rule after 30 / half_width games, not never
+    assert st.precise_enough(0.0, 0.0, 0.004, 3000, 0.01)
+    assert not st.precise_enough(0.0, 0.0, 0.004, 2990, 0.01)
+    assert st.games_for_precision(0.0, 0.0, 0.01) == 3000
 
 
 def _rotated_deals(rng, reps: int, deals: int, seat_edge: float, luck: float):
