@@ -79,9 +79,8 @@ def precise_enough(rate, low, high, n, half_width):
     than +-half_width and rests on at least PRECISION_MIN_COUNT wins and as many losses, or on
     _escape(half_width) games, so that a seat that never wins stops the run there (only
     rates below a third of half_width are expected to have fewer wins by then).  Without the
-    count, the rule stops when a rare rate happens to look low (a narrow interval), and the
-    intervals it stops on cover a 1-5% rate only 92-93% of the time (waves of 10 games);
-    with it 94-96% (benchmarks/calibration.py)."""
+    count, the rule would stop when a rare rate happens to look low (a narrow interval), and
+    the intervals it stops on would under-cover (measured in docs/lab/statistics.md)."""
     rate, n = _arr(rate), _arr(n)
     counted = (np.minimum(rate, 1 - rate) * n >= PRECISION_MIN_COUNT) | \
         (n >= _escape(half_width))

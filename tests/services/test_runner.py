@@ -363,10 +363,11 @@ def test_shard_workers_play_at_the_configured_niceness(tmp_path):
     assert job["nice"] == 7
     probe = ("import os; from services.shard import lower_priority; base = os.nice(0); "
              "lower_priority(base + 7); a = os.nice(0); lower_priority(base + 3); "
-             "print(a - base, os.nice(0) - base)")
+             "print(base, a - base, os.nice(0) - base)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=PRODUCT, env=product_env(), check=True).stdout.split()
-    assert out == ["7", "7"]
+    raised = min(7, 19 - int(out[0]))  # a suite run niced already cannot go past 19
+    assert out[1:] == [str(raised), str(raised)]
 
 
 def test_progress_moves_while_a_single_slow_shard_plays(ray_local, tmp_path, monkeypatch):
