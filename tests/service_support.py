@@ -1,5 +1,7 @@
 """Helpers shared by the service tests: a generic small spec, an app on a fresh registry, and
 waiting for an experiment to reach a status."""
+import os
+import signal
 import socket
 import threading
 import time
@@ -66,3 +68,37 @@ def _running(app):
     yield f"http://127.0.0.1:{port}"
     srv.should_exit = True
     thread.join(60)
+
+
+def session_processes(sid: int) -> list[str]:
+    """Command lines of the live processes of a session (a service started in its own)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid and fields[0] != "Z":
+                with open(f"/proc/{entry}/cmdline") as f:
+                    found.append(f.read().replace("\0", " ")[:120])
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def assert_session_ends(server, seconds: float = 15.0) -> None:
+    """A stopped service (a Popen in a session of its own) leaves no process behind: Ray's
+    included, within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while session_processes(server.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert session_processes(server.pid) == []
+
+
+def kill_session(server) -> None:
+    """Whatever a test's service left running, killed (the test's own clean-up)."""
+    try:
+        os.killpg(server.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

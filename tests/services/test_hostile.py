@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from product import PRODUCT, product_path
 from ray_support import ray_local  # noqa: F401  (session fixture)
-from service_support import GAME, enum_option, small_spec
+from service_support import GAME, assert_session_ends, enum_option, kill_session, small_spec
 
 from core_cy import agents
 import core_cy
@@ -504,7 +504,6 @@ def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_
     import os
     import signal
 
-    from test_operations import _session_processes
     from test_registry import _free_port, _serve, _wait
 
     port = _free_port()
@@ -523,15 +522,9 @@ def test_sigterm_during_a_plan_pilot_stops_cleanly_with_no_ray_process_left(tmp_
         # a game of this agent takes seconds: the stop waits 1 s for the pilot's piece, not
         # for its game (2.8 s on a loaded 2-core machine, benchmarks/hostile.py)
         assert time.monotonic() - began < 15
-        deadline = time.monotonic() + 15
-        while _session_processes(server.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _session_processes(server.pid) == []
+        assert_session_ends(server)
     finally:
-        try:
-            os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_session(server)
 
 
 def _plan_status(c, pid, statuses):

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from service_support import INFO, small_spec, wait_for
+from service_support import INFO, assert_session_ends, kill_session, small_spec, wait_for
 from test_registry import _free_port, _serve, _wait
 
 import core_cy
@@ -247,23 +247,6 @@ def test_while_new_shards_are_computed_pollers_get_the_last_answer_at_once(tmp_p
     _until(lambda: cache.kept(root, ("q",), "four", extra.append) == (True, "four"))
 
 
-def _session_processes(sid: int) -> list[str]:
-    """Command lines of the live processes of a session (a service started in its own)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid and fields[0] != "Z":
-                with open(f"/proc/{entry}/cmdline") as f:
-                    found.append(f.read().replace("\0", " ")[:120])
-        except (OSError, IndexError, ValueError):
-            pass
-    return found
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_a_stop_leaves_no_process_and_the_run_resumable(tmp_path, stop):
     db, results = str(tmp_path / "r.db"), tmp_path / "res"
@@ -277,15 +260,9 @@ def test_a_stop_leaves_no_process_and_the_run_resumable(tmp_path, stop):
         _wait(f"{base}/api/experiments/{eid}", lambda r: r.json()["progress"]["done"] > 0)
         os.kill(server.pid, stop)
         assert server.wait(60) in (0, -stop)  # uvicorn re-raises the signal after its stop
-        deadline = time.monotonic() + 15
-        while _session_processes(server.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _session_processes(server.pid) == []
+        assert_session_ends(server)
     finally:
-        try:
-            os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_session(server)
     record = Registry(db).get(eid)
     assert record["status"] == "queued" and not record["cancel_requested"]
 
