@@ -231,9 +231,10 @@ class Game(ABC):
     def to_dict(self, state) -> dict:
         """Supplied by every game module."""
 
+    @abstractmethod
     def fill_state(self, state, data: codec.Obj, rules: dict) -> None:
-        """from_dict's game part: every field but players, rules and rng (set already)."""
-        raise NotImplementedError(f"{self.name} supplies no fill_state")
+        """from_dict's game part: every field but players, rules and rng (set already);
+        supplied by every game module."""
 
     @abstractmethod
     def describe(self, state, action) -> str:

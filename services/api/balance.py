@@ -8,14 +8,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from dashboards.balance_chart import chart_svg
-from services.api.deps import get_settings, require_token
+from services.api.deps import get_settings, require_token, spec_body
 from services.api.errors import ErrorBody, error_items, responses
 from services.balance import BalanceJobs
 from services.settings import Settings
-from services.spec import ExperimentSpec
 
 BalanceId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                 description="a balance job id (from POST /api/balance)")]
@@ -50,20 +49,16 @@ _NONE = {"model": ErrorBody, "description": "no balance job with this id (jobs l
 
 
 @router.post("", status_code=202, response_model=BalanceJob,
-             responses={**responses(400, 401, 413, 422), 429: _BUSY},
+             responses={**responses(400, 401, 413, 415, 422), 429: _BUSY},
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"$ref": "#/components/schemas/BalanceSpec"}}}}})
-def submit_balance(spec: ExperimentSpec, owner: str = Depends(require_token),
-                   settings: Settings = Depends(get_settings),
-                   jobs: BalanceJobs = Depends(get_jobs)):
+async def submit_balance(request: Request, owner: str = Depends(require_token),
+                         settings: Settings = Depends(get_settings),
+                         jobs: BalanceJobs = Depends(get_jobs)):
     """Queue a spec's balance question: the fair value of a rule option (with its interval
     and the confirmation on fresh deals) or the value of an action kind.  Follow it at
     GET /api/balance/{id}."""
-    try:
-        spec = ExperimentSpec.model_validate(spec.model_dump(mode="json"),
-                                             context=settings.spec_limits())
-    except ValidationError as exc:
-        raise HTTPException(422, error_items(exc.errors(), source="body")) from None
+    _, spec = await spec_body(request, settings)  # validated off the event loop, limits first
     if spec.balance is None:
         raise HTTPException(422, error_items([{"loc": ("balance",), "type": "missing", "msg":
                                                "a balance question needs a balance section"}],

@@ -13,10 +13,13 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from services.api.errors import error_items
 from services.registry import Registry
 from services.settings import Settings, owner_of
+from services.spec import ExperimentSpec
 from services.storage import experiment_path, has_results
 
 ExperimentId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
@@ -107,6 +110,20 @@ async def json_object(request: Request, what: str) -> dict:
         raise HTTPException(422, [{"field": "body", "loc": ["body"], "type": "model_type",
                                    "msg": f"the body must be a JSON object ({what})"}])
     return raw
+
+
+async def spec_body(request: Request, settings: Settings) -> tuple[dict, ExperimentSpec]:
+    """The request body as sent and as a validated spec (every mistake at once, limits
+    included, as a 422 naming each field).  Validation runs in a thread: the size limits
+    come first and every check is linear in the body (at most MEEPLELAB_MAX_BODY_BYTES), so
+    it is bounded in time, and the event loop goes on meanwhile."""
+    raw = await json_object(request, "an experiment spec")
+    try:
+        spec = await run_in_threadpool(ExperimentSpec.model_validate, raw,
+                                       context=settings.spec_limits())
+    except ValidationError as exc:
+        raise HTTPException(422, error_items(exc.errors(), source="body")) from None
+    return raw, spec
 
 
 def may_change(owned_by: str, owner: str, settings: Settings,

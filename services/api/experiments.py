@@ -5,35 +5,20 @@ import math
 import sqlite3
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from starlette.concurrency import run_in_threadpool
 
-from services.api.deps import (experiment, get_registry, get_settings, get_worker, json_object,
-                               owned_experiment, require_token)
-from services.api.errors import error_items, responses
+from services.api.deps import (experiment, get_registry, get_settings, get_worker,
+                               owned_experiment, require_token, spec_body)
+from services.api.errors import responses
 from services.api.models import ExperimentView, Submitted
 from services.registry import FINISHED, QuotaFull, Registry
 from services.settings import Settings
-from services.spec import ExperimentSpec
 from services.storage import experiment_path, remove_experiment
 
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
 _LIST = TypeAdapter(list[ExperimentView])
 MAX_PAGE = 500
-
-
-async def _spec_body(request: Request, settings: Settings) -> tuple[dict, ExperimentSpec]:
-    """The request body as sent and as a validated spec (every mistake at once, limits
-    included, as a 422 naming each field).  Validation runs in a thread: the size limits
-    come first and every check is linear in the body (at most MEEPLELAB_MAX_BODY_BYTES), so
-    it is bounded in time, and the event loop goes on meanwhile."""
-    raw = await json_object(request, "an experiment spec")
-    try:
-        spec = await run_in_threadpool(ExperimentSpec.model_validate, raw,
-                                       context=settings.spec_limits())
-    except ValidationError as exc:
-        raise HTTPException(422, error_items(exc.errors(), source="body")) from None
-    return raw, spec
 
 
 def _quota_full(full: QuotaFull, settings: Settings) -> HTTPException:
@@ -56,7 +41,7 @@ async def submit(request: Request, owner: str = Depends(require_token),
                  settings: Settings = Depends(get_settings),
                  registry: Registry = Depends(get_registry), worker=Depends(get_worker)):
     """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
-    raw, spec = await _spec_body(request, settings)
+    raw, spec = await spec_body(request, settings)
     # the quota is counted and the row written in one transaction; a write waits for the
     # disk (8-20 ms of fsync): in a thread, so that polls go on
     try:

@@ -11,6 +11,7 @@ from dashboards.balance_chart import chart_json, chart_svg
 from services.app import create_app
 from services.balance import BalanceJobs, run_balance
 from services.cli import main
+from services.settings import Settings
 from services.spec import ExperimentSpec
 
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
@@ -101,6 +102,26 @@ def test_an_app_without_a_worker_keeps_balance_jobs_queued(tmp_path):
         time.sleep(0.5)
         assert client.get(job["url"]).json()["status"] == "queued"
         assert client.get(job["url"] + "/chart.svg").status_code == 409
+
+
+def test_a_balance_request_is_read_as_an_experiment_is(tmp_path):
+    """POST /api/balance takes its body as POST /api/experiments does (services.api.deps.
+    spec_body): JSON only, the service's limits checked first, off the event loop, every
+    mistake a 422 naming its field."""
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                              max_games=1000), run_worker=False)
+    with TestClient(app) as client:
+        sent = client.post("/api/balance", content=json.dumps(SEARCH),
+                           headers={"Content-Type": "text/plain"})
+        assert sent.status_code == 415
+        began = time.monotonic()
+        hostile = client.post("/api/balance", json={**SEARCH, "agents": "random" + " " * 60_000
+                                                    + "x"})
+        assert hostile.status_code == 422 and time.monotonic() - began < 2
+        assert hostile.json()["detail"][0]["field"] == "agents"
+        big = client.post("/api/balance", json={**SEARCH, "games_per_arm": 10**6})
+        assert big.status_code == 422
+        assert any(e["field"] == "games_per_arm" for e in big.json()["detail"])
 
 
 def test_the_api_answers_in_the_background_with_a_chart(tmp_path):
