@@ -103,10 +103,3 @@ def chart_svg(cell: dict, option: str) -> str:
     out.append("</svg>")
     return "\n".join(out)
 
-
-def chart_json(cell: dict, option: str) -> dict:
-    """The same chart as data (for a page that draws its own)."""
-    return {"option": option, "players": cell["players"], "seat": cell["seat"],
-            "agent": cell["agent"], "answer": cell["answer"], **cell["chart"],
-            "confirmations": [{k: c[k] for k in ("value", "verdict", "mean", "low", "high")}
-                              for c in cell.get("confirmations", [])]}

@@ -63,7 +63,8 @@ def _more_games(total: float, n: float, per_unit: int = 1) -> str:
     """How many more games would decide, from unit counts (per_unit games per unit)."""
     if not np.isfinite(total):
         return "more games would not decide it at this margin"
-    return f"about {int(max(total - n, 1)) * per_unit:,} more games per cell would decide"
+    more = int(max(total - n, 1)) * per_unit
+    return f"about {more:,} more game{'' if more == 1 else 's'} per cell would decide"
 
 
 def _unit_text(n: int, per_unit: int) -> str:

@@ -28,6 +28,8 @@
                                             `${(f || M.num)(r[hi])}]`;
   const pval = (v) => (v === null || v === undefined ? "–" : v < 1e-4 ? "<0.0001" : v.toFixed(4));
   const points = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(2)} pts`);
+  // Seats as a designer counts them, from 1 (the data's seat index is 0-based).
+  const seatNo = (s) => (s === null || s === undefined ? "team" : String(s + 1));
   const yesNo = (v) => (v === null || v === undefined ? "–" : v ? "★ yes" : "no");
   const CLIP = 0.01;  // histograms span the 1%-99% quantiles; the tails are counted apart
 
@@ -105,7 +107,7 @@
     const level = rows.length ? rows[0].interval_level : 0.95;
     const head = `(${(100 * level).toFixed(1)}% interval)`;
     const columns = [["arm", "arm", String]];
-    if (!cooperative) columns.push(["seat", "seat"]);
+    if (!cooperative) columns.push(["seat", "seat", seatNo]);
     columns.push(["pairs", "paired games"],
       ["win_share_diff", `Δ ${cooperative ? "team win rate" : "win share"} ${head}`,
        interval("win_diff_lo", "win_diff_hi", points)],
@@ -141,7 +143,7 @@
       return r ? {y: r.win_share, lo: r.win_lo, hi: r.win_hi} : null;
     })}));
     return chartBox(`Win share per seat, ${players} players (95% intervals; dashed: fair)`,
-      (box) => M.barChart(box, seats.map((s) => `seat ${s}`), series,
+      (box) => M.barChart(box, seats.map((s) => `seat ${seatNo(s)}`), series,
                           {yLabel: "win share", yMin: 0, reference: 1 / players,
                            title: `win share per seat, ${players} players`}));
   }
@@ -150,7 +152,7 @@
     if (!hist.score.series.length) return [];
     const mine = hist.score.series.filter((s) => s.players === players);
     const seats = unique(mine.map((s) => s.seat)).sort((a, b) => a - b);
-    return seats.map((seat) => chartBox(`Score distribution, seat ${seat}, ${players} players`,
+    return seats.map((seat) => chartBox(`Score distribution, seat ${seatNo(seat)}, ${players} players`,
       (box) => {
         const series = arms.map((arm) => mine.find((s) => s.arm === arm && s.seat === seat))
           .filter(Boolean);
@@ -162,7 +164,7 @@
   }
 
   function summaryTable(rows) {
-    return M.table(rows, [["arm", "arm", String], ["seat", "seat"], ["agent", "agent", agentCell],
+    return M.table(rows, [["arm", "arm", String], ["seat", "seat", seatNo], ["agent", "agent", agentCell],
       ["games", "games"], ["win_share", "win share (95% interval)", interval("win_lo", "win_hi", pct)],
       ["score_mean", "mean score (95% interval)", interval("score_lo", "score_hi")],
       ["seat_p_adjusted", "seat balance p (adjusted)", pval], ["tie_rate", "tie rate", pct],
@@ -244,7 +246,7 @@
   function ladderChart(rows, title) {
     const rungs = unique(rows.map((r) => r.rung));
     const seats = unique(rows.map((r) => r.seat)).sort((a, b) => a - b);
-    const series = seats.map((seat) => ({name: `seat ${seat}`, points: rungs.map((rung) => {
+    const series = seats.map((seat) => ({name: `seat ${seatNo(seat)}`, points: rungs.map((rung) => {
       const r = rows.find((x) => x.rung === rung && x.seat === seat);
       return r ? {y: r.advantage, lo: r.advantage - (r.win_share - r.win_lo),
                   hi: r.advantage + (r.win_hi - r.win_share)} : null;
