@@ -195,25 +195,33 @@ def _more(item: dict) -> str:
     return f"about {plural(int(found.group(1).replace(',', '')), 'more game')} would decide"
 
 
+def _seated(agent: str) -> str:
+    """'greedy in every seat', or 'greedy / random / random' (the seats' agents in order)."""
+    return agent if " / " in agent else f"{agent} in every seat"
+
+
 def _seat_answer(item: dict, seats: list[dict], look) -> tuple[str, str]:
-    who = f"{item['arm']}, {item['players']} players, {item['agent']} in every seat"
-    sentence = item["sentences"][0] or ""
-    if sentence.startswith("Interim: "):
-        sentence = sentence[len("Interim: "):]
-    top = max(seats, key=lambda r: r["win_share"], default=None)
-    if item["decided"] and "unbalanced" in sentence and top is not None:
-        short = (f"seat {top['seat'] + 1} favoured: "
-                 f"{_interval(top['win_share'], top['win_lo'], top['win_hi'])}")
-    elif item["decided"]:
-        short = f"balanced within {margin_text(look.delta)}"
-    else:
-        short = item["status"]
-    return f"{who}: {sentence}", short
+    who = f"{item['arm']}, {item['players']} players, {_seated(item['agent'])}"
+    if not seats:
+        return f"{who}: no game finished by the rules yet.", item["status"]
+    top = max(seats, key=lambda r: r["win_share"])
+    fair = _pct(sum(r["win_share"] for r in seats) / len(seats))
+    best = (f"seat {top['seat'] + 1} wins "
+            f"{_interval(top['win_share'], top['win_lo'], top['win_hi'])}")
+    if item["decided"] and "unbalanced" in (item["sentences"][0] or ""):
+        return (f"{who}: the seats are unbalanced, {best} against a fair {fair}.",
+                f"seat {top['seat'] + 1} favoured: {_pct(top['win_share'])} against {fair}")
+    margin = margin_text(look.delta)
+    if item["decided"]:
+        return (f"{who}: balanced, every seat wins within {margin} of a fair {fair} (the "
+                f"most: {best}).", f"balanced within {margin}")
+    return (f"{who}: not decided yet at {margin}, {best} against a fair {fair}; "
+            f"{_more(item)}.", item["status"])
 
 
 def _team_answer(item: dict, cell: dict) -> tuple[str, str]:
     rate = _interval(cell["team_win_rate"], cell["team_win_lo"], cell["team_win_hi"])
-    return (f"With {item['agent']} in every seat, a team of {item['players']} wins "
+    return (f"With {_seated(item['agent'])}, a team of {item['players']} wins "
             f"{item['arm']} {rate} of its {plural(cell['games'], 'game')}."), f"team wins {rate}"
 
 
@@ -241,7 +249,7 @@ def _team_arm_answer(item: dict, row: dict, cells: dict, look) -> tuple[str, str
 
 def _seat_arm_answer(item: dict, rows: list[dict], look) -> tuple[str, str]:
     arm, base = item["arm"], item["baseline"]
-    who = f"{arm} against {base}, {item['players']} players, {item['agent']} in every seat"
+    who = f"{arm} against {base}, {item['players']} players, {_seated(item['agent'])}"
     real = [r for r in rows if r["win_significant"]]
     big = max(real or rows, key=lambda r: abs(r["win_share_diff"]))
     change = (f"seat {big['seat'] + 1}'s win share by "
@@ -389,7 +397,7 @@ def _figures_html(spec, tables: dict, hist: dict) -> str:
                 f"Team win rate per arm, {players} players (95% intervals)",
                 charts.bars([c["arm"] for c in mine], [{"name": "team win rate", "points": [
                     (c["team_win_rate"], c["team_win_lo"], c["team_win_hi"]) for c in mine]}],
-                    y_label="team win rate", y_min=0)))
+                    y_label="team win rate", y_min=0, percent=True)))
         else:
             rows = [r for r in summary if r["players"] == players]
             seats = sorted({r["seat"] for r in rows})
@@ -400,7 +408,7 @@ def _figures_html(spec, tables: dict, hist: dict) -> str:
             out.append(charts.figure(
                 f"Win share per seat, {players} players (95% intervals; dashed: fair)",
                 charts.bars([f"seat {s + 1}" for s in seats], series, y_label="win share",
-                            y_min=0, reference=1 / players)))
+                            y_min=0, reference=1 / players, percent=True)))
         diffs = [r for r in compare if r["players"] == players]
         if diffs:
             labels = [r["arm"] if r["seat"] is None else f"{r['arm']}, seat {r['seat'] + 1}"

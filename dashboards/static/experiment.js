@@ -144,7 +144,7 @@
     })}));
     return chartBox(`Win share per seat, ${players} players (95% intervals; dashed: fair)`,
       (box) => M.barChart(box, seats.map((s) => `seat ${seatNo(s)}`), series,
-                          {yLabel: "win share", yMin: 0, reference: 1 / players,
+                          {yLabel: "win share", yMin: 0, reference: 1 / players, percent: true,
                            title: `win share per seat, ${players} players`}));
   }
 
@@ -152,7 +152,8 @@
     if (!hist.score.series.length) return [];
     const mine = hist.score.series.filter((s) => s.players === players);
     const seats = unique(mine.map((s) => s.seat)).sort((a, b) => a - b);
-    return seats.map((seat) => chartBox(`Score distribution, seat ${seatNo(seat)}, ${players} players`,
+    return seats.map((seat) => chartBox(
+      `Score distribution, seat ${seatNo(seat)}, ${players} players`,
       (box) => {
         const series = arms.map((arm) => mine.find((s) => s.arm === arm && s.seat === seat))
           .filter(Boolean);
@@ -164,7 +165,8 @@
   }
 
   function summaryTable(rows) {
-    return M.table(rows, [["arm", "arm", String], ["seat", "seat", seatNo], ["agent", "agent", agentCell],
+    return M.table(rows, [["arm", "arm", String], ["seat", "seat", seatNo],
+      ["agent", "agent", agentCell],
       ["games", "games"], ["win_share", "win share (95% interval)", interval("win_lo", "win_hi", pct)],
       ["score_mean", "mean score (95% interval)", interval("score_lo", "score_hi")],
       ["seat_p_adjusted", "seat balance p (adjusted)", pval], ["tie_rate", "tie rate", pct],
@@ -187,7 +189,8 @@
     return chartBox(`Team win rate per arm, ${players} players (95% intervals)`, (box) =>
       M.barChart(box, cells.map((c) => c.arm), [{name: "team win rate", points: cells.map(
         (c) => ({y: c.team_win_rate, lo: c.team_win_lo, hi: c.team_win_hi}))}],
-        {yLabel: "team win rate", yMin: 0, title: `team win rate, ${players} players`}));
+        {yLabel: "team win rate", yMin: 0, percent: true,
+         title: `team win rate, ${players} players`}));
   }
 
   function endingChart(cells, players) {
@@ -207,7 +210,7 @@
     })}));
     const what = team ? `team make-up (${label})` : label;
     return chartBox(`Team win rate per ${what}, ${players} players (95% intervals)`, (box) =>
-      M.barChart(box, values, series, {yLabel: "team win rate", yMin: 0,
+      M.barChart(box, values, series, {yLabel: "team win rate", yMin: 0, percent: true,
                                        title: `team win rate per ${what}`}));
   }
 
@@ -252,7 +255,7 @@
                   hi: r.advantage + (r.win_hi - r.win_share)} : null;
     })}));
     return chartBox(title, (box) => M.barChart(box, rungs, series, {
-      yLabel: "seat advantage (win share - mean)", reference: 0,
+      yLabel: "seat advantage (win share - mean)", reference: 0, percent: true,
       title: "seat advantage per agent strength, weakest first"}));
   }
 
