@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from dashboards.balance_chart import chart_json, chart_svg
 from services.app import create_app
-from services.balance import BalanceJobs, run_balance
+from services import worker as worker_module
+from services.balance import run_balance
 from services.cli import main
 from services.settings import Settings
 from services.spec import ExperimentSpec
@@ -124,10 +125,10 @@ def test_a_balance_request_is_read_as_an_experiment_is(tmp_path):
         assert any(e["field"] == "games_per_arm" for e in big.json()["detail"])
 
 
-def test_the_api_answers_in_the_background_with_a_chart(tmp_path):
+def test_the_api_answers_in_the_background_with_a_chart(tmp_path, monkeypatch):
+    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)  # no Ray needed
     app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
-                     run_worker=False)
-    app.state.balance_jobs = BalanceJobs()    # answered here (no Ray worker needed)
+                     run_worker=True)
     with TestClient(app) as client:
         bad = client.post("/api/balance", json={**SEARCH, "balance": None})
         assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "balance"
