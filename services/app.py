@@ -328,6 +328,10 @@ def _mount_pages(app: FastAPI) -> None:
     def new_experiment():
         return page("new.html")
 
+    @app.get("/balance", include_in_schema=False)
+    def balance_page():
+        return page("balance.html")
+
     @app.get("/experiments/{eid}", include_in_schema=False)
     def experiment_page(eid: str):
         return page("experiment.html")
