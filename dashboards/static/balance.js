@@ -92,6 +92,9 @@
     out.replaceChildren();
     if (job.status === "failed") out.appendChild(M.h("p", {class: "error"}, job.error));
     if (job.status !== "done") return;
+    const link = M.h("a", {id: "b-report"}, "Download the report (one HTML file)");
+    M.downloadLink(link, `/api/balance/${encodeURIComponent(job.id)}/report.html`);
+    out.appendChild(M.h("p", {}, link));
     for (const cell of job.result.cells) {
       out.appendChild(M.h("p", {class: "verdict answer"}, cell.sentence));
       for (const c of cell.confirmations || [])

@@ -1,18 +1,19 @@
 """What to change, as jobs of the service's one queue (services.worker: each search plays in
 a niced process of its own under a CPU budget): POST /api/balance (a spec with a `balance`
 section), GET /api/balance/{bid} (status and progress, then the result: services/balance.py),
-POST /api/balance/{bid}/cancel, and GET /api/balance/{bid}/chart.svg (the sensitivity chart
-of one player count).  No request waits for a search."""
+POST /api/balance/{bid}/cancel, GET /api/balance/{bid}/chart.svg (the sensitivity chart
+of one player count) and GET /api/balance/{bid}/report.html (the shareable report).  No request waits for a search."""
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Security
-from fastapi.responses import Response
+from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 
 from dashboards.balance_chart import chart_svg
+from services import report
 from services.api.deps import bearer_scheme, get_registry, get_settings, require_token, \
     spec_body
 from services.api.errors import ErrorBody, error_items, responses
@@ -132,3 +133,20 @@ async def get_balance_chart(bid: BalanceId,
     if not cells:
         raise HTTPException(404, f"the job has no {players}-player cell")
     return Response(chart_svg(cells[0], result["option"]), media_type="image/svg+xml")
+
+
+@reads.get("/{bid}/report.html", response_class=Response,
+           responses={**responses(401, 422), 404: _NONE, 409: {
+               "model": ErrorBody, "description": "the search has not finished (done)"},
+               200: {"content": {"text/html": {"schema": {"type": "string"}}},
+                     "description": "the report, as an HTML download"}})
+async def get_balance_report(bid: BalanceId, registry: Registry = Depends(get_registry)):
+    """One self-contained HTML file of a finished search (styles and charts inline, nothing
+    fetched): the answer in words per player count, its confirmations, the sensitivity
+    chart, the waves played and the spec that reproduces it.  Sent as a download."""
+    job = job_of(registry, "balance", bid)
+    if job["status"] != "done" or not job["result"]:
+        raise HTTPException(409, f"balance search {bid!r} is {job['status']}: the report "
+                            "comes once it is done")
+    return HTMLResponse(report.render_balance(job), headers={
+        "Content-Disposition": f'attachment; filename="{bid}-balance-report.html"'})

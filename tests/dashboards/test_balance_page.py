@@ -3,6 +3,7 @@
 the page shows its progress, then the answer sentence and a chart with round ticks, labelled
 axes and a legend that names the confirmation marks; a running search is cancelled from the
 page.  The chart's ticks and legend are also checked on a search played here."""
+import html
 import re
 import time
 import urllib.request
@@ -105,6 +106,13 @@ def test_the_form_starts_a_search_that_shows_progress_then_the_answer(server, br
     assert "fitted curve with its 95% band" in texts
     assert any(t.startswith("confirmation on fresh deals: ") for t in texts), texts
     assert _css(browser, "#b-cancel")[0].is_displayed() is False
+    # the shareable report: the same answer and chart, self-contained
+    link = _css(browser, "#b-report")[0].get_attribute("href")
+    with urllib.request.urlopen(link) as sent:
+        assert "attachment" in sent.headers["Content-Disposition"]
+        page = sent.read().decode()
+    assert answer in html.unescape(page) and "confirmation on fresh deals: " in page
+    assert "<script" not in page and "meeplelab balance spec.json" in page
     _no_page_errors(browser)
 
 

@@ -88,8 +88,15 @@ def test_the_cli_prints_the_answer_and_its_confirmation(tmp_path, capsys):
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(SEARCH))
     assert main(["balance", str(path)]) == 0
-    out = capsys.readouterr().out
+    printed = capsys.readouterr()
+    out = printed.out
     assert "seat 1 of 2 under greedy" in out and "values within" in out
+    # progress on stderr while it plays: where it stands, and an ETA (or "ETA -" until the
+    # games it still needs are known), never silent
+    progress = printed.err.splitlines()
+    assert progress and all("ETA" in line for line in progress), printed.err
+    assert "searching seat_bonus_gold, wave 1" in progress[0]
+    assert any("confirmed seat_bonus_gold" in line for line in progress)
     path.write_text(json.dumps({**SEARCH, "balance": {"option": "nope", "range": [0, 1]}}))
     assert main(["balance", str(path)]) == 2
     assert "balance.option" in capsys.readouterr().err
