@@ -325,9 +325,16 @@ def test_a_failed_demo_experiment_ends_the_demo_saying_so(tmp_path, monkeypatch)
     monkeypatch.setattr(demo, "_FAILED", [])
     monkeypatch.setattr(demo, "_stop_this_process", lambda: None)
     monkeypatch.setattr("uvicorn.run", lambda application, **kw: None)
-    monkeypatch.setattr(demo.TerminalReport, "start", lambda self: self.run())
+
+    def fail_then_follow(self):  # the worker fails the queued demo, the report follows
+        registry = Registry(db)
+        registry.set_status(self.ids[0], "failed", "boom")
+        registry.close()
+        self.run()
+
+    monkeypatch.setattr(demo.TerminalReport, "start", fail_then_follow)
     assert cli.main(["demo", "--port", "8124"]) == 1
-    assert demo.failures()
+    assert len(demo.failures()) == 1
 
 
 def test_a_failed_run_says_so_and_exits_non_zero(tmp_path, capsys, monkeypatch):
