@@ -109,7 +109,7 @@ def test_run_prints_interim_figures_while_it_goes(ray_local, tmp_path, capsys):
         assert mine and all(line.startswith("interim (valid at any look)") for line in mine)
         for line in mine:
             seats = re.findall(figure, line)
-            assert [int(s[0]) for s in seats] == list(range(players))
+            assert [int(s[0]) for s in seats] == list(range(1, players + 1))  # seats from 1
             assert all(float(lo) <= float(x) <= float(hi) for _, x, lo, hi in seats)
     assert "interim" not in captured.out  # the final tables are fixed-n
     [exp] = list(out_dir.iterdir())
