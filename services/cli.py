@@ -167,7 +167,7 @@ def _print_ratings(path: str, out) -> None:
     table = ladder.ratings(path)
     if table.is_empty():
         return
-    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, first agent = 0; 95% CI):",
+    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, the reference agent = 0; 95% CI):",
           file=out)
     w = max(len(x) for x in table["agent"])
     for r in table.iter_rows(named=True):
