@@ -5,7 +5,9 @@ tests/pipelines/test_calibration.py: seeded synthetic outcomes pushed through pi
     nice -n 19 python benchmarks/calibration.py plan sequential   # some parts only
 
 Prints, per property, the goal and the measured figure with its Monte Carlo +- (2 s.e.):
-- seat test: some cell of 12 fair cells of 100 games called unbalanced (BH 5%), 3 and 4 seats;
+- seat test: one 70% seat among 1,000 cells of 100 games flagged, some of 1,000 fair cells
+  flagged (100 families each); some cell of 12 fair cells of 100 games called unbalanced (BH
+  5%), 3 and 4 seats;
 - rare rates: the least exact coverage of the rate interval at rates 0.5-5%, n 50-100;
 - sign-test rows: the interval and the p-value agree;
 - the precision rule (stop_when.half_width) at rates 1-5%, waves of 10 games: the coverage
@@ -40,6 +42,32 @@ def seat_family(rng, k: int, reps: int = 150, cells: int = 12, n: int = 100) -> 
         p = [st.seat_balance_test(np.eye(k)[rng.integers(0, k, n)])[1] for _ in range(cells)]
         anyone.append(bool((st.benjamini_hochberg(np.array(p)) <= 0.05).any()))
     return _pm(np.array(anyone))
+
+
+def large_family(rng, families: int = 100, cells: int = 1000, n: int = 100, k: int = 4,
+                 first: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
+    """(bad cell flagged, some fair cell flagged) per family of `cells` cells of n k-player
+    games (BH 5%), one cell's seat 0 winning `first` of its games, and (second array) the
+    same with every cell fair.  A cell's p-value depends only on its seats' win counts (the
+    test is blind to the games' order), so the public function is called once per count."""
+    cache: dict = {}
+
+    def p_value(counts) -> float:
+        key = tuple(int(c) for c in counts)
+        if key not in cache:
+            shares = np.repeat(np.eye(k), counts, axis=0)
+            cache[key] = st.seat_balance_test(shares, tests=cells)[1]
+        return cache[key]
+
+    flagged, anyone = [], []
+    for _ in range(families):
+        fair = rng.multinomial(n, np.full(k, 1 / k), size=cells)
+        bad = rng.multinomial(n, [first] + [(1 - first) / (k - 1)] * (k - 1))
+        p = np.array([p_value(c) for c in fair])
+        anyone.append(bool((st.benjamini_hochberg(p) <= 0.05).any()))
+        p[0] = p_value(bad)
+        flagged.append(bool(st.benjamini_hochberg(p)[0] <= 0.05))
+    return np.array(flagged), np.array(anyone)
 
 
 def rare_coverage() -> float:
@@ -135,8 +163,8 @@ def precision_rule(rng, rate, half_width, counted=True, reps=2000, wave=10, tota
 def pilot_accuracy(rng, rate=0.03, half_width=0.01, pilot=200, reps=4000) -> tuple:
     """Share of pilots whose planned games for a seat winning `rate` (st.games_for_precision)
     are within +-25% of those at the true rate, with the pilot the plan plays (extended by
-    services.plan.pilot_units) and with `pilot` games alone; and the mean pilot size."""
-    from services.plan import pilot_units
+    pipelines.pilot_units) and with `pilot` games alone; and the mean pilot size."""
+    from pipelines import pilot_units
 
     truth = float(st.games_for_precision(rate, rate * (1 - rate), half_width))
     first = rng.random((reps, pilot)) < rate
@@ -176,6 +204,10 @@ def main(parts: list[str]) -> None:
 
 
 def _seats(rng) -> None:
+    flagged, anyone = large_family(rng)
+    print(f"1,000 cells x 100 4-player games, one seat 0 at 70%: flagged (BH 5%) | >= 95 of 100 "
+          f"| {int(flagged.sum())} of {flagged.size}")
+    print(f"1,000 fair cells x 100 games: some cell flagged | <= 5% | {_pm(anyone)}")
     for k in (3, 4):
         print(f"seat test, 12 fair cells x 100 games, {k} seats: some cell unbalanced | <= 5% | "
               f"{seat_family(rng, k)}")
