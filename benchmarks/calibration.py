@@ -60,7 +60,10 @@ def large_family(rng, families: int = 100, cells: int = 1000, n: int = 100, k: i
         return cache[key]
 
     flagged, anyone = [], []
-    for _ in range(families):
+    for family in range(families):
+        if family and family % 10 == 0:
+            print(f"  ... {family} families: flagged {sum(flagged)}, some fair cell flagged "
+                  f"{sum(anyone)}", flush=True)
         fair = rng.multinomial(n, np.full(k, 1 / k), size=cells)
         bad = rng.multinomial(n, [first] + [(1 - first) / (k - 1)] * (k - 1))
         p = np.array([p_value(c) for c in fair])
@@ -78,6 +81,60 @@ def rare_coverage() -> float:
         for p in np.linspace(0.005, 0.05, 46):
             worst = min(worst, float((stats.binom.pmf(x, n, p) * ((low <= p) & (p <= high))).sum()))
     return worst
+
+
+def _grid_coverage(interval, ns, rates) -> np.ndarray:
+    """Exact coverage (len(ns) x len(rates)) of `interval(x, n)` for 0/1 outcomes."""
+    out = np.zeros((len(ns), len(rates)))
+    for i, n in enumerate(ns):
+        x = np.arange(n + 1)
+        low, high = interval(x, n)
+        pmf = stats.binom.pmf(x[None, :], n, rates[:, None])
+        out[i] = (pmf * ((low[None] <= rates[:, None]) & (rates[:, None] <= high[None]))).sum(1)
+    return out
+
+
+def _beta_interval(x, n, alpha, shift: float, modified: bool):
+    """Jeffreys (shift 0.5) or Clopper-Pearson (shift None) at `alpha`; `modified`: Brown,
+    Cai & DasGupta's bounds at 0 and 1 successes (as stats.rate_interval)."""
+    x = np.asarray(x, np.float64)
+    if shift is None:
+        low = stats.beta.ppf(alpha / 2, np.maximum(x, 1e-12), n - x + 1)
+        high = stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(n - x, 1e-12))
+    else:
+        low = stats.beta.ppf(alpha / 2, x + shift, n - x + shift)
+        high = stats.beta.ppf(1 - alpha / 2, x + shift, n - x + shift)
+    low, high = np.where(x <= 0, 0.0, low), np.where(x >= n, 1.0, high)
+    if modified:
+        edge = (alpha / 2) ** (1 / n)
+        low, high = np.where(x <= 1, 0.0, low), np.where(x >= n - 1, 1.0, high)
+        high = np.where(x <= 0, 1 - edge, high)
+        low = np.where(x >= n, edge, low)
+    return low, high
+
+
+def rate_frontier() -> list[str]:
+    """Mean and least exact coverage over rates 0.5-5%, n 50-100 (and the least at rates
+    0.1-0.5%, n 10-50) of the product's interval and of the standard ones beside it."""
+    ns, rates = np.arange(50, 101, 5), np.linspace(0.005, 0.05, 46)
+    tiny_ns, tiny = np.array([10, 20, 30, 40, 50]), np.linspace(0.001, 0.005, 41)
+    product = lambda x, n: st.rate_interval(x / n, x / n * (1 - x / n), n)  # noqa: E731
+    rows = [("stats.rate_interval (the product)", product)]
+    for alpha in (0.05, 0.06, 0.07):
+        rows.append((f"modified Jeffreys at {100 * (1 - alpha):g}%",
+                     lambda x, n, a=alpha: _beta_interval(x, n, a, 0.5, True)))
+    rows.append(("Jeffreys, unmodified, 95%", lambda x, n: _beta_interval(x, n, .05, .5, False)))
+    for alpha in (0.05, 0.07, 0.08):
+        rows.append((f"Clopper-Pearson at {100 * (1 - alpha):g}%",
+                     lambda x, n, a=alpha: _beta_interval(x, n, a, None, False)))
+    out = []
+    for name, interval in rows:
+        grid = _grid_coverage(interval, ns, rates)
+        out.append(f"{name} | mean {100 * grid.mean():.1f}%, least {100 * grid.min():.1f}%, in "
+                   f"93.5-96.5%: {100 * np.mean((grid >= .935) & (grid <= .965)):.0f}% of the "
+                   f"grid | least at 0.1-0.5%, n 10-50: "
+                   f"{100 * _grid_coverage(interval, tiny_ns, tiny).min():.1f}%")
+    return out
 
 
 def sign_rows(rng, reps: int = 20_000) -> str:
@@ -216,6 +273,8 @@ def _seats(rng) -> None:
 def _rates(rng) -> None:
     print(f"rare rates 0.5-5%, n 50-100: least exact coverage | >= 92% | "
           f"{100 * rare_coverage():.1f}% (exact)")
+    for line in rate_frontier():
+        print(f"rate interval: {line}")
     print(f"sign-test rows: interval agrees with its p-value | 100% | {sign_rows(rng)}")
 
 

@@ -32,6 +32,7 @@ TRUTHS = {  # name: (seats?, base arm's seat probabilities, other arm's)
     "comparison +2 points": (False, FAIR, FAIR + np.array([0.02, -0.01, -0.01])),
     "no difference": (False, FAIR, FAIR),
 }
+KINDS = ("drawn", "point", "shrunk")
 RHO = 0.5  # the two arms' games share their winner's draw half of the time (common deals)
 
 
@@ -93,7 +94,7 @@ def main(pilots: int = 80, first: int = 200) -> None:
                     else first)
             samples = grown[:, :size]
             runs = {k: [plan(p, truth[0], k, i) for i, p in enumerate(samples)]
-                    for k in ("drawn", "point", "shrunk")}
+                    for k in KINDS}
             drawn = runs["drawn"]
             inside = np.mean([np.percentile(d, 10) <= real <= np.percentile(d, 90)
                               for d in drawn])
