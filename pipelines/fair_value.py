@@ -460,6 +460,18 @@ def at_value(c: Curve, value) -> tuple[float, float]:
     return float(c.means[i]), float(c.sd[i])
 
 
+def games_to_precision(ans: Answer, games: int, precision: float) -> float | None:
+    """About how many more games would bring the interval within +-precision: it narrows as
+    one over the root of the games, so games * ((half-width / precision)^2 - 1); 0 when it
+    is there, None while it is unbounded (not yet known)."""
+    if ans.status == "outside_range" or (ans.status == "found"
+                                         and ans.half_width <= precision):
+        return 0.0
+    if not math.isfinite(ans.half_width):
+        return None
+    return games * ((ans.half_width / precision) ** 2 - 1)
+
+
 def paired_difference(diff) -> dict:
     """Mean of per-game paired differences with its 95% t interval (restricted play: the
     same deal with and without an action kind)."""
@@ -504,9 +516,9 @@ def sentence(ans: Answer, option: str, unit: str, what: str) -> str:
             text += f"; the nearest integers: {ans.nearest}"
     elif ans.status == "edge":
         end = ans.hi if ans.side == "above" else ans.lo
-        text = (f"{what} is not reached inside {rng}: the curve stays on one side of the "
-                f"target, but {option} from {_pieces_text(ans.pieces)} {unit} is not shown "
-                f"unfair, so the fair value lies there or {ans.side} {end:g}")
+        text = (f"{option} = {_pieces_text(ans.pieces)} {unit} is not shown unfair (the values "
+                f"still possible in {rng}), but the observed curve stays on one side of the "
+                f"target there: the value that makes {what} lies there or {ans.side} {end:g}")
         if ans.estimate is not None:
             text += (f" (the last values' line meets the target at {ans.estimate:.2f}, an "
                      "extrapolation)")

@@ -199,6 +199,11 @@ def run_fair_value(spec, progress=None) -> dict:
         who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
         aim = "to be fair" if b.target == "equal" else f"to win {100 * b.target:g}%"
         text = _answer_sentence(ans, b, who, agents[seat], aim)
+        more = fv.games_to_precision(ans, c.games, b.precision)
+        if ans.status in ("found", "edge") and more != 0:
+            text += (f"; not decided to +-{b.precision:g}: " + (
+                f"about {more:,.0f} more games would narrow it that far" if more is not None
+                else "the interval is still open at this many games"))
         confirmations = [confirm(spec, players, v, c, ans) for v in ans.nearest] \
             if b.confirm_games else []
         cells.append({"players": players, "seat": seat, "agent": agents[seat],
@@ -281,6 +286,27 @@ def run_forbid_value(spec, progress=None) -> dict:
                       "seats": seats, "forced_decisions": int(forced.sum()),
                       "forced_games": int((forced > 0).sum()), "sentence": text})
     return {"kind": "forbid_value", "game": spec.game, "forbid": b.forbid, "cells": cells}
+
+
+def answer_lines(result: dict) -> list[str]:
+    """A balance result in words, as `meeplelab balance` prints it (and docs/balance.md
+    shows it): each cell's sentence, its confirmations and the window of fair values."""
+    lines = []
+    for cell in result["cells"]:
+        confirming = sum(c["games"] for c in cell.get("confirmations", []))
+        cost = f"{cell['games']:,} games" + (f" + {confirming:,} confirming" if confirming
+                                            else "")
+        if "cpu_seconds" in cell:
+            cost += f"; {cell['cpu_seconds']:,.0f} CPU-s"
+        lines.append(cell["sentence"] + f" [{cost}]")
+        for c in cell.get("confirmations", []):
+            lines.append("  confirmation: " + c["sentence"])
+        if "chart" in cell:
+            window = cell["chart"].get("window")
+            delta = 100 * cell["chart"]["delta"]
+            lines.append(f"  values within +-{delta:g} points of fair (95% band): "
+                         + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"))
+    return lines
 
 
 def run_balance(spec, progress=None) -> dict:
