@@ -297,7 +297,8 @@ class Answer:
     lo: float                     # the searched range
     hi: float
     target: float
-    nearest: list = field(default_factory=list)   # integer options: the nearest integers
+    nearest: list = field(default_factory=list)   # integers to confirm: those around the
+    #                                               estimate (edge: the range's end beside it)
     pieces: list = field(default_factory=list)    # the values still possible, [[a, b], ...]
     crossings: list = field(default_factory=list)  # where the observed curve meets the target
     not_monotone: bool = False
@@ -382,6 +383,8 @@ def answer(c: Curve, lo: float, hi: float, target: float, alpha=st.ALPHA,
     if integer and status == "found":
         nearest = sorted({int(math.floor(estimate)), int(math.ceil(estimate))}
                          & set(range(int(lo), int(hi) + 1)))
+    elif integer:            # the end of the range nearest the fair value
+        nearest = [int(hi) if side == "above" else int(lo)]
     return Answer(estimate, low, high, status, nearest=nearest, side=side, **common)
 
 
