@@ -206,7 +206,7 @@ def run_fair_value(spec, progress=None) -> dict:
     confirming = 2 * b.confirm_games  # the confirmation's games, at most
     counts = spec.player_counts()
     for players in counts:
-        later = counts.index(players) < len(counts) - 1  # what they need is not known yet
+        later = len(counts) - 1 - counts.index(players)  # player counts still to search
         agents = spec.agent_list(players)
         seat = b.seat_of(players)
 
@@ -223,9 +223,12 @@ def run_fair_value(spec, progress=None) -> dict:
                 cols.append(_figure(spec, players, out["seat_win_share"]))
                 if progress:
                     wave = (len(values) - k - 1) * count  # the wave's games still to play
+                    here = None if left is None else \
+                        max(left - (k + 1) * count, wave) + confirming
+                    # each player count still to search: about as many games as this one
                     progress({"players": players, "games": count,
-                              "left": None if left is None or later else
-                              max(left - (k + 1) * count, wave) + confirming,
+                              "left": None if here is None else
+                              here + later * (used + (k + 1) * count + here),
                               "detail": f"{players} players: searching {b.option}, wave "
                                         f"{len(seen) + 1}, {used + (k + 1) * count:,} games"})
             seen.append((np.asarray(values, dtype=np.float64), np.column_stack(cols)))
@@ -246,8 +249,9 @@ def run_fair_value(spec, progress=None) -> dict:
         for k, v in enumerate(ans.nearest if b.confirm_games else []):
             confirmations.append(confirm(spec, players, v, c, ans))
             if progress:
+                mine = sum(w[1].size for w in waves) + len(ans.nearest) * b.confirm_games
                 progress({"players": players, "games": confirmations[-1]["games"],
-                          "left": (len(ans.nearest) - k - 1) * b.confirm_games,
+                          "left": (len(ans.nearest) - k - 1) * b.confirm_games + later * mine,
                           "detail": f"{players} players: confirmed {b.option} = {v}"})
         cells.append({"players": players, "seat": seat, "agent": agents[seat],
                       "answer": ans.as_dict(), "sentence": text,
