@@ -437,7 +437,7 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     here on one core; prints its sentences (or the whole result as JSON)."""
     import json
 
-    from services.balance import run_balance
+    from services.balance import answer_lines, run_balance
     from services.settings import Settings
     from services.spec import ExperimentSpec
 
@@ -454,16 +454,8 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     if as_json:
         print(json.dumps(result, indent=1), file=out)
         return 0
-    for cell in result["cells"]:
-        print(cell["sentence"] + f" [{cell['games']:,} games]", file=out)
-        for c in cell.get("confirmations", []):
-            print("  confirmation: " + c["sentence"], file=out)
-        window = cell.get("chart", {}).get("window")
-        if "chart" in cell:
-            delta = 100 * cell["chart"]["delta"]
-            print(f"  values within +-{delta:g} points of fair (95% band): "
-                  + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"),
-                  file=out)
+    for line in answer_lines(result):
+        print(line, file=out)
     return 0
 
 
