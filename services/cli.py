@@ -167,7 +167,7 @@ def _print_ratings(path: str, out) -> None:
     table = ladder.ratings(path)
     if table.is_empty():
         return
-    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, first agent = 0; 95% CI):",
+    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, the reference agent = 0; 95% CI):",
           file=out)
     w = max(len(x) for x in table["agent"])
     for r in table.iter_rows(named=True):
@@ -467,7 +467,7 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     here on one core; prints its sentences (or the whole result as JSON)."""
     import json
 
-    from services.balance import run_balance
+    from services.balance import answer_lines, run_balance
     from services.settings import Settings
     from services.spec import ExperimentSpec
 
@@ -484,16 +484,8 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     if as_json:
         print(json.dumps(result, indent=1), file=out)
         return 0
-    for cell in result["cells"]:
-        print(cell["sentence"] + f" [{cell['games']:,} games]", file=out)
-        for c in cell.get("confirmations", []):
-            print("  confirmation: " + c["sentence"], file=out)
-        window = cell.get("chart", {}).get("window")
-        if "chart" in cell:
-            delta = 100 * cell["chart"]["delta"]
-            print(f"  values within +-{delta:g} points of fair (95% band): "
-                  + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"),
-                  file=out)
+    for line in answer_lines(result):
+        print(line, file=out)
     return 0
 
 
