@@ -80,6 +80,39 @@ class _TooLarge(Exception):
 
 
 UNSAFE = (b"POST", b"PUT", b"PATCH", b"DELETE")
+# on every response: no other site may frame a page (a click on a framed cancel or delete),
+# and no browser guesses a type other than the one sent (a download run as a script)
+SECURITY_HEADERS = ((b"x-frame-options", b"DENY"),
+                    (b"content-security-policy", b"frame-ancestors 'none'"),
+                    (b"x-content-type-options", b"nosniff"))
+
+
+class SecurityHeaders:
+    """ASGI middleware, the outermost: SECURITY_HEADERS on every HTTP response (pages, API,
+    errors, the other middlewares' refusals); a response's own Content-Security-Policy is
+    kept and gets frame-ancestors 'none' added."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_secured(message):
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])]
+                names = {k.lower() for k, _ in headers}
+                for name, value in SECURITY_HEADERS:
+                    if name == b"content-security-policy" and name in names:
+                        headers = [(k, v + b"; " + value if k.lower() == name and
+                                    b"frame-ancestors" not in v else v) for k, v in headers]
+                    elif name not in names:
+                        headers.append((name, value))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_secured)
 
 
 class RequestGuard:
@@ -233,6 +266,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RequestGuard, same_origin=not settings.auth_enabled,
                        hosts=loopback_hosts)
+    app.add_middleware(SecurityHeaders)  # last added: outermost, every response
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
