@@ -2176,7 +2176,8 @@ class ReefGame(AgentGame):
     }
     # The measurements behind these values: docs/lab/search_agent.md (widen and turns:
     # docs/lab/2026-12-02-reef-search.md).
-    search_defaults = {"rollout": "quick", "cutoff": 16, "widen": 0.5, "turns": True}
+    search_defaults = {"iterations": 100, "rollout": "quick", "cutoff": 16, "widen": 0.5,
+                       "turns": True}
     options = options_from_data(HOME, "options.toml", DEFAULT_TILES=DEFAULT_TILES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_CYCLE=DEFAULT_CYCLE,
                                 DEFAULT_SETUP=DEFAULT_SETUP)
