@@ -8,17 +8,18 @@
   fresh deals (the spec's seed + 1) with a verdict at +-delta.
 - run_forbid_value: the same deals with the seat's agent as given and restricted
   (agent(forbid=kind)): the paired difference in win share and score of every seat.
-Both play in this process (the nogil loop, one core), so the answer is the same on any
-machine; the statistics are pipelines.fair_value's (this module only plays and words).
+Both play in the calling process (the nogil loop, one core), so the answer is the same on any
+machine; the service runs them as jobs of its one queue (services.worker: a niced process of
+their own under a CPU budget, ended at once by a cancel).  `progress(event)` hears after
+every value of a wave and every confirmation: {"players", "games" (new since the last event),
+"left" (about how many games the question still needs: None until that is known),
+"detail" (where it stands, in words)}.  The statistics are pipelines.fair_value's (this
+module only plays and words).
 """
 from __future__ import annotations
 
 import math
-import queue
-import threading
 import time
-import uuid
-from collections import OrderedDict
 
 import numpy as np
 
@@ -61,27 +62,84 @@ def _play(spec, players, rules, agents, seed, start, count) -> dict:
                         speeds=spec.speeds)
 
 
-def _target(spec) -> float:
-    return 0.5 if spec.balance.target == "equal" else float(spec.balance.target)
+def budget_games(spec) -> int:
+    """The most games a spec's balance question may play: the search's max_games and the
+    confirmation of (at most) two nearest integers per player count, or the two arms of a
+    forbid question."""
+    b = spec.balance
+    per_count = (b.max_games + 2 * b.confirm_games) if b.option is not None \
+        else 2 * b.confirm_games
+    return per_count * len(spec.player_counts())
 
 
-def confirm(spec, players: int, value: int) -> dict:
-    """The value on fresh deals: the seat's figure with its interval and a verdict."""
+def _search_left(waves: list, spec, players: int, used: int) -> int | None:
+    """About how many more games the search of one player count needs
+    (pipelines.fair_value.games_to_precision), within max_games; None while the interval is
+    unbounded (not yet known)."""
+    b = spec.balance
+    if not waves:
+        return None
+    ans = fv.answer(fv.fit(waves), b.range[0], b.range[1], _target(spec, players),
+                    integer=True)
+    more = fv.games_to_precision(ans, used, b.precision)
+    return None if more is None else int(min(b.max_games - used, more))
+
+
+def _target(spec, players: int) -> float:
+    """The figure's fair value: 1/k for equal seats (pipelines.fair_value.seat_figure), or
+    the target rate."""
+    if spec.balance.target == "equal":
+        return fv.fair_share(players)
+    return float(spec.balance.target)
+
+
+def _points(spec, players: int):
+    """The figure as the verdict judges it: equal seats, the seat's win share less the
+    others' mean (0 when fair); a rate, the rate."""
+    if spec.balance.target == "equal":
+        return lambda y: fv.figure_points(y, players)
+    return lambda y: np.asarray(y, dtype=np.float64)
+
+
+def confirm_games(spec, players: int, value: int, c: fv.Curve) -> tuple[int, float]:
+    """(games to play, games needed): the fresh games after which the confirmation of
+    `value` should decide at +-delta (its interval excluding the target, or within +-delta of
+    it) were the figure what the search saw there, with half as many again for the
+    search's own error, at most confirm_games (the spec's cap)."""
+    b = spec.balance
+    mean, sd = fv.at_value(c, value)
+    conv = _points(spec, players)
+    centre = 0.0 if b.target == "equal" else float(b.target)
+    est = float(conv(mean)) - centre
+    spread = float(conv(mean + sd) - conv(mean))
+    needed = float(st.games_to_decide(est, max(spread, 1e-9), 0, b.delta))
+    plan = b.confirm_games if not math.isfinite(needed) else min(
+        b.confirm_games, max(int(math.ceil(1.5 * needed)), 100))
+    return plan, needed
+
+
+def confirm(spec, players: int, value: int, c: fv.Curve | None = None,
+            ans: fv.Answer | None = None) -> dict:
+    """The value on fresh deals (the spec's seed + 1): the seat's figure with its interval
+    and a verdict at +-delta, on as many games as should decide it (confirm_games), saying so
+    when that cap is too small, and saying both when it disagrees with the search's interval."""
     b = spec.balance
     seat = b.seat_of(players)
     seed = spec.seed + CONFIRM_SEED_OFFSET
+    plan, needed = (confirm_games(spec, players, value, c) if c is not None
+                    else (b.confirm_games, math.nan))
     out = _play(spec, players, balance_rules(spec, players, value), spec.agent_list(players),
-                seed, 0, b.confirm_games)
+                seed, 0, plan)
     shares = out["seat_win_share"]
     n = len(shares)
     if b.target == "equal":   # the seat's share less the others' mean: 0 when fair
-        diff = 2 * fv.seat_figure(shares, seat) - 1
+        diff = fv.figure_points(fv.seat_figure(shares, seat), players)
         mean, sd = float(diff.mean()), float(diff.std(ddof=1))
         low, high = (float(v) for v in st.mean_interval(mean, sd, n))
         what, centre = "its win share less the others' mean", 0.0
     else:
         rate = shares[:, seat]
-        mean = float(rate.mean())
+        mean, sd = float(rate.mean()), float(rate.std(ddof=1))
         low, high = (float(v) for v in st.rate_interval(mean, rate.var(), n))
         what, centre = "its win rate", float(b.target)
     if centre - b.delta <= low and high <= centre + b.delta:
@@ -97,29 +155,47 @@ def confirm(spec, players: int, value: int) -> dict:
                 else f"{b.option} = {value}, {players} players: {who} wins "
                 f"{100 * mean:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {n:,} fresh games "
                 f"(seed {seed})")
-    sentence += {"fair": f": fair within +-{100 * b.delta:g} points",
-                 "unfair": ": not fair", "not decided": f": not decided at +-{100 * b.delta:g} "
-                 "points (more games would decide)"}[verdict]
+    more = float(st.games_to_decide(mean - centre, max(sd, 1e-9), n, b.delta))
+    if verdict == "fair":
+        sentence += f": fair within +-{100 * b.delta:g} points"
+    elif verdict == "unfair":
+        sentence += ": not fair"
+    elif math.isfinite(more):
+        sentence += (f": not decided at +-{100 * b.delta:g} points; about {more - n:,.0f} more "
+                     "fresh games would decide it")
+    else:
+        sentence += (f": not decided at +-{100 * b.delta:g} points, and it sits at the margin: "
+                     "no number of games would decide it")
+    if verdict == "not decided" and math.isfinite(needed) and n < needed:
+        sentence += (f" (the search's estimate there needed about {needed:,.0f} games to decide; "
+                     f"confirm_games caps it at {b.confirm_games:,})")
+    if ans is not None and verdict == "unfair" and any(a <= value <= b_ for a, b_ in ans.pieces):
+        sentence += (f"; yet the search's interval still allows {value} as the fair value: the "
+                     "fresh deals and the search disagree, and more games on both would tell "
+                     "which is wrong")
     return {"value": value, "games": n, "seed": seed, "mean": mean, "low": low, "high": high,
-            "verdict": verdict, "sentence": sentence}
+            "verdict": verdict, "sentence": sentence, "games_needed": _finite(needed)}
 
 
-def curve(f: fv.Fit, ans: fv.Answer, delta: float, equal: bool) -> dict:
-    """The sensitivity chart's data: the fitted curve and band over the range, the observed
-    points, the window of values whose band lies within +-delta of the target."""
+def _finite(v: float):
+    return float(v) if math.isfinite(v) else None
+
+
+def curve(c: fv.Curve, ans: fv.Answer, delta: float, conv, figure: str) -> dict:
+    """The sensitivity chart's data: the observed curve (the means joined by lines) and its
+    pointwise band over the range, the observed points, the window of values whose band lies
+    within +-delta of the target; conv maps the figure to the verdict's scale."""
     xs = np.linspace(ans.lo, ans.hi, CURVE_POINTS)
-    mid, low, high = f.band(xs)
-    scale = 2.0 if equal else 1.0   # the figure in win-share points (equal: share difference)
-    shift = 1.0 if equal else 0.0
-    tgt = ans.target * scale - shift
-    conv = (lambda v: (np.asarray(v) * scale - shift).tolist())
-    inside = [float(x) for x, lo_, hi_ in zip(xs, conv(low), conv(high))
+    mid, low, high = c.band(xs)
+    tgt = float(conv(ans.target))
+    low, high = conv(low).tolist(), conv(high).tolist()
+    inside = [float(x) for x, lo_, hi_ in zip(xs, low, high)
               if tgt - delta <= lo_ and hi_ <= tgt + delta]
-    return {"x": xs.tolist(), "curve": conv(mid), "low": conv(low), "high": conv(high),
-            "points": {"x": f.values.tolist(), "y": conv(f.means), "games": f.counts.tolist()},
+    return {"x": xs.tolist(), "curve": conv(mid).tolist(), "low": low, "high": high,
+            "points": {"x": c.values.tolist(), "y": conv(c.means).tolist(),
+                       "games": c.counts.tolist()},
             "target": tgt, "delta": delta,
-            "window": [min(inside), max(inside)] if inside else None,
-            "figure": ("seat share less the others' mean" if equal else "win rate")}
+            "window": [min(inside), max(inside)] if inside else None, "figure": figure}
 
 
 def run_fair_value(spec, progress=None) -> dict:
@@ -127,35 +203,65 @@ def run_fair_value(spec, progress=None) -> dict:
     b = spec.balance
     game = core_cy.load(spec.game)
     cells = []
-    for players in spec.player_counts():
+    confirming = 2 * b.confirm_games  # the confirmation's games, at most
+    counts = spec.player_counts()
+    for players in counts:
+        later = len(counts) - 1 - counts.index(players)  # player counts still to search
         agents = spec.agent_list(players)
         seat = b.seat_of(players)
 
-        def play(values, start, count, players=players, agents=agents):
+        seen: list = []  # the waves so far, for the progress's estimate of what is left
+
+        def play(values, start, count, players=players, agents=agents, seen=seen,
+                 later=later):
+            used = sum(y.size for _, y in seen)
+            left = _search_left(seen, spec, players, used)
             cols = []
-            for v in values:
+            for k, v in enumerate(values):
                 out = _play(spec, players, balance_rules(spec, players, v), agents, spec.seed,
                             start, count)
                 cols.append(_figure(spec, players, out["seat_win_share"]))
-            if progress:
-                progress(players, len(values) * count)
-            return np.column_stack(cols)
+                if progress:
+                    wave = (len(values) - k - 1) * count  # the wave's games still to play
+                    here = None if left is None else \
+                        max(left - (k + 1) * count, wave) + confirming
+                    # each player count still to search: about as many games as this one
+                    progress({"players": players, "games": count,
+                              "left": None if here is None else
+                              here + later * (used + (k + 1) * count + here),
+                              "detail": f"{players} players: searching {b.option}, wave "
+                                        f"{len(seen) + 1}, {used + (k + 1) * count:,} games"})
+            seen.append((np.asarray(values, dtype=np.float64), np.column_stack(cols)))
+            return seen[-1][1]
 
         started = time.process_time()
-        ans, f, waves = fv.search(play, b.range[0], b.range[1], _target(spec), b.precision,
-                                  b.wave_games, b.max_games, integer=True)
+        ans, c, waves = fv.search(play, b.range[0], b.range[1], _target(spec, players),
+                                  b.precision, b.wave_games, b.max_games, integer=True)
         who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
         aim = "to be fair" if b.target == "equal" else f"to win {100 * b.target:g}%"
         text = _answer_sentence(ans, b, who, agents[seat], aim)
-        confirmations = [confirm(spec, players, v) for v in ans.nearest] \
-            if b.confirm_games else []
+        more = fv.games_to_precision(ans, c.games, b.precision)
+        if ans.status in ("found", "edge") and more != 0:
+            text += (f"; not decided to +-{b.precision:g}: " + (
+                f"about {more:,.0f} more games would narrow it that far" if more is not None
+                else "the interval is still open at this many games"))
+        confirmations = []
+        for k, v in enumerate(ans.nearest if b.confirm_games else []):
+            confirmations.append(confirm(spec, players, v, c, ans))
+            if progress:
+                mine = sum(w[1].size for w in waves) + len(ans.nearest) * b.confirm_games
+                progress({"players": players, "games": confirmations[-1]["games"],
+                          "left": (len(ans.nearest) - k - 1) * b.confirm_games + later * mine,
+                          "detail": f"{players} players: confirmed {b.option} = {v}"})
         cells.append({"players": players, "seat": seat, "agent": agents[seat],
                       "answer": ans.as_dict(), "sentence": text,
                       "games": int(sum(w[1].size for w in waves)),
                       "waves": [{"values": w[0].tolist(), "games_per_value": int(w[1].shape[0])}
                                 for w in waves],
                       "cpu_seconds": time.process_time() - started,
-                      "chart": curve(f, ans, b.delta, b.target == "equal"),
+                      "chart": curve(c, ans, b.delta, _points(spec, players),
+                                     "seat share less the others' mean"
+                                     if b.target == "equal" else "win rate"),
                       "confirmations": confirmations})
     return {"kind": "fair_value", "game": spec.game, "option": b.option, "cells": cells}
 
@@ -172,9 +278,13 @@ def _answer_sentence(ans: fv.Answer, b, who: str, agent: str, aim: str) -> str:
         text = (f"{who} under {agent} needs {b.option} = {ans.estimate:.2f} [{v(ans.low)}, "
                 f"{v(ans.high)}] {_unit(b.option)} {aim} (95% interval on the value, searched "
                 f"{b.range[0]}..{b.range[1]})")
+        if len(ans.pieces) > 1:
+            text += "; the values still possible: " + " and ".join(
+                f"{a:.2f}..{b_:.2f}" for a, b_ in ans.pieces)
         if ans.nearest:
             text += f"; the nearest integers: {ans.nearest}"
-        return text
+        warn = fv.shape_text(ans)
+        return text + (f"; {warn}" if warn else "")
     goal = "the seat fair" if b.target == "equal" else f"the seat win {100 * b.target:g}%"
     return f"{who} under {agent}: " + fv.sentence(ans, b.option, _unit(b.option), goal)
 
@@ -202,7 +312,8 @@ def run_forbid_value(spec, progress=None) -> dict:
         free = _play(spec, players, rules, agents, spec.seed, 0, b.confirm_games)
         kept = _play(spec, players, rules, restricted, spec.seed, 0, b.confirm_games)
         if progress:
-            progress(players, 2 * b.confirm_games)
+            progress({"players": players, "games": 2 * b.confirm_games, "left": None,
+                      "detail": f"{players} players: {b.forbid} measured"})
         seats = []
         for k in range(1 if game.cooperative else players):
             row = {"seat": k}
@@ -225,6 +336,27 @@ def run_forbid_value(spec, progress=None) -> dict:
     return {"kind": "forbid_value", "game": spec.game, "forbid": b.forbid, "cells": cells}
 
 
+def answer_lines(result: dict) -> list[str]:
+    """A balance result in words, as `meeplelab balance` prints it (and docs/balance.md
+    shows it): each cell's sentence, its confirmations and the window of fair values."""
+    lines = []
+    for cell in result["cells"]:
+        confirming = sum(c["games"] for c in cell.get("confirmations", []))
+        cost = f"{cell['games']:,} games" + (f" + {confirming:,} confirming" if confirming
+                                            else "")
+        if "cpu_seconds" in cell:
+            cost += f"; {cell['cpu_seconds']:,.0f} CPU-s"
+        lines.append(cell["sentence"] + f" [{cost}]")
+        for c in cell.get("confirmations", []):
+            lines.append("  confirmation: " + c["sentence"])
+        if "chart" in cell:
+            window = cell["chart"].get("window")
+            delta = 100 * cell["chart"]["delta"]
+            lines.append(f"  values within +-{delta:g} points of fair (95% band): "
+                         + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"))
+    return lines
+
+
 def run_balance(spec, progress=None) -> dict:
     """The spec's balance question (a fair-value search, or the value of an action kind)."""
     if spec.balance is None:
@@ -232,58 +364,3 @@ def run_balance(spec, progress=None) -> dict:
     if spec.balance.option is not None:
         return run_fair_value(spec, progress)
     return run_forbid_value(spec, progress)
-
-
-class BalanceJobs:
-    """Balance questions answered one at a time by a background thread (the API's; no
-    request waits for one).  Jobs live in memory: the newest `keep` are kept."""
-
-    def __init__(self, max_unfinished: int = 2, keep: int = 50, run: bool = True):
-        self.max_unfinished, self.keep, self.run = max_unfinished, keep, run
-        self._jobs: OrderedDict[str, dict] = OrderedDict()
-        self._queue: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def submit(self, spec) -> dict:
-        """Queues a spec's question; RuntimeError when max_unfinished wait already."""
-        with self._lock:
-            waiting = sum(j["status"] in ("queued", "running") for j in self._jobs.values())
-            if waiting >= self.max_unfinished:
-                raise RuntimeError(f"{waiting} balance questions are queued or running (at "
-                                   f"most {self.max_unfinished}); retry when one has finished")
-            bid = uuid.uuid4().hex[:16]
-            self._jobs[bid] = {"id": bid, "status": "queued", "url": f"/api/balance/{bid}",
-                               "games_played": 0, "result": None, "error": None}
-            done = [k for k, j in self._jobs.items() if j["status"] in ("done", "failed")]
-            for k in done[:max(0, len(self._jobs) - self.keep)]:
-                del self._jobs[k]
-            if self.run and (self._thread is None or not self._thread.is_alive()):
-                self._thread = threading.Thread(target=self._work, name="balance",
-                                                daemon=True)
-                self._thread.start()
-        self._queue.put((bid, spec))
-        return self.get(bid)
-
-    def get(self, bid: str) -> dict | None:
-        with self._lock:
-            job = self._jobs.get(bid)
-            return None if job is None else dict(job)
-
-    def _set(self, bid: str, **fields) -> None:
-        with self._lock:
-            if bid in self._jobs:
-                self._jobs[bid].update(fields)
-
-    def _work(self) -> None:
-        while True:
-            bid, spec = self._queue.get()
-            self._set(bid, status="running")
-
-            def progress(players, games, bid=bid):
-                with self._lock:
-                    self._jobs[bid]["games_played"] += games
-            try:
-                self._set(bid, status="done", result=run_balance(spec, progress))
-            except Exception as exc:  # reported in the job, never a dead worker thread
-                self._set(bid, status="failed", error=f"{type(exc).__name__}: {exc}")

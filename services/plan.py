@@ -1,12 +1,13 @@
 """Sample-size planning before a run: `meeplelab plan SPEC` and the API's plan jobs
-(`POST /api/plans`, then `GET /api/plans/{id}`: PlanJobs plays the pilots in a background
-thread, within a time budget, so no request waits for a pilot).
+(`POST /api/plans`, then `GET /api/plans/{id}`: a job of the service's one queue,
+services.worker, whose pilot plays in a niced process of its own within a time budget, so no
+request waits for a pilot and a cancel ends it at once).
 
 A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
 pilot is not the run's first games), and goes on (the same deals for every arm, at most
-PILOT_GROWTH times as many, within the time budget) until its rarest outcome, such as a seat
-that wins 3%, is seen PILOT_EVENTS times, since the games planned for a rate are about
-proportional to it.  It measures the spread of each win share (team win rate) and of each
+pipelines.stopping.PILOT_GROWTH times as many, within the time budget) until its rarest
+outcome, such as a seat that wins 3%, is seen pipelines.stopping.PILOT_EVENTS times, since
+the games planned for a rate are about proportional to it.  It measures the spread of each win share (team win rate) and of each
 paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
 the run will stop by (`rule`):
 - fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
@@ -16,9 +17,10 @@ the run will stop by (`rule`):
   Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at least as
   powerful);
 - stop_when.delta: the decision rule itself simulated on the pilot's means and covariances
-  (pipelines.simulate_decision, the true differences drawn from the pilot's uncertainty):
-  the expected and 90th-percentile games per cell and the share of runs that reach
-  max_games undecided;
+  (pipelines.simulate_decision, the true differences drawn from the pilot's uncertainty
+  around its estimates shrunk towards no difference; the pilot goes on until its errors are
+  at most delta / PILOT_SE_PER_DELTA, within the same limits): the expected, median, 10th-
+  and 90th-percentile games per cell and the share of runs that reach max_games undecided;
 and the wall time on `workers` cores.  A spec with stop_when stops only after whole waves
 of games_per_arm, so its plan is in whole waves.  With pairing 'rotations' the pilot plays
 `pilot_games` whole deals and the spreads are those of the deal means (the unit the run's
@@ -27,11 +29,7 @@ statistics use); games are deals times their rotations.  Formulas: pipelines.sta
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
-import uuid
-from collections import OrderedDict
 from typing import Callable, Literal
 
 import numpy as np
@@ -46,12 +44,8 @@ from services.spec import MAX_SEED, ExperimentSpec
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
 MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
-PILOT_EVENTS = 50  # the pilot goes on until its rarest outcome is seen this often
-MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cell
-PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
 PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
 # checking its stop flag and its time budget between pieces
-STOP_WAIT_SECONDS = 1.0  # how long a stop of the plan jobs waits for the pilot's piece
 
 
 class PlanRequest(BaseModel):
@@ -162,29 +156,15 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
     return matrix[:, :1] if cooperative else matrix
 
 
-def pilot_units(shares: list[np.ndarray], pilot_games: int) -> int:
-    """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
-    wins 3%), at the rates its first `pilot_games` units show (at most PILOT_GROWTH times
-    pilot_games and MAX_PILOT_UNITS): the games planned for a rate are about proportional to
-    it, so a rate from 200 games (6 wins at 3%) plans within +-25% in under half the pilots
-    (benchmarks/calibration.py)."""
-    need = 0
-    for matrix in shares:  # per cell: units x outcomes (seats, or the team)
-        rate = matrix.mean(axis=0)
-        rarest = max(float(np.min(np.minimum(rate, 1 - rate))), 1 / (2 * len(matrix)))
-        need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
-    return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
-
-
 def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
-                   seconds: float | None, stop) -> dict:
+                   seconds: float | None, stop, delta: float | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
-    stay paired) until their rarest outcome is seen PILOT_EVENTS times, within what is left of
+    stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times, within what is left of
     the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
-        need = pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
-                            for c in cells], pilot_games)
+        need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
+                            for c in cells], pilot_games, delta)
         if need <= pilot_games:
             continue
         for c in cells:
@@ -227,10 +207,11 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     per_cell_seconds = None if seconds is None else seconds / len(spec.cells())
     pilots = {(c.arm, c.players): _pilot_cell(spec, c, pilot_games, per_cell_seconds, stop)
               for c in spec.cells()}
-    pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop)
+    sequential = rule is not None and rule.delta is not None
+    pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop,
+                            delta if sequential else None)
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
-    sequential = rule is not None and rule.delta is not None
     cells, blocks = [], {"diff": [], "seats": []}
     for (arm, players), (frame, seconds) in pilots.items():
         shares = _shares(frame, cooperative)
@@ -262,7 +243,8 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     per_cell = int(max(needs + [1]))
     if rule is not None:  # the run checks its rule after whole waves only
         per_cell = -(-per_cell // spec.games_per_arm) * spec.games_per_arm
-    spread = {"expected_games_per_cell": per_cell, "p90_games_per_cell": per_cell,
+    spread = {"expected_games_per_cell": per_cell, "median_games_per_cell": per_cell,
+              "p10_games_per_cell": per_cell, "p90_games_per_cell": per_cell,
               "undecided_share": None}
     if sequential:  # the games the decision rule itself takes, simulated on the pilot
         spread = _sequential_games(spec, blocks, delta, pilots, baseline, cooperative,
@@ -287,9 +269,10 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
 
 def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precision) -> dict:
     """Expected and 90th-percentile games per cell of a stop_when.delta run, and the share of
-    runs that end at max_games undecided: the rule (pipelines.simulate_decision) simulated on
-    the pilot's means and covariances, its true differences drawn from the pilot's
-    uncertainty; with half_width too, the run also stops once precise."""
+    runs that end at max_games undecided, and the p10-p90 range: the rule
+    (pipelines.simulate_decision) simulated on the pilot's means and covariances, its true
+    differences drawn from the pilot's uncertainty around the pilot's estimates shrunk
+    towards no difference; with half_width too, the run also stops once precise."""
     rule = spec.stop_when
     looks = np.array(list(spec.waves()), dtype=np.float64)
     compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]
@@ -304,6 +287,8 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
         wave = looks[np.searchsorted(looks, min(max(precision), looks[-1]))]
         stops = np.minimum(stops, max(wave, rule.min_games))
     return {"expected_games_per_cell": int(np.ceil(stops.mean())),
+            "median_games_per_cell": int(np.ceil(np.median(stops))),
+            "p10_games_per_cell": int(np.ceil(np.percentile(stops, 10))),
             "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
             "undecided_share": undecided}
 
@@ -313,8 +298,10 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
     p90_wall = wall * spread["p90_games_per_cell"] / max(spread["expected_games_per_cell"], 1)
     text = (f"About {spread['expected_games_per_cell']:,} games per cell expected "
             f"({spread['expected_games_per_cell'] * cells:,} in all, about {_duration(wall)} "
-            f"on {workers} core{'s' if workers != 1 else ''}), 90% of runs within "
-            f"{spread['p90_games_per_cell']:,} ({_duration(p90_wall)}), to decide at "
+            f"on {workers} core{'s' if workers != 1 else ''}; median "
+            f"{spread['median_games_per_cell']:,}, 80% of runs between "
+            f"{spread['p10_games_per_cell']:,} and {spread['p90_games_per_cell']:,}, "
+            f"{_duration(p90_wall)} at most), to decide at "
             f"±{100 * delta:g} "
             f"point{'' if delta == 0.01 else 's'} "
             f"(stop_when.delta).")
@@ -395,6 +382,11 @@ class Plan(BaseModel):
     total_games: int
     wall_seconds: float = Field(description="the expected wall time on `workers` cores")
     expected_games_per_cell: int
+    median_games_per_cell: int = Field(description="half the runs stop within this many "
+                                       "games per cell (stop_when.delta: simulated; "
+                                       "otherwise the planned games)")
+    p10_games_per_cell: int = Field(description="10% of the runs stop within this many "
+                                    "games per cell: with p90, the range to budget by")
     p90_games_per_cell: int = Field(description="90% of the runs stop within this many "
                                     "games per cell (stop_when.delta: simulated; otherwise "
                                     "the planned games)")
@@ -406,8 +398,9 @@ class Plan(BaseModel):
 
 
 class PlanJob(BaseModel):
-    """A plan being made in the background: queued, running, then done (with its result),
-    failed (with the reason, e.g. a pilot too slow for the time budget) or cancelled."""
+    """A plan being made in the background (a job of the service's queue: services.worker):
+    queued, running, then done (with its result), failed (with the reason, e.g. a pilot too
+    slow for the time budget) or cancelled."""
 
     id: str
     status: PlanStatus
@@ -416,149 +409,14 @@ class PlanJob(BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
+    cancel_requested: bool = False
     result: Plan | None = Field(default=None, description="the plan, once done")
 
-
-class PlanQueueFull(RuntimeError):
-    """Too many plans are queued or running."""
-
-
-class PlanFinished(RuntimeError):
-    """The plan has already finished (done, failed or cancelled)."""
-
-
-class PlanJobs:
-    """Plans made one at a time by a background thread, each pilot within `seconds`, taking
-    the owners (tokens) in turn, at most `max_per_owner` unfinished per owner.  Jobs
-    live in memory (the newest `keep` are kept; a restart forgets them: plan again)."""
-
-    def __init__(self, seconds: float = 20.0, max_unfinished: int = 8, keep: int = 100,
-                 workers: int | None = None, max_per_owner: int = 2):
-        self.seconds, self.max_unfinished, self.keep = seconds, max_unfinished, keep
-        self.max_per_owner = max_per_owner
-        self.workers = workers
-        self._jobs: OrderedDict[str, PlanJob] = OrderedDict()
-        self._owners: dict[str, str] = {}  # plan id -> the owner (token) that asked for it
-        self._served: dict[str, float] = {}  # owner -> when its last plan started
-        self._requests: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def submit(self, request: PlanRequest, owner: str = "") -> PlanJob:
-        """Queues a plan (PlanQueueFull when max_unfinished are queued or running, or
-        max_per_owner of `owner`'s: one token cannot take every place)."""
-        with self._lock:
-            unfinished = [pid for pid, j in self._jobs.items()
-                          if j.status in ("queued", "running")]
-            mine = sum(self._owners.get(pid) == owner for pid in unfinished)
-            if mine >= self.max_per_owner:
-                raise PlanQueueFull(f"{mine} plans of this token are queued or running (at "
-                                    f"most {self.max_per_owner}); retry when one has finished")
-            if len(unfinished) >= self.max_unfinished:
-                raise PlanQueueFull(f"{len(unfinished)} plans are queued or running (at most "
-                                    f"{self.max_unfinished}); retry when one has finished")
-            pid = uuid.uuid4().hex[:16]
-            job = PlanJob(id=pid, status="queued", url=f"/api/plans/{pid}",
-                          created_at=time.time())
-            self._jobs[pid] = job
-            self._owners[pid] = owner
-            self._forget_old()
-            if self._thread is None or not self._thread.is_alive():
-                self._stopping.clear()
-                self._thread = threading.Thread(target=self._work, name="plans", daemon=True)
-                self._thread.start()
-        self._requests.put((pid, request))
-        return job.model_copy()
-
-    def _next(self):
-        """The next plan to make: the oldest of the owner served longest ago (a token's
-        queued plans never delay another token's by more than the pilot playing now);
-        None to stop."""
-        item = self._requests.get()
-        waiting = [item]
-        while True:  # everything queued meanwhile, to choose among
-            try:
-                waiting.append(self._requests.get_nowait())
-            except queue.Empty:
-                break
-        if any(i is None for i in waiting):
-            return None
-        owner = lambda i: self._owners.get(i[0], "")  # noqa: E731
-        chosen = min(waiting, key=lambda i: self._served.get(owner(i), 0.0))
-        for other in waiting:
-            if other is not chosen:
-                self._requests.put(other)
-        self._served[owner(chosen)] = time.monotonic()
-        return chosen
-
-    def get(self, pid: str) -> PlanJob | None:
-        with self._lock:
-            job = self._jobs.get(pid)
-            return None if job is None else job.model_copy()
-
-    def owner(self, pid: str) -> str | None:
-        with self._lock:
-            return self._owners.get(pid)
-
-    def cancel(self, pid: str) -> PlanJob:
-        """Cancels a queued plan, or a running one (its pilot stops after the piece it plays:
-        within a second with the agents a plan is made for); PlanFinished when it has
-        already finished, KeyError when there is no such plan."""
-        with self._lock:
-            job = self._jobs[pid]
-            if job.status not in ("queued", "running"):
-                raise PlanFinished(f"plan {pid!r} is already {job.status}")
-            self._jobs[pid] = job = job.model_copy(update={"status": "cancelled",
-                                                           "finished_at": time.time()})
-            return job.model_copy()
-
-    def _cancelled(self, pid: str) -> bool:
-        job = self._jobs.get(pid)
-        return self._stopping.is_set() or job is None or job.status == "cancelled"
-
-    def stop(self, wait: float = STOP_WAIT_SECONDS) -> None:
-        """Ends the worker: a running pilot stops after the piece it plays, queued plans
-        stay queued (they are lost with the process).  Waits at most `wait` seconds: a
-        piece is one game at least, and one game of a costly agent may take longer; the
-        thread is a daemon that holds no Ray and no file, so a process may exit while it
-        ends its game."""
-        self._stopping.set()
-        self._requests.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout=wait)
-
-    def _forget_old(self) -> None:
-        finished = [pid for pid, j in self._jobs.items()
-                    if j.status in ("done", "failed", "cancelled")]
-        for pid in finished[:max(0, len(self._jobs) - self.keep)]:
-            del self._jobs[pid]
-            self._owners.pop(pid, None)
-
-    def _update(self, pid: str, **fields) -> None:
-        """Records a plan's progress, unless it was cancelled meanwhile."""
-        with self._lock:
-            if pid in self._jobs and self._jobs[pid].status != "cancelled":
-                self._jobs[pid] = self._jobs[pid].model_copy(update=fields)
-
-    def _work(self) -> None:
-        while not self._stopping.is_set():
-            item = self._next()
-            if item is None or self._stopping.is_set():
-                return
-            pid, request = item
-            if self._cancelled(pid):
-                continue
-            self._update(pid, status="running", started_at=time.time())
-            try:
-                plan = plan_experiment(request.spec, half_width=request.half_width,
-                                       delta=request.delta, pilot_games=request.pilot_games,
-                                       workers=self.workers, seconds=self.seconds,
-                                       stop=lambda: self._cancelled(pid))
-                self._update(pid, status="done", result=Plan.model_validate(plan),
-                             finished_at=time.time())
-            except PilotStopped:  # cancelled (its status says so) or the service stopping
-                pass
-            except Exception as exc:  # a failed plan is reported, never kills the worker
-                self._update(pid, status="failed", error=f"{type(exc).__name__}: {exc}",
-                             finished_at=time.time())
+    @classmethod
+    def of(cls, record: dict) -> "PlanJob":
+        """The plan job of a registry record (kind 'plan')."""
+        return cls(id=record["id"], status=record["status"],
+                   url=f"/api/plans/{record['id']}", created_at=record["created_at"],
+                   started_at=record["started_at"], finished_at=record["finished_at"],
+                   error=record["error"], cancel_requested=record["cancel_requested"],
+                   result=record["result"] if record["status"] == "done" else None)

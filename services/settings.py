@@ -7,14 +7,25 @@
     MEEPLELAB_MAX_GAMES          most games one experiment may ask for (default 10^9)
     MEEPLELAB_MAX_CELLS          most cells (arms x player counts) of one experiment
     MEEPLELAB_MAX_BODY_BYTES     largest request body (default 1 MiB; larger gets 413)
-    MEEPLELAB_TOKEN              a token, or the path of a file with one token per line
-                                 (a value starting with / ./ ../ or ~; it must exist):
-                                 writes then need `Authorization: Bearer <token>`
+    MEEPLELAB_TOKEN              a token (at least 16 characters, no '/' or space), or a
+                                 file with one token per line (a value starting with
+                                 file: / ./ ../ or ~; it must exist): anything else
+                                 refuses to start.  Writes then need
+                                 `Authorization: Bearer <token>`
     MEEPLELAB_ADMIN_TOKEN        operators' tokens (same forms): they may also cancel and
                                  delete experiments of other tokens (others get 403)
     MEEPLELAB_PROTECT_READS      reads need the token too (default false)
     MEEPLELAB_MAX_RUNNING        experiments running at once (the rest queue in order)
-    MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued experiments per token (429 beyond)
+    MEEPLELAB_MAX_RUNNING_PLANS  plans whose pilots play at once (each in a process)
+    MEEPLELAB_MAX_RUNNING_BALANCE     balance searches playing at once (each in a process)
+    MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued jobs of each kind (experiments,
+                                 plans, balance searches) per token (429 beyond)
+    MEEPLELAB_MAX_QUEUED         running or queued jobs of every kind and token (429 beyond)
+    MEEPLELAB_JOB_CPU_SECONDS    CPU budget of one plan or balance search (its process ends
+                                 when spent: the job fails saying so)
+    MEEPLELAB_PLAN_SECONDS       wall-time budget of a plan's pilot
+    MEEPLELAB_MAX_BALANCE_GAMES  most games one balance search may ask for (search and
+                                 confirmation, every player count)
 
 The version is the installed package's (importlib.metadata), never written here.
 """
@@ -24,6 +35,7 @@ import hashlib
 import ipaddress
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import unquote
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -32,7 +44,8 @@ from core_cy.engine.game import PACKAGE_VERSION
 
 VERSION = PACKAGE_VERSION
 MIB = 1 << 20
-PATH_PREFIXES = ("/", "./", "../", "~")  # a token setting written so is a file of tokens
+PATH_PREFIXES = ("/", "./", "../", "~", "file:")  # a token setting written so is a file
+MIN_TOKEN_CHARS = 16  # a token shorter than this is refused (openssl rand -hex 32 gives 64)
 
 
 class Settings(BaseSettings):
@@ -57,7 +70,17 @@ class Settings(BaseSettings):
                           "delete experiments submitted with other tokens")
     protect_reads: bool = Field(False, description="reads need the token as well as writes")
     max_running: int = Field(1, ge=1, description="experiments running at the same time")
-    max_running_per_token: int = Field(4, ge=1, description="unfinished experiments per token")
+    max_running_plans: int = Field(1, ge=1, description="plans whose pilots play at once")
+    max_running_balance: int = Field(1, ge=1, description="balance searches playing at once")
+    max_running_per_token: int = Field(4, ge=1, description="unfinished jobs of each kind "
+                                       "(experiments, plans, balance searches) per token")
+    max_queued: int = Field(64, ge=1, description="unfinished jobs of every kind and token")
+    job_cpu_seconds: int = Field(3600, ge=1, description="CPU budget of one plan or balance "
+                                 "search: its process ends when it is spent")
+    plan_seconds: float = Field(20.0, gt=0, le=3600, description="wall-time budget of a "
+                                "plan's pilot")
+    max_balance_games: int = Field(2_000_000, ge=10, description="most games of one balance "
+                                   "search (search and confirmation, every player count)")
     worker_nice: int = Field(
         10, ge=0, le=19,
         description="niceness of the processes that play shards: playing is batch work, so on "
@@ -92,6 +115,11 @@ class Settings(BaseSettings):
         """The size limits as ExperimentSpec's validation context."""
         return {"max_games": self.max_games, "max_cells": self.max_cells}
 
+    def lanes(self) -> dict[str, int]:
+        """Places of each job kind: how many run at once."""
+        return {"experiment": self.max_running, "plan": self.max_running_plans,
+                "balance": self.max_running_balance}
+
 
 def _read_tokens(setting: SecretStr | None, name: str) -> tuple[str, ...]:
     if setting is None:
@@ -100,19 +128,57 @@ def _read_tokens(setting: SecretStr | None, name: str) -> tuple[str, ...]:
     if not value:
         return ()
     if not value.startswith(PATH_PREFIXES):
-        return (value,)
+        return (_checked_token(value, name),)
+    path = _token_path(value, name)
     try:
-        text = Path(value).expanduser().read_text()
+        text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{name} names the file {value}, which cannot be read "
                          f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}):"
                          " refusing to start without the tokens it should hold") from None
-    lines = (line.strip() for line in text.splitlines())
-    tokens = tuple(line for line in lines if line and not line.startswith("#"))
+    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
+    tokens = tuple(_checked_token(line, f"{name} (line {n} of {value})")
+                   for n, line in lines if line and not line.startswith("#"))
     if not tokens:
         raise ValueError(f"{name} names the file {value}, which holds no token: refusing "
                          "to start")
     return tokens
+
+
+def _token_path(value: str, name: str) -> Path:
+    """The file a token setting names: a path, or a file: URI (file:relative/path,
+    file:/abs/path, file:///abs/path; file://localhost/abs/path)."""
+    if not value.startswith("file:"):
+        return Path(value).expanduser()
+    rest = value[len("file:"):]
+    if rest.startswith("//"):
+        host, _, path = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            raise ValueError(f"{name} names the file {value} on another host ({host!r}): "
+                             "refusing to start (a file: setting names a local file)")
+        rest = "/" + path
+    if not rest:
+        raise ValueError(f"{name} is 'file:' without a path: refusing to start")
+    return Path(unquote(rest)).expanduser()
+
+
+def _checked_token(token: str, name: str) -> str:
+    """A token as written in a setting or a token file, or ValueError (the token itself is
+    never part of the message): at least MIN_TOKEN_CHARS characters, no whitespace, and no
+    '/' (a relative path written without ./ or file: would otherwise be the password)."""
+    if "/" in token:
+        raise ValueError(f"{name} holds a value with '/' that does not start with file:, /, "
+                         "./, ../ or ~: refusing to start.  A file of tokens is written "
+                         "file:PATH or ./PATH; a token has no '/' (openssl rand -hex 32)")
+    if any(c.isspace() for c in token):
+        raise ValueError(f"{name} holds a token with a space in it: refusing to start "
+                         "(one token a line; openssl rand -hex 32)")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ValueError(f"{name} holds a token of {len(token)} character"
+                         f"{'' if len(token) == 1 else 's'}: refusing to "
+                         f"start (a token has at least {MIN_TOKEN_CHARS}; openssl rand -hex "
+                         "32 gives 64)")
+    return token
 
 
 def owner_of(token: str | None) -> str:
