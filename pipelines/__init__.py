@@ -35,9 +35,9 @@ from pipelines.breakdowns import agent_summary, breakdown
 from pipelines.comparisons import compare
 from pipelines.dataset import CELL, SEAT, GameFacts, register_game_facts, results, scan
 from pipelines.figures import DELTA, Look
-from pipelines.stopping import decided, precise, simulate_decision
+from pipelines.stopping import decided, pilot_units, precise, simulate_decision
 from pipelines.summaries import cell_summary, end_reasons, seat_summary, summary
 
 __all__ = ["scan", "results", "summary", "cell_summary", "seat_summary", "agent_summary",
-           "end_reasons", "breakdown", "compare", "decided", "precise", "simulate_decision", "Look", "DELTA", "GameFacts",
+           "end_reasons", "breakdown", "compare", "decided", "pilot_units", "precise", "simulate_decision", "Look", "DELTA", "GameFacts",
            "register_game_facts", "CELL", "SEAT"]
