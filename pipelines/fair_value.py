@@ -79,12 +79,14 @@ class Fit:
 
 
 def fit(waves: list[tuple[np.ndarray, np.ndarray]]) -> Fit:
-    """The logistic quasi-likelihood fit of waves [(values (m,), Y (deals, m)), ...]."""
+    """The logistic quasi-likelihood fit of waves [(values (m,), Y (deals, m)), ...]; a NaN
+    in Y is a deal not observed at that value (a game that ended at a simulator safety)."""
     xs, sums, counts = [], [], []
     for values, y in waves:
         xs.append(np.asarray(values, dtype=np.float64))
-        sums.append(np.asarray(y, dtype=np.float64).sum(axis=0))
-        counts.append(np.full(len(values), y.shape[0], dtype=np.float64))
+        sums.append(np.nansum(np.asarray(y, dtype=np.float64), axis=0))
+        counts.append((~np.isnan(np.asarray(y, dtype=np.float64))).sum(axis=0)
+                      .astype(np.float64))
     x, s, n = np.concatenate(xs), np.concatenate(sums), np.concatenate(counts)
     X = np.column_stack([np.ones_like(x), x])
     total = s.sum() / n.sum()
@@ -105,9 +107,10 @@ def fit(waves: list[tuple[np.ndarray, np.ndarray]]) -> Fit:
     for values, y in waves:                    # one cluster per deal of a wave
         m = len(values)
         resid = np.asarray(y, dtype=np.float64) - mu[at:at + m][None, :]
-        r = resid @ X[at:at + m]               # (deals, 2) score contributions
+        seen = ~np.isnan(resid)
+        r = np.where(seen, resid, 0.0) @ X[at:at + m]  # (deals, 2) score contributions
         meat += r.T @ r
-        clusters += y.shape[0]
+        clusters += int(seen.any(axis=1).sum())
         at += m
     inv = np.linalg.inv(bread + 1e-12 * np.eye(2))
     cov = inv @ meat @ inv * (clusters / max(clusters - 1, 1))
@@ -244,6 +247,7 @@ def paired_difference(diff) -> dict:
     """Mean of per-game paired differences with its 95% t interval (restricted play: the
     same deal with and without an action kind)."""
     diff = np.asarray(diff, dtype=np.float64)
+    diff = diff[~np.isnan(diff)]  # a pair with a game ended at a simulator safety
     n = len(diff)
     mean = float(diff.mean())
     sd = float(diff.std(ddof=1)) if n > 1 else math.inf
