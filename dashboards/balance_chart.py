@@ -1,7 +1,8 @@
 """The sensitivity chart of a fair-value search, as a self-contained SVG (no script, no CDN):
 the fitted curve with its 95% band against the option's value, the observed means, the target
 line with its +-delta strip, the window of values whose band lies inside the strip, the fair
-value with its interval and the confirmed integers.  It takes one cell of
+value with its interval and the confirmed integers; round ticks on both axes, both axes
+labelled, and a legend naming every mark.  It takes one cell of
 services.balance.run_fair_value's result, so the dashboard, the API
 (GET /api/balance/{id}/chart.svg) and the shareable report draw the same picture."""
 from __future__ import annotations
@@ -9,12 +10,36 @@ from __future__ import annotations
 import math
 from html import escape
 
-W, H = 560, 320
-LEFT, RIGHT, TOP, BOTTOM = 62, 16, 34, 46
+W, H = 600, 380
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 34, 108  # the bottom holds the x axis's label and the legend
+PLOT_BOTTOM = H - BOTTOM
+COLOURS = {"fair": "#2a7a2a", "unfair": "#b3261e", "not decided": "#888"}
 
 
 def _fmt(v: float) -> str:
     return f"{v:.1f}"
+
+
+def nice_ticks(lo: float, hi: float, most: int = 6, integer: bool = False) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten; integers on an integer axis)
+    covering [lo, hi], at most `most` + 1 of them."""
+    span = max(hi - lo, 1e-9)
+    raw = span / most
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+    if integer:
+        step = max(1, round(step))
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks, v = [], first
+    while v <= hi + 1e-9 * span:
+        ticks.append(round(v, 10))
+        v += step
+    return ticks
+
+
+def _tick(v: float, signed: bool) -> str:
+    text = f"{v:+g}" if signed and v else f"{v:g}"
+    return text.replace("-", "\u2212")
 
 
 def chart_svg(cell: dict, option: str) -> str:
@@ -33,25 +58,26 @@ def chart_svg(cell: dict, option: str) -> str:
         return LEFT + (x - lo_x) / (hi_x - lo_x) * (W - LEFT - RIGHT)
 
     def py(y):
-        return TOP + (y_hi - 100 * y) / (y_hi - y_lo) * (H - TOP - BOTTOM)
+        return TOP + (y_hi - 100 * y) / (y_hi - y_lo) * (PLOT_BOTTOM - TOP)
 
     def pyp(points):      # y already in points
-        return TOP + (y_hi - points) / (y_hi - y_lo) * (H - TOP - BOTTOM)
+        return TOP + (y_hi - points) / (y_hi - y_lo) * (PLOT_BOTTOM - TOP)
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" '
            f'height="{H}" font-family="sans-serif" font-size="11" role="img">',
            f'<title>{escape(cell["sentence"])}</title>',
            f'<rect width="{W}" height="{H}" fill="white"/>']
     # the +-delta strip around the target, and the target line
-    out.append(f'<rect x="{LEFT}" y="{_fmt(pyp(t + d))}" width="{W - LEFT - RIGHT}" '
-               f'height="{_fmt(pyp(t - d) - pyp(t + d))}" fill="#e8f4e8"/>')
+    out.append(f'<rect class="strip" x="{LEFT}" y="{_fmt(pyp(t + d))}" '
+               f'width="{W - LEFT - RIGHT}" height="{_fmt(pyp(t - d) - pyp(t + d))}" '
+               'fill="#e8f4e8"/>')
     out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{_fmt(pyp(t))}" y2="{_fmt(pyp(t))}" '
                'stroke="#2a7a2a" stroke-dasharray="4 3"/>')
     if c["window"]:
         a, b = c["window"]
         out.append(f'<rect class="window" x="{_fmt(px(a))}" y="{TOP}" '
-                   f'width="{_fmt(max(px(b) - px(a), 1))}" height="{H - TOP - BOTTOM}" '
-                   'fill="#2a7a2a" fill-opacity="0.12"/>')
+                   f'width="{_fmt(max(px(b) - px(a), 1))}" height="{PLOT_BOTTOM - TOP}" '
+                   'fill="#2a7a2a" fill-opacity="0.15"/>')
     band = [f"{_fmt(px(x))},{_fmt(py(v))}" for x, v in zip(xs, c["high"])]
     band += [f"{_fmt(px(x))},{_fmt(py(v))}" for x, v in reversed(list(zip(xs, c["low"])))]
     out.append(f'<polygon class="band" points="{" ".join(band)}" fill="#4a78c2" '
@@ -62,46 +88,86 @@ def chart_svg(cell: dict, option: str) -> str:
     for x, y, n in zip(c["points"]["x"], c["points"]["y"], c["points"]["games"]):
         r = 2 + min(4, math.log10(max(n, 1)))
         out.append(f'<circle class="point" cx="{_fmt(px(x))}" cy="{_fmt(py(y))}" r="{r:.1f}" '
-                   f'fill="#1f4e9c"><title>{x:g}: {100 * y:+.1f} ({int(n):,} games)</title>'
-                   '</circle>')
+                   f'fill="#1f4e9c"><title>{x:g}: {100 * y:+.1f} points ({int(n):,} games)'
+                   '</title></circle>')
     if ans["status"] == "found" and ans["estimate"] is not None:
         e = min(max(ans["estimate"], lo_x), hi_x)
         a = max(ans["low"], lo_x) if ans["low"] is not None else lo_x
         b = min(ans["high"], hi_x) if ans["high"] is not None else hi_x
-        y0 = H - BOTTOM - 8
+        y0 = PLOT_BOTTOM - 8
         out.append(f'<line class="fair" x1="{_fmt(px(a))}" x2="{_fmt(px(b))}" y1="{y0}" '
                    f'y2="{y0}" stroke="#b3261e" stroke-width="3"/>')
         out.append(f'<circle cx="{_fmt(px(e))}" cy="{y0}" r="4" fill="#b3261e"/>')
     for conf in cell.get("confirmations", []):
-        colour = {"fair": "#2a7a2a", "unfair": "#b3261e"}.get(conf["verdict"], "#888")
         x = px(conf["value"])
         out.append(f'<rect class="confirmed" x="{_fmt(x - 4)}" y="{TOP - 14}" width="8" '
-                   f'height="8" fill="{colour}"><title>{escape(conf["sentence"])}</title>'
-                   '</rect>')
-    # axes
-    out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{H - BOTTOM}" y2="{H - BOTTOM}" '
-               'stroke="#333"/>')
-    out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{H - BOTTOM}" stroke="#333"/>')
-    step = max(1, round((hi_x - lo_x) / 10))
-    v = math.ceil(lo_x)
-    while v <= hi_x:
-        out.append(f'<text x="{_fmt(px(v))}" y="{H - BOTTOM + 14}" text-anchor="middle">{v:g}'
-                   '</text>')
-        v += step
-    for frac in (0, 0.25, 0.5, 0.75, 1):
-        yv = y_lo + frac * (y_hi - y_lo)
-        out.append(f'<text x="{LEFT - 6}" y="{_fmt(pyp(yv) + 4)}" text-anchor="end">'
-                   f'{yv:+.1f}</text>')
-    out.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 8}" text-anchor="middle">'
-               f'{escape(option)} (seat {cell["seat"] + 1}, {cell["players"]} players)</text>')
-    out.append(f'<text x="14" y="{(TOP + H - BOTTOM) / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {(TOP + H - BOTTOM) / 2})">'
-               f'{escape(c["figure"])} (points)</text>')
+                   f'height="8" fill="{COLOURS.get(conf["verdict"], "#888")}"><title>'
+                   f'{escape(conf["sentence"])}</title></rect>')
+    out += _axes(option, cell, c, lo_x, hi_x, y_lo, y_hi, px, pyp)
+    out += _legend(cell, c, ans)
     out.append(f'<text x="{LEFT}" y="14">{escape(cell["agent"])}: fair at '
                + (f'{ans["estimate"]:.2f}' if ans["status"] == "found" else ans["status"])
                + '</text>')
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _axes(option, cell, c, lo_x, hi_x, y_lo, y_hi, px, pyp) -> list[str]:
+    """Both axes with round ticks and their labels (the option and its seat; the figure)."""
+    out = [f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{PLOT_BOTTOM}" y2="{PLOT_BOTTOM}" '
+           'stroke="#333"/>',
+           f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{PLOT_BOTTOM}" stroke="#333"/>']
+    for v in nice_ticks(lo_x, hi_x, 10, integer=True):
+        out.append(f'<text class="xtick" x="{_fmt(px(v))}" y="{PLOT_BOTTOM + 14}" '
+                   f'text-anchor="middle">{_tick(v, False)}</text>')
+    for v in nice_ticks(y_lo, y_hi, 6):
+        out.append(f'<line x1="{LEFT - 4}" x2="{LEFT}" y1="{_fmt(pyp(v))}" '
+                   f'y2="{_fmt(pyp(v))}" stroke="#333"/>')
+        out.append(f'<text class="ytick" x="{LEFT - 6}" y="{_fmt(pyp(v) + 4)}" '
+                   f'text-anchor="end">{_tick(v, True)}</text>')
+    out.append(f'<text class="xlabel" x="{(LEFT + W - RIGHT) / 2}" y="{PLOT_BOTTOM + 30}" '
+               f'text-anchor="middle">{escape(option)} (seat {cell["seat"] + 1}, '
+               f'{cell["players"]} players)</text>')
+    mid = (TOP + PLOT_BOTTOM) / 2
+    out.append(f'<text class="ylabel" x="14" y="{mid}" text-anchor="middle" '
+               f'transform="rotate(-90 14 {mid})">{escape(c["figure"])} (points)</text>')
+    return out
+
+
+def _legend(cell, c, ans) -> list[str]:
+    """What every mark means, under the x axis: one entry a mark the chart shows."""
+    entries = [("line", "#1f4e9c", "fitted curve with its 95% band"),
+               ("dot", "#1f4e9c", "observed mean of a value (size: games)"),
+               ("strip", "#e8f4e8", f"within \u00b1{100 * c['delta']:g} points of the target "
+                                    "(dashed)")]
+    if c["window"]:
+        entries.append(("window", "#2a7a2a", "fair window: values whose band lies inside"))
+    if ans["status"] == "found":
+        entries.append(("bar", "#b3261e", "fair value with its 95% interval"))
+    shown = sorted({conf["verdict"] for conf in cell.get("confirmations", [])})
+    for verdict in shown:
+        entries.append(("square", COLOURS.get(verdict, "#888"),
+                        f"confirmation on fresh deals: {verdict}"))
+    out = ['<g class="legend">']
+    for k, (mark, colour, text) in enumerate(entries):
+        x = LEFT + (k % 2) * 270
+        y = PLOT_BOTTOM + 48 + (k // 2) * 16
+        if mark == "line":
+            out.append(f'<line x1="{x}" x2="{x + 14}" y1="{y - 4}" y2="{y - 4}" '
+                       f'stroke="{colour}" stroke-width="2"/>')
+        elif mark == "dot":
+            out.append(f'<circle cx="{x + 7}" cy="{y - 4}" r="3.5" fill="{colour}"/>')
+        elif mark == "bar":
+            out.append(f'<line x1="{x}" x2="{x + 14}" y1="{y - 4}" y2="{y - 4}" '
+                       f'stroke="{colour}" stroke-width="3"/>')
+        else:
+            opacity = ' fill-opacity="0.3"' if mark == "window" else ""
+            side = 8 if mark == "square" else 14
+            out.append(f'<rect x="{x + (14 - side) / 2}" y="{y - 4 - side / 2}" '
+                       f'width="{side}" height="{side}" fill="{colour}"{opacity}/>')
+        out.append(f'<text class="legend-entry" x="{x + 20}" y="{y}">{escape(text)}</text>')
+    out.append("</g>")
+    return out
 
 
 def chart_json(cell: dict, option: str) -> dict:

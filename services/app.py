@@ -34,7 +34,6 @@ from services.api.spec_schema import plan_request_schema, spec_components
 from services.registry import Registry
 from services.settings import VERSION, Settings, is_loopback
 from services.metrics import Metrics
-from services.plan import PlanJobs
 from services.worker import Worker, stop_ray
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboards"
@@ -199,9 +198,10 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
         settings = settings.model_copy(update=overrides)
     registry = _open_registry(settings)
     metrics = Metrics(registry)
-    worker = Worker(registry, settings.results, slots=settings.max_running,
-                    ray_address=settings.ray_address, shard_done=metrics.shard_done,
-                    worker_nice=settings.worker_nice)
+    worker = Worker(registry, settings.results, ray_address=settings.ray_address,
+                    shard_done=metrics.shard_done, worker_nice=settings.worker_nice,
+                    lanes=settings.lanes(), job_cpu_seconds=settings.job_cpu_seconds,
+                    plan_seconds=settings.plan_seconds, limits=settings.spec_limits())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -216,13 +216,11 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
             if reclaim is not None:
                 reclaim.cancel()
             # Within the k8s grace period (k8s/api.yaml): running experiments stop within
-            # a few seconds and stay unfinished (they resume next start), a running pilot
-            # stops after its piece (told first, so both stop at once), then this
+            # a few seconds, running plans and balance searches at once (their processes
+            # are ended); all stay unfinished and run again next start; then this
             # process's Ray shuts down.
-            app.state.plans.stop(wait=0)
             if run_worker:
                 worker.stop(timeout=STOP_SECONDS)
-            app.state.plans.stop()
             if own_ray:
                 stop_ray()
             registry.close()
@@ -232,7 +230,6 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
                   description="Monte Carlo balance experiments for tabletop games.")
     app.state.settings, app.state.registry, app.state.worker = settings, registry, worker
     app.state.metrics = metrics
-    app.state.plans = PlanJobs()
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RequestGuard, same_origin=not settings.auth_enabled,
                        hosts=loopback_hosts)
@@ -257,7 +254,8 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.include_router(report.router, dependencies=reads)
     app.include_router(plan.router)
     app.include_router(plan.reads, dependencies=reads)
-    app.include_router(balance.router, dependencies=reads)  # what to change (issue 28)
+    app.include_router(balance.router)  # what to change
+    app.include_router(balance.reads, dependencies=reads)
     app.include_router(ops.router)  # probes and metrics need no token
     _mount_pages(app)
     _contract(app, settings)
@@ -329,6 +327,10 @@ def _mount_pages(app: FastAPI) -> None:
     @app.get("/new", include_in_schema=False)
     def new_experiment():
         return page("new.html")
+
+    @app.get("/balance", include_in_schema=False)
+    def balance_page():
+        return page("balance.html")
 
     @app.get("/experiments/{eid}", include_in_schema=False)
     def experiment_page(eid: str):

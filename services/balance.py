@@ -8,17 +8,18 @@
   fresh deals (the spec's seed + 1) with a verdict at +-delta.
 - run_forbid_value: the same deals with the seat's agent as given and restricted
   (agent(forbid=kind)): the paired difference in win share and score of every seat.
-Both play in this process (the nogil loop, one core), so the answer is the same on any
-machine; the statistics are pipelines.fair_value's (this module only plays and words).
+Both play in the calling process (the nogil loop, one core), so the answer is the same on any
+machine; the service runs them as jobs of its one queue (services.worker: a niced process of
+their own under a CPU budget, ended at once by a cancel).  `progress(event)` hears after
+every value of a wave and every confirmation: {"players", "games" (new since the last event),
+"left" (about how many games the question still needs: None until that is known),
+"detail" (where it stands, in words)}.  The statistics are pipelines.fair_value's (this
+module only plays and words).
 """
 from __future__ import annotations
 
 import math
-import queue
-import threading
 import time
-import uuid
-from collections import OrderedDict
 
 import numpy as np
 
@@ -83,6 +84,31 @@ def _play(spec, players, rules, agents, seed, start, count) -> dict:
     if "seat_forced" in rows.columns:
         out["seat_forced"] = np.array(rows["seat_forced"].to_list()).reshape(-1, players)
     return out
+
+
+def budget_games(spec) -> int:
+    """The most games a spec's balance question may play: the search's max_games and the
+    confirmation of (at most) two nearest integers per player count, or the two arms of a
+    forbid question."""
+    b = spec.balance
+    per_count = (b.max_games + 2 * b.confirm_games) if b.option is not None \
+        else 2 * b.confirm_games
+    return per_count * len(spec.player_counts())
+
+
+def _search_left(waves: list, spec, players: int, used: int) -> int | None:
+    """About how many more games the search of one player count needs: the interval
+    narrows as one over the root of the games, so (half-width / precision)^2 times the games
+    so far, within max_games; None while the interval is unbounded (not yet known)."""
+    b = spec.balance
+    if not waves:
+        return None
+    ans = fv.answer(fv.fit(waves), b.range[0], b.range[1], _target(spec), integer=True)
+    if fv.done(ans, b.precision):
+        return 0
+    if not math.isfinite(ans.half_width):
+        return None
+    return int(min(b.max_games - used, used * ((ans.half_width / b.precision) ** 2 - 1)))
 
 
 def _target(spec) -> float:
@@ -152,19 +178,33 @@ def run_fair_value(spec, progress=None) -> dict:
     b = spec.balance
     game = core_cy.load(spec.game)
     cells = []
-    for players in spec.player_counts():
+    confirming = 2 * b.confirm_games  # the confirmation's games, at most
+    counts = spec.player_counts()
+    for players in counts:
+        later = counts.index(players) < len(counts) - 1  # what they need is not known yet
         agents = spec.agent_list(players)
         seat = b.seat_of(players)
 
-        def play(values, start, count, players=players, agents=agents):
+        seen: list = []  # the waves so far, for the progress's estimate of what is left
+
+        def play(values, start, count, players=players, agents=agents, seen=seen,
+                 later=later):
+            used = sum(y.size for _, y in seen)
+            left = _search_left(seen, spec, players, used)
             cols = []
-            for v in values:
+            for k, v in enumerate(values):
                 out = _play(spec, players, balance_rules(spec, players, v), agents, spec.seed,
                             start, count)
                 cols.append(_figure(spec, players, out["seat_win_share"]))
-            if progress:
-                progress(players, len(values) * count)
-            return np.column_stack(cols)
+                if progress:
+                    wave = (len(values) - k - 1) * count  # the wave's games still to play
+                    progress({"players": players, "games": count,
+                              "left": None if left is None or later else
+                              max(left - (k + 1) * count, wave) + confirming,
+                              "detail": f"{players} players: searching {b.option}, wave "
+                                        f"{len(seen) + 1}, {used + (k + 1) * count:,} games"})
+            seen.append((np.asarray(values, dtype=np.float64), np.column_stack(cols)))
+            return seen[-1][1]
 
         started = time.process_time()
         ans, f, waves = fv.search(play, b.range[0], b.range[1], _target(spec), b.precision,
@@ -172,8 +212,13 @@ def run_fair_value(spec, progress=None) -> dict:
         who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
         aim = "to be fair" if b.target == "equal" else f"to win {100 * b.target:g}%"
         text = _answer_sentence(ans, b, who, agents[seat], aim)
-        confirmations = [confirm(spec, players, v) for v in ans.nearest] \
-            if b.confirm_games else []
+        confirmations = []
+        for k, v in enumerate(ans.nearest if b.confirm_games else []):
+            confirmations.append(confirm(spec, players, v))
+            if progress:
+                progress({"players": players, "games": b.confirm_games,
+                          "left": (len(ans.nearest) - k - 1) * b.confirm_games,
+                          "detail": f"{players} players: confirmed {b.option} = {v}"})
         cells.append({"players": players, "seat": seat, "agent": agents[seat],
                       "answer": ans.as_dict(), "sentence": text,
                       "games": int(sum(w[1].size for w in waves)),
@@ -227,7 +272,8 @@ def run_forbid_value(spec, progress=None) -> dict:
         free = _play(spec, players, rules, agents, spec.seed, 0, b.confirm_games)
         kept = _play(spec, players, rules, restricted, spec.seed, 0, b.confirm_games)
         if progress:
-            progress(players, 2 * b.confirm_games)
+            progress({"players": players, "games": 2 * b.confirm_games, "left": None,
+                      "detail": f"{players} players: {b.forbid} measured"})
         seats = []
         for k in range(1 if game.cooperative else players):
             row = {"seat": k}
@@ -257,58 +303,3 @@ def run_balance(spec, progress=None) -> dict:
     if spec.balance.option is not None:
         return run_fair_value(spec, progress)
     return run_forbid_value(spec, progress)
-
-
-class BalanceJobs:
-    """Balance questions answered one at a time by a background thread (the API's; no
-    request waits for one).  Jobs live in memory: the newest `keep` are kept."""
-
-    def __init__(self, max_unfinished: int = 2, keep: int = 50, run: bool = True):
-        self.max_unfinished, self.keep, self.run = max_unfinished, keep, run
-        self._jobs: OrderedDict[str, dict] = OrderedDict()
-        self._queue: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def submit(self, spec) -> dict:
-        """Queues a spec's question; RuntimeError when max_unfinished wait already."""
-        with self._lock:
-            waiting = sum(j["status"] in ("queued", "running") for j in self._jobs.values())
-            if waiting >= self.max_unfinished:
-                raise RuntimeError(f"{waiting} balance questions are queued or running (at "
-                                   f"most {self.max_unfinished}); retry when one has finished")
-            bid = uuid.uuid4().hex[:16]
-            self._jobs[bid] = {"id": bid, "status": "queued", "url": f"/api/balance/{bid}",
-                               "games_played": 0, "result": None, "error": None}
-            done = [k for k, j in self._jobs.items() if j["status"] in ("done", "failed")]
-            for k in done[:max(0, len(self._jobs) - self.keep)]:
-                del self._jobs[k]
-            if self.run and (self._thread is None or not self._thread.is_alive()):
-                self._thread = threading.Thread(target=self._work, name="balance",
-                                                daemon=True)
-                self._thread.start()
-        self._queue.put((bid, spec))
-        return self.get(bid)
-
-    def get(self, bid: str) -> dict | None:
-        with self._lock:
-            job = self._jobs.get(bid)
-            return None if job is None else dict(job)
-
-    def _set(self, bid: str, **fields) -> None:
-        with self._lock:
-            if bid in self._jobs:
-                self._jobs[bid].update(fields)
-
-    def _work(self) -> None:
-        while True:
-            bid, spec = self._queue.get()
-            self._set(bid, status="running")
-
-            def progress(players, games, bid=bid):
-                with self._lock:
-                    self._jobs[bid]["games_played"] += games
-            try:
-                self._set(bid, status="done", result=run_balance(spec, progress))
-            except Exception as exc:  # reported in the job, never a dead worker thread
-                self._set(bid, status="failed", error=f"{type(exc).__name__}: {exc}")

@@ -450,8 +450,7 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
         print(f"error: spec {path} has no balance section (services/spec.py Balance)",
               file=sys.stderr)
         return 2
-    result = run_balance(spec, progress=lambda players, games: print(
-        f"  {players} players: {games:,} more games", file=sys.stderr))
+    result = run_balance(spec, progress=_balance_progress(sys.stderr))
     if as_json:
         print(json.dumps(result, indent=1), file=out)
         return 0
@@ -466,6 +465,34 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
                   + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"),
                   file=out)
     return 0
+
+
+def _balance_progress(out, every: float = 2.0):
+    """A balance search's progress callback printing at most one line every `every` seconds:
+    where it stands, its games per second (over a recent window) and an ETA from the games
+    it still needs ("ETA -" until that is known, never the max_games bound)."""
+    import time
+
+    from services.worker import Rate
+
+    rate, seen, last = Rate(), [0], [0.0]
+
+    def progress(event: dict) -> None:
+        seen[0] += event["games"]
+        per_s = rate.add(seen[0])
+        if time.monotonic() - last[0] < every and event["left"] != 0:
+            return
+        last[0] = time.monotonic()
+        left = event["left"]
+        eta = ("ETA -" if left is None or not per_s else
+               f"about {left:,} more games, ETA {_eta(left / per_s)}")
+        speed = f", {per_s:,.0f} games/s" if per_s else ""
+        print(f"  {event['detail']}{speed}; {eta}", file=out, flush=True)
+    return progress
+
+
+def _eta(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _serve_arguments(p: argparse.ArgumentParser) -> None:

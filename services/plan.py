@@ -1,6 +1,7 @@
 """Sample-size planning before a run: `meeplelab plan SPEC` and the API's plan jobs
-(`POST /api/plans`, then `GET /api/plans/{id}`: PlanJobs plays the pilots in a background
-thread, within a time budget, so no request waits for a pilot).
+(`POST /api/plans`, then `GET /api/plans/{id}`: a job of the service's one queue,
+services.worker, whose pilot plays in a niced process of its own within a time budget, so no
+request waits for a pilot and a cancel ends it at once).
 
 A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
 pilot is not the run's first games), and goes on (the same deals for every arm, at most
@@ -27,11 +28,7 @@ statistics use); games are deals times their rotations.  Formulas: pipelines.sta
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
-import uuid
-from collections import OrderedDict
 from typing import Callable, Literal
 
 import numpy as np
@@ -51,7 +48,6 @@ MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cel
 PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
 PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
 # checking its stop flag and its time budget between pieces
-STOP_WAIT_SECONDS = 1.0  # how long a stop of the plan jobs waits for the pilot's piece
 
 
 class PlanRequest(BaseModel):
@@ -395,8 +391,9 @@ class Plan(BaseModel):
 
 
 class PlanJob(BaseModel):
-    """A plan being made in the background: queued, running, then done (with its result),
-    failed (with the reason, e.g. a pilot too slow for the time budget) or cancelled."""
+    """A plan being made in the background (a job of the service's queue: services.worker):
+    queued, running, then done (with its result), failed (with the reason, e.g. a pilot too
+    slow for the time budget) or cancelled."""
 
     id: str
     status: PlanStatus
@@ -405,149 +402,14 @@ class PlanJob(BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
+    cancel_requested: bool = False
     result: Plan | None = Field(default=None, description="the plan, once done")
 
-
-class PlanQueueFull(RuntimeError):
-    """Too many plans are queued or running."""
-
-
-class PlanFinished(RuntimeError):
-    """The plan has already finished (done, failed or cancelled)."""
-
-
-class PlanJobs:
-    """Plans made one at a time by a background thread, each pilot within `seconds`, taking
-    the owners (tokens) in turn, at most `max_per_owner` unfinished per owner.  Jobs
-    live in memory (the newest `keep` are kept; a restart forgets them: plan again)."""
-
-    def __init__(self, seconds: float = 20.0, max_unfinished: int = 8, keep: int = 100,
-                 workers: int | None = None, max_per_owner: int = 2):
-        self.seconds, self.max_unfinished, self.keep = seconds, max_unfinished, keep
-        self.max_per_owner = max_per_owner
-        self.workers = workers
-        self._jobs: OrderedDict[str, PlanJob] = OrderedDict()
-        self._owners: dict[str, str] = {}  # plan id -> the owner (token) that asked for it
-        self._served: dict[str, float] = {}  # owner -> when its last plan started
-        self._requests: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def submit(self, request: PlanRequest, owner: str = "") -> PlanJob:
-        """Queues a plan (PlanQueueFull when max_unfinished are queued or running, or
-        max_per_owner of `owner`'s: one token cannot take every place)."""
-        with self._lock:
-            unfinished = [pid for pid, j in self._jobs.items()
-                          if j.status in ("queued", "running")]
-            mine = sum(self._owners.get(pid) == owner for pid in unfinished)
-            if mine >= self.max_per_owner:
-                raise PlanQueueFull(f"{mine} plans of this token are queued or running (at "
-                                    f"most {self.max_per_owner}); retry when one has finished")
-            if len(unfinished) >= self.max_unfinished:
-                raise PlanQueueFull(f"{len(unfinished)} plans are queued or running (at most "
-                                    f"{self.max_unfinished}); retry when one has finished")
-            pid = uuid.uuid4().hex[:16]
-            job = PlanJob(id=pid, status="queued", url=f"/api/plans/{pid}",
-                          created_at=time.time())
-            self._jobs[pid] = job
-            self._owners[pid] = owner
-            self._forget_old()
-            if self._thread is None or not self._thread.is_alive():
-                self._stopping.clear()
-                self._thread = threading.Thread(target=self._work, name="plans", daemon=True)
-                self._thread.start()
-        self._requests.put((pid, request))
-        return job.model_copy()
-
-    def _next(self):
-        """The next plan to make: the oldest of the owner served longest ago (a token's
-        queued plans never delay another token's by more than the pilot playing now);
-        None to stop."""
-        item = self._requests.get()
-        waiting = [item]
-        while True:  # everything queued meanwhile, to choose among
-            try:
-                waiting.append(self._requests.get_nowait())
-            except queue.Empty:
-                break
-        if any(i is None for i in waiting):
-            return None
-        owner = lambda i: self._owners.get(i[0], "")  # noqa: E731
-        chosen = min(waiting, key=lambda i: self._served.get(owner(i), 0.0))
-        for other in waiting:
-            if other is not chosen:
-                self._requests.put(other)
-        self._served[owner(chosen)] = time.monotonic()
-        return chosen
-
-    def get(self, pid: str) -> PlanJob | None:
-        with self._lock:
-            job = self._jobs.get(pid)
-            return None if job is None else job.model_copy()
-
-    def owner(self, pid: str) -> str | None:
-        with self._lock:
-            return self._owners.get(pid)
-
-    def cancel(self, pid: str) -> PlanJob:
-        """Cancels a queued plan, or a running one (its pilot stops after the piece it plays:
-        within a second with the agents a plan is made for); PlanFinished when it has
-        already finished, KeyError when there is no such plan."""
-        with self._lock:
-            job = self._jobs[pid]
-            if job.status not in ("queued", "running"):
-                raise PlanFinished(f"plan {pid!r} is already {job.status}")
-            self._jobs[pid] = job = job.model_copy(update={"status": "cancelled",
-                                                           "finished_at": time.time()})
-            return job.model_copy()
-
-    def _cancelled(self, pid: str) -> bool:
-        job = self._jobs.get(pid)
-        return self._stopping.is_set() or job is None or job.status == "cancelled"
-
-    def stop(self, wait: float = STOP_WAIT_SECONDS) -> None:
-        """Ends the worker: a running pilot stops after the piece it plays, queued plans
-        stay queued (they are lost with the process).  Waits at most `wait` seconds: a
-        piece is one game at least, and one game of a costly agent may take longer; the
-        thread is a daemon that holds no Ray and no file, so a process may exit while it
-        ends its game."""
-        self._stopping.set()
-        self._requests.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout=wait)
-
-    def _forget_old(self) -> None:
-        finished = [pid for pid, j in self._jobs.items()
-                    if j.status in ("done", "failed", "cancelled")]
-        for pid in finished[:max(0, len(self._jobs) - self.keep)]:
-            del self._jobs[pid]
-            self._owners.pop(pid, None)
-
-    def _update(self, pid: str, **fields) -> None:
-        """Records a plan's progress, unless it was cancelled meanwhile."""
-        with self._lock:
-            if pid in self._jobs and self._jobs[pid].status != "cancelled":
-                self._jobs[pid] = self._jobs[pid].model_copy(update=fields)
-
-    def _work(self) -> None:
-        while not self._stopping.is_set():
-            item = self._next()
-            if item is None or self._stopping.is_set():
-                return
-            pid, request = item
-            if self._cancelled(pid):
-                continue
-            self._update(pid, status="running", started_at=time.time())
-            try:
-                plan = plan_experiment(request.spec, half_width=request.half_width,
-                                       delta=request.delta, pilot_games=request.pilot_games,
-                                       workers=self.workers, seconds=self.seconds,
-                                       stop=lambda: self._cancelled(pid))
-                self._update(pid, status="done", result=Plan.model_validate(plan),
-                             finished_at=time.time())
-            except PilotStopped:  # cancelled (its status says so) or the service stopping
-                pass
-            except Exception as exc:  # a failed plan is reported, never kills the worker
-                self._update(pid, status="failed", error=f"{type(exc).__name__}: {exc}",
-                             finished_at=time.time())
+    @classmethod
+    def of(cls, record: dict) -> "PlanJob":
+        """The plan job of a registry record (kind 'plan')."""
+        return cls(id=record["id"], status=record["status"],
+                   url=f"/api/plans/{record['id']}", created_at=record["created_at"],
+                   started_at=record["started_at"], finished_at=record["finished_at"],
+                   error=record["error"], cancel_requested=record["cancel_requested"],
+                   result=record["result"] if record["status"] == "done" else None)

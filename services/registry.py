@@ -1,9 +1,13 @@
-"""The experiment registry: one SQLite table of experiments (spec, status, progress, times, error).
+"""The job registry: one SQLite table of jobs (kind, owner, spec, status, progress, times,
+error, result), the service's one job queue.
 
-The registry is the service's memory across restarts: an experiment is written here before it
-is queued, its status and progress are updated while it runs, and a new service process finds
-every unfinished (queued or running) experiment here and runs it again (the runner skips the
-shards already written, so nothing is lost and nothing is played twice).
+A job is an experiment, a plan or a balance search (`kind`, KINDS).  The registry is the
+service's memory across restarts: a job is written here before it is queued, its status and
+progress are updated while it runs, and a new service process finds every unfinished (queued
+or running) job here and runs it again (an experiment's runner skips the shards already
+written, so nothing is lost and nothing is played twice; a plan or a balance search, a pure
+function of its request, starts again).  A plan's or a balance search's answer is its
+`result` (JSON).
 
 Its file is the settings' `db` (services.settings, MEEPLELAB_DB).
 """
@@ -16,12 +20,12 @@ import time
 import uuid
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
-UNFINISHED = ("queued", "running")
+KINDS = ("experiment", "plan", "balance")
 FINISHED = ("done", "failed", "cancelled")
 
 _COLUMNS = ("id", "name", "game", "spec", "status", "games_done", "games_total",
             "games_per_second", "eta_seconds", "created_at", "started_at", "finished_at",
-            "error", "cancel_requested", "owner")
+            "error", "cancel_requested", "owner", "kind", "result", "detail")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -40,20 +44,24 @@ CREATE TABLE IF NOT EXISTS experiments (
     error TEXT,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     seq INTEGER,
-    owner TEXT NOT NULL DEFAULT ''
+    owner TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL DEFAULT 'experiment',
+    result TEXT,
+    detail TEXT
 )
 """
 # Columns added after the first release, for registries created before them.
-_ADDED = {"owner": "TEXT NOT NULL DEFAULT ''"}
+_ADDED = {"owner": "TEXT NOT NULL DEFAULT ''", "kind": "TEXT NOT NULL DEFAULT 'experiment'",
+          "result": "TEXT", "detail": "TEXT"}
 
 
 class QuotaFull(Exception):
-    """The owner already has its quota of unfinished experiments (`unfinished`: their
-    records)."""
+    """The owner already has its quota of unfinished jobs of the kind (`unfinished`: their
+    records), or (`everyone`) the queue holds its global cap of unfinished jobs."""
 
-    def __init__(self, unfinished: list[dict]):
-        super().__init__(f"{len(unfinished)} unfinished experiments")
-        self.unfinished = unfinished
+    def __init__(self, unfinished: list[dict], everyone: bool = False):
+        super().__init__(f"{len(unfinished)} unfinished jobs")
+        self.unfinished, self.everyone = unfinished, everyone
 
 
 def _readable(value):
@@ -135,19 +143,24 @@ class Registry:
         record["spec"] = _readable(json.loads(record["spec"])) if "\\ud" in record["spec"] \
             else json.loads(record["spec"])
         record["cancel_requested"] = bool(record["cancel_requested"])
+        record["result"] = None if record["result"] is None else json.loads(record["result"])
         return record
 
     # ---- writes -------------------------------------------------------------------------
     def create(self, spec: dict, name: str, game: str, games_total: int | None = None,
-               owner: str = "", quota: int | None = None) -> str:
-        """Store a validated spec (a JSON-able dict) as a queued experiment; return its id.
-        `owner` names the token that submitted it ("" without tokens).  With `quota`, the
-        owner's unfinished experiments are counted and the row written in one transaction
-        (BEGIN IMMEDIATE: no other writer, of this process or another, in between), and
-        QuotaFull is raised when `quota` are unfinished already."""
+               owner: str = "", quota: int | None = None, kind: str = "experiment",
+               cap: int | None = None) -> str:
+        """Store a validated request (a JSON-able dict: an experiment's spec, a plan's or a
+        balance search's request) as a queued job of `kind`; return its id.  `owner` names
+        the token that submitted it ("" without tokens).  The quotas are counted and the row
+        written in one transaction (BEGIN IMMEDIATE: no other writer, of this process or
+        another, in between): QuotaFull when the owner has `quota` unfinished jobs of this
+        kind already, or the queue `cap` unfinished jobs of every kind and owner."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
         eid = new_id()
         row = (eid, name, game, json.dumps(spec, ensure_ascii=False), games_total, time.time(),
-               owner)
+               owner, kind)
         with self._lock:
             self._writes += 1
             try:
@@ -155,12 +168,19 @@ class Registry:
                 if quota is not None:
                     mine = [self._record(r) for r in self._db.execute(
                         f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE owner=? AND"
-                        " status IN ('queued', 'running') ORDER BY seq", (owner,))]
+                        " kind=? AND status IN ('queued', 'running') ORDER BY seq",
+                        (owner, kind))]
                     if len(mine) >= quota:
                         raise QuotaFull(mine)
+                if cap is not None:
+                    every = [self._record(r) for r in self._db.execute(
+                        f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE"
+                        " status IN ('queued', 'running') ORDER BY seq")]
+                    if len(every) >= cap:
+                        raise QuotaFull(every, everyone=True)
                 self._db.execute(
                     "INSERT INTO experiments (id, name, game, spec, status, games_total,"
-                    " created_at, owner, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?,"
+                    " created_at, owner, kind, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?,"
                     " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))", row)
                 self._db.execute("COMMIT")
             except BaseException as exc:
@@ -175,7 +195,9 @@ class Registry:
     def delete(self, eid: str) -> None:
         self._execute("DELETE FROM experiments WHERE id=?", (eid,))
 
-    def set_status(self, eid: str, status: str, error: str | None = None) -> None:
+    def set_status(self, eid: str, status: str, error: str | None = None,
+                   result: dict | None = None) -> None:
+        """A job's new status; a finished one with its error or (done) its result."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {list(STATUSES)}, got {status!r}")
         now = time.time()
@@ -184,17 +206,21 @@ class Registry:
                           " error=NULL WHERE id=?", (status, now, eid))
         elif status in FINISHED:
             self._execute("UPDATE experiments SET status=?, finished_at=?, error=?,"
-                          " eta_seconds=NULL WHERE id=?", (status, now, error, eid))
+                          " eta_seconds=NULL, result=? WHERE id=?",
+                          (status, now, error, None if result is None
+                           else json.dumps(result, ensure_ascii=False), eid))
         else:
             self._execute("UPDATE experiments SET status=?, error=NULL WHERE id=?",
                           (status, eid))
 
     def set_progress(self, eid: str, done: int, total: int | None,
-                     games_per_second: float | None, eta_seconds: float | None) -> None:
+                     games_per_second: float | None, eta_seconds: float | None,
+                     detail: str | None = None) -> None:
+        """A running job's progress; `detail`: what it is doing, in words."""
         self._execute("UPDATE experiments SET games_done=?, games_total=?, games_per_second=?,"
-                      " eta_seconds=? WHERE id=?",
+                      " eta_seconds=?, detail=? WHERE id=?",
                       (int(done), None if total is None else int(total),
-                       games_per_second, eta_seconds, eid))
+                       games_per_second, eta_seconds, detail, eid))
 
     def request_cancel(self, eid: str) -> None:
         self._execute("UPDATE experiments SET cancel_requested=1 WHERE id=?", (eid,))
@@ -204,14 +230,23 @@ class Registry:
         rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE id=?", (eid,))
         return self._record(rows[0]) if rows else None
 
-    def list(self, limit: int | None = None, offset: int = 0) -> list[dict]:
-        """The experiments, newest first (at most `limit` of them after skipping `offset`)."""
-        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments ORDER BY seq DESC"
-                           " LIMIT ? OFFSET ?", (-1 if limit is None else limit, offset))
+    def get_job(self, eid: str, kind: str) -> dict | None:
+        """The job `eid` if it is of `kind` (None otherwise)."""
+        record = self.get(eid)
+        return record if record is not None and record["kind"] == kind else None
+
+    def list(self, limit: int | None = None, offset: int = 0,
+             kind: str = "experiment") -> list[dict]:
+        """The jobs of `kind`, newest first (at most `limit` of them after skipping
+        `offset`)."""
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM experiments WHERE kind=?"
+                           " ORDER BY seq DESC LIMIT ? OFFSET ?",
+                           (kind, -1 if limit is None else limit, offset))
         return [self._record(r) for r in rows]
 
-    def count(self) -> int:
-        return self._query("SELECT COUNT(*) AS n FROM experiments")[0]["n"]
+    def count(self, kind: str = "experiment") -> int:
+        return self._query("SELECT COUNT(*) AS n FROM experiments WHERE kind=?",
+                           (kind,))[0]["n"]
 
     def version(self) -> tuple[int, int]:
         """A value that changes whenever the table may have changed since the last call, so
@@ -220,12 +255,14 @@ class Registry:
         connection: this object's writer, or another process's)."""
         return self._writes, self._query("PRAGMA data_version")[0][0]
 
-    def status_counts(self) -> dict[str, int]:
-        rows = self._query("SELECT status, COUNT(*) AS n FROM experiments GROUP BY status")
+    def status_counts(self, kind: str = "experiment") -> dict[str, int]:
+        rows = self._query("SELECT status, COUNT(*) AS n FROM experiments WHERE kind=?"
+                           " GROUP BY status", (kind,))
         return {r["status"]: r["n"] for r in rows}
 
     def unfinished(self) -> list[str]:
-        """Ids of queued or running experiments, oldest first (the order to resume them)."""
+        """Ids of the queued or running jobs of every kind, oldest first (the order to
+        resume them)."""
         rows = self._query("SELECT id FROM experiments WHERE status IN ('queued', 'running')"
-                             " ORDER BY seq")
+                           " ORDER BY seq")
         return [r["id"] for r in rows]

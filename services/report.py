@@ -401,6 +401,42 @@ def render(spec, root: str, look: pipelines.Look, title: str | None = None,
             + _provenance_html(provenance(spec, root), spec, command) + "</body></html>")
 
 
+def render_balance(record: dict) -> str:
+    """The shareable report of a finished balance search (a registry record of kind
+    'balance'): one HTML document, styles and charts inline (the page's SVG,
+    dashboards/balance_chart.py), with the answer in words per player count, its
+    confirmations, the waves played and the spec that reproduces it."""
+    from core_cy.engine.game import PACKAGE_VERSION
+    from dashboards.balance_chart import chart_svg
+
+    result, spec = record["result"], record["spec"]
+    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [f"<h1>{_e(record['name'])} ({_e(record['game'])})</h1><p class='level'>"
+             f"meeplelab balance report, made {made}</p>"]
+    for cell in result["cells"]:
+        parts.append(f"<h2>{_e(cell['players'])} players</h2>"
+                     f"<div class='item decided'><div>{_e(cell['sentence'])}</div></div>")
+        for conf in cell.get("confirmations", []):
+            parts.append(f"<div class='item'><div>confirmation: {_e(conf['sentence'])}</div>"
+                         "</div>")
+        if result["kind"] == "fair_value":
+            parts.append(f"<figure>{chart_svg(cell, result['option'])}</figure>")
+            parts.append(_table(["wave", "values", "games per value"],
+                                [[k + 1, ", ".join(f"{v:g}" for v in w["values"]),
+                                  f"{w['games_per_value']:,}"]
+                                 for k, w in enumerate(cell.get("waves", []))]))
+        parts.append(f"<p class='level'>{cell['games']:,} games</p>")
+    spec_json = json.dumps(spec, indent=2, ensure_ascii=False)
+    parts.append("<h2>Reproduce it</h2>"
+                 f"<p>meeplelab {_e(PACKAGE_VERSION)}, seed {_e(spec.get('seed', 0))} (the "
+                 "confirmation plays the next seed). Save this spec as <code>spec.json</code> "
+                 "and run:</p><pre>meeplelab balance spec.json</pre>"
+                 f"<pre class='spec'>{html.escape(spec_json, quote=False)}</pre>")
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>meeplelab balance report · {_e(record['name'])}</title><style>{STYLE}"
+            "</style></head><body>" + "".join(parts) + "</body></html>")
+
+
 class VerdictLog:
     """The verdicts of a running experiment as they are decided: `new_lines()` gives one line
     per headline item decided since the last call (interim figures, valid at any look), for a

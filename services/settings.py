@@ -14,7 +14,16 @@
                                  delete experiments of other tokens (others get 403)
     MEEPLELAB_PROTECT_READS      reads need the token too (default false)
     MEEPLELAB_MAX_RUNNING        experiments running at once (the rest queue in order)
-    MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued experiments per token (429 beyond)
+    MEEPLELAB_MAX_RUNNING_PLANS  plans whose pilots play at once (each in a process)
+    MEEPLELAB_MAX_RUNNING_BALANCE     balance searches playing at once (each in a process)
+    MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued jobs of each kind (experiments,
+                                 plans, balance searches) per token (429 beyond)
+    MEEPLELAB_MAX_QUEUED         running or queued jobs of every kind and token (429 beyond)
+    MEEPLELAB_JOB_CPU_SECONDS    CPU budget of one plan or balance search (its process ends
+                                 when spent: the job fails saying so)
+    MEEPLELAB_PLAN_SECONDS       wall-time budget of a plan's pilot
+    MEEPLELAB_MAX_BALANCE_GAMES  most games one balance search may ask for (search and
+                                 confirmation, every player count)
 
 The version is the installed package's (importlib.metadata), never written here.
 """
@@ -57,7 +66,17 @@ class Settings(BaseSettings):
                           "delete experiments submitted with other tokens")
     protect_reads: bool = Field(False, description="reads need the token as well as writes")
     max_running: int = Field(1, ge=1, description="experiments running at the same time")
-    max_running_per_token: int = Field(4, ge=1, description="unfinished experiments per token")
+    max_running_plans: int = Field(1, ge=1, description="plans whose pilots play at once")
+    max_running_balance: int = Field(1, ge=1, description="balance searches playing at once")
+    max_running_per_token: int = Field(4, ge=1, description="unfinished jobs of each kind "
+                                       "(experiments, plans, balance searches) per token")
+    max_queued: int = Field(64, ge=1, description="unfinished jobs of every kind and token")
+    job_cpu_seconds: int = Field(3600, ge=1, description="CPU budget of one plan or balance "
+                                 "search: its process ends when it is spent")
+    plan_seconds: float = Field(20.0, gt=0, le=3600, description="wall-time budget of a "
+                                "plan's pilot")
+    max_balance_games: int = Field(2_000_000, ge=10, description="most games of one balance "
+                                   "search (search and confirmation, every player count)")
     worker_nice: int = Field(
         10, ge=0, le=19,
         description="niceness of the processes that play shards: playing is batch work, so on "
@@ -91,6 +110,11 @@ class Settings(BaseSettings):
     def spec_limits(self) -> dict:
         """The size limits as ExperimentSpec's validation context."""
         return {"max_games": self.max_games, "max_cells": self.max_cells}
+
+    def lanes(self) -> dict[str, int]:
+        """Places of each job kind: how many run at once."""
+        return {"experiment": self.max_running, "plan": self.max_running_plans,
+                "balance": self.max_running_balance}
 
 
 def _read_tokens(setting: SecretStr | None, name: str) -> tuple[str, ...]:

@@ -1,28 +1,39 @@
-"""The service's background worker: runs queued experiments in submission order, at most
-`slots` at once (MEEPLELAB_MAX_RUNNING), each on its own thread.
+"""The service's one job queue: experiments, plans and balance searches (the registry's job
+kinds), each kind with its places (`lanes`: how many run at once, one thread each), taken in
+submission order with the owners (tokens) in turn.
 
-The registry is the source of truth: the worker reads the spec from it, writes status and
-progress back, and on start re-queues every unfinished experiment (a `running` one was
-interrupted by a stop or a crash; the runner skips the shards it had already written).
+The registry is the source of truth: the worker reads a job's request from it, writes status,
+progress and result back, and on start re-queues every unfinished job (a `running` one was
+interrupted by a stop or a crash; an experiment's runner skips the shards it had already
+written).  Heavy work never runs in the API process: an experiment's shards are niced Ray
+tasks (a cancel force-cancels them), and a plan's pilot or a balance search plays in a niced
+process of its own (`python -P -m services.worker`, `run_job`) under a CPU-time limit (its
+budget: RLIMIT_CPU), which a cancel or a stop ends at once (SIGKILL), a game in the middle
+or not, so its place is free within a poll (JOB_POLL_SECONDS).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
+import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
 from typing import Callable
 
-from services.registry import FINISHED, Registry
+from services.registry import FINISHED, KINDS, Registry
 
 log = logging.getLogger("meeplelab.worker")
 
-PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second per running experiment
+PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second per running job
 STUCK_SECONDS = 120.0  # a worker thread silent this long is reported stuck (/readyz)
 RETRY_SECONDS = 0.5  # between attempts of a registry write that failed
+JOB_POLL_SECONDS = 0.05  # how often a job process's thread looks at its cancel and its output
+RATE_WINDOW_S = 30.0  # a job's games per second: over about the last this many seconds
 
 _ray_lock = threading.Lock()
 _ray_thread: threading.Thread | None = None
@@ -86,28 +97,55 @@ class _Watched(threading.Event):
         return super().is_set()
 
 
-class Worker:
-    """`slots` daemon threads consuming experiment ids; `cancel` and `stop` are thread-safe.
-    `shard_done(seconds, games)` is called as each shard finishes (metrics).
+class Rate:
+    """Games per second over about the last RATE_WINDOW_S seconds (None until two reports)."""
 
-    Supervised: an error in a run fails that run and the thread goes on; the registry
-    writes that record a run's fate are retried until they succeed (a full disk for a
+    def __init__(self):
+        self._seen: list[tuple[float, int]] = []
+
+    def add(self, done: int) -> float | None:
+        now = time.monotonic()
+        self._seen.append((now, done))
+        while len(self._seen) > 2 and now - self._seen[1][0] > RATE_WINDOW_S:
+            self._seen.pop(0)
+        (t0, d0), (t1, d1) = self._seen[0], self._seen[-1]
+        return (d1 - d0) / (t1 - t0) if t1 > t0 and d1 > d0 else None
+
+
+class Worker:
+    """The job queue's threads: `lanes[kind]` places (threads) per job kind (experiments:
+    MEEPLELAB_MAX_RUNNING; plans and balance searches: theirs), so a long experiment never
+    holds a plan back.  Each place takes the oldest queued job of the owner it served
+    longest ago (a token's queued jobs never delay another token's by more than the job
+    playing now).  `cancel` and `stop` are thread-safe.  `shard_done(seconds, games)` is
+    called as each shard of an experiment finishes (metrics).
+
+    Supervised: an error in a job fails that job and the thread goes on; the registry
+    writes that record a job's fate are retried until they succeed (a full disk for a
     while is survived); each thread beats while it waits or runs, and `problem()` says
     when one has died or not beaten for STUCK_SECONDS (what /readyz reports)."""
 
     def __init__(self, registry: Registry, results: str, slots: int = 1,
                  ray_address: str | None = None,
                  shard_done: Callable[[float, int], None] | None = None,
-                 worker_nice: int = 0):
+                 worker_nice: int = 0, lanes: dict[str, int] | None = None,
+                 job_cpu_seconds: float | None = None, plan_seconds: float = 20.0,
+                 limits: dict | None = None):
         self.registry = registry
         self.results = results
-        self.slots = slots
+        self.lanes = {"experiment": slots, "plan": 1, "balance": 1, **(lanes or {})}
         self.ray_address = ray_address
         self.shard_done = shard_done
         self.worker_nice = worker_nice
-        self._queue: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()  # guards _running and the queued->running transition
+        self.job_cpu_seconds = job_cpu_seconds
+        self.plan_seconds = plan_seconds
+        self.limits = limits or {}
+        self._pending: dict[str, list[tuple[str, str]]] = {k: [] for k in KINDS}
+        self._served: dict[tuple[str, str], float] = {}  # (kind, owner) -> last start
+        self._wake = threading.Condition()  # guards _pending and _served
+        self._lock = threading.Lock()  # guards _running, _procs and queued->running
         self._running: dict[str, threading.Event] = {}
+        self._procs: dict[str, subprocess.Popen] = {}  # running plan or balance -> process
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._beats: dict[str, float] = {}
@@ -115,25 +153,32 @@ class Worker:
 
     # ---- control ------------------------------------------------------------------------
     def start(self) -> None:
-        """Re-queue unfinished experiments (oldest first) and start the threads."""
+        """Re-queue unfinished jobs (oldest first) and start the threads."""
         for eid in self.registry.unfinished():
             self.registry.set_status(eid, "queued")
-            self._queue.put(eid)
-        for k in range(self.slots):
-            thread = threading.Thread(target=self._loop, name=f"meeplelab-worker-{k}",
-                                      daemon=True)
-            self._beats[thread.name] = time.monotonic()
-            thread.start()
-            self._threads.append(thread)
+            self.submit(eid)
+        for kind in KINDS:
+            for k in range(self.lanes.get(kind, 0)):
+                thread = threading.Thread(target=self._loop, args=(kind,),
+                                          name=f"meeplelab-{kind}-{k}", daemon=True)
+                self._beats[thread.name] = time.monotonic()
+                thread.start()
+                self._threads.append(thread)
 
     def submit(self, eid: str) -> None:
-        self._queue.put(eid)
+        """Queue a job the registry holds (queued)."""
+        record = self.registry.get(eid)
+        if record is None:
+            return
+        with self._wake:
+            self._pending[record["kind"]].append((eid, record["owner"]))
+            self._wake.notify_all()
 
     def ray_state(self) -> str:
         return _ray_state if self._threads else "not started (no worker)"
 
     def problem(self) -> str | None:
-        """Why the worker cannot take experiments now (None when it can): a thread that has
+        """Why the worker cannot take jobs now (None when it can): a thread that has
         died or has not beaten for STUCK_SECONDS, or registry writes that fail."""
         if self._stopping.is_set():
             return "the worker is stopping"
@@ -149,14 +194,16 @@ class Worker:
         return None
 
     def stop(self, timeout: float = 60.0) -> None:
-        """Stop after interrupting the running experiments; they stay unfinished and resume
-        at the next start."""
+        """Stop after interrupting the running jobs (a job process is ended at once); they
+        stay unfinished and run again at the next start."""
         self._stopping.set()
         with self._lock:
             for event in self._running.values():
                 event.set()
-        for _ in self._threads:
-            self._queue.put(None)
+            for proc in self._procs.values():
+                _end(proc)
+        with self._wake:
+            self._wake.notify_all()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -167,29 +214,38 @@ class Worker:
         return self._written.get(eid, default)
 
     def cancel(self, eid: str) -> bool:
-        """Cancel a queued or running experiment; False when it had already finished."""
+        """Cancel a queued or running job; False when it had already finished.  A queued
+        job and a job process (a plan, a balance search) are cancelled at once, a game in the
+        middle or not, and the place goes to the next job within a poll; a running
+        experiment's runner force-cancels its shards within a second and reports back."""
         with self._lock:
             record = self.registry.get(eid)
             if record is None or record["status"] in FINISHED:
                 return False
             self.registry.request_cancel(eid)
             if eid in self._running:
-                self._running[eid].set()  # the runner stops within a second and reports back
+                self._running[eid].set()
+                if eid in self._procs:
+                    _end(self._procs[eid])
+                    self.registry.set_status(eid, "cancelled")
             else:
                 self.registry.set_status(eid, "cancelled")
-            return True
+        with self._wake:
+            for kind in KINDS:
+                self._pending[kind] = [p for p in self._pending[kind] if p[0] != eid]
+        return True
 
     # ---- the threads --------------------------------------------------------------------
     def _beat(self) -> None:
         self._beats[threading.current_thread().name] = time.monotonic()
 
-    def _write(self, method: Callable, *args) -> bool:
-        """A registry write that records a run's fate, retried (every RETRY_SECONDS, the
+    def _write(self, method: Callable, *args, **kwargs) -> bool:
+        """A registry write that records a job's fate, retried (every RETRY_SECONDS, the
         thread beating) until it succeeds; False when the worker stops first."""
         while True:
             self._beat()
             try:
-                method(*args)
+                method(*args, **kwargs)
                 return True
             except sqlite3.Error as exc:
                 log.warning("registry write %s%s failed (%s); retrying", method.__name__,
@@ -197,31 +253,44 @@ class Worker:
             if self._stopping.wait(RETRY_SECONDS):
                 return False
 
-    def _loop(self) -> None:
-        try:
-            start_ray(self.ray_address)  # pay Ray's start-up once, before work arrives
-        except Exception:
-            log.exception("Ray did not start; experiments will fail until it does")
+    def _next(self, kind: str) -> str | None:
+        """The next job of `kind`: the oldest of the owner served longest ago (None after
+        a second without one, or when stopping)."""
+        with self._wake:
+            if not self._pending[kind] and not self._stopping.is_set():
+                self._wake.wait(1.0)
+            waiting = self._pending[kind]
+            if not waiting or self._stopping.is_set():
+                return None
+            chosen = min(waiting, key=lambda p: self._served.get((kind, p[1]), 0.0))
+            waiting.remove(chosen)
+            self._served[(kind, chosen[1])] = time.monotonic()
+            return chosen[0]
+
+    def _loop(self, kind: str) -> None:
+        if kind == "experiment":
+            try:
+                start_ray(self.ray_address)  # pay Ray's start-up once, before work arrives
+            except Exception:
+                log.exception("Ray did not start; experiments will fail until it does")
         while not self._stopping.is_set():
             self._beat()
-            try:
-                eid = self._queue.get(timeout=1.0)
-            except queue.Empty:
-                continue
+            eid = self._next(kind)
             if eid is None:
-                break
+                continue
             try:
-                self._run(eid)
-            except Exception as exc:  # never let one experiment kill the worker
-                log.exception("experiment %s crashed the worker step", eid)
+                (self._run if kind == "experiment" else self._run_process)(eid)
+            except Exception as exc:  # never let one job kill the worker
+                log.exception("job %s crashed the worker step", eid)
                 with self._lock:
                     self._running.pop(eid, None)
+                    self._procs.pop(eid, None)
                 self._written.pop(eid, None)
                 self._write(self.registry.set_status, eid, "failed",
                             self._public(f"{type(exc).__name__}: {exc}"))
 
     def _claim(self, eid: str) -> threading.Event | None:
-        """Mark a queued experiment running (None if it was cancelled or is gone)."""
+        """Mark a queued job running (None if it was cancelled or is gone)."""
         with self._lock:
             record = self.registry.get(eid)
             if record is None or record["status"] != "queued" or self._stopping.is_set():
@@ -233,6 +302,23 @@ class Worker:
                 return None
             self._running[eid] = _Watched(self._beat)
             return self._running[eid]
+
+    def _finish(self, eid: str, outcome: str, error: str | None = None,
+                result: dict | None = None) -> None:
+        """Record a job's end: a stop of the service is not a user's cancel (the job stays
+        queued for the next start); a job the cancel recorded already stays as it is."""
+        with self._lock:
+            self._running.pop(eid, None)
+            self._procs.pop(eid, None)
+            record = self.registry.get(eid)
+        if record is None or record["status"] in FINISHED:
+            return
+        if outcome == "cancelled" and self._stopping.is_set() \
+                and not record["cancel_requested"]:
+            outcome = "queued"
+        self._write(self.registry.set_status, eid, outcome,
+                    self._public(error or "the job reported a failure")
+                    if outcome == "failed" else None, result=result)
 
     def _run(self, eid: str) -> None:
         from services.runner import run_experiment  # imports Ray: only when work arrives
@@ -266,15 +352,85 @@ class Worker:
             log.exception("experiment %s failed", eid)
             outcome = "failed"
             errors.append(f"{type(exc).__name__}: {exc}")
-        with self._lock:
-            self._running.pop(eid, None)
-            interrupted = (outcome == "cancelled" and self._stopping.is_set()
-                           and not self.registry.get(eid)["cancel_requested"])
-        # A stop of the service is not a user's cancel: leave it to resume next start.
-        self._write(self.registry.set_status, eid, "queued" if interrupted else outcome,
-                    self._public(errors[-1] if errors else "the runner reported a failure")
-                    if outcome == "failed" else None)
+        self._finish(eid, outcome, errors[-1] if errors else None)
         self._written.pop(eid, None)  # the registry's games done are the games written now
+
+    def _run_process(self, eid: str) -> None:
+        """A plan or a balance search in a job process of its own (run_job): its progress
+        and result read from its output, ended at once on a cancel or a stop."""
+        cancel = self._claim(eid)
+        if cancel is None:
+            return
+        record = self.registry.get(eid)
+        order = {"kind": record["kind"], "request": record["spec"], "limits": self.limits,
+                 "plan_seconds": self.plan_seconds, "nice": self.worker_nice,
+                 "cpu_seconds": self.job_cpu_seconds}
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "services.worker"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        with self._lock:
+            self._procs[eid] = proc
+            if cancel.is_set():
+                _end(proc)
+        lines: queue.Queue = queue.Queue()
+        tail: list[str] = []
+        threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
+        threading.Thread(target=_pump, args=(proc.stderr, _keep(tail)), daemon=True).start()
+        try:
+            proc.stdin.write(json.dumps(order))
+            proc.stdin.close()
+        except OSError:  # ended before it read its order (a cancel)
+            pass
+        answer: dict = {}
+        self._follow(eid, proc, lines, cancel, answer)
+        proc.wait()
+        if cancel.is_set():
+            self._finish(eid, "cancelled")
+        elif "result" in answer:
+            self._finish(eid, "done", result=answer["result"])
+        elif proc.returncode == -signal.SIGXCPU:
+            self._finish(eid, "failed", f"the job used its CPU budget of "
+                         f"{self.job_cpu_seconds:g} CPU-seconds (MEEPLELAB_JOB_CPU_SECONDS)")
+        else:
+            self._finish(eid, "failed", answer.get("error") or
+                         f"the job's process ended with code {proc.returncode}: "
+                         + " ".join(tail[-3:]).strip())
+
+    def _follow(self, eid: str, proc, lines: queue.Queue, cancel, answer: dict) -> None:
+        """Reads a job process's messages until it ends (or a cancel ends it): progress to
+        the registry (at most every PROGRESS_INTERVAL_S), the result or error to `answer`."""
+        rate, last, done = Rate(), 0.0, 0
+        while True:
+            self._beat()
+            try:
+                line = lines.get(timeout=JOB_POLL_SECONDS)
+            except queue.Empty:
+                if cancel.is_set():
+                    _end(proc)
+                    return
+                continue
+            if line is None:
+                return
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "progress" not in message:
+                answer.update(message)
+                continue
+            p = message["progress"]
+            done += int(p.get("games", 0))
+            per_s = rate.add(done)
+            left = p.get("left")
+            eta = left / per_s if per_s and left is not None else None
+            if time.monotonic() - last < PROGRESS_INTERVAL_S:
+                continue
+            last = time.monotonic()
+            try:
+                self.registry.set_progress(eid, done, None if left is None else done + left,
+                                           per_s, eta, detail=p.get("detail"))
+            except sqlite3.Error as exc:
+                log.warning("progress of %s not written: %s", eid, exc)
 
     def _public(self, text: str) -> str:
         """An error text as clients may see it: the server's results folder and working
@@ -283,3 +439,80 @@ class Worker:
         for path, name in ((root, "<results>"), (os.getcwd(), "<server>")):
             text = text.replace(path.rstrip("/"), name)
         return text[:2000]
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """End a job process at once (it holds no file of the service: nothing to clean)."""
+    if proc.poll() is None:
+        proc.kill()
+
+
+def _pump(stream, put: Callable) -> None:
+    for line in stream:
+        put(line)
+    put(None)
+
+
+def _keep(tail: list[str]) -> Callable:
+    def put(line):
+        if line is not None:
+            tail.append(line.strip())
+            del tail[:-20]
+    return put
+
+
+# ---- the job process -----------------------------------------------------------------------
+def run_job(order: dict, emit: Callable[[dict], None]) -> dict:
+    """A plan's or a balance search's answer (JSON-ready), from its order: the request as
+    stored, the service's limits, the pilot's time budget; `emit(progress)` reports how far
+    it has come."""
+    kind = order["kind"]
+    if kind == "plan":
+        from services.plan import Plan, PlanRequest, plan_experiment
+
+        request = PlanRequest.model_validate(order["request"], context=order["limits"])
+        plan = plan_experiment(request.spec, half_width=request.half_width,
+                               delta=request.delta, pilot_games=request.pilot_games,
+                               seconds=order.get("plan_seconds"))
+        return Plan.model_validate(plan).model_dump(mode="json")
+    if kind == "balance":
+        from services.balance import run_balance
+        from services.spec import ExperimentSpec
+
+        spec = ExperimentSpec.model_validate(order["request"], context=order["limits"])
+        return json.loads(json.dumps(run_balance(spec, progress=emit), default=float))
+    raise ValueError(f"no job process runs a job of kind {kind!r}")
+
+
+def _job_process() -> None:
+    """`python -P -m services.worker`: one job, its order read from stdin, its messages
+    written to stdout one JSON object a line (progress, then its result or error); niced
+    and under its CPU budget before it plays."""
+    import ctypes
+    import resource
+
+    try:  # ends with the thread that started it, even when the service is killed
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything else printed goes to stderr, not into the messages
+    order = json.loads(sys.stdin.read())
+    if order.get("nice"):
+        os.nice(int(order["nice"]))
+    if order.get("cpu_seconds"):
+        limit = int(order["cpu_seconds"])
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
+
+    def emit(progress: dict) -> None:
+        out.write(json.dumps({"progress": progress}, default=float) + "\n")
+
+    try:
+        out.write(json.dumps({"result": run_job(order, emit)}) + "\n")
+    except Exception as exc:  # reported as the job's error
+        out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
+    out.flush()
+
+
+if __name__ == "__main__":
+    _job_process()

@@ -1,4 +1,4 @@
-# Information-set Monte Carlo tree search over the engine contract (included by agents.pyx).
+# Information-set Monte Carlo tree search over the engine contract (included by agent.pyx).
 #
 # UCT on a tree of action histories (open loop): every iteration draws a fresh determinization
 # of the root from the acting seat's view (Engine.observe redraws the hidden parts, and the

@@ -12,7 +12,8 @@ What a game module writes (see core_cy/games/maori/engine.pyx for a complete one
 - class attributes: name, title, min_players, max_players, cooperative, options (Option
   records, read from core_cy/games/<game>/options.toml by options_from_data), policies ({name: description}, in Engine.policy order),
   policy_params (their parameters, core_cy/games/<game>/agent_params.toml read by
-  core_cy.agents.policy_params_from_data);
+  core_cy.agents.policy_params_from_data; a game class derives from core_cy.agents.AgentGame,
+  which adds the agents to this face, so that the engine layer names no agent);
 - hooks: pack_rules(rules, players) -> bytes, fill_state(state, data, rules) (the rest of
   from_dict, reading `data`, a codec.Obj, with the typed readers of core_cy/engine/codec.py),
   to_dict(state) (with "rng": contract.rng_to_dict(state)), describe, score_breakdown;
@@ -36,7 +37,6 @@ from typing import Any
 from importlib import metadata
 
 from core_cy.engine import codec, contract
-from core_cy.agents import GENERIC_AGENTS, NO_POLICY_PARAMS, agent_catalogue
 
 try:  # the one written version is pyproject.toml's; a source tree that is not installed has none
     PACKAGE_VERSION = metadata.version("meeplelab")
@@ -134,10 +134,6 @@ class Option:
         """Whether the value plays as the default does (a per-seat option: all zeros)."""
         return not any(value) if self.kind == "seats" else value == self.default
 
-    def seat_values(self, value: Any, players: int) -> list[int]:
-        """A per-seat option's values for every seat ([] means 0 for every seat)."""
-        return list(value) if value else [0] * players
-
 
 OPTION_FIELDS = ("name", "kind", "default", "description", "choices", "minimum", "maximum",
                  "assumption", "label", "help", "analysis")
@@ -205,16 +201,13 @@ class Game(ABC):
     # Outcome fields that hold a code rather than a quantity: name -> labels by code.  The
     # results then carry the label (e.g. an adventurer's name), so pipelines group by it.
     outcome_labels: dict = {}
-    # Engine-specific agents: {name: description}, in Engine.policy number order.
+    # Engine-specific agents: {name: description}, in Engine.policy number order (their
+    # parameters and the agent listing: core_cy.agents.AgentGame).
     policies: dict = {}
-    # The parameters of those policies (core_cy.agents.PolicyParams, read from the game's
-    # folder by policy_params_from_data): agent parameters, never rule options, so they stay
-    # out of the rules fingerprint and travel in the agent string.
-    policy_params: Any = NO_POLICY_PARAMS
     # This game's own defaults for the search agent's parameters ({mcts parameter: value}),
-    # where the generic ones (core_cy/agents.pyx mcts_params) miss a goal of issue 10 in this
-    # game; each entry's comment gives the measurement behind it.  The catalogue, the form
-    # and every result row's full agent string show the values in force.
+    # where the generic ones (core_cy/agents/agent.pyx mcts_params) miss a goal of issue 10 in
+    # this game; the measurements behind them: docs/lab/search_agent.md.  The catalogue, the
+    # form and every result row's full agent string show the values in force.
     search_defaults: dict = {}
     actions: Any = None  # an ActionSpace (core_cy/engine/actions.py): action ids by name
     handle: Any = None
@@ -245,9 +238,19 @@ class Game(ABC):
         """Supplied by every game module."""
 
     # ---- shared face -----------------------------------------------------------------
-    @property
-    def agents(self) -> dict:
-        return {**GENERIC_AGENTS, **self.policies}
+    def choice_index(self, rules: dict, name: str) -> int:
+        """Where rules[name] stands in the enum option's choices (options.toml, the one list
+        of them): what an engine packs."""
+        return self._enum(name).choices.index(rules[name])
+
+    def choice_at(self, name: str, index: int) -> str:
+        """The enum option's choice at `index`: what an engine unpacks (choice_index's inverse)."""
+        return self._enum(name).choices[index]
+
+    def _enum(self, name: str) -> Option:
+        option = next(o for o in self.options if o.name == name)
+        assert option.kind == "enum", name
+        return option
 
     def from_dict(self, data: dict):
         """Rebuild a state from to_dict() output; ValueError names the path of the first bad
@@ -283,7 +286,6 @@ class Game(ABC):
             "engine_version": self.engine_version,
             "build": contract.BUILD,   # "release", or "checked" (bounds checks, the suite's)
             "rules": self.rules_schema(),
-            "agents": agent_catalogue(self),   # name -> description and parameter schema
             "end_reasons": list(self.end_reasons),
             "safety_end_reasons": list(self.safety_end_reasons),
             "game_outcomes": list(self.game_outcome_names),

@@ -1,76 +1,159 @@
-// The balance page (static/balance.html): submit a spec with a `balance` section to
-// POST /api/balance, follow the job, then show its sentences and, for a fair-value search,
-// the sensitivity chart of every player count (GET /api/balance/{id}/chart.svg, drawn by
-// dashboards/balance_chart.py: the same picture as the report's).
+// The balance page (/balance): a form built from the catalogue (game, option, seat, range,
+// target, player counts, agents) that queues a fair-value search (POST /api/balance), then
+// follows the job: its progress and ETA while it runs, a Cancel button, and once done the
+// answer sentences and the sensitivity chart of every player count
+// (GET /api/balance/{id}/chart.svg, drawn by dashboards/balance_chart.py: the same picture
+// as the report's).  ?job=<id> opens a job.
 "use strict";
 
 (function (M) {
   const $ = (id) => document.getElementById(id);
+  let games = [], following = null;
+
+  // Options a fair value can be searched for: integers, and per-seat compensations.
+  function searchable(info) {
+    return Object.entries(info.rules.properties).filter(([, s]) =>
+      s.type === "integer" || (s.type === "array" && s["x-analysis"] &&
+                               s.items && s.items.type === "integer"));
+  }
+
+  function fillGame() {
+    const info = games.find((g) => g.name === $("b-game").value);
+    const options = searchable(info);
+    const pick = options.find(([, s]) => s.type === "array") || options[0];
+    $("b-option").replaceChildren(...options.map(([name, s]) =>
+      M.h("option", {value: name}, `${s.title || name} (${name})`)));
+    if (pick) $("b-option").value = pick[0];
+    $("b-players").replaceChildren();
+    for (let n = info.min_players; n <= info.max_players; n++) {
+      const box = M.h("input", {type: "checkbox", class: "b-players", value: String(n)});
+      box.checked = n === info.max_players;
+      $("b-players").appendChild(M.h("label", {class: "inline"}, box, ` ${n}`));
+    }
+    $("b-agent-list").replaceChildren(...Object.keys(info.agents).map((a) =>
+      M.h("option", {value: a})));
+    $("b-seat").replaceChildren(M.h("option", {value: "-1"}, "the last seat"),
+      ...Array.from({length: info.max_players}, (_, k) =>
+        M.h("option", {value: String(k)}, `seat ${k + 1}`)));
+    fillOption();
+  }
+
+  function fillOption() {
+    const info = games.find((g) => g.name === $("b-game").value);
+    const schema = info.rules.properties[$("b-option").value];
+    if (!schema) return;
+    const bounds = schema.type === "array" ? schema.items : schema;
+    const low = bounds.minimum ?? 0;
+    $("b-low").value = String(low);
+    $("b-high").value = String(Math.min(bounds.maximum ?? low + 10, low + 10));
+    $("b-option-help").textContent = schema["x-help"] || schema.description || "";
+    $("b-seat").disabled = schema.type !== "array";
+  }
+
+  function spec() {
+    const players = [...document.querySelectorAll("input.b-players:checked")]
+      .map((b) => Number(b.value));
+    const agents = $("b-agents").value.trim();
+    const balance = {
+      option: $("b-option").value, seat: Number($("b-seat").value),
+      range: [Number($("b-low").value), Number($("b-high").value)],
+      target: $("b-target").value === "equal" ? "equal" : Number($("b-rate").value) / 100,
+      precision: Number($("b-precision").value), max_games: Number($("b-max-games").value),
+      confirm_games: Number($("b-confirm").value)};
+    return {name: `${$("b-game").value} ${balance.option}`, game: $("b-game").value,
+            players: players.length === 1 ? players[0] : players,
+            agents: agents.includes(",") ? agents.split(",").map((a) => a.trim()) : agents,
+            seed: Number($("b-seed").value), balance};
+  }
 
   M.balanceChart = async function (jobId, players, into) {
     const response = await M.fetch(`/api/balance/${encodeURIComponent(jobId)}/chart.svg` +
                                    `?players=${players}`);
     if (!response.ok) return;
-    const holder = document.createElement("figure");
-    holder.className = "balance-chart";
+    const holder = M.h("figure", {class: "balance-chart"});
     holder.innerHTML = await response.text();   // our own SVG: no script inside
     into.appendChild(holder);
   };
 
-  function line(text, into, cls) {
-    const p = document.createElement("p");
-    p.textContent = text;
-    if (cls) p.className = cls;
-    into.appendChild(p);
-  }
-
   async function show(job) {
+    $("balance-job").hidden = false;
+    $("b-title").textContent = job.name;
+    $("b-status").textContent = job.status;
+    $("b-status").className = `status status-${job.status}`;
+    $("b-cancel").hidden = !["queued", "running"].includes(job.status);
+    const p = job.progress, eta = p.eta_seconds;
+    $("b-progress").replaceChildren(M.progressBar(job));
+    $("b-detail").textContent = job.status === "running"
+      ? `${job.detail || "starting"}; ${M.plural(p.done, "game")} played` +
+        (p.games_per_second ? `, ${M.num(Math.round(p.games_per_second))} games/s` : "") +
+        `; ETA ${eta === null ? "– (not known yet)" : M.duration(eta)}`
+      : job.status === "queued" ? "waiting for a place" : "";
     const out = $("balance-result");
     out.replaceChildren();
-    line(`status: ${job.status} (${job.games_played.toLocaleString()} games played)`, out);
-    if (job.status === "failed") line(job.error, out, "error");
-    if (job.status !== "done") return false;
+    if (job.status === "failed") out.appendChild(M.h("p", {class: "error"}, job.error));
+    if (job.status !== "done") return;
+    const link = M.h("a", {id: "b-report"}, "Download the report (one HTML file)");
+    M.downloadLink(link, `/api/balance/${encodeURIComponent(job.id)}/report.html`);
+    out.appendChild(M.h("p", {}, link));
     for (const cell of job.result.cells) {
-      line(cell.sentence, out, "verdict");
-      for (const c of cell.confirmations || []) line("confirmation: " + c.sentence, out);
+      out.appendChild(M.h("p", {class: "verdict answer"}, cell.sentence));
+      for (const c of cell.confirmations || [])
+        out.appendChild(M.h("p", {class: "confirmation"}, "confirmation: " + c.sentence));
       if (job.result.kind === "fair_value") await M.balanceChart(job.id, cell.players, out);
     }
-    return true;
   }
 
   async function follow(jobId) {
+    following = jobId;
     for (;;) {
-      const job = await M.getJSON(`/api/balance/${encodeURIComponent(jobId)}`);
-      if (await show(job) || job.status === "failed") return;
-      await new Promise((r) => setTimeout(r, 2000));
+      let job;
+      try {
+        job = await M.getJSON(`/api/balance/${encodeURIComponent(jobId)}`);
+      } catch (err) {
+        $("b-errors").hidden = false;
+        $("b-errors").textContent = err.message;
+        return;
+      }
+      if (following !== jobId) return;
+      await show(job);
+      if (!["queued", "running"].includes(job.status)) return;
+      await new Promise((r) => setTimeout(r, 1000));
     }
   }
 
   async function submit(event) {
     event.preventDefault();
-    let spec;
-    try {
-      spec = JSON.parse($("balance-spec").value);
-    } catch (err) {
-      line(`the spec is not JSON: ${err.message}`, $("balance-result"), "error");
+    $("b-errors").hidden = true;
+    const sent = await M.postJSON("/api/balance", spec());
+    if (!sent.ok) {
+      $("b-errors").hidden = false;
+      $("b-errors").textContent = M.errorText(sent.body) || `error ${sent.status}`;
       return;
     }
-    const response = await M.fetch("/api/balance", {
-      method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(spec)});
-    const body = await response.json().catch(() => null);
-    if (!response.ok) {
-      $("balance-result").replaceChildren();
-      line(M.errorText(body) || response.statusText, $("balance-result"), "error");
-      return;
-    }
-    history.replaceState(null, "", `?job=${body.id}`);
-    follow(body.id);
+    history.replaceState(null, "", `?job=${sent.body.id}`);
+    follow(sent.body.id);
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
-    const form = $("balance-form");
-    if (!form) return;
-    form.addEventListener("submit", submit);
+  async function cancel() {
+    if (!following) return;
+    const sent = await M.postJSON(`/api/balance/${encodeURIComponent(following)}/cancel`, {});
+    if (!sent.ok) {
+      $("b-errors").hidden = false;
+      $("b-errors").textContent = M.errorText(sent.body) || `error ${sent.status}`;
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", async () => {
+    games = (await M.getJSON("/api/games")).filter((g) => searchable(g).length);
+    $("b-game").replaceChildren(...games.map((g) => M.h("option", {value: g.name}, g.title)));
+    $("b-game").addEventListener("change", fillGame);
+    $("b-option").addEventListener("change", fillOption);
+    $("b-target").addEventListener("change", () => {
+      $("b-rate-box").hidden = $("b-target").value === "equal";
+    });
+    $("balance-form").addEventListener("submit", submit);
+    $("b-cancel").addEventListener("click", cancel);
+    fillGame();
     const job = new URLSearchParams(location.search).get("job");
     if (job) follow(job);
   });

@@ -1,102 +1,152 @@
-"""What to change, as background jobs: POST /api/balance (a spec with a `balance` section),
-GET /api/balance/{bid} (status, then the result: services/balance.py), and
-GET /api/balance/{bid}/chart.svg (the sensitivity chart of one player count).  The question is
-answered in this process by one background thread; no request waits for it."""
+"""What to change, as jobs of the service's one queue (services.worker: each search plays in
+a niced process of its own under a CPU budget): POST /api/balance (a spec with a `balance`
+section), GET /api/balance/{bid} (status and progress, then the result: services/balance.py),
+POST /api/balance/{bid}/cancel, GET /api/balance/{bid}/chart.svg (the sensitivity chart
+of one player count) and GET /api/balance/{bid}/report.html (the shareable report).  No request waits for a search."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
-from fastapi.responses import Response
-from pydantic import BaseModel
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Security
+from fastapi.responses import HTMLResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials
+from pydantic import BaseModel, Field
 
 from dashboards.balance_chart import chart_svg
-from services.api.deps import get_settings, require_token, spec_body
+from services import report
+from services.api.deps import bearer_scheme, get_registry, get_settings, require_token, \
+    spec_body
 from services.api.errors import ErrorBody, error_items, responses
-from services.balance import BalanceJobs
+from services.api.jobs import cancel_job, job_of, queue_job
+from services.api.models import ProgressView, Status
+from services.balance import budget_games
+from services.registry import Registry
 from services.settings import Settings
 
 BalanceId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                 description="a balance job id (from POST /api/balance)")]
-RETRY_SECONDS = 30
 
-router = APIRouter(prefix="/api/balance", tags=["balance"])
-
-
-def get_jobs(request: Request) -> BalanceJobs:
-    """The app's balance jobs (made on first use); an app that runs no worker (tests, a
-    contract check) keeps them queued, as it keeps its experiments."""
-    state = request.app.state
-    if not hasattr(state, "balance_jobs"):
-        state.balance_jobs = BalanceJobs(run=bool(getattr(state.worker, "_threads", True)))
-    return state.balance_jobs
+router = APIRouter(prefix="/api/balance", tags=["balance"])  # writes: a token when set
+reads = APIRouter(prefix="/api/balance", tags=["balance"])  # reads: as the service's others
 
 
 class BalanceJob(BaseModel):
+    """A balance search: queued, running (with its progress), then done (its result),
+    failed (the reason) or cancelled."""
+
     id: str
-    status: Literal["queued", "running", "done", "failed"]
+    status: Status
     url: str
+    name: str
+    game: str
+    spec: dict[str, Any] = Field(description="the spec as submitted")
     games_played: int
+    progress: ProgressView = Field(description="games played; total and ETA: about what the "
+                                   "search still needs (null until that is known)")
+    detail: str | None = Field(default=None, description="where a running search stands")
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    cancel_requested: bool
     result: dict[str, Any] | None = None
     error: str | None = None
 
+    @classmethod
+    def of(cls, record: dict) -> "BalanceJob":
+        return cls(id=record["id"], status=record["status"],
+                   url=f"/api/balance/{record['id']}", name=record["name"],
+                   game=record["game"], spec=record["spec"],
+                   games_played=record["games_done"],
+                   progress=ProgressView(done=record["games_done"],
+                                         total=record["games_total"],
+                                         games_per_second=record["games_per_second"],
+                                         eta_seconds=record["eta_seconds"]),
+                   detail=record["detail"], created_at=record["created_at"],
+                   started_at=record["started_at"], finished_at=record["finished_at"],
+                   cancel_requested=record["cancel_requested"],
+                   result=record["result"] if record["status"] == "done" else None,
+                   error=record["error"])
 
-_BUSY = {"model": ErrorBody, "description": "too many balance questions queued or running; "
-         "retry after Retry-After seconds", "headers": {"Retry-After": {
-             "description": "seconds to wait", "schema": {"type": "integer"}}}}
-_NONE = {"model": ErrorBody, "description": "no balance job with this id (jobs live in "
-         "memory: a restart forgets them)"}
+
+_NONE = {"model": ErrorBody, "description": "no balance job with this id"}
 
 
 @router.post("", status_code=202, response_model=BalanceJob,
-             responses={**responses(400, 401, 413, 415, 422), 429: _BUSY},
+             responses=responses(400, 401, 413, 415, 422, 429, 503),
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"$ref": "#/components/schemas/BalanceSpec"}}}}})
 async def submit_balance(request: Request, owner: str = Depends(require_token),
-                         settings: Settings = Depends(get_settings),
-                         jobs: BalanceJobs = Depends(get_jobs)):
+                         settings: Settings = Depends(get_settings)):
     """Queue a spec's balance question: the fair value of a rule option (with its interval
-    and the confirmation on fresh deals) or the value of an action kind.  Follow it at
-    GET /api/balance/{id}."""
-    _, spec = await spec_body(request, settings)  # validated off the event loop, limits first
+    and the confirmation on fresh deals) or the value of an action kind.  At most
+    MEEPLELAB_MAX_BALANCE_GAMES games (search and confirmation, every player count: 422
+    naming balance.max_games beyond) and MEEPLELAB_MAX_RUNNING_PER_TOKEN unfinished searches
+    per token (429).  Follow it at GET /api/balance/{id}."""
+    raw, spec = await spec_body(request, settings)  # validated off the event loop, limits first
     if spec.balance is None:
         raise HTTPException(422, error_items([{"loc": ("balance",), "type": "missing", "msg":
                                                "a balance question needs a balance section"}],
                                              source="body"))
-    try:
-        return jobs.submit(spec)
-    except RuntimeError as exc:
-        raise HTTPException(429, str(exc), headers={"Retry-After": str(RETRY_SECONDS)}) \
-            from None
+    games = budget_games(spec)
+    if games > settings.max_balance_games:
+        field = "max_games" if spec.balance.option is not None else "confirm_games"
+        raise HTTPException(422, error_items([{
+            "loc": ("balance", field), "type": "limit", "msg":
+            f"the search may play up to {games:,} games (max_games plus two confirmations of "
+            f"confirm_games, per player count), more than this service's "
+            f"MEEPLELAB_MAX_BALANCE_GAMES = {settings.max_balance_games:,}: lower "
+            "balance.max_games or balance.confirm_games"}], source="body"))
+    return BalanceJob.of(await queue_job(request, "balance", raw, spec.name, spec.game, owner))
 
 
-def _job(bid: str, jobs: BalanceJobs) -> dict:
-    job = jobs.get(bid)
-    if job is None:
-        raise HTTPException(404, f"no balance job with id {bid!r}")
-    return job
+@reads.get("/{bid}", response_model=BalanceJob, responses={**responses(401, 422), 404: _NONE})
+async def get_balance(bid: BalanceId, registry: Registry = Depends(get_registry)):
+    """A balance job's status and progress and, once done, its result (sentences, answer,
+    chart data)."""
+    return BalanceJob.of(job_of(registry, "balance", bid))
 
 
-@router.get("/{bid}", response_model=BalanceJob, responses={**responses(401, 422), 404: _NONE})
-def get_balance(bid: BalanceId, jobs: BalanceJobs = Depends(get_jobs)):
-    """A balance job's status and, once done, its result (sentences, answer, chart data)."""
-    return _job(bid, jobs)
+@router.post("/{bid}/cancel", response_model=BalanceJob,
+             responses={**responses(401, 403, 409, 422), 404: _NONE})
+def cancel_balance(bid: BalanceId, request: Request, owner: str = Depends(require_token),
+                   credentials: HTTPAuthorizationCredentials | None = Security(bearer_scheme)):
+    """Cancel a queued or running balance search now: its process is ended at once (a game
+    in the middle or not) and its place goes to the next search.  Only the token that
+    asked for it or an admin token may (403); 409 once it has finished."""
+    return BalanceJob.of(cancel_job(request, "balance", bid, owner, credentials))
 
 
-@router.get("/{bid}/chart.svg", response_class=Response,
-            responses={**responses(401, 422), 404: _NONE, 409: {
-                "model": ErrorBody, "description": "the job has no chart (yet)"},
-                200: {"content": {"image/svg+xml": {}}, "description": "an SVG chart"}})
-def get_balance_chart(bid: BalanceId,
-                      players: Annotated[int | None, Query(ge=1, le=8)] = None,
-                      jobs: BalanceJobs = Depends(get_jobs)):
+@reads.get("/{bid}/chart.svg", response_class=Response,
+           responses={**responses(401, 422), 404: _NONE, 409: {
+               "model": ErrorBody, "description": "the job has no chart (yet)"},
+               200: {"content": {"image/svg+xml": {}}, "description": "an SVG chart"}})
+async def get_balance_chart(bid: BalanceId,
+                            players: Annotated[int | None, Query(ge=1, le=8)] = None,
+                            registry: Registry = Depends(get_registry)):
     """The sensitivity chart of a finished fair-value search (one player count: the first
     unless `players` names one)."""
-    job = _job(bid, jobs)
+    job = job_of(registry, "balance", bid)
     result = job["result"]
-    if job["status"] != "done" or result.get("kind") != "fair_value":
+    if job["status"] != "done" or not result or result.get("kind") != "fair_value":
         raise HTTPException(409, "the job has no chart: it is not a finished fair-value search")
     cells = [c for c in result["cells"] if players is None or c["players"] == players]
     if not cells:
         raise HTTPException(404, f"the job has no {players}-player cell")
     return Response(chart_svg(cells[0], result["option"]), media_type="image/svg+xml")
+
+
+@reads.get("/{bid}/report.html", response_class=Response,
+           responses={**responses(401, 422), 404: _NONE, 409: {
+               "model": ErrorBody, "description": "the search has not finished (done)"},
+               200: {"content": {"text/html": {"schema": {"type": "string"}}},
+                     "description": "the report, as an HTML download"}})
+async def get_balance_report(bid: BalanceId, registry: Registry = Depends(get_registry)):
+    """One self-contained HTML file of a finished search (styles and charts inline, nothing
+    fetched): the answer in words per player count, its confirmations, the sensitivity
+    chart, the waves played and the spec that reproduces it.  Sent as a download."""
+    job = job_of(registry, "balance", bid)
+    if job["status"] != "done" or not job["result"]:
+        raise HTTPException(409, f"balance search {bid!r} is {job['status']}: the report "
+                            "comes once it is done")
+    return HTMLResponse(report.render_balance(job), headers={
+        "Content-Disposition": f'attachment; filename="{bid}-balance-report.html"'})

@@ -71,7 +71,7 @@ async def experiment(eid: ExperimentId, request: Request,
     """The registry record of the experiment in the path (404 if there is none), with
     `games_written`: the games of its shards written (games done also count the games of
     shards still playing; this service's worker knows both while it runs one)."""
-    record = registry.get(eid)
+    record = registry.get_job(eid, "experiment")
     if record is None:
         raise HTTPException(404, f"no experiment with id {eid!r}")
     worker = getattr(request.app.state, "worker", None)

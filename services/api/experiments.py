@@ -1,18 +1,15 @@
 """Experiments: submit, list, show, cancel."""
 from __future__ import annotations
 
-import math
-import sqlite3
-
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import TypeAdapter
-from starlette.concurrency import run_in_threadpool
 
 from services.api.deps import (experiment, get_registry, get_settings, get_worker,
                                owned_experiment, require_token, spec_body)
 from services.api.errors import responses
+from services.api.jobs import queue_job
 from services.api.models import ExperimentView, Submitted
-from services.registry import FINISHED, QuotaFull, Registry
+from services.registry import FINISHED, Registry
 from services.settings import Settings
 from services.storage import experiment_path, remove_experiment
 
@@ -21,39 +18,17 @@ _LIST = TypeAdapter(list[ExperimentView])
 MAX_PAGE = 500
 
 
-def _quota_full(full: QuotaFull, settings: Settings) -> HTTPException:
-    """429 when the token already has MEEPLELAB_MAX_RUNNING_PER_TOKEN unfinished experiments;
-    Retry-After is the soonest expected end among them (30 s when none has an estimate)."""
-    mine = full.unfinished
-    etas = [r["eta_seconds"] for r in mine if r["eta_seconds"] is not None]
-    retry = min(max(1, math.ceil(min(etas))), 3600) if etas else 30
-    return HTTPException(429, f"this token already has {len(mine)} unfinished experiments "
-                         f"(limit MEEPLELAB_MAX_RUNNING_PER_TOKEN = "
-                         f"{settings.max_running_per_token}); retry when one has finished",
-                         headers={"Retry-After": str(retry)})
-
-
 @router.post("", status_code=201, response_model=Submitted,
              responses=responses(401, 413, 415, 422, 429, 503),
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"$ref": "#/components/schemas/ExperimentSpec"}}}}})
 async def submit(request: Request, owner: str = Depends(require_token),
-                 settings: Settings = Depends(get_settings),
-                 registry: Registry = Depends(get_registry), worker=Depends(get_worker)):
+                 settings: Settings = Depends(get_settings)):
     """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
     raw, spec = await spec_body(request, settings)
-    # the quota is counted and the row written in one transaction; a write waits for the
-    # disk (8-20 ms of fsync): in a thread, so that polls go on
-    try:
-        eid = await run_in_threadpool(
-            registry.create, raw, spec.name, spec.game, games_total=spec.total_games(),
-            owner=owner, quota=settings.max_running_per_token if owner else None)
-    except QuotaFull as full:
-        raise _quota_full(full, settings) from None
-    except sqlite3.Error as exc:
-        raise HTTPException(503, f"the experiment was not stored: the registry cannot be "
-                            f"written now ({exc})", headers={"Retry-After": "10"}) from None
-    worker.submit(eid)
+    record = await queue_job(request, "experiment", raw, spec.name, spec.game, owner,
+                             games_total=spec.total_games())
+    eid = record["id"]
     return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}")
 
 

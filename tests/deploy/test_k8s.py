@@ -262,28 +262,23 @@ def test_the_restricted_check_really_refuses_what_the_profile_refuses():
         assert restricted_violations(bad), bad
 
 
-def _autoscaled_heads() -> list[dict]:
-    return [c["headGroupSpec"]["template"]["spec"]
-            for c in [d["spec"] for d in _kind("RayCluster")] +
-            [j["spec"]["rayClusterSpec"] for j in _kind("RayJob")]
-            if c.get("enableInTreeAutoscaling")]
+def _cluster_specs() -> list[tuple[str, dict]]:
+    """(name, RayClusterSpec) of the RayCluster and of the RayJob's own cluster."""
+    return [(d["metadata"]["name"], d["spec"]) for d in _kind("RayCluster")] + \
+        [(j["metadata"]["name"], j["spec"]["rayClusterSpec"]) for j in _kind("RayJob")]
 
 
 def test_every_pod_meets_the_restricted_profile_with_a_read_only_root():
     """Every pod template (API, Ray heads and workers) validates as a Pod and meets the
     `restricted` profile; every container's root file system is read-only (writes go to
-    volumes), and only a head that runs KubeRay's autoscaler mounts a service-account
-    token; the autoscaler container KubeRay adds gets the same restricted context."""
+    volumes); the autoscaler container KubeRay adds gets the same restricted context."""
     for pod in _pod_specs():
         where = pod["containers"][0]["name"]
         _validate_pod_template({"spec": pod}, where)
         assert restricted_violations(pod) == [], where
         for container in pod["containers"]:
             assert container["securityContext"]["readOnlyRootFilesystem"] is True, where
-        if pod not in _autoscaled_heads():
-            assert pod["automountServiceAccountToken"] is False, where
-    for cluster in [d["spec"] for d in _kind("RayCluster")] + \
-            [j["spec"]["rayClusterSpec"] for j in _kind("RayJob")]:
+    for _, cluster in _cluster_specs():
         fake = {"containers": [{"name": "autoscaler", "securityContext":
                                 cluster["autoscalerOptions"]["securityContext"]}],
                 "securityContext": cluster["headGroupSpec"]["template"]["spec"][
@@ -291,11 +286,71 @@ def test_every_pod_meets_the_restricted_profile_with_a_read_only_root():
         assert restricted_violations(fake) == []
 
 
+def _token_volumes(pod: dict) -> set[str]:
+    return {v["name"] for v in pod.get("volumes", []) if any(
+        "serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))}
+
+
+def service_account_token_holders(pod: dict, autoscaler: dict | None) -> list[str]:
+    """Which containers of a pod can read a service-account token: every container when the
+    pod automounts one (Kubernetes' default when the field is missing), else those mounting a
+    projected serviceAccountToken volume; `autoscaler` is the cluster's autoscalerOptions
+    (KubeRay adds that container to an autoscaled head with these mounts)."""
+    containers = [(c["name"], c.get("volumeMounts", [])) for c in pod["containers"]]
+    if autoscaler is not None:
+        containers.append(("autoscaler", autoscaler.get("volumeMounts", [])))
+    if pod.get("automountServiceAccountToken", True) is not False:
+        return [name for name, _ in containers]
+    tokens = _token_volumes(pod)
+    return [name for name, mounts in containers if any(m["name"] in tokens for m in mounts)]
+
+
+def test_no_service_account_token_where_nothing_needs_one():
+    """No Ray container, where a Ray task may run, and not the API, can read a
+    service-account token: only the autoscaler container of an autoscaled head holds one,
+    mounted where Ray's KubeRay autoscaler reads it."""
+    from ray.autoscaler._private.kuberay import node_provider
+
+    (deployment,) = _kind("Deployment")
+    assert service_account_token_holders(deployment["spec"]["template"]["spec"], None) == []
+    for name, cluster in _cluster_specs():
+        head = cluster["headGroupSpec"]["template"]["spec"]
+        autoscaler = cluster["autoscalerOptions"] if cluster.get(
+            "enableInTreeAutoscaling") else None
+        assert service_account_token_holders(head, autoscaler) == (
+            ["autoscaler"] if autoscaler else []), name
+        (mount,) = [m for m in autoscaler["volumeMounts"] if m["name"] in _token_volumes(head)]
+        assert Path(node_provider.IN_CLUSTER_TOKEN_PATH).parent == Path(mount["mountPath"])
+        assert Path(node_provider.IN_CLUSTER_CA_CERT_PATH).parent == Path(mount["mountPath"])
+        (volume,) = [v for v in head["volumes"] if v["name"] == mount["name"]]
+        paths = {s.get("serviceAccountToken", {}).get("path") for s in
+                 volume["projected"]["sources"]} | {
+            i["path"] for s in volume["projected"]["sources"]
+            for i in s.get("configMap", s.get("downwardAPI", {})).get("items", [])}
+        assert {"token", "ca.crt"} <= paths
+        for group in cluster["workerGroupSpecs"]:
+            assert service_account_token_holders(group["template"]["spec"], None) == [], name
+
+
+def test_the_token_check_really_finds_a_mounted_token():
+    (_, cluster), *_ = _cluster_specs()
+    head = cluster["headGroupSpec"]["template"]["spec"]
+    for change in (lambda p: p.update(automountServiceAccountToken=True),
+                   lambda p: p.pop("automountServiceAccountToken"),
+                   lambda p: p["containers"][0]["volumeMounts"].append(
+                       {"name": "kube-api-access", "mountPath": "/x"})):
+        bad = copy.deepcopy(head)
+        change(bad)
+        assert "ray-head" in service_account_token_holders(bad, cluster["autoscalerOptions"])
+
+
 # ---- who may reach the Ray pods ------------------------------------------------------------
+OPERATOR = "operator"
+
+
 def _labels_of_pods() -> list[tuple[str, dict]]:
     found = [("api", d["spec"]["template"]["metadata"]["labels"]) for d in _kind("Deployment")]
-    for c in [d["spec"] for d in _kind("RayCluster")] + \
-            [j["spec"]["rayClusterSpec"] for j in _kind("RayJob")]:
+    for _, c in _cluster_specs():
         found.append(("head", c["headGroupSpec"]["template"]["metadata"]["labels"]))
         found += [("worker", g["template"]["metadata"]["labels"])
                   for g in c["workerGroupSpecs"]]
@@ -306,59 +361,217 @@ def _selects(selector: dict, labels: dict) -> bool:
     return selector.get("matchLabels", {}).items() <= labels.items()
 
 
-def _allowed_sources(policy: dict) -> list[tuple[dict, dict | None, list]]:
-    """(podSelector, namespaceSelector, ports) of each source a policy lets in."""
-    out = []
+def _policies() -> dict[str, dict]:
+    return {p["metadata"]["name"]: p for p in _kind("NetworkPolicy")}
+
+
+def _policy_of(role: str) -> dict:
+    labels = dict(_labels_of_pods())[role]
+    (policy,) = [p for p in _kind("NetworkPolicy") if _selects(p["spec"]["podSelector"], labels)]
+    return policy
+
+
+def _roles_of_peer(peer: dict) -> set[str]:
+    """Which of our pods (api, head, worker) or the operator a NetworkPolicy peer admits; a
+    peer that admits anything else ('any pod', 'any namespace', an ipBlock) is 'anyone'."""
+    pods, namespaces = peer.get("podSelector"), peer.get("namespaceSelector")
+    if "ipBlock" in peer or (pods is None and namespaces is None):
+        return {"anyone"}
+    if namespaces is not None:  # pods of another namespace: the operator, pinned twice
+        pinned = namespaces.get("matchLabels", {}).get("kubernetes.io/metadata.name") and \
+            not namespaces.get("matchExpressions") and pods and \
+            pods.get("matchLabels", {}).get("app.kubernetes.io/name") == "kuberay-operator"
+        return {OPERATOR} if pinned else {"anyone"}
+    if not pods.get("matchLabels") or pods.get("matchExpressions"):
+        return {"anyone"}
+    return {role for role, labels in _labels_of_pods() if _selects(pods, labels)} or {"nobody"}
+
+
+def _ports(rule: dict) -> list[int] | None:
+    """Every TCP/UDP port a rule opens, None for 'every port'."""
+    if not rule.get("ports"):
+        return None
+    return [n for p in rule["ports"] for n in range(p["port"], p.get("endPort", p["port"]) + 1)]
+
+
+def head_port_violations(policy: dict) -> list[str]:
+    """Where the head's policy admits a pod to a port that pod does not need."""
+    need = {10001: {"api"}, 8265: {OPERATOR}}
+    for port in _cluster_ports():
+        need.setdefault(port, {"head", "worker"})
+    found = []
     for rule in policy["spec"].get("ingress", []):
-        for peer in rule.get("from", [{}]):
-            out.append((peer.get("podSelector", {}), peer.get("namespaceSelector"),
-                        rule.get("ports", [])))
-    return out
+        ports = _ports(rule)
+        roles = set().union(*[_roles_of_peer(p) for p in rule.get("from", [{}])])
+        if ports is None:
+            found.append(f"{sorted(roles)} reach every port")
+            continue
+        for port in sorted(set(ports)):
+            if not roles <= need.get(port, set()):
+                found.append(f"{sorted(roles - need.get(port, set()))} reach port {port}")
+    return found
 
 
-def test_network_policies_let_only_the_api_reach_the_ray_head_and_nothing_else_the_workers():
-    policies = _kind("NetworkPolicy")
-    for doc in policies:
+def _cluster_ports() -> list[int]:
+    """The ports the Ray pods use among themselves, as the clusters fix them; every head and
+    worker group fixes the same ones (Ray picks random ports for any not set)."""
+    seen = set()
+    for name, cluster in _cluster_specs():
+        head = cluster["headGroupSpec"]["rayStartParams"]
+        assert head["ray-client-server-port"] == "10001" and head["dashboard-port"] == "8265"
+        groups = [head] + [g["rayStartParams"] for g in cluster["workerGroupSpecs"]]
+        for params in groups:
+            fixed = (params["node-manager-port"], params["object-manager-port"],
+                     params["min-worker-port"], params["max-worker-port"])
+            seen.add((head["port"],) + fixed)
+    ((gcs, raylet, objects, low, high),) = seen
+    return [int(gcs), int(raylet), int(objects)] + list(range(int(low), int(high) + 1))
+
+
+def test_each_port_of_the_ray_head_is_open_only_to_the_pods_that_need_it():
+    """Ray Client (10001) to the API, the dashboard and its Jobs API (8265, code execution)
+    to the KubeRay operator only, the cluster's own ports to the Ray pods only; nothing else
+    (the dashboard agent, 52365, included) to anyone; every port that is needed is open to
+    the pods that need it."""
+    for doc in _kind("NetworkPolicy"):
         assert kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
-    labels = dict((role, l) for role, l in _labels_of_pods())
-    for role, pod_labels in _labels_of_pods():  # every pod is covered by a policy
-        assert any(_selects(p["spec"]["podSelector"], pod_labels) for p in policies), role
-    own = {p["metadata"]["name"]: p for p in policies}
-    head, workers = own["meeplelab-ray-head"], own["meeplelab-ray-workers"]
-    assert _selects(head["spec"]["podSelector"], labels["head"])
-    assert _selects(workers["spec"]["podSelector"], labels["worker"])
-    for policy, allowed in ((head, {"api", "worker"}), (workers, {"head", "worker"})):
-        assert policy["spec"]["policyTypes"] == ["Ingress"]
-        for pods, namespaces, ports in _allowed_sources(policy):
-            reached = {r for r, l in labels.items() if pods and _selects(pods, l)}
-            if namespaces is None:
-                assert pods and reached and reached <= allowed, (policy["metadata"], pods)
-            else:  # from other namespaces: the KubeRay operator, on the dashboard's ports
-                assert pods["matchLabels"] == {"app.kubernetes.io/name": "kuberay-operator"}
-                assert policy is head and {p["port"] for p in ports} == {8265, 52365}
-    api = own["meeplelab-api"]
+    for role, pod_labels in _labels_of_pods():  # every pod is covered by one policy
+        assert _policy_of(role)
+    head = _policy_of("head")
+    assert head_port_violations(head) == []
+    opened = {(role, port) for rule in head["spec"]["ingress"] for port in _ports(rule)
+              for peer in rule["from"] for role in _roles_of_peer(peer)}
+    assert {("api", 10001), (OPERATOR, 8265)} <= opened
+    assert {(role, p) for role in ("head", "worker") for p in _cluster_ports()} <= opened
+    workers = _policy_of("worker")
+    for rule in workers["spec"]["ingress"]:
+        assert set().union(*[_roles_of_peer(p) for p in rule["from"]]) <= {"head", "worker"}
+        assert set(_ports(rule)) <= set(_cluster_ports())
+    api = _policy_of("api")
     assert [p["port"] for r in api["spec"]["ingress"] for p in r["ports"]] == [8000]
 
 
-def test_ray_runs_with_its_own_auth_token_from_a_secret():
-    """Every Ray pod and the API (Ray's client) set RAY_AUTH_MODE=token, so that `ray
-    start` refuses to run without a token rather than run without auth, and read the token
-    from the same Secret's file."""
-    secrets = set()
-    for pod in _pod_specs():
-        (container,) = pod["containers"]
-        env = {e["name"]: e.get("value") for e in container["env"]}
-        assert env.get("RAY_AUTH_MODE") == "token", container["name"]
-        mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
-        volumes = {v["name"]: v for v in pod["volumes"]}
-        folder = str(Path(env["RAY_AUTH_TOKEN_PATH"]).parent)
-        volume = volumes[mounts[folder]]
-        assert volume["secret"].get("optional") is not True
-        item = [i for i in volume["secret"]["items"]
-                if i["path"] == Path(env["RAY_AUTH_TOKEN_PATH"]).name]
-        assert item, container["name"]
-        secrets.add((volume["secret"]["secretName"], item[0]["key"]))
-    assert len(secrets) == 1
+def test_the_operator_is_pinned_by_namespace_and_label():
+    """The only peer from another namespace is the KubeRay operator, selected by its
+    namespace's name AND its pods' label in one peer (two peers would admit either)."""
+    for policy in _kind("NetworkPolicy"):
+        for rule in policy["spec"].get("ingress", []):
+            for peer in rule.get("from", []):
+                if "namespaceSelector" in peer:
+                    assert _roles_of_peer(peer) == {OPERATOR}, policy["metadata"]["name"]
+                    assert policy is _policy_of("head")
+
+
+def test_the_port_checks_really_refuse_what_they_should():
+    head = _policy_of("head")
+    rules = head["spec"]["ingress"]
+    op = next(i for i, r in enumerate(rules) if "namespaceSelector" in r["from"][0])
+    api = next(i for i, r in enumerate(rules) if _roles_of_peer(r["from"][0]) == {"api"})
+    ray = next(i for i, r in enumerate(rules) if _roles_of_peer(r["from"][0]) == {"head"})
+    for change in (
+            lambda r: r[op]["from"][0].pop("podSelector"),  # any pod of that namespace
+            lambda r: r[op]["from"][0].update(namespaceSelector={}),  # that label anywhere
+            lambda r: r[op]["from"].append({"podSelector": r[op]["from"][0].pop(
+                "podSelector")}),  # namespace OR label: two peers
+            lambda r: r[op]["ports"].append({"protocol": "TCP", "port": 52365}),
+            lambda r: r[api].pop("ports"),  # the API to every port
+            lambda r: r[api]["ports"].append({"protocol": "TCP", "port": 6379}),
+            lambda r: r[ray]["from"].append(
+                {"podSelector": {"matchLabels": {"app.kubernetes.io/component": "api"}}}),
+            lambda r: r.append({"from": [{"podSelector": {}}]})):
+        bad = copy.deepcopy(head)
+        change(bad["spec"]["ingress"])
+        assert head_port_violations(bad), bad
+
+
+DNS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+       "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}
+KUBE_API_PORTS = {443, 6443}
+
+
+def egress_violations(policy: dict, role: str) -> list[str]:
+    """Where a pod's egress goes beyond what it needs: DNS; the API to the head's Ray Client
+    port; the Ray pods to each other on the cluster's ports; the autoscaled head to the
+    Kubernetes API's ports."""
+    if "Egress" not in policy["spec"]["policyTypes"]:
+        return ["no egress policy: every destination is allowed"]
+    allowed = {"api": {"head": {10001}},
+               "head": {"head": set(_cluster_ports()), "worker": set(_cluster_ports())},
+               "worker": {"head": set(_cluster_ports()), "worker": set(_cluster_ports())}}[role]
+    found = []
+    for rule in policy["spec"].get("egress", []):
+        ports = _ports(rule)
+        if ports is None:
+            found.append(f"a rule to every port of {rule.get('to', 'anywhere')}")
+            continue
+        peers = rule.get("to")
+        if peers is None:  # to any address: only the autoscaler's Kubernetes API ports
+            if role != "head" or not set(ports) <= KUBE_API_PORTS:
+                found.append(f"ports {sorted(set(ports))[:5]} to any address")
+            continue
+        for peer in peers:
+            if peer == DNS:
+                if not set(ports) <= {53}:
+                    found.append("DNS pods on other ports than 53")
+                continue
+            for target in _roles_of_peer(peer):
+                extra = set(ports) - allowed.get(target, set())
+                if extra:
+                    found.append(f"to {target} on {sorted(extra)[:5]}")
+    return found
+
+
+def test_egress_of_every_pod_is_limited_to_what_it_needs():
+    """Every pod has an egress policy, and it allows DNS, the Ray pods it talks to on the
+    ports it uses, and (the autoscaled head only) the Kubernetes API's ports; each pod can
+    reach DNS (no egress rule would otherwise leave it unable to resolve the head)."""
+    for role in ("api", "head", "worker"):
+        policy = _policy_of(role)
+        assert egress_violations(policy, role) == [], role
+        assert any(DNS in r.get("to", []) for r in policy["spec"]["egress"]), role
+    api = _policy_of("api")
+    assert {p for r in api["spec"]["egress"] if DNS not in r["to"] for p in _ports(r)} == \
+        {10001}
+    bad = copy.deepcopy(_policy_of("worker"))
+    bad["spec"]["policyTypes"] = ["Ingress"]
+    assert egress_violations(bad, "worker")
+    for change in (lambda p: p["spec"]["egress"].append({"to": [{"podSelector": {}}]}),
+                   lambda p: p["spec"]["egress"].append({"ports": [{"port": 443}]}),
+                   lambda p: p["spec"]["egress"][1]["ports"].append({"port": 8265})):
+        bad = copy.deepcopy(_policy_of("worker"))
+        change(bad)
+        assert egress_violations(bad, "worker"), bad
+
+
+def test_every_ray_cluster_gets_the_ray_token_as_kuberay_documents():
+    """Every RayCluster spec (the RayJob's own too: the operator submits its job over HTTP,
+    and without the token that submission gets 401) sets authOptions token mode with the
+    Secret the API reads its Ray token from, under KubeRay's key `auth_token`; the operator
+    then sets RAY_AUTH_MODE and RAY_AUTH_TOKEN in every Ray container, so no template sets
+    its own (a second, different source of the token)."""
+    (deployment,) = _kind("Deployment")
+    api = deployment["spec"]["template"]["spec"]
+    (container,) = api["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["RAY_AUTH_MODE"] == "token"
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    token = Path(env["RAY_AUTH_TOKEN_PATH"])
+    volume = {v["name"]: v for v in api["volumes"]}[mounts[str(token.parent)]]
+    assert volume["secret"].get("optional") is not True
+    (item,) = [i for i in volume["secret"]["items"] if i["path"] == token.name]
+    assert item["key"] == "auth_token"
+    for job in _kind("RayJob"):
+        assert job["spec"]["submissionMode"] in ("HTTPMode", "K8sJobMode", "SidecarMode")
+    for name, cluster in _cluster_specs():
+        assert cluster.get("authOptions") == {
+            "mode": "token", "secretName": volume["secret"]["secretName"]}, name
+        pods = [cluster["headGroupSpec"]["template"]["spec"]] + [
+            g["template"]["spec"] for g in cluster["workerGroupSpecs"]]
+        for pod in pods:
+            for c in pod["containers"]:
+                assert not {e["name"] for e in c.get("env", [])} & {
+                    "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"}, name
+
 
 
 def test_every_image_names_its_registry_and_an_immutable_tag_or_digest():

@@ -1,5 +1,5 @@
 """The shared pieces every game's Python face is built on: the state codec
-(core_cy/codec.py), named actions (core_cy/actions.py), the GameHeader at the start of every
+(core_cy/engine/codec.py), named actions (core_cy/engine/actions.py), the GameHeader at the start of every
 state, and the results schema (engines hand back plain columns; services.storage gives them
 their types)."""
 import struct

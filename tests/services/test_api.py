@@ -15,8 +15,10 @@ from service_support import GAME, INFO, enum_option, small_spec, wait_for
 
 import core_cy
 import pipelines
+from services import worker as worker_module
 from services.app import DASHBOARD, create_app
 from services.runner import experiment_path
+from services.settings import Settings
 
 ENDPOINTS = ["", "/summary", "/compare", "/histograms", "/download/summary.csv",
              "/download/results.parquet", "/download/results.zip"]
@@ -191,7 +193,18 @@ def _plan_result(client, pid: str, timeout: float = 120) -> dict:
         time.sleep(0.1)
 
 
-def test_plan_is_a_background_job_that_estimates_games_and_time(idle):
+@pytest.fixture
+def planner(tmp_path, monkeypatch):
+    """An app whose worker runs plans (in their job processes; Ray is not started)."""
+    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                              plan_seconds=60), run_worker=True)
+    with TestClient(app) as client:
+        yield client
+
+
+def test_plan_is_a_background_job_that_estimates_games_and_time(planner):
+    idle = planner
     spec = small_spec()
     response = idle.post("/api/plans", json={"spec": spec, "half_width": 0.05, "delta": 0.1,
                                              "pilot_games": 100})
@@ -217,19 +230,24 @@ def test_plan_is_a_background_job_that_estimates_games_and_time(idle):
     assert idle.get("/api/plans/no-such-plan").status_code == 404
 
 
-def test_plan_jobs_report_a_too_slow_pilot_and_a_full_queue(idle):
-    plans = idle.app.state.plans
-    plans.seconds = 0.0  # the pilot stops after its first chunk: one game per cell
-    job = idle.post("/api/plans", json={"spec": small_spec(), "pilot_games": 100}).json()
-    failed = _plan_result(idle, job["id"])
-    assert failed["status"] == "failed" and failed["result"] is None
-    assert "the pilot played only 1 games" in failed["error"]
-    plans.max_unfinished = 0
-    busy = idle.post("/api/plans", json={"spec": small_spec()})
-    assert busy.status_code == 429 and int(busy.headers["Retry-After"]) > 0
+def test_plan_jobs_report_a_too_slow_pilot_and_a_full_queue(tmp_path, monkeypatch):
+    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)
+    settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                        plan_seconds=0.001)  # the pilot stops after its first piece: one game
+    with TestClient(create_app(settings, run_worker=True)) as client:
+        job = client.post("/api/plans", json={"spec": small_spec(), "pilot_games": 100}).json()
+        failed = _plan_result(client, job["id"])
+        assert failed["status"] == "failed" and failed["result"] is None
+        assert "the pilot played only 1 games" in failed["error"]
+    full = Settings(db=str(tmp_path / "full.db"), results=str(tmp_path / "res"), max_queued=1)
+    with TestClient(create_app(full, run_worker=False)) as client:
+        assert client.post("/api/plans", json={"spec": small_spec()}).status_code == 202
+        busy = client.post("/api/plans", json={"spec": small_spec()})
+        assert busy.status_code == 429 and int(busy.headers["Retry-After"]) > 0
 
 
-def test_a_plan_whose_pilot_games_never_finish_fails_with_a_clear_message(idle):
+def test_a_plan_whose_pilot_games_never_finish_fails_with_a_clear_message(planner):
+    idle = planner
     """Games cut off by a simulator safety are no results, so a pilot of nothing but them
     gives no spread to plan from: the job fails saying why, with no NaN arithmetic."""
     spec = {"name": "cut", "game": "forbidden_desert", "players": 2, "games_per_arm": 100,

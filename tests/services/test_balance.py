@@ -11,7 +11,8 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 
 from dashboards.balance_chart import chart_json, chart_svg
 from services.app import create_app
-from services.balance import BalanceJobs, run_balance
+from services import worker as worker_module
+from services.balance import run_balance
 from services.cli import main
 from services.settings import Settings
 from services.spec import ExperimentSpec
@@ -91,8 +92,15 @@ def test_the_cli_prints_the_answer_and_its_confirmation(tmp_path, capsys):
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(SEARCH))
     assert main(["balance", str(path)]) == 0
-    out = capsys.readouterr().out
+    printed = capsys.readouterr()
+    out = printed.out
     assert "seat 1 of 2 under greedy" in out and "values within" in out
+    # progress on stderr while it plays: where it stands, and an ETA (or "ETA -" until the
+    # games it still needs are known), never silent
+    progress = printed.err.splitlines()
+    assert progress and all("ETA" in line for line in progress), printed.err
+    assert "searching seat_bonus_gold, wave 1" in progress[0]
+    assert any("confirmed seat_bonus_gold" in line for line in progress)
     path.write_text(json.dumps({**SEARCH, "balance": {"option": "nope", "range": [0, 1]}}))
     assert main(["balance", str(path)]) == 2
     assert "balance.option" in capsys.readouterr().err
@@ -128,10 +136,10 @@ def test_a_balance_request_is_read_as_an_experiment_is(tmp_path):
         assert any(e["field"] == "games_per_arm" for e in big.json()["detail"])
 
 
-def test_the_api_answers_in_the_background_with_a_chart(tmp_path):
+def test_the_api_answers_in_the_background_with_a_chart(tmp_path, monkeypatch):
+    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)  # no Ray needed
     app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
-                     run_worker=False)
-    app.state.balance_jobs = BalanceJobs()    # answered here (no Ray worker needed)
+                     run_worker=True)
     with TestClient(app) as client:
         bad = client.post("/api/balance", json={**SEARCH, "balance": None})
         assert bad.status_code == 422 and bad.json()["detail"][0]["field"] == "balance"

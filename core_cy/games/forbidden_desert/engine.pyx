@@ -28,8 +28,8 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
 from core_cy.engine import codec, contract
 from core_cy.engine.actions import ActionSpace, Kind
 from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, fail, integer, items, load_data
-from core_cy.engine.game import Game, options_from_data
-from core_cy.agents import agent_spec, parse_agent, policy_params_from_data
+from core_cy.engine.game import options_from_data
+from core_cy.agents import AgentGame, agent_spec, parse_agent, policy_params_from_data
 
 import math
 
@@ -261,10 +261,10 @@ ctypedef struct DRules:
     int32_t n_eq
     int32_t sand_total
     int32_t storm_start        # cell
-    int32_t discard_per_card   # spec 4.7 storm_discard_timing
+    int32_t discard_end_of_phase   # spec 4.7 storm_discard_timing (its choice index: 1)
     int32_t shield_anchor_tile # spec 4.10 solar_shield_anchor
     DSwitches switches         # yes/no readings of the spec (ASSUMPTIONS), by option name
-    int32_t tiebreak_random    # spec 3.6 first player among the thirstiest
+    int32_t tiebreak_lowest_seat   # spec 3.6 first player among the thirstiest (choice index 1)
     int32_t roles_fixed
     int32_t max_turns          # simulator safety
     int32_t max_free_ops       # simulator safety: free operations per turn
@@ -583,7 +583,7 @@ cdef void d_setup(void* vs, const void* rules, int players, const SeatParams* se
     for i in range(players):
         if s.water[i] == low:
             ties += 1
-    k = rng_below(&s.head.rng, ties) if (s.rules.tiebreak_random and ties > 1) else 0
+    k = rng_below(&s.head.rng, ties) if (not s.rules.tiebreak_lowest_seat and ties > 1) else 0
     for i in range(players):
         if s.water[i] == low:
             if k == 0:
@@ -962,7 +962,7 @@ cdef void draw_storm_card(DState* s) noexcept nogil:
     s.draw[s.draw_len] = 0
     if s.deck_known > 0:
         s.deck_known -= 1
-    if s.rules.discard_per_card:
+    if not s.rules.discard_end_of_phase:
         s.discard[s.discard_len] = <uint8_t>card
         s.discard_len += 1
     else:
@@ -1331,7 +1331,7 @@ def parse_equipment(counts, tracker):
     return out
 
 
-# The action ids by name (core_cy/actions.py), from the same constants as the C encoding: a
+# The action ids by name (core_cy/engine/actions.py), from the same constants as the C encoding: a
 # cell is (row, col); a passenger or companion is a seat or NOBODY.
 NOBODY = NO_PASSENGER
 ACTIONS = ActionSpace(
@@ -1361,7 +1361,7 @@ ACTIONS = ActionSpace(
 )
 
 
-class ForbiddenDesertGame(Game):
+class ForbiddenDesertGame(AgentGame):
     name = "forbidden_desert"
     title = "Forbidden Desert"
     cooperative = True
@@ -1496,10 +1496,10 @@ cdef bytes _pack(dict r, int players):
         R.eq_type[i] = k
     R.sand_total = r["sand_markers"]
     R.storm_start = storm_cell
-    R.discard_per_card = r["storm_discard_timing"] == "per_card"
-    R.shield_anchor_tile = r["solar_shield_anchor"] == "tile"
+    R.discard_end_of_phase = GAME.choice_index(r, "storm_discard_timing")
+    R.shield_anchor_tile = GAME.choice_index(r, "solar_shield_anchor")
     R.switches = {name: r[name] for name in R.switches}     # the struct's field names
-    R.tiebreak_random = r["first_player_tiebreak"] == "random"
+    R.tiebreak_lowest_seat = GAME.choice_index(r, "first_player_tiebreak")
     R.roles_fixed = bool(roles)
     for i, x in enumerate(roles):
         R.roles[i] = ADVENTURERS.index(x)
@@ -1544,10 +1544,10 @@ cdef dict _rules_of(const DRules* R, int players):
         "difficulty": difficulty,
         "roles": [ADVENTURERS[R.roles[i]] for i in range(players)] if R.roles_fixed else [],
         "include_storm_tracker": tracker,
-        "storm_discard_timing": "per_card" if R.discard_per_card else "end_of_phase",
-        "solar_shield_anchor": "tile" if R.shield_anchor_tile else "pawn",
+        "storm_discard_timing": GAME.choice_at("storm_discard_timing", R.discard_end_of_phase),
+        "solar_shield_anchor": GAME.choice_at("solar_shield_anchor", R.shield_anchor_tile),
         **R.switches,
-        "first_player_tiebreak": "random" if R.tiebreak_random else "lowest_seat",
+        "first_player_tiebreak": GAME.choice_at("first_player_tiebreak", R.tiebreak_lowest_seat),
         "known_desert_sides": [k for i, k in enumerate(KINDS) if (R.known_kinds >> i) & 1],
         "water_drop_desert_side": bool(R.water_drop),
         "max_turns": R.max_turns, "max_free_ops_per_phase": R.max_free_ops,
@@ -1619,7 +1619,7 @@ cdef dict _to_dict(game, State state):
 
 cdef _fill(DState* s, top):
     """from_dict's desert part (rules, players and rng are in place): reads every field of
-    to_dict() through the codec (core_cy/codec.py), so that a bad value is named by its path."""
+    to_dict() through the codec (core_cy/engine/codec.py), so that a bad value is named by its path."""
     cdef DRules* R = &s.rules
     cdef int players = s.head.players
     s.phase = top.choice("phase", PHASES)

@@ -1,4 +1,4 @@
-# The team planners, included into forbidden_desert.pyx: Engine.policy 0 "planner" (the
+# The team planners, included into engine.pyx: Engine.policy 0 "planner" (the
 # rule-based plan below), 1 "search" (the turn search at the bottom, beam BEAM: the team
 # planner of experiments), 2 "deep_search" (the same search, beam BEAM_DEEP) and 3
 # "team_search" (deep_search's best lines, each followed by the teammates' searched turns).
@@ -25,7 +25,6 @@ cdef enum:
     PLAN_FAR = 1000
     THIRSTY = 1                # water at or below this: go for water now
     CLAIM_PENALTY = 2          # a target nearer to a teammate costs this much more
-    TEAM_SPREAD = 0            # one cost unit per this many cells away from the Water Carrier
     PART_BONUS = 3             # a located part is worth this many actions of detour
     PAD_DELAY = 2              # the Launch Pad only matters at the end
     WATER_URGENCY = 3          # water-drop tiles: one action cheaper per this team deficit
@@ -315,11 +314,8 @@ cdef int act_toward(const DState* s, int p, int best, const int* legal, int n,
 cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noexcept nogil:
     """The cheapest useful cell: a located part, else an unexcavated tile (water drops
     first when the team is thirsty; the Launch Pad late; tiles a teammate stands on last)."""
-    cdef int c, v, k, q, i, best = -1, cost, best_cost = PLAN_FAR, wc = -1, deficit
+    cdef int c, v, k, q, i, best = -1, cost, best_cost = PLAN_FAR, deficit
     deficit = team_deficit(s)
-    for q in range(s.head.players):
-        if s.role[q] == WATER_CARRIER and q != p:
-            wc = s.tile_cell[s.pawn_tile[q]]
     for c in range(N_CELLS):
         v = s.cell_tile[c]
         if v < 0 or dist[c] >= PLAN_FAR:
@@ -340,8 +336,6 @@ cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noe
             for q in range(s.head.players):
                 if q != p and s.pawn_tile[q] == v:
                     cost += 2   # someone is already there
-        if cost < PLAN_FAR and wc >= 0 and TEAM_SPREAD > 0:
-            cost += (abs(c // SIDE - wc // SIDE) + abs(c % SIDE - wc % SIDE)) // TEAM_SPREAD
         if cost < PLAN_FAR and CLAIM_PENALTY > 0:
             # A teammate nearer to it will likely take it on his turn: spread the work.
             for q in range(s.head.players):

@@ -31,7 +31,8 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
-from core_cy.engine.game import Game, options_from_data
+from core_cy.engine.game import options_from_data
+from core_cy.agents import AgentGame
 
 import functools
 
@@ -72,13 +73,11 @@ cdef enum:
     N_SEAT_OUTCOMES = 12    # g_outcomes' fields per seat (SEAT_OUTCOMES names them)
     MAX_ABILITY_IDS = 128   # action ids one ability offers at most (landing: 14 combos x 7)
 
-# Thief co-location at home (section 7, steal_at_home): indices of STEAL_AT_HOME.
+# Thief co-location at home (section 7, steal_at_home): indices of the option's choices.
 cdef enum:
-    HOME_NONE = 0
-    HOME_CAPTAINS = 1
-    HOME_BOTH = 2
-
-STEAL_AT_HOME = ("none", "captains", "both")
+    HOME_CAPTAINS = 0
+    HOME_BOTH = 1
+    HOME_NONE = 2
 
 # Nest space kinds (section 2.2).
 cdef enum:
@@ -703,7 +702,7 @@ cdef inline bint co_located(const GState* s, int seat, int other) noexcept nogil
     """Thief option 1: the seat's captain or ship shares a space with the other's."""
     cdef const GPlayer* a = &s.p[seat]
     cdef const GPlayer* b = &s.p[other]
-    if a.captain == b.captain and (s.rules.steal_at_home >= HOME_CAPTAINS
+    if a.captain == b.captain and (s.rules.steal_at_home != HOME_NONE
                                    or a.captain != s.rules.lighthouse):
         return True
     return a.ship == b.ship and (s.rules.steal_at_home == HOME_BOTH or a.ship != NODE_H)
@@ -1958,16 +1957,16 @@ cdef bytes _pack(dict r, int players):
     deck = parse_deck(r["deck_table"])
     chests = parse_chests(r["chest_values"])
     R.exact_move = r["exact_move_required"]
-    R.steal_at_home = STEAL_AT_HOME.index(r["steal_at_home"])
-    R.volcano_by_pirates = r["volcano_landing_cards"] == "pirate"
+    R.steal_at_home = GAME.choice_index(r, "steal_at_home")
+    R.volcano_by_pirates = GAME.choice_index(r, "volcano_landing_cards")
     R.max_rounds = r["max_rounds"]
-    R.no_survivor_highest = r["no_survivor_result"] == "highest_gold"
+    R.no_survivor_highest = GAME.choice_index(r, "no_survivor_result")
     R.recall_error = 0 if r["written_notes"] else r["recall_error_per_mille"]
-    R.first_random = r["first_player"] == "random"
+    R.first_random = GAME.choice_index(r, "first_player")
     R.bank_limited = r["bank_limited"]
-    R.nest_every_space = r["nest_actions"] == "every_space"
-    R.master_thief_split = r["master_thief_victims"] == "two"
-    R.negative_payout_paid = r["negative_payout"] == "pay_bank"
+    R.nest_every_space = GAME.choice_index(r, "nest_actions")
+    R.master_thief_split = GAME.choice_index(r, "master_thief_victims")
+    R.negative_payout_paid = GAME.choice_index(r, "negative_payout")
     R.n_seat_gold = len(r["seat_bonus_gold"])
     for i, v in enumerate(r["seat_bonus_gold"]):
         R.seat_gold[i] = v
@@ -2025,7 +2024,7 @@ def _seat_or_none(v):
     return None if v < 0 else int(v)
 
 
-# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+# The action ids by name (core_cy/engine/actions.py), from the same constants as the C encoding.
 ACTIONS = ActionSpace(
     NUM_ACTIONS,
     Kind("swap", A_SWAP, discard_mask=1 << MAX_HAND),
@@ -2045,7 +2044,7 @@ COMBOS = tuple((COLOURS[COMBO_A[k]],) if COMBO_B[k] < 0 else (COLOURS[COMBO_A[k]
                for k in range(N_COMBOS))
 
 
-class GoldenIslandGame(Game):
+class GoldenIslandGame(AgentGame):
     name = "golden_island"
     title = "The Golden Island (Cartagena - Die Goldinsel)"
     min_players = 2
@@ -2060,16 +2059,7 @@ class GoldenIslandGame(Game):
                  "it does not place its sixth permit while it probably has none on the "
                  "Golden Island",
     }
-    # The search's defaults here (issue 10; release build, 2 players, seats rotated, seed 1;
-    # rerun: benchmarks/agents.py strength --game golden_island --games 400 with --a/--b as
-    # below, and the speed with tradeoff --game golden_island --agents mcts): quick rollouts
-    # cut off after 16 moves simulate 0.54 of the random agent's moves per CPU second (greedy
-    # rollouts 0.19).  Progressive widening keeps the iterations on the best few of a
-    # movement's ~25 actions: without it each got about 8 noisy rollouts and the luckiest won
-    # (0.525 against greedy over 200 games; widen 1: 0.855, 2: 0.675).  Exploration 0.4 (0.7:
-    # 1000 vs 100 iterations only 0.588 [0.539, 0.635] over 400 games).  Over 400 games:
-    # mcts vs greedy 0.870 [0.833, 0.899], mcts(iterations=400) vs greedy 0.873 [0.836, 0.902],
-    # mcts(iterations=1000) vs mcts(iterations=100) 0.637 [0.589, 0.683].
+    # The measurements behind these values: docs/lab/search_agent.md.
     search_defaults = {"rollout": "quick", "cutoff": 16, "widen": 0.5, "exploration": 0.4}
     outcome_labels = {"relic": ("none",) + RELICS}
     combos = COMBOS
@@ -2197,17 +2187,17 @@ cdef dict _rules_dict(const GRules* R):
         nest.append(sp)
     return {
         "exact_move_required": bool(R.exact_move),
-        "steal_at_home": STEAL_AT_HOME[R.steal_at_home],
-        "volcano_landing_cards": "pirate" if R.volcano_by_pirates else "landing",
+        "steal_at_home": GAME.choice_at("steal_at_home", R.steal_at_home),
+        "volcano_landing_cards": GAME.choice_at("volcano_landing_cards", R.volcano_by_pirates),
         "max_rounds": R.max_rounds,
-        "no_survivor_result": "highest_gold" if R.no_survivor_highest else "no_winner",
+        "no_survivor_result": GAME.choice_at("no_survivor_result", R.no_survivor_highest),
         "written_notes": R.recall_error == 0,
         "recall_error_per_mille": R.recall_error,
-        "first_player": "random" if R.first_random else "seat_0",
+        "first_player": GAME.choice_at("first_player", R.first_random),
         "bank_limited": bool(R.bank_limited),
-        "nest_actions": "every_space" if R.nest_every_space else "final_space",
-        "master_thief_victims": "two" if R.master_thief_split else "one",
-        "negative_payout": "pay_bank" if R.negative_payout_paid else "nothing",
+        "nest_actions": GAME.choice_at("nest_actions", R.nest_every_space),
+        "master_thief_victims": GAME.choice_at("master_thief_victims", R.master_thief_split),
+        "negative_payout": GAME.choice_at("negative_payout", R.negative_payout_paid),
         "seat_bonus_gold": [int(R.seat_gold[i]) for i in range(R.n_seat_gold)],
         "nest_spaces": nest,
         "sea_graph": {"edges": [[NODES[R.edge_a[i]], NODES[R.edge_b[i]]] for i in range(R.n_edges)]},

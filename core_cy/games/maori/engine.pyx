@@ -22,7 +22,8 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, integer, load_data, number
-from core_cy.engine.game import Game, options_from_data
+from core_cy.engine.game import options_from_data
+from core_cy.agents import AgentGame
 
 ENGINE_VERSION = "1.0"
 
@@ -1355,10 +1356,10 @@ cdef bytes _pack(dict r, int players):
     rows, cols, cells, fixed, _ = parse_board(r["board_side"], r["boards"][r["board_side"]])
     R.mode = MODES.index(r["mode"])
     R.rotate_palmless = r["rotate_palmless"]
-    R.lei_whole_on_tile = r["lei_model"] == "whole_on_tile"
-    R.skip_per_position = r["skip_cost"] == "per_position"
-    R.shortfall_none = r["shell_shortfall"] == "none"
-    R.ship_start_random = r["ship_start"] == "random"
+    R.lei_whole_on_tile = GAME.choice_index(r, "lei_model")
+    R.skip_per_position = GAME.choice_index(r, "skip_cost")
+    R.shortfall_none = GAME.choice_index(r, "shell_shortfall")
+    R.ship_start_random = GAME.choice_index(r, "ship_start")
     R.reef_boat_uncovered = r["reef_boat_counts_while_uncovered"]
     R.stall_rounds = r["stall_rounds"]
     R.max_turns = r["max_turns"]
@@ -1395,10 +1396,10 @@ cdef dict _rules_of(const MRules* R, str side):
     return {
         "mode": MODES[R.mode], "board_side": side,
         "rotate_palmless": bool(R.rotate_palmless),
-        "lei_model": "whole_on_tile" if R.lei_whole_on_tile else "edge_halves",
-        "skip_cost": "per_position" if R.skip_per_position else "per_tile",
-        "shell_shortfall": "none" if R.shortfall_none else "partial",
-        "ship_start": "random" if R.ship_start_random else "chosen",
+        "lei_model": GAME.choice_at("lei_model", R.lei_whole_on_tile),
+        "skip_cost": GAME.choice_at("skip_cost", R.skip_per_position),
+        "shell_shortfall": GAME.choice_at("shell_shortfall", R.shortfall_none),
+        "ship_start": GAME.choice_at("ship_start", R.ship_start_random),
         "reef_boat_counts_while_uncovered": bool(R.reef_boat_uncovered),
         "stall_rounds": R.stall_rounds, "max_turns": R.max_turns,
         "start_shells": R.start_shells, "total_shells": R.total_shells,
@@ -1431,7 +1432,7 @@ def _id_or_none(v):
     return None if v == NO_TILE else int(v)
 
 
-# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+# The action ids by name (core_cy/engine/actions.py), from the same constants as the C encoding.
 ACTIONS = ActionSpace(
     NUM_ACTIONS,
     Kind("ship_start", A_SHIP_START, position=TRACK),
@@ -1445,7 +1446,7 @@ ACTIONS = ActionSpace(
 )
 
 
-class MaoriGame(Game):
+class MaoriGame(AgentGame):
     name = "maori"
     title = "Maori"
     min_players = 2
@@ -1456,12 +1457,7 @@ class MaoriGame(Game):
                  "blocked, tried on every cell at once by the board's masks) scores most "
                  "after its skip cost; stores or passes when nothing fits",
     }
-    # Quick rollouts cut off after 8 moves meet the search goals of issue 10 here, where the
-    # generic greedy rollouts miss the speed goal (0.20): search moves/s 0.63 of the random
-    # agent's; against greedy (400 games, seats rotated) mcts 0.839 [0.800, 0.872] and
-    # mcts(iterations=400) 0.907 [0.875, 0.932]; 1000 vs 100 iterations 0.887 [0.836, 0.924]
-    # (200 games); 9,000 3-player games in 3.3 min on 2 cores (benchmarks/agents.py tradeoff,
-    # strength, budget).
+    # The measurements behind these values: docs/lab/search_agent.md.
     search_defaults = {"rollout": "quick", "cutoff": 8}
     options = options_from_data(HOME, "options.toml", MODES=MODES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_TILES=DEFAULT_TILES)

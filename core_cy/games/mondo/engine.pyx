@@ -38,8 +38,8 @@ cdef extern from "meeple_bits.h":
 
 from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_live, choice,
                            integer, items, load_data, number)
-from core_cy.engine.game import Game, options_from_data
-from core_cy.agents import policy_params_from_data
+from core_cy.engine.game import options_from_data
+from core_cy.agents import AgentGame, policy_params_from_data
 
 ENGINE_VERSION = "1.0"
 
@@ -2353,8 +2353,8 @@ cdef dict _rules_of(const MRules* R):
                   per_placement={"mean": R.pp_mean, "sd": R.pp_sd, "min": R.pp_min})
     return {
         "level": LEVELS[R.level], "solo_difficulty": list(SOLO)[R.solo_difficulty],
-        "board_side": "frame" if R.frame else "water",
-        "handicap": ("off", "on", "strong")[R.handicap],
+        "board_side": GAME.choice_at("board_side", R.frame),
+        "handicap": GAME.choice_at("handicap", R.handicap),
         "advantaged_seats": [i for i in range(MAX_PLAYERS) if (R.advantaged >> i) & 1],
         "seat_bonus_points": [int(R.seat_points[i]) for i in range(R.n_seat_points)],
         "hidden_timer": bool(R.hidden_timer), "hidden_timer_sigma": int(R.hidden_sigma),
@@ -2387,7 +2387,7 @@ cdef bytes _pack(dict r, int players):
     solo = players == 1
     R.level = LEVELS.index(r["level"])
     R.rows, R.cols = rows, cols
-    R.frame = r["board_side"] == "frame"
+    R.frame = GAME.choice_index(r, "board_side")
     R.n_tiles = len(tiles)
     R.rounds = r["rounds"] or (1 if solo else 3)
     R.solo = solo
@@ -2395,7 +2395,7 @@ cdef bytes _pack(dict r, int players):
     R.n_marked = len(marked)           # pre-placed only in the solo game (start_round)
     for i, c in enumerate(marked):
         R.marked[i] = c
-    R.handicap = ("off", "on", "strong").index(r["handicap"])
+    R.handicap = GAME.choice_index(r, "handicap")
     R.advantaged = sum(1 << s for s in set(r["advantaged_seats"]))
     R.n_seat_points = len(r["seat_bonus_points"])
     for i, v in enumerate(r["seat_bonus_points"]):
@@ -2480,7 +2480,7 @@ cdef list _task_ids(const MRules* R):
     return [(<bytes>R.task_id[k]).decode() for k in range(R.n_tasks)]
 
 
-# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+# The action ids by name (core_cy/engine/actions.py), from the same constants as the C encoding.
 ACTIONS = ActionSpace(
     NUM_ACTIONS,
     Kind("pick", A_PICK, tile=MAX_TILES),
@@ -2492,7 +2492,7 @@ ACTIONS = ActionSpace(
 )
 
 
-class MondoGame(Game):
+class MondoGame(AgentGame):
     name = "mondo"
     title = "Mondo"
     min_players = 1
@@ -2509,12 +2509,7 @@ class MondoGame(Game):
                  "neighbour or the rim, an error edge), without the area analysis: a cheap "
                  "rollout policy for the search",
     }
-    # Quick rollouts cut off after 24 moves with progressive widening (widen=1) meet the search
-    # goals of issue 10 here, where the generic defaults miss the speed goal (0.12): search
-    # moves/s 0.54 of the random agent's (benchmarks/agents.py speed measure, release build);
-    # against greedy (400 games, seats rotated, seeds 1 and 2) mcts 0.928 [0.898, 0.949] and
-    # mcts(iterations=400) 0.962 [0.938, 0.976]; 1000 vs 100 iterations 0.825 (200 games);
-    # 0.68 / 0.98 CPU s per 2- / 3-player game (the generic default: 0.94 / 1.81).
+    # The measurements behind these values: docs/lab/search_agent.md.
     search_defaults = {"rollout": "quick", "cutoff": 24, "widen": 1.0}
     policy_params = policy_params_from_data(HOME, "agent_params.toml", policies)
     options = options_from_data(HOME, "options.toml", LEVELS=LEVELS, SOLO=SOLO,

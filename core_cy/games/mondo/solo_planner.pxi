@@ -1,4 +1,4 @@
-# Mondo solo planning agent (included by mondo.pyx; engine policy `solo_planner`).
+# Mondo solo planning agent (included by engine.pyx; engine policy `solo_planner`).
 #
 # Section 5.5: the solo board scores only penalties (empty spaces, error edges, volcanoes), so
 # the planner looks for a whole board: an assignment of the face-up pool tiles to the empty

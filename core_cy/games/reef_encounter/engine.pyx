@@ -30,7 +30,8 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
-from core_cy.engine.game import Game, options_from_data
+from core_cy.engine.game import options_from_data
+from core_cy.agents import AgentGame
 
 ENGINE_VERSION = "1.2"   # 1.1: condition 3 checked when the larva play ends (reef_full_check);
                          # 1.2: end condition 4 follows the seed by default (end4_literal_bag_lt3)
@@ -135,7 +136,7 @@ ctypedef struct RRules:
     int32_t eat_min_size                        # 5 (section 5, action 1)
     int32_t end4_literal                        # end4_literal_bag_lt3
     int32_t min_polyps                          # larva_play_min_polyps (A6)
-    int32_t bonus_from_bag                      # 6.4: a missing bonus tile is taken from the bag
+    int32_t bonus_fail                          # 6.4: a missing bonus tile is not taken from the bag
     int32_t max_shrimp_moves                    # simulator bound on action 5 per turn
     int32_t max_turns                           # simulator safety
     int32_t end_stops_turn                      # A8: a game end stops the ender's turn
@@ -333,7 +334,7 @@ cdef void pour_bonus(RState* s) noexcept nogil:
 
 cdef bint polyp_available(const RState* s, int x) noexcept nogil:
     """A polyp of colour x for extra growth or action 8 (bonus row, else the bag: 6.4)."""
-    return s.bonus[x] > 0 or (s.bag[x] > 0 and (s.rules.bonus_from_bag or s.bonus_poured))
+    return s.bonus[x] > 0 or (s.bag[x] > 0 and (not s.rules.bonus_fail or s.bonus_poured))
 
 
 cdef void take_polyp(RState* s, int x) noexcept nogil:
@@ -1943,7 +1944,7 @@ DEFAULT_BOARDS = load_data(HOME, "data/boards.json")["boards"]
 DEFAULT_CYCLE = load_data(HOME, "data/open_sea.json")["cycle"]
 DEFAULT_SETUP = load_data(HOME, "data/setup.json")
 
-# The action ids by name (core_cy/actions.py), from the same constants as the C encoding.
+# The action ids by name (core_cy/engine/actions.py), from the same constants as the C encoding.
 ACTION_SPACE = ActionSpace(
     NUM_ACTIONS,
     Kind("fish", A_FISH, colour=NCOL),
@@ -2069,16 +2070,16 @@ cdef bytes _pack(dict r, int players):
     R.eat_min_size = setup["eat_min_size"]
     R.eat_return = setup["eat_return"] + (1 if r["advanced_eat_return_plus_one"] else 0)
     R.pick_duplicates = r["larva_pick_duplicates"]
-    R.initial_side = {"random": -1, "S": 0, "N": 1}[r["initial_side"]]
-    R.start_random = r["start_player"] == "random"
+    R.initial_side = GAME.choice_index(r, "initial_side") - 1   # the choices: random, S, N
+    R.start_random = GAME.choice_index(r, "start_player")
     R.extra_growth = not r["advanced_no_extra_growth"]
     R.end4_literal = r["end4_literal_bag_lt3"]
     R.min_polyps = r["larva_play_min_polyps"]
-    R.bonus_from_bag = r["bonus_shortage"] == "from_bag"
+    R.bonus_fail = GAME.choice_index(r, "bonus_shortage")
     R.max_shrimp_moves = r["max_shrimp_moves_per_turn"]
     R.max_turns = r["max_turns"]
     R.end_stops_turn = r["end_stops_turn"]
-    R.reef_full_each_placement = r["reef_full_check"] == "placement"
+    R.reef_full_each_placement = GAME.choice_index(r, "reef_full_check")
     R.attack_extra_growth = r["attack_extra_growth"]
     return (<char*>&R)[:sizeof(RRules)]
 
@@ -2117,7 +2118,7 @@ DESCRIPTIONS = {
 }
 
 
-class ReefGame(Game):
+class ReefGame(AgentGame):
     name = "reef_encounter"
     title = "Reef Encounter"
     min_players = 2
@@ -2128,11 +2129,7 @@ class ReefGame(Game):
                  "candidates (every single action, lays that grow an own guarded coral or "
                  "attack a rival's, one random action of each other kind) and plays the best",
     }
-    # Quick rollouts cut off after 16 moves meet the search goals of issue 10 here, where the
-    # generic greedy rollouts miss the speed goal (0.19): search moves/s 0.58 of the random
-    # agent's; against greedy (400 games, seats rotated) mcts 0.835 [0.795, 0.868] and
-    # mcts(iterations=400) 0.873 [0.836, 0.902]; 1000 vs 100 iterations 0.705 [0.638, 0.764]
-    # (200 games) (benchmarks/agents.py tradeoff, strength).
+    # The measurements behind these values: docs/lab/search_agent.md.
     search_defaults = {"rollout": "quick", "cutoff": 16}
     options = options_from_data(HOME, "options.toml", DEFAULT_TILES=DEFAULT_TILES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_CYCLE=DEFAULT_CYCLE,

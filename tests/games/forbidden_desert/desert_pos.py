@@ -1,5 +1,5 @@
 """Position builder and action encoders for the Forbidden Desert tests: positions are set up
-through to_dict/from_dict, actions named through the game's ActionSpace (core_cy/actions.py).
+through to_dict/from_dict, actions named through the game's ActionSpace (core_cy/engine/actions.py).
 Cells are (row, col); a passenger or companion is a seat, NOBODY by default."""
 from core_cy.games.forbidden_desert.engine import EQUIPMENT, GAME, NOBODY
 

@@ -17,7 +17,7 @@ import core_cy
 GAME = core_cy.load("maori")
 COLS = 5
 
-ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/actions.py)
+ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/engine/actions.py)
 TRACK = 16
 PASS = ACTIONS.encode("pass")
 

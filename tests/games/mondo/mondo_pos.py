@@ -13,7 +13,7 @@ import copy
 import core_cy
 
 GAME = core_cy.load("mondo")
-ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/actions.py)
+ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/engine/actions.py)
 JUMP = ACTIONS.encode("jump")
 RETURN = ACTIONS.encode("return")
 WATER_FACE = {"edges": "WWWW"}

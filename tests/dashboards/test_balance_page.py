@@ -1,0 +1,128 @@
+"""The balance page (/balance) in a real headless Chromium, and its chart
+(dashboards/balance_chart.py): the form built from the catalogue starts a fair-value search,
+the page shows its progress, then the answer sentence and a chart with round ticks, labelled
+axes and a legend that names the confirmation marks; a running search is cancelled from the
+page.  The chart's ticks and legend are also checked on a search played here."""
+import html
+import re
+import time
+import urllib.request
+
+import pytest
+from service_support import _running
+from test_browser import _css, _no_page_errors, _wait, browser  # noqa: F401  (fixture)
+
+from dashboards.balance_chart import chart_svg, nice_ticks
+from services import worker as worker_module
+from services.app import create_app
+from services.balance import run_balance
+from services.spec import ExperimentSpec
+
+SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
+          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+                      "wave_games": 40, "max_games": 600, "confirm_games": 60}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A served app whose worker answers balance searches (they need no Ray)."""
+    started = worker_module.start_ray
+    worker_module.start_ray = lambda address=None: None
+    root = tmp_path_factory.mktemp("balance-page")
+    try:
+        with _running(create_app(db=str(root / "r.db"), results=str(root / "res"))) as url:
+            yield url
+    finally:
+        worker_module.start_ray = started
+
+
+@pytest.mark.parametrize("lo, hi, integer, expected", [
+    (0, 20, True, [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20]),
+    (-8.04, 16.5, False, [-5, 0, 5, 10, 15]),
+    (-1.3, 2.2, False, [-1, 0, 1, 2]),
+    (-0.8, 0.4, False, [-0.8, -0.6, -0.4, -0.2, 0, 0.2, 0.4]),
+    (0, 3, True, [0, 1, 2, 3])])
+def test_the_ticks_are_round(lo, hi, integer, expected):
+    assert nice_ticks(lo, hi, 10 if integer else 6, integer=integer) == expected
+
+
+def test_the_chart_has_round_ticks_labelled_axes_and_a_legend_for_every_mark():
+    result = run_balance(ExperimentSpec.model_validate(SEARCH))
+    (cell,) = result["cells"]
+    svg = chart_svg(cell, result["option"])
+    for tick in re.findall(r'class="ytick"[^>]*>([^<]*)<', svg):
+        value = float(tick.replace("\u2212", "-"))
+        assert value * 2 == round(value * 2) or value * 10 == round(value * 10), tick
+    assert re.findall(r'class="xtick"[^>]*>([^<]*)<', svg)[:3] == ["0", "2", "4"]
+    assert 'class="xlabel"' in svg and "seat_bonus_gold (seat 1, 2 players)" in svg
+    assert 'class="ylabel"' in svg and "(points)" in svg
+    legend = re.findall(r'class="legend-entry"[^>]*>([^<]*)<', svg)
+    assert "fitted curve with its 95% band" in legend
+    for verdict in {c["verdict"] for c in cell["confirmations"]}:
+        assert f"confirmation on fresh deals: {verdict}" in legend
+    assert ("fair window: values whose band lies inside" in legend) == bool(
+        cell["chart"]["window"])
+
+
+def _fill(browser, server, agents: str, max_games: int, confirm: int):  # noqa: F811
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(f"{server}/balance")
+    _wait(browser, lambda d: _css(d, "#b-option option"), 30, "the form was not built")
+    Select(_css(browser, "#b-game")[0]).select_by_value("golden_island")
+    Select(_css(browser, "#b-option")[0]).select_by_value("seat_bonus_gold")
+    Select(_css(browser, "#b-seat")[0]).select_by_value("0")
+    for box in _css(browser, "input.b-players"):
+        if box.is_selected() != (box.get_attribute("value") == "2"):
+            box.click()
+    _css(browser, "details summary")[0].click()
+    for field, value in (("#b-low", "0"), ("#b-high", "20"), ("#b-agents", agents),
+                         ("#b-max-games", str(max_games)), ("#b-confirm", str(confirm)),
+                         ("#b-seed", "3")):
+        box = _css(browser, field)[0]
+        box.clear()
+        box.send_keys(value)
+    _css(browser, "#b-submit")[0].click()
+    _wait(browser, lambda d: "job=" in d.current_url, 20, "no job started")
+    return browser.current_url.rsplit("job=", 1)[1]
+
+
+def test_the_form_starts_a_search_that_shows_progress_then_the_answer(server, browser):  # noqa: F811
+    """The page is in the navigation; the form (game, option, seat, range, players, agents)
+    starts a search; the page shows its progress while it runs, then the answer sentence
+    and the chart with its legend."""
+    browser.get(f"{server}/")
+    assert _css(browser, "nav a[href='/balance']")
+    _fill(browser, server, "greedy", 3000, 400)
+    running = _wait(browser, lambda d: _css(d, "#b-status")[0].text == "running"
+                    and "searching seat_bonus_gold" in _css(d, "#b-detail")[0].text
+                    and _css(d, "#b-detail")[0].text, 120, "no progress shown")
+    assert re.search(r"[1-9][0-9,]* games played", running) and "ETA" in running, running
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "done", 240, "not done")
+    answer = _wait(browser, lambda d: _css(d, "p.answer"), 20)[0].text
+    assert answer.startswith("seat 1 of 2 under greedy"), answer
+    legend = _wait(browser, lambda d: _css(d, "figure.balance-chart .legend-entry"), 20)
+    texts = [e.text for e in legend]
+    assert "fitted curve with its 95% band" in texts
+    assert any(t.startswith("confirmation on fresh deals: ") for t in texts), texts
+    assert _css(browser, "#b-cancel")[0].is_displayed() is False
+    # the shareable report: the same answer and chart, self-contained
+    link = _css(browser, "#b-report")[0].get_attribute("href")
+    with urllib.request.urlopen(link) as sent:
+        assert "attachment" in sent.headers["Content-Disposition"]
+        page = sent.read().decode()
+    assert answer in html.unescape(page) and "confirmation on fresh deals: " in page
+    assert "<script" not in page and "meeplelab balance spec.json" in page
+    _no_page_errors(browser)
+
+
+def test_a_running_search_is_cancelled_from_the_page(server, browser):  # noqa: F811
+    jid = _fill(browser, server, "mcts(iterations=100000)", 40000, 4000)
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "running", 120, "not running")
+    _css(browser, "#b-cancel")[0].click()
+    began = time.monotonic()
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "cancelled", 20, "not cancelled")
+    assert time.monotonic() - began < 5  # the page polls every second
+    with urllib.request.urlopen(f"{server}/api/balance/{jid}") as answer:
+        assert b'"status":"cancelled"' in answer.read()
+    _no_page_errors(browser)

@@ -1,0 +1,190 @@
+"""One job queue (services.worker) for experiments, plans and balance searches: every job has
+an owner, a place, a budget and a cancel.  A plan's pilot and a balance search play in a
+niced process of their own that a cancel ends at once, a game in the middle or not, so the
+place goes to the next job (another token's first) within a second; a token cannot take
+more than its places in any job kind while another token and the admin still get theirs."""
+import os
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from service_support import small_spec
+
+from services import worker as worker_module
+from services.app import create_app
+from services.settings import Settings
+
+A, B, ADMIN = "token-a-for-the-job-queue", "token-b-for-the-job-queue", "admin-for-the-jobs"
+AS = {name: {"Authorization": f"Bearer {token}"} for name, token in
+      (("a", A), ("b", B), ("admin", ADMIN))}
+ENDLESS = "mcts(iterations=100000)"  # one game of it takes minutes: it is cut in the middle
+SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
+          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+                      "wave_games": 40, "max_games": 600, "confirm_games": 60}}
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ROUTES = {"experiment": "/api/experiments", "plan": "/api/plans", "balance": "/api/balance"}
+
+
+def _body(kind: str, agents: str | None = None) -> dict:
+    if kind == "experiment":
+        return small_spec()
+    if kind == "plan":
+        return {"spec": small_spec(**({"agents": agents} if agents else {})),
+                "pilot_games": 20}
+    return {**SEARCH, **({"agents": agents} if agents else {})}
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    """The worker's experiment places without Ray (plans and balance searches need none)."""
+    def started(address=None):
+        worker_module._ray_state = "local"
+    monkeypatch.setattr(worker_module, "start_ray", started)
+
+
+def _app(tmp_path, run_worker: bool, **settings):
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{A}\n{B}\n")
+    config = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                      token=str(tokens), admin_token=ADMIN, **settings)
+    return create_app(config, run_worker=run_worker)
+
+
+def _url(kind: str, jid: str) -> str:
+    return f"{ROUTES[kind]}/{jid}"
+
+
+def _wait(c, kind: str, jid: str, statuses, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while (job := c.get(_url(kind, jid)).json())["status"] not in statuses:
+        assert time.monotonic() < deadline, job
+        time.sleep(0.02)
+    return job
+
+
+@pytest.mark.parametrize("kind", ["plan", "balance"])
+def test_a_cancel_ends_the_running_game_and_frees_the_place_within_a_second(
+        tmp_path, no_ray, kind):
+    """Issue 38: a plan whose pilot plays mcts(iterations=100000), and a balance search:
+    cancelled, its process gone, and another token's job running within 1 s of the cancel."""
+    app = _app(tmp_path, run_worker=True)
+    worker = app.state.worker
+    with TestClient(app) as c:
+        first = c.post(ROUTES[kind], json=_body(kind, ENDLESS), headers=AS["a"])
+        assert first.status_code == 202, first.text
+        first = first.json()["id"]
+        _wait(c, kind, first, ("running",))
+        proc = worker._procs[first]
+        _wait_until(lambda: (_stat(proc.pid, 11) or 0) > 3 * CLOCK_TICKS,
+                    "the job process never played")  # 3 CPU-seconds: in its first game
+        assert proc.poll() is None
+        second = c.post(ROUTES[kind], json=_body(kind), headers=AS["b"]).json()["id"]
+        time.sleep(0.3)
+        assert c.get(_url(kind, second)).json()["status"] == "queued"  # the place is taken
+        assert c.post(f"{_url(kind, first)}/cancel", headers=AS["b"]).status_code == 403
+        began = time.monotonic()
+        cancelled = c.post(f"{_url(kind, first)}/cancel", headers=AS["a"])
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        _wait(c, kind, second, ("running", "done"), timeout=1.0)
+        assert time.monotonic() - began < 1.0
+        assert proc.poll() is not None  # the process, and the game it played, ended
+        assert c.post(f"{_url(kind, first)}/cancel", headers=AS["a"]).status_code == 409
+        done = _wait(c, kind, second, ("done", "failed"), timeout=120)
+        assert done["status"] == "done", done
+        assert c.get(_url(kind, first)).json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("kind", ["experiment", "plan", "balance"])
+def test_a_token_takes_at_most_its_places_while_others_get_theirs(tmp_path, kind):
+    """Token A is refused (429, Retry-After, naming the per-token limit) beyond its places
+    in every job kind; B and the admin still get theirs; a cancel frees A's place."""
+    app = _app(tmp_path, run_worker=False, max_running_per_token=2)
+    with TestClient(app) as c:
+        posted = [c.post(ROUTES[kind], json=_body(kind), headers=AS["a"]) for _ in range(3)]
+        assert [p.status_code < 300 for p in posted] == [True, True, False], \
+            [p.text for p in posted]
+        assert posted[2].status_code == 429 and int(posted[2].headers["Retry-After"]) >= 1
+        assert "MEEPLELAB_MAX_RUNNING_PER_TOKEN" in posted[2].json()["detail"]
+        for other in ("b", "admin"):
+            assert all(c.post(ROUTES[kind], json=_body(kind), headers=AS[other]).status_code
+                       < 300 for _ in range(2))
+        assert c.post(f"{_url(kind, posted[0].json()['id'])}/cancel",
+                      headers=AS["admin"]).status_code == 200
+        assert c.post(ROUTES[kind], json=_body(kind), headers=AS["a"]).status_code < 300
+
+
+def test_the_queue_has_a_global_cap_and_kinds_do_not_mix(tmp_path):
+    app = _app(tmp_path, run_worker=False, max_queued=3)
+    with TestClient(app) as c:
+        ids = {kind: c.post(ROUTES[kind], json=_body(kind), headers=AS["a"]).json()["id"]
+               for kind in ROUTES}
+        full = c.post("/api/balance", json=SEARCH, headers=AS["b"])
+        assert full.status_code == 429 and "MEEPLELAB_MAX_QUEUED" in full.json()["detail"]
+        # each kind is found under its own routes only, and listed apart
+        for kind, jid in ids.items():
+            for other in ROUTES:
+                assert c.get(_url(other, jid)).status_code == (200 if other == kind else 404)
+        assert [e["id"] for e in c.get("/api/experiments").json()] == [ids["experiment"]]
+        job = c.get(_url("balance", ids["balance"])).json()
+        assert job["status"] == "queued" and job["spec"]["balance"]["option"] == \
+            "seat_bonus_gold"
+
+
+def test_a_balance_search_has_a_budget(tmp_path):
+    """Issue 38: max_games 10^8 plus confirm_games 10^7 was accepted; now the search's games
+    (max_games and two confirmations per player count) are capped, 422 naming the field."""
+    app = _app(tmp_path, run_worker=False, max_balance_games=100_000)
+    with TestClient(app) as c:
+        big = {**SEARCH, "balance": {**SEARCH["balance"], "max_games": 10**8,
+                                     "confirm_games": 10**7}}
+        refused = c.post("/api/balance", json=big, headers=AS["a"])
+        assert refused.status_code == 422
+        error = refused.json()["detail"][0]
+        assert error["field"] == "balance.max_games" and "MEEPLELAB_MAX_BALANCE_GAMES" in \
+            error["msg"]
+        assert c.post("/api/balance", json=SEARCH, headers=AS["a"]).status_code == 202
+
+
+def test_a_job_process_is_niced_and_ends_when_its_cpu_budget_is_spent(tmp_path, no_ray):
+    app = _app(tmp_path, run_worker=True, job_cpu_seconds=2, worker_nice=7)
+    with TestClient(app) as c:
+        jid = c.post("/api/balance", json=_body("balance", ENDLESS), headers=AS["a"]).json()["id"]
+        _wait(c, "balance", jid, ("running",))
+        proc = app.state.worker._procs[jid]
+        _wait_until(lambda: _stat(proc.pid, 16) == 7, "the job process was not niced")
+        failed = _wait(c, "balance", jid, ("failed",), timeout=60)
+        assert "CPU budget of 2 CPU-seconds" in failed["error"]
+
+
+def _stat(pid: int, field: int) -> int | None:
+    """A field of /proc/<pid>/stat counted from the state (11: user CPU ticks, 16: nice)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[field])
+    except OSError:
+        return None
+
+
+def _wait_until(condition, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_a_stop_ends_job_processes_at_once_and_the_next_start_runs_them(tmp_path, no_ray):
+    """A service stop is not a cancel: the running search's process ends at once, the job
+    stays unfinished, and the next start answers it (nothing lost)."""
+    app = _app(tmp_path, run_worker=True)
+    with TestClient(app) as c:
+        jid = c.post("/api/balance", json=SEARCH, headers=AS["a"]).json()["id"]
+        _wait(c, "balance", jid, ("running",))
+        proc = app.state.worker._procs[jid]
+        began = time.monotonic()
+    assert time.monotonic() - began < 2.0 and proc.poll() is not None
+    again = _app(tmp_path, run_worker=True)
+    with TestClient(again) as c:
+        assert c.get(_url("balance", jid)).json()["status"] in ("queued", "running")
+        done = _wait(c, "balance", jid, ("done",), timeout=120)
+        assert done["result"]["kind"] == "fair_value" and done["games_played"] > 0
+        assert done["progress"]["done"] == done["games_played"]
