@@ -8,7 +8,8 @@ so a benchmark measures this checkout's engines, not whichever meeplelab is inst
     python -m benchmarks.forbidden_desert.endgames -h  # a per-game study
 
 At the top, the shared scripts: engines, openspiel_anchor (the same against OpenSpiel's C++),
-agents (the search agent's strength, speed and budget), pairing, plan_accuracy, pipeline (end
+agents (the search agent's strength, speed and budget), strong_play (the form's presets: cost
+and strength against mcts), search_ab (builds of two commits side by side), pairing, plan_accuracy, pipeline (end
 to end on Ray), api_load (the service under load).  In benchmarks/<game>/, that game's
 studies and tuners.  Each module's docstring gives its options.
 """

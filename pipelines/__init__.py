@@ -35,10 +35,11 @@ from pipelines.breakdowns import agent_summary, breakdown
 from pipelines.comparisons import compare
 from pipelines.dataset import CELL, SEAT, GameFacts, game_facts, results, scan, units
 from pipelines.figures import DELTA, Look
-from pipelines.stopping import decided, games_for_precision, precise, simulate_decision
+from pipelines.stopping import (decided, games_for_precision, pilot_units, precise,
+                                 simulate_decision)
 from pipelines.summaries import cell_summary, end_reasons, seat_summary, summary
 
 __all__ = ["scan", "results", "units", "summary", "cell_summary", "seat_summary",
-           "agent_summary", "end_reasons", "breakdown", "compare", "decided", "precise",
-           "games_for_precision", "simulate_decision", "Look", "DELTA", "GameFacts",
-           "game_facts", "CELL", "SEAT"]
+           "agent_summary", "end_reasons", "breakdown", "compare", "decided", "pilot_units",
+           "precise", "games_for_precision", "simulate_decision", "Look", "DELTA",
+           "GameFacts", "game_facts", "CELL", "SEAT"]

@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import secrets
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterator
 
 import pyarrow as pa
@@ -74,11 +76,42 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         return
     cpus = num_cpus or os.cpu_count() or 1
+    local_ray_private()
     # address="local": a new instance even when another Ray runs on this machine (without
     # it ray.init() joins that one, e.g. a second test run's, and refuses num_cpus).
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
              logging_level=logging.WARNING)
     ray.get([warm_up.remote() for _ in range(cpus)])
+
+
+RAY_TOKEN_FILE = Path("~/.ray/auth_token")  # Ray's default token file (its token-auth docs)
+
+
+def local_ray_private() -> None:
+    """Before a local Ray starts: every process it starts (GCS, raylet, workers, the
+    dashboard and runtime-env agents) listens on loopback only, and its token file is the
+    user's alone (0600).  On Linux Ray gives a local node the machine's outward address and
+    binds its servers to it; RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 makes it use 127.0.0.1, as
+    on macOS and Windows: the processes Ray starts read it from the environment, this one
+    from ray_constants (read when ray was imported).  Ray writes a missing token file with
+    the umask's mode (0644): it is written here first, 0600, and an existing one made 0600."""
+    from ray._private import ray_constants
+
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "disabled" or \
+            os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return  # no token file, or the user's own
+    path = RAY_TOKEN_FILE.expanduser()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32))  # 256 bits, as Ray generates its own
+    os.chmod(path, 0o600)
 
 
 def _tally():

@@ -703,6 +703,9 @@ class ExperimentSpec(BaseModel):
             raise ValueError(f"cannot read spec file {path}: {exc.strerror}") from None
         try:
             data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        except RecursionError:
+            raise ValueError(f"spec file {path} is nested too deeply (a spec has at most "
+                             f"{MAX_DEPTH} levels)") from None
         except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ValueError(f"spec file {path} is not valid "
                              f"{'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}") \
