@@ -273,3 +273,41 @@ def test_the_equal_target_is_the_fair_share_at_every_player_count():
         assert sb._points(spec, players)(1 / players) == 0
         shares = np.eye(players)[[0, players - 1]]           # the last seat wins once
         assert sb._figure(spec, players, shares).tolist() == [0.0, 1.0]
+
+
+def _answers_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "balance_answers.py"
+    spec = importlib.util.spec_from_file_location("balance_answers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_answers_are_their_stored_results():
+    """docs/balance.md's answers are rendered from the results scripts/balance_answers.py
+    stored when it played each example: a hand-edited block, a changed example or a missing
+    answer fails here."""
+    assert _answers_script().stale() == []
+
+
+def test_a_stale_answer_is_caught(tmp_path, monkeypatch):
+    script = _answers_script()
+    (tmp_path / "answers").mkdir()
+    name = "golden_island_last_seat_greedy"
+    for folder, sub in ((script.EXAMPLES, ""), (script.ANSWERS, "answers")):
+        (tmp_path / sub / f"{name}.json").write_text((folder / f"{name}.json").read_text())
+    doc = tmp_path / "balance.md"
+    monkeypatch.setattr(script, "EXAMPLES", tmp_path)
+    monkeypatch.setattr(script, "ANSWERS", tmp_path / "answers")
+    monkeypatch.setattr(script, "DOC", doc)
+    doc.write_text(f"x\n<!-- answer: {name} -->\nold words\n<!-- /answer -->\n")
+    assert script.stale() == ["docs/balance.md differs from its stored answers (write it)"]
+    doc.write_text(script.render(doc.read_text()))
+    assert script.stale() == [] and "seat 4 of 4 under greedy" in doc.read_text()
+    spec = json.loads((tmp_path / f"{name}.json").read_text())
+    spec["seed"] += 1
+    (tmp_path / f"{name}.json").write_text(json.dumps(spec))
+    assert "changed since its answer was played" in script.stale()[0]
