@@ -5,10 +5,10 @@ import math
 import time
 
 import numpy as np
-
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
+from ray_support import ray_local  # noqa: F401  (session fixture)
 
 from dashboards.balance_chart import chart_json, chart_svg
 from pipelines import fair_value as fv
@@ -24,6 +24,8 @@ from services.spec import ExperimentSpec
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
           "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
                       "wave_games": 40, "max_games": 600, "confirm_games": 60}}
+# A Maori pro turn limit that cuts some games of greedy and random agents short, not all.
+SHORT_TURNS = 80
 VALUE = {"name": "gi-steal", "game": "golden_island", "players": 2, "agents": "greedy",
          "seed": 4, "balance": {"forbid": "steal", "seat": 0, "confirm_games": 40}}
 
@@ -162,6 +164,53 @@ def test_the_api_answers_in_the_background_with_a_chart(tmp_path, monkeypatch):
         assert client.get("/api/balance/nothing-here").status_code == 404
 
 
+@pytest.mark.parametrize("pairing", [{"rotate_agents": True}, {"pairing": "rotations"}])
+def test_the_search_plays_the_runners_games_and_drops_truncated_ones(ray_local, tmp_path,
+                                                                      pairing):
+    """A searched value is played as the runner plays an arm with the same rules (one
+    spec.play_arguments: the agents turned through the seats, whole deals with rotations)
+    and made units as the statistics make them (pipelines.units): the units a balance
+    search sees are those of the runner's dataset, and games that ended at the turn limit
+    are left out (a row of NaN, so that the values stay paired by deal)."""
+    import pipelines
+    from services import balance
+    from services.runner import run_experiment
+
+    players, units = 3, 24
+    raw = {"name": "m", "game": "maori", "players": players, "seed": 5,
+           "games_per_arm": units * players, "agents": ["greedy", "random", "random"],
+           **pairing,
+           "arms": {"short": {"mode": "pro", "max_turns": SHORT_TURNS}},
+           "balance": {"option": "seat_bonus_shells", "seat": 0, "range": [0, 4],
+                       "wave_games": 10, "max_games": 60, "confirm_games": 0}}
+    spec = ExperimentSpec.model_validate(raw)
+    rules = balance.balance_rules(spec, players, 2)
+    out = balance._play(spec, players, rules, spec.agent_list(players), spec.seed, 0, units)
+
+    per = spec.games_per_deal(players)
+    ran = ExperimentSpec.model_validate({**{k: v for k, v in raw.items() if k != "balance"},
+                                         "arms": {"v": rules}, "games_per_arm": units * per})
+    assert run_experiment(ran, str(tmp_path), "e") == "done"
+    games = pipelines.scan(tmp_path / "e").collect()
+    rotated = games.sort("game_index")["seat_agent"].to_list()
+    assert rotated[1] == ["random", "random", "greedy"]  # the agents turn one seat per game
+    truncated = int((games["end_reason"] == "turn_limit").sum())
+    assert 0 < truncated < len(games) and out["truncated"] == truncated
+    assert out["games"] == len(games)
+    kept = pipelines.units(games, ["turn_limit"]).sort("game_index")
+    seen = ~np.isnan(out["seat_win_share"]).any(axis=1)
+    assert 0 < seen.sum() == len(kept) < units  # some units left out, the others kept
+    assert np.flatnonzero(seen).tolist() == kept["game_index"].to_list()
+    for column in ("seat_win_share", "seat_score"):
+        assert out[column][seen] == pytest.approx(np.array(kept[column].to_list()))
+    # the dataset the service reads agrees: the same units, the truncated games reported
+    cells = pipelines.cell_summary(tmp_path / "e")
+    assert cells["units"][0] == len(kept) and cells["truncated"][0] == truncated
+    # and the whole search runs on such units (NaN-aware fit), the same twice
+    first, again = balance.run_balance(spec), balance.run_balance(spec)
+    for c in first["cells"] + again["cells"]:
+        c.pop("cpu_seconds")
+    assert first == again and first["cells"][0]["games"] > 0
 def _curve(mean: float, values=(0, 1, 2), games=2000, players=2):
     """A search's curve whose figure at `values` has the given mean (0/1 games)."""
     rng = np.random.default_rng(1)
