@@ -273,7 +273,8 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
     (the F approximation is too liberal in its far tail at small n: 12 fair cells of 100
     four-player games were called unbalanced 9% of the time at BH 5%) with up to
     permutation_draws(tests, alpha) draws, so its resolution is below the threshold of a
-    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  Returns (statistic T^2, p-value); p is NaN when there is nothing
+    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  Returns
+    (statistic T^2, p-value); p is NaN when there is nothing
     to test."""
     shares = _arr(shares)
     n, k = shares.shape
