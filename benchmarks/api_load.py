@@ -44,7 +44,7 @@ from tests.service_support import INFO, small_spec  # noqa: E402
 
 HOST = "127.0.0.1"  # loopback only
 POLL_S = 0.5  # a client's pause between its answer and its next request
-TOKEN = "api-load-token"
+TOKEN = "api-load-token-of-the-benchmark"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 

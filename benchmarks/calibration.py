@@ -5,7 +5,9 @@ tests/pipelines/test_calibration.py: seeded synthetic outcomes pushed through pi
     nice -n 19 python benchmarks/calibration.py plan sequential   # some parts only
 
 Prints, per property, the goal and the measured figure with its Monte Carlo +- (2 s.e.):
-- seat test: some cell of 12 fair cells of 100 games called unbalanced (BH 5%), 3 and 4 seats;
+- seat test: one 70% seat among 1,000 cells of 100 games flagged, some of 1,000 fair cells
+  flagged (100 families each); some cell of 12 fair cells of 100 games called unbalanced (BH
+  5%), 3 and 4 seats;
 - rare rates: the least exact coverage of the rate interval at rates 0.5-5%, n 50-100;
 - sign-test rows: the interval and the p-value agree;
 - the precision rule (stop_when.half_width) at rates 1-5%, waves of 10 games: the coverage
@@ -42,6 +44,35 @@ def seat_family(rng, k: int, reps: int = 150, cells: int = 12, n: int = 100) -> 
     return _pm(np.array(anyone))
 
 
+def large_family(rng, families: int = 100, cells: int = 1000, n: int = 100, k: int = 4,
+                 first: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
+    """(bad cell flagged, some fair cell flagged) per family of `cells` cells of n k-player
+    games (BH 5%), one cell's seat 0 winning `first` of its games, and (second array) the
+    same with every cell fair.  A cell's p-value depends only on its seats' win counts (the
+    test is blind to the games' order), so the public function is called once per count."""
+    cache: dict = {}
+
+    def p_value(counts) -> float:
+        key = tuple(int(c) for c in counts)
+        if key not in cache:
+            shares = np.repeat(np.eye(k), counts, axis=0)
+            cache[key] = st.seat_balance_test(shares, tests=cells)[1]
+        return cache[key]
+
+    flagged, anyone = [], []
+    for family in range(families):
+        if family and family % 10 == 0:
+            print(f"  ... {family} families: flagged {sum(flagged)}, some fair cell flagged "
+                  f"{sum(anyone)}", flush=True)
+        fair = rng.multinomial(n, np.full(k, 1 / k), size=cells)
+        bad = rng.multinomial(n, [first] + [(1 - first) / (k - 1)] * (k - 1))
+        p = np.array([p_value(c) for c in fair])
+        anyone.append(bool((st.benjamini_hochberg(p) <= 0.05).any()))
+        p[0] = p_value(bad)
+        flagged.append(bool(st.benjamini_hochberg(p)[0] <= 0.05))
+    return np.array(flagged), np.array(anyone)
+
+
 def rare_coverage() -> float:
     worst = 1.0
     for n in range(50, 101, 5):
@@ -50,6 +81,60 @@ def rare_coverage() -> float:
         for p in np.linspace(0.005, 0.05, 46):
             worst = min(worst, float((stats.binom.pmf(x, n, p) * ((low <= p) & (p <= high))).sum()))
     return worst
+
+
+def _grid_coverage(interval, ns, rates) -> np.ndarray:
+    """Exact coverage (len(ns) x len(rates)) of `interval(x, n)` for 0/1 outcomes."""
+    out = np.zeros((len(ns), len(rates)))
+    for i, n in enumerate(ns):
+        x = np.arange(n + 1)
+        low, high = interval(x, n)
+        pmf = stats.binom.pmf(x[None, :], n, rates[:, None])
+        out[i] = (pmf * ((low[None] <= rates[:, None]) & (rates[:, None] <= high[None]))).sum(1)
+    return out
+
+
+def _beta_interval(x, n, alpha, shift: float, modified: bool):
+    """Jeffreys (shift 0.5) or Clopper-Pearson (shift None) at `alpha`; `modified`: Brown,
+    Cai & DasGupta's bounds at 0 and 1 successes (as stats.rate_interval)."""
+    x = np.asarray(x, np.float64)
+    if shift is None:
+        low = stats.beta.ppf(alpha / 2, np.maximum(x, 1e-12), n - x + 1)
+        high = stats.beta.ppf(1 - alpha / 2, x + 1, np.maximum(n - x, 1e-12))
+    else:
+        low = stats.beta.ppf(alpha / 2, x + shift, n - x + shift)
+        high = stats.beta.ppf(1 - alpha / 2, x + shift, n - x + shift)
+    low, high = np.where(x <= 0, 0.0, low), np.where(x >= n, 1.0, high)
+    if modified:
+        edge = (alpha / 2) ** (1 / n)
+        low, high = np.where(x <= 1, 0.0, low), np.where(x >= n - 1, 1.0, high)
+        high = np.where(x <= 0, 1 - edge, high)
+        low = np.where(x >= n, edge, low)
+    return low, high
+
+
+def rate_frontier() -> list[str]:
+    """Mean and least exact coverage over rates 0.5-5%, n 50-100 (and the least at rates
+    0.1-0.5%, n 10-50) of the product's interval and of the standard ones beside it."""
+    ns, rates = np.arange(50, 101, 5), np.linspace(0.005, 0.05, 46)
+    tiny_ns, tiny = np.array([10, 20, 30, 40, 50]), np.linspace(0.001, 0.005, 41)
+    product = lambda x, n: st.rate_interval(x / n, x / n * (1 - x / n), n)  # noqa: E731
+    rows = [("stats.rate_interval (the product)", product)]
+    for alpha in (0.05, 0.06, 0.07):
+        rows.append((f"modified Jeffreys at {100 * (1 - alpha):g}%",
+                     lambda x, n, a=alpha: _beta_interval(x, n, a, 0.5, True)))
+    rows.append(("Jeffreys, unmodified, 95%", lambda x, n: _beta_interval(x, n, .05, .5, False)))
+    for alpha in (0.05, 0.07, 0.08):
+        rows.append((f"Clopper-Pearson at {100 * (1 - alpha):g}%",
+                     lambda x, n, a=alpha: _beta_interval(x, n, a, None, False)))
+    out = []
+    for name, interval in rows:
+        grid = _grid_coverage(interval, ns, rates)
+        out.append(f"{name} | mean {100 * grid.mean():.1f}%, least {100 * grid.min():.1f}%, in "
+                   f"93.5-96.5%: {100 * np.mean((grid >= .935) & (grid <= .965)):.0f}% of the "
+                   f"grid | least at 0.1-0.5%, n 10-50: "
+                   f"{100 * _grid_coverage(interval, tiny_ns, tiny).min():.1f}%")
+    return out
 
 
 def sign_rows(rng, reps: int = 20_000) -> str:
@@ -135,8 +220,8 @@ def precision_rule(rng, rate, half_width, counted=True, reps=2000, wave=10, tota
 def pilot_accuracy(rng, rate=0.03, half_width=0.01, pilot=200, reps=4000) -> tuple:
     """Share of pilots whose planned games for a seat winning `rate` (st.games_for_precision)
     are within +-25% of those at the true rate, with the pilot the plan plays (extended by
-    services.plan.pilot_units) and with `pilot` games alone; and the mean pilot size."""
-    from services.plan import pilot_units
+    pipelines.pilot_units) and with `pilot` games alone; and the mean pilot size."""
+    from pipelines import pilot_units
 
     truth = float(st.games_for_precision(rate, rate * (1 - rate), half_width))
     first = rng.random((reps, pilot)) < rate
@@ -176,6 +261,10 @@ def main(parts: list[str]) -> None:
 
 
 def _seats(rng) -> None:
+    flagged, anyone = large_family(rng)
+    print(f"1,000 cells x 100 4-player games, one seat 0 at 70%: flagged (BH 5%) | >= 95 of 100 "
+          f"| {int(flagged.sum())} of {flagged.size}")
+    print(f"1,000 fair cells x 100 games: some cell flagged | <= 5% | {_pm(anyone)}")
     for k in (3, 4):
         print(f"seat test, 12 fair cells x 100 games, {k} seats: some cell unbalanced | <= 5% | "
               f"{seat_family(rng, k)}")
@@ -184,6 +273,8 @@ def _seats(rng) -> None:
 def _rates(rng) -> None:
     print(f"rare rates 0.5-5%, n 50-100: least exact coverage | >= 92% | "
           f"{100 * rare_coverage():.1f}% (exact)")
+    for line in rate_frontier():
+        print(f"rate interval: {line}")
     print(f"sign-test rows: interval agrees with its p-value | 100% | {sign_rows(rng)}")
 
 

@@ -26,36 +26,50 @@ def _paired_differences(lf: pl.LazyFrame, baseline: str, cooperative: bool) -> p
         seats = _one_row_per_seat(lf).select(*SEAT, "game_index", "score", "share")
     base = (seats.filter(pl.col("arm") == baseline).drop("arm")
             .rename({"score": "base_score", "share": "base_share"}))
-    return (seats.filter(pl.col("arm") != baseline)
-            .join(base, on=["players", "game_index", "seat"], how="inner", nulls_equal=True)
-            .group_by(SEAT)
+    pairs = (seats.filter(pl.col("arm") != baseline)
+             .join(base, on=["players", "game_index", "seat"], how="inner", nulls_equal=True))
+    # a 2-player cell whose seats' share differences cancel in every game (one winner, or a
+    # tie split): seat 1's row is seat 0's mirror, the same test
+    mirrored = (pairs.group_by("arm", "players", "game_index")
+                .agg(total=(pl.col("share") - pl.col("base_share")).sum())
+                .group_by("arm", "players")
+                .agg(mirrored=(pl.col("total").abs() < 1e-9).all()))
+    return (pairs.group_by(SEAT)
             .agg(pairs=pl.len(), *_signs(pl.col("share") - pl.col("base_share"), "win"),
                  *_signs(pl.col("score") - pl.col("base_score"), "score"))
+            .join(mirrored, on=["arm", "players"], how="left")
+            .with_columns(mirrored=pl.col("mirrored").fill_null(False)
+                          & (pl.col("players") == 2) & (pl.col("seat") == 1).fill_null(False))
             .sort(SEAT))
 
 
-def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look
-            ) -> tuple[pl.DataFrame, float, str]:
+def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look,
+            twins: np.ndarray | None = None) -> tuple[pl.DataFrame, float, str]:
     """p-values and adjusted p-values of the `name` tests (win or score) of every row over one
     family (the experiment's tests of that quantity only: the win-share tests decide, the
     score tests are reported beside them and never dilute them), and the interval level.
-    Every seat has its own test, also seat 1 of a two-player cell (its difference mirrors seat
-    0's only when every game has exactly one winner)."""
+    Every seat has its own test, also seat 1 of a two-player cell; `twins` marks the rows
+    that mirror the row before them (seat 1 of a two-player cell whose differences cancel in
+    every game): the same test, counted once in the family and given its twin's figures."""
     col = {c: df[f"{name}_{c}"].fill_null(0).to_numpy().astype(np.float64)
            for c in ("diff", "sd", "pos", "neg")}
     p = st.paired_p_value(col["diff"], col["sd"], df["pairs"].to_numpy().astype(np.float64),
                           col["pos"], col["neg"])
     p = np.where(tested, p, np.nan)
-    m = int(np.sum(~np.isnan(p)))
+    twins = np.zeros(len(p), bool) if twins is None else twins
+    counted = np.where(twins, np.nan, p)
+    m = int(np.sum(~np.isnan(counted)))
     what = "win-share" if name == "win" else "score"
     if look.interim:
         return df.with_columns(pl.lit(None, pl.Float64).alias(f"{name}_p"),
                                pl.lit(None, pl.Float64).alias(f"{name}_p_adjusted")), \
             look.alpha / max(m, 1), \
             f"interim: confidence sequences, Bonferroni over {m} {what} test(s); no p-values"
-    level = st.family_alpha(p, look.alpha)
+    level = st.family_alpha(counted, look.alpha)
+    adjusted = st.benjamini_hochberg(counted)
+    adjusted[twins] = np.roll(adjusted, 1)[twins]
     return df.with_columns(pl.Series(f"{name}_p", p),
-                           pl.Series(f"{name}_p_adjusted", st.benjamini_hochberg(p))), level, \
+                           pl.Series(f"{name}_p_adjusted", adjusted)), level, \
         (f"{st.FAMILY_METHOD} over {m} {what} test(s); intervals at the matching "
          f"{100 * (1 - level):.2f}% level")
 
@@ -100,7 +114,7 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     df = df.with_columns(pl.lit(baseline).alias("baseline"),
                          unit=pl.lit("deal" if data.deals else "game"))
     everyone = np.full(len(df), True)
-    df, level, win_method = _family(df, "win", everyone, look)
+    df, level, win_method = _family(df, "win", everyone, look, df["mirrored"].to_numpy())
     df, score_level, score_method = _family(df, "score", everyone & (not data.cooperative), look)
     df = _interval_columns(df, "win", look, level, bounded=True)
     df = _interval_columns(df, "score", look, score_level, bounded=False)

@@ -1,26 +1,36 @@
 """Fair-value search statistics: which value of a rule option meets a target, with an interval
-on the value itself (numpy only; no engine, no service).
+on the value itself (numpy/scipy only; no engine, no service).
 
 The data are *waves*: each wave plays a few option values on the same deals, so it is a matrix
 Y (deals x values) of per-game figures in [0, 1] (services/balance.py builds them):
-- equal seats: y = (share of the seat - mean share of the other seats + 1) / 2, target 1/2
-  (the seat wins as often as the others on average; games nobody wins count as equal);
-- a target rate: y = the seat's (or the team's) win share, target the rate.
+- equal seats (seat_figure): the seat's own win share, and 1/k in a game nobody wins; its fair
+  value is fair_share(k) = 1/k at every player count (the seat wins (1 - no-winner share)/k,
+  as often as each other seat on average).  The figure spans [0, 1] at 2, 3 and 4 players
+  alike (a figure that mixes in the others' mean lives in [1/3, 1] at 4 players and biases any
+  curve fitted on [0, 1]);
+- a target rate: the seat's (or the team's) win share, the target the rate.
 
-The curve is logistic in the value, logit E[y | x] = a + b x: smooth and monotone, fitted by
-quasi-likelihood (fractional outcomes; Papke & Wooldridge 1996) with a covariance robust to
-the deals shared between values (a cluster sandwich, one cluster per deal of a wave, with the
-G/(G-1) correction), so common deals make it narrower without making it wrong.
+The curve is *not* assumed to be one logistic over the range.  It is the mean figure at each
+value played, joined by straight lines (a local fit: between two neighbouring values only
+their own games count), with the covariance of the means robust to the deals the values
+share (a cluster sandwich, one cluster per deal of a wave, G/(G-1) corrected): common deals
+make it narrower without making it wrong.
 
-The fair value solves a + b x = logit(target); its interval is Fieller's (the values x whose
-|a + b x - logit(target)| is within z standard errors), which stays exact where the delta
-method fails (a slope near 0): it is then unbounded, and the figure is not shown to depend
-on the option.  "No value in range" is claimed only when the whole interval lies outside
-the range, so it is false at most alpha/2 of the time when a fair value is inside.
+The interval on the fair value is the set of values x at which "the curve meets the target"
+is not rejected at level alpha: on each segment, |interpolated mean - target| <= z se, a
+quadratic inequality solved exactly (Fieller's construction, segment by segment).  It may be
+several pieces where the curve is near the target in several places; it is unbounded on a
+side where it reaches the end of the range.  It is exact where the curve is straight between
+neighbouring values played, whatever its shape elsewhere (steep ends, bumps), and the later
+waves play the integers around the answer, where that holds best.  "Not fair anywhere in the
+range" is claimed only when every value in the range is rejected; otherwise the values still
+possible are named.  The answer also says when the means are shown not monotone (a shown rise
+and a shown fall, Bonferroni over the pairs) and when the curve is shown to cross the target
+more than once (values shown above, below and above it again).
 
-The search (next_values) is adaptive: after a first grid over the range it plays the current
-estimate and the ends of its interval (clamped to the range), where they narrow the interval on
-the answer most, until that interval is narrower than asked.
+The search (next_values) is adaptive: after a first grid over the range it plays the
+integers around the current estimate and the ends of the set's pieces, until the set is
+narrower than asked.  benchmarks/fair_value.py measures its coverage on known truths.
 """
 from __future__ import annotations
 
@@ -35,13 +45,25 @@ from pipelines import stats as st
 MAX_ITER = 50
 
 
+# ---- the figure -------------------------------------------------------------------------------
 def seat_figure(shares: np.ndarray, seat: int) -> np.ndarray:
-    """Per game, the equal-seats figure of `seat` from (games, seats) win shares: (its share
-    minus the mean share of the others + 1) / 2, 1/2 when the seat is fair."""
+    """Per game, the equal-seats figure of `seat` from (games, seats) win shares: its share,
+    plus 1/k of the share nobody won (a game without a winner counts as fair: 1/k).  Its
+    mean is fair_share(k) exactly when the seat wins as often as each other seat on average."""
     shares = np.asarray(shares, dtype=np.float64)
     k = shares.shape[1]
-    others = (shares.sum(axis=1) - shares[:, seat]) / (k - 1)
-    return (shares[:, seat] - others + 1.0) / 2.0
+    return shares[:, seat] + (1.0 - shares.sum(axis=1)) / k
+
+
+def fair_share(players: int) -> float:
+    """The equal-seats target of seat_figure: 1/k."""
+    return 1.0 / players
+
+
+def figure_points(y, players: int):
+    """seat_figure's values as 'the seat's win share less the others' mean' (0 when fair):
+    k/(k-1) (y - 1/k)."""
+    return players / (players - 1) * (np.asarray(y, dtype=np.float64) - 1.0 / players)
 
 
 def logit(p):
@@ -53,83 +75,238 @@ def expit(z):
     return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
 
 
+# ---- the curve --------------------------------------------------------------------------------
 @dataclass
-class Fit:
-    """A fitted curve: coefficients (a, b), their robust covariance, and the data's extent."""
+class Curve:
+    """The observed curve: the mean figure at each distinct value played, their deal-robust
+    covariance, the figure's sd at each value, and a logistic trend fitted over all of it
+    (its slope's p-value says whether the figure depends on the option at all)."""
 
-    coef: np.ndarray
-    cov: np.ndarray
-    games: int
-    values: np.ndarray            # the distinct values played
-    means: np.ndarray             # the observed mean figure at each
+    values: np.ndarray            # the distinct values played, ascending
+    means: np.ndarray             # the mean figure at each
     counts: np.ndarray            # games at each
+    cov: np.ndarray               # covariance of the means (cluster sandwich)
+    sd: np.ndarray                # the per-game figure's sd at each value
+    trend: np.ndarray             # logistic (a, b) over all the data
+    trend_cov: np.ndarray
+    games: int
 
-    def eta(self, x):
-        x = np.asarray(x, dtype=np.float64)
-        return self.coef[0] + self.coef[1] * x
+    def at(self, x):
+        """(mean, se) of the interpolated curve at x (ends: the nearest segment, extended)."""
+        x = np.atleast_1d(np.asarray(x, dtype=np.float64))
+        v = self.values
+        if len(v) == 1:
+            se = math.sqrt(max(self.cov[0, 0], 0.0))
+            return np.full(x.shape, self.means[0]), np.full(x.shape, se)
+        j = np.clip(np.searchsorted(v, x, side="right") - 1, 0, len(v) - 2)
+        t = (x - v[j]) / (v[j + 1] - v[j])
+        mean = (1 - t) * self.means[j] + t * self.means[j + 1]
+        var = ((1 - t) ** 2 * self.cov[j, j] + 2 * t * (1 - t) * self.cov[j, j + 1]
+               + t * t * self.cov[j + 1, j + 1])
+        return mean, np.sqrt(np.maximum(var, 0.0))
 
     def band(self, x, alpha=st.ALPHA):
-        """(curve, low, high) at x: the fitted figure and its pointwise interval."""
-        x = np.asarray(x, dtype=np.float64)
-        eta = self.eta(x)
-        se = np.sqrt(np.maximum(self.cov[0, 0] + 2 * x * self.cov[0, 1]
-                                + x * x * self.cov[1, 1], 0.0))
+        """(curve, low, high) at x: the interpolated figure and its pointwise interval."""
+        mean, se = self.at(x)
         z = sps.norm.ppf(1 - alpha / 2)
-        return expit(eta), expit(eta - z * se), expit(eta + z * se)
+        return mean, mean - z * se, mean + z * se
+
+    def slope_at(self, x) -> float:
+        """The curve's slope (figure per unit) on the segment holding x."""
+        v = self.values
+        if len(v) < 2:
+            return 0.0
+        j = int(np.clip(np.searchsorted(v, x, side="right") - 1, 0, len(v) - 2))
+        return float((self.means[j + 1] - self.means[j]) / (v[j + 1] - v[j]))
+
+    def index(self, value) -> int | None:
+        hit = np.nonzero(self.values == value)[0]
+        return int(hit[0]) if len(hit) else None
 
 
-def fit(waves: list[tuple[np.ndarray, np.ndarray]]) -> Fit:
-    """The logistic quasi-likelihood fit of waves [(values (m,), Y (deals, m)), ...]."""
-    xs, sums, counts = [], [], []
-    for values, y in waves:
-        xs.append(np.asarray(values, dtype=np.float64))
-        sums.append(np.asarray(y, dtype=np.float64).sum(axis=0))
-        counts.append(np.full(len(values), y.shape[0], dtype=np.float64))
-    x, s, n = np.concatenate(xs), np.concatenate(sums), np.concatenate(counts)
+def _trend(x, s, n):
+    """The logistic quasi-likelihood fit of sums s over counts n at values x: (coef, bread)."""
     X = np.column_stack([np.ones_like(x), x])
-    total = s.sum() / n.sum()
-    total = min(max(total, 1e-6), 1 - 1e-6)
+    total = min(max(s.sum() / n.sum(), 1e-6), 1 - 1e-6)
     coef = np.array([math.log(total / (1 - total)), 0.0])
     for _ in range(MAX_ITER):                  # IRLS (Newton on the quasi-likelihood)
         mu = expit(X @ coef)
         w = n * mu * (1 - mu)
-        bread = X.T @ (X * w[:, None])
-        step = np.linalg.solve(bread + 1e-12 * np.eye(2), X.T @ (s - n * mu))
+        step = np.linalg.solve(X.T @ (X * w[:, None]) + 1e-12 * np.eye(2), X.T @ (s - n * mu))
         coef = coef + step
-        if np.max(np.abs(step)) < 1e-10:
+        if np.max(np.abs(step)) < 1e-10 or not np.all(np.isfinite(coef)):
             break
+    return coef, X
+
+
+def fit(waves: list[tuple[np.ndarray, np.ndarray]]) -> Curve:
+    """The observed curve of waves [(values (m,), Y (deals, m)), ...]; a NaN in Y is a deal
+    not observed at that value (a game that ended at a simulator safety)."""
+    xs, sums, counts = [], [], []
+    for values, y in waves:
+        xs.append(np.asarray(values, dtype=np.float64))
+        sums.append(np.nansum(np.asarray(y, dtype=np.float64), axis=0))
+        counts.append((~np.isnan(np.asarray(y, dtype=np.float64))).sum(axis=0)
+                      .astype(np.float64))
+    x, s, n = np.concatenate(xs), np.concatenate(sums), np.concatenate(counts)
+    distinct = np.unique(x)
+    m = len(distinct)
+    col = {float(v): i for i, v in enumerate(distinct)}
+    total_s = np.array([s[x == v].sum() for v in distinct])
+    total_n = np.array([n[x == v].sum() for v in distinct])
+    means = total_s / total_n
+    coef, X = _trend(x, s, n)
     mu = expit(X @ coef)
-    bread = X.T @ (X * (n * mu * (1 - mu))[:, None])
-    meat = np.zeros((2, 2))
+    meat_c = np.zeros((m, m))                  # the means' cluster sandwich
+    meat_t = np.zeros((2, 2))                  # the trend's
+    sq = np.zeros(m)
     clusters, at = 0, 0
     for values, y in waves:                    # one cluster per deal of a wave
-        m = len(values)
-        resid = np.asarray(y, dtype=np.float64) - mu[at:at + m][None, :]
-        r = resid @ X[at:at + m]               # (deals, 2) score contributions
-        meat += r.T @ r
-        clusters += y.shape[0]
-        at += m
+        y = np.asarray(y, dtype=np.float64)
+        seen = ~np.isnan(y)                    # NaN: the deal not observed at that value
+        idx = [col[float(v)] for v in values]
+        k = len(values)
+        dev = np.where(seen, y - means[idx][None, :], 0.0)
+        full = np.zeros((y.shape[0], m))
+        full[:, idx] = dev / total_n[idx][None, :]
+        meat_c += full.T @ full
+        sq[idx] += (dev ** 2).sum(axis=0)
+        rt = np.where(seen, y - mu[at:at + k][None, :], 0.0) @ X[at:at + k]
+        meat_t += rt.T @ rt
+        clusters += int(seen.any(axis=1).sum())
+        at += k
+    g = clusters / max(clusters - 1, 1)
+    bread = X.T @ (X * (n * mu * (1 - mu))[:, None])
     inv = np.linalg.inv(bread + 1e-12 * np.eye(2))
-    cov = inv @ meat @ inv * (clusters / max(clusters - 1, 1))
-    distinct = np.unique(x)
-    means = np.array([s[x == v].sum() / n[x == v].sum() for v in distinct])
-    games = np.array([n[x == v].sum() for v in distinct])
-    return Fit(coef, cov, int(n.sum()), distinct, means, games)
+    sd = np.sqrt(sq / np.maximum(total_n - 1, 1))
+    return Curve(distinct, means, total_n, meat_c * g, sd, coef, inv @ meat_t @ inv * g,
+                 int(n.sum()))
+
+
+# ---- the answer -------------------------------------------------------------------------------
+def _quadratic_set(A: float, B: float, C: float, lo: float, hi: float) -> list:
+    """The pieces of [lo, hi] where A t^2 + B t + C <= 0."""
+    scale = max(abs(A), abs(B), abs(C), 1e-300)
+    A, B, C = A / scale, B / scale, C / scale
+    if abs(A) < 1e-12:
+        if abs(B) < 1e-12:
+            return [[lo, hi]] if C <= 0 else []
+        r = -C / B
+        piece = [lo, min(hi, r)] if B > 0 else [max(lo, r), hi]
+        return [piece] if piece[0] <= piece[1] else []
+    disc = B * B - 4 * A * C
+    if disc < 0:
+        return [[lo, hi]] if A < 0 else []
+    r = math.sqrt(disc)
+    r1, r2 = sorted(((-B - r) / (2 * A), (-B + r) / (2 * A)))
+    if A > 0:
+        pieces = [[max(lo, r1), min(hi, r2)]]
+    else:
+        pieces = [[lo, min(hi, r1)], [max(lo, r2), hi]]
+    return [p for p in pieces if p[0] <= p[1]]
+
+
+def _merge(pieces: list) -> list:
+    out = []
+    for a, b in sorted(pieces):
+        if out and a <= out[-1][1] + 1e-9:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def confidence_set(c: Curve, target: float, lo: float, hi: float, alpha=st.ALPHA) -> list:
+    """The values x in [lo, hi] where 'the curve meets the target' is not rejected: pieces
+    [[a, b], ...] (segment by segment; beyond the values played, the end segment extended)."""
+    z2 = sps.norm.ppf(1 - alpha / 2) ** 2
+    v = c.values
+    if len(v) == 1:
+        se2 = max(c.cov[0, 0], 0.0)
+        return [[lo, hi]] if (c.means[0] - target) ** 2 <= z2 * se2 else []
+    pieces = []
+    edges = list(v)
+    for j in range(len(v) - 1):
+        a, b = (lo if j == 0 else edges[j]), (hi if j == len(v) - 2 else edges[j + 1])
+        a, b = max(a, lo), min(b, hi)
+        if a > b:
+            continue
+        x0, w = v[j], v[j + 1] - v[j]
+        m0, d = c.means[j] - target, c.means[j + 1] - c.means[j]
+        c00, c01, c11 = c.cov[j, j], c.cov[j, j + 1], c.cov[j + 1, j + 1]
+        # (m0 + t d)^2 <= z2 ((1-t)^2 c00 + 2 t (1-t) c01 + t^2 c11), t = (x - x0) / w
+        A = d * d - z2 * (c00 - 2 * c01 + c11)
+        B = 2 * (m0 * d - z2 * (c01 - c00))
+        C = m0 * m0 - z2 * c00
+        for ta, tb in _quadratic_set(A, B, C, (a - x0) / w, (b - x0) / w):
+            pieces.append([x0 + ta * w, x0 + tb * w])
+    return _merge(pieces)
+
+
+def crossings(c: Curve, target: float, lo: float, hi: float) -> list:
+    """Where the interpolated curve meets the target inside [lo, hi] (ascending)."""
+    out = []
+    v, m = c.values, c.means - target
+    for j in range(len(v) - 1):
+        if m[j] == 0:
+            out.append(float(v[j]))
+        elif m[j] * m[j + 1] < 0:
+            out.append(float(v[j] + (v[j + 1] - v[j]) * m[j] / (m[j] - m[j + 1])))
+    if len(v) and m[-1] == 0:
+        out.append(float(v[-1]))
+    return sorted({x for x in out if lo <= x <= hi})
+
+
+def shape(c: Curve, target: float, alpha=st.ALPHA) -> dict:
+    """What the means show about the curve's shape: 'not_monotone' (a rise and a fall, each
+    shown at alpha over the pairs, Bonferroni), 'crossings_shown' (the number of sign changes
+    among the values shown off the target, Bonferroni over the values; > 0 means a crossing
+    is shown, > 1 several)."""
+    m = len(c.values)
+    rise = fall = False
+    if m >= 2:
+        pairs = m * (m - 1) / 2
+        zc = sps.norm.ppf(1 - alpha / (2 * pairs))
+        for i in range(m):
+            for j in range(i + 1, m):
+                var = c.cov[i, i] + c.cov[j, j] - 2 * c.cov[i, j]
+                if var <= 0:
+                    continue
+                zij = (c.means[j] - c.means[i]) / math.sqrt(var)
+                rise |= zij > zc
+                fall |= zij < -zc
+    zv = sps.norm.ppf(1 - alpha / (2 * max(m, 1)))
+    signs = []
+    for i in range(m):
+        se = math.sqrt(max(c.cov[i, i], 0.0))
+        off = c.means[i] - target
+        if se > 0 and abs(off) > zv * se:
+            s = 1 if off > 0 else -1
+            if not signs or signs[-1] != s:
+                signs.append(s)
+    return {"not_monotone": bool(rise and fall), "crossings_shown": max(len(signs) - 1, 0),
+            "rise": bool(rise), "fall": bool(fall)}
 
 
 @dataclass
 class Answer:
     """The fair value of one search: where the curve meets the target, with its interval."""
 
-    estimate: float | None        # the value that meets the target (None: no crossing)
-    low: float                    # the interval on it (may be -inf/inf: unbounded)
+    estimate: float | None        # where the curve meets the target (None: nowhere named)
+    low: float                    # the hull of the values still possible (-inf/inf: open)
     high: float
-    status: str                   # "found" | "outside_range" | "no_dependence" | "unresolved"
-    slope_p: float                # p-value of "the figure does not depend on the value"
+    status: str                   # "found" | "edge" | "outside_range" | "no_dependence" | "unresolved"
+    slope_p: float                # p-value of "the figure does not depend on the value" (trend)
     lo: float                     # the searched range
     hi: float
     target: float
-    nearest: list = field(default_factory=list)   # integer options: the nearest integers
+    nearest: list = field(default_factory=list)   # integers to confirm: those around the
+    #                                               estimate (edge: the range's end beside it)
+    pieces: list = field(default_factory=list)    # the values still possible, [[a, b], ...]
+    crossings: list = field(default_factory=list)  # where the observed curve meets the target
+    not_monotone: bool = False
+    crossings_shown: int = 0
+    side: str | None = None       # outside_range / edge: "above" or "below" the range
 
     @property
     def half_width(self) -> float:
@@ -140,49 +317,78 @@ class Answer:
             return None if v is None or not math.isfinite(v) else float(v)
         return {"estimate": num(self.estimate), "low": num(self.low), "high": num(self.high),
                 "status": self.status, "slope_p": float(self.slope_p), "range": [self.lo, self.hi],
-                "target": self.target, "nearest": list(self.nearest)}
+                "target": self.target, "nearest": list(self.nearest),
+                "possible": [[float(a), float(b)] for a, b in self.pieces],
+                "crossings": [float(x) for x in self.crossings],
+                "not_monotone": self.not_monotone, "crossings_shown": self.crossings_shown,
+                "side": self.side}
 
 
-def fieller(f: Fit, target: float, alpha=st.ALPHA) -> tuple[float, float, str]:
-    """Fieller's interval on x with a + b x = logit(target): (low, high, shape), shape
-    "bounded", "unbounded" (the complement of an interval, or everything)."""
-    z2 = sps.norm.ppf(1 - alpha / 2) ** 2
-    a, b = f.coef
-    c = logit(target)
-    v00, v01, v11 = f.cov[0, 0], f.cov[0, 1], f.cov[1, 1]
-    # (a - c + b x)^2 <= z2 (v00 + 2 x v01 + x^2 v11)  <=>  A x^2 + B x + C <= 0
-    A = b * b - z2 * v11
-    B = 2 * (b * (a - c) - z2 * v01)
-    C = (a - c) ** 2 - z2 * v00
-    disc = B * B - 4 * A * C
-    if A > 0 and disc >= 0:
-        r = math.sqrt(disc)
-        return (-B - r) / (2 * A), (-B + r) / (2 * A), "bounded"
-    return -math.inf, math.inf, "unbounded"
+def _trend_p(c: Curve) -> float:
+    b = c.trend[1]
+    se_b = math.sqrt(max(c.trend_cov[1, 1], 0.0))
+    if not math.isfinite(b):
+        return 0.0
+    return float(2 * sps.norm.sf(abs(b) / se_b)) if se_b > 0 else (0.0 if b else 1.0)
 
 
-def answer(f: Fit, lo: float, hi: float, target: float, alpha=st.ALPHA,
+def _beyond(c: Curve, target: float, side: str) -> float | None:
+    """The end segment's line extended to the target on `side` (an extrapolation)."""
+    if len(c.values) < 2:
+        return None
+    j = len(c.values) - 2 if side == "above" else 0
+    d = c.means[j + 1] - c.means[j]
+    if d == 0:
+        return None
+    x = c.values[j] + (target - c.means[j]) * (c.values[j + 1] - c.values[j]) / d
+    ok = x > c.values[-1] if side == "above" else x < c.values[0]
+    return float(x) if ok else None
+
+
+def answer(c: Curve, lo: float, hi: float, target: float, alpha=st.ALPHA,
            integer: bool = False) -> Answer:
-    """The fair value of a fit over the range [lo, hi]."""
-    a, b = f.coef
-    se_b = math.sqrt(max(f.cov[1, 1], 0.0))
-    slope_p = float(2 * sps.norm.sf(abs(b) / se_b)) if se_b > 0 else (0.0 if b else 1.0)
-    low, high, shape = fieller(f, target, alpha)
-    estimate = (logit(target) - a) / b if b != 0 else None
-    if shape == "unbounded":
-        # the slope is not distinguishable from 0 at this level
+    """The fair value of a curve over the range [lo, hi]."""
+    slope_p = _trend_p(c)
+    pieces = confidence_set(c, target, lo, hi, alpha)
+    cross = crossings(c, target, lo, hi)
+    sh = shape(c, target, alpha)
+    common = dict(slope_p=slope_p, lo=lo, hi=hi, target=target, pieces=pieces,
+                  crossings=cross, not_monotone=sh["not_monotone"],
+                  crossings_shown=sh["crossings_shown"])
+    if not pieces:
+        # every value in the range is shown off the target
+        above = bool(np.all(c.means > target))
+        rising = c.trend[1] > 0
+        side = ("below" if above == rising else "above") if (
+            np.all(c.means > target) or np.all(c.means < target)) else None
+        est = _beyond(c, target, side) if side else None
+        return Answer(est, math.nan, math.nan, "outside_range", side=side, **common)
+    low, high = pieces[0][0], pieces[-1][1]
+    if low <= lo and high >= hi:
         status = "no_dependence" if slope_p > alpha else "unresolved"
-        return Answer(estimate, low, high, status, slope_p, lo, hi, target)
-    if high < lo or low > hi:
-        status = "outside_range"
+        return Answer(cross[0] if len(cross) == 1 else None, -math.inf, math.inf, status,
+                      **common)
+    # a piece that reaches an end of the range leaves the values beyond it possible
+    low = -math.inf if low <= lo else low
+    high = math.inf if high >= hi else high
+    if cross:
+        # several crossings: the one most clearly crossed (the largest |slope| / se)
+        def clarity(x):
+            mean, se = c.at(x)
+            return abs(c.slope_at(x)) / max(float(se[0]), 1e-300)
+        estimate = max(cross, key=clarity) if len(cross) > 1 else cross[0]
+        status, side = "found", None
     else:
-        status = "found"
+        side = "above" if math.isinf(high) else "below"
+        estimate = _beyond(c, target, side)
+        status = "edge"
     nearest = []
-    if integer and status == "found" and estimate is not None:
-        e = min(max(estimate, lo), hi)
-        nearest = sorted({int(math.floor(e)), int(math.ceil(e))} & set(range(int(lo), int(hi) + 1)))
-    return Answer(float(estimate), float(low), float(high), status, slope_p, lo, hi, target,
-                  nearest)
+    if integer and status == "found":
+        nearest = sorted({int(math.floor(estimate)), int(math.ceil(estimate))}
+                         & set(range(int(lo), int(hi) + 1)))
+    elif integer:            # the end of the range nearest the fair value
+        nearest = [int(hi) if side == "above" else int(lo)]
+    return Answer(estimate, low, high, status, nearest=nearest, side=side, **common)
 
 
 def grid(lo: float, hi: float, points: int, integer: bool) -> list:
@@ -194,35 +400,44 @@ def grid(lo: float, hi: float, points: int, integer: bool) -> list:
 
 
 def next_values(ans: Answer, integer: bool) -> list:
-    """The next wave's values: the estimate and its interval's ends, clamped to the range
-    (where an unbounded or outside interval gives no guidance: the range's ends and middle)."""
+    """The next wave's values: the estimate and the ends of the pieces still possible,
+    clamped to the range (integers: those on both sides); without a piece to aim at, the
+    range's ends and middle."""
     lo, hi = ans.lo, ans.hi
-    if ans.status != "found":
-        points = [lo, (lo + hi) / 2, hi]
+    if ans.status in ("found", "edge"):
+        points = [a for p in ans.pieces for a in p]
+        if ans.estimate is not None:
+            points.append(ans.estimate)
     else:
-        points = [min(max(v, lo), hi) for v in (ans.low, ans.estimate, ans.high)]
+        points = [lo, (lo + hi) / 2, hi]
+    points = [min(max(v, lo), hi) for v in points]
     if integer:
         out = set()
         for v in points:
             out.add(int(math.floor(v)))
             out.add(int(math.ceil(v)))
-        return sorted(v for v in out if lo <= v <= hi)
+        values = sorted(v for v in out if lo <= v <= hi)
+        if len(values) == 1:         # a segment needs two ends
+            v = values[0]
+            values = sorted({v, v + 1 if v + 1 <= hi else v - 1})
+        return values
     return sorted(set(float(v) for v in points))
 
 
 def done(ans: Answer, precision: float) -> bool:
-    """Stop: the interval on the fair value is within +-precision, or the range surely holds
-    none (its whole interval lies outside)."""
+    """Stop: the values still possible lie within +-precision, or the range surely holds
+    none (every value is shown off the target)."""
     return ans.status == "outside_range" or (ans.status == "found"
                                              and ans.half_width <= precision)
 
 
 def search(play, lo: float, hi: float, target: float, precision: float, wave_games: int,
            max_games: int, integer: bool = False, first_points: int = 5,
-           alpha=st.ALPHA) -> tuple[Answer, Fit, list]:
+           alpha=st.ALPHA, on_wave=None) -> tuple[Answer, Curve, list]:
     """The sequential search.  play(values, start, count) -> Y (count deals x len(values))
     plays deals start..start+count-1 at every value (the same deals for each).  Waves go on
-    until done() or max_games games in all; returns (answer, fit, waves)."""
+    until done() or max_games games in all; returns (answer, curve, waves).  on_wave(answer,
+    curve, waves), when given, sees every interim answer."""
     waves, start, used = [], 0, 0
     values = grid(lo, hi, first_points, integer)
     while True:
@@ -233,17 +448,41 @@ def search(play, lo: float, hi: float, target: float, precision: float, wave_gam
         waves.append((np.asarray(values, dtype=np.float64), y))
         start += count
         used += count * len(values)
-        f = fit(waves)
-        ans = answer(f, lo, hi, target, alpha, integer)
-        if done(ans, precision) or used + len(values) > max_games:
-            return ans, f, waves
+        c = fit(waves)
+        ans = answer(c, lo, hi, target, alpha, integer)
+        if on_wave:
+            on_wave(ans, c, waves)
         values = next_values(ans, integer)
+        if done(ans, precision) or used + len(values) > max_games:
+            return ans, c, waves
+
+
+def at_value(c: Curve, value) -> tuple[float, float]:
+    """(mean, sd) of the per-game figure at `value` as the search saw it (a value not played:
+    the interpolated mean and the largest sd seen)."""
+    i = c.index(value)
+    if i is None:
+        return float(c.at(value)[0][0]), float(np.max(c.sd))
+    return float(c.means[i]), float(c.sd[i])
+
+
+def games_to_precision(ans: Answer, games: int, precision: float) -> float | None:
+    """About how many more games would bring the interval within +-precision: it narrows as
+    one over the root of the games, so games * ((half-width / precision)^2 - 1); 0 when it
+    is there, None while it is unbounded (not yet known)."""
+    if ans.status == "outside_range" or (ans.status == "found"
+                                         and ans.half_width <= precision):
+        return 0.0
+    if not math.isfinite(ans.half_width):
+        return None
+    return games * ((ans.half_width / precision) ** 2 - 1)
 
 
 def paired_difference(diff) -> dict:
     """Mean of per-game paired differences with its 95% t interval (restricted play: the
     same deal with and without an action kind)."""
     diff = np.asarray(diff, dtype=np.float64)
+    diff = diff[~np.isnan(diff)]  # a pair with a game ended at a simulator safety
     n = len(diff)
     mean = float(diff.mean())
     sd = float(diff.std(ddof=1)) if n > 1 else math.inf
@@ -251,23 +490,61 @@ def paired_difference(diff) -> dict:
     return {"mean": mean, "low": float(low), "high": float(high), "n": n}
 
 
+def _num(x: float) -> str:
+    return f"{x:+.2f}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
+
+
+def _pieces_text(pieces: list) -> str:
+    return " and ".join(f"{a:+.2f}..{b:+.2f}" for a, b in pieces)
+
+
+def shape_text(ans: Answer) -> str:
+    """The shape warnings of an answer ('' when there are none)."""
+    out = []
+    if ans.crossings_shown > 1:
+        out.append("the curve crosses the target more than once (values shown on either side "
+                   "of it in turn): several values are fair")
+    if ans.not_monotone:
+        out.append("the curve is not monotone over the range (a rise and a fall are both "
+                   "shown)")
+    return "; ".join(out)
+
+
 def sentence(ans: Answer, option: str, unit: str, what: str) -> str:
-    """One plain sentence on the answer, e.g. "seat 4 needs +2.3 [1.4, 3.1] gold to be fair"."""
-    def v(x):
-        return f"{x:+.2f}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
-    rng = f"[{ans.lo:g}, {ans.hi:g}]"
+    """One plain sentence on the answer, e.g. "the seat fair at seat_bonus_gold = 2.31
+    [+1.40, +3.10] gold (...)"."""
+    rng = f"{ans.lo:g}..{ans.hi:g}"
     if ans.status == "found":
-        text = (f"{what} at {option} = {ans.estimate:.2f} [{v(ans.low)}, {v(ans.high)}] "
+        text = (f"{what} at {option} = {ans.estimate:.2f} [{_num(ans.low)}, {_num(ans.high)}] "
                 f"{unit} (95% interval on the value; searched {rng})")
+        if len(ans.pieces) > 1:
+            text += f"; the values still possible: {_pieces_text(ans.pieces)}"
         if ans.nearest:
-            text += f"; the nearest integers are {ans.nearest}"
-        return text
-    if ans.status == "outside_range":
-        side = "above" if ans.low > ans.hi else "below"
-        return (f"no value of {option} in {rng} makes {what}: the fair value lies {side} "
-                f"the range ([{v(ans.low)}, {v(ans.high)}])")
-    if ans.status == "no_dependence":
-        return (f"the figure is not shown to depend on {option} over {rng} (slope p = "
-                f"{ans.slope_p:.2g}): no fair value can be named")
-    return (f"not decided: the interval on the fair value of {option} is unbounded at this "
-            f"many games (slope p = {ans.slope_p:.2g})")
+            text += f"; the nearest integers: {ans.nearest}"
+    elif ans.status == "edge":
+        end = ans.hi if ans.side == "above" else ans.lo
+        text = (f"{option} = {_pieces_text(ans.pieces)} {unit} is not shown unfair (the values "
+                f"still possible in {rng}), but the observed curve stays on one side of the "
+                f"target there: the value that makes {what} lies there or {ans.side} {end:g}")
+        if ans.estimate is not None:
+            text += (f" (the last values' line meets the target at {ans.estimate:.2f}, an "
+                     "extrapolation)")
+    elif ans.status == "outside_range":
+        if ans.side is None:
+            text = (f"every value of {option} in {rng} is shown unfair, on both sides of the "
+                    f"target: no value in the range makes {what}")
+        else:
+            text = (f"no value of {option} in {rng} makes {what}: every value is shown unfair "
+                    f"and the fair value lies {ans.side} the range")
+            if ans.estimate is not None:
+                text += (f" (the last values' line meets the target at {ans.estimate:.2f}, an "
+                         "extrapolation)")
+    elif ans.status == "no_dependence":
+        text = (f"no value of {option} in {rng} is shown unfair and the figure is not shown to "
+                f"depend on {option} (slope p = {ans.slope_p:.2g}): every value is still "
+                "possible, no fair value can be named")
+    else:
+        text = (f"not decided: every value of {option} in {rng} is still possible at this many "
+                f"games, though the figure depends on it (slope p = {ans.slope_p:.2g})")
+    warn = shape_text(ans)
+    return text + (f"; {warn}" if warn else "")

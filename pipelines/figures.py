@@ -63,6 +63,8 @@ def _more_games(total: float, n: float, per_unit: int = 1) -> str:
     """How many more games would decide, from unit counts (per_unit games per unit)."""
     if not np.isfinite(total):
         return "more games would not decide it at this margin"
+    if total <= n:  # the estimates alone would decide now: the family's test does not yet
+        return "its test is short of the family's threshold, so a few more games may decide"
     return f"about {int(max(total - n, 1)) * per_unit:,} more games per cell would decide"
 
 

@@ -11,7 +11,8 @@ agrees within the 95% interval of its difference.
 (rotated, so that seat effects cancel): every pair of seats with different agents in a game
 is one comparison (the higher win share wins, then the higher score; a full tie counts
 half), so two losers of a three-player game are still ranked by their scores.  Ratings are on the
-Elo scale with 95% intervals from the Fisher information, the first agent (sorted) at 0.
+Elo scale with 95% intervals from the Fisher information, within the largest group of agents
+that are estimable together (estimable_groups), its first agent by name at 0 (`reference`).
 Pairs from one game of three or more players are not independent, so those intervals are a
 little narrow.
 """
@@ -20,14 +21,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 import pipelines
 from pipelines.stats import Z95
 
 RUNG_SEPARATOR = "@"  # as services.spec.ladder_arm writes it
 ELO_PER_LOGIT = 400.0 / np.log(10.0)
-PRIOR_SD = 4.0  # logits (about 700 Elo): a weak normal prior on each rating against the first
-# agent's, so the fit stays finite when an agent wins or loses every comparison
 
 
 def split_arm(arm: str) -> tuple[str, str]:
@@ -100,18 +101,18 @@ def pairwise(path: str) -> pl.DataFrame:
             .sort("arm", "players", "a", "b").collect())
 
 
-def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.ndarray,
+def _bradley_terry(k: int, a: np.ndarray, b: np.ndarray, games: np.ndarray,
                    wins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Strengths (logits, agents[0] fixed at 0) and their standard errors."""
-    k = len(agents)
-
+    """Maximum-likelihood strengths (logits, agent 0 fixed at 0) of k agents whose
+    comparison graph is strongly connected (every agent beat and lost to the others, also
+    through third agents: the likelihood then has a finite maximum), and their standard
+    errors from the Fisher information."""
     def full(free):
         return np.concatenate([[0.0], free])
 
     def nll(free):
-        theta = full(free)
-        d = theta[a] - theta[b]
-        return -np.sum(wins * d - games * np.logaddexp(0.0, d)) + free @ free / (2 * PRIOR_SD ** 2)
+        d = full(free)[a] - full(free)[b]
+        return -np.sum(wins * d - games * np.logaddexp(0.0, d))
 
     def grad(free):
         theta = full(free)
@@ -119,7 +120,7 @@ def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.nd
         g = np.zeros(k)
         np.add.at(g, a, -(wins - games * p))
         np.add.at(g, b, wins - games * p)
-        return g[1:] + free / PRIOR_SD ** 2
+        return g[1:]
 
     fit = minimize(nll, np.zeros(k - 1), jac=grad, method="BFGS")
     theta = full(fit.x)
@@ -130,31 +131,41 @@ def _bradley_terry(agents: list[str], a: np.ndarray, b: np.ndarray, games: np.nd
     np.add.at(info, (b, b), w)
     np.add.at(info, (a, b), -w)
     np.add.at(info, (b, a), -w)
-    info[1:, 1:] += np.eye(k - 1) / PRIOR_SD ** 2
-    try:
-        cov = np.linalg.inv(info[1:, 1:])
-        se = np.concatenate([[0.0], np.sqrt(np.clip(np.diag(cov), 0, None))])
-    except np.linalg.LinAlgError:   # an agent never met the others: no interval
-        se = np.full(k, np.inf)
-    return theta, se
+    cov = np.linalg.pinv(info[1:, 1:])
+    return theta, np.concatenate([[0.0], np.sqrt(np.clip(np.diag(cov), 0, None))])
 
 
-def _separated(agent: str, won: float, played: float) -> str | None:
-    """'not estimable: ...' for an agent that won or lost every comparison (complete
-    separation: its maximum-likelihood rating is infinite, and any finite figure would be the
-    prior's), else None."""
+def estimable_groups(k: int, a: np.ndarray, b: np.ndarray, games: np.ndarray,
+                     wins: np.ndarray) -> np.ndarray:
+    """The group of each of k agents: the strongly connected components of the graph with an
+    edge x -> y when x ever beat y (a full tie counts both ways).  Ratings are estimable
+    within a group and not between groups: when one group won every comparison with another
+    (separation), the likelihood grows without bound as their gap does (Zermelo 1929; Ford
+    1957)."""
+    beat = np.concatenate([a[wins > 0], b[games - wins > 0]])
+    beaten = np.concatenate([b[wins > 0], a[games - wins > 0]])
+    graph = csr_matrix((np.ones(len(beat)), (beat, beaten)), shape=(k, k))
+    return connected_components(graph, directed=True, connection="strong")[1]
+
+
+def _separated(agent: str, won: float, played: float, group: list[str]) -> str:
+    """The note of an agent outside the rated group: why it has no rating."""
     if played and won >= played:
         return f"not estimable: {agent} won every comparison"
     if played and won <= 0:
         return f"not estimable: {agent} lost every comparison"
-    return None
+    return (f"not estimable against {group[0]}: {agent}'s group and {group[0]}'s "
+            f"({', '.join(group)}) are separated (the comparisons between them all go one "
+            "way)")
 
 
 def ratings(path: str) -> pl.DataFrame:
-    """Per (arm, players, agent): Bradley-Terry rating on the Elo scale with its 95% interval
-    (a weak normal prior of PRIOR_SD logits keeps the fit finite), comparisons and win share
-    against the other agents.  An agent that won or lost every comparison has no rating (elo
-    null) and a `note` saying so ('not estimable: X won every comparison')."""
+    """Per (arm, players, agent): Bradley-Terry rating on the Elo scale with its 95% interval,
+    comparisons and win share against the other agents.  Ratings are given within the largest
+    group of agents that are estimable together (estimable_groups), relative to `reference`,
+    the group's first agent by name; an agent outside it has no rating (elo null) and a
+    `note` saying why ('not estimable: X won every comparison', or its group is separated
+    from the reference's)."""
     table = pairwise(path)
     rows = []
     for (arm, players), cell in table.group_by("arm", "players", maintain_order=True):
@@ -163,19 +174,34 @@ def ratings(path: str) -> pl.DataFrame:
         a = np.array([index[x] for x in cell["a"].to_list()])
         b = np.array([index[x] for x in cell["b"].to_list()])
         games = cell["games"].to_numpy().astype(float)
-        wins = cell["wins"].to_numpy()
-        theta, se = _bradley_terry(agents, a, b, games, wins)
+        wins = cell["wins"].to_numpy().astype(float)
+        groups = estimable_groups(len(agents), a, b, games, wins)
+        sizes = np.bincount(groups)
+        main = int(groups[np.flatnonzero(sizes[groups] == sizes.max())[0]])  # the largest
+        # group (of those as large, the one of the first agent by name)
+        members = [i for i in range(len(agents)) if groups[i] == main]
+        rated = sizes[main] > 1
+        theta, se = np.zeros(len(agents)), np.zeros(len(agents))
+        if rated:
+            local = {g: j for j, g in enumerate(members)}
+            inside = np.isin(a, members) & np.isin(b, members)
+            fit, err = _bradley_terry(len(members), np.array([local[x] for x in a[inside]]),
+                                      np.array([local[x] for x in b[inside]]), games[inside],
+                                      wins[inside])
+            theta[members], se[members] = fit, err
+        group = [agents[i] for i in members]
         for i, name in enumerate(agents):
             played = games[(a == i) | (b == i)].sum()
             won = wins[a == i].sum() + (games - wins)[b == i].sum()
-            note = _separated(name, won, played)
+            note = None if rated and groups[i] == main else _separated(name, won, played, group)
             scale = None if note else ELO_PER_LOGIT
             rows.append({"arm": arm, "players": players, "agent": name,
                          "elo": scale and scale * theta[i],
                          "elo_lo": scale and scale * (theta[i] - Z95 * se[i]),
                          "elo_hi": scale and scale * (theta[i] + Z95 * se[i]),
+                         "reference": group[0] if rated else None,
                          "comparisons": int(played), "share": won / played, "note": note})
     schema = {"arm": pl.String, "players": pl.Int64, "agent": pl.String, "elo": pl.Float64,
-              "elo_lo": pl.Float64, "elo_hi": pl.Float64, "comparisons": pl.Int64,
-              "share": pl.Float64, "note": pl.String}
+              "elo_lo": pl.Float64, "elo_hi": pl.Float64, "reference": pl.String,
+              "comparisons": pl.Int64, "share": pl.Float64, "note": pl.String}
     return pl.DataFrame(rows, schema=schema).sort("arm", "players", "elo", descending=[False, False, True])

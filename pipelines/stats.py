@@ -49,10 +49,12 @@ def effective_count(rate, var, n):
 
 def rate_interval(rate, var, n, alpha=ALPHA):
     """(low, high) of Jeffreys' interval for a rate observed over n games with outcome
-    variance var (population variance; p(1-p) for 0/1 outcomes).  With no success observed
-    the interval is [0, Clopper-Pearson's upper bound 1 - (alpha/2)^(1/n)] (and mirrored with
-    no failure), the modified Jeffreys interval of Brown, Cai & DasGupta (2001): Jeffreys'
-    own bound there (about 2/n) covers only 88% of the time at a 5% rate with 50 games."""
+    variance var (population variance; p(1-p) for 0/1 outcomes), modified as Brown, Cai &
+    DasGupta (2001) do: with no success observed the interval is [0, Clopper-Pearson's upper
+    bound 1 - (alpha/2)^(1/n)] (Jeffreys' own bound there, about 2/n, covers only 88% of the
+    time at a 5% rate with 50 games), and with one success or fewer its lower bound is 0
+    (Jeffreys' covers a 0.2% rate only 90% of the time with 50 games); mirrored for
+    failures."""
     rate, alpha = _arr(rate), _arr(alpha)
     m = effective_count(rate, var, n)
     x = rate * m
@@ -60,8 +62,8 @@ def rate_interval(rate, var, n, alpha=ALPHA):
         low = stats.beta.ppf(alpha / 2, x + 0.5, m - x + 0.5)
         high = stats.beta.ppf(1 - alpha / 2, x + 0.5, m - x + 0.5)
     edge = (_arr(alpha) / 2) ** (1 / np.maximum(m, 1))  # Clopper-Pearson at the boundary
-    low = np.where(x <= 0, 0.0, np.where(x >= m, edge, low))
-    high = np.where(x >= m, 1.0, np.where(x <= 0, 1 - edge, high))
+    low = np.where(x <= 1, 0.0, np.where(x >= m, edge, low))
+    high = np.where(x >= m - 1, 1.0, np.where(x <= 0, 1 - edge, high))
     return low, high
 
 
@@ -197,7 +199,16 @@ FAMILY_METHOD = "Benjamini-Hochberg"
 
 # ---- seat balance ------------------------------------------------------------------------------
 PERMUTATION_BELOW = 500  # fewer units than this (one stratum): a seat-permutation test
-PERMUTATIONS = 999  # the permutation test's draws: p-values from 1/1000 up
+PERMUTATION_REFINE = 4  # the permutation test draws more while at most this many draws reach
+PERMUTATION_RESOLUTION = 20  # ... up to this many times tests / alpha draws (at least 999)
+
+
+def permutation_draws(tests: int = 1, alpha=ALPHA) -> int:
+    """The most draws of the seat-permutation test in a family of `tests` tests:
+    PERMUTATION_RESOLUTION x tests / alpha (at least 999), so that its smallest p-value,
+    1 / (draws + 1), is 20 times below the family's smallest Benjamini-Hochberg threshold
+    alpha / tests: no cell can be hidden by the test's resolution."""
+    return int(max(999, np.ceil(PERMUTATION_RESOLUTION * max(int(tests), 1) / float(alpha))))
 
 
 def seat_contrasts(shares) -> np.ndarray:
@@ -208,33 +219,50 @@ def seat_contrasts(shares) -> np.ndarray:
     return shares[..., :-1] - shares.mean(axis=-1, keepdims=True)
 
 
-def _hotelling(x: np.ndarray) -> np.ndarray:
-    """Hotelling's T^2 of a zero mean, for a stack (draws, n, dim) of contrasts."""
-    n = x.shape[-2]
-    mean = x.mean(axis=-2)
-    centred = x - mean[..., None, :]
-    cov = np.matmul(np.swapaxes(centred, -1, -2), centred) / (n - 1)
-    cov = cov + np.eye(x.shape[-1]) * 1e-12  # a seat that never wins: no singular matrix
-    return n * np.einsum("...i,...i->...", mean, np.linalg.solve(cov, mean[..., None])[..., 0])
-
-
-def _permutation_p(shares: np.ndarray, t2: float) -> float:
+def _permutation_p(shares: np.ndarray, t2: float, most: int) -> float:
     """Monte Carlo p-value of T^2 under seats exchangeable within each game: every game's
     seats turned by a random rotation (a subgroup of the permutations, which is enough for
-    an exact test), PERMUTATIONS draws from a fixed seed, so the same data give the same p.
-    Exact whatever n, ties or games without a winner."""
+    an exact test), drawn from a fixed seed so the same data give the same p.  In stages of
+    999, 9,999, 99,999, ... draws up to `most` (the later stages reuse the earlier draws):
+    p = (1 + draws at or above t2) / (draws + 1), and the next stage is drawn only while at
+    most PERMUTATION_REFINE draws reached t2 (the p-value of every stage is valid, and one
+    is drawn further only when it is small, so the reported one is valid too: P(p <= u) <= u
+    at any u).  A fair cell stops at 999 draws; a cell that could be below the family's
+    threshold draws up to `most`.  Games with the same shares are alike under the
+    rotations, so a draw needs only how many of each kind are turned by each rotation
+    (multinomial counts) and the kinds' turned contrasts and their outer products: the cost
+    of a draw does not grow with the games."""
     rng = np.random.default_rng(20_261)
     n, k = shares.shape
-    above, chunk = 0, max(1, 1_000_000 // (n * k))
-    for start in range(0, PERMUTATIONS, chunk):
-        draws = min(chunk, PERMUTATIONS - start)
-        turn = (np.arange(k) + rng.integers(0, k, (draws, n, 1))) % k
-        turned = np.take_along_axis(np.broadcast_to(shares, (draws, n, k)), turn, axis=2)
-        above += int(np.sum(_hotelling(seat_contrasts(turned)) >= t2 * (1 - 1e-9)))
-    return (1 + above) / (PERMUTATIONS + 1)
+    kinds, sizes = np.unique(shares, axis=0, return_counts=True)
+    x = seat_contrasts(np.stack([np.roll(kinds, -r, axis=1) for r in range(k)], axis=1))
+    dim = x.shape[-1]  # x: kinds x rotations x dim
+    moments = np.concatenate([x, np.einsum("...i,...j->...ij", x, x).reshape(
+        len(kinds), k, dim * dim)], axis=-1).reshape(-1, dim + dim * dim)
+    above, made, stage = 0, 0, 999
+    while True:
+        while made < stage:
+            draws = min(20_000, stage - made)
+            turns = np.empty((draws, len(sizes), k), dtype=np.int64)  # draws x kinds x turns
+            left = np.broadcast_to(sizes, (draws, len(sizes))).copy()
+            for r in range(k - 1):  # multinomial counts as successive binomials
+                turns[:, :, r] = rng.binomial(left, 1 / (k - r))
+                left -= turns[:, :, r]
+            turns[:, :, k - 1] = left
+            sums = turns.reshape(draws, -1) @ moments
+            mean = sums[:, :dim] / n
+            cov = (sums[:, dim:].reshape(draws, dim, dim)
+                   - n * mean[:, :, None] * mean[:, None, :]) / (n - 1) + np.eye(dim) * 1e-12
+            t2_draws = n * np.einsum("di,di->d", mean,
+                                     np.linalg.solve(cov, mean[..., None])[..., 0])
+            above += int(np.sum(t2_draws >= t2 * (1 - 1e-9)))
+            made += draws
+        if above > PERMUTATION_REFINE or stage >= most:
+            return (1 + above) / (made + 1)
+        stage = min(10 * stage + 9, most)
 
 
-def seat_balance_test(shares, strata=None):
+def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
     """Omnibus test that the seats are equal (every seat's expected win share the same), from
     per-game share vectors (n x k): Hotelling's T^2 on the seat contrasts (seat_contrasts)
     with their observed covariance, so ties and games without a winner are accounted for.
@@ -243,8 +271,9 @@ def seat_balance_test(shares, strata=None):
     strata, so the agents' strength neither biases the test nor swamps it with variance.
     p-value: with one stratum and fewer than PERMUTATION_BELOW games a seat-permutation test
     (the F approximation is too liberal in its far tail at small n: 12 fair cells of 100
-    four-player games were called unbalanced 9% of the time at BH 5%); otherwise the F
-    approximation of T^2.  Returns (statistic T^2, p-value); p is NaN when there is nothing
+    four-player games were called unbalanced 9% of the time at BH 5%) with up to
+    permutation_draws(tests, alpha) draws, so its resolution is below the threshold of a
+    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  Returns (statistic T^2, p-value); p is NaN when there is nothing
     to test."""
     shares = _arr(shares)
     n, k = shares.shape
@@ -274,7 +303,7 @@ def seat_balance_test(shares, strata=None):
         return (0.0, 1.0) if np.allclose(mean, 0) else (np.inf, P_FLOOR)
     t2 = float(mean @ np.linalg.pinv(var_of_mean) @ mean)
     if count == 1 and sizes[0] == n and n < PERMUTATION_BELOW:
-        return t2, float(_permutation_p(shares, t2))
+        return t2, float(_permutation_p(shares, t2, permutation_draws(tests, alpha)))
     f = (within_df - dim + 1) / (dim * within_df) * t2
     return t2, float(floor_p(stats.f.sf(f, dim, within_df - dim + 1)))
 

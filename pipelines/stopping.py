@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 
 from pipelines import stats as st
 from pipelines.comparisons import compare
@@ -22,20 +23,70 @@ def decided(path: str, baseline: str | None, look: Look) -> bool:
     return bool(len(cells)) and bool(cells["decided"].fill_null(False).all())
 
 
-def precise(path: str, half_width: float) -> bool:
+def _precision_rows(path: str, look: Look) -> tuple[pl.DataFrame, tuple[str, str, str, str]]:
+    """The rows the precision rule judges (a seat's win share; a cooperative game: the team
+    win rate) and the names of their rate, interval and variance columns."""
+    table = summary(path, look=look)
+    names = (("team_win_rate", "team_win_lo", "team_win_hi", "team_var")
+             if table["cooperative"].any() else ("win_share", "win_lo", "win_hi", "share_var"))
+    return table, names
+
+
+def precise(path: str, half_width: float, look: Look = Look()) -> bool:
     """The precision rule (stop_when.half_width): every seat's win share (a cooperative game:
-    the team win rate) has its 95% interval, the one the finished run shows, narrower than
-    +-half_width, over at least st.PRECISION_MIN_COUNT wins and as many losses (see
-    st.precise_enough)."""
-    table = summary(path)
-    rate, lo, hi = (("team_win_rate", "team_win_lo", "team_win_hi")
-                    if table["cooperative"].any() else ("win_share", "win_lo", "win_hi"))
+    the team win rate) has its interval at the run's level (look.alpha: the fixed-n interval
+    the finished run shows) narrower than +-half_width, over at least st.PRECISION_MIN_COUNT
+    wins and as many losses (see st.precise_enough)."""
+    table, (rate, lo, hi, _var) = _precision_rows(path, look)
     if table.is_empty():
         return False
     frame = table.select(rate, lo, hi, "units").fill_null(np.nan)
     return bool(np.all(st.precise_enough(*(frame[c].to_numpy().astype(np.float64)
                                             for c in (rate, lo, hi, "units")),
                                          half_width)))
+
+
+def games_for_precision(path: str, half_width: float, look: Look = Look()) -> int | None:
+    """Games per cell after which the precision rule is expected to hold, at the rates and
+    spreads the dataset shows (st.games_for_precision, units turned into games); None when
+    nothing is known yet (no row, or a rate not yet seen in both outcomes)."""
+    table, (rate, _lo, _hi, var) = _precision_rows(path, look)
+    if table.is_empty() or var not in table.columns:
+        return None
+    frame = table.select(rate, var, "units", "games").fill_null(np.nan)
+    p, v, units, games = (frame[c].to_numpy().astype(np.float64)
+                          for c in (rate, var, "units", "games"))
+    if np.any(~np.isfinite(p)) or np.any((p <= 0) | (p >= 1)):
+        return None
+    need = st.games_for_precision(p, v, half_width, look.alpha) * games / units
+    return int(np.ceil(np.max(need))) if np.all(np.isfinite(need)) else None
+
+
+# ---- planning: the pilot's size and the decision rule simulated --------------------------------
+PILOT_EVENTS = 50  # the pilot goes on until its rarest outcome is seen this often
+MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cell
+PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
+PILOT_SE_PER_DELTA = 2  # a stop_when.delta pilot goes on until its errors are delta / this
+
+
+def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None = None) -> int:
+    """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
+    wins 3%), at the rates its first `pilot_games` units show, and with `delta` (a
+    stop_when.delta plan) for the standard error of every win share to be at most delta /
+    PILOT_SE_PER_DELTA (a plan from a pilot whose error is as large as delta decides on the
+    pilot's noise: docs/lab/statistics.md); at most PILOT_GROWTH times pilot_games and
+    MAX_PILOT_UNITS.  The games planned for a rate are about proportional to it, so a rate
+    from 200 games (6 wins at 3%) plans within +-25% in under half the pilots
+    (benchmarks/calibration.py)."""
+    need = 0
+    for matrix in shares:  # per cell: units x outcomes (seats, or the team)
+        rate = matrix.mean(axis=0)
+        rarest = max(float(np.min(np.minimum(rate, 1 - rate))), 1 / (2 * len(matrix)))
+        need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
+        if delta:
+            sd = float(np.max(matrix.std(axis=0)))
+            need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)))
+    return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
 
 
 # ---- the decision rule, simulated (the plan of a stop_when.delta run) ---------------------------
@@ -47,15 +98,19 @@ def _normal(rng, cov: np.ndarray, size: tuple) -> np.ndarray:
 
 
 def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
-                      seats: bool, min_games: int = 0, reps: int = 400, seed: int = 0
-                      ) -> np.ndarray:
+                      seats: bool, min_games: int = 0, reps: int = 400, seed: int = 0,
+                      truth: str = "drawn") -> np.ndarray:
     """Games per cell at which simulated runs of the stop_when.delta rule stop (the last look
     when undecided), as `decided` judges them.  `blocks`: per cell (mean, covariance, units
     the estimates rest on, games per unit): of the paired differences from the baseline
     (seats=False: every row must differ or be equivalent) or of the seats' win shares
     (seats=True: every cell unbalanced or balanced).  `looks`: games per cell after each
-    wave.  Each run draws its true means from the estimates' uncertainty (normal, covariance
-    / units), then plays normal increments wave by wave; the sequences use the true sd."""
+    wave.  `truth`: "point", every run at the estimates; "shrunk", at the estimates shrunk
+    towards no difference (each difference's, or seat's deviation from the cell's mean share,
+    square less its variance: est^2 - var/units, the unbiased estimate of the square of its
+    truth); "drawn", each run draws its true means around the shrunk ones from the estimates'
+    uncertainty (normal, covariance / units).  Each run then
+    plays normal increments wave by wave; the sequences use the true sd."""
     rng = np.random.default_rng(seed)
     looks = np.asarray(looks, dtype=np.float64)
     dims = sum(len(m) for m, *_ in blocks)
@@ -64,11 +119,11 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     done = np.ones((reps, len(looks)), dtype=bool)
     for mean, cov, units, per_unit in blocks:
         mean, cov = np.asarray(mean, np.float64), np.atleast_2d(np.asarray(cov, np.float64))
-        truth = mean + _normal(rng, cov / max(units, 1), (reps,))  # reps x dim
+        true_means = _truths(rng, mean, cov, units, reps, truth, seats)
         at = looks / per_unit
         steps = np.diff(np.concatenate([[0.0], at]))
         noise = _normal(rng, cov, (reps, len(at))) * np.sqrt(steps)[None, :, None]
-        sums = np.cumsum(truth[:, None, :] * steps[None, :, None] + noise, axis=1)
+        sums = np.cumsum(true_means[:, None, :] * steps[None, :, None] + noise, axis=1)
         est = sums / at[None, :, None]
         sd = np.sqrt(np.clip(np.diag(cov), 0, None))
         if seats:
@@ -81,3 +136,19 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     done &= (looks >= min_games)[None, :]
     first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
     return looks[first]
+
+
+def _shrink(estimate: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """Each estimate's magnitude cut to sqrt(max(est^2 - variance, 0)), its sign kept."""
+    return np.sign(estimate) * np.sqrt(np.clip(estimate ** 2 - variance, 0, None))
+
+
+def _truths(rng, mean, cov, units, reps, kind: str, seats: bool) -> np.ndarray:
+    """reps x dim true means of simulated runs (see simulate_decision's `truth`): shrunk, a
+    comparison's differences towards 0, a cell's seat shares towards their mean."""
+    if kind in ("shrunk", "drawn"):
+        centre = mean.mean() if seats else 0.0
+        mean = centre + _shrink(mean - centre, np.diag(cov) / max(units, 1))
+    if kind == "drawn":
+        return mean + _normal(rng, cov / max(units, 1), (reps,))
+    return np.broadcast_to(mean, (reps, len(mean)))

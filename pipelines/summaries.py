@@ -97,7 +97,8 @@ def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame
     stat, p = [], []
     for arm, players in cells.select(CELL).iter_rows():
         shares, seating = matrices.get((arm, players), (np.zeros((0, players)), None))
-        s, pv = st.seat_balance_test(shares, seating) if len(shares) else (np.nan, np.nan)
+        s, pv = (st.seat_balance_test(shares, seating, len(cells), look.alpha) if len(shares)
+                 else (np.nan, np.nan))
         stat.append(s)
         p.append(pv)
     p = np.asarray(p, dtype=np.float64)

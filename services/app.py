@@ -80,6 +80,73 @@ class _TooLarge(Exception):
 
 
 UNSAFE = (b"POST", b"PUT", b"PATCH", b"DELETE")
+# on every response: no other site may frame a page (a click on a framed cancel or delete),
+# and no browser guesses a type other than the one sent (a download run as a script)
+SECURITY_HEADERS = ((b"x-frame-options", b"DENY"),
+                    (b"content-security-policy", b"frame-ancestors 'none'"),
+                    (b"x-content-type-options", b"nosniff"))
+
+
+class JsonErrors:
+    """ASGI middleware: an error no route answered (a bug, a library's panic such as a
+    Polars PanicException, which is no Exception) is a JSON 500 naming its kind, logged with
+    its traceback, never Starlette's plain-text page or a dropped connection."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def watched(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # noqa: BLE001  (a panic derives from BaseException)
+            log.error("unanswered error on %s %s", scope.get("method"), scope.get("path"),
+                      exc_info=exc)
+            if started:
+                raise
+            response = JSONResponse(status_code=500, content={
+                "detail": f"internal error ({type(exc).__name__}): the request was not "
+                          "completed; the server's log has the details"})
+            await response(scope, receive, send)
+
+
+class SecurityHeaders:
+    """ASGI middleware, the outermost: SECURITY_HEADERS on every HTTP response (pages, API,
+    errors, the other middlewares' refusals); a response's own Content-Security-Policy is
+    kept and gets frame-ancestors 'none' added."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_secured(message):
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])]
+                names = {k.lower() for k, _ in headers}
+                for name, value in SECURITY_HEADERS:
+                    if name == b"content-security-policy" and name in names:
+                        headers = [(k, v + b"; " + value if k.lower() == name and
+                                    b"frame-ancestors" not in v else v) for k, v in headers]
+                    elif name not in names:
+                        headers.append((name, value))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_secured)
 
 
 class RequestGuard:
@@ -233,6 +300,8 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RequestGuard, same_origin=not settings.auth_enabled,
                        hosts=loopback_hosts)
+    app.add_middleware(JsonErrors)
+    app.add_middleware(SecurityHeaders)  # last added: outermost, every response
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):

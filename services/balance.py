@@ -25,7 +25,6 @@ import numpy as np
 
 import core_cy
 from core_cy.agents import canonical_agent
-from core_cy.play.batch import play_columns
 from pipelines import fair_value as fv
 from pipelines import stats as st
 
@@ -57,9 +56,34 @@ def _figure(spec, players: int, shares: np.ndarray) -> np.ndarray:
 
 
 def _play(spec, players, rules, agents, seed, start, count) -> dict:
+    """Units start..start+count-1 (a game, or with pairing 'rotations' a deal: `players`
+    games) of the cell with `rules` and the seat `agents`, played as the runner plays a cell
+    (spec.play_arguments) and made units as its statistics make them (pipelines.units):
+    seat_win_share and seat_score (units, seats), a unit per row in order, a row of NaN for a
+    unit left out (a game ended at a simulator safety; a deal missing one), so that the
+    values of a search stay paired by deal; seat_forced (games, seats) of every game with
+    restricted play; games and truncated, the games played and those left out."""
+    import polars as pl
+
+    import pipelines
+    from core_cy.play.batch import play
+    from services.spec import Cell
+
     game = core_cy.load(spec.game)
-    return play_columns(game, players, rules, agents, seed=seed, start=start, count=count,
-                        speeds=spec.speeds)
+    how = spec.play_arguments(Cell(next(iter(spec.arm_rules())), rules, players), agents)
+    per = how["games_per_deal"]
+    rows = pl.from_arrow(play(game, seed=seed, start=start * per, count=count * per, **how))
+    kept = pipelines.units(rows, game.safety_end_reasons)
+    at = kept["game_index"].to_numpy() - start
+    out = {"games": len(rows), "truncated": int(rows["end_reason"].is_in(
+        list(game.safety_end_reasons)).sum())}
+    for column in ("seat_win_share", "seat_score"):
+        values = np.full((count, players), np.nan)
+        values[at] = np.array(kept[column].to_list(), dtype=np.float64).reshape(-1, players)
+        out[column] = values
+    if "seat_forced" in rows.columns:
+        out["seat_forced"] = np.array(rows["seat_forced"].to_list()).reshape(-1, players)
+    return out
 
 
 def budget_games(spec) -> int:
@@ -73,41 +97,74 @@ def budget_games(spec) -> int:
 
 
 def _search_left(waves: list, spec, players: int, used: int) -> int | None:
-    """About how many more games the search of one player count needs: the interval
-    narrows as one over the root of the games, so (half-width / precision)^2 times the games
-    so far, within max_games; None while the interval is unbounded (not yet known)."""
+    """About how many more games the search of one player count needs
+    (pipelines.fair_value.games_to_precision), within max_games; None while the interval is
+    unbounded (not yet known)."""
     b = spec.balance
     if not waves:
         return None
-    ans = fv.answer(fv.fit(waves), b.range[0], b.range[1], _target(spec), integer=True)
-    if fv.done(ans, b.precision):
-        return 0
-    if not math.isfinite(ans.half_width):
-        return None
-    return int(min(b.max_games - used, used * ((ans.half_width / b.precision) ** 2 - 1)))
+    ans = fv.answer(fv.fit(waves), b.range[0], b.range[1], _target(spec, players),
+                    integer=True)
+    more = fv.games_to_precision(ans, used, b.precision)
+    return None if more is None else int(min(b.max_games - used, more))
 
 
-def _target(spec) -> float:
-    return 0.5 if spec.balance.target == "equal" else float(spec.balance.target)
+def _target(spec, players: int) -> float:
+    """The figure's fair value: 1/k for equal seats (pipelines.fair_value.seat_figure), or
+    the target rate."""
+    if spec.balance.target == "equal":
+        return fv.fair_share(players)
+    return float(spec.balance.target)
 
 
-def confirm(spec, players: int, value: int) -> dict:
-    """The value on fresh deals: the seat's figure with its interval and a verdict."""
+def _points(spec, players: int):
+    """The figure as the verdict judges it: equal seats, the seat's win share less the
+    others' mean (0 when fair); a rate, the rate."""
+    if spec.balance.target == "equal":
+        return lambda y: fv.figure_points(y, players)
+    return lambda y: np.asarray(y, dtype=np.float64)
+
+
+def confirm_games(spec, players: int, value: int, c: fv.Curve) -> tuple[int, float]:
+    """(games to play, games needed): the fresh games after which the confirmation of
+    `value` should decide at +-delta (its interval excluding the target, or within +-delta of
+    it) were the figure what the search saw there, with half as many again for the
+    search's own error, at most confirm_games (the spec's cap)."""
+    b = spec.balance
+    mean, sd = fv.at_value(c, value)
+    conv = _points(spec, players)
+    centre = 0.0 if b.target == "equal" else float(b.target)
+    est = float(conv(mean)) - centre
+    spread = float(conv(mean + sd) - conv(mean))
+    needed = float(st.games_to_decide(est, max(spread, 1e-9), 0, b.delta))
+    plan = b.confirm_games if not math.isfinite(needed) else min(
+        b.confirm_games, max(int(math.ceil(1.5 * needed)), 100))
+    return plan, needed
+
+
+def confirm(spec, players: int, value: int, c: fv.Curve | None = None,
+            ans: fv.Answer | None = None) -> dict:
+    """The value on fresh deals (the spec's seed + 1): the seat's figure with its interval
+    and a verdict at +-delta, on as many games as should decide it (confirm_games), saying so
+    when that cap is too small, and saying both when it disagrees with the search's interval."""
     b = spec.balance
     seat = b.seat_of(players)
     seed = spec.seed + CONFIRM_SEED_OFFSET
+    plan, needed = (confirm_games(spec, players, value, c) if c is not None
+                    else (b.confirm_games, math.nan))
     out = _play(spec, players, balance_rules(spec, players, value), spec.agent_list(players),
-                seed, 0, b.confirm_games)
+                seed, 0, plan)
     shares = out["seat_win_share"]
+    shares = shares[~np.isnan(shares).any(axis=1)]  # units that finished by the rules
     n = len(shares)
     if b.target == "equal":   # the seat's share less the others' mean: 0 when fair
-        diff = 2 * fv.seat_figure(shares, seat) - 1
+        diff = fv.figure_points(fv.seat_figure(shares, seat), players)
         mean, sd = float(diff.mean()), float(diff.std(ddof=1))
         low, high = (float(v) for v in st.mean_interval(mean, sd, n))
         what, centre = "its win share less the others' mean", 0.0
     else:
         rate = shares[:, seat]
-        mean = float(rate.mean())
+        mean, sd = float(rate.mean()), float(rate.std(ddof=1))
         low, high = (float(v) for v in st.rate_interval(mean, rate.var(), n))
         what, centre = "its win rate", float(b.target)
     if centre - b.delta <= low and high <= centre + b.delta:
@@ -123,29 +180,47 @@ def confirm(spec, players: int, value: int) -> dict:
                 else f"{b.option} = {value}, {players} players: {who} wins "
                 f"{100 * mean:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {n:,} fresh games "
                 f"(seed {seed})")
-    sentence += {"fair": f": fair within +-{100 * b.delta:g} points",
-                 "unfair": ": not fair", "not decided": f": not decided at +-{100 * b.delta:g} "
-                 "points (more games would decide)"}[verdict]
+    more = float(st.games_to_decide(mean - centre, max(sd, 1e-9), n, b.delta))
+    if verdict == "fair":
+        sentence += f": fair within +-{100 * b.delta:g} points"
+    elif verdict == "unfair":
+        sentence += ": not fair"
+    elif math.isfinite(more):
+        sentence += (f": not decided at +-{100 * b.delta:g} points; about {more - n:,.0f} more "
+                     "fresh games would decide it")
+    else:
+        sentence += (f": not decided at +-{100 * b.delta:g} points, and it sits at the margin: "
+                     "no number of games would decide it")
+    if verdict == "not decided" and math.isfinite(needed) and n < needed:
+        sentence += (f" (the search's estimate there needed about {needed:,.0f} games to decide; "
+                     f"confirm_games caps it at {b.confirm_games:,})")
+    if ans is not None and verdict == "unfair" and any(a <= value <= b_ for a, b_ in ans.pieces):
+        sentence += (f"; yet the search's interval still allows {value} as the fair value: the "
+                     "fresh deals and the search disagree, and more games on both would tell "
+                     "which is wrong")
     return {"value": value, "games": n, "seed": seed, "mean": mean, "low": low, "high": high,
-            "verdict": verdict, "sentence": sentence}
+            "verdict": verdict, "sentence": sentence, "games_needed": _finite(needed)}
 
 
-def curve(f: fv.Fit, ans: fv.Answer, delta: float, equal: bool) -> dict:
-    """The sensitivity chart's data: the fitted curve and band over the range, the observed
-    points, the window of values whose band lies within +-delta of the target."""
+def _finite(v: float):
+    return float(v) if math.isfinite(v) else None
+
+
+def curve(c: fv.Curve, ans: fv.Answer, delta: float, conv, figure: str) -> dict:
+    """The sensitivity chart's data: the observed curve (the means joined by lines) and its
+    pointwise band over the range, the observed points, the window of values whose band lies
+    within +-delta of the target; conv maps the figure to the verdict's scale."""
     xs = np.linspace(ans.lo, ans.hi, CURVE_POINTS)
-    mid, low, high = f.band(xs)
-    scale = 2.0 if equal else 1.0   # the figure in win-share points (equal: share difference)
-    shift = 1.0 if equal else 0.0
-    tgt = ans.target * scale - shift
-    conv = (lambda v: (np.asarray(v) * scale - shift).tolist())
-    inside = [float(x) for x, lo_, hi_ in zip(xs, conv(low), conv(high))
+    mid, low, high = c.band(xs)
+    tgt = float(conv(ans.target))
+    low, high = conv(low).tolist(), conv(high).tolist()
+    inside = [float(x) for x, lo_, hi_ in zip(xs, low, high)
               if tgt - delta <= lo_ and hi_ <= tgt + delta]
-    return {"x": xs.tolist(), "curve": conv(mid), "low": conv(low), "high": conv(high),
-            "points": {"x": f.values.tolist(), "y": conv(f.means), "games": f.counts.tolist()},
+    return {"x": xs.tolist(), "curve": conv(mid).tolist(), "low": low, "high": high,
+            "points": {"x": c.values.tolist(), "y": conv(c.means).tolist(),
+                       "games": c.counts.tolist()},
             "target": tgt, "delta": delta,
-            "window": [min(inside), max(inside)] if inside else None,
-            "figure": ("seat share less the others' mean" if equal else "win rate")}
+            "window": [min(inside), max(inside)] if inside else None, "figure": figure}
 
 
 def run_fair_value(spec, progress=None) -> dict:
@@ -156,7 +231,7 @@ def run_fair_value(spec, progress=None) -> dict:
     confirming = 2 * b.confirm_games  # the confirmation's games, at most
     counts = spec.player_counts()
     for players in counts:
-        later = counts.index(players) < len(counts) - 1  # what they need is not known yet
+        later = len(counts) - 1 - counts.index(players)  # player counts still to search
         agents = spec.agent_list(players)
         seat = b.seat_of(players)
 
@@ -173,26 +248,35 @@ def run_fair_value(spec, progress=None) -> dict:
                 cols.append(_figure(spec, players, out["seat_win_share"]))
                 if progress:
                     wave = (len(values) - k - 1) * count  # the wave's games still to play
+                    here = None if left is None else \
+                        max(left - (k + 1) * count, wave) + confirming
+                    # each player count still to search: about as many games as this one
                     progress({"players": players, "games": count,
-                              "left": None if left is None or later else
-                              max(left - (k + 1) * count, wave) + confirming,
+                              "left": None if here is None else
+                              here + later * (used + (k + 1) * count + here),
                               "detail": f"{players} players: searching {b.option}, wave "
                                         f"{len(seen) + 1}, {used + (k + 1) * count:,} games"})
             seen.append((np.asarray(values, dtype=np.float64), np.column_stack(cols)))
             return seen[-1][1]
 
         started = time.process_time()
-        ans, f, waves = fv.search(play, b.range[0], b.range[1], _target(spec), b.precision,
-                                  b.wave_games, b.max_games, integer=True)
+        ans, c, waves = fv.search(play, b.range[0], b.range[1], _target(spec, players),
+                                  b.precision, b.wave_games, b.max_games, integer=True)
         who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
         aim = "to be fair" if b.target == "equal" else f"to win {100 * b.target:g}%"
         text = _answer_sentence(ans, b, who, agents[seat], aim)
+        more = fv.games_to_precision(ans, c.games, b.precision)
+        if ans.status in ("found", "edge") and more != 0:
+            text += (f"; not decided to +-{b.precision:g}: " + (
+                f"about {more:,.0f} more games would narrow it that far" if more is not None
+                else "the interval is still open at this many games"))
         confirmations = []
         for k, v in enumerate(ans.nearest if b.confirm_games else []):
-            confirmations.append(confirm(spec, players, v))
+            confirmations.append(confirm(spec, players, v, c, ans))
             if progress:
-                progress({"players": players, "games": b.confirm_games,
-                          "left": (len(ans.nearest) - k - 1) * b.confirm_games,
+                mine = sum(w[1].size for w in waves) + len(ans.nearest) * b.confirm_games
+                progress({"players": players, "games": confirmations[-1]["games"],
+                          "left": (len(ans.nearest) - k - 1) * b.confirm_games + later * mine,
                           "detail": f"{players} players: confirmed {b.option} = {v}"})
         cells.append({"players": players, "seat": seat, "agent": agents[seat],
                       "answer": ans.as_dict(), "sentence": text,
@@ -200,7 +284,9 @@ def run_fair_value(spec, progress=None) -> dict:
                       "waves": [{"values": w[0].tolist(), "games_per_value": int(w[1].shape[0])}
                                 for w in waves],
                       "cpu_seconds": time.process_time() - started,
-                      "chart": curve(f, ans, b.delta, b.target == "equal"),
+                      "chart": curve(c, ans, b.delta, _points(spec, players),
+                                     "seat share less the others' mean"
+                                     if b.target == "equal" else "win rate"),
                       "confirmations": confirmations})
     return {"kind": "fair_value", "game": spec.game, "option": b.option, "cells": cells}
 
@@ -217,9 +303,13 @@ def _answer_sentence(ans: fv.Answer, b, who: str, agent: str, aim: str) -> str:
         text = (f"{who} under {agent} needs {b.option} = {ans.estimate:.2f} [{v(ans.low)}, "
                 f"{v(ans.high)}] {_unit(b.option)} {aim} (95% interval on the value, searched "
                 f"{b.range[0]}..{b.range[1]})")
+        if len(ans.pieces) > 1:
+            text += "; the values still possible: " + " and ".join(
+                f"{a:.2f}..{b_:.2f}" for a, b_ in ans.pieces)
         if ans.nearest:
             text += f"; the nearest integers: {ans.nearest}"
-        return text
+        warn = fv.shape_text(ans)
+        return text + (f"; {warn}" if warn else "")
     goal = "the seat fair" if b.target == "equal" else f"the seat win {100 * b.target:g}%"
     return f"{who} under {agent}: " + fv.sentence(ans, b.option, _unit(b.option), goal)
 
@@ -269,6 +359,27 @@ def run_forbid_value(spec, progress=None) -> dict:
                       "seats": seats, "forced_decisions": int(forced.sum()),
                       "forced_games": int((forced > 0).sum()), "sentence": text})
     return {"kind": "forbid_value", "game": spec.game, "forbid": b.forbid, "cells": cells}
+
+
+def answer_lines(result: dict) -> list[str]:
+    """A balance result in words, as `meeplelab balance` prints it (and docs/balance.md
+    shows it): each cell's sentence, its confirmations and the window of fair values."""
+    lines = []
+    for cell in result["cells"]:
+        confirming = sum(c["games"] for c in cell.get("confirmations", []))
+        cost = f"{cell['games']:,} games" + (f" + {confirming:,} confirming" if confirming
+                                            else "")
+        if "cpu_seconds" in cell:
+            cost += f"; {cell['cpu_seconds']:,.0f} CPU-s"
+        lines.append(cell["sentence"] + f" [{cost}]")
+        for c in cell.get("confirmations", []):
+            lines.append("  confirmation: " + c["sentence"])
+        if "chart" in cell:
+            window = cell["chart"].get("window")
+            delta = 100 * cell["chart"]["delta"]
+            lines.append(f"  values within +-{delta:g} points of fair (95% band): "
+                         + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"))
+    return lines
 
 
 def run_balance(spec, progress=None) -> dict:

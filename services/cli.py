@@ -167,7 +167,7 @@ def _print_ratings(path: str, out) -> None:
     table = ladder.ratings(path)
     if table.is_empty():
         return
-    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, first agent = 0; 95% CI):",
+    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, the reference agent = 0; 95% CI):",
           file=out)
     w = max(len(x) for x in table["agent"])
     for r in table.iter_rows(named=True):
@@ -354,6 +354,31 @@ def _write_spec(spec, path: str) -> None:
     (folder / SPEC_FILE).write_text(spec.model_dump_json(exclude_unset=True, indent=2))
 
 
+def spec_mismatch(spec, root: str) -> str | None:
+    """Where the rows of a results folder contradict a spec (their game, an arm or a player
+    count the spec does not have), in one sentence; None when the spec describes them."""
+    import polars as pl
+
+    import pipelines
+
+    try:
+        seen = (pipelines.scan(root).select("game", "arm", "players").unique()
+                .collect())
+    except Exception as exc:  # a damaged shard or a foreign file: the report cannot trust it
+        return f"its rows cannot be read ({type(exc).__name__})"
+    games = sorted(set(seen["game"].cast(pl.String).to_list()))
+    if games != [spec.game]:
+        return f"the rows are games of {', '.join(map(repr, games))}, the spec's is " \
+               f"{spec.game!r}"
+    arms = sorted(set(seen["arm"].cast(pl.String).to_list()) - set(spec.result_arms()))
+    if arms:
+        return f"the rows have arms the spec has not: {', '.join(map(repr, arms[:5]))}"
+    counts = sorted(set(seen["players"].to_list()) - set(spec.player_counts()))
+    if counts:
+        return f"the rows have player counts the spec has not: {counts[:5]}"
+    return None
+
+
 def report_command(target: str, out: str, spec_path: str | None) -> int:
     """`meeplelab report`: an experiment id of the service's registry (MEEPLELAB_DB,
     MEEPLELAB_RESULTS), or a results folder of `meeplelab run` (its spec.json, or --spec)."""
@@ -393,6 +418,11 @@ def report_command(target: str, out: str, spec_path: str | None) -> int:
             record["status"] == "done"
     if not has_results(root):
         print(f"error: {root} holds no results yet", file=sys.stderr)
+        return 2
+    mismatch = spec_mismatch(spec, root)
+    if mismatch:
+        print(f"error: the spec does not describe the rows of {root}: {mismatch}",
+              file=sys.stderr)
         return 2
     text = report.render(spec, root, spec.look(interim=not done), name, command)
     Path(out).write_text(text, encoding="utf-8")
@@ -437,7 +467,7 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     here on one core; prints its sentences (or the whole result as JSON)."""
     import json
 
-    from services.balance import run_balance
+    from services.balance import answer_lines, run_balance
     from services.settings import Settings
     from services.spec import ExperimentSpec
 
@@ -454,16 +484,8 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     if as_json:
         print(json.dumps(result, indent=1), file=out)
         return 0
-    for cell in result["cells"]:
-        print(cell["sentence"] + f" [{cell['games']:,} games]", file=out)
-        for c in cell.get("confirmations", []):
-            print("  confirmation: " + c["sentence"], file=out)
-        window = cell.get("chart", {}).get("window")
-        if "chart" in cell:
-            delta = 100 * cell["chart"]["delta"]
-            print(f"  values within +-{delta:g} points of fair (95% band): "
-                  + (f"{window[0]:g}..{window[1]:g}" if window else "none in the range"),
-                  file=out)
+    for line in answer_lines(result):
+        print(line, file=out)
     return 0
 
 

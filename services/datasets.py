@@ -226,13 +226,35 @@ def records(frame: pl.DataFrame) -> list[dict]:
     return [_clean(row) for row in frame.to_dicts()]
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula
+
+
+def csv_cell(text: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting with = + - @, a tab or a carriage
+    return (a formula to Excel, LibreOffice and Sheets: an arm named '=1+1' or
+    '@SUM(A1)') gets a leading apostrophe, as OWASP's CSV-injection advice has it."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def csv_text(frame: pl.DataFrame) -> str:
-    """CSV of a table; nested columns (lists, structs) are written as JSON text."""
+    """CSV of a table; nested columns (lists, structs) are written as JSON text, and every
+    text cell and column name that a spreadsheet would run as a formula is escaped
+    (csv_cell): the only way tables leave as CSV."""
     nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
     if nested:
         frame = frame.with_columns(
             pl.col(name).map_elements(lambda v: json.dumps(_clean(v.to_list() if hasattr(
                 v, "to_list") else v)), return_dtype=pl.String) for name in nested)
+    text = [name for name, dtype in frame.schema.items()
+            if dtype in (pl.String, pl.Categorical, pl.Enum) or isinstance(dtype, pl.Enum)]
+    if text:
+        pattern = "^[=+\\-@\t\r]"
+        frame = frame.with_columns(
+            pl.when(pl.col(name).cast(pl.String).str.contains(pattern))
+            .then(pl.lit("'") + pl.col(name).cast(pl.String))
+            .otherwise(pl.col(name).cast(pl.String)).alias(name) for name in text)
+    frame = frame.rename({name: csv_cell(name) for name in frame.columns
+                          if csv_cell(name) != name})
     return frame.write_csv()
 
 

@@ -5,9 +5,9 @@ request waits for a pilot and a cancel ends it at once).
 
 A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
 pilot is not the run's first games), and goes on (the same deals for every arm, at most
-PILOT_GROWTH times as many, within the time budget) until its rarest outcome, such as a seat
-that wins 3%, is seen PILOT_EVENTS times, since the games planned for a rate are about
-proportional to it.  It measures the spread of each win share (team win rate) and of each
+pipelines.stopping.PILOT_GROWTH times as many, within the time budget) until its rarest
+outcome, such as a seat that wins 3%, is seen pipelines.stopping.PILOT_EVENTS times, since
+the games planned for a rate are about proportional to it.  It measures the spread of each win share (team win rate) and of each
 paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
 the run will stop by (`rule`):
 - fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
@@ -17,9 +17,10 @@ the run will stop by (`rule`):
   Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at least as
   powerful);
 - stop_when.delta: the decision rule itself simulated on the pilot's means and covariances
-  (pipelines.simulate_decision, the true differences drawn from the pilot's uncertainty):
-  the expected and 90th-percentile games per cell and the share of runs that reach
-  max_games undecided;
+  (pipelines.simulate_decision, the true differences drawn from the pilot's uncertainty
+  around its estimates shrunk towards no difference; the pilot goes on until its errors are
+  at most delta / PILOT_SE_PER_DELTA, within the same limits): the expected, median, 10th-
+  and 90th-percentile games per cell and the share of runs that reach max_games undecided;
 and the wall time on `workers` cores.  A spec with stop_when stops only after whole waves
 of games_per_arm, so its plan is in whole waves.  With pairing 'rotations' the pilot plays
 `pilot_games` whole deals and the spreads are those of the deal means (the unit the run's
@@ -43,9 +44,6 @@ from services.spec import MAX_SEED, ExperimentSpec
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
 MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
-PILOT_EVENTS = 50  # the pilot goes on until its rarest outcome is seen this often
-MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cell
-PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
 PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
 # checking its stop flag and its time budget between pieces
 
@@ -98,13 +96,10 @@ def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
     while played < games:
         if stop():
             raise PilotStopped("the pilot was stopped")
-        batches.append(batch.play(game, cell.players, cell.rules,
-                                  spec.agent_list(cell.players, cell),
-                                  seed=(spec.seed + 1) % MAX_SEED,
+        batches.append(batch.play(game, seed=(spec.seed + 1) % MAX_SEED,
                                   start=first * per_deal + played,
-                                  count=min(piece, games - played), speeds=spec.speeds,
-                                  arm=cell.arm, rotate=spec.rotates(),
-                                  games_per_deal=per_deal))
+                                  count=min(piece, games - played),
+                                  **spec.play_arguments(cell)))
         played += batches[-1].num_rows
         elapsed = time.monotonic() - began
         if seconds is not None and elapsed >= seconds:
@@ -132,15 +127,7 @@ def _pilot_cell(spec: ExperimentSpec, cell, games: int, seconds: float | None = 
     game = core_cy.load(spec.game)
     per_deal = spec.games_per_deal(cell.players)
     rows, seconds = _play_pilot(spec, cell, games, seconds, stop, first)
-    frame = pl.from_arrow(rows)
-    frame = frame.filter(~pl.col("end_reason").cast(pl.String).is_in(
-        list(game.safety_end_reasons)))
-    if per_deal > 1:  # the unit is the complete deal: its seats' mean shares
-        frame = frame.filter(pl.len().over("deal") == per_deal).sort("game_index")
-        shares = np.array(frame["seat_win_share"].to_list(), dtype=np.float64)
-        means = shares.reshape(-1, per_deal, cell.players).mean(axis=1)
-        frame = pl.DataFrame({"game_index": frame["deal"].unique(maintain_order=True),
-                              "seat_win_share": means.tolist()})
+    frame = pipelines.units(pl.from_arrow(rows), game.safety_end_reasons)
     if len(frame) < MIN_PILOT_UNITS:
         raise PilotUnfinished(
             f"only {len(frame) * per_deal} of the pilot's {rows.num_rows} games of arm "
@@ -158,29 +145,15 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
     return matrix[:, :1] if cooperative else matrix
 
 
-def pilot_units(shares: list[np.ndarray], pilot_games: int) -> int:
-    """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
-    wins 3%), at the rates its first `pilot_games` units show (at most PILOT_GROWTH times
-    pilot_games and MAX_PILOT_UNITS): the games planned for a rate are about proportional to
-    it, so a rate from 200 games (6 wins at 3%) plans within +-25% in under half the pilots
-    (benchmarks/calibration.py)."""
-    need = 0
-    for matrix in shares:  # per cell: units x outcomes (seats, or the team)
-        rate = matrix.mean(axis=0)
-        rarest = max(float(np.min(np.minimum(rate, 1 - rate))), 1 / (2 * len(matrix)))
-        need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
-    return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
-
-
 def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
-                   seconds: float | None, stop) -> dict:
+                   seconds: float | None, stop, delta: float | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
-    stay paired) until their rarest outcome is seen PILOT_EVENTS times, within what is left of
+    stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times, within what is left of
     the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
-        need = pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
-                            for c in cells], pilot_games)
+        need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
+                            for c in cells], pilot_games, delta)
         if need <= pilot_games:
             continue
         for c in cells:
@@ -223,10 +196,11 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     per_cell_seconds = None if seconds is None else seconds / len(spec.cells())
     pilots = {(c.arm, c.players): _pilot_cell(spec, c, pilot_games, per_cell_seconds, stop)
               for c in spec.cells()}
-    pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop)
+    sequential = rule is not None and rule.delta is not None
+    pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop,
+                            delta if sequential else None)
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
-    sequential = rule is not None and rule.delta is not None
     cells, blocks = [], {"diff": [], "seats": []}
     for (arm, players), (frame, seconds) in pilots.items():
         shares = _shares(frame, cooperative)
@@ -258,7 +232,8 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     per_cell = int(max(needs + [1]))
     if rule is not None:  # the run checks its rule after whole waves only
         per_cell = -(-per_cell // spec.games_per_arm) * spec.games_per_arm
-    spread = {"expected_games_per_cell": per_cell, "p90_games_per_cell": per_cell,
+    spread = {"expected_games_per_cell": per_cell, "median_games_per_cell": per_cell,
+              "p10_games_per_cell": per_cell, "p90_games_per_cell": per_cell,
               "undecided_share": None}
     if sequential:  # the games the decision rule itself takes, simulated on the pilot
         spread = _sequential_games(spec, blocks, delta, pilots, baseline, cooperative,
@@ -283,9 +258,10 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
 
 def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precision) -> dict:
     """Expected and 90th-percentile games per cell of a stop_when.delta run, and the share of
-    runs that end at max_games undecided: the rule (pipelines.simulate_decision) simulated on
-    the pilot's means and covariances, its true differences drawn from the pilot's
-    uncertainty; with half_width too, the run also stops once precise."""
+    runs that end at max_games undecided, and the p10-p90 range: the rule
+    (pipelines.simulate_decision) simulated on the pilot's means and covariances, its true
+    differences drawn from the pilot's uncertainty around the pilot's estimates shrunk
+    towards no difference; with half_width too, the run also stops once precise."""
     rule = spec.stop_when
     looks = np.array(list(spec.waves()), dtype=np.float64)
     compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]
@@ -300,6 +276,8 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
         wave = looks[np.searchsorted(looks, min(max(precision), looks[-1]))]
         stops = np.minimum(stops, max(wave, rule.min_games))
     return {"expected_games_per_cell": int(np.ceil(stops.mean())),
+            "median_games_per_cell": int(np.ceil(np.median(stops))),
+            "p10_games_per_cell": int(np.ceil(np.percentile(stops, 10))),
             "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
             "undecided_share": undecided}
 
@@ -309,8 +287,10 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
     p90_wall = wall * spread["p90_games_per_cell"] / max(spread["expected_games_per_cell"], 1)
     text = (f"About {spread['expected_games_per_cell']:,} games per cell expected "
             f"({spread['expected_games_per_cell'] * cells:,} in all, about {_duration(wall)} "
-            f"on {workers} core{'s' if workers != 1 else ''}), 90% of runs within "
-            f"{spread['p90_games_per_cell']:,} ({_duration(p90_wall)}), to decide at "
+            f"on {workers} core{'s' if workers != 1 else ''}; median "
+            f"{spread['median_games_per_cell']:,}, 80% of runs between "
+            f"{spread['p10_games_per_cell']:,} and {spread['p90_games_per_cell']:,}, "
+            f"{_duration(p90_wall)} at most), to decide at "
             f"±{100 * delta:g} "
             f"point{'' if delta == 0.01 else 's'} "
             f"(stop_when.delta).")
@@ -391,6 +371,11 @@ class Plan(BaseModel):
     total_games: int
     wall_seconds: float = Field(description="the expected wall time on `workers` cores")
     expected_games_per_cell: int
+    median_games_per_cell: int = Field(description="half the runs stop within this many "
+                                       "games per cell (stop_when.delta: simulated; "
+                                       "otherwise the planned games)")
+    p10_games_per_cell: int = Field(description="10% of the runs stop within this many "
+                                    "games per cell: with p90, the range to budget by")
     p90_games_per_cell: int = Field(description="90% of the runs stop within this many "
                                     "games per cell (stop_when.delta: simulated; otherwise "
                                     "the planned games)")

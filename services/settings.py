@@ -7,9 +7,11 @@
     MEEPLELAB_MAX_GAMES          most games one experiment may ask for (default 10^9)
     MEEPLELAB_MAX_CELLS          most cells (arms x player counts) of one experiment
     MEEPLELAB_MAX_BODY_BYTES     largest request body (default 1 MiB; larger gets 413)
-    MEEPLELAB_TOKEN              a token, or the path of a file with one token per line
-                                 (a value starting with / ./ ../ or ~; it must exist):
-                                 writes then need `Authorization: Bearer <token>`
+    MEEPLELAB_TOKEN              a token (at least 16 characters, no '/' or space), or a
+                                 file with one token per line (a value starting with
+                                 file: / ./ ../ or ~; it must exist): anything else
+                                 refuses to start.  Writes then need
+                                 `Authorization: Bearer <token>`
     MEEPLELAB_ADMIN_TOKEN        operators' tokens (same forms): they may also cancel and
                                  delete experiments of other tokens (others get 403)
     MEEPLELAB_PROTECT_READS      reads need the token too (default false)
@@ -33,6 +35,7 @@ import hashlib
 import ipaddress
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import unquote
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,7 +44,8 @@ from core_cy.engine.game import PACKAGE_VERSION
 
 VERSION = PACKAGE_VERSION
 MIB = 1 << 20
-PATH_PREFIXES = ("/", "./", "../", "~")  # a token setting written so is a file of tokens
+PATH_PREFIXES = ("/", "./", "../", "~", "file:")  # a token setting written so is a file
+MIN_TOKEN_CHARS = 16  # a token shorter than this is refused (openssl rand -hex 32 gives 64)
 
 
 class Settings(BaseSettings):
@@ -124,19 +128,57 @@ def _read_tokens(setting: SecretStr | None, name: str) -> tuple[str, ...]:
     if not value:
         return ()
     if not value.startswith(PATH_PREFIXES):
-        return (value,)
+        return (_checked_token(value, name),)
+    path = _token_path(value, name)
     try:
-        text = Path(value).expanduser().read_text()
+        text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{name} names the file {value}, which cannot be read "
                          f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}):"
                          " refusing to start without the tokens it should hold") from None
-    lines = (line.strip() for line in text.splitlines())
-    tokens = tuple(line for line in lines if line and not line.startswith("#"))
+    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
+    tokens = tuple(_checked_token(line, f"{name} (line {n} of {value})")
+                   for n, line in lines if line and not line.startswith("#"))
     if not tokens:
         raise ValueError(f"{name} names the file {value}, which holds no token: refusing "
                          "to start")
     return tokens
+
+
+def _token_path(value: str, name: str) -> Path:
+    """The file a token setting names: a path, or a file: URI (file:relative/path,
+    file:/abs/path, file:///abs/path; file://localhost/abs/path)."""
+    if not value.startswith("file:"):
+        return Path(value).expanduser()
+    rest = value[len("file:"):]
+    if rest.startswith("//"):
+        host, _, path = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            raise ValueError(f"{name} names the file {value} on another host ({host!r}): "
+                             "refusing to start (a file: setting names a local file)")
+        rest = "/" + path
+    if not rest:
+        raise ValueError(f"{name} is 'file:' without a path: refusing to start")
+    return Path(unquote(rest)).expanduser()
+
+
+def _checked_token(token: str, name: str) -> str:
+    """A token as written in a setting or a token file, or ValueError (the token itself is
+    never part of the message): at least MIN_TOKEN_CHARS characters, no whitespace, and no
+    '/' (a relative path written without ./ or file: would otherwise be the password)."""
+    if "/" in token:
+        raise ValueError(f"{name} holds a value with '/' that does not start with file:, /, "
+                         "./, ../ or ~: refusing to start.  A file of tokens is written "
+                         "file:PATH or ./PATH; a token has no '/' (openssl rand -hex 32)")
+    if any(c.isspace() for c in token):
+        raise ValueError(f"{name} holds a token with a space in it: refusing to start "
+                         "(one token a line; openssl rand -hex 32)")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ValueError(f"{name} holds a token of {len(token)} character"
+                         f"{'' if len(token) == 1 else 's'}: refusing to "
+                         f"start (a token has at least {MIN_TOKEN_CHARS}; openssl rand -hex "
+                         "32 gives 64)")
+    return token
 
 
 def owner_of(token: str | None) -> str:

@@ -641,6 +641,18 @@ class ExperimentSpec(BaseModel):
             return [cell.agent] * players
         return [self.agents] * players if isinstance(self.agents, str) else list(self.agents)
 
+    def play_arguments(self, cell: Cell, agents: list[str] | None = None) -> dict:
+        """How `cell` is played, the one answer for the runner's shards, the plan's pilot and
+        the balance search: the keyword arguments of core_cy.play.batch.play_columns besides
+        the game, seed, start and count (players, rules, the seat agents, their rotation, the
+        games per deal, the seats' speeds, the arm).  `agents` replaces the cell's seat agents
+        (a balance search's restricted seat), rotated and paired the same way."""
+        return {"players": cell.players, "rules": cell.rules,
+                "agents": list(self.agent_list(cell.players, cell) if agents is None
+                               else agents),
+                "rotate": self.rotates(), "games_per_deal": self.games_per_deal(cell.players),
+                "speeds": self.speeds, "arm": cell.arm}
+
     def cells(self) -> list[Cell]:
         """Every (arm, rules, players) to play, arms in spec order, then ladder rungs (weakest
         first), then player counts."""
@@ -676,17 +688,6 @@ class ExperimentSpec(BaseModel):
         for end in range(self.games_per_arm, total + self.games_per_arm, self.games_per_arm):
             yield min(end, total)
 
-    def wave_shards(self) -> Iterator[Iterator[tuple[int, int]]]:
-        """Per wave, the (start, count) shards that extend every cell to the wave's end."""
-        begin = 0
-        for end in self.waves():
-            yield ((s, min(self.shard_size, end - s)) for s in range(begin, end, self.shard_size))
-            begin = end
-
-    def shards(self) -> Iterator[tuple[int, int]]:
-        """(start, count) of every shard of one cell, in order (the same for every cell)."""
-        return (shard for wave in self.wave_shards() for shard in wave)
-
     def total_games(self) -> int:
         return len(self.cells()) * self.max_games_per_cell()
 
@@ -702,6 +703,9 @@ class ExperimentSpec(BaseModel):
             raise ValueError(f"cannot read spec file {path}: {exc.strerror}") from None
         try:
             data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        except RecursionError:
+            raise ValueError(f"spec file {path} is nested too deeply (a spec has at most "
+                             f"{MAX_DEPTH} levels)") from None
         except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ValueError(f"spec file {path} is not valid "
                              f"{'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {exc}") \

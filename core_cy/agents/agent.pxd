@@ -33,6 +33,7 @@ ctypedef struct AgentSpec:
     bint top_up          # reuse: the kept subtree's visits count towards `iterations`
     double margin        # weight of the score margin next to the win share in a result's value
     double widen         # progressive widening: at most 1 + widen * sqrt(visits) children (0: off)
+    bint turns           # the tree's actions: the engine's search_actions where it has them
     # Restricted play (random, greedy, mcts): action ids in [forbid_lo[j], forbid_hi[j]) are
     # not played while any other action is legal (an action kind is one block of ids).
     int n_forbid

@@ -352,6 +352,10 @@ def mcts_params(game):
               "one-ply order first (0: every legal action is tried once before any twice; "
               "where hundreds are legal, as in Mondo, a budget of 200 then gives each of the "
               "best 200 one rollout and the luckiest wins)", 0.0, 100.0),
+        Param("turns", "bool", False, "the tree searches the engine's turn-level choices "
+              "where it has them: the legal actions less the steps whose effect another order "
+              "of the same turn reaches too (Reef Encounter: a shrimp moved again before "
+              "anything else happened), so every legal turn stays reachable"),
     )
 
 
@@ -569,7 +573,7 @@ def agent_spec(game, text):
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
-            "widen": 0.0, "n_forbid": len(kinds),
+            "widen": 0.0, "turns": False, "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds))}
     if name == "greedy":

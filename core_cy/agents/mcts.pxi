@@ -252,12 +252,21 @@ cdef inline bint widened(const Tree* t, int node, int tried, const AgentSpec* a)
     return a.widen > 0.0 and tried >= 1.0 + a.widen * sqrt(<double>t.nodes[node].visits)
 
 
+cdef inline int tree_actions(const Engine* e, const AgentSpec* a, const void* st,
+                             int* out) noexcept nogil:
+    """The actions the tree considers: the legal ones, or with a.turns the engine's search
+    actions (a subset through which every legal turn stays reachable) where it has them."""
+    if a.turns and e.search_actions != NULL:
+        return e.search_actions(st, out)
+    return e.legal_actions(st, out)
+
+
 cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rng,
                  bint* expanded) noexcept nogil:
     """The child to follow from `node` in the current determinization (t.sim): a new child
     for a random untried legal action while the pool has room, else the UCB1 best of the
     children legal here; -1 when there is none."""
-    cdef int n = e.legal_actions(t.sim, t.legal)
+    cdef int n = tree_actions(e, a, t.sim, t.legal)
     cdef int actor = st_current(e, t.sim)
     cdef int i, c, untried = 0, best = -1
     cdef double score, best_score = -1e300
@@ -398,7 +407,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
                   Rng* rng) noexcept nogil:
     """The search's decision: the most visited root child that is legal in `st` (ties: the
     better mean value for `seat`, then the lower action)."""
-    cdef int n = keep_allowed(a, t.legal, e.legal_actions(st, t.legal))
+    cdef int n = keep_allowed(a, t.legal, tree_actions(e, a, st, t.legal))
     cdef int players = st_players(e, st)
     cdef int i, c, done, best = -1
     cdef double mean, best_mean = -1e300
@@ -417,7 +426,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
     done = min(t.nodes[t.root].visits, a.iterations - 1) if a.top_up else 0
     for i in range(done, a.iterations):
         iterate(e, st, seat, a, t, players, rng)
-    n = keep_allowed(a, t.legal, e.legal_actions(st, t.legal))
+    n = keep_allowed(a, t.legal, tree_actions(e, a, st, t.legal))
     c = t.nodes[t.root].child
     while c >= 0:
         if find_action(t.legal, n, t.nodes[c].action) >= 0:

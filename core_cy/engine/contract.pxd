@@ -108,6 +108,11 @@ ctypedef struct Engine:
     # Optional (may be NULL): legal[rng_below(rng, n)] of the n legal actions, drawn from rng
     # exactly so but without listing them (the random agent's fast path: same games).
     RandomActionFn random_action
+    # Optional (may be NULL): the actions a search considers (ascending), a subset of the
+    # legal ones through which every legal turn stays reachable: a step whose effect another
+    # order of the same turn's steps reaches too may be left out (Reef Encounter: a shrimp
+    # moved again before anything else happened).  The search agent's `turns` parameter.
+    LegalFn search_actions
 
 # The common fields of a state of engine e (every state opens with its GameHeader).
 cdef inline GameHeader* header(void* st) noexcept nogil:
@@ -282,4 +287,5 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
                                 LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
                                 OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
                                 PolicyFn policy, ActionValuesFn action_values,
-                                PerSeatFn win_shares=*, RandomActionFn random_action=*)
+                                PerSeatFn win_shares=*, RandomActionFn random_action=*,
+                                LegalFn search_actions=*)

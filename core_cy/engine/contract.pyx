@@ -92,6 +92,19 @@ cdef class State:
         n = self.handle.engine.legal_actions(self.buf, buf)
         return [buf[i] for i in range(n)]
 
+    def search_actions(self):
+        """The actions a search considers (the engine's search_actions: a subset of the legal
+        actions through which every legal turn stays reachable; the legal actions where the
+        engine has none), ascending; empty once the game is over."""
+        self._check_alive()
+        cdef int buf[MAX_LEGAL]
+        cdef int n
+        cdef const Engine* e = self.handle.engine
+        if st_terminal(e, self.buf):
+            return []
+        n = (e.search_actions if e.search_actions != NULL else e.legal_actions)(self.buf, buf)
+        return [buf[i] for i in range(n)]
+
     def apply(self, action):
         """Apply one legal action; an illegal or malformed action raises ValueError."""
         self._check_alive()
@@ -218,7 +231,8 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
                                 LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
                                 OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
                                 PolicyFn policy, ActionValuesFn action_values,
-                                PerSeatFn win_shares=NULL, RandomActionFn random_action=NULL):
+                                PerSeatFn win_shares=NULL, RandomActionFn random_action=NULL,
+                                LegalFn search_actions=NULL):
     e.state_size = state_size
     e.rules_offset = <const char*>rules - <const char*>layout
     e.rules_size = rules_size
@@ -233,6 +247,7 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
     e.policy = policy
     e.action_values = action_values
     e.random_action = random_action
+    e.search_actions = search_actions
     e.num_actions = len(game.actions)
     e.min_players = game.min_players
     e.max_players = game.max_players

@@ -82,7 +82,8 @@
     $("b-status").className = `status status-${job.status}`;
     $("b-cancel").hidden = !["queued", "running"].includes(job.status);
     const p = job.progress, eta = p.eta_seconds;
-    $("b-progress").replaceChildren(M.progressBar(job));
+    $("b-progress").replaceChildren(p.total ? M.progressBar(job) : M.h("div", {class: "progress"},
+      M.h("span", {}, M.plural(p.done, "game"))));
     $("b-detail").textContent = job.status === "running"
       ? `${job.detail || "starting"}; ${M.plural(p.done, "game")} played` +
         (p.games_per_second ? `, ${M.num(Math.round(p.games_per_second))} games/s` : "") +
@@ -103,7 +104,30 @@
     }
   }
 
-  async function follow(jobId) {
+  // The form as a job's spec asked it (a job opened by its link shows its own question).
+  function fromSpec(asked) {
+    const b = asked.balance || {};
+    if (!games.some((g) => g.name === asked.game) || !b.option) return;
+    $("b-game").value = asked.game;
+    fillGame();
+    $("b-option").value = b.option;
+    fillOption();
+    const players = [].concat(asked.players || []).map(String);
+    for (const box of document.querySelectorAll("input.b-players"))
+      box.checked = players.includes(box.value);
+    $("b-seat").value = String(b.seat ?? -1);
+    if (b.range) [$("b-low").value, $("b-high").value] = b.range.map(String);
+    $("b-target").value = b.target === undefined || b.target === "equal" ? "equal" : "rate";
+    $("b-rate-box").style.display = $("b-target").value === "equal" ? "none" : "";
+    if ($("b-target").value === "rate") $("b-rate").value = String(100 * b.target);
+    $("b-agents").value = [].concat(asked.agents || "greedy").join(", ");
+    for (const [id, key] of [["b-precision", "precision"], ["b-max-games", "max_games"],
+                             ["b-confirm", "confirm_games"]])
+      if (b[key] !== undefined) $(id).value = String(b[key]);
+    $("b-seed").value = String(asked.seed ?? 0);
+  }
+
+  async function follow(jobId, fill) {
     following = jobId;
     for (;;) {
       let job;
@@ -115,6 +139,10 @@
         return;
       }
       if (following !== jobId) return;
+      if (fill) {
+        fromSpec(job.spec);
+        fill = false;
+      }
       await show(job);
       if (!["queued", "running"].includes(job.status)) return;
       await new Promise((r) => setTimeout(r, 1000));
@@ -149,12 +177,15 @@
     $("b-game").addEventListener("change", fillGame);
     $("b-option").addEventListener("change", fillOption);
     $("b-target").addEventListener("change", () => {
-      $("b-rate-box").hidden = $("b-target").value === "equal";
+      $("b-rate-box").style.display = $("b-target").value === "equal" ? "none" : "";
     });
     $("balance-form").addEventListener("submit", submit);
     $("b-cancel").addEventListener("click", cancel);
+    // first the games whose seats can be compensated (the question most designers ask)
+    const seats = games.find((g) => searchable(g).some(([, s]) => s.type === "array"));
+    if (seats) $("b-game").value = seats.name;
     fillGame();
     const job = new URLSearchParams(location.search).get("job");
-    if (job) follow(job);
+    if (job) follow(job, true);
   });
 })(window.Meeple);

@@ -42,6 +42,13 @@ class ProgressView(BaseModel):
     games_per_second: float | None
     eta_seconds: float | None
 
+    @classmethod
+    def of(cls, record: dict) -> "ProgressView":
+        """The progress of a job's registry record."""
+        return cls(done=record["games_done"], total=record["games_total"],
+                   games_per_second=record["games_per_second"],
+                   eta_seconds=record["eta_seconds"])
+
 
 class ExperimentView(BaseModel):
     """An experiment as the API shows it."""
@@ -62,10 +69,7 @@ class ExperimentView(BaseModel):
     def of(cls, record: dict) -> "ExperimentView":
         return cls(id=record["id"], name=record["name"], game=record["game"],
                    status=record["status"], spec=record["spec"],
-                   progress=ProgressView(done=record["games_done"],
-                                         total=record["games_total"],
-                                         games_per_second=record["games_per_second"],
-                                         eta_seconds=record["eta_seconds"]),
+                   progress=ProgressView.of(record),
                    created_at=record["created_at"], started_at=record["started_at"],
                    finished_at=record["finished_at"], error=record["error"],
                    cancel_requested=record["cancel_requested"])

@@ -28,12 +28,12 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
-                      "margin": 0.0, "expand": "greedy", "widen": 0.0, "forbid": ""}
+                      "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False, "forbid": ""}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
-        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0)")
+        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0, turns=false)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 

@@ -125,4 +125,10 @@ def test_a_running_search_is_cancelled_from_the_page(server, browser):  # noqa: 
     assert time.monotonic() - began < 5  # the page polls every second
     with urllib.request.urlopen(f"{server}/api/balance/{jid}") as answer:
         assert b'"status":"cancelled"' in answer.read()
+    # the job's link shows its own question in the form
+    browser.get(f"{server}/balance?job={jid}")
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "cancelled", 20, "not shown")
+    assert _css(browser, "#b-agents")[0].get_attribute("value") == "mcts(iterations=100000)"
+    assert _css(browser, "#b-game")[0].get_attribute("value") == "golden_island"
+    assert _css(browser, "#b-high")[0].get_attribute("value") == "20"
     _no_page_errors(browser)

@@ -303,14 +303,14 @@ def test_the_dashboard_asks_for_the_token_once_per_session(tmp_path, browser):
     """With tokens on reads and writes, the first API answer 401 makes the page ask; the
     token is then kept for the session: a reload and a cancel ask no more."""
     settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
-                        token="browser-secret", protect_reads=True)
+                        token="browser-secret-token", protect_reads=True)
     app = create_app(settings, run_worker=False)
     queued = app.state.registry.create(small_spec(), "queued one", GAME, games_total=10,
-                                       owner=owner_of("browser-secret"))  # its own, to cancel
+                                       owner=owner_of("browser-secret-token"))  # its own, to cancel
     with _running(app) as url:
         browser.get(url + "/")
         prompt = _wait(browser, lambda d: _alert(d), 20, "no token prompt")
-        prompt.send_keys("browser-secret")
+        prompt.send_keys("browser-secret-token")
         prompt.accept()
         _wait(browser, lambda d: _css(d, f"tr[data-id='{queued}']"), 20, "list not loaded")
         browser.get(f"{url}/experiments/{queued}")

@@ -14,9 +14,9 @@ import pipelines
 from core_cy.play import batch
 from dashboards import charts
 from services import cli, datasets, report
+from services.runner import _shards
 from services.spec import ExperimentSpec
-from services.storage import cell_dir, filesystem, result_batch, shard_name, storage_table, \
-    write_atomically
+from services.storage import cell_dir, filesystem, shard_name, storage_table, write_atomically
 
 
 def play_into(root: str, raw: dict) -> ExperimentSpec:
@@ -25,11 +25,9 @@ def play_into(root: str, raw: dict) -> ExperimentSpec:
     game = core_cy.load(spec.game)
     fs, base = filesystem(root)
     for cell in spec.cells():
-        for start, count in spec.shards():
-            rows = result_batch(batch.play_columns(
-                game, cell.players, cell.rules, spec.agent_list(cell.players, cell),
-                seed=spec.seed, start=start, count=count, experiment="t", arm=cell.arm,
-                rotate=spec.rotates()))
+        for start, count in _shards(0, spec.max_games_per_cell(), spec.shard_size):
+            rows = batch.play(game, seed=spec.seed, start=start, count=count,
+                              experiment="t", **spec.play_arguments(cell))
             write_atomically(storage_table(rows), fs, posixpath.join(
                 cell_dir(base, cell.arm, cell.players), shard_name(start)))
     return spec

@@ -407,3 +407,53 @@ def test_sign_test_rows_have_an_interval_that_agrees_with_their_p_value():
         agree.append((((low > 0) | (high < 0)) == (p <= 0.05))[rows])
     agree = np.concatenate(agree)
     assert len(agree) > 3000 and agree.all()
+
+
+def _seat_cells(rng, cells: int, n: int = 100, k: int = 4, first: float | None = None):
+    """`cells` cells of n k-player games with one winner each: fair, or seat 0 winning
+    `first` of the games."""
+    winner = rng.integers(0, k, (cells, n))
+    if first is not None:
+        winner = np.where(rng.random((cells, n)) < first, 0, rng.integers(1, k, (cells, n)))
+    return np.eye(k)[winner]
+
+
+def test_one_bad_cell_among_two_hundred_is_flagged():
+    """No floor hides a cell: the seat-permutation test draws until its resolution is below
+    the threshold of its family (200 tests here: alpha / 200 = 0.00025; with 999 draws its
+    p-value could not go below 1/1000, and Benjamini-Hochberg over more than 50 cells never
+    flagged a 70% seat of 100 games); fair cells stop at 999 draws (a false discovery among
+    them is an event of a few percent: at most one is allowed here).  1,000 cells and the
+    family error: benchmarks/calibration.py (docs/lab/statistics.md)."""
+    rng = np.random.default_rng(70)
+    m = 200
+    cells = np.concatenate([_seat_cells(rng, 1, first=0.7), _seat_cells(rng, m - 1)])
+    p = np.array([st.seat_balance_test(c, tests=m)[1] for c in cells])
+    assert p[0] <= 3 / st.permutation_draws(m) < 0.05 / m / 5
+    q = st.benjamini_hochberg(p)
+    assert q[0] <= 0.05 and np.sum(q[1:] <= 0.05) <= 1
+    assert st.permutation_draws(1) == 999 and st.permutation_draws(1000) == 400_000
+
+
+def test_the_staged_permutation_p_value_is_valid_and_resolves_small_values():
+    """The staged permutation p-value at fair 3-player cells of 60 games: P(p <= u) at most
+    u (up to the Monte Carlo error) at u = 0.5%, 5% and 20%; and a cell whose seat 0 wins
+    60% of 300 games gets a p-value far below 1/1000 (the former floor)."""
+    rng = np.random.default_rng(71)
+    p = np.array([st.seat_balance_test(c)[1] for c in _seat_cells(rng, 1000, 60, 3)])
+    for u in (0.005, 0.05, 0.2):
+        assert np.mean(p <= u) <= u + 3 * np.sqrt(u * (1 - u) / len(p)), u
+    strong = st.seat_balance_test(_seat_cells(rng, 1, 300, 3, first=0.6)[0], tests=100)[1]
+    assert strong < 1e-4
+
+
+def test_the_rate_interval_covers_a_tiny_rate_in_a_short_run():
+    """Rates of 0.1-0.5% over 10-50 games, where one win is the commonest non-zero count:
+    Jeffreys' lower bound at one win lies above the rate often enough to cover it only 90%
+    of the time; the modified interval's lower bound there is 0 (Brown, Cai & DasGupta),
+    and every such rate is covered at least 95% of the time."""
+    rates = np.linspace(0.001, 0.005, 41)
+    for n in (10, 20, 30, 40, 50):
+        assert _exact_rate_coverages(n, rates).min() >= 0.95, n
+    low, high = st.rate_interval(np.array([1 / 50, 49 / 50]), np.array([0.0196] * 2), 50)
+    assert low[0] == 0.0 and high[1] == 1.0 and 0 < high[0] < 1 and 0 < low[1] < 1

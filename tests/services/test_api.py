@@ -428,7 +428,7 @@ def test_serve_refuses_a_public_address_without_a_token(monkeypatch, tmp_path, c
     assert "MEEPLELAB_TOKEN" in capsys.readouterr().err and served == []
     assert cli.main(["serve", "--host", "0.0.0.0", "--insecure"]) == 0
     assert cli.main(["serve"]) == 0
-    monkeypatch.setenv("MEEPLELAB_TOKEN", "s3cret")
+    monkeypatch.setenv("MEEPLELAB_TOKEN", "s3cret-s3cret-s3cret")
     assert cli.main(["serve", "--host", "0.0.0.0"]) == 0
     assert served == ["0.0.0.0", "127.0.0.1", "0.0.0.0"]
 

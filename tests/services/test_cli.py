@@ -133,17 +133,18 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
 
 
 def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
-    """stop_when.delta: the plan is the rule's own (simulated): expected and 90th-percentile
-    games in whole waves, at most max_games, and what share of runs would end undecided."""
+    """stop_when.delta: the plan is the rule's own (simulated): expected games, the median and
+    the p10-p90 range in whole waves, at most max_games, and what share of runs would end undecided."""
     spec_path = _write_spec(tmp_path, games_per_arm=100,
                             stop_when={"delta": 0.01, "max_games": 1000})
     assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
     printed = capsys.readouterr().out
-    found = re.search(r"About ([\d,]+) games per cell expected .*90% of runs within ([\d,]+) "
-                      r"\(\d+ s\), to decide at ±1 point \(stop_when.delta\)", printed)
+    found = re.search(r"About ([\d,]+) games per cell expected .*; median ([\d,]+), 80% of "
+                      r"runs between ([\d,]+) and ([\d,]+), \d+ s at most\), to decide at ±1 "
+                      r"point \(stop_when.delta\)", printed)
     assert found, printed
-    expected, p90 = (int(x.replace(",", "")) for x in found.groups())
-    assert 100 <= expected <= p90 <= 1000 and p90 % 100 == 0
+    expected, median, p10, p90 = (int(x.replace(",", "")) for x in found.groups())
+    assert 100 <= p10 <= median <= p90 <= 1000 and expected <= p90 and p90 % 100 == 0
     # +-1 point from a few hundred games is out of reach: most runs end at max_games
     assert re.search(r"(\d+)% of runs would reach stop_when.max_games \(1,000\) undecided: "
                      r"it rarely stops early", printed), printed
@@ -152,6 +153,7 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     shown = Plan.model_validate(plan)  # what the API answers
     assert shown.rule == "stop_when.delta" and shown.undecided_share > 0.5
     assert shown.games_per_cell == shown.expected_games_per_cell <= shown.p90_games_per_cell
+    assert shown.p10_games_per_cell <= shown.median_games_per_cell <= shown.p90_games_per_cell
     assert shown.p90_wall_seconds >= shown.wall_seconds > 0
 
 

@@ -22,7 +22,7 @@ from services.settings import Settings
 from services.spec import ExperimentSpec
 
 TESTS = Path(__file__).resolve().parents[1]
-TOKEN = "contract-token"
+TOKEN = "contract-token-for-tests"
 EXAMPLES = 20  # per operation and phase; the whole run stays under about a minute
 
 

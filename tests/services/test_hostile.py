@@ -402,7 +402,7 @@ def test_the_api_counts_games_of_a_shard_still_playing(tmp_path, no_ray, monkeyp
     reported, release = threading.Event(), threading.Event()
 
     def run_experiment(spec, results, eid, progress=None, **options):
-        progress(Progress(37, 400, 9.0, 40.0, 4.0, written=0))  # one shard, 37 games in
+        progress(Progress(37, 400, 9.0, 40.0, written=0))  # one shard, 37 games in
         reported.set()
         release.wait(10)
         return "done"

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from fastapi.testclient import TestClient
+from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec
 
 from services import worker as worker_module
@@ -188,3 +189,23 @@ def test_a_stop_ends_job_processes_at_once_and_the_next_start_runs_them(tmp_path
         done = _wait(c, "balance", jid, ("done",), timeout=120)
         assert done["result"]["kind"] == "fair_value" and done["games_played"] > 0
         assert done["progress"]["done"] == done["games_played"]
+
+
+def test_a_cancelled_experiment_frees_its_place_for_another_token_within_a_second(
+        tmp_path, ray_local):  # noqa: F811
+    """An experiment whose shard plays mcts(iterations=100000): the cancel force-cancels the
+    shard's task (a game in the middle), and another token's queued experiment runs."""
+    app = _app(tmp_path, run_worker=True)
+    with TestClient(app) as c:
+        first = c.post("/api/experiments", json=small_spec(agents=ENDLESS, games_per_arm=100),
+                       headers=AS["a"]).json()["id"]
+        _wait(c, "experiment", first, ("running",), timeout=120)
+        time.sleep(3)  # its shards are playing their first games
+        second = c.post("/api/experiments", json=small_spec(), headers=AS["b"]).json()["id"]
+        assert c.get(_url("experiment", second)).json()["status"] == "queued"
+        began = time.monotonic()
+        assert c.post(f"{_url('experiment', first)}/cancel", headers=AS["a"]).status_code == 200
+        _wait(c, "experiment", second, ("running", "done"), timeout=10)
+        took = time.monotonic() - began
+        assert c.get(_url("experiment", first)).json()["status"] == "cancelled"
+        assert took < 1.0, took

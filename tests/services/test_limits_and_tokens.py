@@ -16,7 +16,7 @@ from services import cli
 from services.app import create_app
 from services.settings import Settings
 
-TOKEN = "t0ken-for-tests"
+TOKEN = "t0ken-for-the-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -101,9 +101,9 @@ def test_writes_need_the_token(guarded):
 
 def test_a_file_of_tokens_accepts_each(tmp_path):
     path = tmp_path / "tokens"
-    path.write_text("alpha\nbeta\n")
+    path.write_text("alpha-token-of-tests\nbeta-token-of-the-tests\n")
     with _client(tmp_path, token=str(path)) as client:
-        for token in ("alpha", "beta"):
+        for token in ("alpha-token-of-tests", "beta-token-of-the-tests"):
             response = client.post("/api/experiments", json=small_spec(),
                                    headers={"Authorization": f"Bearer {token}"})
             assert response.status_code == 201

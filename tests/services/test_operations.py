@@ -29,7 +29,7 @@ from services.spec import ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, shard_name, storage_table,
                               write_atomically)
 
-TOKEN = "ops-token"
+TOKEN = "ops-token-for-tests"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -53,7 +53,7 @@ def test_probes_and_metrics(tmp_path):
 
 def test_per_token_quota_is_429_with_retry_after(tmp_path):
     path = tmp_path / "tokens"
-    path.write_text(f"{TOKEN}\nother\n")
+    path.write_text(f"{TOKEN}\nother-token-for-tests\n")
     with TestClient(_app(tmp_path, token=str(path), max_running_per_token=2)) as client:
         ids = [client.post("/api/experiments", headers=AUTH, json=small_spec()).json()["id"]
                for _ in range(2)]
@@ -61,7 +61,7 @@ def test_per_token_quota_is_429_with_retry_after(tmp_path):
         assert response.status_code == 429
         assert int(response.headers["Retry-After"]) >= 1
         assert "MEEPLELAB_MAX_RUNNING_PER_TOKEN" in response.json()["detail"]
-        other = {"Authorization": "Bearer other"}
+        other = {"Authorization": "Bearer other-token-for-tests"}
         assert client.post("/api/experiments", headers=other, json=small_spec()).status_code == 201
         client.post(f"/api/experiments/{ids[0]}/cancel", headers=AUTH)  # a slot frees up
         assert client.post("/api/experiments", headers=AUTH, json=small_spec()).status_code == 201

@@ -45,12 +45,13 @@ def test_a_bad_setting_names_itself(clean_env):
 
 
 def test_token_is_one_value_or_a_file_of_tokens(clean_env, tmp_path):
-    assert Settings(token="s3cret").tokens == ("s3cret",)
+    assert Settings(token="s3cret-s3cret-s3cret").tokens == ("s3cret-s3cret-s3cret",)
     path = tmp_path / "tokens"
-    path.write_text("# team tokens\nalpha\n\n  beta  \n")
+    path.write_text("# team tokens\nalpha-token-of-tests\n\n  beta-token-of-the-tests  \n")
     clean_env.setenv("MEEPLELAB_TOKEN", str(path))
-    assert Settings().tokens == ("alpha", "beta")
-    assert "s3cret" not in repr(Settings(token="s3cret"))  # never printed in logs
+    assert Settings().tokens == ("alpha-token-of-tests", "beta-token-of-the-tests")
+    # never printed in logs
+    assert "s3cret-s3cret-s3cret" not in repr(Settings(token="s3cret-s3cret-s3cret"))
 
 
 def test_loopback_addresses():

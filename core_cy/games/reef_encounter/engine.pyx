@@ -179,6 +179,9 @@ ctypedef struct RState:
     int32_t intro_used             # action 4 taken
     int32_t tile_alga_used         # a cylinder went onto a coral tile this turn
     int32_t shrimp_moves
+    # The cells (per board) of the shrimps that moved since the turn's last other action:
+    # the search does not move them again (m_search_actions).  Not part of the rules' state.
+    uint64_t run_moved[MAX_PLAYERS]
     int32_t bag[NCOL]
     int32_t bonus[NCOL]            # the bonus row beside the open sea (0 or 1 per colour)
     int32_t bonus_poured           # the bonus row went into the bag (once per game)
@@ -605,6 +608,7 @@ cdef void reset_turn(RState* s) noexcept nogil:
     s.intro_used = 0
     s.tile_alga_used = 0
     s.shrimp_moves = 0
+    memset(s.run_moved, 0, sizeof(s.run_moved))
 
 
 cdef void trigger_end(RState* s, int reason) noexcept nogil:
@@ -818,12 +822,13 @@ cdef uint64_t alga_targets(const RState* s, int alga) noexcept nogil:
     return m
 
 
-cdef void legal_moves(const RState* s, const Survey* S, Runs* R) noexcept nogil:
+cdef void legal_moves(const RState* s, const Survey* S, Runs* R, bint bare_only) noexcept nogil:
     """Action 5 for every own shrimp on a board: another polyp of its coral, a polyp of a
     coral without shrimp, bare playable rock, or back behind the screen; at most 2 own
     shrimps per board.  After max_shrimp_moves moves in a turn (a simulator bound) only a
     shrimp on bare rock may still move, and not onto bare rock.  The destinations off the
-    shrimp's own board are the same for every shrimp."""
+    shrimp's own board are the same for every shrimp.  bare_only: the moves of the shrimps
+    on bare rock alone (all the quick policy weighs)."""
     cdef int b, c, src, db, k, base
     cdef uint64_t common[MAX_PLAYERS]
     cdef bint capped = s.shrimp_moves >= s.rules.max_shrimp_moves
@@ -835,7 +840,7 @@ cdef void legal_moves(const RState* s, const Survey* S, Runs* R) noexcept nogil:
         src = S.mine[k]
         b = src // BCELLS
         c = src % BCELLS
-        if capped and s.cell_colour[src] >= 0:
+        if (capped or bare_only) and s.cell_colour[src] >= 0:
             continue
         base = A_MOVE + k * (NCELLS + 1)
         for db in range(s.n_boards):
@@ -848,8 +853,9 @@ cdef void legal_moves(const RState* s, const Survey* S, Runs* R) noexcept nogil:
         add_run(R, base + SCREEN, 1)
 
 
-cdef void legal_runs(const RState* s, Runs* R) noexcept nogil:
-    """The legal actions of a running game as runs, ascending."""
+cdef void legal_runs(const RState* s, Runs* R, bint bare_only) noexcept nogil:
+    """The legal actions of a running game as runs, ascending (bare_only: of the shrimp
+    moves only those of shrimps on bare rock, legal_moves)."""
     cdef const RPlayer* pl = &s.p[s.head.current]
     cdef int x, b, a, t, k
     cdef Survey S
@@ -904,7 +910,7 @@ cdef void legal_runs(const RState* s, Runs* R) noexcept nogil:
     if s.play_colour >= 0:
         add_run(R, A_END_PLAY, 1)
     if full:
-        legal_moves(s, &S, R)
+        legal_moves(s, &S, R, bare_only)
         return
     if s.rules.min_polyps == 0 and s.plays < 2:
         add_run(R, A_EMPTY_PLAY, colours_where(pl.larva))
@@ -931,7 +937,7 @@ cdef void legal_runs(const RState* s, Runs* R) noexcept nogil:
     add_run(R, A_TO_POLYP, m)
     if not bare_shrimp(s, s.head.current):
         add_run(R, A_COLLECT, ((<uint64_t>1) << NSPACES) - 1)
-    legal_moves(s, &S, R)
+    legal_moves(s, &S, R, bare_only)
 
 
 cdef int m_legal(const void* vs, int* out) noexcept nogil:
@@ -940,10 +946,43 @@ cdef int m_legal(const void* vs, int* out) noexcept nogil:
     cdef int i, n = 0
     if s.head.terminal:
         return 0
-    legal_runs(s, &R)
+    legal_runs(s, &R, False)
     for i in range(R.n):
         n = emit_mask(out, n, R.base[i], R.mask[i])
     return n
+
+
+cdef int m_search_actions(const void* vs, int* out) noexcept nogil:
+    """The actions a search considers (contract search_actions): the legal ones less the
+    moves of a shrimp that moved since the turn's last other action.  Its moves in a row end
+    where one move from its first cell ends (a polyp of the coral it reached had no other
+    shrimp, nor has the coral it left; bare rock, the screen and the per-board limit are the
+    same from there, and one move counts less against the turn's bound), so every legal turn
+    stays reachable; without them a search spends most of a game moving shrimps about."""
+    cdef const RState* s = <const RState*>vs
+    cdef Runs R
+    cdef int i, src, dst, n = 0
+    if s.head.terminal:
+        return 0
+    legal_runs(s, &R, False)
+    for i in range(R.n):
+        if R.base[i] >= A_MOVE:
+            src = own_shrimp_cell(s, s.head.current, (R.base[i] - A_MOVE) // (NCELLS + 1))
+            if s.run_moved[src // BCELLS] & bit(src):
+                continue
+        n = emit_mask(out, n, R.base[i], R.mask[i])
+    if n > 0:
+        return n
+    # Only moves of those shrimps are legal (a shrimp on bare rock bars the collect, and
+    # nothing else is left): every turn reachable from here was reachable by other moves
+    # before, so the search only leads the shrimps on bare rock off it, which ends the turn.
+    for i in range(R.n):
+        src = own_shrimp_cell(s, s.head.current, (R.base[i] - A_MOVE) // (NCELLS + 1))
+        if s.cell_colour[src] < 0:
+            dst = (R.base[i] - A_MOVE) % (NCELLS + 1)
+            n = emit_mask(out, n, R.base[i], R.mask[i] if dst == SCREEN else
+                          R.mask[i] & occ_all(s, dst // BCELLS))
+    return n if n > 0 else m_legal(vs, out)
 
 
 cdef int m_random_action(const void* vs, Rng* rng) noexcept nogil:
@@ -951,7 +990,7 @@ cdef int m_random_action(const void* vs, Rng* rng) noexcept nogil:
     cdef const RState* s = <const RState*>vs
     cdef Runs R
     cdef int i, k, c, n = 0
-    legal_runs(s, &R)
+    legal_runs(s, &R, False)
     for i in range(R.n):
         n += popcount(R.mask[i])
     k = rng_below(rng, n)
@@ -1148,7 +1187,7 @@ cdef void final_action(RState* s, int a) noexcept nogil:
 cdef void m_apply(void* vs, int a) noexcept nogil:
     cdef RState* s = <RState*>vs
     cdef RPlayer* pl = &s.p[s.head.current]
-    cdef int x, k
+    cdef int x, k, src, dst
     s.head.moves += 1
     if s.phase == PH_FISH or s.phase == PH_PICK:
         setup_action(s, a)
@@ -1159,8 +1198,14 @@ cdef void m_apply(void* vs, int a) noexcept nogil:
     if a >= A_MOVE:                      # action 5: may interrupt a larva play
         k = a - A_MOVE
         s.acted = 1
-        move_shrimp(s, own_shrimp_cell(s, s.head.current, k // (NCELLS + 1)), k % (NCELLS + 1))
+        src = own_shrimp_cell(s, s.head.current, k // (NCELLS + 1))
+        dst = k % (NCELLS + 1)
+        move_shrimp(s, src, dst)
+        s.run_moved[src // BCELLS] &= ~bit(src)
+        if dst != SCREEN:
+            s.run_moved[dst // BCELLS] |= bit(dst)
         return
+    memset(s.run_moved, 0, sizeof(s.run_moved))     # any other action ends a run of moves
     if a >= A_LAY_SCREEN and a < A_END_PLAY:
         k = a - A_LAY_SCREEN
         s.acted = 1
@@ -1853,7 +1898,7 @@ cdef int quick_policy(const RState* s, Rng* rng) noexcept nogil:
     cdef Runs R
     cdef Quick q
     cdef int i, b, cell, gain
-    legal_runs(s, &R)
+    legal_runs(s, &R, True)
     quick_terms(s, &q, rng)
     for i in range(R.n):
         if R.base[i] >= A_LAY_SCREEN and R.base[i] < A_END_PLAY:
@@ -2129,8 +2174,10 @@ class ReefGame(AgentGame):
                  "candidates (every single action, lays that grow an own guarded coral or "
                  "attack a rival's, one random action of each other kind) and plays the best",
     }
-    # The measurements behind these values: docs/lab/search_agent.md.
-    search_defaults = {"rollout": "quick", "cutoff": 16}
+    # The measurements behind these values: docs/lab/search_agent.md (widen and turns:
+    # docs/lab/2026-12-02-reef-search.md).
+    search_defaults = {"iterations": 100, "rollout": "quick", "cutoff": 16, "widen": 0.5,
+                       "turns": True}
     options = options_from_data(HOME, "options.toml", DEFAULT_TILES=DEFAULT_TILES,
                                 DEFAULT_BOARDS=DEFAULT_BOARDS, DEFAULT_CYCLE=DEFAULT_CYCLE,
                                 DEFAULT_SETUP=DEFAULT_SETUP)
@@ -2221,7 +2268,8 @@ class ReefGame(AgentGame):
             "turn": {"acted": bool(s.acted), "plays": int(s.plays),
                      "play_colour": COLOURS[s.play_colour] if s.play_colour >= 0 else None,
                      "play_from_screen": int(s.play_screen), "shrimp_introduced": bool(s.intro_used),
-                     "alga_on_tile": bool(s.tile_alga_used), "shrimp_moves": int(s.shrimp_moves)},
+                     "alga_on_tile": bool(s.tile_alga_used), "shrimp_moves": int(s.shrimp_moves),
+                     **_moved_shrimps(s)},
             "boards": boards,
             "bag": _counts(s.bag), "bonus_row": _counts(s.bonus),
             "bonus_poured": bool(s.bonus_poured),
@@ -2314,6 +2362,14 @@ def _seen(seat, key, held):
     return seen
 
 
+cdef dict _moved_shrimps(const RState* s):
+    """The turn's "moved_shrimps" (only when there are any): [board, row, col] of the
+    shrimps that moved since the turn's last other action (what the search moves no more)."""
+    moved = [[c // BCELLS, (c % BCELLS) // COLS, c % COLS] for c in range(NCELLS)
+             if (s.run_moved[c // BCELLS] >> (c % BCELLS)) & 1]
+    return {"moved_shrimps": moved} if moved else {}
+
+
 cdef _fill(RState* s, object top, dict rules):
     """from_dict's game part: every field but players, rules and rng (set already)."""
     cdef int players = s.head.players
@@ -2390,6 +2446,16 @@ cdef _fill(RState* s, object top, dict rules):
             m &= m - 1
             if popcount(coral_of(s, b * BCELLS + i) & s.shr[b]) > 1:
                 fail(board.path, "a coral carries at most one shrimp")
+    for j, sh in enumerate(turn.list("moved_shrimps", max_len=MAX_SHRIMPS, default=[])):
+        where = f"{turn.at('moved_shrimps')}[{j}]"
+        if not isinstance(sh, list) or len(sh) != 3:
+            fail(where, f"expected [board, row, col], got {sh!r}")
+        cell = (integer(sh[0], where + "[0]", 0, players - 1) * BCELLS
+                + integer(sh[1], where + "[1]", 0, ROWS - 1) * COLS
+                + integer(sh[2], where + "[2]", 0, COLS - 1))
+        if s.cell_shrimp[cell] != s.head.current or s.phase != PH_TURN:
+            fail(where, "a shrimp moved this turn stands there: one of the current player's")
+        s.run_moved[cell // BCELLS] |= bit(cell)
     bag, bonus = _counts_of(top, "bag"), _counts_of(top, "bonus_row", hi=1)
     supply = _counts_of(top, "larva_supply")
     for x in range(NCOL):
@@ -2535,5 +2601,5 @@ cdef _check_end(RState* s, top):
 
 ReefGame.handle = engine_handle(&ENGINE, ReefGame, &_LAYOUT, sizeof(RState), &_LAYOUT.rules,
     sizeof(RRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe, m_policy,
-    m_action_values, NULL, m_random_action)
+    m_action_values, NULL, m_random_action, m_search_actions)
 GAME = ReefGame()

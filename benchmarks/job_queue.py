@@ -1,0 +1,142 @@
+"""The job queue against a real `meeplelab serve` (issue 38, "Must show"): a running balance
+search and a plan whose pilot plays mcts(iterations=100000), each cancelled: how long until
+the job's process is gone and another token's job of the same kind runs; then token A asks
+for more than its places in every job kind while token B and the admin ask for theirs.
+
+    nice -n 19 python benchmarks/job_queue.py     # one server on a free loopback port, ~1-2 min
+
+The server runs the product this interpreter imports (the installed package, or the
+checked build on PYTHONPATH), from an empty folder.  Results: docs/lab/ (dated, with the
+commit).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+A, B, ADMIN = "job-queue-token-a-0001", "job-queue-token-b-0002", "job-queue-admin-0003"
+HEADERS = {k: {"Authorization": f"Bearer {t}"} for k, t in (("A", A), ("B", B), ("admin", ADMIN))}
+ENDLESS = "mcts(iterations=100000)"
+SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
+          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+                      "wave_games": 40, "max_games": 600, "confirm_games": 60}}
+SPEC = {"name": "small", "game": "maori", "players": 3, "games_per_arm": 200, "seed": 1,
+        "shard_size": 100}
+ROUTES = {"experiment": "/api/experiments", "plan": "/api/plans", "balance": "/api/balance"}
+
+
+def body(kind: str, agents: str | None = None) -> dict:
+    extra = {"agents": agents} if agents else {}
+    if kind == "experiment":
+        return {**SPEC, **extra}
+    if kind == "plan":
+        return {"spec": {**SPEC, **extra}, "pilot_games": 20}
+    return {**SEARCH, **extra}
+
+
+def serve(folder: Path) -> tuple[subprocess.Popen, httpx.Client]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tokens = folder / "tokens"
+    tokens.write_text(f"{A}\n{B}\n")
+    env = {**os.environ, "MEEPLELAB_TOKEN": str(tokens), "MEEPLELAB_ADMIN_TOKEN": ADMIN,
+           "MEEPLELAB_DB": str(folder / "r.db"), "MEEPLELAB_RESULTS": str(folder / "res")}
+    server = subprocess.Popen([sys.executable, "-P", "-m", "services.cli", "serve", "--port",
+                               str(port)], cwd=folder, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        try:
+            if client.get("/readyz").status_code == 200:
+                return server, client
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("the server did not become ready")
+
+
+def status(client, kind: str, jid: str) -> str:
+    return client.get(f"{ROUTES[kind]}/{jid}").json()["status"]
+
+
+def wait(client, kind: str, jid: str, statuses, limit: float = 120.0) -> float:
+    began = time.monotonic()
+    while status(client, kind, jid) not in statuses:
+        if time.monotonic() - began > limit:
+            raise RuntimeError(f"{kind} {jid} never reached {statuses}")
+        time.sleep(0.01)
+    return time.monotonic() - began
+
+
+def job_processes(server_pid: int) -> list[int]:
+    """The server's job processes (python -P -m services.worker), by their parent."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if int(stat[1]) == server_pid and b"services.worker" in line:
+                found.append(int(entry.name))
+    return found
+
+
+def cancel_probe(client, server_pid: int, kind: str) -> None:
+    first = client.post(ROUTES[kind], json=body(kind, ENDLESS), headers=HEADERS["A"]).json()
+    wait(client, kind, first["id"], ("running",))
+    time.sleep(5)  # well into its first game of mcts(iterations=100000)
+    second = client.post(ROUTES[kind], json=body(kind), headers=HEADERS["B"]).json()["id"]
+    queued = status(client, kind, second)
+    procs = job_processes(server_pid)
+    began = time.monotonic()
+    answer = client.post(f"{ROUTES[kind]}/{first['id']}/cancel", headers=HEADERS["A"])
+    answered = time.monotonic() - began
+    started = wait(client, kind, second, ("running", "done"), limit=10) + answered
+    gone = [p for p in procs if not Path(f"/proc/{p}").exists()]
+    print(f"{kind}: A's job playing {ENDLESS} cancelled ({answer.status_code} "
+          f"{answer.json()['status']}, answered in {answered * 1000:.0f} ms); B's job, "
+          f"{queued} until then, running {started * 1000:.0f} ms after the cancel; "
+          f"{len(gone)} of {len(procs)} job processes of then gone", flush=True)
+    wait(client, kind, second, ("done", "failed"), limit=240)
+
+
+def places_probe(client) -> None:
+    for kind in ROUTES:
+        codes = {who: [client.post(ROUTES[kind], json=body(kind), headers=HEADERS[who])
+                       for _ in range(5 if who == "A" else 2)] for who in HEADERS}
+        for who, sent in codes.items():
+            for r in sent:
+                if r.status_code < 300:
+                    client.post(f"{ROUTES[kind]}/{r.json()['id']}/cancel",
+                                headers=HEADERS["admin"])
+        text = "; ".join(f"{who}: " + " ".join(str(r.status_code) for r in sent)
+                         for who, sent in codes.items())
+        print(f"{kind} places (4 per token): {text}", flush=True)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        server, client = serve(Path(folder))
+        try:
+            for kind in ("balance", "plan"):
+                cancel_probe(client, server.pid, kind)
+            places_probe(client)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(60)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""The plan of a stop_when.delta run against the runs it plans (issue 37.2), with known
+truth: 3-player games (one winner each), delta 3 points, waves of 200 games, max_games
+10,000.  The runs are the rule itself (stats.cs_seat_decisions / cs_comparison_decisions
+on the games' running means and sds, Bonferroni over the rows); each pilot (200 units, or
+grown as pipelines.pilot_units grows it for stop_when.delta) is planned by pipelines.simulate_decision with the pilot's means
+and covariances, as services.plan does.
+
+    nice -n 19 python -m benchmarks.plan_decision      # a few minutes
+
+Prints per truth: the real median games, and per way of planning the median over pilots of
+planned median / real median, the share of pilots within 15%, and the share whose reported
+p10-p90 range (of the "drawn" plan, the product's) holds the real median.  "drawn" is what
+the plan reports (true means drawn around the shrunk estimates); "point" and "shrunk" plan
+every run at the pilot's estimates, or at those shrunk.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from pipelines import simulate_decision  # noqa: E402
+from pipelines import stats as st  # noqa: E402
+
+DELTA, WAVE, MAX_GAMES, ALPHA = 0.03, 200, 10_000, 0.05
+FAIR = np.full(3, 1 / 3)
+TRUTHS = {  # name: (seats?, base arm's seat probabilities, other arm's)
+    "fair 3-player seats": (True, FAIR, None),
+    "seat 0 +2.7 points": (True, FAIR + np.array([0.027, -0.0135, -0.0135]), None),
+    "comparison +2 points": (False, FAIR, FAIR + np.array([0.02, -0.01, -0.01])),
+    "no difference": (False, FAIR, FAIR),
+}
+KINDS = ("drawn", "point", "shrunk")
+RHO = 0.5  # the two arms' games share their winner's draw half of the time (common deals)
+
+
+def games(rng, probs: np.ndarray, reps: int, n: int, u=None) -> np.ndarray:
+    """reps x n x 3 win shares (one winner per game) from the seat probabilities; `u`: the
+    uniforms that pick the winners (shared draws make two arms' games alike)."""
+    u = rng.random((reps, n)) if u is None else u
+    winner = (u[..., None] > np.cumsum(probs)[None, None, :]).sum(axis=-1)
+    return np.eye(3)[np.minimum(winner, 2)]
+
+
+def outcomes(rng, truth, reps: int, n: int) -> np.ndarray:
+    """reps x n x 3 of what decides: the seat shares, or the paired differences."""
+    seats, base, other = truth
+    if seats:
+        return games(rng, base, reps, n)
+    u = rng.random((reps, n))
+    own = np.where(rng.random((reps, n)) < RHO, u, rng.random((reps, n)))
+    return games(rng, other, reps, n, own) - games(rng, base, reps, n, u)
+
+
+def real_runs(rng, truth, reps: int = 400) -> np.ndarray:
+    """Games at which the rule stops on `reps` runs of the truth."""
+    looks = np.arange(WAVE, MAX_GAMES + 1, WAVE)
+    x = outcomes(rng, truth, reps, MAX_GAMES)
+    s1 = np.cumsum(x, axis=1)[:, looks - 1]
+    s2 = np.cumsum(x * x, axis=1)[:, looks - 1]
+    n = looks[None, :, None]
+    mean, sd = s1 / n, np.sqrt(np.maximum(s2 / n - (s1 / n) ** 2, 0))
+    strict = ALPHA / 3
+    if truth[0]:
+        shown, equal = st.cs_seat_decisions(mean, sd, looks[None, :], DELTA, strict, MAX_GAMES)
+        done = shown | equal
+    else:
+        shown, equal = st.cs_comparison_decisions(mean, sd, n, DELTA, strict, MAX_GAMES)
+        done = np.all(shown | equal, axis=-1)
+    first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
+    return looks[first].astype(float)
+
+
+def plan(pilot: np.ndarray, seats: bool, truth_kind: str, seed: int) -> np.ndarray:
+    looks = np.arange(WAVE, MAX_GAMES + 1, WAVE)
+    block = (pilot.mean(axis=0), np.cov(pilot, rowvar=False), len(pilot), 1)
+    return simulate_decision([block], looks, DELTA, ALPHA, MAX_GAMES, seats=seats, reps=400,
+                             seed=seed, truth=truth_kind)
+
+
+def main(pilots: int = 80, first: int = 200) -> None:
+    from pipelines import pilot_units
+
+    rng = np.random.default_rng(37)
+    print("truth | real median | pilot | planning | median plan / real | within 15% | "
+          "real median in p10-p90")
+    for name, truth in TRUTHS.items():
+        real = float(np.median(real_runs(rng, truth)))
+        grown = outcomes(rng, truth, pilots, MAX_GAMES)
+        for grow in (False, True):  # the pilot of `first` units, or grown as the plan does
+            size = (pilot_units([games(rng, truth[1], 1, first)[0]], first, DELTA) if grow
+                    else first)
+            samples = grown[:, :size]
+            runs = {k: [plan(p, truth[0], k, i) for i, p in enumerate(samples)]
+                    for k in KINDS}
+            drawn = runs["drawn"]
+            inside = np.mean([np.percentile(d, 10) <= real <= np.percentile(d, 90)
+                              for d in drawn])
+            for kind, planned in runs.items():
+                ratio = np.array([np.median(p) for p in planned]) / real
+                print(f"{name} | {real:.0f} | {size} | {kind} | {np.median(ratio):.2f} | "
+                      f"{100 * np.mean(np.abs(ratio - 1) <= 0.15):.0f}% | "
+                      f"{100 * inside:.0f}% (drawn range)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
