@@ -7,8 +7,8 @@ A short pilot plays `pilot_games` games of every cell in this process (its own s
 pilot is not the run's first games), and goes on (the same deals for every arm, at most
 pipelines.stopping.PILOT_GROWTH times as many, within the time budget) until its rarest
 outcome, such as a seat that wins 3%, is seen pipelines.stopping.PILOT_EVENTS times, since
-the games planned for a rate are about proportional to it.  It measures the spread of each win share (team win rate) and of each
-paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
+the games planned for a rate are about proportional to it.  It measures the spread of each
+win share (team win rate) and of each paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
 the run will stop by (`rule`):
 - fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
   narrower than +-half_width (the Jeffreys interval the run shows, at the pilot's rates and
@@ -148,8 +148,9 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
 def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
                    seconds: float | None, stop, delta: float | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
-    stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times, within what is left of
-    the time budget."""
+    stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times
+    (and, with delta, until their errors are small enough: pipelines.pilot_units), within
+    what is left of the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
         need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)

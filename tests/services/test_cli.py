@@ -134,7 +134,8 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
 
 def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     """stop_when.delta: the plan is the rule's own (simulated): expected games, the median and
-    the p10-p90 range in whole waves, at most max_games, and what share of runs would end undecided."""
+    the p10-p90 range in whole waves, at most max_games, and what share of runs would end
+    undecided."""
     spec_path = _write_spec(tmp_path, games_per_arm=100,
                             stop_when={"delta": 0.01, "max_games": 1000})
     assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
