@@ -13,8 +13,8 @@ seat), and a competitive game counts once per seat it has.  With the spec's pair
 unit is the deal instead: its seat shares and scores are the means over its k games, so the
 deal's luck cancels out of seat and agent effects; deals missing a rotation (a truncated game)
 are left out whole.  Games cut short by a simulator
-safety (GameFacts.safety_end_reasons, e.g. `turn_limit`, told by the services from the engines'
-catalogue) are *truncated*: they are left out of
+safety (GameFacts.safety_end_reasons, e.g. `turn_limit`, which every file carries in its
+Parquet schema metadata with the other facts of its game) are *truncated*: they are left out of
 every figure unless include_truncated=True, and their count is reported per cell.
 
 Two kinds of figures come from the same tables (pipelines.stats holds every formula):
@@ -33,11 +33,13 @@ from __future__ import annotations
 
 from pipelines.breakdowns import agent_summary, breakdown
 from pipelines.comparisons import compare
-from pipelines.dataset import CELL, SEAT, GameFacts, register_game_facts, results, scan
+from pipelines.dataset import CELL, SEAT, GameFacts, game_facts, results, scan, units
 from pipelines.figures import DELTA, Look
-from pipelines.stopping import decided, pilot_units, precise, simulate_decision
+from pipelines.stopping import (decided, games_for_precision, pilot_units, precise,
+                                 simulate_decision)
 from pipelines.summaries import cell_summary, end_reasons, seat_summary, summary
 
-__all__ = ["scan", "results", "summary", "cell_summary", "seat_summary", "agent_summary",
-           "end_reasons", "breakdown", "compare", "decided", "pilot_units", "precise", "simulate_decision", "Look", "DELTA", "GameFacts",
-           "register_game_facts", "CELL", "SEAT"]
+__all__ = ["scan", "results", "units", "summary", "cell_summary", "seat_summary",
+           "agent_summary", "end_reasons", "breakdown", "compare", "decided", "pilot_units",
+           "precise", "games_for_precision", "simulate_decision", "Look", "DELTA",
+           "GameFacts", "game_facts", "CELL", "SEAT"]

@@ -1,17 +1,27 @@
 """Reading an experiment's dataset: the scan, the rows the figures use (truncated games
 left out), the units (a game, or with pairing 'rotations' a complete deal), and the facts about
-the game the figures need (cooperative, its safety end reasons), which come from the caller's
-registered resolver, never from an engine import."""
+the game the figures need (cooperative, its safety end reasons), which every file carries in
+its Parquet schema metadata: never from an engine import."""
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 CELL = ["arm", "players"]
 SEAT = ["arm", "players", "seat"]
+# The schema metadata key under which every shard file carries its game's facts (JSON; the
+# writer is core_cy.play.schema.facts_metadata, which a test holds to this key).
+FACTS_KEY = b"meeplelab.game_facts"
+# The facts of the catalogue's games for datasets written before shards carried them: data,
+# so that reading an old dataset imports no engine (a test holds it to the catalogue).
+CATALOGUE_FACTS = Path(__file__).with_name("catalogue_facts.json")
 
 
 @dataclass(frozen=True)
@@ -23,35 +33,23 @@ class GameFacts:
     cooperative: bool = False
     safety_end_reasons: tuple[str, ...] = ()
 
+    @classmethod
+    def from_json(cls, data: dict) -> "GameFacts":
+        return cls(bool(data["cooperative"]), tuple(data["safety_end_reasons"]))
+
+    def merged(self, other: "GameFacts") -> "GameFacts":
+        return GameFacts(self.cooperative or other.cooperative,
+                         tuple(sorted({*self.safety_end_reasons, *other.safety_end_reasons})))
+
 
 UNKNOWN_GAME = GameFacts()  # a game nobody describes: competitive, no safeties
-_resolvers: list[Callable[[str], GameFacts | None]] = []
-
-
-def register_game_facts(resolver: Callable[[str], GameFacts | None]) -> None:
-    """Registers who tells the facts of a game by the name in its rows' `game` column (the
-    services register the engines' catalogue, so pipelines never imports an engine)."""
-    if resolver not in _resolvers:
-        _resolvers.append(resolver)
-
-
-def game_facts(name: str) -> GameFacts:
-    """The facts of game `name`: from the latest registered resolver that knows it, else
-    UNKNOWN_GAME."""
-    for resolver in reversed(_resolvers):
-        facts = resolver(name)
-        if facts is not None:
-            return facts
-    return UNKNOWN_GAME
 
 
 # ---- reading -----------------------------------------------------------------------------
 def scan(path: str) -> pl.LazyFrame:
     """A lazy scan of every shard of an experiment (a local folder or a URI such as
     s3://bucket/results/<id>).  FileNotFoundError when no shard is written yet."""
-    path = str(path).rstrip("/")
-    if path.startswith("file://"):
-        path = path[len("file://"):]
+    path = _local(path)
     if "://" not in path:
         import glob
         if not glob.glob(f"{path}/**/*.parquet", recursive=True):
@@ -59,19 +57,78 @@ def scan(path: str) -> pl.LazyFrame:
     return pl.scan_parquet(f"{path}/**/*.parquet", hive_partitioning=False)
 
 
-def _games_in(lf: pl.LazyFrame) -> list[GameFacts]:
+def _local(path) -> str:
+    path = str(path).rstrip("/")
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+_FOOTERS: dict[tuple, dict | None] = {}  # (path, size, mtime) -> the facts a file carries
+MAX_FOOTERS = 200_000
+
+
+def _file_facts(fs: pafs.FileSystem, info: pafs.FileInfo) -> dict | None:
+    """The facts one file carries (None: a file written before files carried them); a
+    written shard never changes, so each is read once."""
+    key = (info.path, info.size, info.mtime_ns)
+    if key not in _FOOTERS:
+        if len(_FOOTERS) >= MAX_FOOTERS:
+            _FOOTERS.clear()
+        metadata = pq.read_schema(info.path, filesystem=fs).metadata or {}
+        _FOOTERS[key] = json.loads(metadata[FACTS_KEY]) if FACTS_KEY in metadata else None
+    return _FOOTERS[key]
+
+
+def stored_facts(path: str) -> dict[str, GameFacts]:
+    """Game name -> its facts, as the dataset's files carry them (FACTS_KEY)."""
+    path = _local(path)
+    fs, base = (pafs.FileSystem.from_uri(path) if "://" in path
+                else (pafs.LocalFileSystem(), os.path.abspath(path)))
+    found: dict[str, GameFacts] = {}
+    for info in fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
+        if (info.type != pafs.FileType.File or not info.base_name.endswith(".parquet")
+                or info.base_name.startswith(".")):
+            continue
+        facts = _file_facts(fs, info)
+        if facts is not None:
+            mine = GameFacts.from_json(facts)
+            found[facts["game"]] = found[facts["game"]].merged(mine) \
+                if facts["game"] in found else mine
+    return found
+
+
+def catalogue_facts() -> dict[str, GameFacts]:
+    """Game name -> its facts for datasets written before files carried them."""
+    table = json.loads(CATALOGUE_FACTS.read_text())
+    return {name: GameFacts.from_json(facts) for name, facts in table.items()}
+
+
+def game_facts(path: str, names) -> dict[str, GameFacts]:
+    """The facts of each game of `names` in the dataset at `path`: as its files carry them,
+    else (a dataset written before files carried them) the catalogue's table, else
+    UNKNOWN_GAME (competitive, no safeties)."""
+    stored, old = stored_facts(path), None
+    out = {}
+    for name in names:
+        if name not in stored and old is None:
+            old = catalogue_facts()
+        out[name] = stored.get(name) or old.get(name, UNKNOWN_GAME)
+    return out
+
+
+def _games_in(path: str, lf: pl.LazyFrame) -> list[GameFacts]:
     """The facts of every game named in the rows."""
     names = lf.select(pl.col("game").unique()).collect()["game"].to_list()
-    return [game_facts(name) for name in names]
+    return list(game_facts(path, names).values())
 
 
 def _is_cooperative(games: list[GameFacts]) -> bool:
     return any(g.cooperative for g in games)
 
 
-def _truncated(games: list[GameFacts]) -> pl.Expr:
-    reasons = sorted({r for g in games for r in g.safety_end_reasons})
-    return pl.col("end_reason").cast(pl.String).is_in(reasons)
+def _truncated(reasons) -> pl.Expr:
+    """Whether a game ended at one of the end reasons `reasons` (a simulator safety)."""
+    return pl.col("end_reason").cast(pl.String).is_in(sorted(set(reasons)))
+
 
 @dataclass
 class _Data:
@@ -105,14 +162,28 @@ def _deal_units(lf: pl.LazyFrame) -> pl.LazyFrame:
                     seat_score="seat_score", unit_games=pl.col("players").cast(pl.UInt32)))
 
 
+def units(games: pl.LazyFrame | pl.DataFrame, safety_end_reasons=()
+          ) -> pl.LazyFrame | pl.DataFrame:
+    """The units the figures rest on, from rows of games (a frame of the results schema;
+    the same kind of frame back), the one rule for the dataset, the plan's pilot and the
+    balance search: games that ended at one of `safety_end_reasons` (truncated) left out;
+    with a `deal` column (pairing 'rotations') one row per complete deal, its seat shares and
+    scores the means over its games and game_index the deal; else one row per game.  Every
+    unit has unit_games, the games it stands for."""
+    rows = games.lazy().filter(~_truncated(safety_end_reasons))
+    out = (_deal_units(rows) if "deal" in rows.collect_schema().names()
+           else rows.with_columns(unit_games=pl.lit(1, pl.UInt32)))
+    return out.collect() if isinstance(games, pl.DataFrame) else out
+
+
 def _data(path: str, include_truncated: bool = False) -> _Data:
     lf = scan(path)
-    games = _games_in(lf)
-    lf = lf.with_columns(truncated=_truncated(games))
+    games = _games_in(path, lf)
+    safeties = sorted({r for g in games for r in g.safety_end_reasons})
+    lf = lf.with_columns(truncated=_truncated(safeties))
     kept = lf if include_truncated else lf.filter(~pl.col("truncated"))
     deals = "deal" in lf.collect_schema().names()
-    units = _deal_units(kept) if deals else kept.with_columns(unit_games=pl.lit(1, pl.UInt32))
-    return _Data(lf, kept, _is_cooperative(games), deals, units)
+    return _Data(lf, kept, _is_cooperative(games), deals, units(kept))
 
 
 def results(path: str, include_truncated: bool = False) -> pl.LazyFrame:

@@ -140,12 +140,14 @@ def _trend(x, s, n):
 
 
 def fit(waves: list[tuple[np.ndarray, np.ndarray]]) -> Curve:
-    """The observed curve of waves [(values (m,), Y (deals, m)), ...]."""
+    """The observed curve of waves [(values (m,), Y (deals, m)), ...]; a NaN in Y is a deal
+    not observed at that value (a game that ended at a simulator safety)."""
     xs, sums, counts = [], [], []
     for values, y in waves:
         xs.append(np.asarray(values, dtype=np.float64))
-        sums.append(np.asarray(y, dtype=np.float64).sum(axis=0))
-        counts.append(np.full(len(values), y.shape[0], dtype=np.float64))
+        sums.append(np.nansum(np.asarray(y, dtype=np.float64), axis=0))
+        counts.append((~np.isnan(np.asarray(y, dtype=np.float64))).sum(axis=0)
+                      .astype(np.float64))
     x, s, n = np.concatenate(xs), np.concatenate(sums), np.concatenate(counts)
     distinct = np.unique(x)
     m = len(distinct)
@@ -161,16 +163,17 @@ def fit(waves: list[tuple[np.ndarray, np.ndarray]]) -> Curve:
     clusters, at = 0, 0
     for values, y in waves:                    # one cluster per deal of a wave
         y = np.asarray(y, dtype=np.float64)
+        seen = ~np.isnan(y)                    # NaN: the deal not observed at that value
         idx = [col[float(v)] for v in values]
         k = len(values)
-        r = (y - means[idx][None, :]) / total_n[idx][None, :]
+        dev = np.where(seen, y - means[idx][None, :], 0.0)
         full = np.zeros((y.shape[0], m))
-        full[:, idx] = r
+        full[:, idx] = dev / total_n[idx][None, :]
         meat_c += full.T @ full
-        sq[idx] += ((y - means[idx][None, :]) ** 2).sum(axis=0)
-        rt = (y - mu[at:at + k][None, :]) @ X[at:at + k]
+        sq[idx] += (dev ** 2).sum(axis=0)
+        rt = np.where(seen, y - mu[at:at + k][None, :], 0.0) @ X[at:at + k]
         meat_t += rt.T @ rt
-        clusters += y.shape[0]
+        clusters += int(seen.any(axis=1).sum())
         at += k
     g = clusters / max(clusters - 1, 1)
     bread = X.T @ (X * (n * mu * (1 - mu))[:, None])
@@ -479,6 +482,7 @@ def paired_difference(diff) -> dict:
     """Mean of per-game paired differences with its 95% t interval (restricted play: the
     same deal with and without an action kind)."""
     diff = np.asarray(diff, dtype=np.float64)
+    diff = diff[~np.isnan(diff)]  # a pair with a game ended at a simulator safety
     n = len(diff)
     mean = float(diff.mean())
     sd = float(diff.std(ddof=1)) if n > 1 else math.inf

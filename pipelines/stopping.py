@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 
 from pipelines import stats as st
 from pipelines.comparisons import compare
@@ -22,20 +23,43 @@ def decided(path: str, baseline: str | None, look: Look) -> bool:
     return bool(len(cells)) and bool(cells["decided"].fill_null(False).all())
 
 
-def precise(path: str, half_width: float) -> bool:
+def _precision_rows(path: str, look: Look) -> tuple[pl.DataFrame, tuple[str, str, str, str]]:
+    """The rows the precision rule judges (a seat's win share; a cooperative game: the team
+    win rate) and the names of their rate, interval and variance columns."""
+    table = summary(path, look=look)
+    names = (("team_win_rate", "team_win_lo", "team_win_hi", "team_var")
+             if table["cooperative"].any() else ("win_share", "win_lo", "win_hi", "share_var"))
+    return table, names
+
+
+def precise(path: str, half_width: float, look: Look = Look()) -> bool:
     """The precision rule (stop_when.half_width): every seat's win share (a cooperative game:
-    the team win rate) has its 95% interval, the one the finished run shows, narrower than
-    +-half_width, over at least st.PRECISION_MIN_COUNT wins and as many losses (see
-    st.precise_enough)."""
-    table = summary(path)
-    rate, lo, hi = (("team_win_rate", "team_win_lo", "team_win_hi")
-                    if table["cooperative"].any() else ("win_share", "win_lo", "win_hi"))
+    the team win rate) has its interval at the run's level (look.alpha: the fixed-n interval
+    the finished run shows) narrower than +-half_width, over at least st.PRECISION_MIN_COUNT
+    wins and as many losses (see st.precise_enough)."""
+    table, (rate, lo, hi, _var) = _precision_rows(path, look)
     if table.is_empty():
         return False
     frame = table.select(rate, lo, hi, "units").fill_null(np.nan)
     return bool(np.all(st.precise_enough(*(frame[c].to_numpy().astype(np.float64)
                                             for c in (rate, lo, hi, "units")),
                                          half_width)))
+
+
+def games_for_precision(path: str, half_width: float, look: Look = Look()) -> int | None:
+    """Games per cell after which the precision rule is expected to hold, at the rates and
+    spreads the dataset shows (st.games_for_precision, units turned into games); None when
+    nothing is known yet (no row, or a rate not yet seen in both outcomes)."""
+    table, (rate, _lo, _hi, var) = _precision_rows(path, look)
+    if table.is_empty() or var not in table.columns:
+        return None
+    frame = table.select(rate, var, "units", "games").fill_null(np.nan)
+    p, v, units, games = (frame[c].to_numpy().astype(np.float64)
+                          for c in (rate, var, "units", "games"))
+    if np.any(~np.isfinite(p)) or np.any((p <= 0) | (p >= 1)):
+        return None
+    need = st.games_for_precision(p, v, half_width, look.alpha) * games / units
+    return int(np.ceil(np.max(need))) if np.all(np.isfinite(need)) else None
 
 
 # ---- planning: the pilot's size and the decision rule simulated --------------------------------

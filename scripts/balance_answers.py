@@ -91,6 +91,8 @@ def _rungs_block(names: list[str]) -> str:
 def render(text: str) -> str:
     def one(m):
         kind, names = m.group(2), m.group(3).split()
+        if not all((ANSWERS / f"{n}.json").exists() for n in names):
+            return m.group(0)            # not played yet: stale() says so
         body = _answer_block(names[0]) if kind == "answer" else _rungs_block(names)
         return m.group(1) + body + m.group(5)
     return BLOCK.sub(one, text)

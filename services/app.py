@@ -87,6 +87,40 @@ SECURITY_HEADERS = ((b"x-frame-options", b"DENY"),
                     (b"x-content-type-options", b"nosniff"))
 
 
+class JsonErrors:
+    """ASGI middleware: an error no route answered (a bug, a library's panic such as a
+    Polars PanicException, which is no Exception) is a JSON 500 naming its kind, logged with
+    its traceback, never Starlette's plain-text page or a dropped connection."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = False
+
+        async def watched(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # noqa: BLE001  (a panic derives from BaseException)
+            log.error("unanswered error on %s %s", scope.get("method"), scope.get("path"),
+                      exc_info=exc)
+            if started:
+                raise
+            response = JSONResponse(status_code=500, content={
+                "detail": f"internal error ({type(exc).__name__}): the request was not "
+                          "completed; the server's log has the details"})
+            await response(scope, receive, send)
+
+
 class SecurityHeaders:
     """ASGI middleware, the outermost: SECURITY_HEADERS on every HTTP response (pages, API,
     errors, the other middlewares' refusals); a response's own Content-Security-Policy is
@@ -266,6 +300,7 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RequestGuard, same_origin=not settings.auth_enabled,
                        hosts=loopback_hosts)
+    app.add_middleware(JsonErrors)
     app.add_middleware(SecurityHeaders)  # last added: outermost, every response
 
     @app.exception_handler(RequestValidationError)

@@ -25,7 +25,6 @@ import numpy as np
 
 import core_cy
 from core_cy.agents import canonical_agent
-from core_cy.play.batch import play_columns
 from pipelines import fair_value as fv
 from pipelines import stats as st
 
@@ -57,9 +56,34 @@ def _figure(spec, players: int, shares: np.ndarray) -> np.ndarray:
 
 
 def _play(spec, players, rules, agents, seed, start, count) -> dict:
+    """Units start..start+count-1 (a game, or with pairing 'rotations' a deal: `players`
+    games) of the cell with `rules` and the seat `agents`, played as the runner plays a cell
+    (spec.play_arguments) and made units as its statistics make them (pipelines.units):
+    seat_win_share and seat_score (units, seats), a unit per row in order, a row of NaN for a
+    unit left out (a game ended at a simulator safety; a deal missing one), so that the
+    values of a search stay paired by deal; seat_forced (games, seats) of every game with
+    restricted play; games and truncated, the games played and those left out."""
+    import polars as pl
+
+    import pipelines
+    from core_cy.play.batch import play
+    from services.spec import Cell
+
     game = core_cy.load(spec.game)
-    return play_columns(game, players, rules, agents, seed=seed, start=start, count=count,
-                        speeds=spec.speeds)
+    how = spec.play_arguments(Cell(next(iter(spec.arm_rules())), rules, players), agents)
+    per = how["games_per_deal"]
+    rows = pl.from_arrow(play(game, seed=seed, start=start * per, count=count * per, **how))
+    kept = pipelines.units(rows, game.safety_end_reasons)
+    at = kept["game_index"].to_numpy() - start
+    out = {"games": len(rows), "truncated": int(rows["end_reason"].is_in(
+        list(game.safety_end_reasons)).sum())}
+    for column in ("seat_win_share", "seat_score"):
+        values = np.full((count, players), np.nan)
+        values[at] = np.array(kept[column].to_list(), dtype=np.float64).reshape(-1, players)
+        out[column] = values
+    if "seat_forced" in rows.columns:
+        out["seat_forced"] = np.array(rows["seat_forced"].to_list()).reshape(-1, players)
+    return out
 
 
 def budget_games(spec) -> int:
@@ -131,6 +155,7 @@ def confirm(spec, players: int, value: int, c: fv.Curve | None = None,
     out = _play(spec, players, balance_rules(spec, players, value), spec.agent_list(players),
                 seed, 0, plan)
     shares = out["seat_win_share"]
+    shares = shares[~np.isnan(shares).any(axis=1)]  # units that finished by the rules
     n = len(shares)
     if b.target == "equal":   # the seat's share less the others' mean: 0 when fair
         diff = fv.figure_points(fv.seat_figure(shares, seat), players)

@@ -16,8 +16,10 @@ import logging
 import os
 import posixpath
 import secrets
+import tempfile
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
@@ -41,6 +43,8 @@ CANCEL_WAIT_SECONDS = 1.5
 # driver asks for them about every POLL_SECONDS: progress moves while a long shard plays.
 REPORT_SECONDS = 2.0
 POLL_SECONDS = 1.0
+# The progress's rate (and so its ETA) is that of the last this many seconds of play.
+RATE_WINDOW_SECONDS = 30.0
 
 
 @dataclass
@@ -51,9 +55,11 @@ class Progress:
     done: int  # games played: shards written (found or by this run) and games of shards
     # still playing (their latest report; games a cancel cuts short are not counted)
     total: int  # games planned (with stop_when: the most the experiment may play)
-    games_per_s: float  # games played by this run per second of wall time
-    eta_s: float | None  # seconds left at the current rate (None before any game is played)
-    elapsed_s: float
+    games_per_s: float  # games played by this run per second, over its last
+    # RATE_WINDOW_SECONDS of play
+    eta_s: float | None  # seconds left at that rate for the games the run is expected to
+    # play: every game, or with stop_when what its rule is expected to need; None while that
+    # is not known (no rate yet, or a stop rule that cannot tell), and once the run has ended
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
     written: int | None = None  # games of the shards written (done, less those playing)
@@ -64,18 +70,26 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
     """Starts an in-process local Ray (all cores by default), or connects to `address` (the
     caller's settings: RAY_ADDRESS for the service and the CLI).  Does nothing when Ray is
     already initialised.  A local Ray's workers are warmed up (engine modules imported)
-    before this returns, so the first shards run at full speed."""
+    before this returns, so the first shards run at full speed.
+
+    The workers get a working directory of their own (runtime_env working_dir, an empty
+    folder): without one, Ray puts the driver's working directory and script folder at the
+    front of every worker's sys.path, so a driver started inside a clone of this repository
+    would have its workers import the uncompiled sources instead of the installed product."""
     if ray.is_initialized():
         return
-    if address:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        return
-    cpus = num_cpus or os.cpu_count() or 1
-    local_ray_private()
-    # address="local": a new instance even when another Ray runs on this machine (without
-    # it ray.init() joins that one, e.g. a second test run's, and refuses num_cpus).
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="meeplelab-workers-") as empty:
+        own = {"runtime_env": {"working_dir": empty}, "log_to_driver": False,
+               "logging_level": logging.WARNING}
+        if address:
+            ray.init(address=address, **own)
+            return
+        cpus = num_cpus or os.cpu_count() or 1
+        local_ray_private()
+        # address="local": a new instance even when another Ray runs on this machine
+        # (without it ray.init() joins that one, e.g. a second test run's, and refuses
+        # num_cpus).
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **own)
     ray.get([warm_up.remote() for _ in range(cpus)])
 
 
@@ -188,21 +202,35 @@ def _check_provenance(spec, fs, root, cells, written) -> str | None:
     return None
 
 
-def _should_stop(spec: ExperimentSpec, root_uri: str, games_per_cell: int) -> bool:
-    """The stop_when check between waves: precision (pipelines.precise) or a decision
-    (always-valid confidence sequences, see pipelines.decided)."""
+def _stop_check(spec: ExperimentSpec, root_uri: str, games_per_cell: int
+                ) -> tuple[bool, int | None]:
+    """The stop_when check between waves: (stop now, the games per cell the run is expected
+    to end at, or None when that is not known).  The precision rule judges the intervals the
+    finished run shows, at the run's level (pipelines.precise, spec.look); a decision rule,
+    always-valid confidence sequences (pipelines.decided)."""
     import pipelines
 
-    rule = spec.stop_when
-    if rule is None or games_per_cell < rule.min_games:
-        return False
-    if rule.half_width is not None and pipelines.precise(root_uri, rule.half_width):
-        return True
-    if rule.delta is not None:
-        look = spec.look(interim=True)
-        baseline = spec.baseline_arm() if len(spec.arm_rules()) > 1 else None
-        return pipelines.decided(root_uri, baseline, look)
-    return False
+    rule, most = spec.stop_when, spec.max_games_per_cell()
+    if rule is None:
+        return False, most
+    if games_per_cell >= most:
+        return True, games_per_cell
+    last = games_per_cell + spec.games_per_arm >= most  # the next wave is the last
+    if rule.half_width is not None:
+        look = spec.look(interim=False)
+        if games_per_cell >= rule.min_games and pipelines.precise(root_uri, rule.half_width,
+                                                                   look):
+            return True, games_per_cell
+        need = pipelines.games_for_precision(root_uri, rule.half_width, look)
+        if need is None:
+            return False, most if last else None
+        need = max(need, rule.min_games, games_per_cell + 1)
+        return False, min(most, -(-need // spec.games_per_arm) * spec.games_per_arm)
+    if games_per_cell >= rule.min_games and pipelines.decided(
+            root_uri, spec.baseline_arm() if len(spec.arm_rules()) > 1 else None,
+            spec.look(interim=True)):
+        return True, games_per_cell
+    return False, most if last else None
 
 
 def _error_text(exc: BaseException) -> str:
@@ -213,6 +241,37 @@ def _error_text(exc: BaseException) -> str:
 def _default_in_flight() -> int:
     cpus = int(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
     return max(2, 2 * cpus)  # keep every worker busy while results come back
+
+
+class _Clock:
+    """The run's progress as the callback receives it: games per second over the last
+    RATE_WINDOW_SECONDS of play by this run, and the seconds left at that rate for the games
+    the run is expected to play (`end` games per cell: every game without stop_when; with it,
+    what the stop rule is expected to need, None while that is not known)."""
+
+    def __init__(self, progress, cells: int, end: int | None, total: int):
+        self.progress, self.cells, self.end, self.total = progress, cells, end, total
+        self.samples: deque = deque([(time.monotonic(), 0)])
+
+    def rate(self, played: int) -> float:
+        now = time.monotonic()
+        if played > self.samples[-1][1]:
+            self.samples.append((now, played))
+        while len(self.samples) > 2 and now - self.samples[1][0] >= RATE_WINDOW_SECONDS:
+            self.samples.popleft()
+        then, before = self.samples[0]
+        return (played - before) / (now - then) if now > then else 0.0
+
+    def __call__(self, state: dict, status="running", error=None) -> None:
+        if self.progress is None:
+            return
+        playing = sum(state["playing"].values())
+        rate, done = self.rate(state["played"] + playing), state["done"] + playing
+        left = None if self.end is None else max(self.cells * self.end - done, 0)
+        eta = None if left is None or rate <= 0 else left / rate
+        if status != "running":
+            eta = None
+        self.progress(Progress(done, self.total, rate, eta, status, error, state["done"]))
 
 
 def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
@@ -229,28 +288,20 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     raise their niceness to `nice` (the settings' worker_nice: batch work yields to the API).
     Settings come from the caller; the runner reads no environment of its own."""
     init_ray()
-    started = time.monotonic()
     root_uri = experiment_path(results, experiment_id)
     fs, root = filesystem(root_uri)
     remove_stale_temporaries(root_uri)  # no task of this experiment is writing now
     cells = spec.cells()
     written = [written_shards(root_uri, c.arm, c.players) for c in cells]
     _drop_damaged(fs, root, cells, written)
-    limit = max_in_flight or _default_in_flight()
-    total = spec.total_games()
     state = {"done": 0, "played": 0, "playing": {}}  # playing: shard key -> games so far
     tally = _tally()
     cancelled = (lambda: False) if cancel is None else cancel.is_set
+    clock = _Clock(progress, len(cells), None if spec.stop_when else spec.max_games_per_cell(),
+                   spec.total_games())
 
     def report(status="running", error=None):
-        if progress is None:
-            return
-        elapsed = time.monotonic() - started
-        playing = sum(state["playing"].values())
-        rate = (state["played"] + playing) / elapsed if elapsed > 0 else 0.0
-        done = state["done"] + playing
-        eta = (total - done) / rate if rate > 0 else None
-        progress(Progress(done, total, rate, eta, elapsed, status, error, state["done"]))
+        clock(state, status, error)
 
     def finish(status, error=None):
         state["playing"].clear()  # games of unwritten shards are not results
@@ -261,15 +312,6 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                 pass
         report(status, error)
         return status
-
-    def tally_written(begin: int, end: int) -> None:
-        """Counts the wave's shards found written (a resume) as done."""
-        for i, cell in enumerate(cells):
-            for start in sorted(shard_start(n) for n in written[i]):
-                if cancelled():
-                    return
-                if begin <= start < end:
-                    state["done"] += _read_games(fs, root, cell, start)
 
     def to_play(begin: int, end: int) -> Iterator[tuple[int, dict]]:
         for start, count in _shards(begin, end, spec.shard_size):
@@ -283,17 +325,19 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         return finish("failed", mixed)
     begin = 0
     for end in spec.waves():
-        tally_written(begin, end)  # shards found written count as done from the first report
+        # shards found written count as done from the first report
+        state["done"] += _games_written(fs, root, cells, written, begin, end, cancelled)
         report()
-        outcome = _run_wave(to_play(begin, end), limit, state, cancelled, report, shard_done,
-                            _Poll(tally, experiment_id))
+        outcome = _run_wave(to_play(begin, end), max_in_flight or _default_in_flight(),
+                            state, cancelled, report, shard_done, _Poll(tally, experiment_id))
         if outcome is not None:
             # The wave's cancelled tasks have stopped (_cancel_all waits for them): a write a
             # kill cut short left its temporary file, which nobody will finish now.
             remove_stale_temporaries(root_uri)
             return finish(*outcome)
-        if end < spec.max_games_per_cell() and _should_stop(spec, root_uri, end):
-            total = state["done"]
+        stop, clock.end = _stop_check(spec, root_uri, end)
+        if stop:
+            clock.total = state["done"]
             break
         begin = end
     # A worker (or node) that died mid-write left its temporary file; its shard was written
@@ -302,13 +346,23 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     return finish("done")
 
 
+def _games_written(fs, root: str, cells: list[Cell], written: list[set], begin: int,
+                   end: int, cancelled: Callable[[], bool]) -> int:
+    """The games of the shards found written (a resume) that start in begin..end-1."""
+    games = 0
+    for i, cell in enumerate(cells):
+        for start in sorted(shard_start(n) for n in written[i]):
+            if cancelled():
+                return games
+            if begin <= start < end:
+                games += _read_games(fs, root, cell, start)
+    return games
+
+
 def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, start: int,
          count: int, nice: int = 0) -> dict:
-    return {"game": spec.game, "players": cell.players, "rules": cell.rules,
-            "agents": spec.agent_list(cell.players, cell), "rotate": spec.rotates(),
-            "games_per_deal": spec.games_per_deal(cell.players),
-            "speeds": spec.speeds, "seed": spec.seed, "start": start, "count": count,
-            "experiment": experiment_id, "arm": cell.arm, "root": root_uri,
+    return {"game": spec.game, "play": spec.play_arguments(cell), "seed": spec.seed,
+            "start": start, "count": count, "experiment": experiment_id, "root": root_uri,
             "nice": nice, "key": (experiment_id, cell.arm, cell.players, start)}
 
 

@@ -1,7 +1,7 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
-services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker).  The engine
-hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema they take
-are services.storage's."""
+services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker; tested).  The
+engine hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema
+they take, the game's facts with them, are services.storage's."""
 from __future__ import annotations
 
 import os
@@ -11,15 +11,16 @@ import time
 import numpy as np
 import ray
 
-from services.storage import cell_dir, filesystem, result_batch, seat_wins, shard_name, \
-    storage_table, write_atomically
+from services.storage import cell_dir, filesystem, result_batch, shard_name, storage_table, \
+    write_atomically
 
 TASK_RETRIES = 3
 
 
 @ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
 def play_shard(job: dict) -> dict:
-    """Plays one shard and writes its Parquet file; returns (count, per-seat wins).
+    """Plays one shard (job["play"]: ExperimentSpec.play_arguments of its cell) and writes
+    its Parquet file; returns {"games": the games written}.
 
     The games are played in pieces of about job["report_s"] seconds; after each piece but
     the last, the games played so far go to job["tally"] (a ProgressTally, when given), so a
@@ -38,10 +39,8 @@ def play_shard(job: dict) -> dict:
         size = 1 if not played else max(1, int(played / max(time.monotonic() - began, 1e-6)
                                                * job.get("report_s", 2.0)))
         pieces.append(batch.play_columns(
-            game, job["players"], job["rules"], job["agents"], seed=job["seed"],
-            start=start + played, count=min(size, count - played), speeds=job["speeds"],
-            experiment=job["experiment"], arm=job["arm"], rotate=job["rotate"],
-            games_per_deal=job["games_per_deal"]))
+            game, seed=job["seed"], start=start + played, count=min(size, count - played),
+            experiment=job["experiment"], **job["play"]))
         played += len(pieces[-1]["game_index"])
         if tally is not None and played < count:
             try:
@@ -49,12 +48,12 @@ def play_shard(job: dict) -> dict:
             except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
                 tally = None
     rows = result_batch({name: np.concatenate([p[name] for p in pieces])
-                         for name in pieces[0]})
+                         for name in pieces[0]}, batch.game_facts(game, job["play"]["players"]))
     fs, root = filesystem(job["root"])
-    path = posixpath.join(cell_dir(root, job["arm"], job["players"]), shard_name(job["start"]))
+    cell = job["play"]
+    path = posixpath.join(cell_dir(root, cell["arm"], cell["players"]), shard_name(start))
     write_atomically(storage_table(rows), fs, path)
-    games, wins = seat_wins(rows.column("seat_win_share"))
-    return {"games": games, "wins": wins}
+    return {"games": rows.num_rows}
 
 
 @ray.remote(num_cpus=0)

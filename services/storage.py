@@ -25,7 +25,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from core_cy.play.schema import OPTIONAL_COLUMNS, RESULT_COLUMNS, result_batch  # noqa: F401
+from core_cy.play.schema import (FACTS_KEY, OPTIONAL_COLUMNS, RESULT_COLUMNS,  # noqa: F401
+                                 result_batch)
 
 TEMP_SUFFIX = ".tmp"
 
@@ -62,10 +63,15 @@ def _is_temporary(name: str) -> bool:
 
 # ---- the stored table ----------------------------------------------------------------------
 def storage_table(batch: pa.RecordBatch) -> pa.Table:
-    """A result batch (core_cy.play.batch.play, result_batch) as the table a shard file stores."""
+    """A result batch (core_cy.play.batch.play, result_batch) as the table a shard file stores:
+    the result columns, and the game's facts in the schema metadata (FACTS_KEY), which the
+    statistics read (pipelines.dataset) instead of asking an engine."""
     missing = [f.name for f in RESULT_COLUMNS if f.name not in batch.schema.names]
     if missing:
         raise ValueError(f"the engine's batch lacks result columns {missing}")
+    if FACTS_KEY not in (batch.schema.metadata or {}):
+        raise ValueError("the engine's batch lacks the game's facts (result_batch(columns, "
+                         "core_cy.play.batch.game_facts(game, players)))")
     return pa.Table.from_batches([batch])
 
 
@@ -93,15 +99,6 @@ def sound_rows(fs: pafs.FileSystem, path: str) -> int:
         return pq.read_table(path, filesystem=fs, page_checksum_verification=True).num_rows
     except (OSError, ValueError, pa.ArrowException):
         return 0
-
-
-def seat_wins(shares: pa.Array) -> tuple[int, list[float]]:
-    """(games, per-seat sums of win shares) of a seat_win_share list column."""
-    games = len(shares)
-    if games == 0:
-        return 0, []
-    flat = shares.flatten().to_numpy(zero_copy_only=False)
-    return games, flat.reshape(games, -1).sum(axis=0).tolist()
 
 
 # ---- an experiment's files -----------------------------------------------------------------

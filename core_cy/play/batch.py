@@ -60,6 +60,13 @@ def engine_label(game) -> str:
     return f"{game.name}-{game.engine_version}/meeplelab-{PACKAGE_VERSION}"
 
 
+def game_facts(game, players: int) -> dict:
+    """What the statistics need to know of `game`'s results beyond their rows (stored with
+    every shard: core_cy.play.schema.FACTS_KEY)."""
+    return {"game": game.name, "cooperative": bool(game.cooperative),
+            "safety_end_reasons": list(game.safety_end_reasons), "players": int(players)}
+
+
 def play_columns(game, players: int, rules: dict | None = None, agents="random",
                  seed: int = 0, start: int = 0, count: int = 1, stream: int = 0, speeds=None,
                  experiment: str = "", arm: str = "", rotate: bool = False,
@@ -112,5 +119,7 @@ def play_columns(game, players: int, rules: dict | None = None, agents="random",
 
 def play(game, players: int, rules: dict | None = None, agents="random", seed: int = 0,
          **options) -> pa.RecordBatch:
-    """play_columns(...) as a record batch of the stored results schema."""
-    return result_batch(play_columns(game, players, rules, agents, seed, **options))
+    """play_columns(...) as a record batch of the stored results schema, the game's facts
+    (game_facts) in its metadata."""
+    return result_batch(play_columns(game, players, rules, agents, seed, **options),
+                        game_facts(game, players))

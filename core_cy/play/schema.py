@@ -3,6 +3,8 @@ Arrow types, defined here once (core_cy.play.batch hands back columns by these n
 service stores them)."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 
@@ -46,10 +48,26 @@ def _arrow(values: np.ndarray) -> pa.Array:
     return pa.array(values, pa.string() if values.dtype == object else None)
 
 
-def result_batch(columns: dict) -> pa.RecordBatch:
+# The facts about the game that its rows alone do not tell, as the statistics need them to
+# read a file (pipelines.dataset reads them by this key): JSON {"game": name, "cooperative":
+# one team result per game, "safety_end_reasons": the end reasons of games a simulator safety
+# cut short (truncated), "players": the seats}, in every file's Parquet schema metadata.
+FACTS_KEY = b"meeplelab.game_facts"
+
+
+def facts_metadata(facts: dict) -> dict[bytes, bytes]:
+    """The schema metadata that carries a game's facts (see FACTS_KEY)."""
+    missing = {"game", "cooperative", "safety_end_reasons", "players"} - set(facts)
+    if missing:
+        raise ValueError(f"the game facts lack {sorted(missing)}")
+    return {FACTS_KEY: json.dumps(facts, sort_keys=True).encode()}
+
+
+def result_batch(columns: dict, facts: dict | None = None) -> pa.RecordBatch:
     """An engine's columns (core_cy.play.batch.play_columns) as a record batch of the stored types,
     in the engine's order: RESULT_COLUMNS and OPTIONAL_COLUMNS as declared, the game's own
-    outcome columns as plain numbers, strings and lists."""
+    outcome columns as plain numbers, strings and lists; `facts` (core_cy.play.batch.game_facts)
+    in its schema metadata."""
     missing = [f.name for f in RESULT_COLUMNS if f.name not in columns]
     if missing:
         raise ValueError(f"the engine's columns lack result columns {missing}")
@@ -60,4 +78,5 @@ def result_batch(columns: dict) -> pa.RecordBatch:
             if name in schema.names:
                 column = column.cast(schema.field(name).type)
         arrays.append(column)
-    return pa.RecordBatch.from_arrays(arrays, names=list(columns))
+    batch = pa.RecordBatch.from_arrays(arrays, names=list(columns))
+    return batch if facts is None else batch.replace_schema_metadata(facts_metadata(facts))

@@ -10,6 +10,7 @@ from scipy import stats
 
 import core_cy
 import pipelines
+from core_cy.play.schema import facts_metadata
 from pipelines.stats import benjamini_hochberg, wilson_interval
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
@@ -17,8 +18,11 @@ from services.spec import ExperimentSpec
 GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
 
 
-def _write(root, arm: str, players: int, rows: list[dict], start: int = 0, game: str = GAME):
-    """A results shard written by hand (the columns the pipelines read)."""
+def _write(root, arm: str, players: int, rows: list[dict], start: int = 0, game: str = GAME,
+           facts: dict | None = None):
+    """A results shard written by hand (the columns the pipelines read; `facts`: the game's
+    facts in the schema metadata, as every shard written now carries them, else none, as in
+    a dataset written before shards carried them)."""
     folder = root / f"arm={arm}" / f"players={players}"
     folder.mkdir(parents=True, exist_ok=True)
     n = len(rows)
@@ -38,6 +42,10 @@ def _write(root, arm: str, players: int, rows: list[dict], start: int = 0, game:
         **({"deal": pa.array([r["deal"] for r in rows], pa.int64())}
            if rows and "deal" in rows[0] else {}),
     })
+    if facts is not None:
+        table = table.replace_schema_metadata(facts_metadata(
+            {"game": game, "players": players, "cooperative": False,
+             "safety_end_reasons": [], **facts}))
     pq.write_table(table, folder / f"shard-{start:012d}.parquet")
 
 
@@ -156,7 +164,7 @@ def test_hand_made_cell(tmp_path):
     assert s["team_win_rate"].is_null().all()  # a competitive game has no team result
     assert s["agent"].to_list() == ["random", "random"]
     assert s["engine_version"][0] == f"{GAME}-test" and s["truncated"][0] == 0
-    assert s["verdict"][0].startswith("Seat 0 wins 62.5%") and "undecided" in s["verdict"][0]
+    assert s["verdict"][0].startswith("Seat 1 wins 62.5%") and "undecided" in s["verdict"][0]
 
 
 def test_truncated_games_are_left_out_and_counted(tmp_path):
@@ -218,14 +226,12 @@ def test_cells_are_separate_and_end_reasons_fill_zero(tmp_path):
 
 
 def test_cooperative_game_is_one_unit(tmp_path):
-    """The facts of a game travel by its name: whoever registers them (the services, from the
-    engines' catalogue; here the test) makes its rows one team result per game."""
-    pipelines.register_game_facts(lambda name: pipelines.GameFacts(cooperative=True)
-                                  if name == "team-test" else None)
+    """The facts of a game travel in its files (schema metadata): a game no catalogue knows
+    whose files say it is cooperative has one team result per game."""
     rows = [{"score": [1, 1], "share": [1.0, 1.0]}] * 3 + [{"score": [0, 0],
                                                              "share": [0.0, 0.0]}]
-    _write(tmp_path, "a", 2, rows, game="team-test")
-    _write(tmp_path, "b", 2, rows[::-1], game="team-test")
+    _write(tmp_path, "a", 2, rows, game="team-test", facts={"cooperative": True})
+    _write(tmp_path, "b", 2, rows[::-1], game="team-test", facts={"cooperative": True})
     cells = pipelines.cell_summary(tmp_path)
     assert cells["team_win_rate"][0] == pytest.approx(0.75)
     low, high = _jeffreys(np.array([1, 1, 1, 0.0]))

@@ -5,12 +5,12 @@ import math
 import time
 
 import numpy as np
-
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
+from ray_support import ray_local  # noqa: F401  (session fixture)
 
-from dashboards.balance_chart import chart_json, chart_svg
+from dashboards.balance_chart import chart_svg
 from pipelines import fair_value as fv
 from pipelines import stats as st
 from services.app import create_app
@@ -24,6 +24,8 @@ from services.spec import ExperimentSpec
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
           "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
                       "wave_games": 40, "max_games": 600, "confirm_games": 60}}
+# A Maori pro turn limit that cuts some games of greedy and random agents short, not all.
+SHORT_TURNS = 80
 VALUE = {"name": "gi-steal", "game": "golden_island", "players": 2, "agents": "greedy",
          "seed": 4, "balance": {"forbid": "steal", "seat": 0, "confirm_games": 40}}
 
@@ -77,7 +79,6 @@ def test_the_search_plays_common_deals_and_answers_with_an_interval():
         assert c["verdict"] in ("fair", "unfair", "not decided") and c["sentence"]
     svg = chart_svg(cell, result["option"])
     assert svg.startswith("<svg") and 'class="band"' in svg and "<script" not in svg
-    assert chart_json(cell, result["option"])["answer"] == ans
 
 
 def test_restricted_play_reports_the_paired_value_of_a_kind():
@@ -162,6 +163,53 @@ def test_the_api_answers_in_the_background_with_a_chart(tmp_path, monkeypatch):
         assert client.get("/api/balance/nothing-here").status_code == 404
 
 
+@pytest.mark.parametrize("pairing", [{"rotate_agents": True}, {"pairing": "rotations"}])
+def test_the_search_plays_the_runners_games_and_drops_truncated_ones(ray_local, tmp_path,
+                                                                      pairing):
+    """A searched value is played as the runner plays an arm with the same rules (one
+    spec.play_arguments: the agents turned through the seats, whole deals with rotations)
+    and made units as the statistics make them (pipelines.units): the units a balance
+    search sees are those of the runner's dataset, and games that ended at the turn limit
+    are left out (a row of NaN, so that the values stay paired by deal)."""
+    import pipelines
+    from services import balance
+    from services.runner import run_experiment
+
+    players, units = 3, 24
+    raw = {"name": "m", "game": "maori", "players": players, "seed": 5,
+           "games_per_arm": units * players, "agents": ["greedy", "random", "random"],
+           **pairing,
+           "arms": {"short": {"mode": "pro", "max_turns": SHORT_TURNS}},
+           "balance": {"option": "seat_bonus_shells", "seat": 0, "range": [0, 4],
+                       "wave_games": 10, "max_games": 60, "confirm_games": 0}}
+    spec = ExperimentSpec.model_validate(raw)
+    rules = balance.balance_rules(spec, players, 2)
+    out = balance._play(spec, players, rules, spec.agent_list(players), spec.seed, 0, units)
+
+    per = spec.games_per_deal(players)
+    ran = ExperimentSpec.model_validate({**{k: v for k, v in raw.items() if k != "balance"},
+                                         "arms": {"v": rules}, "games_per_arm": units * per})
+    assert run_experiment(ran, str(tmp_path), "e") == "done"
+    games = pipelines.scan(tmp_path / "e").collect()
+    rotated = games.sort("game_index")["seat_agent"].to_list()
+    assert rotated[1] == ["random", "random", "greedy"]  # the agents turn one seat per game
+    truncated = int((games["end_reason"] == "turn_limit").sum())
+    assert 0 < truncated < len(games) and out["truncated"] == truncated
+    assert out["games"] == len(games)
+    kept = pipelines.units(games, ["turn_limit"]).sort("game_index")
+    seen = ~np.isnan(out["seat_win_share"]).any(axis=1)
+    assert 0 < seen.sum() == len(kept) < units  # some units left out, the others kept
+    assert np.flatnonzero(seen).tolist() == kept["game_index"].to_list()
+    for column in ("seat_win_share", "seat_score"):
+        assert out[column][seen] == pytest.approx(np.array(kept[column].to_list()))
+    # the dataset the service reads agrees: the same units, the truncated games reported
+    cells = pipelines.cell_summary(tmp_path / "e")
+    assert cells["units"][0] == len(kept) and cells["truncated"][0] == truncated
+    # and the whole search runs on such units (NaN-aware fit), the same twice
+    first, again = balance.run_balance(spec), balance.run_balance(spec)
+    for c in first["cells"] + again["cells"]:
+        c.pop("cpu_seconds")
+    assert first == again and first["cells"][0]["games"] > 0
 def _curve(mean: float, values=(0, 1, 2), games=2000, players=2):
     """A search's curve whose figure at `values` has the given mean (0/1 games)."""
     rng = np.random.default_rng(1)
@@ -224,3 +272,41 @@ def test_the_equal_target_is_the_fair_share_at_every_player_count():
         assert sb._points(spec, players)(1 / players) == 0
         shares = np.eye(players)[[0, players - 1]]           # the last seat wins once
         assert sb._figure(spec, players, shares).tolist() == [0.0, 1.0]
+
+
+def _answers_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "balance_answers.py"
+    spec = importlib.util.spec_from_file_location("balance_answers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_answers_are_their_stored_results():
+    """docs/balance.md's answers are rendered from the results scripts/balance_answers.py
+    stored when it played each example: a hand-edited block, a changed example or a missing
+    answer fails here."""
+    assert _answers_script().stale() == []
+
+
+def test_a_stale_answer_is_caught(tmp_path, monkeypatch):
+    script = _answers_script()
+    (tmp_path / "answers").mkdir()
+    name = "golden_island_last_seat_greedy"
+    for folder, sub in ((script.EXAMPLES, ""), (script.ANSWERS, "answers")):
+        (tmp_path / sub / f"{name}.json").write_text((folder / f"{name}.json").read_text())
+    doc = tmp_path / "balance.md"
+    monkeypatch.setattr(script, "EXAMPLES", tmp_path)
+    monkeypatch.setattr(script, "ANSWERS", tmp_path / "answers")
+    monkeypatch.setattr(script, "DOC", doc)
+    doc.write_text(f"x\n<!-- answer: {name} -->\nold words\n<!-- /answer -->\n")
+    assert script.stale() == ["docs/balance.md differs from its stored answers (write it)"]
+    doc.write_text(script.render(doc.read_text()))
+    assert script.stale() == [] and "seat 4 of 4 under greedy" in doc.read_text()
+    spec = json.loads((tmp_path / f"{name}.json").read_text())
+    spec["seed"] += 1
+    (tmp_path / f"{name}.json").write_text(json.dumps(spec))
+    assert "changed since its answer was played" in script.stale()[0]

@@ -153,21 +153,25 @@ def test_failure_reports_the_error(ray_local, tmp_path):
     assert "arm=b" in seen[-1].error or "exists" in seen[-1].error.lower()
 
 
-def _jeffreys_half(shares: np.ndarray) -> np.ndarray:
-    """Per seat, the half-width of Jeffreys' interval with the effective count of tied
-    shares (scipy's beta quantiles)."""
+def _jeffreys_half(shares: np.ndarray, alpha: float = 0.05) -> np.ndarray:
+    """Per seat, the half-width of Jeffreys' interval at level 1 - alpha with the effective
+    count of tied shares (scipy's beta quantiles)."""
     from scipy import stats
 
     n, p, var = len(shares), shares.mean(axis=0), shares.var(axis=0)
     m = np.where((var > 0) & (p > 0) & (p < 1), n * p * (1 - p) / np.where(var > 0, var, 1), n)
-    low = stats.beta.ppf(0.025, p * m + 0.5, m - p * m + 0.5)
-    high = stats.beta.ppf(0.975, p * m + 0.5, m - p * m + 0.5)
+    low = stats.beta.ppf(alpha / 2, p * m + 0.5, m - p * m + 0.5)
+    high = stats.beta.ppf(1 - alpha / 2, p * m + 0.5, m - p * m + 0.5)
     return (high - low) / 2
 
 
-def test_stop_when_stops_after_the_first_precise_wave(ray_local, tmp_path):
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_stop_when_stops_after_the_first_precise_wave(ray_local, tmp_path, alpha):
+    """The precision rule judges the intervals at the run's level (stop_when.alpha), the
+    ones its finished page shows: every one is within +-half_width there."""
     half = 0.09
-    spec = _spec(games_per_arm=100, stop_when={"half_width": half, "max_games": 2000})
+    spec = _spec(games_per_arm=100, stop_when={"half_width": half, "max_games": 2000,
+                                              "alpha": alpha})
     seen = []
     assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "done"
     rows = _rows(tmp_path / "exp")
@@ -177,11 +181,24 @@ def test_stop_when_stops_after_the_first_precise_wave(ray_local, tmp_path):
               for arm in ("a", "b")}
 
     def precise(n):
-        return n > 0 and all(np.all(_jeffreys_half(s[:n]) < half) for s in shares.values())
+        return n > 0 and all(np.all(_jeffreys_half(s[:n], alpha) < half)
+                             for s in shares.values())
 
     assert precise(per_arm)
     assert not precise(per_arm - 100)  # the wave before was not yet precise enough
     assert seen[-1].done == seen[-1].total == 2 * per_arm
+    page = pipelines.summary(tmp_path / "exp", look=spec.look(interim=False))
+    shown = ((page["win_hi"] - page["win_lo"]) / 2).to_numpy()
+    assert np.all(shown < half)  # the finished page shows the half-width it stopped at
+    assert shown.max() == pytest.approx(max(_jeffreys_half(s, alpha).max()
+                                            for s in shares.values()))
+    # the ETA: unknown ("–") until the rule can tell, then what it is expected to need (at
+    # most the max_games bound, and below it once the rule expects to stop earlier)
+    running = [p for p in seen if p.status == "running"]
+    assert all(p.eta_s is None for p in running if p.written < 2 * 100)
+    known = [p for p in running if p.eta_s is not None]
+    assert all(p.eta_s * p.games_per_s <= p.total - p.done + 1e-6 for p in known)
+    assert per_arm == 100 or known
 
 
 def test_stop_when_caps_at_max_games(ray_local, tmp_path):

@@ -48,6 +48,29 @@ def test_every_response_forbids_framing_and_type_guessing(tmp_path):
             assert _secured(answer), (answer.request.url, answer.headers)
 
 
+def test_an_unanswered_error_or_a_panic_is_a_json_500(tmp_path):
+    """A route's bug or a library's panic (Polars' PanicException is no Exception) answers
+    JSON 500 naming its kind, with the security headers, never a plain-text page."""
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                     run_worker=False)
+
+    @app.get("/test-bug")
+    def bug():
+        raise RuntimeError("a bug")
+
+    @app.get("/test-panic")
+    def panic():
+        raise pl.exceptions.PanicException("index out of bounds")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for path, kind in (("/test-bug", "RuntimeError"), ("/test-panic", "PanicException")):
+            answer = client.get(path)
+            assert answer.status_code == 500 and _secured(answer)
+            assert answer.headers["content-type"] == "application/json"
+            assert kind in answer.json()["detail"]
+        assert client.get("/healthz").status_code == 200  # the service goes on
+
+
 # ---- CSV cells that a spreadsheet would run --------------------------------------------------
 @pytest.mark.parametrize("text", FORMULAS + ["\tx", "\rx"])
 def test_a_formula_cell_is_escaped(text):

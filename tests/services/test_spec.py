@@ -220,8 +220,10 @@ def test_cells_cover_arms_times_player_counts():
 @settings(max_examples=50, deadline=None)
 @given(games=st.integers(1, 20000), shard=st.integers(100, 3000))
 def test_shards_tile_the_games_exactly(games, shard):
+    from services.runner import _shards
+
     spec = ExperimentSpec.model_validate(_base(games_per_arm=games, shard_size=shard))
-    shards = list(spec.shards())
+    shards = list(_shards(0, spec.max_games_per_cell(), spec.shard_size))
     assert shards[0][0] == 0
     for (s, c), (s2, _) in zip(shards, shards[1:]):
         assert s + c == s2 and c == shard
@@ -233,9 +235,14 @@ def test_waves_with_stop_when():
     spec = ExperimentSpec.model_validate(
         _base(games_per_arm=300, stop_when={"half_width": 0.05, "max_games": 1000}))
     assert list(spec.waves()) == [300, 600, 900, 1000]
-    # shards never straddle a wave boundary (each wave extends every cell exactly)
-    assert [sum(c for _, c in w) for w in spec.wave_shards()] == [300, 300, 300, 100]
-    assert sum(c for _, c in spec.shards()) == 1000
+    # the runner's shards never straddle a wave boundary (each wave extends every cell)
+    from services.runner import _shards
+
+    ends = list(spec.waves())
+    waves = [list(_shards(b, e, spec.shard_size)) for b, e in zip([0] + ends, ends)]
+    assert [sum(c for _, c in w) for w in waves] == [300, 300, 300, 100]
+    assert all(b <= s and s + c <= e for w, b, e in zip(waves, [0] + ends, ends)
+               for s, c in w)
     assert spec.total_games() == 1000
 
 
