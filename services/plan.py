@@ -254,7 +254,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             "verdict": (_sequential_verdict(spread, len(cells), wall, workers, delta, spec)
                         if sequential else
                         _verdict(per_cell, len(cells), wall, workers, half_width, delta)
-                        + _beyond_max(spec, per_cell))}
+                        + _beyond_max(spec, per_cell) + _below_games_per_arm(spec, per_cell))}
 
 
 def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precision) -> dict:
@@ -306,7 +306,8 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
 def _verdict(per_cell, cells, wall, workers, half_width, delta) -> str:
     goals = []
     if half_width is not None:
-        goals.append(f"to measure every win share to ±{100 * half_width:g} points (95%)")
+        goals.append(f"to measure every win share to ±{100 * half_width:g} "
+                     f"point{'' if half_width == 0.01 else 's'} (95%)")
     if delta is not None:
         goals.append(f"to detect a difference of {100 * delta:g} points from the baseline "
                      "with 80% power")
@@ -321,6 +322,15 @@ def _beyond_max(spec: ExperimentSpec, per_cell: int) -> str:
         return ""
     return (f" The spec's stop_when.max_games ({rule.max_games:,}) would end the run before "
             "that.")
+
+
+def _below_games_per_arm(spec: ExperimentSpec, per_cell: int) -> str:
+    """A fixed-n spec whose games_per_arm is below the plan's estimate says so."""
+    if spec.stop_when is not None or spec.games_per_arm >= per_cell:
+        return ""
+    return (f" The spec's games_per_arm ({spec.games_per_arm:,}) is below this: its "
+            f"intervals would be wider, and its questions may stay undecided; set "
+            f"games_per_arm = {per_cell:,}, or stop_when.")
 
 
 def _duration(seconds: float) -> str:
