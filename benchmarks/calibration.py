@@ -1,7 +1,10 @@
 """The statistics' audit with known truth (issue 26), the long version of
 tests/pipelines/test_calibration.py: seeded synthetic outcomes pushed through pipelines.stats.
 
-    nice -n 19 python benchmarks/calibration.py            # about 15 minutes on one core
+    nice -n 19 python benchmarks/calibration.py            # about 15 minutes on one core,
+                                                            # and the 1,000-cell family's
+                                                            # 100 x 2 families (seats) about
+                                                            # 2 CPU-minutes more
     nice -n 19 python benchmarks/calibration.py plan sequential   # some parts only
 
 Prints, per property, the goal and the measured figure with its Monte Carlo +- (2 s.e.):

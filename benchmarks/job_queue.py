@@ -79,7 +79,7 @@ def wait(client, kind: str, jid: str, statuses, limit: float = 120.0) -> float:
 
 
 def job_processes(server_pid: int) -> list[int]:
-    """The server's job processes (python -P -m services.worker), by their parent."""
+    """The server's job processes (services.worker.JOB_PROCESS), by their parent."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

@@ -2,7 +2,8 @@
 truth: 3-player games (one winner each), delta 3 points, waves of 200 games, max_games
 10,000.  The runs are the rule itself (stats.cs_seat_decisions / cs_comparison_decisions
 on the games' running means and sds, Bonferroni over the rows); each pilot (200 units, or
-grown as pipelines.pilot_units grows it for stop_when.delta) is planned by pipelines.simulate_decision with the pilot's means
+grown as pipelines.pilot_units grows it for stop_when.delta) is planned by
+pipelines.simulate_decision with the pilot's means
 and covariances, as services.plan does.
 
     nice -n 19 python -m benchmarks.plan_decision      # a few minutes

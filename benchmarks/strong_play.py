@@ -132,7 +132,7 @@ def main(argv=None) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"{args.games} games per preset, head-to-head {args.h2h} games", flush=True)
     measured = costs(entries, args.games, args.slice)
-    print(f"| game | players | preset | agent | CPU s a game | moves a game | minutes for "
+    print(f"| game | players | preset | agent | CPU ms a game | moves a game | minutes for "
           f"{VERDICT_GAMES:,} games on {CORES} cores | head-to-head vs {BASELINE} [95% CI] |")
     print("|---|---|---|---|---|---|---|---|")
     for (name, preset), (players, agent) in entries.items():
@@ -148,7 +148,7 @@ def main(argv=None) -> None:
             else:
                 m, lo, hi = head_to_head(game, players, agent, args.h2h)
                 strength = f"{100 * m:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
-        print(f"| {name} | {players} | {preset} | `{agent}` | {cpu / n:.3f} | {moves / n:.0f} "
+        print(f"| {name} | {players} | {preset} | `{agent}` | {1000 * cpu / n:,.1f} | {moves / n:.0f} "
               f"| {minutes(cpu / n):.1f} | {strength} |", flush=True)
         rate = n / cpu
         data["games"][name]["presets"][preset]["games_per_cpu_second"] = round(

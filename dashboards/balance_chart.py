@@ -169,10 +169,3 @@ def _legend(cell, c, ans) -> list[str]:
     out.append("</g>")
     return out
 
-
-def chart_json(cell: dict, option: str) -> dict:
-    """The same chart as data (for a page that draws its own)."""
-    return {"option": option, "players": cell["players"], "seat": cell["seat"],
-            "agent": cell["agent"], "answer": cell["answer"], **cell["chart"],
-            "confirmations": [{k: c[k] for k in ("value", "verdict", "mean", "low", "high")}
-                              for c in cell.get("confirmations", [])]}

@@ -40,7 +40,12 @@ def _legend(names: list[str]) -> str:
         for i, n in enumerate(names)) + "</div>"
 
 
-def _y_axis(lo: float, hi: float, label: str) -> tuple[list[str], callable]:
+def _percent(v: float) -> str:
+    """A share or a rate as a designer reads it: 0.25 -> '25%'."""
+    return f"{100 * v:.3g}%"
+
+
+def _y_axis(lo: float, hi: float, label: str, fmt=_fmt) -> tuple[list[str], callable]:
     def y(v):
         return PAD_T + (H - PAD_T - PAD_B) * (1 - (v - lo) / ((hi - lo) or 1))
 
@@ -48,7 +53,7 @@ def _y_axis(lo: float, hi: float, label: str) -> tuple[list[str], callable]:
     for t in _ticks(lo, hi):
         parts.append(f"<line class='grid' x1='{PAD_L}' x2='{W - PAD_R}' y1='{y(t):.1f}' "
                      f"y2='{y(t):.1f}'/><text class='tick' x='{PAD_L - 6}' y='{y(t) + 4:.1f}' "
-                     f"text-anchor='end'>{_fmt(t)}</text>")
+                     f"text-anchor='end'>{fmt(t)}</text>")
     mid = PAD_T + (H - PAD_T - PAD_B) / 2
     parts.append(f"<text class='axis-label' x='12' y='{mid}' text-anchor='middle' "
                  f"transform='rotate(-90 12 {mid})'>{_e(label)}</text>")
@@ -56,13 +61,15 @@ def _y_axis(lo: float, hi: float, label: str) -> tuple[list[str], callable]:
 
 
 def bars(groups: list[str], series: list[dict], y_label: str = "", y_min: float | None = None,
-         reference: float | None = None) -> str:
-    """Grouped bars: series [{name, points: [(y, lo, hi) | None per group]}]."""
+         reference: float | None = None, percent: bool = False) -> str:
+    """Grouped bars: series [{name, points: [(y, lo, hi) | None per group]}]; percent: the
+    values are shares, labelled in percent."""
     values = [v for s in series for p in s["points"] if p for v in p if v is not None]
     lo = y_min if y_min is not None else min([0.0] + values)
     hi = max(values + ([reference] if reference is not None else []) + [lo + 1e-9])
     hi = hi + 0.1 * (hi - lo or 1)
-    parts, y = _y_axis(lo, hi, y_label)
+    fmt = _percent if percent else _fmt
+    parts, y = _y_axis(lo, hi, y_label, fmt)
     gw = (W - PAD_L - PAD_R) / max(len(groups), 1)
     bw = gw * 0.8 / max(len(series), 1)
     base = y(max(lo, 0.0)) if lo <= 0 <= hi else y(lo)
@@ -76,8 +83,8 @@ def bars(groups: list[str], series: list[dict], y_label: str = "", y_min: float 
             v, plo, phi = p
             x = PAD_L + gw * gi + gw * 0.1 + bw * si
             top, height = min(y(v), base), abs(base - y(v))
-            tip = f"{s['name']}, {g}: {_fmt(v)}" + (
-                f" [{_fmt(plo)}, {_fmt(phi)}]" if plo is not None else "")
+            tip = f"{s['name']}, {g}: {fmt(v)}" + (
+                f" [{fmt(plo)}, {fmt(phi)}]" if plo is not None else "")
             parts.append(f"<rect class='bar' x='{x:.1f}' y='{top:.1f}' "
                          f"width='{max(bw - 2, 1):.1f}' height='{height:.1f}' "
                          f"fill='{PALETTE[si % len(PALETTE)]}'><title>{_e(tip)}</title></rect>")

@@ -65,7 +65,8 @@ def _more_games(total: float, n: float, per_unit: int = 1) -> str:
         return "more games would not decide it at this margin"
     if total <= n:  # the estimates alone would decide now: the family's test does not yet
         return "its test is short of the family's threshold, so a few more games may decide"
-    return f"about {int(max(total - n, 1)) * per_unit:,} more games per cell would decide"
+    more = int(max(total - n, 1)) * per_unit
+    return f"about {more:,} more game{'' if more == 1 else 's'} per cell would decide"
 
 
 def _unit_text(n: int, per_unit: int) -> str:

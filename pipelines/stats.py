@@ -273,7 +273,8 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
     (the F approximation is too liberal in its far tail at small n: 12 fair cells of 100
     four-player games were called unbalanced 9% of the time at BH 5%) with up to
     permutation_draws(tests, alpha) draws, so its resolution is below the threshold of a
-    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  Returns (statistic T^2, p-value); p is NaN when there is nothing
+    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  Returns
+    (statistic T^2, p-value); p is NaN when there is nothing
     to test."""
     shares = _arr(shares)
     n, k = shares.shape
@@ -309,7 +310,8 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
 
 
 # ---- always-valid (interim) figures ----------------------------------------------------------
-HORIZON_LEVEL = 2.25  # the mixture's level per unit of alpha: the sequence holds to `planned`
+HORIZON_LEVEL = 1.9  # the mixture's level per unit of alpha: the sequence holds to `planned`
+HORIZON_TUNING = 0.5  # the mixture is tightest at this share of `planned`
 
 
 def cs_half_width(sd, n, alpha=ALPHA, planned=10_000, prior_var=None):
@@ -318,9 +320,11 @@ def cs_half_width(sd, n, alpha=ALPHA, planned=10_000, prior_var=None):
     until `planned` units (the run's max_games: the run ends there), so a run may be watched
     and stopped at any time.  A sequence that holds for ever would spend only 2% of a 5%
     error before `planned` (Brownian motion watched at every unit), so the mixture is taken
-    at HORIZON_LEVEL x alpha, which crosses before `planned` about 4.5% of the time for 5%
-    (0.8% for 1%; fewer looks, less: benchmarks/calibration.py).  The mixture is tuned in
-    standardized units, so the sequence is tightest near `planned` units whatever the outcome's spread
+    at HORIZON_LEVEL x alpha and tuned to be tightest at HORIZON_TUNING x `planned` (where
+    runs decide: half as many games as max_games or fewer), which a mean watched after every
+    unit crosses before `planned` about 4.9% of the time for 5% (fewer looks, less:
+    docs/lab/statistics.md, round 4, row 1).  The mixture is tuned in
+    standardized units, so the sequence is tightest there whatever the outcome's spread
     (variance-adaptive: strongly correlated arms, whose paired differences vary little,
     decide in proportionally fewer games).  With `prior_var` (the variance of one
     pseudo-unit, e.g. 1/4 for an outcome in [0, 1]) the observed variance is regularised by
@@ -331,7 +335,7 @@ def cs_half_width(sd, n, alpha=ALPHA, planned=10_000, prior_var=None):
     if prior_var is not None:
         sd = np.sqrt((n * sd ** 2 + _arr(prior_var)) / (n + 1))
     c = -2 * np.log(alpha) + np.log(-2 * np.log(alpha) + 1)
-    rho2 = c / np.maximum(_arr(planned), 1)
+    rho2 = c / np.maximum(HORIZON_TUNING * _arr(planned), 1)
     v = n * rho2 + 1
     return sd * np.sqrt(2 * v / (n ** 2 * rho2) * np.log(np.sqrt(v) / alpha))
 

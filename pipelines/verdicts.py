@@ -35,14 +35,14 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
             balanced = bool(np.all(np.abs(rate - fair) + half < look.delta))
         top = int(np.argmax(rate))
         best = part.row(top, named=True)
-        lead = (f"Seat {top} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
+        lead = (f"Seat {top + 1} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
                 f"{_pct(best['win_hi'])}) against a fair {_pct(fair)}{_no_winner_text(cell)} "
                 f"over {_unit_text(n, per_unit)}")
         tag = "Interim: " if look.interim else ""
         if unbalanced:
             low = int(np.argmin(rate))
-            out.append((True, f"{tag}{lead}: the seats are unbalanced (seat {top} favoured, seat "
-                       f"{low} least)."))
+            out.append((True, f"{tag}{lead}: the seats are unbalanced (seat {top + 1} favoured, "
+                       f"seat {low + 1} least)."))
         elif balanced:
             out.append((True, f"{tag}Every seat wins within {_margin_text(look.delta)} of a fair "
                        f"{_pct(fair)}{_no_winner_text(cell)} over {_unit_text(n, per_unit)}: "
@@ -93,7 +93,7 @@ def _truncation_notes(cells: pl.DataFrame, include_truncated: bool) -> list[str]
 def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
     """(decided, sentence) for one comparison row (win share, or team win rate)."""
     d, lo, hi, delta = row["win_share_diff"], row["win_diff_lo"], row["win_diff_hi"], look.delta
-    what = "the team win rate" if row["seat"] is None else f"seat {row['seat']}'s win share"
+    what = "the team win rate" if row["seat"] is None else f"seat {row['seat'] + 1}'s win share"
     unit = "games" if row["unit"] == "game" else "deals"
     text = (f"{row['arm']} changes {what} by {100 * d:+.1f} points [{100 * lo:+.1f}, "
             f"{100 * hi:+.1f}] against {row['baseline']} ({row['players']} players, "

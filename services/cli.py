@@ -117,7 +117,7 @@ def print_results(path: str, spec, out=None) -> None:
               file=out)
         for s in part.iter_rows(named=True):
             flag = "  (fewer than 30 games: approximate)" if s["small_n"] else ""
-            print(f"  {s['seat']:>4}  {s['agent']:<{w}}  {_pct(s['win_share'])} "
+            print(f"  {s['seat'] + 1:>4}  {s['agent']:<{w}}  {_pct(s['win_share'])} "
                   f"[{_pct(s['win_lo'])}, {_pct(s['win_hi'])}]   "
                   f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]{flag}",
                   file=out)
@@ -152,7 +152,7 @@ def interim_lines(path: str, spec) -> list[str]:
                        f"[{_pct(cell['team_win_lo']).strip()}, "
                        f"{_pct(cell['team_win_hi']).strip()}]")
         else:
-            figures = ", ".join(f"seat {s['seat']} {_pct(s['win_share']).strip()} "
+            figures = ", ".join(f"seat {s['seat'] + 1} {_pct(s['win_share']).strip()} "
                                 f"[{_pct(s['win_lo']).strip()}, {_pct(s['win_hi']).strip()}]"
                                 for s in part.sort("seat").iter_rows(named=True))
         lines.append(f"interim (valid at any look) arm {arm!r}, {players} players, "
@@ -190,14 +190,14 @@ def _print_ladder(path: str, spec, out) -> None:
         print(f"  arm {base!r}, {players} players:", file=out)
         for (rung,), part in cell.group_by("rung", maintain_order=True):
             print(f"    {rung:<{w}}  " + "  ".join(
-                f"seat {r['seat']} {_pct(r['win_share']).strip()} [{_pct(r['win_lo']).strip()}"
+                f"seat {r['seat'] + 1} {_pct(r['win_share']).strip()} [{_pct(r['win_lo']).strip()}"
                 f", {_pct(r['win_hi']).strip()}]" for r in part.iter_rows(named=True)),
                 file=out)
         v = verdicts.get((base, players))
         if v is not None:
             word = "stable" if v["stable"] else "NOT stable"
             print(f"    verdict {word} between {v['second']} and {v['strongest']}: largest "
-                  f"change of a seat advantage {100 * v['change']:+.2f} pts (seat {v['seat']}, "
+                  f"change of a seat advantage {100 * v['change']:+.2f} pts (seat {v['seat'] + 1}, "
                   f"95% half-width {100 * v['half_width']:.2f} pts)", file=out)
 
 
@@ -224,7 +224,7 @@ def _print_outcomes(rows, game, cell, out) -> None:
             f"{n} {means[n]:.2f}" for n in game_cols), file=out)
     if seat_cols:
         w = max(len(n) for n in seat_cols) + 2
-        print(f"  {'seat outcomes (mean)':<{w}}" + "".join(f"{'seat ' + str(k):>9}"
+        print(f"  {'seat outcomes (mean)':<{w}}" + "".join(f"{'seat ' + str(k + 1):>9}"
                                                          for k in range(players)), file=out)
         for n in seat_cols:
             print(f"    {n:<{w - 2}}" + "".join(f"{means[f'{n}/{k}']:9.2f}"
@@ -301,6 +301,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
     from services.settings import Settings
     from services.storage import has_results
 
+    from services.demo import duration
     from services.report import VerdictLog
 
     settings = Settings()
@@ -314,12 +315,17 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
         print(f"  {spec.games_per_arm:,} games per arm and player count (games_per_arm"
               f"{'' if 'games_per_arm' in spec.model_fields_set else ', the default'})",
               file=sys.stderr)
-    bar = tqdm(total=spec.total_games(), unit="games", file=sys.stderr, dynamic_ncols=True)
+    # The bar's own ETA would count down to total (with stop_when: the max_games bound);
+    # the runner's (Progress.eta_s: None while unknown) is the one shown.
+    bar = tqdm(total=spec.total_games(), unit="games", file=sys.stderr, dynamic_ncols=True,
+               bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}"
+                          "{postfix}]", postfix="ETA –")
     last = {"shown": time.monotonic()}
     verdicts = VerdictLog(spec, path)
 
     def progress(p):
         bar.total = p.total
+        bar.set_postfix_str(f"ETA {duration(p.eta_s)}", refresh=False)
         bar.update(p.done - bar.n)
         last["p"] = p
         now = time.monotonic()
@@ -341,6 +347,9 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
     for line in verdicts.new_lines(interim=False):
         print(line, file=sys.stderr)
     print_results(path, spec)
+    print("\nthe answer:")
+    for line in verdicts.answer_lines():
+        print(f"  {line}")
     return 0
 
 
@@ -526,11 +535,8 @@ def _serve_arguments(p: argparse.ArgumentParser) -> None:
                    "address without a token (anyone who reaches the port may write)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="meeplelab",
-                                     description="Monte Carlo balance analysis of tabletop games")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("games", help="print the game catalogue")
+def _add_play_commands(sub) -> None:
+    """`run SPEC` and `demo`: the same output flags (demo: with --table only)."""
     from services.demo import DEMO_QUESTION
 
     for name, text in (("run", "play an experiment spec (JSON or TOML)"),
@@ -552,14 +558,19 @@ def main(argv: list[str] | None = None) -> int:
                        help="while the run goes, print every cell's interim figures (valid "
                        "at any look) at most this often (default 10; 0: after every shard)"
                        + only)
+
+
+def _add_other_commands(sub) -> None:
+    """`plan`, `balance`, `report` and `serve`."""
     p = sub.add_parser("plan", help="estimate the games and wall time a spec needs, from a "
                        "short pilot run")
     p.add_argument("spec", help="experiment spec file (.json or .toml)")
     p.add_argument("--half-width", type=float, default=None,
-                   help="target 95%% half-width on win shares (default: the spec's "
-                   "stop_when.half_width, else 0.01)")
+                   help="target 95%% half-width on win shares, a fraction: 0.01 is 1 point "
+                   "(default: the spec's stop_when.half_width, else 0.01)")
     p.add_argument("--delta", type=float, default=None,
-                   help="difference from the baseline to detect with 80%% power")
+                   help="difference from the baseline to detect with 80%% power, a fraction: "
+                   "0.05 is 5 points")
     p.add_argument("--pilot-games", type=int, default=200, help="pilot games per cell")
     p.add_argument("--workers", type=int, default=None, help="cores the run will use "
                    "(default: every core)")
@@ -578,7 +589,36 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_* and "
                        "RAY_ADDRESS, see services/settings.py)")
     _serve_arguments(p)
-    args = parser.parse_args(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    out = argparse.ArgumentParser(prog="meeplelab",
+                                  description="Monte Carlo balance analysis of tabletop games")
+    sub = out.add_subparsers(dest="command", required=True)
+    sub.add_parser("games", help="print the game catalogue")
+    _add_play_commands(sub)
+    _add_other_commands(sub)
+    return out
+
+
+def serve_command(args) -> int:
+    """`meeplelab serve`, and `meeplelab demo` (the service with the demo queued): 0 once
+    stopped, 1 when a demo experiment failed (the demo then stops the service itself)."""
+    from services import app, demo
+
+    try:
+        app.serve(args.host, args.port, demo=args.command == "demo", insecure=args.insecure)
+    except (app.RefusedStart, app.PortInUse) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C after a clean stop (uvicorn re-raises it)
+        pass
+    return 1 if args.command == "demo" and demo.failures() else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
     if args.command == "report":
         return report_command(args.target, args.output, args.spec)
     if args.command == "demo" and not args.table:
@@ -586,22 +626,13 @@ def main(argv: list[str] | None = None) -> int:
                                           ("--interim-every", args.interim_every))
                  if value is not None]
         if given:
-            parser.error(f"{', '.join(given)} only apply to `meeplelab demo --table` (the "
-                         "served demo uses the service's settings: MEEPLELAB_RESULTS, "
-                         "every core)")
+            p.error(f"{', '.join(given)} only apply to `meeplelab demo --table` (the "
+                    "served demo uses the service's settings: MEEPLELAB_RESULTS, "
+                    "every core)")
     if args.command == "serve" or (args.command == "demo" and not args.table):
-        from services import app
-
-        try:
-            app.serve(args.host, args.port, demo=args.command == "demo", insecure=args.insecure)
-        except (app.RefusedStart, app.PortInUse) as exc:
-            print(exc, file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:  # Ctrl-C after a clean stop (uvicorn re-raises it)
-            pass
-        return 0
+        return serve_command(args)
     if getattr(args, "workers", None) is not None and args.workers < 1:
-        parser.error("--workers must be >= 1")
+        p.error("--workers must be >= 1")
     if args.command == "plan":
         return plan_spec_file(args.spec, args.half_width, args.delta, args.pilot_games,
                               args.workers)

@@ -15,6 +15,8 @@ an ETA and each verdict as it is decided, then the dashboard URL again (Terminal
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import threading
 import time
@@ -23,6 +25,7 @@ from importlib import resources
 from services.spec import ExperimentSpec
 
 DEMO_FILE = "demo.json"
+_FAILED: list[str] = []  # the demo experiments this process saw fail (failures())
 
 
 def demo_file() -> dict:
@@ -51,7 +54,7 @@ def ensure_demo(registry) -> list[str]:
     return ids
 
 
-def _duration(seconds: float | None) -> str:
+def duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
     s = int(round(seconds))
@@ -61,14 +64,18 @@ def _duration(seconds: float | None) -> str:
 class TerminalReport(threading.Thread):
     """Prints, while the service plays the demo: each experiment's progress with an ETA
     (every `every` seconds), each verdict as it is decided (interim figures, valid at any
-    look), the final verdicts when it is done, then the dashboard URL again."""
+    look), the answer when it is done, then the dashboard URL again.  A failed experiment
+    ends the demo: the terminal says so and `on_failure` runs (by default it stops the
+    service, and `meeplelab demo` then exits with 1: `failed` holds the failures)."""
 
     def __init__(self, db: str, results: str, ids: list[str], url: str, every: float = 5.0,
-                 out=None):
+                 out=None, on_failure=None):
         super().__init__(daemon=True, name="demo-terminal")
         self.db, self.results, self.ids, self.url, self.every = db, results, ids, url, every
         self.out = out or sys.stderr
+        self.on_failure = on_failure or _stop_this_process
         self.stopped = threading.Event()
+        self.failed: list[str] = []
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -79,7 +86,15 @@ class TerminalReport(threading.Thread):
         registry = Registry(self.db)
         try:
             for n, eid in enumerate(self.ids, 1):
-                if not self.follow(registry, eid, f"[{n}/{len(self.ids)}]"):
+                status = self.follow(registry, eid, f"[{n}/{len(self.ids)}]")
+                if status is None:
+                    return
+                if status == "failed":
+                    self.failed.append(eid)
+                    _FAILED.append(eid)
+                    self.say(f"the demo failed: experiment {n} of {len(self.ids)} did not "
+                             "finish (the error is above); stopping the service")
+                    self.on_failure()
                     return
             self.say(f"the demo is done: {self.url}")
         except Exception as exc:  # the terminal's report must never stop the service
@@ -87,53 +102,72 @@ class TerminalReport(threading.Thread):
         finally:
             registry.close()
 
-    def follow(self, registry, eid: str, tag: str) -> bool:
-        from services.report import VerdictLog, short_agent
+    def follow(self, registry, eid: str, tag: str) -> str | None:
+        """Follows one experiment to its end; its final status (None: stopped first)."""
+        from services.report import VerdictLog
         from services.storage import experiment_path, has_results
 
         record = registry.get(eid)
         spec = ExperimentSpec.model_validate(record["spec"])
         root = experiment_path(self.results, eid)
         log = VerdictLog(spec, root)
-        agent = short_agent(spec.agents) if isinstance(spec.agents, str) else "mixed agents"
-        self.say(f"{tag} {record['name']}: {agent} in every seat, until decided (at most "
+        self.say(f"{tag} {record['name']}: {_who(spec)}, until decided (at most "
                  f"{spec.total_games():,} games)")
         shown = seen_games = 0
         while not self.stopped.wait(1.0):
             record = registry.get(eid)
             if record is None:
-                return False
+                return None
             status, done = record["status"], record["games_done"]
             now = time.monotonic()
             quiet = done == seen_games and now - shown < 6 * self.every  # nothing new
             if status == "running" and now - shown >= self.every and not quiet:
                 shown = now
-                rate = record["games_per_second"]
-                self.say(f"{tag} {done:,} games played"
-                         + (f", {rate:,.0f} games/s, ETA at most "
-                            f"{_duration(record['eta_seconds'])}" if rate else ""))
+                self.say(f"{tag} " + progress_text(done, record["games_per_second"],
+                                                   record["eta_seconds"]))
                 if done > seen_games and has_results(root):
                     seen_games = done
                     for line in log.new_lines():
                         self.say(f"{tag} {line}")
             if status in ("done", "failed", "cancelled"):
-                if status == "done":
-                    log.seen.clear()
-                    self.say(f"{tag} done after {done:,} games; verdicts:")
-                    for line in log.new_lines(interim=False):
-                        self.say(f"{tag} {line}")
-                    open_items = [i for b in _final(log) for i in b["items"]
-                                  if i["decided"] is False]
-                    for item in open_items:
-                        self.say(f"{tag} {item['title']}: {item['status']}")
-                else:
-                    self.say(f"{tag} {status}: {record.get('error') or ''}")
+                self.ended(log, record, tag)
                 self.say(f"{tag} figures and charts: {self.url}experiments/{eid}")
-                return True
-        return False
+                return status
+        return None
+
+    def ended(self, log, record: dict, tag: str) -> None:
+        status = record["status"]
+        if status != "done":
+            self.say(f"{tag} {status} after {record['games_done']:,} games"
+                     + (f": {record['error']}" if record.get("error") else ""))
+            return
+        self.say(f"{tag} done after {record['games_done']:,} games. The answer:")
+        for line in log.answer_lines():
+            self.say(f"{tag} {line}")
 
 
-def _final(log) -> list[dict]:
-    from services.report import headline
+def failures() -> list[str]:
+    """The ids of the demo experiments that failed while this process served the demo."""
+    return list(_FAILED)
 
-    return headline(log.spec, log.root, log.look(interim=False))["blocks"]
+
+def _who(spec) -> str:
+    from services.report import short_agent
+
+    agent = short_agent(spec.agents) if isinstance(spec.agents, str) else "mixed agents"
+    return f"{agent} in every seat" if isinstance(spec.agents, str) else agent
+
+
+def progress_text(done: int, rate: float | None, eta: float | None) -> str:
+    """'1,200 games played, 35 games/s, ETA 2 min 10 s' ('ETA –' while it is unknown)."""
+    from services.report import plural
+
+    text = f"{plural(done, 'game')} played"
+    if rate:
+        text += f", {rate:,.0f} games/s, ETA {duration(eta)}"
+    return text
+
+
+def _stop_this_process() -> None:
+    """Stops the service the way Ctrl-C does (uvicorn ends the lifespan, then returns)."""
+    os.kill(os.getpid(), signal.SIGINT)

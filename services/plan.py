@@ -7,8 +7,8 @@ A short pilot plays `pilot_games` games of every cell in this process (its own s
 pilot is not the run's first games), and goes on (the same deals for every arm, at most
 pipelines.stopping.PILOT_GROWTH times as many, within the time budget) until its rarest
 outcome, such as a seat that wins 3%, is seen pipelines.stopping.PILOT_EVENTS times, since
-the games planned for a rate are about proportional to it.  It measures the spread of each win share (team win rate) and of each
-paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
+the games planned for a rate are about proportional to it.  It measures the spread of each
+win share (team win rate) and of each paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
 the run will stop by (`rule`):
 - fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
   narrower than +-half_width (the Jeffreys interval the run shows, at the pilot's rates and
@@ -148,8 +148,9 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
 def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
                    seconds: float | None, stop, delta: float | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
-    stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times, within what is left of
-    the time budget."""
+    stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times
+    (and, with delta, until their errors are small enough: pipelines.pilot_units), within
+    what is left of the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
         need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
@@ -253,7 +254,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             "verdict": (_sequential_verdict(spread, len(cells), wall, workers, delta, spec)
                         if sequential else
                         _verdict(per_cell, len(cells), wall, workers, half_width, delta)
-                        + _beyond_max(spec, per_cell))}
+                        + _beyond_max(spec, per_cell) + _below_games_per_arm(spec, per_cell))}
 
 
 def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precision) -> dict:
@@ -305,7 +306,8 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
 def _verdict(per_cell, cells, wall, workers, half_width, delta) -> str:
     goals = []
     if half_width is not None:
-        goals.append(f"to measure every win share to ±{100 * half_width:g} points (95%)")
+        goals.append(f"to measure every win share to ±{100 * half_width:g} "
+                     f"point{'' if half_width == 0.01 else 's'} (95%)")
     if delta is not None:
         goals.append(f"to detect a difference of {100 * delta:g} points from the baseline "
                      "with 80% power")
@@ -320,6 +322,15 @@ def _beyond_max(spec: ExperimentSpec, per_cell: int) -> str:
         return ""
     return (f" The spec's stop_when.max_games ({rule.max_games:,}) would end the run before "
             "that.")
+
+
+def _below_games_per_arm(spec: ExperimentSpec, per_cell: int) -> str:
+    """A fixed-n spec whose games_per_arm is below the plan's estimate says so."""
+    if spec.stop_when is not None or spec.games_per_arm >= per_cell:
+        return ""
+    return (f" The spec's games_per_arm ({spec.games_per_arm:,}) is below this: its "
+            f"intervals would be wider, and its questions may stay undecided; set "
+            f"games_per_arm = {per_cell:,}, or stop_when.")
 
 
 def _duration(seconds: float) -> str:

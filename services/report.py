@@ -19,9 +19,10 @@ import polars as pl
 
 import pipelines
 from pipelines import ladder as ladder_stats
+from pipelines.figures import _margin_text as margin_text
 from dashboards import charts
 
-MORE_GAMES = re.compile(r"about ([\d,]+) more games")
+MORE_GAMES = re.compile(r"about ([\d,]+) more games?\b")
 
 
 # ---- words -------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ def ladder_sentence(v: dict) -> str:
     word = "stable" if v["stable"] else "not stable"
     return (f"{v['base']}, {v['players']} players: the seat verdict is {word} between "
             f"{short_agent(v['second'])} and {short_agent(v['strongest'])} (the largest change "
-            f"of a seat's advantage is {100 * v['change']:+.2f} points, seat {v['seat']}, "
+            f"of a seat's advantage is {100 * v['change']:+.2f} points, seat {v['seat'] + 1}, "
             f"against a 95% half-width of {100 * v['half_width']:.2f} points).")
 
 
@@ -182,6 +183,121 @@ def figures(spec, root: str, look: pipelines.Look) -> dict:
     return out
 
 
+# ---- the answer: one or two sentences per item, and their short form ----------------------
+def _points(d: float, lo: float, hi: float) -> str:
+    return f"{100 * d:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def _more(item: dict) -> str:
+    found = MORE_GAMES.search(item["status"])
+    if not found:
+        return "more games would decide"
+    return f"about {plural(int(found.group(1).replace(',', '')), 'more game')} would decide"
+
+
+def _seated(agent: str) -> str:
+    """'greedy in every seat', or 'greedy / random / random' (the seats' agents in order)."""
+    return agent if " / " in agent else f"{agent} in every seat"
+
+
+def _seat_answer(item: dict, seats: list[dict], look) -> tuple[str, str]:
+    who = f"{item['arm']}, {item['players']} players, {_seated(item['agent'])}"
+    if not seats:
+        return f"{who}: no game finished by the rules yet.", item["status"]
+    top = max(seats, key=lambda r: r["win_share"])
+    fair = _pct(sum(r["win_share"] for r in seats) / len(seats))
+    best = (f"seat {top['seat'] + 1} wins "
+            f"{_interval(top['win_share'], top['win_lo'], top['win_hi'])}")
+    if item["decided"] and "unbalanced" in (item["sentences"][0] or ""):
+        return (f"{who}: the seats are unbalanced, {best} against a fair {fair}.",
+                f"seat {top['seat'] + 1} favoured: {_pct(top['win_share'])} against {fair}")
+    margin = margin_text(look.delta)
+    if item["decided"]:
+        return (f"{who}: balanced, every seat wins within {margin} of a fair {fair} (the "
+                f"most: {best}).", f"balanced within {margin}")
+    return (f"{who}: not decided yet at {margin}, {best} against a fair {fair}; "
+            f"{_more(item)}.", item["status"])
+
+
+def _team_answer(item: dict, cell: dict) -> tuple[str, str]:
+    rate = _interval(cell["team_win_rate"], cell["team_win_lo"], cell["team_win_hi"])
+    return (f"With {_seated(item['agent'])}, a team of {item['players']} wins "
+            f"{item['arm']} {rate} of its {plural(cell['games'], 'game')}."), f"team wins {rate}"
+
+
+def _team_arm_answer(item: dict, row: dict, cells: dict, look) -> tuple[str, str]:
+    arm, base, players = item["arm"], item["baseline"], item["players"]
+    a, b = cells.get((arm, players)), cells.get((base, players))
+    rates = "" if a is None or b is None else (
+        f"the team wins {_interval(a['team_win_rate'], a['team_win_lo'], a['team_win_hi'])} "
+        f"against {_interval(b['team_win_rate'], b['team_win_lo'], b['team_win_hi'])}, ")
+    d, lo, hi = row["win_share_diff"], row["win_diff_lo"], row["win_diff_hi"]
+    change = f"{rates}{_points(d, lo, hi)} on the same deals"
+    who = f"for a team of {players} under {item['agent']}"
+    short_rates = ("" if a is None or b is None else
+                   f"{_pct(a['team_win_rate'])} against {_pct(b['team_win_rate'])}, ")
+    if row["win_significant"]:
+        word = "harder" if d < 0 else "easier"
+        return (f"{arm.capitalize()} is {word} than {base} {who}: {change}.",
+                f"{word}: {short_rates}{100 * d:+.1f} points")
+    if item["decided"]:
+        return (f"{arm.capitalize()} is as hard as {base} within {margin_text(look.delta)} "
+                f"{who}: {change}.", f"as hard within {margin_text(look.delta)}")
+    return (f"Not decided yet whether {arm} is harder than {base} {who}: {change} so far; "
+            f"{_more(item)}.", item["status"])
+
+
+def _seat_arm_answer(item: dict, rows: list[dict], look) -> tuple[str, str]:
+    arm, base = item["arm"], item["baseline"]
+    who = f"{arm} against {base}, {item['players']} players, {_seated(item['agent'])}"
+    real = [r for r in rows if r["win_significant"]]
+    big = max(real or rows, key=lambda r: abs(r["win_share_diff"]))
+    change = (f"seat {big['seat'] + 1}'s win share by "
+              + _points(big["win_share_diff"], big["win_diff_lo"], big["win_diff_hi"]))
+    if real:
+        others = f"; {plural(len(real) - 1, 'other seat')} change too" if len(real) > 1 else ""
+        return (f"{who}: {arm} changes {change}{others}.",
+                f"seat {big['seat'] + 1} {100 * big['win_share_diff']:+.1f} points")
+    if item["decided"]:
+        return (f"{who}: {arm} changes no seat's win share by {margin_text(look.delta)} or "
+                f"more (the largest change is {change}).",
+                f"no seat changes by {margin_text(look.delta)}")
+    return (f"{who}: not decided yet, the largest change so far is {change}; {_more(item)}.",
+            item["status"])
+
+
+def add_answers(blocks: list[dict], tables: dict, look) -> None:
+    """Gives every headline item its `answer` (one or two sentences naming the arm, the
+    players and the agent, with the figures and their intervals) and `short` (the answer's
+    short form, for a list)."""
+    cells = {(c["arm"], c["players"]): c for c in tables["cells"]}
+    for block in blocks:
+        for item in block["items"]:
+            key = (item["arm"], item["players"])
+            if block["kind"] == "seats":
+                seats = [r for r in tables["summary"]
+                         if (r["arm"], r["players"]) == key]
+                item["answer"], item["short"] = _seat_answer(item, seats, look)
+            elif block["kind"] == "team":
+                item["answer"], item["short"] = _team_answer(item, cells[key])
+            elif block["kind"] == "arms":
+                rows = [r for r in tables["compare"] if (r["arm"], r["players"]) == key]
+                item["answer"], item["short"] = (
+                    _team_arm_answer(item, rows[0], cells, look) if rows[0]["seat"] is None
+                    else _seat_arm_answer(item, rows, look))
+            else:
+                item["answer"], item["short"] = item["sentences"][0], item["status"]
+
+
+def answer_lines(head: dict) -> list[str]:
+    """What the terminal prints when an experiment ends: each item's answer, the comparisons
+    first; a cooperative game's team rates only when no comparison states them."""
+    kinds = [b["kind"] for b in head["blocks"]]
+    order = ["arms", "seats", "ladder"] + ([] if "arms" in kinds else ["team"])
+    return [i["answer"] for kind in order for b in head["blocks"] if b["kind"] == kind
+            for i in b["items"]]
+
+
 def headline(spec, root: str, look: pipelines.Look, tables: dict | None = None) -> dict:
     """The question and the blocks that answer it (see the module doc)."""
     tables = tables or figures(spec, root, look)
@@ -190,6 +306,7 @@ def headline(spec, root: str, look: pipelines.Look, tables: dict | None = None) 
     blocks = [team_block(spec, cells) if cooperative else seat_block(spec, cells),
               arm_block(spec, tables["compare"]), ladder_block(spec, root)]
     blocks = [b for b in blocks if b]
+    add_answers(blocks, tables, look)
     questions = [i for b in blocks for i in b["items"] if i["decided"] is not None]
     return {"question": question(spec), "interim": look.interim,
             "decided": bool(questions) and all(i["decided"] for i in questions),
@@ -197,15 +314,15 @@ def headline(spec, root: str, look: pipelines.Look, tables: dict | None = None) 
 
 
 def headline_verdict(block_list: list[dict]) -> str:
-    """One short line for a list of experiments: the comparison with the baseline when there
-    is one (the question of a multi-arm experiment), else the first cell; an open item first,
-    since "decided" is only true of the whole when every item is."""
+    """One short line for a list of experiments: the short answer of the comparison with the
+    baseline when there is one (the question of a multi-arm experiment), else of the first
+    cell; an open item first, since "decided" is only true of the whole when every item is."""
     for kind in ("arms", "seats", "team"):
         items = [i for b in block_list if b["kind"] == kind for i in b["items"]]
         if items:
             item = next((i for i in items if i["decided"] is False), items[0])
             more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
-            return f"{item['title']}: {item['status']}{more}"
+            return f"{item['title']}: {item['short']}{more}"
     return ""
 
 
@@ -280,7 +397,7 @@ def _figures_html(spec, tables: dict, hist: dict) -> str:
                 f"Team win rate per arm, {players} players (95% intervals)",
                 charts.bars([c["arm"] for c in mine], [{"name": "team win rate", "points": [
                     (c["team_win_rate"], c["team_win_lo"], c["team_win_hi"]) for c in mine]}],
-                    y_label="team win rate", y_min=0)))
+                    y_label="team win rate", y_min=0, percent=True)))
         else:
             rows = [r for r in summary if r["players"] == players]
             seats = sorted({r["seat"] for r in rows})
@@ -290,11 +407,11 @@ def _figures_html(spec, tables: dict, hist: dict) -> str:
                 for arm in arms if any(r["arm"] == arm for r in rows)]
             out.append(charts.figure(
                 f"Win share per seat, {players} players (95% intervals; dashed: fair)",
-                charts.bars([f"seat {s}" for s in seats], series, y_label="win share",
-                            y_min=0, reference=1 / players)))
+                charts.bars([f"seat {s + 1}" for s in seats], series, y_label="win share",
+                            y_min=0, reference=1 / players, percent=True)))
         diffs = [r for r in compare if r["players"] == players]
         if diffs:
-            labels = [r["arm"] if r["seat"] is None else f"{r['arm']}, seat {r['seat']}"
+            labels = [r["arm"] if r["seat"] is None else f"{r['arm']}, seat {r['seat'] + 1}"
                       for r in diffs]
             level = diffs[0]["interval_level"]
             out.append(charts.figure(
@@ -323,7 +440,7 @@ def _cell_table(cells: list[dict], rows: list[dict]) -> str:
                        for c in cells])
     return _table(["arm", "seat", "agent", "games", "win share (95% interval)",
                    "mean score (95% interval)"],
-                  [[r["arm"], r["seat"], short_agent(r["agent"]), f"{r['games']:,}",
+                  [[r["arm"], r["seat"] + 1, short_agent(r["agent"]), f"{r['games']:,}",
                     _interval(r["win_share"], r["win_lo"], r["win_hi"]),
                     _interval(r["score_mean"], r["score_lo"], r["score_hi"],
                               lambda v: "–" if v is None else f"{v:.2f}")] for r in rows])
@@ -343,7 +460,7 @@ def _compare_table(rows: list[dict]) -> str:
     return _table(["arm", "seat", "paired games", f"win share change, points ({level})",
                    "win share: significant", f"mean score change ({score_level})",
                    "mean score: significant", "verdict"],
-                  [[r["arm"], "team" if r["seat"] is None else r["seat"], f"{r['pairs']:,}",
+                  [[r["arm"], "team" if r["seat"] is None else r["seat"] + 1, f"{r['pairs']:,}",
                     _interval(r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
                     "yes" if r["win_significant"] else "no",
                     _interval(r["score_diff"], r["score_diff_lo"], r["score_diff_hi"], plain),
@@ -447,6 +564,10 @@ class VerdictLog:
 
     def look(self, interim: bool = True) -> pipelines.Look:
         return self.spec.look(interim=interim)
+
+    def answer_lines(self) -> list[str]:
+        """The answer of the finished experiment (answer_lines), at the fixed-n level."""
+        return answer_lines(headline(self.spec, self.root, self.look(interim=False)))
 
     def new_lines(self, interim: bool = True) -> list[str]:
         head = headline(self.spec, self.root, self.look(interim))

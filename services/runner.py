@@ -16,6 +16,7 @@ import logging
 import os
 import posixpath
 import secrets
+import tempfile
 import threading
 import time
 from collections import deque
@@ -69,18 +70,26 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
     """Starts an in-process local Ray (all cores by default), or connects to `address` (the
     caller's settings: RAY_ADDRESS for the service and the CLI).  Does nothing when Ray is
     already initialised.  A local Ray's workers are warmed up (engine modules imported)
-    before this returns, so the first shards run at full speed."""
+    before this returns, so the first shards run at full speed.
+
+    The workers get a working directory of their own (runtime_env working_dir, an empty
+    folder): without one, Ray puts the driver's working directory and script folder at the
+    front of every worker's sys.path, so a driver started inside a clone of this repository
+    would have its workers import the uncompiled sources instead of the installed product."""
     if ray.is_initialized():
         return
-    if address:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        return
-    cpus = num_cpus or os.cpu_count() or 1
-    local_ray_private()
-    # address="local": a new instance even when another Ray runs on this machine (without
-    # it ray.init() joins that one, e.g. a second test run's, and refuses num_cpus).
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="meeplelab-workers-") as empty:
+        own = {"runtime_env": {"working_dir": empty}, "log_to_driver": False,
+               "logging_level": logging.WARNING}
+        if address:
+            ray.init(address=address, **own)
+            return
+        cpus = num_cpus or os.cpu_count() or 1
+        local_ray_private()
+        # address="local": a new instance even when another Ray runs on this machine
+        # (without it ray.init() joins that one, e.g. a second test run's, and refuses
+        # num_cpus).
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **own)
     ray.get([warm_up.remote() for _ in range(cpus)])
 
 

@@ -39,6 +39,16 @@ RUNG_SEPARATOR = "@"  # a ladder rung's arm is '<arm>@<agent>' (agent strings ne
 def ladder_arm(arm: str, agent: str) -> str:
     """The arm name of one rung of a ladder experiment (pipelines.ladder.split_arm)."""
     return f"{arm}{RUNG_SEPARATOR}{agent}"
+
+
+def check_fraction(value: Any, name: str, below: float) -> Any:
+    """A margin or half-width is a fraction of the games: refuse a number outside
+    (0, below) saying so (a designer reads margins as "+-5 points" and writes 5)."""
+    if _is_number(value) and not 0 < value < below:
+        raise ValueError(f"{name} is a fraction: 0.05 is 5 points; it must be above 0 and "
+                         f"below {below:g}, got {value!r}")
+    return value
+
 CROSS = "cross_field"  # the error type of a rule between fields (no JSON schema can say it)
 HARD_MAX_CELLS = 100_000
 # What a game's checks raise on a bad value: ValueError by contract; the others only when a
@@ -145,6 +155,9 @@ class StopWhen(BaseModel):
     def _json_number(cls, value, info: ValidationInfo):
         if value is not None and not _is_number(value):  # null: the rule is unused
             raise ValueError(f"{info.field_name} must be a number, got {value!r}")
+        if info.field_name in ("half_width", "delta"):
+            return check_fraction(value, info.field_name,
+                                  0.5 if info.field_name == "half_width" else 1)
         return value
 
 
@@ -200,13 +213,17 @@ class Balance(BaseModel):
     def _json_number(cls, value, info: ValidationInfo):
         if not _is_number(value):
             raise ValueError(f"{info.field_name} must be a number, got {value!r}")
+        if info.field_name == "delta":
+            return check_fraction(value, "delta", 1)
         return value
 
-    @field_validator("target")
+    @field_validator("target", mode="before")
     @classmethod
     def _rate(cls, value):
-        if value != "equal" and not 0 < value < 1:
-            raise ValueError(f"target must be 'equal' or a rate in (0, 1), got {value!r}")
+        """One error naming balance.target (not one per branch of its union)."""
+        if value != "equal" and not (_is_number(value) and 0 < value < 1):
+            raise ValueError(f"target must be 'equal' or a win rate above 0 and below 1 (a "
+                             f"fraction: 0.3 is 30%), got {value!r}")
         return value
 
     @model_validator(mode="after")

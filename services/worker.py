@@ -7,7 +7,7 @@ progress and result back, and on start re-queues every unfinished job (a `runnin
 interrupted by a stop or a crash; an experiment's runner skips the shards it had already
 written).  Heavy work never runs in the API process: an experiment's shards are niced Ray
 tasks (a cancel force-cancels them), and a plan's pilot or a balance search plays in a niced
-process of its own (`python -P -m services.worker`, `run_job`) under a CPU-time limit (its
+process of its own (JOB_PROCESS, `run_job`) under a CPU-time limit (its
 budget: RLIMIT_CPU), which a cancel or a stop ends at once (SIGKILL), a game in the middle
 or not, so its place is free within a poll (JOB_POLL_SECONDS).
 """
@@ -34,6 +34,10 @@ STUCK_SECONDS = 120.0  # a worker thread silent this long is reported stuck (/re
 RETRY_SECONDS = 0.5  # between attempts of a registry write that failed
 JOB_POLL_SECONDS = 0.05  # how often a job process's thread looks at its cancel and its output
 RATE_WINDOW_S = 30.0  # a job's games per second: over about the last this many seconds
+# A job process: the installed product, never the working directory's sources ('' leaves the
+# path before anything is imported: `python -P` on Python 3.11+ only).
+JOB_PROCESS = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+               "from services.worker import _job_process; _job_process()")
 
 _ray_lock = threading.Lock()
 _ray_thread: threading.Thread | None = None
@@ -365,7 +369,7 @@ class Worker:
         order = {"kind": record["kind"], "request": record["spec"], "limits": self.limits,
                  "plan_seconds": self.plan_seconds, "nice": self.worker_nice,
                  "cpu_seconds": self.job_cpu_seconds}
-        proc = subprocess.Popen([sys.executable, "-P", "-m", "services.worker"],
+        proc = subprocess.Popen([sys.executable, "-c", JOB_PROCESS],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         with self._lock:
@@ -485,7 +489,7 @@ def run_job(order: dict, emit: Callable[[dict], None]) -> dict:
 
 
 def _job_process() -> None:
-    """`python -P -m services.worker`: one job, its order read from stdin, its messages
+    """A job process (JOB_PROCESS): one job, its order read from stdin, its messages
     written to stdout one JSON object a line (progress, then its result or error); niced
     and under its CPU budget before it plays."""
     import ctypes
@@ -512,7 +516,3 @@ def _job_process() -> None:
     except Exception as exc:  # reported as the job's error
         out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
     out.flush()
-
-
-if __name__ == "__main__":
-    _job_process()

@@ -30,6 +30,8 @@ window.Meeple = window.Meeple || {};
   }
   const fmt = (v) => (Math.abs(v) >= 1000 || Number.isInteger(v) ? String(Math.round(v))
                                                                   : v.toPrecision(3));
+  // A share or a rate as a designer reads it: 0.25 -> "25%" (opts.percent).
+  const percent = (v) => `${+(100 * v).toFixed(1)}%`;
 
   function frame(container, title) {
     const svg = el("svg", {viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img"});
@@ -38,11 +40,12 @@ window.Meeple = window.Meeple || {};
     return svg;
   }
 
-  function yAxis(svg, lo, hi, label) {
+  function yAxis(svg, lo, hi, label, f) {
     const y = (v) => PAD.t + (H - PAD.t - PAD.b) * (1 - (v - lo) / (hi - lo || 1));
     for (const t of ticks(lo, hi, 5)) {
       el("line", {x1: PAD.l, x2: W - PAD.r, y1: y(t), y2: y(t), class: "grid"}, svg);
-      el("text", {x: PAD.l - 6, y: y(t) + 4, "text-anchor": "end", class: "tick"}, svg, fmt(t));
+      el("text", {x: PAD.l - 6, y: y(t) + 4, "text-anchor": "end", class: "tick"}, svg,
+         (f || fmt)(t));
     }
     if (label) el("text", {x: 12, y: PAD.t + (H - PAD.t - PAD.b) / 2, class: "axis-label",
                            transform: `rotate(-90 12 ${PAD.t + (H - PAD.t - PAD.b) / 2})`,
@@ -63,7 +66,7 @@ window.Meeple = window.Meeple || {};
   }
 
   // groups: x labels; series: [{name, points: [{y, lo, hi} | null per group]}];
-  // opts: {yLabel, yMin, yMax, reference (a horizontal line), title}
+  // opts: {yLabel, yMin, yMax, reference (a horizontal line), title, percent (y is a share)}
   M.barChart = function (container, groups, series, opts) {
     opts = opts || {};
     const svg = frame(container, opts.title);
@@ -71,7 +74,8 @@ window.Meeple = window.Meeple || {};
                                                                                p.hi ?? p.y]));
     const lo = opts.yMin ?? Math.min(0, ...all);
     const hi = opts.yMax ?? Math.max(...all, opts.reference ?? -Infinity) * 1.1;
-    const y = yAxis(svg, lo, hi, opts.yLabel);
+    const f = opts.percent ? percent : fmt;
+    const y = yAxis(svg, lo, hi, opts.yLabel, f);
     const gw = (W - PAD.l - PAD.r) / groups.length, bw = gw * 0.8 / series.length;
     groups.forEach((g, gi) => {
       el("text", {x: PAD.l + gw * (gi + 0.5), y: H - PAD.b + 16, "text-anchor": "middle",
@@ -83,8 +87,8 @@ window.Meeple = window.Meeple || {};
         const bar = el("rect", {x, y: Math.min(y(p.y), y(0)), width: Math.max(bw - 2, 1),
                                 height: Math.abs(y(0) - y(p.y)), fill: M.color(si),
                                 class: "bar"}, svg);
-        el("title", {}, bar, `${s.name}, ${g}: ${fmt(p.y)}` +
-           (p.lo !== undefined && p.lo !== null ? ` [${fmt(p.lo)}, ${fmt(p.hi)}]` : ""));
+        el("title", {}, bar, `${s.name}, ${g}: ${f(p.y)}` +
+           (p.lo !== undefined && p.lo !== null ? ` [${f(p.lo)}, ${f(p.hi)}]` : ""));
         if (p.lo !== undefined && p.lo !== null) {
           const cx = x + (bw - 2) / 2;
           el("line", {x1: cx, x2: cx, y1: y(p.lo), y2: y(p.hi), class: "errorbar"}, svg);

@@ -28,6 +28,8 @@
                                             `${(f || M.num)(r[hi])}]`;
   const pval = (v) => (v === null || v === undefined ? "–" : v < 1e-4 ? "<0.0001" : v.toFixed(4));
   const points = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(2)} pts`);
+  // Seats as a designer counts them, from 1 (the data's seat index is 0-based).
+  const seatNo = (s) => (s === null || s === undefined ? "team" : String(s + 1));
   const yesNo = (v) => (v === null || v === undefined ? "–" : v ? "★ yes" : "no");
   const CLIP = 0.01;  // histograms span the 1%-99% quantiles; the tails are counted apart
 
@@ -105,7 +107,7 @@
     const level = rows.length ? rows[0].interval_level : 0.95;
     const head = `(${(100 * level).toFixed(1)}% interval)`;
     const columns = [["arm", "arm", String]];
-    if (!cooperative) columns.push(["seat", "seat"]);
+    if (!cooperative) columns.push(["seat", "seat", seatNo]);
     columns.push(["pairs", "paired games"],
       ["win_share_diff", `Δ ${cooperative ? "team win rate" : "win share"} ${head}`,
        interval("win_diff_lo", "win_diff_hi", points)],
@@ -141,8 +143,8 @@
       return r ? {y: r.win_share, lo: r.win_lo, hi: r.win_hi} : null;
     })}));
     return chartBox(`Win share per seat, ${players} players (95% intervals; dashed: fair)`,
-      (box) => M.barChart(box, seats.map((s) => `seat ${s}`), series,
-                          {yLabel: "win share", yMin: 0, reference: 1 / players,
+      (box) => M.barChart(box, seats.map((s) => `seat ${seatNo(s)}`), series,
+                          {yLabel: "win share", yMin: 0, reference: 1 / players, percent: true,
                            title: `win share per seat, ${players} players`}));
   }
 
@@ -150,7 +152,8 @@
     if (!hist.score.series.length) return [];
     const mine = hist.score.series.filter((s) => s.players === players);
     const seats = unique(mine.map((s) => s.seat)).sort((a, b) => a - b);
-    return seats.map((seat) => chartBox(`Score distribution, seat ${seat}, ${players} players`,
+    return seats.map((seat) => chartBox(
+      `Score distribution, seat ${seatNo(seat)}, ${players} players`,
       (box) => {
         const series = arms.map((arm) => mine.find((s) => s.arm === arm && s.seat === seat))
           .filter(Boolean);
@@ -162,7 +165,8 @@
   }
 
   function summaryTable(rows) {
-    return M.table(rows, [["arm", "arm", String], ["seat", "seat"], ["agent", "agent", agentCell],
+    return M.table(rows, [["arm", "arm", String], ["seat", "seat", seatNo],
+      ["agent", "agent", agentCell],
       ["games", "games"], ["win_share", "win share (95% interval)", interval("win_lo", "win_hi", pct)],
       ["score_mean", "mean score (95% interval)", interval("score_lo", "score_hi")],
       ["seat_p_adjusted", "seat balance p (adjusted)", pval], ["tie_rate", "tie rate", pct],
@@ -185,7 +189,8 @@
     return chartBox(`Team win rate per arm, ${players} players (95% intervals)`, (box) =>
       M.barChart(box, cells.map((c) => c.arm), [{name: "team win rate", points: cells.map(
         (c) => ({y: c.team_win_rate, lo: c.team_win_lo, hi: c.team_win_hi}))}],
-        {yLabel: "team win rate", yMin: 0, title: `team win rate, ${players} players`}));
+        {yLabel: "team win rate", yMin: 0, percent: true,
+         title: `team win rate, ${players} players`}));
   }
 
   function endingChart(cells, players) {
@@ -205,7 +210,7 @@
     })}));
     const what = team ? `team make-up (${label})` : label;
     return chartBox(`Team win rate per ${what}, ${players} players (95% intervals)`, (box) =>
-      M.barChart(box, values, series, {yLabel: "team win rate", yMin: 0,
+      M.barChart(box, values, series, {yLabel: "team win rate", yMin: 0, percent: true,
                                        title: `team win rate per ${what}`}));
   }
 
@@ -244,13 +249,13 @@
   function ladderChart(rows, title) {
     const rungs = unique(rows.map((r) => r.rung));
     const seats = unique(rows.map((r) => r.seat)).sort((a, b) => a - b);
-    const series = seats.map((seat) => ({name: `seat ${seat}`, points: rungs.map((rung) => {
+    const series = seats.map((seat) => ({name: `seat ${seatNo(seat)}`, points: rungs.map((rung) => {
       const r = rows.find((x) => x.rung === rung && x.seat === seat);
       return r ? {y: r.advantage, lo: r.advantage - (r.win_share - r.win_lo),
                   hi: r.advantage + (r.win_hi - r.win_share)} : null;
     })}));
     return chartBox(title, (box) => M.barChart(box, rungs, series, {
-      yLabel: "seat advantage (win share - mean)", reference: 0,
+      yLabel: "seat advantage (win share - mean)", reference: 0, percent: true,
       title: "seat advantage per agent strength, weakest first"}));
   }
 

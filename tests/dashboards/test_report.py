@@ -113,7 +113,7 @@ def test_headline_names_arm_players_and_agent_and_agrees_with_the_tables(maori):
     if not item["decided"]:
         assert item["status"].startswith("not decided yet")
     assert item["level"] == rows["p_adjust"][0]
-    assert report.headline_verdict(head["blocks"]) == f"{item['title']}: {item['status']}"
+    assert report.headline_verdict(head["blocks"]) == f"{item['title']}: {item['short']}"
 
 
 def test_headline_of_a_cooperative_game_is_the_team_rate_and_the_arms(desert):
@@ -126,6 +126,43 @@ def test_headline_of_a_cooperative_game_is_the_team_rate_and_the_arms(desert):
     # Legendary is far harder than Novice: decided at the default margin with 300 games.
     assert item["decided"] and item["status"] == "decided" and head["decided"]
     assert item["sentences"][0].startswith("legendary changes the team win rate by -")
+
+
+def test_the_answer_of_a_team_game_names_both_rates_and_the_difference(desert):
+    spec, root = desert
+    look = pipelines.Look(interim=False, planned_games=300)
+    head = report.headline(spec, root, look)
+    (item,) = head["blocks"][1]["items"]
+    cells = {c["arm"]: c for c in pipelines.cell_summary(root, look=look).to_dicts()}
+    (row,) = pipelines.compare(root, "novice", look=look).to_dicts()
+    rate = {arm: f"{100 * c['team_win_rate']:.1f}% [{100 * c['team_win_lo']:.1f}%, "
+                 f"{100 * c['team_win_hi']:.1f}%]" for arm, c in cells.items()}
+    assert item["answer"] == (
+        f"Legendary is harder than novice for a team of 4 under search: the team wins "
+        f"{rate['legendary']} against {rate['novice']}, {100 * row['win_share_diff']:+.1f} "
+        f"points [{100 * row['win_diff_lo']:+.1f}, {100 * row['win_diff_hi']:+.1f}] on the "
+        "same deals.")
+    assert item["short"].startswith(f"harder: {100 * cells['legendary']['team_win_rate']:.1f}% "
+                                    f"against {100 * cells['novice']['team_win_rate']:.1f}%")
+    assert report.answer_lines(head) == [item["answer"]]  # the rates are in it: no team lines
+
+
+def test_the_answer_of_seats_numbers_them_from_1(maori):
+    spec, root = maori
+    look = pipelines.Look(interim=False, planned_games=300)
+    head = report.headline(spec, root, look)
+    seats, arms = head["blocks"]
+    summary = pipelines.summary(root, look=look)
+    for item in seats["items"]:
+        part = summary.filter(arm=item["arm"]).sort("seat")
+        top = int(part["win_share"].arg_max())
+        assert item["answer"].startswith(f"{item['arm']}, 3 players, greedy in every seat: ")
+        assert f"seat {top + 1} wins {100 * part['win_share'][top]:.1f}% [" in item["answer"]
+        assert "seat 0" not in item["answer"] + " ".join(item["sentences"])
+    lines = report.answer_lines(head)
+    assert lines == [arms["items"][0]["answer"]] + [i["answer"] for i in seats["items"]]
+    assert lines[0].startswith("coral against basic, 3 players, greedy in every seat: ")
+    assert re.search(r"seat [123]'s win share by [+-]\d+\.\d points \[", lines[0])
 
 
 # ---- histograms clipped to a quantile range ---------------------------------------------------

@@ -1,17 +1,22 @@
 """The product as a user installs it: the release wheel (what `pip install .` and the
-Dockerfile build) in a fresh virtualenv outside the checkout, used from an empty folder.
+Dockerfile build) in a fresh virtualenv, used as the README says: from inside a clean clone
+of this repository (the README's literal path: `pip install . && meeplelab demo`, then
+`meeplelab run examples/...`), and from an empty folder.
 
 The wheel is scripts/test.sh's build/wheel/ (MEEPLELAB_WHEEL); run alone, the test builds
 one.  The virtualenv takes its dependencies from the package index (pip's cache makes a
-second run quick).  Every command runs with the checkout out of reach: another working
-directory and an environment without PYTHONPATH."""
+second run quick).  Every command runs with an environment without PYTHONPATH; inside the
+clone the uncompiled sources sit in the working directory, where neither the command nor
+its Ray workers may import them."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import zipfile
@@ -54,21 +59,49 @@ def venv(wheel, tmp_path_factory) -> Path:
     return home
 
 
-@pytest.fixture()
-def user(venv, tmp_path):
-    """Runs `meeplelab ...` from an empty folder, as a user of the installed package."""
-    empty = tmp_path / "elsewhere"
-    empty.mkdir()
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """A clean clone of this repository (its committed tree, nothing built in it)."""
+    where = tmp_path_factory.mktemp("clone") / "meeplelab"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(where)], check=True,
+                   timeout=300, env=_clean_env())
+    assert (where / "services" / "runner.py").exists() and not list(where.rglob("*.so"))
+    return where
+
+
+def _user(venv: Path, tmp_path: Path, cwd: Path):
+    """Runs `meeplelab ...` in `cwd`, as a user of the installed package."""
     env = _clean_env(MEEPLELAB_DB=str(tmp_path / "registry.db"),
                      MEEPLELAB_RESULTS=str(tmp_path / "results"),
                      PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
     def run(*args, timeout=600, **kw):
-        return subprocess.run([str(venv / "bin" / "meeplelab"), *args], cwd=empty, env=env,
+        return subprocess.run([str(venv / "bin" / "meeplelab"), *args], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=timeout, **kw)
 
-    run.cwd, run.env, run.bin = empty, env, venv / "bin" / "meeplelab"
+    run.cwd, run.env, run.bin = cwd, env, venv / "bin" / "meeplelab"
     return run
+
+
+@pytest.fixture()
+def user(venv, tmp_path):
+    """Runs `meeplelab ...` from an empty folder."""
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    return _user(venv, tmp_path, empty)
+
+
+@pytest.fixture(params=["inside a clone", "from an empty folder"])
+def anywhere(request, venv, clone, tmp_path):
+    """Runs `meeplelab ...` inside a clean clone (the README's path), or from an empty folder
+    holding a copy of the examples."""
+    if request.param == "inside a clone":
+        return _user(venv, tmp_path, clone)
+    empty = tmp_path / "elsewhere"
+    (empty / "examples").mkdir(parents=True)
+    for example in (ROOT / "examples").glob("*.toml"):
+        (empty / "examples" / example.name).write_text(example.read_text())
+    return _user(venv, tmp_path, empty)
 
 
 def test_the_wheel_holds_every_package_and_its_data(wheel):
@@ -162,18 +195,83 @@ def test_serve_answers_the_api_the_dashboard_and_the_docs(user):
         _stop(proc)
 
 
-def test_demo_starts_and_makes_progress(user):
-    port = _free_port()
-    proc = _serving(user, "demo", port=port)
-    base = f"http://127.0.0.1:{port}"
+class _Lines(threading.Thread):
+    """The lines a process prints, as they come (with the seconds since it started)."""
 
-    def progressed():
+    def __init__(self, proc):
+        super().__init__(daemon=True)
+        self.proc, self.lines, self.start_time = proc, [], time.monotonic()
+        self.start()
+
+    def run(self):
+        for line in self.proc.stdout:
+            self.lines.append((time.monotonic() - self.start_time, line.rstrip("\n")))
+
+    def first(self, pattern: str) -> tuple[float, str] | None:
+        return next(((t, line) for t, line in self.lines if re.search(pattern, line)), None)
+
+    def text(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+
+def test_demo_answers_its_first_question(anywhere):
+    """`meeplelab demo`: the first experiment is played, decided and answered in words, the
+    same answer the API gives."""
+    port = _free_port()
+    proc = _serving(anywhere, "demo", port=port)
+    out = _Lines(proc)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        def answered():
+            assert proc.poll() is None, out.text()
+            found = out.first(r"^\[1/2\] done after [\d,]+ games\. The answer:")
+            return found and len([t for t, line in out.lines if line.startswith("[1/2] ")
+                                  and t >= found[0]]) >= 2
+        _wait_until(answered, 900, proc)
+        assert "Traceback" not in out.text() and "failed" not in out.text(), out.text()
+        lines = [(t, line) for t, line in out.lines if line.startswith("[1/2] ")]
+        at, said = lines[lines.index(out.first(r"The answer:")) + 1]
+        answer = said[len("[1/2] "):]
+        print(f"\n{anywhere.cwd}: the first answer at {at:.0f} s: {answer}")
         status, body = _get(f"{base}/api/experiments")
         listed = json.loads(body)
         items = listed["items"] if isinstance(listed, dict) else listed
-        return [e for e in items if (e.get("progress") or {}).get("done", 0) > 0]
-
-    try:
-        assert _wait_until(progressed, 420, proc)
+        first = next(e for e in items if e["name"] == "demo-desert-difficulty")
+        assert first["status"] == "done"
+        status, body = _get(f"{base}/api/experiments/{first['id']}/headline")
+        head = json.loads(body)
+        assert head["decided"] is True
+        (item,) = [i for b in head["blocks"] if b["kind"] == "arms" for i in b["items"]]
+        assert item["decided"] and answer == item["answer"]  # one answer from every door
+        assert re.search(r"[Nn]ormal .* novice for a team of 4 under deep_search: the team "
+                         r"wins [\d.]+% \[[\d.]+%, [\d.]+%\] against [\d.]+% ", answer), answer
+        assert head["verdict"] == f"{item['title']}: {item['short']}"
     finally:
         _stop(proc)
+
+
+def test_run_an_example_prints_its_answer(anywhere):
+    """`meeplelab run examples/golden_island_notes.toml`: the tables, then the answer per
+    question, each naming its arm, players and agent with an interval; the figures agree
+    with the library's (pipelines.summary in the same virtualenv)."""
+    out = anywhere("run", "examples/golden_island_notes.toml", timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ModuleNotFoundError" not in out.stderr
+    answer = out.stdout.split("\nthe answer:\n", 1)[1].splitlines()
+    assert len(answer) == 3 * 2 + 3  # seat balance per arm and player count, then the arms
+    for players in (2, 3, 4):
+        assert sum(f"{players} players, greedy" in line for line in answer) == 3
+    assert all(re.search(r"\[[+-]?[\d.]+%?, [+-]?[\d.]+%?\]", line) for line in answer)
+    assert "decided: " in out.stderr
+    folder = re.search(r"-> (\S+)", out.stderr).group(1)
+    python = anywhere.bin.parent / "python"
+    shares = subprocess.run(  # -P: the clone's sources are not the library either
+        [str(python), "-P", "-c", "import sys, pipelines; t = pipelines.summary(sys.argv[1]); "
+         "print(t.group_by('arm', 'players').agg(t['win_share'].sum().alias('s'))['s']"
+         ".to_list())", folder], cwd=anywhere.cwd, env=anywhere.env, capture_output=True,
+        text=True, timeout=300)
+    assert shares.returncode == 0, shares.stderr
+    for total in json.loads(shares.stdout):
+        assert abs(total - 1) < 0.05  # the seats share the wins (ties split, few no-winner)
+    for seat in re.findall(r"^\s+(\d+)  greedy ", out.stdout, flags=re.M):
+        assert 1 <= int(seat) <= 4  # seats count from 1

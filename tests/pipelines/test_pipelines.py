@@ -164,7 +164,7 @@ def test_hand_made_cell(tmp_path):
     assert s["team_win_rate"].is_null().all()  # a competitive game has no team result
     assert s["agent"].to_list() == ["random", "random"]
     assert s["engine_version"][0] == f"{GAME}-test" and s["truncated"][0] == 0
-    assert s["verdict"][0].startswith("Seat 0 wins 62.5%") and "undecided" in s["verdict"][0]
+    assert s["verdict"][0].startswith("Seat 1 wins 62.5%") and "undecided" in s["verdict"][0]
 
 
 def test_truncated_games_are_left_out_and_counted(tmp_path):

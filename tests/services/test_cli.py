@@ -109,7 +109,7 @@ def test_run_prints_interim_figures_while_it_goes(ray_local, tmp_path, capsys):
         assert mine and all(line.startswith("interim (valid at any look)") for line in mine)
         for line in mine:
             seats = re.findall(figure, line)
-            assert [int(s[0]) for s in seats] == list(range(players))
+            assert [int(s[0]) for s in seats] == list(range(1, players + 1))  # seats from 1
             assert all(float(lo) <= float(x) <= float(hi) for _, x, lo, hi in seats)
     assert "interim" not in captured.out  # the final tables are fixed-n
     [exp] = list(out_dir.iterdir())
@@ -134,7 +134,8 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
 
 def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     """stop_when.delta: the plan is the rule's own (simulated): expected games, the median and
-    the p10-p90 range in whole waves, at most max_games, and what share of runs would end undecided."""
+    the p10-p90 range in whole waves, at most max_games, and what share of runs would end
+    undecided."""
     spec_path = _write_spec(tmp_path, games_per_arm=100,
                             stop_when={"delta": 0.01, "max_games": 1000})
     assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
@@ -298,3 +299,85 @@ def test_api_error_items_carry_no_pydantic_prefix():
                             "least one player count", "type": "value_error"}], source="body")
     assert item["msg"] == "players must name at least one player count"
     assert item["field"] == "players"
+
+
+def test_a_failed_demo_experiment_ends_the_demo_saying_so(tmp_path, monkeypatch):
+    """A demo experiment that fails: the terminal says so (with the error), never "the demo
+    is done", stops the service, and `meeplelab demo` exits with 1."""
+    import io
+
+    from services import demo
+    from services.registry import Registry
+
+    db = str(tmp_path / "db.sqlite")
+    registry = Registry(db)
+    ids = demo.ensure_demo(registry)
+    registry.set_status(ids[0], "failed", "ModuleNotFoundError: no module named x")
+    registry.close()
+    stops, out = [], io.StringIO()
+    report = demo.TerminalReport(db, str(tmp_path / "results"), ids, "http://h/", every=0.1,
+                                 out=out, on_failure=lambda: stops.append(True))
+    report.run()
+    text = out.getvalue()
+    assert "[1/2] failed after 0 games: ModuleNotFoundError: no module named x" in text
+    assert "the demo failed: experiment 1 of 2 did not finish" in text
+    assert "the demo is done" not in text and "[2/2]" not in text
+    assert stops == [True] and report.failed == [ids[0]]
+    # `meeplelab demo`: the report stops the service, and the command exits with 1
+    monkeypatch.setenv("MEEPLELAB_DB", db)
+    monkeypatch.setattr(demo, "_FAILED", [])
+    monkeypatch.setattr(demo, "_stop_this_process", lambda: None)
+    monkeypatch.setattr("uvicorn.run", lambda application, **kw: None)
+
+    def fail_then_follow(self):  # the worker fails the queued demo, the report follows
+        registry = Registry(db)
+        registry.set_status(self.ids[0], "failed", "boom")
+        registry.close()
+        self.run()
+
+    monkeypatch.setattr(demo.TerminalReport, "start", fail_then_follow)
+    assert cli.main(["demo", "--port", "8124"]) == 1
+    assert len(demo.failures()) == 1
+
+
+def test_a_failed_run_says_so_and_exits_non_zero(tmp_path, capsys, monkeypatch):
+    from types import SimpleNamespace
+
+    from services import runner
+
+    def failing(spec, out_dir, exp_id, progress, **kw):  # what the runner reports (Progress)
+        progress(SimpleNamespace(done=0, total=10, games_per_s=0.0, eta_s=None,
+                                 status="failed", error="boom: a shard died"))
+        return "failed"
+
+    monkeypatch.setattr(runner, "init_ray", lambda **kw: None)
+    monkeypatch.setattr(runner, "run_experiment", failing)
+    assert cli.main(["run", str(_write_spec(tmp_path)), "--out", str(tmp_path / "r")]) == 1
+    captured = capsys.readouterr()
+    assert "error: experiment failed: boom: a shard died" in captured.err
+    assert "the answer:" not in captured.out
+
+
+def test_progress_shows_an_unknown_eta_as_a_dash():
+    from services.demo import duration, progress_text
+
+    assert progress_text(1, 30.0, None) == "1 game played, 30 games/s, ETA –"
+    assert progress_text(1200, 30.0, 130) == "1,200 games played, 30 games/s, ETA 2 min 10 s"
+    assert progress_text(0, None, None) == "0 games played"
+    assert duration(None) == "–" and duration(59.6) == "1 min 00 s"
+
+
+@pytest.mark.parametrize("field", ["delta", "half_width"])
+def test_a_margin_given_in_points_is_refused_saying_it_is_a_fraction(tmp_path, capsys, field):
+    path = _write_spec(tmp_path, stop_when={field: 5, "max_games": 1000})
+    assert cli.main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"stop_when.{field}: {field} is a fraction: 0.05 is 5 points" in err
+
+
+def test_no_message_shows_the_branches_of_a_union(tmp_path, capsys):
+    path = _write_spec(tmp_path, balance={"option": "x", "target": "fair", "range": [0, 5]})
+    assert cli.main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "balance.target: target must be 'equal' or a win rate" in err
+    assert "literal" not in err and "float" not in err

@@ -560,6 +560,8 @@ def test_a_running_pilot_stops_within_a_second_of_its_cancel(tmp_path, no_ray):
         _plan_status(c, queued[0], ("running",))
         admin = {"Authorization": f"Bearer {ADMIN}"}
         assert c.post(f"/api/plans/{queued[1]}/cancel", headers=admin).status_code == 200
+        while queued[0] not in app.state.worker._procs:  # its process starts after its claim
+            time.sleep(0.01)
         proc = app.state.worker._procs[queued[0]]
         began = time.monotonic()
         app.state.worker.stop()  # what the service's stop does: the pilot's process ends

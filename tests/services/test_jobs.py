@@ -75,7 +75,7 @@ def test_a_cancel_ends_the_running_game_and_frees_the_place_within_a_second(
         assert first.status_code == 202, first.text
         first = first.json()["id"]
         _wait(c, kind, first, ("running",))
-        proc = worker._procs[first]
+        proc = _proc(worker, first)
         _wait_until(lambda: (_stat(proc.pid, 11) or 0) > 3 * CLOCK_TICKS,
                     "the job process never played")  # 3 CPU-seconds: in its first game
         assert proc.poll() is None
@@ -151,7 +151,7 @@ def test_a_job_process_is_niced_and_ends_when_its_cpu_budget_is_spent(tmp_path, 
     with TestClient(app) as c:
         jid = c.post("/api/balance", json=_body("balance", ENDLESS), headers=AS["a"]).json()["id"]
         _wait(c, "balance", jid, ("running",))
-        proc = app.state.worker._procs[jid]
+        proc = _proc(app.state.worker, jid)
         _wait_until(lambda: _stat(proc.pid, 16) == 7, "the job process was not niced")
         failed = _wait(c, "balance", jid, ("failed",), timeout=60)
         assert "CPU budget of 2 CPU-seconds" in failed["error"]
@@ -164,6 +164,12 @@ def _stat(pid: int, field: int) -> int | None:
             return int(stat.read().rsplit(")", 1)[1].split()[field])
     except OSError:
         return None
+
+
+def _proc(worker, jid: str):
+    """The job process of a running job (its place may be taken a moment before)."""
+    _wait_until(lambda: jid in worker._procs, "no job process")
+    return worker._procs[jid]
 
 
 def _wait_until(condition, what: str, timeout: float = 60.0) -> None:
@@ -180,7 +186,7 @@ def test_a_stop_ends_job_processes_at_once_and_the_next_start_runs_them(tmp_path
     with TestClient(app) as c:
         jid = c.post("/api/balance", json=SEARCH, headers=AS["a"]).json()["id"]
         _wait(c, "balance", jid, ("running",))
-        proc = app.state.worker._procs[jid]
+        proc = _proc(app.state.worker, jid)
         began = time.monotonic()
     assert time.monotonic() - began < 2.0 and proc.poll() is not None
     again = _app(tmp_path, run_worker=True)
@@ -209,3 +215,19 @@ def test_a_cancelled_experiment_frees_its_place_for_another_token_within_a_secon
         took = time.monotonic() - began
         assert c.get(_url("experiment", first)).json()["status"] == "cancelled"
         assert took < 1.0, took
+
+
+def test_a_job_process_never_imports_the_working_directorys_sources(tmp_path, no_ray,
+                                                                    monkeypatch):
+    """Served from inside a checkout (the README's path), the job process imports the
+    installed product, not the folder's uncompiled sources (issue 34's Ray trap, avoided)."""
+    fake = tmp_path / "checkout" / "services"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('the working directory copy')\n")
+    monkeypatch.chdir(fake.parent)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    app = _app(tmp_path, run_worker=True)
+    with TestClient(app) as c:
+        jid = c.post("/api/balance", json=SEARCH, headers=AS["a"]).json()["id"]
+        done = _wait(c, "balance", jid, ("done", "failed"), timeout=120)
+        assert done["status"] == "done", done["error"]
