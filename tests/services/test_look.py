@@ -42,7 +42,7 @@ def test_runner_cli_and_api_use_the_same_look(monkeypatch):
         return False
 
     monkeypatch.setattr(pipelines, "decided", decided)
-    assert runner._should_stop(spec, "unused", 100) is False
+    assert runner._stop_check(spec, "unused", 100)[0] is False
     shown = _capture(monkeypatch, "summary")
     try:
         cli.interim_lines("unused", spec)
@@ -53,3 +53,29 @@ def test_runner_cli_and_api_use_the_same_look(monkeypatch):
 
     api_look = asyncio.run(results.look(delta=None, record=record))
     assert seen == [expected] and shown == [expected] and api_look == expected
+
+
+def test_the_precision_stop_judges_at_the_runs_alpha(monkeypatch):
+    """stop_when.half_width with stop_when.alpha: the precision rule (and its estimate of the
+    games still needed, the ETA's) judge the intervals at the run's one Look, the fixed-n one
+    its finished page shows."""
+    spec = ExperimentSpec.model_validate(small_spec(stop_when={
+        "half_width": 0.04, "alpha": 0.01, "min_games": 100, "max_games": 1000}))
+    seen = []
+
+    def precise(root, half_width, look):
+        seen.append(("precise", half_width, look))
+        return False
+
+    def games_for_precision(root, half_width, look):
+        seen.append(("need", half_width, look))
+        return 450
+
+    monkeypatch.setattr(pipelines, "precise", precise)
+    monkeypatch.setattr(pipelines, "games_for_precision", games_for_precision)
+    stop, end = runner._stop_check(spec, "unused", 100)
+    look = spec.look(interim=False)
+    assert look.alpha == 0.01 and not look.interim
+    assert seen == [("precise", 0.04, look), ("need", 0.04, look)]
+    per = spec.games_per_arm  # the rule is checked after each wave: the need rounds up to one
+    assert stop is False and end == min(1000, -(-450 // per) * per)
