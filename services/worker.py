@@ -502,8 +502,9 @@ def _job_process() -> None:
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything else printed goes to stderr, not into the messages
     order = json.loads(sys.stdin.read())
-    if order.get("nice"):
-        os.nice(int(order["nice"]))
+    niceness = int(order.get("nice") or 0)
+    if os.nice(0) < niceness:  # raised to the setting, never lowered (os.nice only adds)
+        os.nice(niceness - os.nice(0))
     if order.get("cpu_seconds"):
         limit = int(order["cpu_seconds"])
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
