@@ -123,11 +123,20 @@ def local_ray_private() -> None:
     os.chmod(path, 0o600)
 
 
+_TALLY: dict = {}  # this driver's ProgressTally handle, per Ray job
+
+
 def _tally():
     """This driver's ProgressTally (one named actor, made on first use, living as long as
     the driver's Ray), or None when it cannot be had: progress then moves per shard only."""
     try:
-        return ProgressTally.options(name="meeplelab-progress", get_if_exists=True).remote()
+        # the handle is kept for this Ray job: a named actor dies with its last handle, and a
+        # run's handle dropped at its end would end the tally under the next run
+        job = ray.get_runtime_context().get_job_id()
+        if _TALLY.get("job") != job:
+            _TALLY.update(job=job, handle=ProgressTally.options(
+                name="meeplelab-progress", get_if_exists=True).remote())
+        return _TALLY["handle"]
     except Exception:  # noqa: BLE001  (progress is a hint: the run goes on without it)
         log.warning("no progress tally: progress moves once per finished shard",
                     exc_info=True)
