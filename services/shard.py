@@ -1,9 +1,11 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
-services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker; tested).  The
+services.storage, core_cy, pipelines.shard_tables and pyarrow: no pydantic, Polars or SciPy
+per worker; tested).  It writes its shard's statistics table beside the shard.  The
 engine hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema
 they take, the game's facts with them, are services.storage's."""
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import time
@@ -11,8 +13,8 @@ import time
 import numpy as np
 import ray
 
-from services.storage import cell_dir, filesystem, result_batch, shard_name, storage_table, \
-    write_atomically
+from services.storage import FACTS_KEY, cell_dir, filesystem, result_batch, shard_name, \
+    storage_table, write_atomically
 
 TASK_RETRIES = 3
 
@@ -52,8 +54,20 @@ def play_shard(job: dict) -> dict:
     fs, root = filesystem(job["root"])
     cell = job["play"]
     path = posixpath.join(cell_dir(root, cell["arm"], cell["players"]), shard_name(start))
-    write_atomically(storage_table(rows), fs, path)
+    table = storage_table(rows)
+    write_atomically(table, fs, path)
+    write_statistics(table, fs, path)
     return {"games": rows.num_rows}
+
+
+def write_statistics(table, fs, path: str) -> None:
+    """Writes the statistics table of the shard just written at `path` beside it
+    (pipelines.shard_tables: the figures read it instead of the shard's rows)."""
+    from pipelines.shard_tables import stats_path, stored_bytes
+
+    facts = json.loads(table.schema.metadata[FACTS_KEY])
+    write_atomically(stored_bytes(table, facts, fs.get_file_info(path).size), fs,
+                     stats_path(path))
 
 
 @ray.remote(num_cpus=0)

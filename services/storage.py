@@ -75,13 +75,18 @@ def storage_table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:
-    """Writes under a temporary name in the same folder, then renames onto `path`."""
+def write_atomically(table: pa.Table | bytes, fs: pafs.FileSystem, path: str) -> None:
+    """Writes under a temporary name in the same folder, then renames onto `path`: a table
+    as Parquet with page checksums, or bytes as they are."""
     folder = posixpath.dirname(path)
     fs.create_dir(folder, recursive=True)
     tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
     try:
-        pq.write_table(table, tmp, filesystem=fs, write_page_checksum=True)
+        if isinstance(table, bytes):
+            with fs.open_output_stream(tmp) as out:
+                out.write(table)
+        else:
+            pq.write_table(table, tmp, filesystem=fs, write_page_checksum=True)
         fs.move(tmp, path)
     except BaseException:
         try:
