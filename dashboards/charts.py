@@ -15,6 +15,7 @@ W = 560
 LEFT, RIGHT = 60, 14
 PLOT_H = 210
 TITLE_LINE = 15
+SLANTED = 150  # px at most of a slanted x label
 AXIS = "#333"
 
 
@@ -41,11 +42,12 @@ def _wrap(text: str, width: float) -> list[str]:
 
 
 def _fit(text: str, width: float) -> str:
-    """A label cut to `width` (an ellipsis ends it); the full text is the chart's data."""
+    """A label cut in its middle to `width` (its start and end stay: 'a very l…d, seat 1');
+    the full text is the label's tooltip."""
     if text_width(text) <= width:
         return text
-    keep = max(1, int(width / text_width("m")) - 1)
-    return text[:keep] + "\u2026"
+    keep = max(2, int(width / text_width("m")) - 1)
+    return text[:(keep + 1) // 2] + "\u2026" + text[len(text) - keep // 2:]
 
 
 class _Frame:
@@ -57,6 +59,7 @@ class _Frame:
         self.lines = _wrap(title, W - 20)
         self.top = 10 + TITLE_LINE * len(self.lines) + 10
         self.bottom = self.top + PLOT_H
+        self.under = 0.0  # what slanted x labels need under the axis
         self.parts: list[str] = [
             f'<text class="chart-title" x="10" y="{fmt(10 + TITLE_LINE * (k + 1) - 3)}" '
             f'font-size="12.5" fill="#222">{escape(line)}</text>'
@@ -90,11 +93,20 @@ class _Frame:
         self.lo, self.hi = lo, hi
         return y
 
-    def x_tick(self, x: float, text: str, room: float) -> None:
-        shown = _fit(text, room)
-        tip = f"<title>{escape(text)}</title>" if shown != text else ""
-        self.parts.append(f'<text class="tick xtick" x="{fmt(x)}" y="{self.bottom + 15}" '
-                          f'text-anchor="middle" fill="#555">{tip}{escape(shown)}</text>')
+    def x_ticks(self, ticks: list[tuple[float, str]], room: float) -> None:
+        """The x axis's labels at their x, each in `room` px; when one is wider, all are
+        slanted (and cut to SLANTED px), and the chart grows under them."""
+        slant = any(text_width(text) > room for _, text in ticks)
+        for x, text in ticks:  # a slanted label ends at its tick, inside the chart's left
+            shown = _fit(text, min(SLANTED, (x - 2) / 0.82) if slant else room)
+            tip = f"<title>{escape(text)}</title>" if shown != text else ""
+            place = (f'x="{fmt(x + 4)}" y="{self.bottom + 12}" text-anchor="end" '
+                     f'transform="rotate(-35 {fmt(x + 4)} {self.bottom + 12})"' if slant else
+                     f'x="{fmt(x)}" y="{self.bottom + 15}" text-anchor="middle"')
+            self.parts.append(f'<text class="tick xtick" {place} fill="#555">{tip}'
+                              f'{escape(shown)}</text>')
+            if slant:  # sin(35 degrees) of the label's length, below the axis
+                self.under = max(self.under, 0.58 * text_width(shown))
 
     def finish(self, x_label: str, entries: list[tuple[str, str, str]],
                notes: list[str] = ()) -> str:
@@ -103,7 +115,7 @@ class _Frame:
             f'y2="{self.bottom}" stroke="{AXIS}"/>',
             f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{self.top}" y2="{self.bottom}" '
             f'stroke="{AXIS}"/>']
-        below = self.bottom + 24
+        below = self.bottom + 24 + self.under
         if x_label:
             out.append(f'<text class="axis-label xlabel" x="{fmt((LEFT + W - RIGHT) / 2)}" '
                        f'y="{below + 9}" text-anchor="middle" fill="#333">'
@@ -130,13 +142,15 @@ def bars(title: str, groups: list[str], series: list[dict], y_label: str,
     lo = y_min if y_min is not None else min([0.0] + values)
     hi = max(values + ([reference[0]] if reference else []) + [lo + 1e-9])
     hi += 0.05 * (hi - lo or 1.0)
+    if percent and not signed and max(values + [0.0]) <= 1.0:
+        hi = min(hi, 1.0)  # a share's axis ends at 100%
     frame = _Frame(title)
     y = frame.y_axis(lo, hi, y_label, percent, signed)
     base = y(min(max(0.0, frame.lo), frame.hi))
     gw = (W - LEFT - RIGHT) / max(len(groups), 1)
     bw = gw * 0.8 / max(len(series), 1)
+    frame.x_ticks([(LEFT + gw * (gi + 0.5), group) for gi, group in enumerate(groups)], gw - 4)
     for gi, group in enumerate(groups):
-        frame.x_tick(LEFT + gw * (gi + 0.5), group, gw - 4)
         for si, s in enumerate(series):
             p = s["points"][gi]
             if not p or p[0] is None:
@@ -174,9 +188,9 @@ def stacked_bars(title: str, groups: list[str], segments: list[dict],
     y = frame.y_axis(0.0, 1.0, y_label, percent=True)
     gw = (W - LEFT - RIGHT) / max(len(groups), 1)
     bw = min(gw * 0.6, 90)
+    frame.x_ticks([(LEFT + gw * (gi + 0.5), group) for gi, group in enumerate(groups)], gw - 4)
     for gi, group in enumerate(groups):
         x = LEFT + gw * (gi + 0.5) - bw / 2
-        frame.x_tick(x + bw / 2, group, gw - 4)
         base = 0.0
         for si, s in enumerate(segments):
             v = s["values"][gi] or 0.0
@@ -201,15 +215,14 @@ def histogram(title: str, edges: list[float], series: list[dict], x_label: str,
         total = (sum(s["counts"]) + s.get("below", 0) + s.get("above", 0)) or 1
         shares.append([c / total for c in s["counts"]])
     frame = _Frame(title)
-    y = frame.y_axis(0.0, max([v for row in shares for v in row] + [0.01]) * 1.05,
+    y = frame.y_axis(0.0, min(1.0, max([v for row in shares for v in row] + [0.01]) * 1.05),
                      "share of games", percent=True)
     x0, x1 = edges[0], edges[-1]
 
     def x(v: float) -> float:
         return LEFT + (W - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
 
-    for t in nice_ticks(x0, x1, 8):
-        frame.x_tick(x(t), tick_text(t), 60)
+    frame.x_ticks([(x(t), tick_text(t)) for t in nice_ticks(x0, x1, 8)], 60)
     for si, (s, row) in enumerate(zip(series, shares)):
         d = f"M {fmt(x(x0))} {fmt(y(0))}"
         for i, v in enumerate(row):

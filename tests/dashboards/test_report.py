@@ -365,3 +365,29 @@ def test_report_svg_writes_every_figure_as_its_file(maori, tmp_path):
     assert files == sorted(f"{f['key']}.svg" for f in drawn)
     for f in drawn:
         assert (tmp_path / "figures" / f"{f['key']}.svg").read_text() == f["svg"]
+
+
+def test_interim_figures_say_their_intervals_hold_at_any_look(maori):
+    spec, root = maori
+    drawn = {f["key"]: f for f in report.experiment_figure_list(spec, root,
+                                                                 spec.look(interim=True))}
+    win, diff = _svg(drawn["3p-win-share"]["svg"]), _svg(drawn["3p-difference"]["svg"])
+    assert "confidence sequences, interim" in drawn["3p-win-share"]["title"]
+    assert "95% confidence sequence (valid at any look)" in _texts(win, "legend-entry")
+    assert "confidence sequence (valid at any look)" in _texts(diff, "legend-entry")
+    final = report.experiment_figure_list(spec, root, spec.look(interim=False))
+    assert all("interim" not in f["title"] for f in final)
+
+
+def test_a_long_label_is_cut_in_its_middle_and_kept_whole_in_its_tooltip():
+    groups = [f"a very long arm name for testing, seat {k}" for k in range(1, 10)]
+    svg = _svg(charts.bars("t", groups, [{"name": "d", "points": [(1.0, 0.0, 2.0)] * 9}], "y"))
+    ticks = [e for e in svg.iter(f"{NS}text") if "xtick" in (e.get("class") or "")]
+    assert [e.find(f"{NS}title").text for e in ticks] == groups
+    shown = [e.find(f"{NS}title").tail for e in ticks]
+    assert all("\u2026" in s and s.endswith(f"seat {k}") for k, s in enumerate(shown, 1))
+    from dashboards.svg import text_width
+
+    # slanted by 35 degrees, each ends at its tick and starts inside the chart
+    assert all("rotate(-35" in e.get("transform") for e in ticks)
+    assert all(float(e.get("x")) - 0.82 * text_width(s) >= 0 for e, s in zip(ticks, shown))
