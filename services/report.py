@@ -353,8 +353,15 @@ def figure_tables(spec, root: str, look: pipelines.Look, tables: dict | None = N
                                               experiment_figures.CLIP),
             "breakdowns": {label: pipelines.breakdown(root, f"seat_{label}", look=look)
                            .to_dicts() for label in roles},
-            "ladder": ladder_stats.ladder_summary(root, spec.ladder).to_dicts()
-            if spec.ladder else None}
+            "ladder": _in_arm_order(spec, ladder_stats.ladder_summary(root, spec.ladder)
+                                    .to_dicts()) if spec.ladder else None}
+
+
+def _in_arm_order(spec, rows: list[dict]) -> list[dict]:
+    """The ladder's rows with its base arms in the spec's order (pipelines sort by name)."""
+    order = {arm: i for i, arm in enumerate(spec.arms or {})}
+    return sorted(rows, key=lambda r: (order.get(r["base"], len(order)), r["players"],
+                                       r["level"], r["seat"]))
 
 
 def experiment_figure_list(spec, root: str, look: pipelines.Look,
