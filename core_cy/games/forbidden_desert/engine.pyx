@@ -31,6 +31,9 @@ from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, fail, integer
 from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame, agent_spec, parse_agent, policy_params_from_data
 
+cdef extern from "meeple_bits.h":
+    int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
+
 import math
 
 ENGINE_VERSION = "1.0"
