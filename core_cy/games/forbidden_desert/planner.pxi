@@ -68,13 +68,15 @@ cdef void fill_neighbours() noexcept nogil:
 fill_neighbours()
 
 
-cdef void path_costs(const DState* s, int p, int* dist, int* first) noexcept nogil:
+cdef void path_costs(const DState* s, int p, int* dist, int* first,
+                     int target=-1) noexcept nogil:
     """Dijkstra from pawn p's cell: entering a tile costs 1 plus the digs needed to bring
     it down to 1 sand (none for the Climber); tunnel hops between open tunnels (tunnel_open)
     cost 1.
     first[c] is the first cell of a cheapest path to c (-1 for the start or unreachable).
     Cells are settled lowest distance first, the lowest cell first among equals (the ties
-    decide `first`); the sets of cells are bit masks."""
+    decide `first`); the sets of cells are bit masks.  With a target cell it stops once the
+    target is settled: then only dist[target] and first[target] are final."""
     cdef int start = s.tile_cell[s.pawn_tile[p]], c, u, best, v, nd
     cdef int enter[N_CELLS]
     cdef uint32_t tiles = 0, tunnels = 0, reached, todo, near
@@ -103,6 +105,8 @@ cdef void path_costs(const DState* s, int p, int* dist, int* first) noexcept nog
             if dist[c] < best:
                 best = dist[c]
                 u = c
+        if u == target:
+            return
         reached &= ~(1u << u)
         tiles &= ~(1u << u)        # settled (or the empty cell): never relaxed again
         near = neighbours[u]
@@ -253,7 +257,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
         for q in range(s.head.players):
             if s.pawn_tile[q] == pad:
                 continue
-            path_costs(s, q, qdist, qfirst)
+            path_costs(s, q, qdist, qfirst, pc)
             if qdist[pc] < PLAN_FAR:
                 c = qfirst[pc]
                 if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(legal, n, A_DIG + c):
@@ -969,7 +973,7 @@ cdef double endgame_eval(const DState* s, const SearchWeights* sw, const Rates* 
             wc = q
         if s.pawn_tile[q] == pad:
             continue
-        path_costs(s, q, dist, first)
+        path_costs(s, q, dist, first, pc)
         d = dist[pc]
         if buried(s, q):
             d += s.sand[s.pawn_tile[q]] - 1
