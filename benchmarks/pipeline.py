@@ -50,7 +50,7 @@ from pipelines import sufficient  # noqa: E402
 from services.runner import init_ray, run_experiment  # noqa: E402
 from services.shard import write_statistics  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402
-from services.storage import cell_dir, filesystem, shard_name, write_atomically  # noqa: E402
+from services.storage import cell_dir, filesystem, shard_name, write_shard  # noqa: E402
 
 
 def _rss_kib(pid: int) -> int:
@@ -224,13 +224,13 @@ def at_scale(games: int, shard: int, players: int, spec: ExperimentSpec) -> None
     work = tempfile.mkdtemp(prefix="meeplelab-scale-")
     try:
         fs, base = filesystem(work)
-        real = os.path.join(base, "real.parquet")
         t = time.process_time()
         rows = batch.play(core_cy.load("maori"), players, seed=1, start=0, count=shard)
         played = time.process_time() - t
         table = pa.Table.from_batches([rows])
-        write_atomically(table, fs, real)
-        took = _timed(lambda: write_statistics(table, fs, real))
+        entry = write_shard(table, fs, base, 0, shard)
+        real = os.path.join(base, entry["path"])
+        took = _timed(lambda: write_statistics(table, fs, base, entry))
         stats_bytes = os.path.getsize(real + sufficient.STATS_SUFFIX)
         print(f"at scale: one real shard of {shard:,} games ({os.path.getsize(real) / 2**20:.2f}"
               f" MiB) played in {played:.1f} CPU s; its statistics table "

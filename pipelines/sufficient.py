@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset import (CELL, FACTS_KEY, GameFacts, _local, catalogue_facts,
-                               game_facts, scan)
+from pipelines.dataset import (CELL, FACTS_KEY, GameFacts, UnsoundData, _local,
+                               catalogue_facts, game_facts, scan, verify)
 from pipelines.shard_tables import (KEYS, ROTATED, SEP, SHARE_SCALE, STATS_SUFFIX,
                                     STATS_VERSION, read_stored, shard_table, stats_path)
 
@@ -156,13 +156,21 @@ def _facts_of(found: list[dict]) -> dict[str, GameFacts]:
 def statistics(path: str) -> Statistics:
     """The merged statistics of an experiment's shards: each shard's stored table (or, where
     it has none or it cannot be trusted, the table computed once from its rows and cached),
-    merged incrementally: a look after new shards are written reads only those.
+    merged incrementally: a look after new shards are written reads only those.  With a
+    manifest (a finished experiment) only the shards that verify against it count, as in
+    every figure (pipelines.dataset.verify: a shard whose table is damaged is named there).
     FileNotFoundError when no shard is written yet; DamagedShard naming a shard that cannot
     be read and has no sound table."""
     path = _local(path)
     fs, base = (pafs.FileSystem.from_uri(path) if "://" in path
                 else (pafs.LocalFileSystem(), os.path.abspath(path)))
     infos = shard_infos(fs, base)
+    integrity = verify(path)  # a finished experiment: only the shards that verify count
+    if integrity.sound is not None:
+        if not integrity.sound:
+            raise UnsoundData(integrity)
+        sound = {s.split("://")[-1] for s in integrity.sound}
+        infos = [(shard, stats) for shard, stats in infos if shard.path in sound]
     if not infos:
         raise FileNotFoundError(f"no result files under {path}")
     ids = {(shard.path, shard.size, shard.mtime_ns): (shard, stats) for shard, stats in infos}

@@ -17,10 +17,12 @@ import core_cy
 import pipelines
 from core_cy.play import batch
 from pipelines import shard_tables, sufficient
+from pipelines import dataset
+from pipelines.dataset import verify
 from pipelines.figures import Look
 from pipelines.summaries import summary
 from services.shard import write_statistics
-from services.storage import cell_dir, filesystem, shard_name, write_atomically
+from services.storage import filesystem, write_manifest, write_shard
 
 GAMES = core_cy.game_names()
 POOL = 48  # games per (game, players, pairing, arm) in the pool the datasets are cut from
@@ -63,8 +65,10 @@ def _figures(path, stats) -> list[pl.DataFrame]:
 
 
 def _forget():
+    """A new process: nothing read before is remembered."""
     sufficient._TABLES.clear()
     sufficient._MERGED.clear()
+    dataset._VERDICTS.clear()
 
 
 @st.composite
@@ -98,12 +102,11 @@ def test_figures_from_the_tables_are_the_figures_of_the_rows(tmp_path_factory, d
     for arm, games, size, cut, shard_fates, where in cells:
         rows = _cut_short(_pool(game, players, rotations, arm).slice(0, games), game, cut)
         for (start, fate) in zip(range(0, games, size), shard_fates):
-            path = os.path.join(cell_dir(base, arm, players), shard_name(start))
             part = rows.slice(start, size)
-            write_atomically(part, fs, path)
+            entry = write_shard(part, fs, base, start, part.num_rows)
             if fate != "none":  # a shard written before shards had tables, or a cut run
-                write_statistics(part, fs, path)
-            fates.append((path, fate, where))
+                write_statistics(part, fs, base, entry)
+            fates.append((os.path.join(base, entry["path"]), fate, where))
     leftover = os.path.join(os.path.dirname(fates[0][0]), ".shard-x.parquet.stats.1.tmp")
     open(leftover, "wb").write(b"a write a kill cut short")  # resumed: never read
     _forget()
@@ -137,12 +140,11 @@ def _write_cell(root, rows: pa.Table, size: int, tables: bool = True) -> list[st
     fs, base = filesystem(str(root))
     paths = []
     for start in range(0, rows.num_rows, size):
-        path = os.path.join(cell_dir(base, "a", int(rows.column("players")[0].as_py())),
-                            shard_name(start))
-        write_atomically(rows.slice(start, size), fs, path)
+        part = rows.slice(start, size)
+        entry = write_shard(part, fs, base, start, part.num_rows)
         if tables:
-            write_statistics(rows.slice(start, size), fs, path)
-        paths.append(path)
+            write_statistics(part, fs, base, entry)
+        paths.append(os.path.join(base, entry["path"]))
     return paths
 
 
@@ -201,3 +203,25 @@ def test_scores_and_shares_off_the_integer_grid_are_refused():
                                                     pa.list_(pa.float64())))
     with pytest.raises(ValueError, match="a score 0.5 is not a multiple of 1/1:"):
         shard_tables.shard_table(odd)
+
+
+def test_the_manifest_covers_the_tables(tmp_path):
+    """A finished experiment's manifest holds each shard's table too: a table damaged after
+    the run names its shard (not counted), it never changes a figure silently."""
+    rows = _pool("maori", 2, False, "a")
+    fs, base = filesystem(str(tmp_path))
+    entries = []
+    for start in (0, 24):
+        part = rows.slice(start, 24)
+        entry = write_shard(part, fs, base, start, 24)
+        entries.append({**entry, "statistics": write_statistics(part, fs, base, entry)})
+    write_manifest(str(tmp_path), entries, "t", 7)
+    _forget()
+    assert pipelines.summary(tmp_path)["games"][0] == 48
+    _flip(shard_tables.stats_path(os.path.join(base, entries[1]["path"])), 0.5)
+    _forget()
+    assert [d.path for d in verify(str(tmp_path)).damaged] == [entries[1]["path"]]
+    shares = np.array(rows.slice(0, 24).column("seat_win_share").to_pylist())
+    table = pipelines.summary(tmp_path)
+    assert table["games"][0] == 24
+    np.testing.assert_allclose(table["win_share"], shares.mean(axis=0))
