@@ -44,10 +44,11 @@ def play(name: str) -> dict:
     spec = ExperimentSpec.model_validate(raw)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
-    began = time.process_time()
+    began, wall = time.process_time(), time.monotonic()
     result = run_balance(spec, progress=lambda *a, **k: None)
     stored = {"spec": raw, "commit": commit, "cpu_seconds": time.process_time() - began,
-              "date": time.strftime("%Y-%m-%d"), "result": result}
+              "wall_seconds": time.monotonic() - wall, "date": time.strftime("%Y-%m-%d"),
+              "result": result}
     ANSWERS.mkdir(exist_ok=True)
     (ANSWERS / f"{name}.json").write_text(json.dumps(stored, indent=1) + "\n")
     return stored
@@ -65,7 +66,9 @@ def _answer_block(name: str) -> str:
                 for c in stored["result"]["cells"])
     head = (f"`meeplelab balance examples/balance/{name}.json` at commit {stored['commit']} "
             f"({stored['date']}): {games:,} games, {stored['cpu_seconds']:,.0f} CPU-s in all "
-            f"({stored['cpu_seconds'] / max(games, 1) * 1000:.2f} CPU-ms a game)\n\n")
+            f"({stored['cpu_seconds'] / max(games, 1) * 1000:.2f} CPU-ms a game)"
+            + (f", {stored['wall_seconds']:,.0f} s of wall time on the shared machine"
+               if "wall_seconds" in stored else "") + "\n\n")
     return head + "".join(f"    {line}\n" for line in answer_lines(stored["result"]))
 
 
