@@ -4,8 +4,8 @@
     python scripts/balance_answers.py write                            # rewrite docs/balance.md's blocks
     python scripts/balance_answers.py check                            # exit 1 if a block is stale
 
-`play` runs the example's balance question (services.balance.run_balance, as `meeplelab
-balance` does) and stores the result with the spec it answered, the commit and the CPU time
+`play` runs the example's balance question (services.balance.run_balance, printing what
+`meeplelab balance` prints: its progress on stderr, its answer on stdout) and stores the result with the spec it answered, the commit and the CPU time
 in examples/balance/answers/NAME.json.  docs/balance.md holds one block per stored answer,
 
     <!-- answer: NAME -->
@@ -37,7 +37,8 @@ def _spec_text(name: str) -> dict:
 
 
 def play(name: str) -> dict:
-    from services.balance import run_balance
+    from services.balance import answer_lines, run_balance
+    from services.cli import _balance_progress
     from services.spec import ExperimentSpec
 
     raw = _spec_text(name)
@@ -45,12 +46,13 @@ def play(name: str) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
     began, wall = time.process_time(), time.monotonic()
-    result = run_balance(spec, progress=lambda *a, **k: None)
+    result = run_balance(spec, progress=_balance_progress(sys.stderr))  # as meeplelab balance
     stored = {"spec": raw, "commit": commit, "cpu_seconds": time.process_time() - began,
               "wall_seconds": time.monotonic() - wall, "date": time.strftime("%Y-%m-%d"),
               "result": result}
     ANSWERS.mkdir(exist_ok=True)
     (ANSWERS / f"{name}.json").write_text(json.dumps(stored, indent=1) + "\n")
+    print("\n".join(answer_lines(result)), flush=True)
     return stored
 
 
