@@ -75,7 +75,8 @@ def _answer_block(name: str) -> str:
 
 
 def _rungs_block(names: list[str]) -> str:
-    rows = ["| agent | players | answer | interval | games | CPU-s |", "|---|---|---|---|---|---|"]
+    rows = ["| agent | players | answer | interval | games | CPU-s | CPU-ms a game |",
+            "|---|---|---|---|---|---|---|"]
     for name in names:
         stored = _stored(name)
         for cell in stored["result"]["cells"]:
@@ -89,7 +90,8 @@ def _rungs_block(names: list[str]) -> str:
             interval = ("; ".join(f"{p[0]:.2f}..{p[1]:.2f}" for p in a["possible"])
                         or f"[{v(a['low'], '-inf')}, {v(a['high'], '+inf')}]")
             rows.append(f"| {cell['agent']} | {cell['players']} | {est} | {interval} | "
-                        f"{cell['games']:,} | {cell['cpu_seconds']:,.0f} |")
+                        f"{cell['games']:,} | {cell['cpu_seconds']:,.0f} | "
+                        f"{1000 * cell['cpu_seconds'] / max(cell['games'], 1):,.2f} |")
     return "\n".join(rows) + "\n"
 
 
