@@ -75,7 +75,8 @@ def _answer_block(name: str) -> str:
 
 
 def _rungs_block(names: list[str]) -> str:
-    rows = ["| agent | players | answer | interval | games | CPU-s | CPU-ms a game |",
+    rows = ["| agent | players | answer | interval | games (search + confirming) | CPU-s | "
+            "CPU-ms a game |",
             "|---|---|---|---|---|---|---|"]
     for name in names:
         stored = _stored(name)
@@ -89,9 +90,10 @@ def _rungs_block(names: list[str]) -> str:
                 return inf if x is None else f"{x:.2f}"
             interval = ("; ".join(f"{p[0]:.2f}..{p[1]:.2f}" for p in a["possible"])
                         or f"[{v(a['low'], '-inf')}, {v(a['high'], '+inf')}]")
+            confirming = sum(k["games"] for k in cell["confirmations"])
             rows.append(f"| {cell['agent']} | {cell['players']} | {est} | {interval} | "
-                        f"{cell['games']:,} | {cell['cpu_seconds']:,.0f} | "
-                        f"{1000 * cell['cpu_seconds'] / max(cell['games'], 1):,.2f} |")
+                        f"{cell['games']:,} + {confirming:,} | {cell['cpu_seconds']:,.0f} | "
+                        f"{1000 * cell['cpu_seconds'] / (cell['games'] + confirming):,.2f} |")
     return "\n".join(rows) + "\n"
 
 
