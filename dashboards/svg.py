@@ -53,11 +53,20 @@ def text_width(text: str) -> float:
 
 
 def legend_mark(mark: str, colour_: str, x: float, y: float) -> str:
-    """A legend's swatch, 14 px wide, its text's baseline at y: a line, a dot, a thick bar,
-    a small square, a faint block (a window) or a block (an area's fill)."""
+    """A legend's swatch, 14 px wide, its text's baseline at y: a line, a dashed line, an
+    interval (a capped vertical line), a dot, a thick bar, a small square, a faint block (a
+    window) or a block (a bar's or an area's fill)."""
     if mark in ("line", "bar"):
         return (f'<line x1="{fmt(x)}" x2="{fmt(x + 14)}" y1="{fmt(y - 4)}" y2="{fmt(y - 4)}" '
                 f'stroke="{colour_}" stroke-width="{2 if mark == "line" else 3}"/>')
+    if mark == "dash":
+        return (f'<line x1="{fmt(x)}" x2="{fmt(x + 14)}" y1="{fmt(y - 4)}" y2="{fmt(y - 4)}" '
+                f'stroke="{colour_}" stroke-dasharray="4 3"/>')
+    if mark == "interval":
+        return "".join(f'<line x1="{fmt(a)}" x2="{fmt(b)}" y1="{fmt(c)}" y2="{fmt(d)}" '
+                       f'stroke="{colour_}" stroke-width="1.3"/>' for a, b, c, d in (
+                           (x + 7, x + 7, y - 10, y + 2), (x + 3, x + 11, y - 10, y - 10),
+                           (x + 3, x + 11, y + 2, y + 2)))
     if mark == "dot":
         return f'<circle cx="{fmt(x + 7)}" cy="{fmt(y - 4)}" r="3.5" fill="{colour_}"/>'
     opacity = ' fill-opacity="0.3"' if mark == "window" else ""
