@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from dashboards.svg import legend_mark, nice_ticks, tick_text
+
 W, H = 600, 380
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 34, 108  # the bottom holds the x axis's label and the legend
 PLOT_BOTTOM = H - BOTTOM
@@ -18,28 +20,6 @@ COLOURS = {"fair": "#2a7a2a", "unfair": "#b3261e", "not decided": "#888"}
 
 def _fmt(v: float) -> str:
     return f"{v:.1f}"
-
-
-def nice_ticks(lo: float, hi: float, most: int = 6, integer: bool = False) -> list[float]:
-    """Round tick values (1, 2 or 5 times a power of ten; integers on an integer axis)
-    covering [lo, hi], at most `most` + 1 of them."""
-    span = max(hi - lo, 1e-9)
-    raw = span / most
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
-    if integer:
-        step = max(1, round(step))
-    first = math.ceil(lo / step - 1e-9) * step
-    ticks, v = [], first
-    while v <= hi + 1e-9 * span:
-        ticks.append(round(v, 10))
-        v += step
-    return ticks
-
-
-def _tick(v: float, signed: bool) -> str:
-    text = f"{v:+g}" if signed and v else f"{v:g}"
-    return text.replace("-", "\u2212")
 
 
 def chart_svg(cell: dict, option: str) -> str:
@@ -119,12 +99,12 @@ def _axes(option, cell, c, lo_x, hi_x, y_lo, y_hi, px, pyp) -> list[str]:
            f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{PLOT_BOTTOM}" stroke="#333"/>']
     for v in nice_ticks(lo_x, hi_x, 10, integer=True):
         out.append(f'<text class="xtick" x="{_fmt(px(v))}" y="{PLOT_BOTTOM + 14}" '
-                   f'text-anchor="middle">{_tick(v, False)}</text>')
+                   f'text-anchor="middle">{tick_text(v)}</text>')
     for v in nice_ticks(y_lo, y_hi, 6):
         out.append(f'<line x1="{LEFT - 4}" x2="{LEFT}" y1="{_fmt(pyp(v))}" '
                    f'y2="{_fmt(pyp(v))}" stroke="#333"/>')
         out.append(f'<text class="ytick" x="{LEFT - 6}" y="{_fmt(pyp(v) + 4)}" '
-                   f'text-anchor="end">{_tick(v, True)}</text>')
+                   f'text-anchor="end">{tick_text(v, signed=True)}</text>')
     out.append(f'<text class="xlabel" x="{(LEFT + W - RIGHT) / 2}" y="{PLOT_BOTTOM + 30}" '
                f'text-anchor="middle">{escape(option)} (seat {cell["seat"] + 1}, '
                f'{cell["players"]} players)</text>')
@@ -152,19 +132,7 @@ def _legend(cell, c, ans) -> list[str]:
     for k, (mark, colour, text) in enumerate(entries):
         x = LEFT + (k % 2) * 270
         y = PLOT_BOTTOM + 48 + (k // 2) * 16
-        if mark == "line":
-            out.append(f'<line x1="{x}" x2="{x + 14}" y1="{y - 4}" y2="{y - 4}" '
-                       f'stroke="{colour}" stroke-width="2"/>')
-        elif mark == "dot":
-            out.append(f'<circle cx="{x + 7}" cy="{y - 4}" r="3.5" fill="{colour}"/>')
-        elif mark == "bar":
-            out.append(f'<line x1="{x}" x2="{x + 14}" y1="{y - 4}" y2="{y - 4}" '
-                       f'stroke="{colour}" stroke-width="3"/>')
-        else:
-            opacity = ' fill-opacity="0.3"' if mark == "window" else ""
-            side = 8 if mark == "square" else 14
-            out.append(f'<rect x="{x + (14 - side) / 2}" y="{y - 4 - side / 2}" '
-                       f'width="{side}" height="{side}" fill="{colour}"{opacity}/>')
+        out.append(legend_mark(mark, colour, x, y))
         out.append(f'<text class="legend-entry" x="{x + 20}" y="{y}">{escape(text)}</text>')
     out.append("</g>")
     return out

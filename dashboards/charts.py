@@ -1,151 +1,248 @@
-"""The report's charts as inline SVG text (no script, nothing fetched): grouped bars with
-error bars, and overlaid step histograms whose tails beyond the clipped range are counted
-in the caption.  The same look as dashboards/static/charts.js (class names and palette), so
-the report and the page read alike."""
+"""The experiment's charts, drawn once, server-side, as standalone SVG (the page shows them
+inline, the report inlines them, `GET /api/experiments/{id}/figures/{key}.svg` and
+`meeplelab report --svg` give them as files): grouped bars with their intervals, stacked
+shares, and overlaid step histograms whose tails beyond the clipped range are counted under
+the chart.  Each has its title, round ticks, labelled axes and a legend naming every mark;
+colours and lines are attributes of the SVG itself, so a file needs no stylesheet."""
 from __future__ import annotations
 
-import html
-import math
+from html import escape
 
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-W, H = 560, 300
-PAD_L, PAD_R, PAD_T, PAD_B = 52, 12, 14, 46
-CLIP = 0.01  # histograms span the 1%-99% quantiles; the tails are counted apart
+from dashboards.svg import ROW, colour, document, fmt, legend, nice_ticks, text_width, \
+    tick_text
 
-
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    span = hi - lo or 1.0
-    raw = span / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next((m * mag for m in (1, 2, 2.5, 5, 10) if span / (m * mag) <= count), raw)
-    out, v = [], math.ceil(lo / step) * step
-    while v <= hi + 1e-9:
-        out.append(round(v, 10))
-        v += step
-    return out
+W = 560
+LEFT, RIGHT = 60, 14
+PLOT_H = 210
+TITLE_LINE = 15
+SLANTED = 150  # px at most of a slanted x label
+AXIS = "#333"
 
 
-def _fmt(v: float) -> str:
-    return str(round(v)) if abs(v) >= 1000 or float(v).is_integer() else f"{v:.3g}"
+def value_text(v: float | None, percent: bool = False, signed: bool = False) -> str:
+    """A figure's value as a tooltip and the report's tables give it: '31.0%', '+7.5'."""
+    if v is None:
+        return "–"
+    sign = "+" if signed else ""
+    if percent:
+        return f"{100 * v:{sign}.1f}%".replace("-", "\u2212")
+    text = f"{v:{sign}.0f}" if abs(v) >= 100 else f"{v:{sign}.3g}"
+    return text.replace("-", "\u2212")
 
 
-def _legend(names: list[str]) -> str:
-    return "<div class='legend'>" + "".join(
-        f"<span><i style='background:{PALETTE[i % len(PALETTE)]}'></i>{_e(n)}</span>"
-        for i, n in enumerate(names)) + "</div>"
+def _wrap(text: str, width: float) -> list[str]:
+    lines, line = [], ""
+    for word in text.split():
+        if line and text_width(f"{line} {word}") * 1.1 > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return lines + [line]
 
 
-def _percent(v: float) -> str:
-    """A share or a rate as a designer reads it: 0.25 -> '25%'."""
-    return f"{100 * v:.3g}%"
+def _fit(text: str, width: float) -> str:
+    """A label cut in its middle to `width` (its start and end stay: 'a very l…d, seat 1');
+    the full text is the label's tooltip."""
+    if text_width(text) <= width:
+        return text
+    keep = max(2, int(width / text_width("m")) - 1)
+    return text[:(keep + 1) // 2] + "\u2026" + text[len(text) - keep // 2:]
 
 
-def _y_axis(lo: float, hi: float, label: str, fmt=_fmt) -> tuple[list[str], callable]:
-    def y(v):
-        return PAD_T + (H - PAD_T - PAD_B) * (1 - (v - lo) / ((hi - lo) or 1))
+class _Frame:
+    """One chart's geometry: the title's lines on top, the plot, then the x axis's ticks and
+    label, the legend and the notes (a histogram's tails)."""
 
-    parts = []
-    for t in _ticks(lo, hi):
-        parts.append(f"<line class='grid' x1='{PAD_L}' x2='{W - PAD_R}' y1='{y(t):.1f}' "
-                     f"y2='{y(t):.1f}'/><text class='tick' x='{PAD_L - 6}' y='{y(t) + 4:.1f}' "
-                     f"text-anchor='end'>{fmt(t)}</text>")
-    mid = PAD_T + (H - PAD_T - PAD_B) / 2
-    parts.append(f"<text class='axis-label' x='12' y='{mid}' text-anchor='middle' "
-                 f"transform='rotate(-90 12 {mid})'>{_e(label)}</text>")
-    return parts, y
+    def __init__(self, title: str):
+        self.title = title
+        self.lines = _wrap(title, W - 20)
+        self.top = 10 + TITLE_LINE * len(self.lines) + 10
+        self.bottom = self.top + PLOT_H
+        self.under = 0.0  # what slanted x labels need under the axis
+        self.parts: list[str] = [
+            f'<text class="chart-title" x="10" y="{fmt(10 + TITLE_LINE * (k + 1) - 3)}" '
+            f'font-size="12.5" fill="#222">{escape(line)}</text>'
+            for k, line in enumerate(self.lines)]
+
+    def y_axis(self, lo: float, hi: float, label: str, percent: bool = False,
+               signed: bool = False):
+        """Round ticks covering [lo, hi] (the axis ends on a tick), their grid lines and the
+        label; the y of a value."""
+        ticks = nice_ticks(lo, hi, 5)
+        step = ticks[1] - ticks[0] if len(ticks) > 1 else (hi - lo or 1.0)
+        if ticks[0] > lo + 1e-12:
+            ticks.insert(0, round(ticks[0] - step, 10))
+        if ticks[-1] < hi - 1e-12:
+            ticks.append(round(ticks[-1] + step, 10))
+        lo, hi = ticks[0], ticks[-1]
+
+        def y(v: float) -> float:
+            return self.bottom - (v - lo) / ((hi - lo) or 1.0) * PLOT_H
+
+        for t in ticks:
+            self.parts.append(
+                f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{fmt(y(t))}" '
+                f'y2="{fmt(y(t))}" stroke="#e6e6e6"/><text class="tick ytick" x="{LEFT - 6}" '
+                f'y="{fmt(y(t) + 4)}" text-anchor="end" fill="#555">'
+                f'{tick_text(t, signed, percent)}</text>')
+        mid = (self.top + self.bottom) / 2
+        self.parts.append(f'<text class="axis-label ylabel" x="14" y="{fmt(mid)}" '
+                          f'text-anchor="middle" transform="rotate(-90 14 {fmt(mid)})" '
+                          f'fill="#333">{escape(label)}</text>')
+        self.lo, self.hi = lo, hi
+        return y
+
+    def x_ticks(self, ticks: list[tuple[float, str]], room: float) -> None:
+        """The x axis's labels at their x, each in `room` px; when one is wider, all are
+        slanted (and cut to SLANTED px), and the chart grows under them."""
+        slant = any(text_width(text) > room for _, text in ticks)
+        for x, text in ticks:  # a slanted label ends at its tick, inside the chart's left
+            shown = _fit(text, min(SLANTED, (x - 2) / 0.82) if slant else room)
+            tip = f"<title>{escape(text)}</title>" if shown != text else ""
+            place = (f'x="{fmt(x + 4)}" y="{self.bottom + 12}" text-anchor="end" '
+                     f'transform="rotate(-35 {fmt(x + 4)} {self.bottom + 12})"' if slant else
+                     f'x="{fmt(x)}" y="{self.bottom + 15}" text-anchor="middle"')
+            self.parts.append(f'<text class="tick xtick" {place} fill="#555">{tip}'
+                              f'{escape(shown)}</text>')
+            if slant:  # sin(35 degrees) of the label's length, below the axis
+                self.under = max(self.under, 0.58 * text_width(shown))
+
+    def finish(self, x_label: str, entries: list[tuple[str, str, str]],
+               notes: list[str] = ()) -> str:
+        out = self.parts + [
+            f'<line class="axis" x1="{LEFT}" x2="{W - RIGHT}" y1="{self.bottom}" '
+            f'y2="{self.bottom}" stroke="{AXIS}"/>',
+            f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{self.top}" y2="{self.bottom}" '
+            f'stroke="{AXIS}"/>']
+        below = self.bottom + 24 + self.under
+        if x_label:
+            out.append(f'<text class="axis-label xlabel" x="{fmt((LEFT + W - RIGHT) / 2)}" '
+                       f'y="{below + 9}" text-anchor="middle" fill="#333">'
+                       f'{escape(x_label)}</text>')
+            below += 16
+        parts, height = legend(entries, LEFT, below, W - LEFT - RIGHT)
+        out += parts
+        below += height + 4
+        for note in notes:
+            below += ROW
+            out.append(f'<text class="note" x="{LEFT}" y="{below - 4}" fill="#555">'
+                       f'{escape(note)}</text>')
+        return document(W, below + 8, self.title, out)
 
 
-def bars(groups: list[str], series: list[dict], y_label: str = "", y_min: float | None = None,
-         reference: float | None = None, percent: bool = False) -> str:
-    """Grouped bars: series [{name, points: [(y, lo, hi) | None per group]}]; percent: the
-    values are shares, labelled in percent."""
+def bars(title: str, groups: list[str], series: list[dict], y_label: str,
+         x_label: str = "", y_min: float | None = None,
+         reference: tuple[float, str] | None = None, percent: bool = False,
+         signed: bool = False, interval: str = "95% interval") -> str:
+    """Grouped bars, each with its interval: series [{name, points: [(y, lo, hi) | None per
+    group]}]; `reference` (value, its legend text): a dashed horizontal line; percent: the
+    values are shares; signed: they are differences (a sign on every tick)."""
     values = [v for s in series for p in s["points"] if p for v in p if v is not None]
     lo = y_min if y_min is not None else min([0.0] + values)
-    hi = max(values + ([reference] if reference is not None else []) + [lo + 1e-9])
-    hi = hi + 0.1 * (hi - lo or 1)
-    fmt = _percent if percent else _fmt
-    parts, y = _y_axis(lo, hi, y_label, fmt)
-    gw = (W - PAD_L - PAD_R) / max(len(groups), 1)
+    hi = max(values + ([reference[0]] if reference else []) + [lo + 1e-9])
+    hi += 0.05 * (hi - lo or 1.0)
+    if percent and not signed and max(values + [0.0]) <= 1.0:
+        hi = min(hi, 1.0)  # a share's axis ends at 100%
+    frame = _Frame(title)
+    y = frame.y_axis(lo, hi, y_label, percent, signed)
+    base = y(min(max(0.0, frame.lo), frame.hi))
+    gw = (W - LEFT - RIGHT) / max(len(groups), 1)
     bw = gw * 0.8 / max(len(series), 1)
-    base = y(max(lo, 0.0)) if lo <= 0 <= hi else y(lo)
-    for gi, g in enumerate(groups):
-        parts.append(f"<text class='tick' x='{PAD_L + gw * (gi + .5):.1f}' y='{H - PAD_B + 16}' "
-                     f"text-anchor='middle'>{_e(g)}</text>")
+    frame.x_ticks([(LEFT + gw * (gi + 0.5), group) for gi, group in enumerate(groups)], gw - 4)
+    for gi, group in enumerate(groups):
         for si, s in enumerate(series):
             p = s["points"][gi]
             if not p or p[0] is None:
                 continue
             v, plo, phi = p
-            x = PAD_L + gw * gi + gw * 0.1 + bw * si
-            top, height = min(y(v), base), abs(base - y(v))
-            tip = f"{s['name']}, {g}: {fmt(v)}" + (
-                f" [{fmt(plo)}, {fmt(phi)}]" if plo is not None else "")
-            parts.append(f"<rect class='bar' x='{x:.1f}' y='{top:.1f}' "
-                         f"width='{max(bw - 2, 1):.1f}' height='{height:.1f}' "
-                         f"fill='{PALETTE[si % len(PALETTE)]}'><title>{_e(tip)}</title></rect>")
+            x = LEFT + gw * gi + gw * 0.1 + bw * si
+            tip = f"{s['name']}, {group}: {value_text(v, percent, signed)}" + (
+                f" [{value_text(plo, percent, signed)}, {value_text(phi, percent, signed)}]"
+                if plo is not None else "")
+            frame.parts.append(
+                f'<rect class="bar" x="{fmt(x)}" y="{fmt(min(y(v), base))}" '
+                f'width="{fmt(max(bw - 2, 1))}" height="{fmt(abs(base - y(v)))}" '
+                f'fill="{colour(si)}"><title>{escape(tip)}</title></rect>')
             if plo is not None and phi is not None:
                 cx = x + (bw - 2) / 2
-                parts.append(f"<line class='errorbar' x1='{cx:.1f}' x2='{cx:.1f}' "
-                             f"y1='{y(plo):.1f}' y2='{y(phi):.1f}'/>")
-                for w in (plo, phi):
-                    parts.append(f"<line class='errorbar' x1='{cx - 4:.1f}' x2='{cx + 4:.1f}' "
-                                 f"y1='{y(w):.1f}' y2='{y(w):.1f}'/>")
-    if reference is not None:
-        parts.append(f"<line class='reference' x1='{PAD_L}' x2='{W - PAD_R}' "
-                     f"y1='{y(reference):.1f}' y2='{y(reference):.1f}'/>")
-    return _svg(parts) + _legend([s["name"] for s in series])
+                for x1, x2, y1, y2 in ((cx, cx, y(plo), y(phi)), (cx - 4, cx + 4, y(plo), y(plo)),
+                                       (cx - 4, cx + 4, y(phi), y(phi))):
+                    frame.parts.append(
+                        f'<line class="errorbar" x1="{fmt(x1)}" x2="{fmt(x2)}" y1="{fmt(y1)}" '
+                        f'y2="{fmt(y2)}" stroke="#111" stroke-width="1.3"/>')
+    entries = [("block", colour(i), s["name"]) for i, s in enumerate(series)]
+    entries.append(("interval", "#111", interval))
+    if reference:
+        frame.parts.append(f'<line class="reference" x1="{LEFT}" x2="{W - RIGHT}" '
+                           f'y1="{fmt(y(reference[0]))}" y2="{fmt(y(reference[0]))}" '
+                           'stroke="#777" stroke-dasharray="5 4"/>')
+        entries.append(("dash", "#777", reference[1]))
+    return frame.finish(x_label, entries)
 
 
-def histogram(edges: list[float], series: list[dict], x_label: str = "") -> str:
-    """Step histograms of shares of each series' games; `below`/`above` (values outside the
-    clipped range) are named under the chart."""
+def stacked_bars(title: str, groups: list[str], segments: list[dict],
+                 y_label: str = "share of games", x_label: str = "") -> str:
+    """Shares stacked per group from 0 up to 1: segments [{name, values: [share per group]}]."""
+    frame = _Frame(title)
+    y = frame.y_axis(0.0, 1.0, y_label, percent=True)
+    gw = (W - LEFT - RIGHT) / max(len(groups), 1)
+    bw = min(gw * 0.6, 90)
+    frame.x_ticks([(LEFT + gw * (gi + 0.5), group) for gi, group in enumerate(groups)], gw - 4)
+    for gi, group in enumerate(groups):
+        x = LEFT + gw * (gi + 0.5) - bw / 2
+        base = 0.0
+        for si, s in enumerate(segments):
+            v = s["values"][gi] or 0.0
+            if v <= 0:
+                continue
+            frame.parts.append(
+                f'<rect class="segment" x="{fmt(x)}" y="{fmt(y(base + v))}" width="{fmt(bw)}" '
+                f'height="{fmt(y(base) - y(base + v))}" fill="{colour(si)}"><title>'
+                f'{escape(group)}, {escape(s["name"])}: {value_text(v, percent=True)}</title></rect>')
+            base += v
+    return frame.finish(x_label, [("block", colour(i), s["name"])
+                                  for i, s in enumerate(segments)])
+
+
+def histogram(title: str, edges: list[float], series: list[dict], x_label: str,
+              clip_words: str = "") -> str:
+    """Overlaid step histograms as shares of each series' games: series [{name, counts,
+    below, above}] on shared edges; the games outside the edges (`below`, `above`, left out
+    by clipping, named by `clip_words`) are counted in a note under the chart."""
     shares = []
     for s in series:
         total = (sum(s["counts"]) + s.get("below", 0) + s.get("above", 0)) or 1
         shares.append([c / total for c in s["counts"]])
-    hi = max([v for row in shares for v in row] + [0.01]) * 1.1
-    parts, y = _y_axis(0.0, hi, "share of games")
+    frame = _Frame(title)
+    y = frame.y_axis(0.0, min(1.0, max([v for row in shares for v in row] + [0.01]) * 1.05),
+                     "share of games", percent=True)
     x0, x1 = edges[0], edges[-1]
 
-    def x(v):
-        return PAD_L + (W - PAD_L - PAD_R) * (v - x0) / ((x1 - x0) or 1)
+    def x(v: float) -> float:
+        return LEFT + (W - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
 
-    for t in _ticks(x0, x1, 8):
-        parts.append(f"<text class='tick' x='{x(t):.1f}' y='{H - PAD_B + 16}' "
-                     f"text-anchor='middle'>{_fmt(t)}</text>")
-    parts.append(f"<text class='axis-label' x='{(PAD_L + W - PAD_R) / 2}' y='{H - 8}' "
-                 f"text-anchor='middle'>{_e(x_label)}</text>")
-    for si, row in enumerate(shares):
-        d = f"M {x(edges[0]):.1f} {y(0):.1f}"
+    frame.x_ticks([(x(t), tick_text(t)) for t in nice_ticks(x0, x1, 8)], 60)
+    for si, (s, row) in enumerate(zip(series, shares)):
+        d = f"M {fmt(x(x0))} {fmt(y(0))}"
         for i, v in enumerate(row):
-            d += f" L {x(edges[i]):.1f} {y(v):.1f} L {x(edges[i + 1]):.1f} {y(v):.1f}"
-        d += f" L {x(x1):.1f} {y(0):.1f}"
-        color = PALETTE[si % len(PALETTE)]
-        parts.append(f"<path class='hist' d='{d}' stroke='{color}' fill='{color}'/>")
-    return _svg(parts) + _legend([s["arm"] for s in series]) + tail_note(series, edges)
+            d += f" L {fmt(x(edges[i]))} {fmt(y(v))} L {fmt(x(edges[i + 1]))} {fmt(y(v))}"
+        d += f" L {fmt(x(x1))} {fmt(y(0))}"
+        frame.parts.append(f'<path class="hist" d="{d}" stroke="{colour(si)}" '
+                           f'stroke-width="1.5" fill="{colour(si)}" fill-opacity="0.15">'
+                           f'<title>{escape(s["name"])}</title></path>')
+    return frame.finish(x_label, [("block", colour(i), s["name"]) for i, s in
+                                  enumerate(series)], tail_notes(series, edges, clip_words))
 
 
-def tail_note(series: list[dict], edges: list[float]) -> str:
+def tail_notes(series: list[dict], edges: list[float], clip_words: str = "") -> list[str]:
+    """'Not drawn (outside the 1%-99% range): 3 games below 40.5 and 1 game above 210.5.'"""
     below = sum(s.get("below", 0) for s in series)
     above = sum(s.get("above", 0) for s in series)
-    if not below and not above:
-        return ""
     words = []
-    if below:
-        words.append(f"{below:,} game{'s' if below != 1 else ''} below {_fmt(edges[0])}")
-    if above:
-        words.append(f"{above:,} game{'s' if above != 1 else ''} above {_fmt(edges[-1])}")
-    return f"<p class='tail'>Not drawn: {' and '.join(words)}.</p>"
-
-
-def _svg(parts: list[str]) -> str:
-    return (f"<svg class='chart' viewBox='0 0 {W} {H}' role='img'>" + "".join(parts) + "</svg>")
-
-
-def figure(title: str, body: str) -> str:
-    return f"<figure class='chart'><figcaption>{_e(title)}</figcaption>{body}</figure>"
+    for n, side, edge in ((below, "below", edges[0]), (above, "above", edges[-1])):
+        if n:
+            words.append(f"{n:,} game{'s' if n != 1 else ''} {side} {tick_text(edge)}")
+    if not words:
+        return []
+    return [f"Not drawn{f' ({clip_words})' if clip_words else ''}: {' and '.join(words)}."]

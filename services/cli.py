@@ -388,9 +388,11 @@ def spec_mismatch(spec, root: str) -> str | None:
     return None
 
 
-def report_command(target: str, out: str, spec_path: str | None) -> int:
+def report_command(target: str, out: str, spec_path: str | None,
+                   svg: str | None = None) -> int:
     """`meeplelab report`: an experiment id of the service's registry (MEEPLELAB_DB,
-    MEEPLELAB_RESULTS), or a results folder of `meeplelab run` (its spec.json, or --spec)."""
+    MEEPLELAB_RESULTS), or a results folder of `meeplelab run` (its spec.json, or --spec);
+    with `svg`, every figure also as its own SVG file in that folder."""
     import os
 
     from services import report
@@ -433,10 +435,18 @@ def report_command(target: str, out: str, spec_path: str | None) -> int:
         print(f"error: the spec does not describe the rows of {root}: {mismatch}",
               file=sys.stderr)
         return 2
-    text = report.render(spec, root, spec.look(interim=not done), name, command)
+    look = spec.look(interim=not done)
+    drawn = report.experiment_figure_list(spec, root, look)
+    text = report.render(spec, root, look, name, command, drawn)
     Path(out).write_text(text, encoding="utf-8")
     print(f"report written to {out} ({len(text.encode()) // 1024:,} KiB, one file, works "
           "offline)")
+    if svg:
+        folder = Path(svg)
+        folder.mkdir(parents=True, exist_ok=True)
+        for figure in drawn:
+            (folder / f"{figure['key']}.svg").write_text(figure["svg"], encoding="utf-8")
+        print(f"{len(drawn)} figures written to {folder}/ as SVG")
     return 0
 
 
@@ -586,6 +596,8 @@ def _add_other_commands(sub) -> None:
                    "(default report.html)")
     p.add_argument("--spec", default=None, help="the spec of a results folder that has no "
                    "spec.json")
+    p.add_argument("--svg", default=None, metavar="FOLDER", help="also write every figure "
+                   "of the report as its own SVG file in FOLDER (<key>.svg)")
     p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_* and "
                        "RAY_ADDRESS, see services/settings.py)")
     _serve_arguments(p)
@@ -620,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
     if args.command == "report":
-        return report_command(args.target, args.output, args.spec)
+        return report_command(args.target, args.output, args.spec, args.svg)
     if args.command == "demo" and not args.table:
         given = [flag for flag, value in (("--out", args.out), ("--workers", args.workers),
                                           ("--interim-every", args.interim_every))

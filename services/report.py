@@ -5,12 +5,12 @@ cell, each arm against the baseline, the strength ladder's stability): each item
 arm, the players and the agent, says "decided" or "not decided yet (about N more games)" and
 the level the verdict used.  The dashboard shows these blocks as they are (no sentence is
 rebuilt in JavaScript), the terminal prints them (services.cli), and `render` writes them into
-one self-contained HTML file with inline SVG charts, the provenance of the rows and the
-command that reproduces them (`meeplelab report`, GET /api/experiments/{eid}/report.html).
+one self-contained HTML file (dashboards/report.py's markup) with the page's figures inline
+(dashboards/experiment_figures.py), the provenance of the rows and the command that
+reproduces them (`meeplelab report`, GET /api/experiments/{eid}/report.html).
 """
 from __future__ import annotations
 
-import html
 import json
 import re
 from datetime import datetime, timezone
@@ -20,7 +20,8 @@ import polars as pl
 import pipelines
 from pipelines import ladder as ladder_stats
 from pipelines.figures import _margin_text as margin_text
-from dashboards import charts
+from dashboards import experiment_figures
+from dashboards import report as report_page
 
 MORE_GAMES = re.compile(r"about ([\d,]+) more games?\b")
 
@@ -327,47 +328,6 @@ def headline_verdict(block_list: list[dict]) -> str:
 
 
 # ---- the report --------------------------------------------------------------------------
-STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-.question{font-size:1.15em;font-weight:600}
-.item{margin:.6em 0;padding:.4em .8em;border-left:4px solid #999;background:#f7f7f7}
-.item.decided{border-color:#2a8}.item.open{border-color:#e0a040}
-.status{font-weight:600}.level{color:#666;font-size:.85em}
-table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
-td,th{border-bottom:1px solid #ddd;padding:.25em .6em;text-align:right}
-td:first-child,th:first-child{text-align:left}
-.charts{display:flex;flex-wrap:wrap;gap:1em}.chart{width:480px}
-svg{width:100%;height:auto;font-size:11px}svg .grid{stroke:#eee}svg .tick{fill:#555}
-svg .errorbar{stroke:#111;stroke-width:1.3}svg .reference{stroke:#888;stroke-dasharray:5 4}
-svg .hist{fill-opacity:.15;stroke-width:1.5}
-pre{background:#f4f4f4;padding:.6em;overflow-x:auto;font-size:.8em}
-.legend span{margin-right:1em;font-size:.85em}
-.legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}
-"""
-
-
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _headline_html(head: dict) -> str:
-    parts = [f'<p class="question">{_e(head["question"])}</p>']
-    if head["interim"]:
-        parts.append("<p><strong>Interim:</strong> the run is not done; every interval holds "
-                     "at any look.</p>")
-    for block in head["blocks"]:
-        parts.append(f'<h2>{_e(block["title"])}</h2>')
-        for item in block["items"]:
-            kind = "decided" if item["decided"] else "open" if item["decided"] is False else ""
-            parts.append(
-                f'<div class="item {kind}"><div><span class="status">{_e(item["status"])}'
-                f'</span> · <span title="{_e(item["agent_full"])}">{_e(item["title"])}</span>'
-                "</div>" + "".join(f"<div>{_e(s)}</div>" for s in item["sentences"] if s)
-                + f'<div class="level">level: {_e(item["level"])}</div></div>')
-    return "\n".join(parts)
-
-
 def _pct(v) -> str:
     return "–" if v is None else f"{100 * v:.1f}%"
 
@@ -376,97 +336,90 @@ def _interval(v, lo, hi, f=_pct) -> str:
     return f"{f(v)} [{f(lo)}, {f(hi)}]"
 
 
-def _table(head: list[str], rows: list[list]) -> str:
-    return ("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head)
-            + "</tr></thead><tbody>" + "".join(
-                "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
-            + "</tbody></table>")
+def figure_tables(spec, root: str, look: pipelines.Look, tables: dict | None = None) -> dict:
+    """What the experiment's figures are drawn from (dashboards.experiment_figures): the
+    tables of `figures`, the histograms, the team win rate per role of a cooperative game
+    and the strength ladder's seats."""
+    import core_cy
+    from services import datasets
+
+    tables = tables or figures(spec, root, look)
+    cooperative = bool(tables["cells"]) and tables["cells"][0]["cooperative"]
+    game = core_cy.load(spec.game)
+    roles = [n for n in game.outcome_labels if n in game.seat_outcome_names] \
+        if cooperative else []
+    return {**tables, "arms": spec.result_arms(),
+            "histograms": datasets.histograms(root, experiment_figures.BINS,
+                                              experiment_figures.CLIP),
+            "breakdowns": {label: pipelines.breakdown(root, f"seat_{label}", look=look)
+                           .to_dicts() for label in roles},
+            "ladder": _in_arm_order(spec, ladder_stats.ladder_summary(root, spec.ladder)
+                                    .to_dicts()) if spec.ladder else None}
 
 
-def _figures_html(spec, tables: dict, hist: dict) -> str:
-    """Per player count: the win-share (or team win rate) chart, the comparison chart and the
-    game-length histogram, each with its table."""
-    out = []
-    cells, summary, compare = tables["cells"], tables["summary"], tables["compare"]
-    arms = spec.result_arms()
-    for players in sorted({c["players"] for c in cells}):
-        out.append(f"<h2>{players} players</h2><div class='charts'>")
-        mine = [c for c in cells if c["players"] == players]
-        if mine and mine[0]["cooperative"]:
-            out.append(charts.figure(
-                f"Team win rate per arm, {players} players (95% intervals)",
-                charts.bars([c["arm"] for c in mine], [{"name": "team win rate", "points": [
-                    (c["team_win_rate"], c["team_win_lo"], c["team_win_hi"]) for c in mine]}],
-                    y_label="team win rate", y_min=0, percent=True)))
-        else:
-            rows = [r for r in summary if r["players"] == players]
-            seats = sorted({r["seat"] for r in rows})
-            series = [{"name": arm, "points": [
-                next(((r["win_share"], r["win_lo"], r["win_hi"]) for r in rows
-                      if r["arm"] == arm and r["seat"] == s), None) for s in seats]}
-                for arm in arms if any(r["arm"] == arm for r in rows)]
-            out.append(charts.figure(
-                f"Win share per seat, {players} players (95% intervals; dashed: fair)",
-                charts.bars([f"seat {s + 1}" for s in seats], series, y_label="win share",
-                            y_min=0, reference=1 / players, percent=True)))
-        diffs = [r for r in compare if r["players"] == players]
-        if diffs:
-            labels = [r["arm"] if r["seat"] is None else f"{r['arm']}, seat {r['seat'] + 1}"
-                      for r in diffs]
-            level = diffs[0]["interval_level"]
-            out.append(charts.figure(
-                f"Difference from {diffs[0]['baseline']}, {players} players "
-                f"({100 * level:.1f}% intervals, adjusted)",
-                charts.bars(labels, [{"name": "difference in win share (points)", "points": [
-                    (100 * r["win_share_diff"], 100 * r["win_diff_lo"], 100 * r["win_diff_hi"])
-                    for r in diffs]}], y_label="points", reference=0)))
-        series = [s for s in hist["length"]["series"] if s["players"] == players]
-        if series:
-            out.append(charts.figure(
-                f"Game length, {players} players", charts.histogram(
-                    hist["length"]["edges"], series, x_label="game length (moves)")))
-        out.append("</div>")
-        out.append(_cell_table(mine, [r for r in summary if r["players"] == players]))
-        if diffs:
-            out.append(_compare_table(diffs))
-    return "\n".join(out)
+def _in_arm_order(spec, rows: list[dict]) -> list[dict]:
+    """The ladder's rows with its base arms in the spec's order (pipelines sort by name)."""
+    order = {arm: i for i, arm in enumerate(spec.arms or {})}
+    return sorted(rows, key=lambda r: (order.get(r["base"], len(order)), r["players"],
+                                       r["level"], r["seat"]))
 
 
-def _cell_table(cells: list[dict], rows: list[dict]) -> str:
+def experiment_figure_list(spec, root: str, look: pipelines.Look,
+                           tables: dict | None = None) -> list[dict]:
+    """Every figure of the experiment, drawn (dashboards.experiment_figures): the page's,
+    the report's and `meeplelab report --svg`'s."""
+    return experiment_figures.experiment_figures(figure_tables(spec, root, look, tables))
+
+
+def _cell_table(cells: list[dict], rows: list[dict]) -> tuple[list[str], list[list]]:
     if cells and cells[0]["cooperative"]:
-        return _table(["arm", "games", "team win rate (95% interval)", "median length"],
-                      [[c["arm"], f"{c['games']:,}", _interval(c["team_win_rate"],
-                        c["team_win_lo"], c["team_win_hi"]), f"{c['length_p50']:.0f}"]
-                       for c in cells])
-    return _table(["arm", "seat", "agent", "games", "win share (95% interval)",
-                   "mean score (95% interval)"],
-                  [[r["arm"], r["seat"] + 1, short_agent(r["agent"]), f"{r['games']:,}",
-                    _interval(r["win_share"], r["win_lo"], r["win_hi"]),
-                    _interval(r["score_mean"], r["score_lo"], r["score_hi"],
-                              lambda v: "–" if v is None else f"{v:.2f}")] for r in rows])
+        return (["arm", "games", "team win rate (95% interval)", "median length"],
+                [[c["arm"], f"{c['games']:,}", _interval(c["team_win_rate"],
+                  c["team_win_lo"], c["team_win_hi"]), f"{c['length_p50']:.0f}"]
+                 for c in cells])
+    return (["arm", "seat", "agent", "games", "win share (95% interval)",
+             "mean score (95% interval)"],
+            [[r["arm"], r["seat"] + 1, short_agent(r["agent"]), f"{r['games']:,}",
+              _interval(r["win_share"], r["win_lo"], r["win_hi"]),
+              _interval(r["score_mean"], r["score_lo"], r["score_hi"],
+                        lambda v: "–" if v is None else f"{v:.2f}")] for r in rows])
 
 
-def _compare_table(rows: list[dict]) -> str:
+def _compare_table(rows: list[dict]) -> tuple[list[str], list[list]]:
     level = f"{100 * rows[0]['interval_level']:.1f}%"
     score_level = f"{100 * rows[0]['score_interval_level']:.1f}%"
     points = lambda v: "–" if v is None else f"{100 * v:+.1f}"  # noqa: E731
     plain = lambda v: "–" if v is None else f"{v:+.2f}"  # noqa: E731
     if rows[0]["seat"] is None:  # a cooperative game: the team result only
-        return _table(["arm", "paired games", f"team win rate change, points ({level} "
-                       "interval)", "significant", "verdict"],
-                      [[r["arm"], f"{r['pairs']:,}", _interval(
-                          r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
-                        "yes" if r["win_significant"] else "no", r["verdict"]] for r in rows])
-    return _table(["arm", "seat", "paired games", f"win share change, points ({level})",
-                   "win share: significant", f"mean score change ({score_level})",
-                   "mean score: significant", "verdict"],
-                  [[r["arm"], "team" if r["seat"] is None else r["seat"] + 1, f"{r['pairs']:,}",
-                    _interval(r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
-                    "yes" if r["win_significant"] else "no",
-                    _interval(r["score_diff"], r["score_diff_lo"], r["score_diff_hi"], plain),
-                    "–" if r["score_diff"] is None else
-                    ("yes" if r["score_significant"] else "no"), r["verdict"]]
-                   for r in rows])
+        return (["arm", "paired games", f"team win rate change, points ({level} interval)",
+                 "significant", "verdict"],
+                [[r["arm"], f"{r['pairs']:,}", _interval(
+                    r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
+                  "yes" if r["win_significant"] else "no", r["verdict"]] for r in rows])
+    return (["arm", "seat", "paired games", f"win share change, points ({level})",
+             "win share: significant", f"mean score change ({score_level})",
+             "mean score: significant", "verdict"],
+            [[r["arm"], r["seat"] + 1, f"{r['pairs']:,}",
+              _interval(r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
+              "yes" if r["win_significant"] else "no",
+              _interval(r["score_diff"], r["score_diff_lo"], r["score_diff_hi"], plain),
+              "–" if r["score_diff"] is None else
+              ("yes" if r["score_significant"] else "no"), r["verdict"]] for r in rows])
+
+
+def _sections(tables: dict, drawn: list[dict]) -> list[dict]:
+    """Per player count: its figures and tables (the cells or seats; the comparison)."""
+    out = []
+    for players in sorted({c["players"] for c in tables["cells"]}):
+        cells = [c for c in tables["cells"] if c["players"] == players]
+        diffs = [r for r in tables["compare"] if r["players"] == players]
+        out.append({"players": players,
+                    "figures": [f for f in drawn
+                                if f["section"] == "players" and f["players"] == players],
+                    "tables": [_cell_table(cells, [r for r in tables["summary"]
+                                                   if r["players"] == players])]
+                    + ([_compare_table(diffs)] if diffs else [])})
+    return out
 
 
 def provenance(spec, root: str) -> dict:
@@ -485,37 +438,32 @@ def provenance(spec, root: str) -> dict:
             "cells": per_arm.to_dicts()}
 
 
-def _provenance_html(prov: dict, spec, command: str) -> str:
-    rows = [[c["arm"], c["players"], f"{c['games']:,}", ", ".join(c["engine_version"]),
-             ", ".join(c["rules_fingerprint"]),
-             "; ".join(agents_text(a.split(" / "))[1] for a in c["seat_agent"])]
-            for c in prov["cells"]]
-    spec_json = json.dumps(spec.model_dump(mode="json", exclude_unset=True), indent=2)
-    return ("<h2>Provenance</h2>"
-            f"<p>Game {_e(prov['game'])}; meeplelab {_e(prov['meeplelab'])}; experiment seed "
-            f"{_e(prov['seed'])} (game i of every arm is dealt from the seed and i alone).</p>"
-            + _table(["arm", "players", "games", "engine version", "rules fingerprint",
-                      "agents"], rows)
-            + "<h2>Reproduce it</h2><p>Save this spec as <code>spec.json</code> and run:</p>"
-            f"<pre>{html.escape(command, quote=False)}</pre>"
-            f"<pre class='spec'>{html.escape(spec_json, quote=False)}</pre>")
+def _provenance_table(prov: dict) -> dict:
+    return {**prov, "head": ["arm", "players", "games", "engine version", "rules fingerprint",
+                             "agents"],
+            "rows": [[c["arm"], c["players"], f"{c['games']:,}", ", ".join(c["engine_version"]),
+                      ", ".join(c["rules_fingerprint"]),
+                      "; ".join(agents_text(a.split(" / "))[1] for a in c["seat_agent"])]
+                     for c in prov["cells"]]}
+
+
+def _made() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def render(spec, root: str, look: pipelines.Look, title: str | None = None,
-           command: str = "meeplelab run spec.json") -> str:
-    """The whole report: one HTML document with its styles and charts inline."""
-    from services import datasets
-
+           command: str = "meeplelab run spec.json",
+           drawn: list[dict] | None = None) -> str:
+    """The whole report: one HTML document with its stylesheet and figures inline (the
+    page's figures; `drawn`: already drawn by experiment_figure_list)."""
     tables = figures(spec, root, look)
     head = headline(spec, root, look, tables)
-    hist = datasets.histograms(root, 30, charts.CLIP)
-    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    title = title or spec.name
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>meeplelab report · {_e(title)}</title><style>{STYLE}</style></head><body>"
-            f"<h1>{_e(title)} ({_e(spec.game)})</h1><p class='level'>meeplelab report, "
-            f"made {made}</p>" + _headline_html(head) + _figures_html(spec, tables, hist)
-            + _provenance_html(provenance(spec, root), spec, command) + "</body></html>")
+    drawn = drawn if drawn is not None else experiment_figure_list(spec, root, look, tables)
+    spec_json = json.dumps(spec.model_dump(mode="json", exclude_unset=True), indent=2)
+    return report_page.experiment_report(
+        title or spec.name, spec.game, _made(), head,
+        [f for f in drawn if f["section"] == "ladder"], _sections(tables, drawn),
+        _provenance_table(provenance(spec, root)), command, spec_json)
 
 
 def render_balance(record: dict) -> str:
@@ -527,31 +475,18 @@ def render_balance(record: dict) -> str:
     from dashboards.balance_chart import chart_svg
 
     result, spec = record["result"], record["spec"]
-    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = [f"<h1>{_e(record['name'])} ({_e(record['game'])})</h1><p class='level'>"
-             f"meeplelab balance report, made {made}</p>"]
-    for cell in result["cells"]:
-        parts.append(f"<h2>{_e(cell['players'])} players</h2>"
-                     f"<div class='item decided'><div>{_e(cell['sentence'])}</div></div>")
-        for conf in cell.get("confirmations", []):
-            parts.append(f"<div class='item'><div>confirmation: {_e(conf['sentence'])}</div>"
-                         "</div>")
-        if result["kind"] == "fair_value":
-            parts.append(f"<figure>{chart_svg(cell, result['option'])}</figure>")
-            parts.append(_table(["wave", "values", "games per value"],
-                                [[k + 1, ", ".join(f"{v:g}" for v in w["values"]),
-                                  f"{w['games_per_value']:,}"]
-                                 for k, w in enumerate(cell.get("waves", []))]))
-        parts.append(f"<p class='level'>{cell['games']:,} games</p>")
-    spec_json = json.dumps(spec, indent=2, ensure_ascii=False)
-    parts.append("<h2>Reproduce it</h2>"
-                 f"<p>meeplelab {_e(PACKAGE_VERSION)}, seed {_e(spec.get('seed', 0))} (the "
-                 "confirmation plays the next seed). Save this spec as <code>spec.json</code> "
-                 "and run:</p><pre>meeplelab balance spec.json</pre>"
-                 f"<pre class='spec'>{html.escape(spec_json, quote=False)}</pre>")
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>meeplelab balance report · {_e(record['name'])}</title><style>{STYLE}"
-            "</style></head><body>" + "".join(parts) + "</body></html>")
+    fair_value = result["kind"] == "fair_value"
+    cells = [{"players": cell["players"], "sentence": cell["sentence"],
+              "confirmations": [c["sentence"] for c in cell.get("confirmations", [])],
+              "chart": chart_svg(cell, result["option"]) if fair_value else None,
+              "waves": (["wave", "values", "games per value"],
+                        [[k + 1, ", ".join(f"{v:g}" for v in w["values"]),
+                          f"{w['games_per_value']:,}"]
+                         for k, w in enumerate(cell.get("waves", []))]) if fair_value else None,
+              "games": cell["games"]} for cell in result["cells"]]
+    return report_page.balance_report(
+        record["name"], record["game"], _made(), cells, PACKAGE_VERSION, spec.get("seed", 0),
+        json.dumps(spec, indent=2, ensure_ascii=False))
 
 
 class VerdictLog:

@@ -5,14 +5,12 @@ they take, the game's facts with them, are services.storage's."""
 from __future__ import annotations
 
 import os
-import posixpath
 import time
 
 import numpy as np
 import ray
 
-from services.storage import cell_dir, filesystem, result_batch, shard_name, storage_table, \
-    write_atomically
+from services.storage import filesystem, result_batch, storage_table, write_shard
 
 TASK_RETRIES = 3
 
@@ -20,7 +18,8 @@ TASK_RETRIES = 3
 @ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
 def play_shard(job: dict) -> dict:
     """Plays one shard (job["play"]: ExperimentSpec.play_arguments of its cell) and writes
-    its Parquet file; returns {"games": the games written}.
+    its Parquet file; returns {"games": the games written, "shard": its manifest entry
+    (services.storage.shard_entry's keys, hashed from the bytes written)}.
 
     The games are played in pieces of about job["report_s"] seconds; after each piece but
     the last, the games played so far go to job["tally"] (a ProgressTally, when given), so a
@@ -50,10 +49,8 @@ def play_shard(job: dict) -> dict:
     rows = result_batch({name: np.concatenate([p[name] for p in pieces])
                          for name in pieces[0]}, batch.game_facts(game, job["play"]["players"]))
     fs, root = filesystem(job["root"])
-    cell = job["play"]
-    path = posixpath.join(cell_dir(root, cell["arm"], cell["players"]), shard_name(start))
-    write_atomically(storage_table(rows), fs, path)
-    return {"games": rows.num_rows}
+    return {"games": rows.num_rows,
+            "shard": write_shard(storage_table(rows), fs, root, start, count)}
 
 
 @ray.remote(num_cpus=0)

@@ -1,10 +1,10 @@
 // One experiment: status and live progress (polling), then per player count the verdicts,
-// the charts and tables of the API's figures.  While the run goes on the figures are interim
-// (always-valid confidence sequences, no p-values) and say so; the fixed-n figures replace
-// them when it is done.  A competitive game: win share per seat per arm against the fair
-// share, score and length histograms, the summary and the comparison with the baseline.  A
-// cooperative game is one team result per game: team win rate per arm, how games end per arm
-// (stacked), team win rate per role or team make-up, game length; no seats, ties or fair line.
+// the figures and the tables.  The figures are the service's (GET .../figures: SVG drawn
+// once by dashboards/charts.py, the same the shareable report inlines), shown as they come;
+// while the run goes on they are reloaded with the tables and are interim (always-valid
+// confidence sequences, no p-values) and say so; the fixed-n figures replace them when it is
+// done.  A competitive game's tables: the summary per seat and the comparison with the
+// baseline; a cooperative game's: one team result per arm; no seats, ties or fair line.
 "use strict";
 (function (M) {
   const POLL_MS = 1000;
@@ -14,13 +14,16 @@
   const id = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
   const api = `/api/experiments/${encodeURIComponent(id)}`;
   const $ = (x) => document.getElementById(x);
-  let polls = 0, shownFinal = false, gameInfo = null;
+  let polls = 0, shownFinal = false;
 
-  function chartBox(title, draw) {
-    const box = M.h("div", {class: "chart-box"}, M.h("h4", {}, title));
-    draw(box);
+  // A figure as the service drew it (its SVG holds no script and fetches nothing).
+  function figureBox(figure) {
+    const box = M.h("div", {class: "chart-box", "data-figure": figure.key});
+    box.innerHTML = figure.svg;
     return box;
   }
+
+  const charts = (figures) => M.h("div", {class: "charts"}, figures.map(figureBox));
 
   const unique = (values) => [...new Set(values)];
   const pct = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(1)}%`);
@@ -31,7 +34,6 @@
   // Seats as a designer counts them, from 1 (the data's seat index is 0-based).
   const seatNo = (s) => (s === null || s === undefined ? "team" : String(s + 1));
   const yesNo = (v) => (v === null || v === undefined ? "–" : v ? "★ yes" : "no");
-  const CLIP = 0.01;  // histograms span the 1%-99% quantiles; the tails are counted apart
 
   // An agent string shown by its name, the full string on hover.
   function agentCell(full) {
@@ -71,33 +73,12 @@
       M.h("li", {}, M.h("strong", {}, `${r.arm}: `), r.verdict)));
   }
 
-  function tailNote(series, edges) {
-    const below = series.reduce((a, s) => a + (s.below || 0), 0);
-    const above = series.reduce((a, s) => a + (s.above || 0), 0);
-    if (!below && !above) return [];
-    const parts = [];
-    if (below) parts.push(`${M.plural(below, "game")} below ${M.num(edges[0], 1)}`);
-    if (above) parts.push(`${M.plural(above, "game")} above ${M.num(edges[edges.length - 1], 1)}`);
-    return M.h("p", {class: "help tail"}, `Not drawn (outside the 1%-99% range): ${parts.join(" and ")}.`);
-  }
-
   function truncationWarning(cells) {
     const over = cells.filter((c) => c.truncated_share > TRUNCATION_WARNING);
     if (!over.length) return [];
     return M.h("p", {class: "warning"}, "Truncated games (ended by a simulator safety, left " +
       "out of every figure): " + over.map((c) => `${c.arm} ${pct(c.truncated_share)} ` +
       `(${M.num(c.truncated)} games)`).join(", ") + ". The agents may stall in these rules.");
-  }
-
-  function lengthChart(hist, players, arms) {
-    const mine = arms.map((arm) => hist.length.series.find((s) => s.players === players &&
-                                                             s.arm === arm)).filter(Boolean);
-    return chartBox(`Game length, ${players} players`, (box) => {
-      M.histogram(box, hist.length.edges, mine.map((s) => ({name: s.arm, counts: s.counts,
-        total: s.counts.reduce((a, b) => a + b, 0) + (s.below || 0) + (s.above || 0)})),
-        {xLabel: "game length (moves)"});
-      box.append(...[tailNote(mine, hist.length.edges)].flat());
-    });
   }
 
   // Each arm against the baseline: the win share (team win rate) and the mean score in their
@@ -136,34 +117,6 @@
   }
 
   // ---- competitive games ----------------------------------------------------------------------
-  function winShareChart(rows, players, arms) {
-    const seats = unique(rows.map((r) => r.seat)).sort((a, b) => a - b);
-    const series = arms.map((arm) => ({name: arm, points: seats.map((s) => {
-      const r = rows.find((x) => x.arm === arm && x.seat === s);
-      return r ? {y: r.win_share, lo: r.win_lo, hi: r.win_hi} : null;
-    })}));
-    return chartBox(`Win share per seat, ${players} players (95% intervals; dashed: fair)`,
-      (box) => M.barChart(box, seats.map((s) => `seat ${seatNo(s)}`), series,
-                          {yLabel: "win share", yMin: 0, reference: 1 / players, percent: true,
-                           title: `win share per seat, ${players} players`}));
-  }
-
-  function scoreCharts(hist, players, arms) {
-    if (!hist.score.series.length) return [];
-    const mine = hist.score.series.filter((s) => s.players === players);
-    const seats = unique(mine.map((s) => s.seat)).sort((a, b) => a - b);
-    return seats.map((seat) => chartBox(
-      `Score distribution, seat ${seatNo(seat)}, ${players} players`,
-      (box) => {
-        const series = arms.map((arm) => mine.find((s) => s.arm === arm && s.seat === seat))
-          .filter(Boolean);
-        M.histogram(box, hist.score.edges, series.map((s) => ({name: s.arm, counts: s.counts,
-          total: s.counts.reduce((a, b) => a + b, 0) + (s.below || 0) + (s.above || 0)})),
-          {xLabel: "score"});
-        box.append(...[tailNote(series, hist.score.edges)].flat());
-      }));
-  }
-
   function summaryTable(rows) {
     return M.table(rows, [["arm", "arm", String], ["seat", "seat", seatNo],
       ["agent", "agent", agentCell],
@@ -173,11 +126,9 @@
       ["truncated", "truncated"], ["length_p50", "median length"]]);
   }
 
-  function competitiveSection(rows, players, arms, hist, compare) {
+  function competitiveSection(rows, players, arms, figures, compare) {
     const cells = arms.map((arm) => rows.find((r) => r.arm === arm)).filter(Boolean);
-    return [verdicts(cells), truncationWarning(cells),
-      M.h("div", {class: "charts"}, winShareChart(rows, players, arms),
-          lengthChart(hist, players, arms), scoreCharts(hist, players, arms)),
+    return [verdicts(cells), truncationWarning(cells), charts(figures),
       M.h("h3", {}, "Summary"), summaryTable(rows),
       M.h("p", {class: "help"}, cells.length ? `${cells[0].p_adjust || ""}; engine ` +
           `${cells[0].engine_version}` : ""),
@@ -185,47 +136,6 @@
   }
 
   // ---- cooperative games -----------------------------------------------------------------------
-  function teamChart(cells, players) {
-    return chartBox(`Team win rate per arm, ${players} players (95% intervals)`, (box) =>
-      M.barChart(box, cells.map((c) => c.arm), [{name: "team win rate", points: cells.map(
-        (c) => ({y: c.team_win_rate, lo: c.team_win_lo, hi: c.team_win_hi}))}],
-        {yLabel: "team win rate", yMin: 0, percent: true,
-         title: `team win rate, ${players} players`}));
-  }
-
-  function endingChart(cells, players) {
-    const reasons = unique(cells.flatMap((c) => Object.keys(c).filter(
-      (k) => k.startsWith("end_") && c[k] > 0))).sort();
-    return chartBox(`How games end per arm, ${players} players`, (box) =>
-      M.stackedBars(box, cells.map((c) => c.arm), reasons.map((k) => ({
-        name: k.slice(4).replaceAll("_", " "), values: cells.map((c) => c[k] || 0)})),
-        {title: `end reasons per arm, ${players} players`}));
-  }
-
-  function breakdownChart(rows, players, arms, label, team) {
-    const values = unique(rows.map((r) => r.value)).sort();
-    const series = arms.map((arm) => ({name: arm, points: values.map((v) => {
-      const r = rows.find((x) => x.arm === arm && x.value === v);
-      return r ? {y: r.win_rate, lo: r.win_lo, hi: r.win_hi} : null;
-    })}));
-    const what = team ? `team make-up (${label})` : label;
-    return chartBox(`Team win rate per ${what}, ${players} players (95% intervals)`, (box) =>
-      M.barChart(box, values, series, {yLabel: "team win rate", yMin: 0, percent: true,
-                                       title: `team win rate per ${what}`}));
-  }
-
-  async function roleCharts(players, arms) {
-    const labels = Object.keys(gameInfo.outcome_labels || {})
-      .filter((name) => (gameInfo.seat_outcomes || []).includes(name));
-    const charts = [];
-    for (const label of labels) {
-      const rows = (await M.getJSON(`${api}/breakdown?by=seat_${encodeURIComponent(label)}`))
-        .filter((r) => r.players === players);
-      charts.push(breakdownChart(rows, players, arms, label, false));
-    }
-    return charts;
-  }
-
   function teamTable(cells) {
     return M.table(cells, [["arm", "arm", String], ["agent", "agents", agentCell],
       ["games", "games"],
@@ -233,61 +143,36 @@
       ["truncated", "truncated"], ["length_p50", "median length"]]);
   }
 
-  async function cooperativeSection(rows, players, arms, hist, compare) {
+  function cooperativeSection(rows, players, arms, figures, compare) {
     const cells = arms.map((arm) => rows.find((r) => r.arm === arm)).filter(Boolean);
-    return [verdicts(cells), truncationWarning(cells),
-      M.h("div", {class: "charts"}, teamChart(cells, players), endingChart(cells, players),
-          await roleCharts(players, arms), lengthChart(hist, players, arms)),
+    return [verdicts(cells), truncationWarning(cells), charts(figures),
       M.h("h3", {}, "Summary"), teamTable(cells),
       M.h("p", {class: "help"}, cells.length ? `engine ${cells[0].engine_version}` : ""),
       comparison(compare, players, true)];
   }
 
-  // ---- the strength ladder: seat advantage against agent strength ----------------------------
-  // Per cell a chart with the rungs (weakest first) on the x axis and one bar per seat: its
-  // win share minus the cell's mean share, with the 95% interval of the share around it.
-  function ladderChart(rows, title) {
-    const rungs = unique(rows.map((r) => r.rung));
-    const seats = unique(rows.map((r) => r.seat)).sort((a, b) => a - b);
-    const series = seats.map((seat) => ({name: `seat ${seatNo(seat)}`, points: rungs.map((rung) => {
-      const r = rows.find((x) => x.rung === rung && x.seat === seat);
-      return r ? {y: r.advantage, lo: r.advantage - (r.win_share - r.win_lo),
-                  hi: r.advantage + (r.win_hi - r.win_share)} : null;
-    })}));
-    return chartBox(title, (box) => M.barChart(box, rungs, series, {
-      yLabel: "seat advantage (win share - mean)", reference: 0, percent: true,
-      title: "seat advantage per agent strength, weakest first"}));
-  }
-
-  async function ladderSection(head) {
-    const ladder = await M.getJSON(`${api}/ladder`);
+  // ---- the strength ladder: per cell, whether the seat verdict is stable; the figures ------
+  function ladderSection(head, figures) {
     const out = [M.h("h2", {}, "Strength ladder")];
     const block = head.blocks.find((b) => b.kind === "ladder");
     for (const item of (block ? block.items : []))
       out.push(M.h("p", {class: "ladder-verdict", "data-stable": String(item.stable),
                          title: item.agent_full}, item.sentences.join(" ")));
-    const cells = unique(ladder.seats.map((r) => `${r.base}|${r.players}`));
-    out.push(M.h("div", {class: "charts"}, cells.map((cell) => {
-      const [base, players] = cell.split("|");
-      return ladderChart(ladder.seats.filter((r) => r.base === base &&
-                                                    String(r.players) === players),
-                         `${base}, ${players} players`);
-    })));
+    out.push(charts(figures.filter((f) => f.section === "ladder")));
     return M.h("section", {class: "ladder", id: "ladder"}, out);
   }
 
   // ---- loading -----------------------------------------------------------------------------------
   async function loadResults(exp) {
-    let summary, hist, head, compare = [];
+    let summary, figures, head, compare = [];
     try {
-      [summary, hist, head] = await Promise.all([M.getJSON(`${api}/summary`),
-                                                 M.getJSON(`${api}/histograms?clip=${CLIP}`),
-                                                 M.getJSON(`${api}/headline`)]);
+      [summary, figures, head] = await Promise.all([M.getJSON(`${api}/summary`),
+                                                    M.getJSON(`${api}/figures`),
+                                                    M.getJSON(`${api}/headline`)]);
     } catch (e) {
       if (e.status === 409) return false;  // no shard written yet
       throw e;
     }
-    if (!gameInfo) gameInfo = (await M.getJSON("/api/games")).find((g) => g.name === exp.game);
     // the arms in the spec's order (the headline's), not the tables' alphabetical one
     const arms = unique([...head.blocks.flatMap((b) => b.kind === "ladder" ? []
                                                  : b.items.map((i) => i.arm)),
@@ -299,11 +184,12 @@
       "is not done, so every interval is a confidence sequence that holds at any look (wider " +
       "than the final ones) and no p-values are shown. The final figures appear when it is done.")
       : [], headline(head)];
-    if (exp.spec.ladder) out.push(await ladderSection(head));
+    if (exp.spec.ladder) out.push(ladderSection(head, figures));
     for (const players of unique(summary.map((r) => r.players)).sort((a, b) => a - b)) {
       const rows = summary.filter((r) => r.players === players);
-      const body = cooperative ? await cooperativeSection(rows, players, arms, hist, compare)
-        : competitiveSection(rows, players, arms, hist, compare);
+      const mine = figures.filter((f) => f.section === "players" && f.players === players);
+      const body = (cooperative ? cooperativeSection : competitiveSection)(
+        rows, players, arms, mine, compare);
       out.push(M.h("section", {class: "players", "data-players": players},
                    M.h("h2", {}, `${players} players`), body.flat(Infinity)));
     }

@@ -82,3 +82,15 @@ class Submitted(BaseModel):
 
 
 Row = dict[str, Any]  # a row of a results table (pipelines' columns)
+
+
+class Figure(BaseModel):
+    """One figure of an experiment, drawn server-side (dashboards/experiment_figures.py): the
+    page, the report and `meeplelab report --svg` show the same SVG."""
+
+    key: str = Field(description="its name, also GET .../figures/{key}.svg")
+    players: int | None = Field(description="the player count it is about")
+    section: Literal["players", "ladder"] = Field(description="where the page shows it: a "
+                                                  "player count's section or the ladder's")
+    title: str
+    svg: str = Field(description="a standalone SVG document (no script, nothing fetched)")

@@ -1,14 +1,19 @@
-"""What an experiment concluded: the headline blocks (JSON) and the shareable HTML report."""
+"""What an experiment concluded: the headline blocks (JSON), the figures (SVG, drawn once for
+the page, the report and the command line) and the shareable HTML report."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Path
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 import pipelines
 from services import report
 from services.api.deps import dataset, experiment
-from services.api.errors import responses
+from services.api.errors import ErrorBody, responses
+from services.api.models import Figure
 from services.api.results import _kept, look, spec_of
 
 router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
@@ -30,6 +35,36 @@ async def headline(figures: pipelines.Look = Depends(look), record: dict = Depen
         return {**head, "verdict": report.headline_verdict(head["blocks"])}
 
     return await _kept(record, root, ("headline", figures), answer)
+
+
+@router.get("/figures", response_model=list[Figure])
+async def figures_list(figures: pipelines.Look = Depends(look),
+                       record: dict = Depends(experiment), root: str = Depends(dataset)):
+    """Every figure of the experiment in reading order, each a standalone SVG with its title,
+    round ticks, labelled axes, a legend and every interval (interim confidence sequences
+    while the run goes): the page shows these, the report inlines them."""
+    spec = spec_of(record)
+    return await _kept(record, root, ("figures", figures),
+                       lambda: report.experiment_figure_list(spec, root, figures))
+
+
+FigureKey = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$",
+                                description="a figure's key (from GET .../figures)")]
+
+
+@router.get("/figures/{key}.svg", response_class=Response,
+            responses={404: {"model": ErrorBody, "description": "no experiment with this id, "
+                             "or no figure with this key"},
+                       200: {"content": {"image/svg+xml": {}}, "description": "an SVG"}})
+async def figure_svg(key: FigureKey, figures: pipelines.Look = Depends(look),
+                     record: dict = Depends(experiment), root: str = Depends(dataset)):
+    """One figure of GET .../figures as an SVG file."""
+    listed = json.loads((await figures_list(figures, record, root)).body)
+    found = next((f for f in listed if f["key"] == key), None)
+    if found is None:
+        raise HTTPException(404, f"experiment {record['id']!r} has no figure {key!r}; its "
+                            f"figures: {[f['key'] for f in listed]}")
+    return Response(found["svg"], media_type="image/svg+xml")
 
 
 # response_class Response (no media type of its own), so that the errors stay documented as

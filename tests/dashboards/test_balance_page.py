@@ -12,7 +12,8 @@ import pytest
 from service_support import _running
 from test_browser import _css, _no_page_errors, _wait, browser  # noqa: F401  (fixture)
 
-from dashboards.balance_chart import chart_svg, nice_ticks
+from dashboards.balance_chart import chart_svg
+from dashboards.svg import nice_ticks
 from services import worker as worker_module
 from services.app import create_app
 from services.balance import run_balance

@@ -171,10 +171,12 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     (section,) = _css(browser, "section.players")
     assert section.get_attribute("data-players") == str(players)
     charts = section.find_elements("css selector", "svg.chart")
-    assert len(charts) == 2 + players  # win share, game length, one score histogram per seat
+    # win share, the difference from the baseline, game length, a score histogram per seat
+    assert len(charts) == 3 + players
     assert len(charts[0].find_elements("css selector", "rect.bar")) == 2 * players
     assert len(charts[0].find_elements("css selector", "line.errorbar")) == 3 * 2 * players
-    assert len(charts[1].find_elements("css selector", "path.hist")) == 2
+    assert len(charts[1].find_elements("css selector", "rect.bar")) == players
+    assert len(charts[2].find_elements("css selector", "path.hist")) == 2
     headers = [h.text for h in section.find_elements("css selector", "h3")]
     assert headers[0] == "Summary" and headers[1].startswith("Comparison with the baseline")
     tables = section.find_elements("css selector", "table.data")
@@ -190,8 +192,8 @@ def test_submit_experiment_and_see_its_charts(server, browser):
 
 
 def test_cooperative_experiment_shows_one_team_result_per_game(server, browser):
-    """Forbidden Desert: team win rate per arm, how games end (stacked), team win rate per
-    adventurer and game length; no per-seat bars, fair line, tie rate or score histograms."""
+    """Forbidden Desert: team win rate per arm, its difference from the baseline, how games
+    end (stacked), team win rate per adventurer and game length; no per-seat bars, fair line, tie rate or score histograms."""
     import json
     import urllib.request
 
@@ -208,19 +210,27 @@ def test_cooperative_experiment_shows_one_team_result_per_game(server, browser):
           and _css(d, "section.players table.data"), 90, "no final cooperative charts")
     time.sleep(0.5)  # the final figures are drawn once; let that draw finish
     (section,) = _css(browser, "section.players")
-    titles = [h.text for h in section.find_elements("css selector", ".chart-box h4")]
-    assert titles[0].startswith("Team win rate per arm") and titles[1].startswith("How games end")
+    titles = _titles(section)
+    assert titles[0].startswith("Team win rate per arm")
+    assert titles[1].startswith("Difference from novice in team win rate")
+    assert titles[2].startswith("How games end")
     assert any("per adventurer" in t for t in titles) and any("Game length" in t for t in titles)
     assert not any("seat" in t.lower() or "Score" in t for t in titles)
     team = section.find_elements("css selector", "svg.chart")[0]
     assert len(team.find_elements("css selector", "rect.bar")) == 2  # one bar per arm
-    assert not section.find_elements("css selector", "line.reference")  # no fair line
+    assert not team.find_elements("css selector", "line.reference")  # no fair line
     assert "tie rate" not in section.text
     assert len(section.find_elements("css selector", "ul.verdicts li")) == 2
     compare_rows = section.find_elements("css selector", "table.data")[1].find_elements(
         "css selector", "tbody tr")
     assert len(compare_rows) == 1  # the team result is one test
     _no_page_errors(browser)
+
+
+def _titles(section) -> list[str]:
+    """The figures' titles (each SVG's <title>: its visible title may wrap over lines)."""
+    return [t.get_attribute("textContent") for t in
+            section.find_elements("css selector", ".chart-box svg.chart > title")]
 
 
 def _post(server, spec) -> str:
@@ -501,8 +511,8 @@ def test_the_report_opens_from_disk_with_the_network_off(server, browser, finish
     try:
         browser.get(path.as_uri())
         charts = _wait(browser, lambda d: _css(d, "svg.chart"), 10, "no chart")
-        # win share per seat, difference from the baseline, game length: each drawn
-        assert len(charts) == 3
+        # win share per seat, difference from the baseline, game length, score per seat
+        assert len(charts) == 3 + 3
         assert len(charts[0].find_elements("css selector", "rect.bar")) == 2 * 3
         assert len(charts[1].find_elements("css selector", "rect.bar")) == 3
         assert len(charts[2].find_elements("css selector", "path.hist")) == 2
@@ -518,3 +528,47 @@ def test_the_report_opens_from_disk_with_the_network_off(server, browser, finish
     finally:
         browser.set_network_conditions(offline=False, latency=0, download_throughput=-1,
                                        upload_throughput=-1)
+
+
+FIGURES = """return [...document.querySelectorAll('.chart-box')].map((box) => ({
+  key: box.dataset.figure,
+  texts: [...box.querySelectorAll('svg text, svg title')].map((t) => t.textContent),
+  marks: [...box.querySelectorAll('rect.bar, rect.segment, line.errorbar, path.hist')].map(
+    (m) => [m.getAttribute('class'), m.getAttribute('y'), m.getAttribute('height'),
+            m.getAttribute('y1'), m.getAttribute('y2'), m.getAttribute('d')]),
+  width: box.querySelector('svg').getBoundingClientRect().width}));"""
+
+
+def test_the_page_and_the_report_draw_the_same_figures(server, browser, finished, tmp_path):
+    """One drawing path: every figure of the page is in the report, with the same labels,
+    numbers and marks, and its numbers are the API's summary."""
+    import json
+    import urllib.request
+
+    _fresh(browser)
+    eid, _head = finished
+    listed = json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}/figures").read())
+    browser.get(f"{server}/experiments/{eid}")
+    _wait(browser, lambda d: len(_css(d, ".chart-box svg.chart")) == len(listed)
+          and not _css(d, "#interim"), 60, "the page's figures did not appear")
+    time.sleep(0.5)
+    page = browser.execute_script(FIGURES)
+    path = tmp_path / "report.html"
+    path.write_bytes(urllib.request.urlopen(f"{server}/api/experiments/{eid}/report.html").read())
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: _css(d, ".chart-box svg.chart"), 10, "no figure in the report")
+    in_report = browser.execute_script(FIGURES)
+    assert [f["key"] for f in page] == [f["key"] for f in listed] == [f["key"] for f in in_report]
+    for shown, printed in zip(page, in_report):
+        assert shown["texts"] == printed["texts"] and shown["marks"] == printed["marks"]
+        assert shown["width"] > 300 and printed["width"] > 300
+    # the numbers are the summary's, the labels name the axes, the arms and the interval
+    rows = json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}/summary").read())
+    win = next(f for f in page if f["key"] == "3p-win-share")["texts"]
+    for r in rows:
+        assert (f"{r['arm']}, seat {r['seat'] + 1}: {100 * r['win_share']:.1f}% "
+                f"[{100 * r['win_lo']:.1f}%, {100 * r['win_hi']:.1f}%]") in win
+    for label in ("win share", "seat", "standard", "coral", "95% interval",
+                  "fair share (33.3%)", "0%", "20%"):
+        assert label in win, label
+    _no_page_errors(browser)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import core_cy
 import pipelines
 from core_cy.play import batch
-from dashboards import charts
+from dashboards import charts, experiment_figures
+from dashboards.report import STYLESHEET
 from services import cli, datasets, report
 from services.runner import _shards
 from services.spec import ExperimentSpec
@@ -197,6 +198,9 @@ def test_histogram_of_any_values_counts_each_once(values, clip, bins):
 
 
 # ---- the report --------------------------------------------------------------------------------
+SVG_NAMESPACE = 'xmlns="http://www.w3.org/2000/svg"'  # a name, never fetched
+
+
 def _outside_provenance(text: str) -> str:
     return text.split("<h2>Provenance</h2>", 1)[0]
 
@@ -208,9 +212,14 @@ def test_report_is_one_offline_file_with_verdicts_figures_and_provenance(maori, 
     out = tmp_path / "report.html"
     assert cli.main(["report", root, "-o", str(out), "--spec", str(tmp_path / "spec.json")]) == 0
     text = out.read_text()
-    assert "http" not in _outside_provenance(text)
+    assert "http" not in _outside_provenance(text).replace(SVG_NAMESPACE, "")
     assert not re.search(r"<(script|link|img|iframe)\b", text)  # nothing to fetch or run
-    assert text.count("<svg") == 3  # win share, difference, length; scores are in the tables
+    # the page's figures, drawn once: win share, difference, length, a score per seat
+    drawn = report.experiment_figure_list(spec, root, spec.look(interim=False))
+    assert [f["key"] for f in drawn] == ["3p-win-share", "3p-difference", "3p-length",
+                                         "3p-score-seat1", "3p-score-seat2", "3p-score-seat3"]
+    assert text.count("<svg") == len(drawn) and all(f["svg"] in text for f in drawn)
+    assert "<style>" + STYLESHEET.read_text() + "</style>" in text  # the page's, inline
     head = report.headline(spec, root, pipelines.Look(interim=False, planned_games=300))
     for block in head["blocks"]:
         for item in block["items"]:
@@ -229,3 +238,156 @@ def test_report_of_a_folder_reads_its_spec_json_or_asks_for_one(maori, tmp_path,
     assert "--spec" in capsys.readouterr().err
     assert cli.main(["report", str(tmp_path / "nowhere"), "-o", str(tmp_path / "r.html")]) == 2
     assert "neither a results folder nor an experiment" in capsys.readouterr().err
+
+
+# ---- the figures, drawn once --------------------------------------------------------------------
+def _svg(text: str):
+    import xml.etree.ElementTree as ET
+
+    return ET.fromstring(text)  # a standalone, well-formed SVG document
+
+
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def _texts(root, cls: str) -> list[str]:
+    return ["".join(e.itertext()) for e in root.iter(f"{NS}text")
+            if cls in (e.get("class") or "").split()]
+
+
+def _number(text: str) -> float:
+    return float(text.replace("\u2212", "-").rstrip("%"))
+
+
+def _assert_round(ticks: list[float]) -> None:
+    import math
+
+    assert len(ticks) >= 2, ticks
+    step = ticks[1] - ticks[0]
+    assert all(abs((b - a) - step) < 1e-9 * max(1.0, step) for a, b in zip(ticks, ticks[1:]))
+    mantissa = step / 10 ** math.floor(math.log10(step) + 1e-12)
+    assert any(abs(mantissa - m) < 1e-9 for m in (1, 2, 5)), ticks
+
+
+def test_every_figure_is_labelled_with_round_ticks_a_legend_and_the_tables_numbers(maori):
+    spec, root = maori
+    look = spec.look(interim=False)
+    drawn = report.experiment_figure_list(spec, root, look)
+    summary = pipelines.summary(root, look=look).to_dicts()
+    for figure in drawn:
+        svg = _svg(figure["svg"])
+        assert svg.find(f"{NS}title").text == figure["title"]
+        _assert_round([_number(t) for t in _texts(svg, "ytick")])
+        assert _texts(svg, "ylabel") and _texts(svg, "legend-entry")
+        legend = _texts(svg, "legend-entry")
+        assert {"basic", "coral"} <= set(legend) or figure["key"] == "3p-difference"
+        bars = [e for e in svg.iter(f"{NS}rect") if e.get("class") == "bar"]
+        errorbars = [e for e in svg.iter(f"{NS}line") if e.get("class") == "errorbar"]
+        assert len(errorbars) == 3 * len(bars)  # every bar keeps its interval
+        if bars:
+            assert any("interval" in entry for entry in legend)
+    (win,) = [_svg(f["svg"]) for f in drawn if f["key"] == "3p-win-share"]
+    tips = [e.find(f"{NS}title").text for e in win.iter(f"{NS}rect") if e.get("class") == "bar"]
+    assert sorted(tips) == sorted(
+        f"{r['arm']}, seat {r['seat'] + 1}: {100 * r['win_share']:.1f}% "
+        f"[{100 * r['win_lo']:.1f}%, {100 * r['win_hi']:.1f}%]" for r in summary)
+    assert "fair share (33.3%)" in _texts(win, "legend-entry")
+    (diff,) = [_svg(f["svg"]) for f in drawn if f["key"] == "3p-difference"]
+    compare = pipelines.compare(root, "basic", look=look).to_dicts()
+    tips = [e.find(f"{NS}title").text for e in diff.iter(f"{NS}rect") if e.get("class") == "bar"]
+    points = [charts.value_text(100 * r[k], signed=True) for r in compare
+              for k in ("win_share_diff", "win_diff_lo", "win_diff_hi")]
+    assert tips == [f"difference in win share, coral, seat {r['seat'] + 1}: {d} [{lo}, {hi}]"
+                    for r, d, lo, hi in zip(compare, points[::3], points[1::3], points[2::3])]
+
+
+def test_the_length_histogram_counts_every_game_drawn_or_named(maori):
+    spec, root = maori
+    drawn = report.experiment_figure_list(spec, root, spec.look(interim=False))
+    (length,) = [f for f in drawn if f["key"] == "3p-length"]
+    hist = datasets.histograms(root, experiment_figures.BINS, experiment_figures.CLIP)["length"]
+    below = sum(s["below"] for s in hist["series"])
+    above = sum(s["above"] for s in hist["series"])
+    notes = " ".join(_texts(_svg(length["svg"]), "note"))
+    if below or above:
+        assert notes.startswith("Not drawn (outside the 1%-99% range): ")
+        for n in (below, above):
+            if n:
+                assert f"{n:,} game" in notes
+    else:
+        assert notes == ""
+
+
+def test_a_cooperative_games_figures_are_the_team_its_endings_and_roles(desert):
+    spec, root = desert
+    look = spec.look(interim=False)
+    drawn = report.experiment_figure_list(spec, root, look)
+    assert [f["key"] for f in drawn] == ["4p-team", "4p-difference", "4p-endings",
+                                         "4p-by-adventurer", "4p-length"]
+    cells = {c["arm"]: c for c in pipelines.cell_summary(root, look=look).to_dicts()}
+    endings = _svg(drawn[2]["svg"])
+    shares: dict = {}
+    for e in endings.iter(f"{NS}rect"):
+        if e.get("class") == "segment":
+            arm, rest = e.find(f"{NS}title").text.split(", ", 1)
+            reason, value = rest.rsplit(": ", 1)
+            assert value == f"{100 * cells[arm]['end_' + reason.replace(' ', '_')]:.1f}%"
+            shares[arm] = shares.get(arm, 0) + float(value.rstrip("%"))
+    assert set(shares) == set(cells) and all(abs(v - 100) < 0.3 for v in shares.values())
+    team = _svg(drawn[0]["svg"])
+    assert not [e for e in team.iter(f"{NS}line") if e.get("class") == "reference"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(-50, 50), st.floats(0, 20), st.floats(0, 20)),
+                min_size=1, max_size=12), st.integers(1, 3), st.booleans())
+def test_bars_of_any_values_keep_every_value_and_interval_on_round_axes(points, n, signed):
+    groups = [f"g{i}" for i in range(len(points))]
+    series = [{"name": f"arm {k}", "points": [(v, v - a, v + b) for v, a, b in points]}
+              for k in range(n)]
+    svg = _svg(charts.bars("t", groups, series, "y", reference=(0.0, "zero"), signed=signed))
+    ticks = [_number(t) for t in _texts(svg, "ytick")]
+    _assert_round(ticks)
+    values = [x for v, a, b in points for x in (v, v - a, v + b)]
+    assert ticks[0] <= min(values + [0.0]) + 1e-9 and ticks[-1] >= max(values + [0.0]) - 1e-9
+    bars = [e for e in svg.iter(f"{NS}rect") if e.get("class") == "bar"]
+    assert len(bars) == n * len(points)
+    assert len([e for e in svg.iter(f"{NS}line") if e.get("class") == "errorbar"]) == 3 * len(bars)
+
+
+def test_report_svg_writes_every_figure_as_its_file(maori, tmp_path):
+    spec, root = maori
+    (tmp_path / "spec.json").write_text(json.dumps(MAORI))
+    assert cli.main(["report", root, "-o", str(tmp_path / "r.html"), "--spec",
+                     str(tmp_path / "spec.json"), "--svg", str(tmp_path / "figures")]) == 0
+    drawn = report.experiment_figure_list(spec, root, spec.look(interim=False))
+    files = sorted(p.name for p in (tmp_path / "figures").iterdir())
+    assert files == sorted(f"{f['key']}.svg" for f in drawn)
+    for f in drawn:
+        assert (tmp_path / "figures" / f"{f['key']}.svg").read_text() == f["svg"]
+
+
+def test_interim_figures_say_their_intervals_hold_at_any_look(maori):
+    spec, root = maori
+    drawn = {f["key"]: f for f in report.experiment_figure_list(spec, root,
+                                                                 spec.look(interim=True))}
+    win, diff = _svg(drawn["3p-win-share"]["svg"]), _svg(drawn["3p-difference"]["svg"])
+    assert "confidence sequences, interim" in drawn["3p-win-share"]["title"]
+    assert "95% confidence sequence (valid at any look)" in _texts(win, "legend-entry")
+    assert "confidence sequence (valid at any look)" in _texts(diff, "legend-entry")
+    final = report.experiment_figure_list(spec, root, spec.look(interim=False))
+    assert all("interim" not in f["title"] for f in final)
+
+
+def test_a_long_label_is_cut_in_its_middle_and_kept_whole_in_its_tooltip():
+    groups = [f"a very long arm name for testing, seat {k}" for k in range(1, 10)]
+    svg = _svg(charts.bars("t", groups, [{"name": "d", "points": [(1.0, 0.0, 2.0)] * 9}], "y"))
+    ticks = [e for e in svg.iter(f"{NS}text") if "xtick" in (e.get("class") or "")]
+    assert [e.find(f"{NS}title").text for e in ticks] == groups
+    shown = [e.find(f"{NS}title").tail for e in ticks]
+    assert all("\u2026" in s and s.endswith(f"seat {k}") for k, s in enumerate(shown, 1))
+    from dashboards.svg import text_width
+
+    # slanted by 35 degrees, each ends at its tick and starts inside the chart
+    assert all("rotate(-35" in e.get("transform") for e in ticks)
+    assert all(float(e.get("x")) - 0.82 * text_width(s) >= 0 for e, s in zip(ticks, shown))

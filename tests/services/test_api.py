@@ -20,7 +20,8 @@ from services.app import DASHBOARD, create_app
 from services.runner import experiment_path
 from services.settings import Settings
 
-ENDPOINTS = ["", "/summary", "/compare", "/histograms", "/download/summary.csv",
+ENDPOINTS = ["", "/summary", "/compare", "/histograms", "/figures", "/figures/x.svg",
+             "/download/summary.csv",
              "/download/results.parquet", "/download/results.zip"]
 
 
@@ -271,6 +272,22 @@ def test_compare_defaults_to_the_baseline_and_rejects_unknown_arms(service):
     assert response.status_code == 422
     (item,) = response.json()["detail"]
     assert item["field"] == "baseline" and "'a'" in item["msg"] and "'b'" in item["msg"]
+
+
+def test_figures_are_svg_documents_served_one_by_one_too(service):
+    """The page's figures (GET .../figures) and each as a file (GET .../figures/{key}.svg):
+    the same SVG; an unknown key is a 404 naming the keys there are."""
+    client, eid, _ = service
+    listed = client.get(f"/api/experiments/{eid}/figures").json()
+    assert listed and all(f["svg"].startswith("<svg xmlns=") for f in listed)
+    assert len({f["key"] for f in listed}) == len(listed)
+    for figure in listed:
+        answer = client.get(f"/api/experiments/{eid}/figures/{figure['key']}.svg")
+        assert answer.status_code == 200 and answer.text == figure["svg"]
+        assert answer.headers["content-type"].startswith("image/svg+xml")
+    missing = client.get(f"/api/experiments/{eid}/figures/no-such-figure.svg")
+    assert missing.status_code == 404 and listed[0]["key"] in missing.json()["detail"]
+    assert client.get(f"/api/experiments/{eid}/figures/bad key!.svg").status_code == 422
 
 
 def test_histograms_count_every_game_and_seat(service):

@@ -31,6 +31,9 @@ from core_cy.engine.codec import INT32_MAX, UniqueIds, check_live, fail, integer
 from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame, agent_spec, parse_agent, policy_params_from_data
 
+cdef extern from "meeple_bits.h":
+    int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
+
 import math
 
 ENGINE_VERSION = "1.0"
@@ -393,22 +396,21 @@ cdef inline bint tunnel_open(const DState* s, int p, int t) noexcept nogil:
 cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept nogil:
     """Cells pawn p may step to from from_cell in one move: adjacent (Explorer: diagonal
     too) enterable tiles, then tunnel hops (spec 4.2).  Ascending, without duplicates."""
-    cdef bint seen[N_CELLS]
+    cdef uint32_t seen = 0
     cdef int d, c, t, n = 0, nd = 8 if s.role[p] == EXPLORER else 4
     cdef int from_t = s.cell_tile[from_cell]
-    memset(seen, 0, sizeof(seen))
     for d in range(nd):
         c = step_cell(from_cell, d)
         if c >= 0 and can_enter(s, p, s.cell_tile[c]):
-            seen[c] = True
+            seen |= 1u << c
     if from_t >= 0 and tunnel_open(s, p, from_t):
         for t in range(N_TILES):
             if t != from_t and tunnel_open(s, p, t):
-                seen[s.tile_cell[t]] = True
-    for c in range(N_CELLS):
-        if seen[c]:
-            out[n] = c
-            n += 1
+                seen |= 1u << s.tile_cell[t]
+    while seen:
+        out[n] = lowest_bit(seen)
+        seen &= seen - 1
+        n += 1
     return n
 
 

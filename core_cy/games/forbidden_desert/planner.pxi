@@ -51,47 +51,76 @@ cdef inline int visible_kind(const DState* s, int t) noexcept nogil:
     return -1
 
 
-cdef void path_costs(const DState* s, int p, int* dist, int* first) noexcept nogil:
+cdef uint32_t NEIGHBOURS[2][N_CELLS]   # the cells next to a cell: [0] orthogonal, [1] with diagonals
+
+
+cdef void fill_neighbours() noexcept nogil:
+    cdef int u, c
+    for u in range(N_CELLS):
+        NEIGHBOURS[0][u] = NEIGHBOURS[1][u] = 0
+        for c in range(N_CELLS):
+            if adjacent(u, c, False):
+                NEIGHBOURS[0][u] |= 1u << c
+            if adjacent(u, c, True):
+                NEIGHBOURS[1][u] |= 1u << c
+
+
+fill_neighbours()
+
+
+cdef void path_costs(const DState* s, int p, int* dist, int* first,
+                     int target=-1) noexcept nogil:
     """Dijkstra from pawn p's cell: entering a tile costs 1 plus the digs needed to bring
     it down to 1 sand (none for the Climber); tunnel hops between open tunnels (tunnel_open)
     cost 1.
-    first[c] is the first cell of a cheapest path to c (-1 for the start or unreachable)."""
-    cdef bint done[N_CELLS]
-    cdef int start = s.tile_cell[s.pawn_tile[p]], i, c, u, best, d, v, t, w, nd
-    cdef bint hop
-    nd = 8 if s.role[p] == EXPLORER else 4
+    first[c] is the first cell of a cheapest path to c (-1 for the start or unreachable).
+    Cells are settled lowest distance first, the lowest cell first among equals (the ties
+    decide `first`); the sets of cells are bit masks.  With a target cell it stops once the
+    target is settled: then only dist[target] and first[target] are final."""
+    cdef int start = s.tile_cell[s.pawn_tile[p]], c, u, best, v, nd
+    cdef int enter[N_CELLS]
+    cdef uint32_t tiles = 0, tunnels = 0, reached, todo, near
+    cdef const uint32_t* neighbours = NEIGHBOURS[1 if s.role[p] == EXPLORER else 0]
     for c in range(N_CELLS):
         dist[c] = PLAN_FAR
         first[c] = -1
-        done[c] = False
+        v = s.cell_tile[c]
+        if v < 0:
+            continue
+        tiles |= 1u << c
+        enter[c] = 1
+        if s.role[p] != CLIMBER and s.sand[v] >= 2:
+            enter[c] += s.sand[v] - 1
+        if tunnel_open(s, p, v):
+            tunnels |= 1u << c
     dist[start] = 0
-    for i in range(N_CELLS):
+    reached = 1u << start          # a finite distance, not yet settled
+    while reached:
         u = -1
         best = PLAN_FAR
-        for c in range(N_CELLS):
-            if not done[c] and dist[c] < best:
+        todo = reached
+        while todo:
+            c = lowest_bit(todo)
+            todo &= todo - 1
+            if dist[c] < best:
                 best = dist[c]
                 u = c
-        if u < 0:
-            break
-        done[u] = True
-        t = s.cell_tile[u]
-        hop = t >= 0 and tunnel_open(s, p, t)
-        for c in range(N_CELLS):
-            v = s.cell_tile[c]
-            if v < 0 or done[c] or c == u:
-                continue
-            if adjacent(u, c, nd == 8):
-                w = 1
-            elif hop and tunnel_open(s, p, v):
-                w = 1
-            else:
-                continue
-            if s.role[p] != CLIMBER and s.sand[v] >= 2:
-                w += s.sand[v] - 1
-            if dist[u] + w < dist[c]:
-                dist[c] = dist[u] + w
+        if u == target:
+            return
+        reached &= ~(1u << u)
+        tiles &= ~(1u << u)        # settled (or the empty cell): never relaxed again
+        near = neighbours[u]
+        if s.cell_tile[u] >= 0 and (tunnels >> u) & 1:
+            near |= tunnels
+        near &= tiles
+        while near:
+            c = lowest_bit(near)
+            near &= near - 1
+            nd = dist[u] + enter[c]
+            if nd < dist[c]:
+                dist[c] = nd
                 first[c] = c if u == start else first[u]
+                reached |= 1u << c
 
 
 cdef int step_toward(const DState* s, int p, int target, const int* first,
@@ -228,7 +257,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
         for q in range(s.head.players):
             if s.pawn_tile[q] == pad:
                 continue
-            path_costs(s, q, qdist, qfirst)
+            path_costs(s, q, qdist, qfirst, pc)
             if qdist[pc] < PLAN_FAR:
                 c = qfirst[pc]
                 if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(legal, n, A_DIG + c):
@@ -944,7 +973,7 @@ cdef double endgame_eval(const DState* s, const SearchWeights* sw, const Rates* 
             wc = q
         if s.pawn_tile[q] == pad:
             continue
-        path_costs(s, q, dist, first)
+        path_costs(s, q, dist, first, pc)
         d = dist[pc]
         if buried(s, q):
             d += s.sand[s.pawn_tile[q]] - 1

@@ -1473,21 +1473,55 @@ cdef inline int small_find(int* p, int x) noexcept nogil:
     return x
 
 
-cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c,
-                       const MFace* f, int rot, BoardInfo* out) noexcept nogil:
-    """The board counts after putting face f turned `rot` on empty cell c (section 5.1):
-    the new tile's segments join the neighbouring areas they match; the areas that touch c
-    were open before (they faced the empty cell), so every closed group is a new one.
-    Only the counts the heuristic reads are kept up to date (board_value_b)."""
+# What lies across each side of an empty cell, for place_counts: the same for every face
+# and rotation tried there, so it is found once per cell.
+cdef enum:
+    SIDE_RIM = 0            # the rim: `want` its terrain
+    SIDE_EMPTY = 1          # an empty space
+    SIDE_TILE = 2           # a placed tile: `want` the terrain of its facing edge, `root` its area
+
+ctypedef struct Side:
+    int kind
+    int want
+    int root
+
+
+cdef void cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
+                     Side* out) noexcept nogil:
     cdef const MRules* R = &s.rules
+    cdef const MFace* g
+    cdef int around[DIRECTIONS]
+    cdef int d, nb, od
+    neighbours(R, c, around)
+    for d in range(DIRECTIONS):
+        nb = around[d]
+        if nb < 0:
+            out[d].kind = SIDE_RIM
+            out[d].want = R.rim[c * DIRECTIONS + d]
+        elif pl.cell_tile[nb] == NO_TILE:
+            out[d].kind = SIDE_EMPTY
+        else:
+            g = cell_face(s, pl, nb)
+            od = opposite(d)
+            out[d].kind = SIDE_TILE
+            out[d].want = edge_at(g, pl.cell_rot[nb], od)
+            out[d].root = A.root[nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], od)]
+
+
+cdef void place_counts(const MState* s, const Areas* A, const Side* sides, const MFace* f,
+                       int rot, BoardInfo* out) noexcept nogil:
+    """The board counts after putting face f turned `rot` on the empty cell whose
+    surroundings are `sides` (cell_sides; section 5.1, as meet() reads them): the new tile's
+    segments join the neighbouring areas they match; the areas that touch the cell were open
+    before (they faced it), so every closed group is a new one.  Only the counts the
+    heuristic reads are kept up to date (board_value_b)."""
     # groups 0..nseg-1: the tile's segments; nseg + j: the j-th neighbouring area
     cdef int gp[MAX_SEGS + 4]
     cdef int gopen[MAX_SEGS + 4]
     cdef uint8_t gbad[MAX_SEGS + 4]
     cdef uint8_t gter[MAX_SEGS + 4]
     cdef int groot[4]
-    cdef int around[DIRECTIONS]
-    cdef int ns = f.nseg, nr = 0, d, k, j, t, m = 0, how, r, gi, a, b2, ng
+    cdef int ns = f.nseg, nr = 0, d, k, j, t, r, gi, a, b2, ng
     out.animals = A.b.animals
     out.closed_land = A.b.closed_land
     out.errors = A.b.errors
@@ -1505,20 +1539,19 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
         gopen[k] = 0
         gbad[k] = 0
         gter[k] = f.seg_terrain[k]
-    neighbours(R, c, around)
     for d in range(DIRECTIONS):
         t = edge_at(f, rot, d)
         k = seg_at(f, rot, d)
-        how = meet(s, pl, c, d, around[d], t, &m)
-        if how == MEET_EMPTY:
-            gopen[k] += 1
-        elif how == MEET_RIM_ERROR:
-            out.errors += 1
-            gbad[k] = 1
-        elif how == MEET_SEA:
-            gbad[k] = 1
-        elif how != MEET_FRAME:             # a neighbouring tile: its area becomes a group
-            r = A.root[m]
+        if sides[d].kind == SIDE_EMPTY:
+            gopen[k] += 1                   # open towards an empty space, not an error
+        elif sides[d].kind == SIDE_RIM:
+            if t != sides[d].want:
+                out.errors += 1             # B1: a rim mismatch
+                gbad[k] = 1
+            elif not s.rules.frame:
+                gbad[k] = 1                 # water at the sea rim
+        else:                               # a neighbouring tile: its area becomes a group
+            r = sides[d].root
             j = 0
             while j < nr and groot[j] != r:
                 j += 1
@@ -1531,7 +1564,7 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
                 gbad[gi] = A.bad[r]
                 gter[gi] = t                # its terrain, if it matches (else it is bad)
             gopen[gi] -= 1                  # its edge towards c is no longer open
-            if how == MEET_ERROR:
+            if t != sides[d].want:
                 out.errors += 1
                 gbad[k] = 1
                 gbad[gi] = 1
@@ -1741,6 +1774,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int i, a, k, key, up, empty, sop = OP_NONE, sarg = -1
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
     cdef int late[MAX_CELLS * PLACINGS]
+    cdef Side sides[DIRECTIONS]
     cdef double past = 0
     if seat != s.head.current or s.head.terminal:
         return 0
@@ -1837,10 +1871,11 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 if x.cell != bv_cell:
                     bv_cell = x.cell
                     bv_have = 0
+                    cell_sides(s, pl, &A, x.cell, sides)
                 if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
                     bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
                 else:
-                    place_counts(s, pl, &A, x.cell, &s.rules.faces[pl.hand][x.face], x.rot, &b)
+                    place_counts(s, &A, sides, &s.rules.faces[pl.hand][x.face], x.rot, &b)
                     bv[k] = board_value_b(s, &b)
                 bv_have |= 1 << k
                 # compose() for a placement, its parts that do not depend on the cell
@@ -1868,6 +1903,7 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     cdef const MPlayer* pl = &s.p[p]
     cdef Areas A
     cdef BoardInfo b
+    cdef Side sides[DIRECTIONS]
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
     cdef uint64_t spots
@@ -1877,8 +1913,9 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
+        cell_sides(s, pl, &A, c, sides)
         for k in range(PLACINGS):
-            place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
+            place_counts(s, &A, sides, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
             v = board_value_b(s, &b) - base
             if k // ROTATIONS != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
