@@ -10,14 +10,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from ray_support import ray_local  # noqa: F401  (session fixture)
-from service_support import small_spec, wait_for
+from service_support import small_spec, wait_for, write_finished
 
-import core_cy
-from core_cy.play import batch
 from services import storage
 from services.app import create_app
 from services.settings import Settings
-from services.spec import ExperimentSpec
 
 TOKEN, OTHER = "manifest-test-token-0001", "manifest-test-token-0002"
 AUTH, OTHER_AUTH = ({"Authorization": f"Bearer {t}"} for t in (TOKEN, OTHER))
@@ -25,24 +22,9 @@ FIGURES = ("summary", "compare", "histograms", "breakdown?by=end_reason")  # tab
 
 
 def _finished(client, results: Path) -> tuple[str, Path, dict]:
-    """A done experiment of small_spec, its shards written as the runner writes them (the
-    shard task's writer, then the manifest), without Ray."""
-    spec = ExperimentSpec.model_validate(small_spec())
-    eid = client.post("/api/experiments", json=small_spec(), headers=AUTH).json()["id"]
-    root = Path(storage.experiment_path(str(results), eid))
-    fs, base = storage.filesystem(str(root))
-    game, entries = core_cy.load(spec.game), []
-    for cell in spec.cells():
-        for start in range(0, spec.games_per_arm, spec.shard_size):
-            rows = batch.play(game, cell.players, cell.rules, "random", seed=spec.seed,
-                              start=start, count=spec.shard_size, experiment=eid, arm=cell.arm)
-            entries.append(storage.write_shard(storage.storage_table(rows), fs, base, start,
-                                               spec.shard_size))
-    manifest = storage.write_manifest(str(root), entries, eid, spec.seed)
-    registry = client.app.state.registry
-    registry.set_progress(eid, manifest["games"], manifest["games"], None, None)
-    registry.set_status(eid, "done")
-    return eid, root, manifest
+    from services.settings import owner_of
+
+    return write_finished(client.app.state.registry, results, small_spec(), owner_of(TOKEN))
 
 
 @pytest.fixture
