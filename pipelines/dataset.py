@@ -4,6 +4,7 @@ the game the figures need (cooperative, its safety end reasons), which every fil
 its Parquet schema metadata: never from an engine import."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -48,8 +49,15 @@ UNKNOWN_GAME = GameFacts()  # a game nobody describes: competitive, no safeties
 # ---- reading -----------------------------------------------------------------------------
 def scan(path: str) -> pl.LazyFrame:
     """A lazy scan of every shard of an experiment (a local folder or a URI such as
-    s3://bucket/results/<id>).  FileNotFoundError when no shard is written yet."""
+    s3://bucket/results/<id>): with a manifest (a finished experiment) only the shards that
+    verify against it (verify); FileNotFoundError when no shard is written yet, or none
+    verifies (UnsoundData)."""
     path = _local(path)
+    integrity = verify(path)
+    if integrity.sound is not None:
+        if not integrity.sound:
+            raise UnsoundData(integrity)
+        return pl.scan_parquet(list(integrity.sound), hive_partitioning=False)
     if "://" not in path:
         import glob
         if not glob.glob(f"{path}/**/*.parquet", recursive=True):
@@ -60,6 +68,123 @@ def scan(path: str) -> pl.LazyFrame:
 def _local(path) -> str:
     path = str(path).rstrip("/")
     return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _filesystem(path: str) -> tuple[pafs.FileSystem, str]:
+    return (pafs.FileSystem.from_uri(path) if "://" in path
+            else (pafs.LocalFileSystem(), os.path.abspath(path)))
+
+
+# ---- the manifest: what a finished experiment wrote, and what its files hold now ----------
+# The manifest's name and format tag (services.storage writes it; a test holds them equal).
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "meeplelab.manifest/1"
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A shard of the manifest that is not read: `problem` is missing (no file), empty (0
+    bytes), truncated (fewer bytes than written), longer (more bytes than written) or
+    damaged (as many bytes as written, other ones); `games` are not counted."""
+
+    path: str  # under the experiment's folder
+    problem: str
+    games: int
+    arm: str
+    players: int
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """An experiment's files against its manifest (verify).  Without a manifest (a run not
+    finished, or results written before manifests) `sound` is None: every file is read."""
+
+    shards: int = 0  # the manifest's shards
+    games: int = 0  # the manifest's games
+    damaged: tuple[Damage, ...] = ()
+    sound: tuple[str, ...] | None = None  # the files that verify (paths or URIs to scan)
+
+    @property
+    def games_not_counted(self) -> int:
+        return sum(d.games for d in self.damaged)
+
+
+class UnsoundData(FileNotFoundError):
+    """No shard of a finished experiment verifies against its manifest."""
+
+    def __init__(self, integrity: Integrity):
+        super().__init__(f"none of the {integrity.shards} shards verifies against the "
+                         "experiment's manifest")
+        self.integrity = integrity
+
+
+_VERDICTS: dict[tuple, bool] = {}  # (path, size, mtime_ns, sha256 expected) -> verified
+MAX_VERDICTS = 200_000
+
+
+def _same_bytes(fs: pafs.FileSystem, info: pafs.FileInfo, sha256: str) -> bool:
+    """Whether the file's bytes hash to `sha256`: read and hashed once per (path, size,
+    mtime), since a written shard never changes (a rewrite changes its mtime)."""
+    key = (info.path, info.size, info.mtime_ns, sha256)
+    if key not in _VERDICTS:
+        if len(_VERDICTS) >= MAX_VERDICTS:
+            _VERDICTS.clear()
+        digest = hashlib.sha256()
+        with fs.open_input_stream(info.path) as src:
+            while chunk := src.read(1 << 20):
+                digest.update(chunk)
+        _VERDICTS[key] = digest.hexdigest() == sha256
+    return _VERDICTS[key]
+
+
+def _problem(fs: pafs.FileSystem, info: pafs.FileInfo, entry: dict) -> str | None:
+    """What is wrong with a file against its manifest entry (Damage.problem), or None."""
+    if info.type != pafs.FileType.File:
+        return "missing"
+    if info.size != entry["bytes"]:
+        return "empty" if info.size == 0 else (
+            "truncated" if info.size < entry["bytes"] else "longer")
+    return None if _same_bytes(fs, info, entry["sha256"]) else "damaged"
+
+
+def read_manifest(path: str) -> dict | None:
+    """The experiment's manifest (None: it has none, or it cannot be read)."""
+    fs, base = _filesystem(_local(path))
+    try:
+        with fs.open_input_stream(f"{base}/{MANIFEST}") as src:
+            manifest = json.loads(src.read())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) and \
+        manifest.get("format") == MANIFEST_FORMAT else None
+
+
+def verify(path: str) -> Integrity:
+    """The experiment's files against its manifest: each shard (and each companion file an
+    entry names: a nested {"path", "bytes", "sha256"}) must have its written byte size and
+    SHA-256; one listing of the files per call, each file's bytes hashed once per (path,
+    size, mtime)."""
+    path = _local(path)
+    manifest = read_manifest(path)
+    if manifest is None:
+        return Integrity()
+    fs, base = _filesystem(path)
+    found = {i.path: i for i in fs.get_file_info(
+        pafs.FileSelector(base, recursive=True, allow_not_found=True))}
+    scheme = path.split("://")[0] + "://" if "://" in path else ""
+    sound, damaged = [], []
+    for entry in manifest["shards"]:
+        files = [entry, *(v for v in entry.values() if isinstance(v, dict) and "sha256" in v)]
+        problem = None
+        for file in files:
+            full = f"{base}/{file['path']}"
+            problem = problem or _problem(fs, found.get(full) or fs.get_file_info(full), file)
+        if problem:
+            damaged.append(Damage(entry["path"], problem, entry["games"], entry["arm"],
+                                  entry["players"]))
+        else:
+            sound.append(scheme + f"{base}/{entry['path']}")
+    return Integrity(len(manifest["shards"]), manifest["games"], tuple(damaged), tuple(sound))
 
 
 _FOOTERS: dict[tuple, dict | None] = {}  # (path, size, mtime) -> the facts a file carries
@@ -79,14 +204,17 @@ def _file_facts(fs: pafs.FileSystem, info: pafs.FileInfo) -> dict | None:
 
 
 def stored_facts(path: str) -> dict[str, GameFacts]:
-    """Game name -> its facts, as the dataset's files carry them (FACTS_KEY)."""
+    """Game name -> its facts, as the dataset's files carry them (FACTS_KEY): those that
+    verify against the manifest, when there is one."""
     path = _local(path)
-    fs, base = (pafs.FileSystem.from_uri(path) if "://" in path
-                else (pafs.LocalFileSystem(), os.path.abspath(path)))
+    fs, base = _filesystem(path)
+    sound = verify(path).sound
+    sound = None if sound is None else {s.split("://")[-1] for s in sound}
     found: dict[str, GameFacts] = {}
     for info in fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
         if (info.type != pafs.FileType.File or not info.base_name.endswith(".parquet")
-                or info.base_name.startswith(".")):
+                or info.base_name.startswith(".") or (sound is not None
+                                                      and info.path not in sound)):
             continue
         facts = _file_facts(fs, info)
         if facts is not None:
@@ -225,9 +353,3 @@ def _top_two_gap(scores: pl.Series) -> pl.Series:
         top = np.partition(block, width - 2, axis=1)
         gap[rows] = top[:, -1] - top[:, -2]
     return pl.Series(gap, dtype=pl.Float64)
-
-
-def _margin() -> pl.Expr:
-    """Score of the first minus score of the second, per game."""
-    return pl.col("seat_score").map_batches(_top_two_gap, return_dtype=pl.Float64,
-                                            is_elementwise=True)

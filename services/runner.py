@@ -25,13 +25,15 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import ray
 
 from services.shard import ProgressTally, play_shard, warm_up
 from services.spec import Cell, ExperimentSpec
-from services.storage import (cell_dir, experiment_path, filesystem, remove_stale_temporaries,
-                              shard_name, shard_start, sound_rows, written_shards)
+from services.storage import (cell_dir, experiment_path, filesystem, read_manifest,
+                              remove_stale_temporaries, shard_entry, shard_name, shard_start,
+                              write_manifest, written_shards)
 
 __all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
 log = logging.getLogger("meeplelab.runner")
@@ -149,22 +151,29 @@ def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
     return ((s, min(size, end - s)) for s in range(begin, end, size))
 
 
-def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set]) -> list[str]:
-    """Deletes the shards found written that are damaged or empty (storage.sound_rows), so
-    that they are played again; returns their paths under the experiment's folder."""
-    damaged = []
+def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set],
+                  manifest: dict | None = None) -> dict[str, dict]:
+    """Deletes the shards found written that are damaged or empty (storage.shard_entry:
+    their page checksums), or whose bytes differ from the `manifest`'s entry, so that they
+    are played again; returns the manifest entries of the sound ones, by path."""
+    listed = {e["path"]: e for e in (manifest or {}).get("shards", [])}
+    sound, damaged = {}, []
     for cell, names in zip(cells, written):
         folder = cell_dir(root, cell.arm, cell.players)
         for name in sorted(names):
             path = posixpath.join(folder, name)
-            if sound_rows(fs, path) == 0:
+            entry = shard_entry(fs, root, path)
+            known = listed.get(entry["path"]) if entry else None
+            if entry is None or (known and known["sha256"] != entry["sha256"]):
                 fs.delete_file(path)
                 names.discard(name)
                 damaged.append(posixpath.relpath(path, root))
+            else:
+                sound[entry["path"]] = entry
     if damaged:
         log.warning("%d damaged or empty shards will be played again: %s", len(damaged),
                     ", ".join(damaged[:20]))
-    return damaged
+    return sound
 
 
 def _read_games(fs, root: str, cell: Cell, start: int) -> int:
@@ -298,12 +307,18 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     Settings come from the caller; the runner reads no environment of its own."""
     init_ray()
     root_uri = experiment_path(results, experiment_id)
+    manifest = read_manifest(root_uri)
+    if manifest is not None:  # a finished experiment: played again, never further
+        return replay(spec, results, experiment_id, manifest, progress=progress,
+                      cancel=cancel, max_in_flight=max_in_flight, shard_done=shard_done,
+                      nice=nice)
     fs, root = filesystem(root_uri)
     remove_stale_temporaries(root_uri)  # no task of this experiment is writing now
     cells = spec.cells()
     written = [written_shards(root_uri, c.arm, c.players) for c in cells]
-    _drop_damaged(fs, root, cells, written)
-    state = {"done": 0, "played": 0, "playing": {}}  # playing: shard key -> games so far
+    # shards: the manifest entries of the shards written (found sound, or played here)
+    state = {"done": 0, "played": 0, "playing": {},  # playing: shard key -> games so far
+             "shards": _drop_damaged(fs, root, cells, written, read_manifest(root_uri))}
     tally = _tally()
     cancelled = (lambda: False) if cancel is None else cancel.is_set
     clock = _Clock(progress, len(cells), None if spec.stop_when else spec.max_games_per_cell(),
@@ -352,7 +367,72 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     # A worker (or node) that died mid-write left its temporary file; its shard was written
     # again by the retry, and every task of this run has returned: nothing writes now.
     remove_stale_temporaries(root_uri)
+    write_manifest(root_uri, list(state["shards"].values()), experiment_id, spec.seed)
     return finish("done")
+
+
+def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dict, *,
+           progress: Callable[[Progress], None] | None = None,
+           cancel: threading.Event | None = None, max_in_flight: int | None = None,
+           shard_done: Callable[[float, int], None] | None = None, nice: int = 0) -> str:
+    """Plays again exactly the shards of a finished experiment whose files are missing or
+    differ from its `manifest` (each with its first game and games: the same job, so the same
+    rows and bytes), then checks them: "done" when every replayed shard's bytes are its
+    manifest entry's, "failed" naming those that differ (they stay not counted), or
+    "cancelled".  The manifest is never rewritten: it is what the run played."""
+    root_uri = experiment_path(results, experiment_id)
+    fs, root = filesystem(root_uri)
+    remove_stale_temporaries(root_uri)
+    cells = {(c.arm, c.players): c for c in spec.cells()}
+    shards = manifest["shards"]
+    found = {e["path"]: shard_entry(fs, root, posixpath.join(root, e["path"])) for e in shards}
+    bad = [e for e in shards if (found[e["path"]] or {}).get("sha256") != e["sha256"]]
+    state = {"done": manifest["games"] - sum(e["games"] for e in bad), "played": 0,
+             "playing": {}, "shards": {}}
+    clock = _Clock(progress, len(cells), None, manifest["games"])
+    mixed = _replay_mismatch(spec, fs, root, cells, shards,
+                             [e for e in shards if found[e["path"]]])
+    if mixed:
+        clock(state, "failed", mixed)
+        return "failed"
+    for e in bad:  # a damaged file goes first: nothing reads it while it is played again
+        if fs.get_file_info(posixpath.join(root, e["path"])).type == pafs.FileType.File:
+            fs.delete_file(posixpath.join(root, e["path"]))
+    clock(state)  # the shards that verify count as done from the first report
+    tally = _tally()
+    jobs = ((0, {**_job(spec, experiment_id, root_uri, cells[(e["arm"], e["players"])],
+                        e["start"], e["games"], nice), "tally": tally,
+                 "report_s": REPORT_SECONDS}) for e in bad)
+    outcome = _run_wave(jobs, max_in_flight or _default_in_flight(), state,
+                        (lambda: False) if cancel is None else cancel.is_set,
+                        lambda: clock(state), shard_done, _Poll(tally, experiment_id))
+    remove_stale_temporaries(root_uri)
+    state["playing"].clear()
+    if outcome is not None:
+        clock(state, *outcome)
+        return outcome[0]
+    differ = [e["path"] for e in bad if state["shards"][e["path"]]["sha256"] != e["sha256"]]
+    if differ:
+        clock(state, "failed", f"{len(differ)} replayed shards differ from the ones the run "
+              f"wrote (another engine or library version?): {', '.join(differ[:5])}; they "
+              "stay not counted")
+        return "failed"
+    clock(state, "done")
+    return "done"
+
+
+def _replay_mismatch(spec, fs, root: str, cells: dict, shards: list[dict], readable: list[dict]
+                     ) -> str | None:
+    """Why `spec` cannot replay a finished experiment's `shards` (other cells, or `readable`
+    ones of other engines, rules or agents: _provenance_error), or None."""
+    played = {(e["arm"], e["players"]) for e in shards}
+    if played != set(cells):
+        return ("cannot replay: this experiment has finished (it has a manifest) with the "
+                f"cells {sorted(played)}, and this spec plays {sorted(cells)}: another spec is "
+                "a new experiment (another name or results folder)")
+    sound = [{posixpath.basename(e["path"]) for e in readable
+              if (e["arm"], e["players"]) == key} for key in cells]
+    return _check_provenance(spec, fs, root, list(cells.values()), sound)
 
 
 def _games_written(fs, root: str, cells: list[Cell], written: list[set], begin: int,
@@ -447,6 +527,7 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
                 shard_done(time.monotonic() - submitted, out["games"])
             state["done"] += out["games"]
             state["played"] += out["games"]
+            state.setdefault("shards", {})[out["shard"]["path"]] = out["shard"]
             report()
     return ("cancelled", None) if cancelled() else None
 

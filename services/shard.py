@@ -1,9 +1,11 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
-services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker; tested).  The
+services.storage, core_cy, pipelines.shard_tables and pyarrow: no pydantic, Polars or SciPy
+per worker; tested).  It writes its shard's statistics table beside the shard.  The
 engine hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema
 they take, the game's facts with them, are services.storage's."""
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import time
@@ -11,8 +13,8 @@ import time
 import numpy as np
 import ray
 
-from services.storage import cell_dir, filesystem, result_batch, shard_name, storage_table, \
-    write_atomically
+from services.storage import FACTS_KEY, filesystem, result_batch, storage_table, \
+    write_atomically, write_shard
 
 TASK_RETRIES = 3
 
@@ -20,7 +22,8 @@ TASK_RETRIES = 3
 @ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
 def play_shard(job: dict) -> dict:
     """Plays one shard (job["play"]: ExperimentSpec.play_arguments of its cell) and writes
-    its Parquet file; returns {"games": the games written}.
+    its Parquet file; returns {"games": the games written, "shard": its manifest entry
+    (services.storage.shard_entry's keys, hashed from the bytes written)}.
 
     The games are played in pieces of about job["report_s"] seconds; after each piece but
     the last, the games played so far go to job["tally"] (a ProgressTally, when given), so a
@@ -50,10 +53,23 @@ def play_shard(job: dict) -> dict:
     rows = result_batch({name: np.concatenate([p[name] for p in pieces])
                          for name in pieces[0]}, batch.game_facts(game, job["play"]["players"]))
     fs, root = filesystem(job["root"])
-    cell = job["play"]
-    path = posixpath.join(cell_dir(root, cell["arm"], cell["players"]), shard_name(start))
-    write_atomically(storage_table(rows), fs, path)
-    return {"games": rows.num_rows}
+    table = storage_table(rows)
+    entry = write_shard(table, fs, root, start, count)
+    return {"games": rows.num_rows,
+            "shard": {**entry, "statistics": write_statistics(table, fs, root, entry)}}
+
+
+def write_statistics(table, fs, root: str, entry: dict) -> dict:
+    """Writes the statistics table of the shard just written (its manifest `entry`) beside
+    it (pipelines.shard_tables: the figures read it instead of the shard's rows); returns
+    its {"path", "bytes", "sha256"}, which the manifest keeps under the shard's entry."""
+    from pipelines.shard_tables import stats_path, stored_bytes
+
+    facts = json.loads(table.schema.metadata[FACTS_KEY])
+    path = stats_path(entry["path"])
+    written = write_atomically(stored_bytes(table, facts, entry["bytes"]), fs,
+                               posixpath.join(root, path))
+    return {"path": path, **written}
 
 
 @ray.remote(num_cpus=0)

@@ -12,10 +12,18 @@ segment.  Every file also holds the `arm` and `players` columns, so readers need
 paths.  A shard is written under a temporary dot-name in its folder and renamed, so a file
 with a shard's name is complete; temporary files left by a crash are removed on resume.
 Shards are written with Parquet page checksums; a resume reads every shard found back
-whole with them verified (sound_rows), and plays again any that is damaged or empty.
+whole with them verified (shard_entry), and plays again any that is damaged or empty.
+
+A finished experiment keeps a manifest, <results>/<experiment_id>/manifest.json (MANIFEST):
+per shard its path under the experiment, cell, first game, rows, games, byte size and the
+SHA-256 of its bytes, as the shard task wrote it (write_atomically hashes the bytes it
+writes).  Every read of the figures compares the files against it (pipelines.dataset.verify),
+and a replay (services.runner.replay) plays again exactly the shards that differ.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import posixpath
 import uuid
@@ -29,6 +37,10 @@ from core_cy.play.schema import (FACTS_KEY, OPTIONAL_COLUMNS, RESULT_COLUMNS,  #
                                  result_batch)
 
 TEMP_SUFFIX = ".tmp"
+# The manifest's file name in an experiment's folder and its format tag (the reader,
+# pipelines.dataset, names both too: a test holds them equal).
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "meeplelab.manifest/1"
 
 # ---- paths -------------------------------------------------------------------------------
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -75,13 +87,38 @@ def storage_table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:
-    """Writes under a temporary name in the same folder, then renames onto `path`."""
+def write_atomically(table: pa.Table | bytes, fs: pafs.FileSystem, path: str) -> dict:
+    """Writes the table as Parquet (with page checksums), or bytes as they are, under a
+    temporary name in the same folder, then renames onto `path`; returns {"bytes", "sha256"}
+    of what it wrote (the bytes are hashed in memory, never read back)."""
+    if isinstance(table, bytes):
+        data = pa.py_buffer(table)
+    else:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, write_page_checksum=True)
+        data = sink.getvalue()
+    _write_bytes(data, fs, path)
+    return {"bytes": data.size, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def write_shard(table: pa.Table, fs: pafs.FileSystem, root: str, start: int, games: int
+                ) -> dict:
+    """Writes a shard's table (storage_table) of the games start..start+games-1 of its cell
+    under the experiment's folder `root`; returns its manifest entry (shard_entry's keys)."""
+    arm, players = table.column("arm")[0].as_py(), int(table.column("players")[0].as_py())
+    rel = posixpath.join(cell_dir("", arm, players), shard_name(start))
+    written = write_atomically(table, fs, posixpath.join(root, rel))
+    return {"path": rel, "arm": arm, "players": players, "start": start,
+            "rows": table.num_rows, "games": games, **written}
+
+
+def _write_bytes(data, fs: pafs.FileSystem, path: str) -> None:
     folder = posixpath.dirname(path)
     fs.create_dir(folder, recursive=True)
     tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
     try:
-        pq.write_table(table, tmp, filesystem=fs, write_page_checksum=True)
+        with fs.open_output_stream(tmp) as out:
+            out.write(data)
         fs.move(tmp, path)
     except BaseException:
         try:
@@ -91,14 +128,48 @@ def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> None:
         raise
 
 
-def sound_rows(fs: pafs.FileSystem, path: str) -> int:
-    """The games of a written shard, read back whole with its page checksums verified; 0
-    when it is empty or cannot be read (damaged: a flipped byte fails its page's CRC, a
-    damaged footer fails to parse)."""
+def shard_entry(fs: pafs.FileSystem, root: str, path: str) -> dict | None:
+    """A written shard's manifest entry ({"path" under `root`, "arm", "players", "start",
+    "rows", "games", "bytes", "sha256"}), its bytes read once and parsed with their page
+    checksums verified; None when it is empty or cannot be read (damaged: a flipped byte
+    fails its page's CRC, a damaged footer fails to parse)."""
     try:
-        return pq.read_table(path, filesystem=fs, page_checksum_verification=True).num_rows
+        with fs.open_input_file(path) as src:
+            data = src.read_buffer()
+        table = pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
     except (OSError, ValueError, pa.ArrowException):
-        return 0
+        return None
+    if table.num_rows == 0:
+        return None
+    return {"path": posixpath.relpath(path, root), "arm": table.column("arm")[0].as_py(),
+            "players": int(table.column("players")[0].as_py()),
+            "start": shard_start(posixpath.basename(path)), "rows": table.num_rows,
+            "games": table.num_rows, "bytes": data.size,
+            "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def read_manifest(root: str) -> dict | None:
+    """The experiment's manifest, or None when it has none (a run that never finished, or
+    results written before manifests) or it cannot be read."""
+    fs, base = filesystem(root)
+    try:
+        with fs.open_input_stream(posixpath.join(base, MANIFEST)) as src:
+            manifest = json.loads(src.read())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) and \
+        manifest.get("format") == MANIFEST_FORMAT else None
+
+
+def write_manifest(root: str, shards: list[dict], experiment: str, seed: int) -> dict:
+    """Writes the manifest of a finished experiment (atomically): its shards' entries
+    (shard_entry's keys), sorted by path, and their totals; returns it."""
+    shards = sorted(shards, key=lambda e: e["path"])
+    manifest = {"format": MANIFEST_FORMAT, "experiment": experiment, "seed": seed,
+                "games": sum(e["games"] for e in shards), "shards": shards}
+    fs, base = filesystem(root)
+    _write_bytes(json.dumps(manifest, indent=1).encode(), fs, posixpath.join(base, MANIFEST))
+    return manifest
 
 
 # ---- an experiment's files -----------------------------------------------------------------

@@ -32,8 +32,8 @@ from pipelines.stats import wilson_interval  # noqa: E402
 GAME = "reef_encounter"
 
 
-def cost(agent: str, games: int, players: int, seed: int) -> dict:
-    game = core_cy.load(GAME)
+def cost(agent: str, games: int, players: int, seed: int, name: str = GAME) -> dict:
+    game = core_cy.load(name)
     t0 = time.process_time()
     rows = batch.play(game, players, None, agent, seed=seed, count=games)
     cpu = (time.process_time() - t0) / games
@@ -42,8 +42,9 @@ def cost(agent: str, games: int, players: int, seed: int) -> dict:
             "minutes_9000_on_2": cpu * 9000 / 2 / 60}
 
 
-def _duel_part(a: str, b: str, players: int, seed: int, start: int, count: int) -> tuple:
-    game = core_cy.load(GAME)
+def _duel_part(a: str, b: str, players: int, seed: int, start: int, count: int,
+               name: str) -> tuple:
+    game = core_cy.load(name)
     rows = batch.play(game, players, None, [a] + [b] * (players - 1), seed=seed, start=start,
                       count=count, rotate=True)
     shares = np.array(rows.column("seat_win_share").to_pylist())
@@ -52,9 +53,11 @@ def _duel_part(a: str, b: str, players: int, seed: int, start: int, count: int) 
     return float(mine.sum()), len(mine), float(rows.column("length").to_numpy().sum()), rows.num_rows
 
 
-def duel(a: str, b: str, games: int, players: int, seed: int, workers: int) -> dict:
+def duel(a: str, b: str, games: int, players: int, seed: int, workers: int,
+         name: str = GAME) -> dict:
     step = -(-games // workers)
-    parts = [(a, b, players, seed, s, min(step, games - s)) for s in range(0, games, step)]
+    parts = [(a, b, players, seed, s, min(step, games - s), name)
+             for s in range(0, games, step)]
     t0 = time.time()
     with ProcessPoolExecutor(workers) as pool:
         results = list(pool.map(_duel_part, *zip(*parts)))
@@ -66,8 +69,8 @@ def duel(a: str, b: str, games: int, players: int, seed: int, workers: int) -> d
             "wall_s": time.time() - t0}
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, name: str = GAME, doc: str = __doc__) -> None:
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("what", choices=("cost", "duel"))
     p.add_argument("--agents", default="greedy;mcts(turns=false);mcts")
     p.add_argument("--a")
@@ -79,12 +82,13 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.what == "cost":
         for agent in args.agents.split(";"):
-            r = cost(agent, args.games or 40, args.players or 3, args.seed)
+            r = cost(agent, args.games or 40, args.players or 3, args.seed, name)
             print(f"{agent}: {r['cpu_per_game']:.3f} CPU s a game, {r['moves']:.0f} moves a "
                   f"game, {r['minutes_9000_on_2']:.1f} min for 9,000 games on 2 cores",
                   flush=True)
     else:
-        r = duel(args.a, args.b, args.games or 400, args.players or 2, args.seed, args.workers)
+        r = duel(args.a, args.b, args.games or 400, args.players or 2, args.seed, args.workers,
+                 name)
         print(f"{r['a']} vs {r['b']} ({r['players']} players, seats rotated): share "
               f"{r['share']:.3f} [{r['low']:.3f}, {r['high']:.3f}] over {r['games']} games "
               f"(even {1 / r['players']:.3f}), {r['moves']:.0f} moves a game, "

@@ -39,15 +39,21 @@ def test_an_unwritable_results_location_fails_cleanly(ray_local, tmp_path):  # n
 def test_a_write_that_fails_midway_leaves_no_file(tmp_path, monkeypatch):
     """A shard write that fails midway (as on a full disk) leaves neither the shard nor its
     temporary file; the error reaches the caller (the task is retried, then fails)."""
-    def full_disk(table, where, filesystem=None, **options):
-        with filesystem.open_output_stream(where) as out:
-            out.write(b"PAR1 partial")
-        raise OSError(errno.ENOSPC, "No space left on device")
+    local, root = storage.filesystem(str(tmp_path))
 
-    monkeypatch.setattr(pq, "write_table", full_disk)
-    fs, root = storage.filesystem(str(tmp_path))
+    class FullDisk:  # the local filesystem, whose disk fills up after a few bytes
+        def __getattr__(self, name):
+            return getattr(local, name)
+
+        def open_output_stream(self, where):
+            out = local.open_output_stream(where)
+            out.write(b"PAR1 partial")
+            out.close()
+            raise OSError(errno.ENOSPC, "No space left on device")
+
     with pytest.raises(OSError, match="No space"):
-        storage.write_atomically(pa.table({"x": [1]}), fs, f"{root}/a/shard-000000000000.parquet")
+        storage.write_atomically(pa.table({"x": [1]}), FullDisk(),
+                                 f"{root}/a/shard-000000000000.parquet")
     assert [p.name for p in tmp_path.rglob("*")] == ["a"]
 
 

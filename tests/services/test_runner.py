@@ -53,9 +53,11 @@ def test_layout_one_file_per_shard(ray_local, tmp_path):
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
     files = sorted(p.relative_to(tmp_path / "exp").as_posix()
                    for p in (tmp_path / "exp").rglob("*") if p.is_file())
-    expected = sorted(f"arm={arm}/players={PLAYERS}/shard-{start:012d}.parquet"
-                      for arm in ("a", "b") for start in (0, 100, 200, 300))
-    assert files == expected  # and no temporary file left behind
+    expected = sorted(f"arm={arm}/players={PLAYERS}/shard-{start:012d}.parquet{table}"
+                      for arm in ("a", "b") for start in (0, 100, 200, 300)
+                      for table in ("", ".stats"))  # each shard and its statistics table
+    assert files == sorted([*expected, "manifest.json"])  # and no temporary file left behind
+    files = [f for f in files if f.endswith(".parquet")]
     table = pq.read_table(tmp_path / "exp" / files[0])
     assert table.num_rows == 100
     assert set(table.column("experiment").to_pylist()) == {"exp"}
@@ -228,7 +230,7 @@ def test_arm_names_are_one_path_segment(ray_local, tmp_path):
     opt = next(o for o in core_cy.load(GAME).options if o.kind == "enum")
     spec = _spec(arms=None, sweep={opt.name: list(opt.choices[:2])}, games_per_arm=100)
     run_experiment(spec, str(tmp_path), "exp")
-    dirs = sorted(p.name for p in (tmp_path / "exp").iterdir())
+    dirs = sorted(p.name for p in (tmp_path / "exp").iterdir() if p.is_dir())
     assert dirs == sorted(f"arm={opt.name}%3D{c}" for c in opt.choices[:2])
     arms = {r["arm"] for r in _rows(tmp_path / "exp")}
     assert arms == set(spec.arm_rules())
@@ -404,3 +406,49 @@ def test_progress_moves_while_a_single_slow_shard_plays(ray_local, tmp_path, mon
     direct = batch.play(core_cy.load(GAME), PLAYERS, {}, SLOW_AGENT, seed=99, start=0,
                         count=100, experiment="exp", arm="a").to_pylist()
     assert _rows(tmp_path / "exp") == direct
+
+
+def test_a_finished_run_keeps_a_manifest_and_a_replay_rebuilds_exactly_its_bad_shards(
+        ray_local, tmp_path):
+    """The manifest names every shard as written (rows, games, bytes, SHA-256); run again, a
+    finished experiment plays exactly its missing, empty, truncated and damaged shards, into
+    the same bytes, and leaves every other shard untouched."""
+    import hashlib
+
+    from services.storage import read_manifest
+
+    spec = _spec()
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    manifest = read_manifest(str(tmp_path / "exp"))
+    files = _files(tmp_path / "exp")
+    assert sorted(e["path"] for e in manifest["shards"]) == \
+        [p.relative_to(tmp_path / "exp").as_posix() for p in files]
+    assert all(e["sha256"] == hashlib.sha256((tmp_path / "exp" / e["path"]).read_bytes())
+               .hexdigest() and e["rows"] == e["games"] == 100 for e in manifest["shards"])
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    files[0].unlink()
+    files[1].write_bytes(b"")
+    files[2].write_bytes(before[files[2]][0][:500])
+    flipped = bytearray(before[files[3]][0])
+    flipped[len(flipped) // 3] ^= 0xFF
+    files[3].write_bytes(bytes(flipped))
+    seen = []
+    assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "done"
+    assert seen[0].done == 400 and seen[-1].done == 800
+    assert {p: p.read_bytes() for p in files} == {p: b for p, (b, _) in before.items()}
+    assert all(p.stat().st_mtime_ns == before[p][1] for p in files[4:])  # not played again
+    assert read_manifest(str(tmp_path / "exp")) == manifest
+
+
+def test_a_replay_whose_shard_comes_out_different_fails_naming_it(ray_local, tmp_path):
+    from services.storage import read_manifest
+
+    spec = _spec(games_per_arm=200)
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    manifest = read_manifest(str(tmp_path / "exp"))
+    path = tmp_path / "exp" / "manifest.json"
+    manifest["shards"][0]["sha256"] = "0" * 64  # as if another library had written it
+    path.write_text(__import__("json").dumps(manifest))
+    seen = []
+    assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "failed"
+    assert manifest["shards"][0]["path"] in seen[-1].error and "differ" in seen[-1].error

@@ -36,7 +36,7 @@ from core_cy.engine.actions import ActionSpace, Kind
 cdef extern from "meeple_bits.h":
     int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
 
-from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_live, choice,
+from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_exact, check_live, choice, fail,
                            integer, items, load_data, number)
 from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame, policy_params_from_data
@@ -1473,21 +1473,55 @@ cdef inline int small_find(int* p, int x) noexcept nogil:
     return x
 
 
-cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c,
-                       const MFace* f, int rot, BoardInfo* out) noexcept nogil:
-    """The board counts after putting face f turned `rot` on empty cell c (section 5.1):
-    the new tile's segments join the neighbouring areas they match; the areas that touch c
-    were open before (they faced the empty cell), so every closed group is a new one.
-    Only the counts the heuristic reads are kept up to date (board_value_b)."""
+# What lies across each side of an empty cell, for place_counts: the same for every face
+# and rotation tried there, so it is found once per cell.
+cdef enum:
+    SIDE_RIM = 0            # the rim: `want` its terrain
+    SIDE_EMPTY = 1          # an empty space
+    SIDE_TILE = 2           # a placed tile: `want` the terrain of its facing edge, `root` its area
+
+ctypedef struct Side:
+    int kind
+    int want
+    int root
+
+
+cdef void cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
+                     Side* out) noexcept nogil:
     cdef const MRules* R = &s.rules
+    cdef const MFace* g
+    cdef int around[DIRECTIONS]
+    cdef int d, nb, od
+    neighbours(R, c, around)
+    for d in range(DIRECTIONS):
+        nb = around[d]
+        if nb < 0:
+            out[d].kind = SIDE_RIM
+            out[d].want = R.rim[c * DIRECTIONS + d]
+        elif pl.cell_tile[nb] == NO_TILE:
+            out[d].kind = SIDE_EMPTY
+        else:
+            g = cell_face(s, pl, nb)
+            od = opposite(d)
+            out[d].kind = SIDE_TILE
+            out[d].want = edge_at(g, pl.cell_rot[nb], od)
+            out[d].root = A.root[nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], od)]
+
+
+cdef void place_counts(const MState* s, const Areas* A, const Side* sides, const MFace* f,
+                       int rot, BoardInfo* out) noexcept nogil:
+    """The board counts after putting face f turned `rot` on the empty cell whose
+    surroundings are `sides` (cell_sides; section 5.1, as meet() reads them): the new tile's
+    segments join the neighbouring areas they match; the areas that touch the cell were open
+    before (they faced it), so every closed group is a new one.  Only the counts the
+    heuristic reads are kept up to date (board_value_b)."""
     # groups 0..nseg-1: the tile's segments; nseg + j: the j-th neighbouring area
     cdef int gp[MAX_SEGS + 4]
     cdef int gopen[MAX_SEGS + 4]
     cdef uint8_t gbad[MAX_SEGS + 4]
     cdef uint8_t gter[MAX_SEGS + 4]
     cdef int groot[4]
-    cdef int around[DIRECTIONS]
-    cdef int ns = f.nseg, nr = 0, d, k, j, t, m = 0, how, r, gi, a, b2, ng
+    cdef int ns = f.nseg, nr = 0, d, k, j, t, r, gi, a, b2, ng
     out.animals = A.b.animals
     out.closed_land = A.b.closed_land
     out.errors = A.b.errors
@@ -1505,20 +1539,19 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
         gopen[k] = 0
         gbad[k] = 0
         gter[k] = f.seg_terrain[k]
-    neighbours(R, c, around)
     for d in range(DIRECTIONS):
         t = edge_at(f, rot, d)
         k = seg_at(f, rot, d)
-        how = meet(s, pl, c, d, around[d], t, &m)
-        if how == MEET_EMPTY:
-            gopen[k] += 1
-        elif how == MEET_RIM_ERROR:
-            out.errors += 1
-            gbad[k] = 1
-        elif how == MEET_SEA:
-            gbad[k] = 1
-        elif how != MEET_FRAME:             # a neighbouring tile: its area becomes a group
-            r = A.root[m]
+        if sides[d].kind == SIDE_EMPTY:
+            gopen[k] += 1                   # open towards an empty space, not an error
+        elif sides[d].kind == SIDE_RIM:
+            if t != sides[d].want:
+                out.errors += 1             # B1: a rim mismatch
+                gbad[k] = 1
+            elif not s.rules.frame:
+                gbad[k] = 1                 # water at the sea rim
+        else:                               # a neighbouring tile: its area becomes a group
+            r = sides[d].root
             j = 0
             while j < nr and groot[j] != r:
                 j += 1
@@ -1531,7 +1564,7 @@ cdef void place_counts(const MState* s, const MPlayer* pl, const Areas* A, int c
                 gbad[gi] = A.bad[r]
                 gter[gi] = t                # its terrain, if it matches (else it is bad)
             gopen[gi] -= 1                  # its edge towards c is no longer open
-            if how == MEET_ERROR:
+            if t != sides[d].want:
                 out.errors += 1
                 gbad[k] = 1
                 gbad[gi] = 1
@@ -1741,6 +1774,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int i, a, k, key, up, empty, sop = OP_NONE, sarg = -1
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
     cdef int late[MAX_CELLS * PLACINGS]
+    cdef Side sides[DIRECTIONS]
     cdef double past = 0
     if seat != s.head.current or s.head.terminal:
         return 0
@@ -1837,10 +1871,11 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 if x.cell != bv_cell:
                     bv_cell = x.cell
                     bv_have = 0
+                    cell_sides(s, pl, &A, x.cell, sides)
                 if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
                     bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
                 else:
-                    place_counts(s, pl, &A, x.cell, &s.rules.faces[pl.hand][x.face], x.rot, &b)
+                    place_counts(s, &A, sides, &s.rules.faces[pl.hand][x.face], x.rot, &b)
                     bv[k] = board_value_b(s, &b)
                 bv_have |= 1 << k
                 # compose() for a placement, its parts that do not depend on the cell
@@ -1868,6 +1903,7 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     cdef const MPlayer* pl = &s.p[p]
     cdef Areas A
     cdef BoardInfo b
+    cdef Side sides[DIRECTIONS]
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
     cdef uint64_t spots
@@ -1877,8 +1913,9 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
+        cell_sides(s, pl, &A, c, sides)
         for k in range(PLACINGS):
-            place_counts(s, pl, &A, c, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
+            place_counts(s, &A, sides, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
             v = board_value_b(s, &b) - base
             if k // ROTATIONS != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
@@ -2607,10 +2644,30 @@ class MondoGame(AgentGame):
         }
 
     def fill_state(self, State state, data, rules):
-        """from_dict's Mondo part; then the clock runs to the next decision, so that a
-        position where every hand has finished scores its round."""
+        """from_dict's Mondo part; then the clock runs to the next decision (from_dict then
+        refuses a position that was not at one; run_clock keeps it)."""
         _fill(_st(state), data, [t["id"] for t in rules["tasks"]])
         check_live(state)
+
+    def check_read_back(self, data, State state):
+        """A state dict stands at a decision (or at the end), as to_dict writes it: a
+        position between two decisions, whose clock would run on, is refused by name."""
+        back = self.to_dict(state)
+        ran = [k for k in ("round", "clock", "current_player", "terminal")
+               if isinstance(data, dict) and k in data and data[k] != back[k]]
+        if ran:
+            fail(f"state.{ran[0]}", f"{data[ran[0]]!r}, but at this position the clock runs "
+                 f"on to {ran[0]} {back[ran[0]]!r} (the next decision): a state dict stands "
+                 "at a decision, as to_dict writes it; run_clock(d) gives the state where "
+                 "the clock of a position between decisions stops")
+        check_exact(data, back)
+
+    def run_clock(self, data):
+        """The state of the position `data` after its clock has run to the next decision (a
+        position between two decisions: every hand finished, a hand due at the timer, an
+        operation still to complete): every field read and checked as from_dict reads it,
+        without from_dict's last check that the state writes back exactly `data`."""
+        return self.read_state(data)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -2679,22 +2736,22 @@ cdef _fill(MState* s, top, list task_ids):
     cdef int players = s.head.players
     ids = UniqueIds(R.n_tiles, "tile")
     s.round = top.int("round", 0, R.rounds)
-    s.head.terminal = top.bool("terminal", default=False)
+    s.head.terminal = top.bool("terminal")
     if (s.round == R.rounds) != bool(s.head.terminal):
         raise ValueError(f"state.round is {R.rounds} exactly when the game is over (terminal)")
     s.clock = top.num("clock", -1e9, 1e9)
-    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
-    s.round_moves = top.int("round_moves", 0, INT32_MAX, default=0)
-    s.safety_cuts = top.int("safety_cuts", 0, INT32_MAX, default=0)
-    s.timeouts = top.int("timeouts", 0, INT32_MAX, default=0)
-    s.bonus_top = top.int("bonus_taken", 0, R.bonus_n, default=0)
-    s.jumps = top.int("jumps", 0, players, default=0)
-    deck = top.list("modifier_deck", length=N_MODIFIERS, default=list(MODIFIERS))
+    s.head.moves = top.int("moves", 0, INT32_MAX)
+    s.round_moves = top.int("round_moves", 0, INT32_MAX)
+    s.safety_cuts = top.int("safety_cuts", 0, INT32_MAX)
+    s.timeouts = top.int("timeouts", 0, INT32_MAX)
+    s.bonus_top = top.int("bonus_taken", 0, R.bonus_n)
+    s.jumps = top.int("jumps", 0, players)
+    deck = top.list("modifier_deck", length=N_MODIFIERS)
     if sorted(deck) != sorted(MODIFIERS):
         raise ValueError(f"state.modifier_deck: expected an order of {list(MODIFIERS)}, got {deck!r}")
     for k, m in enumerate(deck):
         s.mod_deck[k] = MODIFIERS.index(m)
-    for k, v in enumerate(top.list("tasks_face_up", max_len=R.n_tasks, default=[])):
+    for k, v in enumerate(top.list("tasks_face_up", max_len=R.n_tasks)):
         s.task_up |= 1u << choice(v, f"state.tasks_face_up[{k}]", task_ids)
     # Once the game is over, current_player is history: only a running game needs a seat.
     s.head.current = (top.int("current_player", -INT32_MAX - 1, INT32_MAX) if s.head.terminal
@@ -2712,9 +2769,9 @@ cdef _fill(MState* s, top, list task_ids):
     for i, seat in enumerate(top.objs("seats", length=players)):
         _fill_seat(s, i, seat, ids, task_ids)
     ids.check_all("the pool, a hand or on a board")
-    s.solo_penalty = top.int("solo_penalty", -1000, 1000, default=0)
-    s.solo_win = top.bool("solo_win", default=False)
-    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    s.solo_penalty = top.int("solo_penalty", -1000, 1000)
+    s.solo_win = top.bool("solo_win")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
     if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
     if not s.head.terminal and s.head.end_reason != END_RUNNING:
@@ -2751,15 +2808,15 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
     """One hand: its clock, tile in hand, pending operation, chips, tasks, board, scores."""
     cdef MRules* R = &s.rules
     cdef MPlayer* pl = &s.p[i]
-    pl.speed = seat.num("speed", 1e-4, 1e4, default=1.0)
-    pl.t_next = seat.num("t_next", 0.0, 1e6, default=0.0)
-    pl.noise = seat.num("noise", -1e6, 1e6, default=0.0)
-    hand = seat.obj("hand", default=None)
+    pl.speed = seat.num("speed", 1e-4, 1e4)
+    pl.t_next = seat.num("t_next", 0.0, 1e6)
+    pl.noise = seat.num("noise", -1e6, 1e6)
+    hand = seat.obj("hand", nullable=True)
     if hand is not None:
         pl.hand = ids.take(hand.get("tile"), hand.at("tile"))
         pl.hand_face = hand.int("face", 0, FACES - 1)
         s.loc[pl.hand] = LOC_HAND + i
-    pend = seat.obj("pending", default=None)
+    pend = seat.obj("pending", nullable=True)
     if pend is not None:
         pl.pend = pend.choice("op", OPS[1:]) + 1
         if pl.pend in (OP_PICK, OP_FLIP):
@@ -2770,13 +2827,13 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
             raise ValueError(f"{pend.path}: a return needs a tile in hand")
         if pl.pend != OP_RETURN and pl.hand != NO_TILE:
             raise ValueError(f"{pend.path}: a hand holding a tile can only be returning it")
-    pl.finished = seat.bool("finished", default=False)
+    pl.finished = seat.bool("finished")
     if pl.finished and (pl.pend != OP_NONE or pl.hand != NO_TILE):
         raise ValueError(f"{seat.path}: a finished hand holds nothing and does nothing")
-    pl.chip = seat.int("chip", 0, 50, default=0)
-    pl.jump_order = seat.int("jump_order", 0, s.head.players, default=0)
-    pl.volcano_chip = seat.bool("volcano_chip", default=False)
-    for k, v in enumerate(seat.list("tasks", max_len=2, default=[])):
+    pl.chip = seat.int("chip", 0, 50)
+    pl.jump_order = seat.int("jump_order", 0, s.head.players)
+    pl.volcano_chip = seat.bool("volcano_chip")
+    for k, v in enumerate(seat.list("tasks", max_len=2)):
         pl.tasks |= 1 << choice(v, f"{seat.at('tasks')}[{k}]", task_ids)
     board = seat.grid("board", R.rows, R.cols)
     for r in range(R.rows):
@@ -2784,19 +2841,19 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
             if board[r][c] is not None:
                 cell = Obj(board[r][c], f"{seat.at('board')}[{r}][{c}]")
                 put_on_board(s, i, ids.take(cell.get("tile"), cell.at("tile")),
-                             cell.int("face", 0, FACES - 1, default=0), r * R.cols + c,
-                             cell.int("rotation", 0, ROTATIONS - 1, default=0))
+                             cell.int("face", 0, FACES - 1), r * R.cols + c,
+                             cell.int("rotation", 0, ROTATIONS - 1))
     played = s.round if not s.head.terminal else R.rounds
-    for r, v in enumerate(seat.list("round_scores", length=played, default=[])):
+    for r, v in enumerate(seat.list("round_scores", length=played)):
         pl.round_score[r] = integer(v, f"{seat.at('round_scores')}[{r}]", -10000, 10000)
-    stats = seat.obj("stats", default={})
+    stats = seat.obj("stats")
     unknown = set(stats.data) - set(SEAT_OUTCOMES[SO_STATS:])
     if unknown:
         raise ValueError(f"{stats.path}: unknown field(s) {sorted(unknown)}; "
                          f"known: {list(SEAT_OUTCOMES[SO_STATS:])}")
     for k in range(N_STATS):
-        pl.stat[k] = stats.int(SEAT_OUTCOMES[SO_STATS + k], -100000, 100000, default=0)
-    s.head.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+        pl.stat[k] = stats.int(SEAT_OUTCOMES[SO_STATS + k], -100000, 100000)
+    s.head.share[i] = seat.num("win_share", 0.0, 1.0)
 
 
 MondoGame.handle = engine_handle(&ENGINE, MondoGame, &_LAYOUT, sizeof(MState), &_LAYOUT.rules,
