@@ -206,14 +206,21 @@ def _body(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _crc(table: pa.Table, described: dict) -> int:
+    """CRC-32 of the table and of what it describes (its metadata but the CRC itself)."""
+    return zlib.crc32(_body(table) + json.dumps(described, sort_keys=True).encode())
+
+
 def stored_bytes(rows: pa.Table, facts: dict, shard_bytes: int) -> bytes:
     """A shard's statistics table as stored beside it: an Arrow IPC file (read in a tenth
     of a millisecond, a Parquet file of it in milliseconds) whose schema metadata says what
     it describes (the game's facts, the shard's bytes and rows) and holds the CRC-32 of the
-    table, so that a damaged or stale table is never taken for the shard's."""
+    table and of that metadata, so that a damaged or stale table is never taken for the
+    shard's."""
     table = shard_table(rows, facts.get("safety_end_reasons", ()))
     described = {"version": STATS_VERSION, "shard_bytes": int(shard_bytes),
-                 "rows": rows.num_rows, "facts": facts, "crc32": zlib.crc32(_body(table))}
+                 "rows": rows.num_rows, "facts": facts}
+    described["crc32"] = _crc(table, described)
     schema = table.schema.with_metadata({STATS_KEY: json.dumps(described, sort_keys=True)
                                          .encode()})
     sink = pa.BufferOutputStream()
@@ -228,8 +235,9 @@ def read_stored(data: bytes) -> tuple[pa.Table, dict]:
     try:
         table = pa.ipc.open_file(pa.BufferReader(data)).read_all()
         described = json.loads(table.schema.metadata[STATS_KEY])
-    except (OSError, KeyError, TypeError, ValueError, pa.ArrowException) as e:
+        crc = described.pop("crc32")
+    except (OSError, KeyError, TypeError, ValueError, AttributeError, pa.ArrowException) as e:
         raise ValueError(f"unreadable statistics table: {e}") from e
-    if not isinstance(described, dict) or described.get("crc32") != zlib.crc32(_body(table)):
+    if crc != _crc(table, described):
         raise ValueError("the statistics table's CRC-32 does not match")
     return table.replace_schema_metadata(None), described
