@@ -19,6 +19,15 @@ first grid, SINGLE_GAMES games per value) and by the sequential search (to +-0.5
 option), with the median games, how often the search said "not monotone", and how often it
 named the fair value.  A true 95% lands in 93.5-96.5% with probability 0.97 at 2,000
 replicates, and in 92-98% at 400.
+
+    nice -n 19 python benchmarks/fair_value.py --reference EXAMPLE.json --values=3,4,5 \
+        --games 50000 [--reference-seed 1000]
+
+The reference for a real answer (examples/balance/*.json): plain batch play of the example's
+game, players and agents at each value of the compensated seat (core_cy.play.batch directly,
+not the search's player or statistics), on seeds of its own, printing the seat's win share
+less the others' mean with a 95% t interval, so that a stated fair value can be checked
+against where the plain figure changes sign.
 """
 from __future__ import annotations
 
@@ -100,14 +109,53 @@ def coverage_row(name, players, mode, reps, rng) -> dict:
 TRUTHS = ("logistic", "linear", "steep-ended", "non-monotone")
 
 
+def reference(example: Path, values: list[int], games: int, seed: int) -> None:
+    """Plain batch play of `example`'s seat question at each value (see the module)."""
+    import json
+
+    import core_cy
+    from core_cy.play.batch import play_columns
+    from pipelines import stats as st
+
+    spec = json.loads(example.read_text())
+    b, players = spec["balance"], spec["players"]
+    game = core_cy.load(spec["game"])
+    seat = b["seat"] % players
+    agents = spec["agents"] if isinstance(spec["agents"], list) else [spec["agents"]] * players
+    print(f"{example.name}: {spec['game']}, {players} players, {agents[seat]}, seat "
+          f"{seat + 1}, {games:,} games a value, seed {seed}")
+    for v in values:
+        bonus = [0] * players
+        bonus[seat] = v
+        began = time.process_time()
+        cols = play_columns(game, players, {b["option"]: bonus}, agents, seed, 0, games)
+        kept = ~np.isin(cols["end_reason"], list(game.safety_end_reasons))
+        shares = cols["seat_win_share"][kept]
+        diff = shares[:, seat] - (shares.sum(axis=1) - shares[:, seat]) / (players - 1)
+        mean, sd = float(diff.mean()), float(diff.std(ddof=1))
+        low, high = st.mean_interval(mean, sd, len(diff))
+        print(f"  {b['option']} = {v:+d}: {100 * mean:+.2f} points [{100 * low:+.2f}, "
+              f"{100 * high:+.2f}] over {len(diff):,} games ({time.process_time() - began:.0f} "
+              "CPU-s)", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", type=Path, help="an example spec: plain play at --values")
+    ap.add_argument("--values", default="0")
+    ap.add_argument("--games", type=int, default=50_000)
+    ap.add_argument("--reference-seed", type=int, default=1000,
+                    help="seeds of its own: not the examples' 28 and 29")
     ap.add_argument("--single", type=int, default=2000, help="replicates of a single wave")
     ap.add_argument("--sequential", type=int, default=400, help="replicates of a search")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--truths", default=",".join(TRUTHS))
     ap.add_argument("--players", default="2,3,4")
     args = ap.parse_args(argv)
+    if args.reference:
+        reference(args.reference, [int(v) for v in args.values.split(",")], args.games,
+                  args.reference_seed)
+        return 0
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).resolve().parents[1]).stdout.strip()
     print(f"commit {commit}; nobody wins {NOBODY:.0%}; shared draws {SHARED:.0%}; single wave "

@@ -1,7 +1,8 @@
 """End-to-end pipeline benchmark: a Maori random-agent experiment on the Ray runner.
 
-    python -m benchmarks.pipeline                 # 1,000,000 games
+    python -m benchmarks.pipeline                 # 1,000,000 games, then a 10^8-game summary
     python -m benchmarks.pipeline --games 200000
+    python -m benchmarks.pipeline --games 0 --scale-games 1000000000   # the summary only
     python -m benchmarks.pipeline --games 100000 --nodes 1,2   # local multi-node clusters
 
 With `--nodes`, the experiment runs on real multi-node Ray clusters on this machine, one
@@ -16,7 +17,13 @@ Prints, measured in the same run:
   the single-process rate (goal >= 0.90 on a 2-core machine);
 - Ray start time and time from submission to the first progress with games done (goal < 10 s);
 - aggregation time (pipelines.summary) as a share of the simulation time (goal <= 2%);
-- peak RSS of the driver and of the whole process tree (Ray processes included), sampled.
+- peak RSS of the driver and of the whole process tree (Ray processes included), sampled;
+- at scale (--scale-games, default 10^8): the summary of an experiment of that many games in
+  shards of --scale-shard games (synthetic: one real shard of that size and its statistics
+  table, hard-linked once per shard, so the files have the real shape and take no space),
+  read cold (a fresh process: every shard's table read) and as interim looks after a new
+  shard with 1%, 10%, 50% and 100% of the shards written (goal: <= 2 s cold, and a look's
+  cost independent of the games already played).
 """
 from __future__ import annotations
 
@@ -29,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow as pa
+
 from tests.ray_support import LOOPBACK_ENV, local_cluster  # noqa: E402
 
 os.environ.update(LOOPBACK_ENV)  # before Ray is imported: drivers of 127.0.0.1 clusters
@@ -37,8 +46,11 @@ import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
 
 import pipelines  # noqa: E402
+from pipelines import sufficient  # noqa: E402
 from services.runner import init_ray, run_experiment  # noqa: E402
+from services.shard import write_statistics  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402
+from services.storage import cell_dir, filesystem, shard_name, write_shard  # noqa: E402
 
 
 def _rss_kib(pid: int) -> int:
@@ -189,6 +201,63 @@ def on_clusters(spec: ExperimentSpec, nodes: list[int], cpus: int, single: float
                   f"it has {os.cpu_count()}, shared)")
 
 
+def _linked_shards(real: str, root: str, starts: list[int], players: int) -> None:
+    """Shards `starts` of arm 'a': hard links to the real shard at `real` and its table."""
+    folder = cell_dir(root, "a", players)
+    os.makedirs(folder, exist_ok=True)
+    for start in starts:
+        path = os.path.join(folder, shard_name(start))
+        os.link(real, path)
+    for start in starts:  # every table after its shard, as the task writes them
+        path = os.path.join(folder, shard_name(start))
+        os.link(real + sufficient.STATS_SUFFIX, path + sufficient.STATS_SUFFIX)
+
+
+def _timed(fn) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def at_scale(games: int, shard: int, players: int, spec: ExperimentSpec) -> None:
+    """The summary and interim looks of a synthetic experiment of `games` games."""
+    work = tempfile.mkdtemp(prefix="meeplelab-scale-")
+    try:
+        fs, base = filesystem(work)
+        t = time.process_time()
+        rows = batch.play(core_cy.load("maori"), players, seed=1, start=0, count=shard)
+        played = time.process_time() - t
+        table = pa.Table.from_batches([rows])
+        entry = write_shard(table, fs, base, 0, shard)
+        real = os.path.join(base, entry["path"])
+        took = _timed(lambda: write_statistics(table, fs, base, entry))
+        stats_bytes = os.path.getsize(real + sufficient.STATS_SUFFIX)
+        print(f"at scale: one real shard of {shard:,} games ({os.path.getsize(real) / 2**20:.2f}"
+              f" MiB) played in {played:.1f} CPU s; its statistics table "
+              f"({stats_bytes / 1024:.1f} KiB) written in {1000 * took[1]:.0f} ms CPU = "
+              f"{100 * took[1] / played:.2f}% of its play")
+        count = games // shard
+        root = os.path.join(base, "scale")
+        look = spec.look(interim=True)
+        marks = sorted({max(1, count // 100), max(1, count // 10), max(1, count // 2), count})
+        written = 0
+        for mark in marks:
+            _linked_shards(real, root, [shard * i for i in range(written, mark - 1)], players)
+            sufficient.statistics(root)  # the looks before this one
+            _linked_shards(real, root, [shard * (mark - 1)], players)
+            wall, cpu = _timed(lambda: pipelines.summary(root, look=look))
+            written = mark
+            print(f"  interim look after a new shard, {mark:,} shards ({mark * shard:,} games)"
+                  f" written: {1000 * wall:.0f} ms wall, {1000 * cpu:.0f} ms CPU")
+        sufficient._TABLES.clear()
+        sufficient._MERGED.clear()
+        wall, cpu = _timed(lambda: pipelines.summary(root))
+        print(f"summary of {count * shard:,} games in {count:,} shards, cold (every table "
+              f"read): {wall:.2f} s wall, {cpu:.2f} s CPU (goal <= 2 s)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=1_000_000)
@@ -201,11 +270,16 @@ def main() -> None:
     ap.add_argument("--nodes", default=None, help="comma-separated worker node counts: run "
                     "on a local multi-node cluster of each size instead of a local Ray")
     ap.add_argument("--cpus-per-node", type=int, default=1)
+    ap.add_argument("--scale-games", type=int, default=100_000_000,
+                    help="games of the synthetic experiment summarised at scale (0: none)")
+    ap.add_argument("--scale-shard", type=int, default=50_000,
+                    help="games per shard of the synthetic experiment")
     args = ap.parse_args()
 
     spec = ExperimentSpec.model_validate(
         {"name": "bench", "game": "maori", "players": args.players, "agents": "random",
-         "games_per_arm": args.games, "seed": 12345, "shard_size": args.shard_size})
+         "games_per_arm": args.games or args.scale_games, "seed": 12345,
+         "shard_size": args.shard_size})
     print(f"load average before: {os.getloadavg()[0]:.2f} (other work on the machine skews "
           "the wall-clock ratio; the CPU-time ratio below does not depend on it)")
     cpu0 = time.process_time()
@@ -214,6 +288,9 @@ def main() -> None:
     print(f"single process (core_cy.play.batch.play): {single:,.0f} games/s wall, "
           f"{single_cpu:,.0f} games per CPU-second ({args.single_games} games)")
 
+    if args.games == 0:
+        at_scale(args.scale_games, args.scale_shard, args.players, spec)
+        return
     if args.nodes:
         on_clusters(spec, [int(n) for n in args.nodes.split(",")], args.cpus_per_node, single,
                     single_cpu, args.verbose)
@@ -253,6 +330,8 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if args.out is None:
         shutil.rmtree(out, ignore_errors=True)
+    if args.scale_games:
+        at_scale(args.scale_games, args.scale_shard, args.players, spec)
 
 
 if __name__ == "__main__":

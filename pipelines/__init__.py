@@ -25,21 +25,29 @@ Two kinds of figures come from the same tables (pipelines.stats holds every form
   look, Bonferroni over the same family; no p-values.
 Every cell and comparison carries a one-sentence `verdict`.
 
-Modules: dataset (scan, rows, units, game facts), figures (Look, interval columns), summaries,
-breakdowns, comparisons, verdicts, stopping (the stop_when rules), ladder (rungs, ratings),
-stats (every formula).
+Modules: dataset (scan, rows, units, game facts), shard_tables (a shard's statistics table),
+sufficient (the tables merged: the figures' inputs), figures (Look, interval columns),
+summaries, breakdowns, comparisons, verdicts, stopping (the stop_when rules), ladder (rungs,
+ratings), stats (every formula).
 """
 from __future__ import annotations
 
-from pipelines.breakdowns import agent_summary, breakdown
-from pipelines.comparisons import compare
-from pipelines.dataset import CELL, SEAT, GameFacts, game_facts, results, scan, units
-from pipelines.figures import DELTA, Look
-from pipelines.stopping import (decided, games_for_precision, pilot_units, precise,
-                                 simulate_decision)
-from pipelines.summaries import cell_summary, end_reasons, seat_summary, summary
+import importlib
 
-__all__ = ["scan", "results", "units", "summary", "cell_summary", "seat_summary",
-           "agent_summary", "end_reasons", "breakdown", "compare", "decided", "pilot_units",
-           "precise", "games_for_precision", "simulate_decision", "Look", "DELTA",
-           "GameFacts", "game_facts", "CELL", "SEAT"]
+# name -> the module that defines it: imported on first use (PEP 562), so that a Ray worker
+# can import pipelines.shard_tables (numpy and pyarrow only) without Polars or SciPy.
+_EXPORTS = {
+    "agent_summary": "breakdowns", "breakdown": "breakdowns", "compare": "comparisons",
+    "CELL": "dataset", "SEAT": "dataset", "GameFacts": "dataset", "game_facts": "dataset",
+    "results": "dataset", "scan": "dataset", "units": "dataset", "DELTA": "figures",
+    "Look": "figures", "decided": "stopping", "games_for_precision": "stopping",
+    "pilot_units": "stopping", "precise": "stopping", "simulate_decision": "stopping",
+    "cell_summary": "summaries", "end_reasons": "summaries", "seat_summary": "summaries",
+    "summary": "summaries", "DamagedShard": "sufficient"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'pipelines' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pipelines.{_EXPORTS[name]}"), name)

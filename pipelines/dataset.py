@@ -353,9 +353,3 @@ def _top_two_gap(scores: pl.Series) -> pl.Series:
         top = np.partition(block, width - 2, axis=1)
         gap[rows] = top[:, -1] - top[:, -2]
     return pl.Series(gap, dtype=pl.Float64)
-
-
-def _margin() -> pl.Expr:
-    """Score of the first minus score of the second, per game."""
-    return pl.col("seat_score").map_batches(_top_two_gap, return_dtype=pl.Float64,
-                                            is_elementwise=True)

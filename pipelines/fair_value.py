@@ -466,16 +466,34 @@ def at_value(c: Curve, value) -> tuple[float, float]:
     return float(c.means[i]), float(c.sd[i])
 
 
-def games_to_precision(ans: Answer, games: int, precision: float) -> float | None:
-    """About how many more games would bring the interval within +-precision: it narrows as
-    one over the root of the games, so games * ((half-width / precision)^2 - 1); 0 when it
-    is there, None while it is unbounded (not yet known)."""
+def games_to_precision(ans: Answer, c: Curve, precision: float,
+                       alpha=st.ALPHA) -> float | None:
+    """About how many more games would bring the values still possible within +-precision;
+    0 when they are there.  A bounded interval narrows as one over the root of the games:
+    games * ((half-width / precision)^2 - 1).  An open one (an edge, or every value still
+    possible) is as narrow as asked once the curve's se at the fair value is precision *
+    slope / z: the slope is the logistic trend's at the target (over all the games, so that
+    a few noisy means do not set it), the fair value the estimate (or the end of the range
+    beside it), and the se falls as one over the root of the games.  None when the figure is
+    not shown to depend on the option (no slope: no number of games can be named)."""
     if ans.status == "outside_range" or (ans.status == "found"
                                          and ans.half_width <= precision):
         return 0.0
-    if not math.isfinite(ans.half_width):
+    if math.isfinite(ans.half_width):
+        return c.games * ((ans.half_width / precision) ** 2 - 1)
+    if ans.slope_p > alpha:
         return None
-    return games * ((ans.half_width / precision) ** 2 - 1)
+    t = min(max(ans.target, 1e-6), 1 - 1e-6)
+    slope = abs(float(c.trend[1])) * t * (1 - t)     # the trend's figure per unit there
+    if ans.estimate is not None:
+        x = ans.estimate
+    else:
+        x = ans.hi if ans.side == "above" else ans.lo
+    se_now = float(c.at(min(max(x, ans.lo), ans.hi))[1][0])
+    se_goal = precision * slope / sps.norm.ppf(1 - alpha / 2)
+    if se_goal <= 0:
+        return None
+    return max(c.games * ((se_now / se_goal) ** 2 - 1), 0.0)
 
 
 def paired_difference(diff) -> dict:

@@ -219,7 +219,7 @@ def seat_contrasts(shares) -> np.ndarray:
     return shares[..., :-1] - shares.mean(axis=-1, keepdims=True)
 
 
-def _permutation_p(shares: np.ndarray, t2: float, most: int) -> float:
+def _permutation_p(kinds: np.ndarray, sizes: np.ndarray, t2: float, most: int) -> float:
     """Monte Carlo p-value of T^2 under seats exchangeable within each game: every game's
     seats turned by a random rotation (a subgroup of the permutations, which is enough for
     an exact test), drawn from a fixed seed so the same data give the same p.  In stages of
@@ -233,8 +233,7 @@ def _permutation_p(shares: np.ndarray, t2: float, most: int) -> float:
     (multinomial counts) and the kinds' turned contrasts and their outer products: the cost
     of a draw does not grow with the games."""
     rng = np.random.default_rng(20_261)
-    n, k = shares.shape
-    kinds, sizes = np.unique(shares, axis=0, return_counts=True)
+    n, k = int(sizes.sum()), kinds.shape[1]
     x = seat_contrasts(np.stack([np.roll(kinds, -r, axis=1) for r in range(k)], axis=1))
     dim = x.shape[-1]  # x: kinds x rotations x dim
     moments = np.concatenate([x, np.einsum("...i,...j->...ij", x, x).reshape(
@@ -262,7 +261,7 @@ def _permutation_p(shares: np.ndarray, t2: float, most: int) -> float:
         stage = min(10 * stage + 9, most)
 
 
-def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
+def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA, counts=None):
     """Omnibus test that the seats are equal (every seat's expected win share the same), from
     per-game share vectors (n x k): Hotelling's T^2 on the seat contrasts (seat_contrasts)
     with their observed covariance, so ties and games without a winner are accounted for.
@@ -273,24 +272,31 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
     (the F approximation is too liberal in its far tail at small n: 12 fair cells of 100
     four-player games were called unbalanced 9% of the time at BH 5%) with up to
     permutation_draws(tests, alpha) draws, so its resolution is below the threshold of a
-    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  Returns
-    (statistic T^2, p-value); p is NaN when there is nothing
-    to test."""
+    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  With `counts`
+    each row of `shares` (and of `strata`) stands for that many games (frequency weights: the
+    distinct share vectors of a cell and their counts, pipelines.sufficient).  Returns
+    (statistic T^2, p-value); p is NaN when there is nothing to test."""
     shares = _arr(shares)
-    n, k = shares.shape
+    rows, k = shares.shape
+    weights = np.ones(rows, dtype=np.int64) if counts is None else np.asarray(counts, np.int64)
+    n = int(weights.sum())
     if k < 2 or n < 3:
         return np.nan, np.nan
-    labels = np.zeros(n, dtype=np.int64) if strata is None else np.unique(strata,
-                                                                          return_inverse=True)[1]
+    labels = np.zeros(rows, dtype=np.int64) if strata is None else np.unique(
+        strata, return_inverse=True)[1]
     x = seat_contrasts(shares)
     means, covs, sizes = [], [], []
     for s in np.unique(labels):
-        part = x[labels == s]
-        if len(part) < 2:
+        part, w = x[labels == s], weights[labels == s]
+        if w.sum() < 2:
             continue
-        means.append(part.mean(axis=0))
-        covs.append(np.atleast_2d(np.cov(part, rowvar=False)))
-        sizes.append(len(part))
+        if counts is None:
+            means.append(part.mean(axis=0))
+            covs.append(np.atleast_2d(np.cov(part, rowvar=False)))
+        else:
+            means.append(np.average(part, axis=0, weights=w))
+            covs.append(np.atleast_2d(np.cov(part, rowvar=False, fweights=w)))
+        sizes.append(int(w.sum()))
     if not sizes:
         return np.nan, np.nan
     count = len(sizes)
@@ -304,7 +310,9 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA):
         return (0.0, 1.0) if np.allclose(mean, 0) else (np.inf, P_FLOOR)
     t2 = float(mean @ np.linalg.pinv(var_of_mean) @ mean)
     if count == 1 and sizes[0] == n and n < PERMUTATION_BELOW:
-        return t2, float(_permutation_p(shares, t2, permutation_draws(tests, alpha)))
+        kinds, inverse = np.unique(shares, axis=0, return_inverse=True)
+        sizes = np.bincount(inverse.reshape(-1), weights=weights).astype(np.int64)
+        return t2, float(_permutation_p(kinds, sizes, t2, permutation_draws(tests, alpha)))
     f = (within_df - dim + 1) / (dim * within_df) * t2
     return t2, float(floor_p(stats.f.sf(f, dim, within_df - dim + 1)))
 

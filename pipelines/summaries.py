@@ -1,29 +1,19 @@
 """Per seat and per cell: win shares, scores, the seat-balance test, lengths, end reasons
-and provenance (seat_summary, cell_summary, summary, end_reasons)."""
+and provenance (seat_summary, cell_summary, summary, end_reasons), computed from the
+experiment's merged statistics tables (pipelines.sufficient), not from its rows."""
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
 from pipelines import stats as st
-from pipelines.dataset import (CELL, SEAT, _agent_of_seat, _data, _margin, _one_row_per_seat,
-                               _team_share, results, scan)
+from pipelines import sufficient as sf
+from pipelines.dataset import CELL, SEAT
 from pipelines.figures import Look, _mean_columns, _rate_columns
 from pipelines.verdicts import _seat_verdicts, _team_verdicts, _truncation_notes
 
 
 # ---- per seat ----------------------------------------------------------------------------
-def _seat_query(units: pl.LazyFrame) -> pl.LazyFrame:
-    """Per seat over the units (games, or deals whose shares are their games' means)."""
-    share = pl.col("share")
-    return (_one_row_per_seat(units).group_by(SEAT)
-            .agg(_agent_of_seat(), units=pl.len(), games=pl.col("unit_games").sum(),
-                 wins=(share * pl.col("unit_games")).sum(), win_share=share.mean(),
-                 share_var=share.var(ddof=0),
-                 score_mean=pl.col("score").mean(), score_sd=pl.col("score").std())
-            .sort(SEAT))
-
-
 def _finish_seats(seats: pl.DataFrame, look: Look) -> pl.DataFrame:
     seats = _rate_columns(seats, "win_share", "share_var", "units", "win", look)
     seats = _mean_columns(seats, "score_mean", "score_sd", "units", "score", look, look.alpha)
@@ -37,68 +27,20 @@ def seat_summary(path: str, include_truncated: bool = False, look: Look = Look()
     """Per (arm, players, seat) of a competitive game: agent, games, units (the games, or
     with rotations the deals, the intervals rest on), wins, win share with its 95% interval,
     mean score with its 95% t interval (small_n: fewer than 30 units)."""
-    return _finish_seats(_seat_query(_data(path, include_truncated).units).collect(), look)
+    return _finish_seats(sf.seat_frame(sf.statistics(path), include_truncated), look)
 
 
 # ---- per cell ----------------------------------------------------------------------------
-def _cell_query(lf: pl.LazyFrame) -> pl.LazyFrame:
-    return (lf.group_by(CELL)
-            .agg(games=pl.len(),
-                 tie_rate=(pl.col("num_winners") > 1).mean(),
-                 no_winner_share=(pl.col("seat_win_share").cast(pl.List(pl.Float64)).list.sum()
-                                  <= 0).mean(),
-                 margin_mean=_margin().mean(),
-                 length_mean=pl.col("length").mean(),
-                 **{f"length_p{q}": pl.col("length").quantile(q / 100, "nearest")
-                    for q in (10, 50, 90)})
-            .sort(CELL))
-
-
-def _unit_query(units: pl.LazyFrame) -> pl.LazyFrame:
-    """Per cell: the units (games, or deals) and the team win rate over them."""
-    return (units.group_by(CELL)
-            .agg(units=pl.len(), unit_games=pl.col("unit_games").max(),
-                 team_win_rate=_team_share().mean(), team_var=_team_share().var(ddof=0))
-            .sort(CELL))
-
-
-def _provenance_query(everything: pl.LazyFrame) -> pl.LazyFrame:
-    """Per cell: truncated games (count and share of all games played) and the engine
-    version(s) the rows were played with."""
-    return (everything.group_by(CELL)
-            .agg(truncated=pl.col("truncated").sum(),
-                 truncated_share=pl.col("truncated").mean(),
-                 engine_version=pl.col("engine_version").cast(pl.String).unique().sort()
-                 .str.join(", "))
-            .sort(CELL))
-
-
-def _end_reason_query(lf: pl.LazyFrame) -> pl.LazyFrame:
-    return (lf.group_by(*CELL, "end_reason").agg(games=pl.len())
-            .with_columns(share=pl.col("games") / pl.col("games").sum().over(CELL))
-            .sort(*CELL, "end_reason"))
-
-
-def _share_matrices(lf: pl.LazyFrame) -> dict:
-    """(arm, players) -> (per-game share matrix, per-game agent seating) for the seat test."""
-    frame = lf.select(*CELL, seating=pl.col("seat_agent").cast(pl.List(pl.String))
-                      .list.join("+"),
-                      shares=pl.col("seat_win_share").cast(pl.List(pl.Float64))).collect()
-    out = {}
-    for (arm, players), part in frame.group_by(CELL, maintain_order=True):
-        matrix = part["shares"].list.to_array(int(players)).to_numpy()
-        out[(arm, players)] = (matrix, part["seating"].to_numpy())
-    return out
-
-
 def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame:
-    """Per cell the omnibus seat-balance test, stratified by the agents' seating; p-values
-    adjusted over the experiment's cells (one family)."""
+    """Per cell the omnibus seat-balance test, stratified by the agents' seating, from the
+    distinct share vectors and their counts (sufficient.share_kinds); p-values adjusted over
+    the experiment's cells (one family)."""
     stat, p = [], []
     for arm, players in cells.select(CELL).iter_rows():
-        shares, seating = matrices.get((arm, players), (np.zeros((0, players)), None))
-        s, pv = (st.seat_balance_test(shares, seating, len(cells), look.alpha) if len(shares)
-                 else (np.nan, np.nan))
+        shares, seating, counts = matrices.get((arm, players), (np.zeros((0, players)), None,
+                                                                None))
+        s, pv = (st.seat_balance_test(shares, seating, len(cells), look.alpha, counts)
+                 if len(shares) else (np.nan, np.nan))
         stat.append(s)
         p.append(pv)
     p = np.asarray(p, dtype=np.float64)
@@ -116,24 +58,22 @@ def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame
                                               f"test(s)"))
 
 
-def _collect(path: str, include_truncated: bool, look: Look):
-    """(seat frame or None for a cooperative game, cell frame), in one pass over the scan."""
-    data = _data(path, include_truncated)
-    lf = data.rows
-    seats, cells, units, reasons, provenance = pl.collect_all(
-        [_seat_query(data.units), _cell_query(lf), _unit_query(data.units),
-         _end_reason_query(data.everything), _provenance_query(data.everything)])
-    cells = (provenance.join(cells, on=CELL, how="left").join(units, on=CELL, how="left")
-             .with_columns(pl.col("games", "units").fill_null(0),
-                           pl.col("unit_games").fill_null(1)))
-    wide = (reasons.with_columns(pl.format("end_{}", "end_reason").alias("reason"))
+def _collect(path: str, include_truncated: bool, look: Look,
+             stats: sf.Statistics | None = None):
+    """(seat frame or None for a cooperative game, cell frame), from the experiment's
+    merged statistics tables (`stats`: already merged ones)."""
+    stats = sf.statistics(path) if stats is None else stats
+    seats = sf.seat_frame(stats, include_truncated)
+    cells = sf.cell_frame(stats, include_truncated)
+    wide = (sf.end_reason_frame(stats).with_columns(pl.format("end_{}", "end_reason")
+                                                    .alias("reason"))
             .pivot(on="reason", index=CELL, values="share", sort_columns=True))
     cells = cells.join(wide, on=CELL, how="left").with_columns(
         pl.col("^end_.*$").fill_null(0.0)).sort(CELL)
     cells = _rate_columns(cells, "team_win_rate", "team_var", "units", "team_win", look)
-    cells = cells.with_columns(interim=pl.lit(look.interim), cooperative=pl.lit(data.cooperative))
+    cells = cells.with_columns(interim=pl.lit(look.interim), cooperative=pl.lit(stats.cooperative))
     notes = _truncation_notes(cells, include_truncated)
-    if data.cooperative:  # one team result per game: no seats, ties or margins
+    if stats.cooperative:  # one team result per game: no seats, ties or margins
         verdicts = _team_verdicts(cells, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("tie_rate", "no_winner_share", "margin_mean", "seat_stat",
@@ -142,7 +82,7 @@ def _collect(path: str, include_truncated: bool, look: Look):
         seats = None
     else:
         seats = _finish_seats(seats, look)
-        cells = _seat_tests(cells, _share_matrices(data.units), look)
+        cells = _seat_tests(cells, sf.share_kinds(stats, include_truncated), look)
         verdicts = _seat_verdicts(cells, seats, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("team_win_rate", "team_win_lo", "team_win_hi")))
@@ -179,15 +119,15 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     return _collect(path, include_truncated, look)[1]
 
 
-def summary(path: str, include_truncated: bool = False, look: Look = Look()) -> pl.DataFrame:
+def summary(path: str, include_truncated: bool = False, look: Look = Look(),
+            stats: sf.Statistics | None = None) -> pl.DataFrame:
     """A competitive game: per (arm, players, seat) the columns of seat_summary, then those
     of cell_summary (repeated on every seat row).  A cooperative game: one row per cell
     (seat null, agent = the team's agents), since every seat shares the team's result."""
-    seats, cells = _collect(path, include_truncated, look)
+    stats = sf.statistics(path) if stats is None else stats
+    seats, cells = _collect(path, include_truncated, look, stats)
     if seats is None:
-        teams = (results(path, include_truncated).group_by(CELL)
-                 .agg(agent=pl.col("seat_agent").cast(pl.List(pl.String)).list.join("+")
-                      .unique().sort().str.join(", ")).collect())
+        teams = sf.team_frame(stats, include_truncated)
         return (cells.join(teams, on=CELL, how="left")
                 .with_columns(seat=pl.lit(None, pl.Int8))
                 .select(*CELL, "seat", "agent", pl.all().exclude(*SEAT, "agent")).sort(CELL))
@@ -197,4 +137,4 @@ def summary(path: str, include_truncated: bool = False, look: Look = Look()) -> 
 def end_reasons(path: str) -> pl.DataFrame:
     """Per (arm, players, end_reason): games and share of the cell's games (all games
     played, truncated ones included: they are an end reason too)."""
-    return _end_reason_query(scan(path)).collect()
+    return sf.end_reason_frame(sf.statistics(path))

@@ -74,6 +74,7 @@ def _team_verdicts(cells: pl.DataFrame, look: Look) -> list[tuple]:
     tag = "Interim: " if look.interim else ""
     return [(None, f"{tag}The team wins {_pct(c['team_win_rate'])} (95% CI {_pct(c['team_win_lo'])}-"
             f"{_pct(c['team_win_hi'])}) of {_unit_text(c['units'], c['unit_games'])}.")
+            if c["units"] else (None, None)  # every game truncated: nothing to say
             for c in cells.iter_rows(named=True)]
 
 

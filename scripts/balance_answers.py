@@ -4,8 +4,8 @@
     python scripts/balance_answers.py write                            # rewrite docs/balance.md's blocks
     python scripts/balance_answers.py check                            # exit 1 if a block is stale
 
-`play` runs the example's balance question (services.balance.run_balance, as `meeplelab
-balance` does) and stores the result with the spec it answered, the commit and the CPU time
+`play` runs the example's balance question (services.balance.run_balance, printing what
+`meeplelab balance` prints: its progress on stderr, its answer on stdout) and stores the result with the spec it answered, the commit and the CPU time
 in examples/balance/answers/NAME.json.  docs/balance.md holds one block per stored answer,
 
     <!-- answer: NAME -->
@@ -37,19 +37,22 @@ def _spec_text(name: str) -> dict:
 
 
 def play(name: str) -> dict:
-    from services.balance import run_balance
+    from services.balance import answer_lines, run_balance
+    from services.cli import _balance_progress
     from services.spec import ExperimentSpec
 
     raw = _spec_text(name)
     spec = ExperimentSpec.model_validate(raw)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
-    began = time.process_time()
-    result = run_balance(spec, progress=lambda *a, **k: None)
+    began, wall = time.process_time(), time.monotonic()
+    result = run_balance(spec, progress=_balance_progress(sys.stderr))  # as meeplelab balance
     stored = {"spec": raw, "commit": commit, "cpu_seconds": time.process_time() - began,
-              "date": time.strftime("%Y-%m-%d"), "result": result}
+              "wall_seconds": time.monotonic() - wall, "date": time.strftime("%Y-%m-%d"),
+              "result": result}
     ANSWERS.mkdir(exist_ok=True)
     (ANSWERS / f"{name}.json").write_text(json.dumps(stored, indent=1) + "\n")
+    print("\n".join(answer_lines(result)), flush=True)
     return stored
 
 
@@ -65,12 +68,16 @@ def _answer_block(name: str) -> str:
                 for c in stored["result"]["cells"])
     head = (f"`meeplelab balance examples/balance/{name}.json` at commit {stored['commit']} "
             f"({stored['date']}): {games:,} games, {stored['cpu_seconds']:,.0f} CPU-s in all "
-            f"({stored['cpu_seconds'] / max(games, 1) * 1000:.2f} CPU-ms a game)\n\n")
+            f"({stored['cpu_seconds'] / max(games, 1) * 1000:.2f} CPU-ms a game)"
+            + (f", {stored['wall_seconds']:,.0f} s of wall time on the shared machine"
+               if "wall_seconds" in stored else "") + "\n\n")
     return head + "".join(f"    {line}\n" for line in answer_lines(stored["result"]))
 
 
 def _rungs_block(names: list[str]) -> str:
-    rows = ["| agent | players | answer | interval | games | CPU-s |", "|---|---|---|---|---|---|"]
+    rows = ["| agent | players | answer | interval | games (search + confirming) | CPU-s | "
+            "CPU-ms a game |",
+            "|---|---|---|---|---|---|---|"]
     for name in names:
         stored = _stored(name)
         for cell in stored["result"]["cells"]:
@@ -83,8 +90,10 @@ def _rungs_block(names: list[str]) -> str:
                 return inf if x is None else f"{x:.2f}"
             interval = ("; ".join(f"{p[0]:.2f}..{p[1]:.2f}" for p in a["possible"])
                         or f"[{v(a['low'], '-inf')}, {v(a['high'], '+inf')}]")
+            confirming = sum(k["games"] for k in cell["confirmations"])
             rows.append(f"| {cell['agent']} | {cell['players']} | {est} | {interval} | "
-                        f"{cell['games']:,} | {cell['cpu_seconds']:,.0f} |")
+                        f"{cell['games']:,} + {confirming:,} | {cell['cpu_seconds']:,.0f} | "
+                        f"{1000 * cell['cpu_seconds'] / (cell['games'] + confirming):,.2f} |")
     return "\n".join(rows) + "\n"
 
 

@@ -26,6 +26,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
+from pipelines.dataset import UnsoundData
+from services import datasets
 from services.api import balance, downloads, experiments, games, ops, plan, report
 from services.api import results as statistics
 from services.api.deps import require_token
@@ -314,6 +316,14 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
             headers["Allow"] = ", ".join(_allowed_methods(app, request.url.path)) or "GET"
         return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail},
                             headers=headers)
+
+    @app.exception_handler(UnsoundData)
+    async def _unsound(request: Request, exc: UnsoundData):
+        """No shard of a finished experiment verifies against its manifest: 409 naming them."""
+        eid = request.path_params.get("eid", "")
+        found = datasets.integrity_of(exc.integrity)
+        return JSONResponse(status_code=409, content={"detail": datasets.damage_notice(
+            found, f"POST /api/experiments/{eid}/replay")})
 
     reads = [Depends(require_token)] if settings.protect_reads else []
     app.include_router(games.router, dependencies=reads)

@@ -98,14 +98,14 @@ def budget_games(spec) -> int:
 
 def _search_left(waves: list, spec, players: int, used: int) -> int | None:
     """About how many more games the search of one player count needs
-    (pipelines.fair_value.games_to_precision), within max_games; None while the interval is
-    unbounded (not yet known)."""
+    (pipelines.fair_value.games_to_precision), within max_games; None while the figure is not
+    shown to depend on the option (not yet known)."""
     b = spec.balance
     if not waves:
         return None
-    ans = fv.answer(fv.fit(waves), b.range[0], b.range[1], _target(spec, players),
-                    integer=True)
-    more = fv.games_to_precision(ans, used, b.precision)
+    c = fv.fit(waves)
+    ans = fv.answer(c, b.range[0], b.range[1], _target(spec, players), integer=True)
+    more = fv.games_to_precision(ans, c, b.precision)
     return None if more is None else int(min(b.max_games - used, more))
 
 
@@ -265,11 +265,12 @@ def run_fair_value(spec, progress=None) -> dict:
         who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
         aim = "to be fair" if b.target == "equal" else f"to win {100 * b.target:g}%"
         text = _answer_sentence(ans, b, who, agents[seat], aim)
-        more = fv.games_to_precision(ans, c.games, b.precision)
-        if ans.status in ("found", "edge") and more != 0:
+        more = fv.games_to_precision(ans, c, b.precision)
+        if ans.status in ("found", "edge", "unresolved") and more != 0:
             text += (f"; not decided to +-{b.precision:g}: " + (
                 f"about {more:,.0f} more games would narrow it that far" if more is not None
-                else "the interval is still open at this many games"))
+                else "the figure is not shown to depend on the option, so no number of "
+                "games can be named"))
         confirmations = []
         for k, v in enumerate(ans.nearest if b.confirm_games else []):
             confirmations.append(confirm(spec, players, v, c, ans))

@@ -81,6 +81,7 @@ def print_results(path: str, spec, out=None) -> None:
     import pipelines
 
     out = out or sys.stdout
+    _print_damage(path, f"`meeplelab replay {path}`", out)
     look = spec.look(interim=False)
     table = pipelines.summary(path, look=look)
     game = core_cy.load(spec.game)
@@ -388,6 +389,72 @@ def spec_mismatch(spec, root: str) -> str | None:
     return None
 
 
+def _folder_spec(target: str, spec_path: str | None):
+    """The spec of a results folder of `meeplelab run` (its spec.json, or `spec_path`), or
+    the exit code after saying why there is none."""
+    import os
+
+    from services.spec import ExperimentSpec
+
+    source = spec_path or os.path.join(target, SPEC_FILE)
+    if not os.path.exists(source):
+        print(f"error: {target} has no {SPEC_FILE}: give the spec it was run from with "
+              "--spec SPEC", file=sys.stderr)
+        return 2
+    try:
+        return ExperimentSpec.from_file(source)
+    except (ValidationError, ValueError) as exc:
+        return _spec_error(source, exc)
+
+
+def _print_damage(root: str, replay: str, out) -> bool:
+    """Says which shards of a finished run do not verify against its manifest, the games
+    not counted and how to replay them (services.datasets.damage_notice); True if any."""
+    from services import datasets
+
+    found = datasets.integrity(root)
+    if found is not None:
+        print(f"warning: {datasets.damage_notice(found, replay)}", file=out)
+    return found is not None
+
+
+def replay_command(target: str, spec_path: str | None, workers: int | None) -> int:
+    """`meeplelab replay FOLDER`: plays again exactly the shards of a finished run (a
+    results folder of `meeplelab run`) that are missing or do not verify against its
+    manifest, with their seeds and games: 0 when every one comes back with the bytes the
+    manifest holds (then the figures), 1 otherwise, 2 when there is nothing to replay."""
+    import os
+
+    from pipelines.dataset import verify
+    from services.runner import init_ray, run_experiment
+    from services.settings import Settings
+
+    spec = _folder_spec(target, spec_path)
+    if isinstance(spec, int):
+        return spec
+    found = verify(target)
+    if found.sound is None:
+        print(f"error: {target} has no manifest: only a finished run can be replayed (an "
+              "unfinished one resumes with `meeplelab run`)", file=sys.stderr)
+        return 2
+    if not _print_damage(target, f"`meeplelab replay {target}`", sys.stderr):
+        print(f"every shard of {target} verifies against its manifest: nothing to replay",
+              file=sys.stderr)
+        return 0
+    folder = os.path.abspath(target)
+    init_ray(num_cpus=workers, address=Settings().ray_address)
+    seen = []
+    status = run_experiment(spec, os.path.dirname(folder), os.path.basename(folder),
+                            progress=seen.append, nice=Settings().worker_nice)
+    if status != "done":
+        print(f"error: the replay {status}: {seen[-1].error if seen else ''}", file=sys.stderr)
+        return 1
+    print(f"replayed {len(found.damaged)} shards: every one has the bytes its manifest "
+          "holds", file=sys.stderr)
+    print_results(target, spec)
+    return 0
+
+
 def report_command(target: str, out: str, spec_path: str | None,
                    svg: str | None = None) -> int:
     """`meeplelab report`: an experiment id of the service's registry (MEEPLELAB_DB,
@@ -402,16 +469,10 @@ def report_command(target: str, out: str, spec_path: str | None,
 
     name, command = None, "meeplelab run spec.json"
     if os.path.isdir(target) or "://" in target:
-        root = target
-        source = spec_path or os.path.join(target, SPEC_FILE)
-        if not os.path.exists(source):
-            print(f"error: {target} has no {SPEC_FILE}: give the spec it was run from with "
-                  "--spec SPEC", file=sys.stderr)
-            return 2
-        try:
-            spec = ExperimentSpec.from_file(source)
-        except (ValidationError, ValueError) as exc:
-            return _spec_error(source, exc)
+        root, replay = target, f"`meeplelab replay {target}`"
+        spec = _folder_spec(target, spec_path)
+        if isinstance(spec, int):
+            return spec
         done = True
     else:
         from services.registry import Registry
@@ -427,9 +488,11 @@ def report_command(target: str, out: str, spec_path: str | None,
         spec = ExperimentSpec.model_validate(record["spec"])
         root, name, done = experiment_path(settings.results, target), record["name"], \
             record["status"] == "done"
+        replay = f"POST /api/experiments/{target}/replay"
     if not has_results(root):
         print(f"error: {root} holds no results yet", file=sys.stderr)
         return 2
+    _print_damage(root, replay, sys.stderr)
     mismatch = spec_mismatch(spec, root)
     if mismatch:
         print(f"error: the spec does not describe the rows of {root}: {mismatch}",
@@ -598,6 +661,13 @@ def _add_other_commands(sub) -> None:
                    "spec.json")
     p.add_argument("--svg", default=None, metavar="FOLDER", help="also write every figure "
                    "of the report as its own SVG file in FOLDER (<key>.svg)")
+    p = sub.add_parser("replay", help="play again exactly the shards of a finished run "
+                       "that are missing or damaged (checked against its manifest)")
+    p.add_argument("target", help="a results folder written by `meeplelab run`")
+    p.add_argument("--spec", default=None, help="the spec of a results folder that has no "
+                   "spec.json")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local Ray worker processes (default: every core)")
     p = sub.add_parser("serve", help="run the API and dashboard (settings: MEEPLELAB_* and "
                        "RAY_ADDRESS, see services/settings.py)")
     _serve_arguments(p)
@@ -653,6 +723,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "balance":
         return balance_spec_file(args.spec, args.json)
+    if args.command == "replay":
+        return replay_command(args.target, args.spec, args.workers)
     every = 10.0 if args.interim_every is None else args.interim_every
     if args.command == "run":
         return run_spec_file(args.spec, args.out or "results", args.workers, every)

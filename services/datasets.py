@@ -22,19 +22,60 @@ import polars as pl
 import pyarrow.parquet as pq
 
 import pipelines
+from pipelines import dataset
 from services.storage import filesystem, shard_files
 
 log = logging.getLogger("meeplelab.figures")
 
 
+# ---- the shards against the manifest ------------------------------------------------------
+def integrity(root: str) -> dict | None:
+    """The experiment's files against its manifest (pipelines.dataset.verify), as JSON, when
+    a shard is missing, empty, truncated or damaged: the shards and games of the manifest,
+    the games not counted, and each bad shard (path, problem, games, arm, players); None
+    when every shard verifies, or there is no manifest (a run that has not finished)."""
+    found = dataset.verify(root)
+    return integrity_of(found) if found.damaged else None
+
+
+def integrity_of(found: dataset.Integrity) -> dict:
+    """An Integrity (pipelines.dataset.verify) as JSON."""
+    return {"shards": found.shards, "games": found.games,
+            "games_not_counted": found.games_not_counted,
+            "damaged": [dict(vars(d)) for d in found.damaged]}
+
+
+def damage_notice(found: dict, replay: str) -> str:
+    """One sentence for the page and the terminal: which shards are bad, the games not
+    counted, and how to replay them (`replay`: a command or a route)."""
+    bad = found["damaged"]
+    named = "; ".join(f"{d['path']} ({d['problem']})" for d in bad[:3]) + \
+        ("; …" if len(bad) > 3 else "")
+    one = len(bad) == 1
+    return (f"{len(bad)} of {found['shards']} shards {'is' if one else 'are'} damaged "
+            f"({named}): {found['games_not_counted']:,} of {found['games']:,} games are not "
+            f"counted; replay {'it' if one else 'them'} with {replay}")
+
+
+def _readable_shards(root: str) -> list[tuple[str, str]]:
+    """shard_files of the experiment, less those that do not verify against its manifest."""
+    sound = dataset.verify(root).sound
+    files = shard_files(root)
+    if sound is None:
+        return files
+    keep = {s.split("://")[-1] for s in sound}
+    return [(path, rel) for path, rel in files if path in keep]
+
+
 # ---- the raw shards ---------------------------------------------------------------------
 def zip_bytes(root: str) -> Iterator[bytes]:
     """The shards as a zip archive (stored, since Parquet is already compressed), streamed
-    one shard at a time so memory stays at one shard."""
+    one shard at a time so memory stays at one shard; shards that do not verify against the
+    manifest are left out."""
     fs, _ = filesystem(root)
     buffer = _Chunks()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for path, rel in shard_files(root):
+        for path, rel in _readable_shards(root):
             with fs.open_input_stream(path) as src, archive.open(rel, "w", force_zip64=True) as dst:
                 while chunk := src.read(1 << 20):
                     dst.write(chunk)
@@ -61,12 +102,13 @@ class _Chunks(io.RawIOBase):
 
 
 def write_concatenated(root: str, out_path: str) -> int:
-    """Every shard's rows into one local Parquet file, shard by shard; returns the rows."""
+    """Every shard's rows into one local Parquet file, shard by shard (those that verify
+    against the manifest); returns the rows."""
     fs, _ = filesystem(root)
     rows = 0
     writer = None
     try:
-        for path, _rel in shard_files(root):
+        for path, _rel in _readable_shards(root):
             table = pq.read_table(path, filesystem=fs)
             if writer is None:
                 writer = pq.ParquetWriter(out_path, table.schema)

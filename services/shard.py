@@ -1,16 +1,20 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
-services.storage, core_cy and pyarrow: no pydantic, Polars or SciPy per worker; tested).  The
+services.storage, core_cy, pipelines.shard_tables and pyarrow: no pydantic, Polars or SciPy
+per worker; tested).  It writes its shard's statistics table beside the shard.  The
 engine hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema
 they take, the game's facts with them, are services.storage's."""
 from __future__ import annotations
 
+import json
 import os
+import posixpath
 import time
 
 import numpy as np
 import ray
 
-from services.storage import filesystem, result_batch, storage_table, write_shard
+from services.storage import FACTS_KEY, filesystem, result_batch, storage_table, \
+    write_atomically, write_shard
 
 TASK_RETRIES = 3
 
@@ -49,8 +53,23 @@ def play_shard(job: dict) -> dict:
     rows = result_batch({name: np.concatenate([p[name] for p in pieces])
                          for name in pieces[0]}, batch.game_facts(game, job["play"]["players"]))
     fs, root = filesystem(job["root"])
+    table = storage_table(rows)
+    entry = write_shard(table, fs, root, start, count)
     return {"games": rows.num_rows,
-            "shard": write_shard(storage_table(rows), fs, root, start, count)}
+            "shard": {**entry, "statistics": write_statistics(table, fs, root, entry)}}
+
+
+def write_statistics(table, fs, root: str, entry: dict) -> dict:
+    """Writes the statistics table of the shard just written (its manifest `entry`) beside
+    it (pipelines.shard_tables: the figures read it instead of the shard's rows); returns
+    its {"path", "bytes", "sha256"}, which the manifest keeps under the shard's entry."""
+    from pipelines.shard_tables import stats_path, stored_bytes
+
+    facts = json.loads(table.schema.metadata[FACTS_KEY])
+    path = stats_path(entry["path"])
+    written = write_atomically(stored_bytes(table, facts, entry["bytes"]), fs,
+                               posixpath.join(root, path))
+    return {"path": path, **written}
 
 
 @ray.remote(num_cpus=0)

@@ -87,13 +87,16 @@ def storage_table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-def write_atomically(table: pa.Table, fs: pafs.FileSystem, path: str) -> dict:
-    """Writes the table as Parquet (with page checksums) under a temporary name in the same
-    folder, then renames onto `path`; returns {"bytes", "sha256"} of what it wrote (the
-    bytes are hashed in memory, never read back)."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, write_page_checksum=True)
-    data = sink.getvalue()
+def write_atomically(table: pa.Table | bytes, fs: pafs.FileSystem, path: str) -> dict:
+    """Writes the table as Parquet (with page checksums), or bytes as they are, under a
+    temporary name in the same folder, then renames onto `path`; returns {"bytes", "sha256"}
+    of what it wrote (the bytes are hashed in memory, never read back)."""
+    if isinstance(table, bytes):
+        data = pa.py_buffer(table)
+    else:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, write_page_checksum=True)
+        data = sink.getvalue()
     _write_bytes(data, fs, path)
     return {"bytes": data.size, "sha256": hashlib.sha256(data).hexdigest()}
 

@@ -72,8 +72,9 @@ def check_any_value(game, name, players):
     @given(hs.one_of(hs.lists(hs.integers(-100, 100), max_size=9), hs.integers(),
                      hs.text(max_size=3), hs.lists(hs.floats(allow_nan=True), max_size=4)))
     def check(value):
-        valid = (isinstance(value, list) and len(value) in (0, players)
-                 and all(isinstance(v, int) and opt.minimum <= v <= opt.maximum for v in value))
+        valid = (isinstance(value, list) and len(value) in (0, players)   # 2.0 is 2 (JSON)
+                 and all((isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
+                         and opt.minimum <= v <= opt.maximum for v in value))
         try:
             rules = game.resolve_rules({name: value}, players)
         except ValueError as exc:

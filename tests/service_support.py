@@ -54,6 +54,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def write_finished(registry, results, raw: dict, owner: str = "") -> tuple[str, "Path", dict]:
+    """A done experiment of the spec `raw` in `registry`, its shards written as the runner
+    writes them (the shard task's writer, then the manifest) without Ray: (id, its folder,
+    its manifest)."""
+    from pathlib import Path
+
+    from core_cy.play import batch
+    from services import storage
+    from services.spec import ExperimentSpec
+
+    spec = ExperimentSpec.model_validate(raw)
+    eid = registry.create(raw, spec.name, spec.game, spec.total_games(), owner=owner)
+    root = Path(storage.experiment_path(str(results), eid))
+    fs, base = storage.filesystem(str(root))
+    game, entries = core_cy.load(spec.game), []
+    for cell in spec.cells():
+        for start in range(0, spec.games_per_arm, spec.shard_size):
+            rows = batch.play(game, cell.players, cell.rules, "random", seed=spec.seed,
+                              start=start, count=spec.shard_size, experiment=eid, arm=cell.arm)
+            entries.append(storage.write_shard(storage.storage_table(rows), fs, base, start,
+                                               spec.shard_size))
+    manifest = storage.write_manifest(str(root), entries, eid, spec.seed)
+    registry.set_progress(eid, manifest["games"], manifest["games"], None, None)
+    registry.set_status(eid, "done")
+    return eid, root, manifest
+
+
 @contextmanager
 def _running(app):
     """The app served by uvicorn on a free loopback port (its base URL)."""

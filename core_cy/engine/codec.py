@@ -22,6 +22,9 @@ Use:
     ids.take(v, "state.pile[3]"); ids.check_all("the pile, a hand or a board")
     check_live(state)                          # last: a running state has a legal action
 
+`check_exact(data, state.to_dict())` (Game.from_dict's last step) refuses a field the game's
+reader ignored or normalised: a state dict is accepted exactly when it reads back unchanged.
+
 The free functions (`integer`, `number`, `boolean`, `choice`, `array`) read one value at a
 given path, for list elements.  `load_data(package, name)` reads a file of a game's package
 (core_cy/games/<game>/: JSON or TOML, top-level keys starting with "_" are comments and
@@ -141,10 +144,10 @@ class Obj:
              default: Any = REQUIRED) -> list:
         return array(self.get(key, default), self.at(key), length, max_len)
 
-    def obj(self, key: str, default: Any = REQUIRED) -> "Obj | None":
-        """A nested object (None when the value is null and null is the default)."""
+    def obj(self, key: str, default: Any = REQUIRED, nullable: bool = False) -> "Obj | None":
+        """A nested object (None when the value is null and null is allowed or the default)."""
         value = self.get(key, default)
-        if value is None and default is None:
+        if value is None and (nullable or default is None):
             return None
         return Obj(value, self.at(key))
 
@@ -188,6 +191,48 @@ class UniqueIds:
         if missing:
             fail(path, f"{self.what}s {missing[:10]} are nowhere (every {self.what} must be "
                        f"in {places})")
+
+
+def check_exact(given: Any, read_back: Any, path: str = "state") -> None:
+    """`given` (a state dict from outside) is exactly `read_back` (what the state built from
+    it writes: its to_dict()), so that from_dict never ignores nor normalises a field; the
+    first difference is named by its path.  Numbers compare by value (1 is 1.0), a flag only
+    with a flag."""
+    if isinstance(read_back, dict) and isinstance(given, dict):
+        unknown = [k for k in given if k not in read_back]
+        if unknown:
+            fail(f"{path}.{unknown[0]}", "unknown field (a state holds only the fields "
+                                         "to_dict writes)")
+        for key, value in read_back.items():
+            if key not in given:
+                fail(path, f"missing field '{key}'")
+            check_exact(given[key], value, f"{path}.{key}")
+    elif isinstance(read_back, list) and isinstance(given, list):
+        flat = not any(isinstance(v, (dict, list)) for v in read_back + given)
+        if len(given) != len(read_back) or (flat and not all(
+                _same_leaf(a, b) for a, b in zip(given, read_back))):
+            # A list of names or numbers is named whole: a set in another order, a card
+            # missing or added, reads best side by side.
+            fail(path, f"{_short(given)} disagrees with the rest of the state, which gives "
+                       f"{_short(read_back)}")
+        for i, (a, b) in enumerate(zip(given, read_back)):
+            check_exact(a, b, f"{path}[{i}]")
+    elif not _same_leaf(given, read_back):
+        fail(path, f"{_short(given)} disagrees with the rest of the state, which gives "
+                   f"{_short(read_back)}")
+
+
+def _same_leaf(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _short(value: Any, most: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= most else text[:most] + "..."
 
 
 def check_live(state, path: str = "state") -> None:

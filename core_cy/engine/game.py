@@ -255,8 +255,16 @@ class Game(ABC):
     def from_dict(self, data: dict):
         """Rebuild a state from to_dict() output; ValueError names the path of the first bad
         value.  The opening is the same for every game: a dict of this game, its players and
-        rules (validated as for new()), its random stream ("rng", default key 0, counter 0);
-        the game's fill_state hook reads the rest."""
+        rules (validated as for new()), its random stream ("rng"); the game's fill_state hook
+        reads the rest.  Last, the state must read back as exactly `data`
+        (codec.check_exact): a field the game would ignore, default or normalise is refused,
+        so that to_dict(from_dict(d)) == d for every d accepted."""
+        state = self.read_state(data)
+        self.check_read_back(data, state)
+        return state
+
+    def read_state(self, data: dict):
+        """from_dict without its last check: the state the fields of `data` make."""
         if not isinstance(data, dict):
             raise ValueError("state must be a dict (from to_dict())")
         if data.get("game") != self.name:
@@ -265,9 +273,13 @@ class Game(ABC):
         players = self.check_players(top.get("players"))
         rules = self.resolve_rules(top.get("rules"), players)
         state = contract.start_state(self, self.pack_rules(rules, players), players,
-                                     top.get("rng", {"key": 0, "counter": 0}))
+                                     top.get("rng"))
         self.fill_state(state, top, rules)
         return state
+
+    def check_read_back(self, data: dict, state) -> None:
+        """from_dict's last check: `state`, read from `data`, writes exactly `data`."""
+        codec.check_exact(data, self.to_dict(state))
 
     def rules_schema(self) -> dict:
         return {

@@ -162,6 +162,19 @@
     return M.h("section", {class: "ladder", id: "ladder"}, out);
   }
 
+  // A finished experiment's shards that do not verify against its manifest (the figures
+  // leave them out): the sentence naming them, and a button that replays exactly them.
+  function damageNotice(integrity) {
+    if (!integrity) return [];
+    const replay = M.h("button", {type: "button", id: "replay"}, "Replay the damaged shards");
+    replay.addEventListener("click", async () => {
+      replay.disabled = true;
+      await M.fetch(`${api}/replay`, {method: "POST"});
+      location.reload();
+    });
+    return M.h("p", {class: "error", id: "damage"}, integrity.notice, " ", replay);
+  }
+
   // ---- loading -----------------------------------------------------------------------------------
   async function loadResults(exp) {
     let summary, figures, head, compare = [];
@@ -170,7 +183,8 @@
                                                     M.getJSON(`${api}/figures`),
                                                     M.getJSON(`${api}/headline`)]);
     } catch (e) {
-      if (e.status === 409) return false;  // no shard written yet
+      // no shard written yet; or, once finished, none that verifies (the detail names them)
+      if (e.status === 409 && !FINISHED.includes(exp.status)) return false;
       throw e;
     }
     // the arms in the spec's order (the headline's), not the tables' alphabetical one
@@ -183,7 +197,7 @@
     const out = [interim ? M.h("p", {class: "interim", id: "interim"}, "Interim figures: the run " +
       "is not done, so every interval is a confidence sequence that holds at any look (wider " +
       "than the final ones) and no p-values are shown. The final figures appear when it is done.")
-      : [], headline(head)];
+      : [], damageNotice(summary[0] && summary[0].integrity), headline(head)];
     if (exp.spec.ladder) out.push(ladderSection(head, figures));
     for (const players of unique(summary.map((r) => r.players)).sort((a, b) => a - b)) {
       const rows = summary.filter((r) => r.players === players);

@@ -6,7 +6,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -14,9 +14,14 @@ from starlette.concurrency import run_in_threadpool
 import core_cy
 import pipelines
 from services import datasets
-from services.api.deps import dataset, experiment
+from pipelines.dataset import verify as dataset_integrity
+from services.api.deps import (dataset, experiment, get_registry, get_settings, get_worker,
+                               owned_experiment)
 from services.api.errors import responses, unprocessable
-from services.api.models import Row
+from services.api.models import ExperimentView, Row
+from services.registry import Registry
+from services.settings import Settings
+from services.storage import experiment_path
 from services.spec import ExperimentSpec
 from pipelines import ladder as ladder_stats
 
@@ -43,20 +48,48 @@ async def _kept(record: dict, root: str, question: tuple,
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
     from the event loop); a computation runs in a thread, in the background when there is a
     last answer to give meanwhile.  The set is named by the registry's status and the games
-    written (deps.experiment), so a poll lists no files.  The last answer is only given meanwhile while the run
-    goes on: once it has ended (done, cancelled, failed) a dashboard stops polling, so the
-    figures it gets then must be those of every shard it wrote."""
-    version = (record["status"], record["games_written"])
+    written (deps.experiment), so a poll of a running experiment lists no files; a finished
+    one's adds its shards checked against the manifest (integrity: a listing, each file
+    hashed once), so a shard damaged or replayed since changes the answer.  The last answer
+    is only given meanwhile while the run goes on: once it has ended (done, cancelled,
+    failed) a dashboard stops polling, so the figures it gets then must be those of every
+    shard it wrote."""
+    bad = await integrity(record, root)
+    version = (record["status"], record["games_written"], json.dumps(bad))
     if record["status"] != "running":
         question = (*question, "settled", version)  # never answered by an older version
 
     def encoded() -> bytes:
-        return JSONResponse(jsonable_encoder(answer())).body
+        return JSONResponse(jsonable_encoder(named(answer(), bad))).body
 
     found, body = CACHE.kept(root, question, version, encoded)
     if not found:
         body = await run_in_threadpool(CACHE.get, root, question, version, encoded)
     return Response(body, media_type="application/json")
+
+
+async def integrity(record: dict, root: str) -> dict | None:
+    """A finished experiment's shards against its manifest (datasets.integrity, in a thread:
+    a listing, and a hash of each file not verified before at its size and mtime), with the
+    sentence the page shows (`notice`); None when every shard verifies or the run has not
+    finished (no manifest yet)."""
+    if record["status"] in ("queued", "running"):
+        return None
+    found = await run_in_threadpool(datasets.integrity, root)
+    if found is not None:
+        found["notice"] = datasets.damage_notice(
+            found, f"POST /api/experiments/{record['id']}/replay")
+    return found
+
+
+def named(answer: Any, found: dict | None) -> Any:
+    """A figure's answer with the bad shards named (`integrity`, when there are any): in
+    each row of a table, at the top of an object."""
+    if found is None:
+        return answer
+    if isinstance(answer, list):
+        return [{**row, "integrity": found} for row in answer]
+    return {**answer, "integrity": found}
 
 
 async def look(delta: float | None = Query(None, gt=0, lt=1, description="the difference in win "
@@ -118,18 +151,19 @@ OutcomeColumn = Enum("OutcomeColumn", {n: n for n in _outcome_columns()}, type=s
 
 
 @router.get("/breakdown", response_model=list[Row])
-def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of the "
+async def breakdown(by: OutcomeColumn = Query(..., description="an outcome column of the "
                                         "experiment's game, e.g. seat_adventurer or "
                                         "end_reason (422 when its game has no such column)"),
               team: bool = Query(False, description="key a per-seat column by the sorted "
                                  "values of all seats (e.g. adventurer teams)"),
               include_truncated: bool = TRUNCATED, figures: pipelines.Look = Depends(look),
-              root: str = Depends(dataset)):
+              record: dict = Depends(experiment), root: str = Depends(dataset)):
     """Win share (team win rate in cooperative games) per value of an outcome column, each
     game counted once per value (pipelines.breakdown)."""
+    found = await integrity(record, root)
     try:
-        return datasets.records(pipelines.breakdown(root, by.value, team, include_truncated,
-                                                    figures))
+        return named(await run_in_threadpool(lambda: datasets.records(pipelines.breakdown(
+            root, by.value, team, include_truncated, figures))), found)
     except ValueError as exc:
         raise unprocessable("team" if "team=True" in str(exc) else "by", str(exc),
                             kind="cross_field")  # depends on the experiment's columns
@@ -149,7 +183,7 @@ async def histograms(bins: int = Query(20, ge=1, le=200),
 
 
 @router.get("/ladder", response_model=dict)
-def ladder(record: dict = Depends(experiment), root: str = Depends(dataset)):
+async def ladder(record: dict = Depends(experiment), root: str = Depends(dataset)):
     """A strength-ladder experiment: per rung (weakest first) the seat win shares with 95%
     intervals and seat advantages, and per cell whether the seat verdict is stable between
     the two strongest rungs (pipelines.ladder)."""
@@ -157,13 +191,44 @@ def ladder(record: dict = Depends(experiment), root: str = Depends(dataset)):
     if not spec.ladder:
         raise unprocessable("ladder", "this experiment has no strength ladder (spec option "
                             "`ladder`)", kind="cross_field")
-    return {"rungs": spec.ladder,
-            "seats": datasets.records(ladder_stats.ladder_summary(root, spec.ladder)),
-            "verdicts": datasets.records(ladder_stats.ladder_verdicts(root, spec.ladder))}
+    found = await integrity(record, root)
+    return named(await run_in_threadpool(lambda: {
+        "rungs": spec.ladder,
+        "seats": datasets.records(ladder_stats.ladder_summary(root, spec.ladder)),
+        "verdicts": datasets.records(ladder_stats.ladder_verdicts(root, spec.ladder))}), found)
 
 
 @router.get("/ratings", response_model=list[Row])
-def ratings(root: str = Depends(dataset)):
+async def ratings(record: dict = Depends(experiment), root: str = Depends(dataset)):
     """Head-to-head Bradley-Terry ratings (Elo scale, 95% intervals) of the agents that met in
     the same games, per (arm, players) (pipelines.ladder.ratings)."""
-    return datasets.records(ladder_stats.ratings(root))
+    found = await integrity(record, root)
+    return named(await run_in_threadpool(
+        lambda: datasets.records(ladder_stats.ratings(root))), found)
+
+
+@router.post("/replay", status_code=202, response_model=ExperimentView,
+             responses=responses(403))
+async def replay(record: dict = Depends(owned_experiment),
+                 registry: Registry = Depends(get_registry), worker=Depends(get_worker),
+                 settings: Settings = Depends(get_settings)):
+    """Play again exactly the shards of a finished experiment that are missing or do not
+    verify against its manifest (the same games: same seed, first game and count, so the
+    same rows and bytes), as a job of the queue: 202, then `queued`, `running` and `done`
+    again (`failed` naming any replayed shard whose bytes differ from the manifest's).  By
+    the token that submitted it or an admin token (403 otherwise); 409 while it is queued
+    or running, when it has no manifest (it never finished), or when every shard verifies."""
+    eid = record["id"]
+    if record["status"] in ("queued", "running"):
+        raise HTTPException(409, f"experiment {eid!r} is {record['status']}")
+    root = experiment_path(settings.results, eid)
+    found = await run_in_threadpool(dataset_integrity, root)
+    if found.sound is None:
+        raise HTTPException(409, f"experiment {eid!r} has no manifest: only a run that "
+                            "finished (done) can be replayed")
+    if not found.damaged:
+        raise HTTPException(409, f"every shard of experiment {eid!r} verifies against its "
+                            "manifest: nothing to replay")
+    registry.set_status(eid, "queued")
+    worker.submit(eid)
+    return ExperimentView.of(registry.get(eid))

@@ -572,3 +572,26 @@ def test_the_page_and_the_report_draw_the_same_figures(server, browser, finished
                   "fair share (33.3%)", "0%", "20%"):
         assert label in win, label
     _no_page_errors(browser)
+
+
+def test_the_page_names_a_damaged_shard_and_offers_its_replay(tmp_path, browser):
+    """A finished experiment with one truncated shard: the page says which, how many games
+    are not counted and how to replay it, with a button that replays exactly it."""
+    from service_support import write_finished
+
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res")),
+                     run_worker=False)
+    eid, root, manifest = write_finished(app.state.registry, tmp_path / "res", small_spec())
+    shard = root / manifest["shards"][2]["path"]
+    shard.write_bytes(shard.read_bytes()[:200])
+    with _running(app) as url:
+        _fresh(browser)
+        browser.get(f"{url}/experiments/{eid}")
+        _wait(browser, lambda d: _css(d, "#damage"), 60, "no damage notice")
+        (notice,) = _css(browser, "#damage")
+        assert (f"1 of {len(manifest['shards'])} shards is damaged ("
+                f"{manifest['shards'][2]['path']} (truncated)): 100 of "
+                f"{manifest['games']:,} games are not counted") in notice.text
+        assert _css(browser, "#damage #replay")[0].text == "Replay the damaged shards"
+        assert _css(browser, "#headline")  # the figures of the other shards are shown
+        _no_page_errors(browser)

@@ -9,7 +9,8 @@ The valid states are a few random games per player count (the start, positions a
 way, the end); a mutation picks one leaf of the dict (a number, a flag, a name, a null) or
 one list or object and changes it: a number by +-1 or to an edge value, a flag flipped, a
 name swapped for another name of the same dict, a list shortened, lengthened or emptied,
-an object missing a key."""
+an object missing a key, a key renamed or one added.  A mutated state that is accepted
+reads back exactly as given (to_dict(from_dict(d)) == d, issue 38)."""
 from __future__ import annotations
 
 import copy
@@ -96,6 +97,10 @@ def mutations(value, names: list, pick: int) -> object:
             return {"x": 0}
         keys = sorted(value)
         drop = keys[pick % len(keys)]
+        if pick % 3 == 1:      # a field renamed: its value under another name
+            return {(k + "_renamed" if k == drop else k): v for k, v in value.items()}
+        if pick % 3 == 2:      # a field added that no state holds
+            return {**value, "note": value[drop]}
         return {k: v for k, v in value.items() if k != drop}
     return None
 
@@ -126,6 +131,8 @@ def check_playable(game, state, seed: int) -> None:
 @given(which=st.integers(0, 10**6), where=st.integers(0, 10**6), pick=st.integers(0, 59),
        seed=st.integers(0, 2**16))
 def test_a_mutated_state_is_refused_or_playable(name, which, where, pick, seed):
+    """...and an accepted one is read exactly: to_dict(from_dict(d)) == d (nothing ignored,
+    defaulted or normalised)."""
     game = core_cy.load(name)
     states = valid_states(name)
     d, path = mutate(states[which % len(states)], where, pick)
@@ -133,6 +140,7 @@ def test_a_mutated_state_is_refused_or_playable(name, which, where, pick, seed):
         state = game.from_dict(d)
     except ValueError:
         return
+    assert state.to_dict() == d, f"{name}: {path} changed and was read back otherwise"
     check_playable(game, state, seed)
 
 

@@ -272,6 +272,56 @@ def test_the_plan_simulates_the_games_the_decision_rule_takes():
             assert abs(stat(simulated) / stat(games) - 1) < 0.15, shift
 
 
+def test_the_stop_rule_costs_per_true_difference():
+    """Games to decide / n80 (fixed-n, 80% power at delta, 5% two-sided) at max_games 4 x
+    n80 and 100 looks, per true difference, never averaged (the quick version of
+    benchmarks/stop_rule.py): at delta and 2 delta no dearer than a Pampallona-Tsiatis
+    design with 20 looks (1.06 and 0.56 x n80), and at no difference below the rule of
+    16f4882 (1.36)."""
+    rng = np.random.default_rng(37)
+    delta = 0.05
+    for shift, most in ((0.0, 1.36), (delta, 1.06), (2 * delta, 0.56)):
+        sd = np.sqrt(0.3 * 0.7 + (0.3 + shift) * (0.7 - shift))  # of the paired difference
+        fixed = float(st.games_for_power(sd, delta))
+        total = int(4 * fixed)
+        looks = np.linspace(total / 100, total, 100).astype(int)
+        games, _, _ = _first_decision(_stopping_paths(rng, 1000, total, shift, 0.0), looks,
+                                      delta, total)
+        assert games.mean() / fixed < most, shift
+
+
+def test_the_plans_range_holds_the_real_runs_median():
+    """A stop_when.delta plan from a pilot (pipelines.pilot_units grows it until its errors
+    are delta / 2; simulate_decision draws the runs' truths around its shrunk estimates):
+    over 24 pilots of fair 3-player seats, the real runs' median lies in the reported
+    p10-p90 range in at least 80% of them, and the median plan is within 25% of it."""
+    rng = np.random.default_rng(8)
+    delta, wave, most = 0.05, 100, 3000
+    looks = np.arange(wave, most + 1, wave)
+    fair = np.full(3, 1 / 3)
+
+    def runs(reps, n):
+        return np.eye(3)[rng.choice(3, size=(reps, n), p=fair)]
+
+    x = runs(400, most)
+    s1, s2 = np.cumsum(x, axis=1)[:, looks - 1], np.cumsum(x * x, axis=1)[:, looks - 1]
+    mean = s1 / looks[None, :, None]
+    sd = np.sqrt(np.maximum(s2 / looks[None, :, None] - mean ** 2, 0))
+    unbalanced, balanced = st.cs_seat_decisions(mean, sd, looks[None, :], delta, 0.05 / 3, most)
+    done = unbalanced | balanced
+    real = np.median(looks[np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)])
+    size = pipelines.pilot_units([runs(1, 200)[0]], 200, delta)
+    inside, ratios = [], []
+    for i, pilot in enumerate(runs(24, size)):
+        plan = pipelines.simulate_decision([(pilot.mean(axis=0), np.cov(pilot, rowvar=False),
+                                             size, 1)], looks, delta, 0.05, most, seats=True,
+                                           reps=300, seed=i)
+        inside.append(np.percentile(plan, 10) <= real <= np.percentile(plan, 90))
+        ratios.append(np.median(plan) / real)
+    assert np.mean(inside) >= 0.8
+    assert abs(np.median(ratios) - 1) <= 0.25
+
+
 def _precision_stops(rng, rate: float, half_width: float, rule, reps: int = 3000,
                      wave: int = 10, total: int = 1500):
     """(Jeffreys coverage at the stop, games) of runs stopped by `rule` at waves of 10."""

@@ -169,3 +169,40 @@ def test_paired_difference_interval():
         d = fv.paired_difference(rng.normal(0.1, 1.0, 200))
         hits += d["low"] <= 0.1 <= d["high"]
     assert 0.92 <= hits / 400 <= 0.98
+
+
+def test_an_open_interval_names_about_how_many_more_games_would_close_it():
+    """A first wave too small to bound the fair value (50-200 games a value, as under search)
+    still names a figure: playing that many more games closes the interval to about the
+    precision asked (the median half-width within a factor 2 of it)."""
+    fair = fv.fair_share(4) * 0.95
+
+    def p(x):
+        return fair + 0.015 * (x - 2.2)              # fair at 2.2, 1.5 points of share a unit
+    rng = np.random.default_rng(11)
+    values, widths, open_ = [0, 1, 2, 3, 4], [], 0
+    for _ in range(60):
+        play = bench.player(rng, p, 4)
+        c = fv.fit([(np.asarray(values, float), play(values, 0, 200))])
+        ans = fv.answer(c, 0, 4, fv.fair_share(4), integer=True)
+        more = fv.games_to_precision(ans, c, 1.0)
+        if math.isinf(ans.half_width):
+            open_ += 1
+            assert more is None if ans.slope_p > 0.05 else more > 0
+        if not more:
+            continue
+        c = fv.fit([(np.asarray(values, float), play(values, 0, int((c.games + more) / 5)))])
+        widths.append(fv.answer(c, 0, 4, fv.fair_share(4), integer=True).half_width)
+    assert open_ >= 20 and len(widths) >= 20
+    assert 0.5 <= np.median(widths) <= 2.0
+
+
+def test_a_bounded_interval_narrows_as_one_over_the_root_of_the_games():
+    p, lo, hi, star = bench.truth("linear", 4)
+    c = fv.fit([(np.array([2.0, 3.0, 4.0, 5.0]),
+                 bench.player(np.random.default_rng(2), p, 4)([2, 3, 4, 5], 0, 2000))])
+    ans = fv.answer(c, lo, hi, fv.fair_share(4), integer=True)
+    assert ans.status == "found" and math.isfinite(ans.half_width) and ans.half_width > 0.1
+    assert fv.games_to_precision(ans, c, 0.1) == pytest.approx(
+        c.games * ((ans.half_width / 0.1) ** 2 - 1))
+    assert fv.games_to_precision(ans, c, ans.half_width * 2) == 0

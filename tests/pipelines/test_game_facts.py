@@ -119,9 +119,10 @@ def test_a_game_no_one_knows_is_competitive_without_safeties(tmp_path):
 
 
 def test_the_shard_task_imports_neither_polars_nor_scipy():
-    """A Ray worker imports the shard task's module: it needs the engines and pyarrow only."""
-    probe = ("import sys, services.shard; "
-             "print(sorted(m for m in ('polars', 'scipy', 'pydantic', 'pipelines') "
+    """A Ray worker imports the shard task's module and the writer of its statistics table:
+    it needs the engines, numpy and pyarrow only."""
+    probe = ("import sys, services.shard, pipelines.shard_tables; "
+             "print(sorted(m for m in ('polars', 'scipy', 'pydantic', 'pipelines.dataset') "
              "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=PRODUCT, env=product_env(), check=True).stdout

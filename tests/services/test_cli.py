@@ -381,3 +381,28 @@ def test_no_message_shows_the_branches_of_a_union(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "balance.target: target must be 'equal' or a win rate" in err
     assert "literal" not in err and "float" not in err
+
+
+def test_report_and_run_name_a_damaged_shard_and_replay_restores_it(ray_local, tmp_path,
+                                                                    capsys):
+    """A finished run's damaged shard is named by `report` and `run` with the games not
+    counted and the replay command; `replay` plays it again into the same bytes."""
+    spec_path = _write_spec(tmp_path)
+    out_dir = tmp_path / "results"
+    assert cli.main(["run", str(spec_path), "--out", str(out_dir)]) == 0
+    [exp] = list(out_dir.iterdir())
+    capsys.readouterr()
+    shard = sorted(exp.rglob("*.parquet"))[2]
+    written = shard.read_bytes()
+    shard.write_bytes(written[: len(written) // 2])
+    notice = (f"1 of 6 shards is damaged ({shard.relative_to(exp).as_posix()} (truncated)): "
+              f"100 of 600 games are not counted; replay it with `meeplelab replay {exp}`")
+    assert cli.main(["report", str(exp), "-o", str(tmp_path / "r.html")]) == 0
+    assert notice in capsys.readouterr().err
+    assert cli.main(["replay", str(exp)]) == 0
+    replayed = capsys.readouterr()
+    assert notice in replayed.err and "replayed 1 shards" in replayed.err
+    assert shard.read_bytes() == written
+    assert "300 games" in replayed.out and "damaged" not in replayed.out
+    assert cli.main(["replay", str(exp)]) == 0
+    assert "nothing to replay" in capsys.readouterr().err

@@ -53,9 +53,11 @@ def test_layout_one_file_per_shard(ray_local, tmp_path):
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
     files = sorted(p.relative_to(tmp_path / "exp").as_posix()
                    for p in (tmp_path / "exp").rglob("*") if p.is_file())
-    expected = sorted(f"arm={arm}/players={PLAYERS}/shard-{start:012d}.parquet"
-                      for arm in ("a", "b") for start in (0, 100, 200, 300))
+    expected = sorted(f"arm={arm}/players={PLAYERS}/shard-{start:012d}.parquet{table}"
+                      for arm in ("a", "b") for start in (0, 100, 200, 300)
+                      for table in ("", ".stats"))  # each shard and its statistics table
     assert files == sorted([*expected, "manifest.json"])  # and no temporary file left behind
+    files = [f for f in files if f.endswith(".parquet")]
     table = pq.read_table(tmp_path / "exp" / files[0])
     assert table.num_rows == 100
     assert set(table.column("experiment").to_pylist()) == {"exp"}

@@ -1625,7 +1625,7 @@ cdef _fill(DState* s, top):
     cdef DRules* R = &s.rules
     cdef int players = s.head.players
     s.phase = top.choice("phase", PHASES)
-    s.return_phase = top.choice("return_phase", PHASES, default="actions")
+    s.return_phase = top.choice("return_phase", PHASES)
     s.head.current = top.int("current_player", 0, players - 1)
     sand = _fill_board(s, top)
     s.supply = top.int("sand_supply", 0, 255)
@@ -1633,10 +1633,10 @@ cdef _fill(DState* s, top):
         fail("state", f"sand on the board ({sand}) plus sand_supply ({s.supply}) must equal "
                       f"sand_markers ({R.sand_total})")
     s.meter_index = top.int("storm_meter_index", 0, R.meter_len)
-    s.actions_left = top.int("actions_left", 0, 1000, default=0)
-    s.meteo_reduction = top.int("meteorologist_reduction", 0, 1000, default=0)
-    s.storm_left = top.int("storm_cards_left", 0, 1000, default=0)
-    s.free_ops = top.int("free_ops", 0, 1_000_000, default=0)
+    s.actions_left = top.int("actions_left", 0, 1000)
+    s.meteo_reduction = top.int("meteorologist_reduction", 0, 1000)
+    s.storm_left = top.int("storm_cards_left", 0, 1000)
+    s.free_ops = top.int("free_ops", 0, 1_000_000)
     _fill_pawns(s, top)
     _fill_parts(s, top)
     _fill_storm_piles(s, top)
@@ -1645,8 +1645,8 @@ cdef _fill(DState* s, top):
     s.head.end_reason = top.choice("end_reason", END_REASONS)
     if bool(s.head.terminal) != (s.head.end_reason != END_RUNNING):
         fail("state", "terminal exactly when end_reason is not 'running'")
-    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
-    s.turns = top.int("turns", 0, INT32_MAX, default=0)
+    s.head.moves = top.int("moves", 0, INT32_MAX)
+    s.turns = top.int("turns", 0, INT32_MAX)
 
 
 cdef int _fill_board(DState* s, top) except -1:
@@ -1673,7 +1673,7 @@ cdef int _fill_board(DState* s, top) except -1:
         s.sand[t] = e.int("sand", 0, 255)
         sand += s.sand[t]
         s.excavated[t] = e.bool("excavated")
-        s.known[t] = e.bool("known", default=False)
+        s.known[t] = e.bool("known")
         s.clue[t] = -1
         if s.kind[t] == K_CLUE:
             s.clue[t] = e.choice("part", PARTS) * 2 + e.choice("axis", AXES)
@@ -1700,8 +1700,8 @@ cdef _fill_pawns(DState* s, top):
         roles_seen.add(s.role[i])
         s.water[i] = pw.int("water", -1, R.adv_water[s.role[i]])
         s.pawn_tile[i] = pw.int("tile", 0, N_TILES - 1)
-        s.shield[i] = pw.bool("shield", default=False)
-        st = pw.get("shield_tile", None)
+        s.shield[i] = pw.bool("shield")
+        st = pw.get("shield_tile")
         if st is not None:
             s.shield_tile[i] = integer(st, pw.at("shield_tile"), 0, N_TILES - 1)
 
@@ -1709,8 +1709,8 @@ cdef _fill_pawns(DState* s, top):
 cdef _fill_parts(DState* s, top):
     for i, pt in enumerate(top.objs("parts", length=N_PARTS)):
         s.part_state[i] = pt.choice("state", PART_STATES)
-        tile = pt.get("tile", None)
-        holder = pt.get("holder", None)
+        tile = pt.get("tile")
+        holder = pt.get("holder")
         s.part_tile[i] = NO_TILE if tile is None else integer(tile, pt.at("tile"), 0, N_TILES - 1)
         s.part_holder[i] = -1 if holder is None else integer(holder, pt.at("holder"), 0,
                                                              s.head.players - 1)
@@ -1735,8 +1735,8 @@ cdef _fill_storm_piles(DState* s, top):
     s.discard_len = _fill_ids(s.discard, top, "storm_discard_pile", ids, n)
     s.limbo_len = _fill_ids(s.limbo, top, "storm_drawn_this_phase", ids, n)
     ids.check_all("the draw pile, the discard pile or the cards drawn this phase")
-    s.deck_known = top.int("storm_known_on_top", 0, s.draw_len, default=0)
-    s.peek_n = top.int("peek", 0, s.draw_len, default=0)
+    s.deck_known = top.int("storm_known_on_top", 0, s.draw_len)
+    s.peek_n = top.int("peek", 0, s.draw_len)
 
 
 cdef _fill_equipment(DState* s, top):

@@ -186,6 +186,8 @@ ctypedef struct GRules:
     int32_t max_rounds            # section 5.1 safety
     int32_t no_survivor_highest   # section 5.2 step 6: most gold wins when nobody survives
     int32_t recall_error          # per mille: chance to forget a remembered fact each own turn
+    int32_t written_notes         # the two options as given, for to_dict (written_notes
+    int32_t recall_option         # makes recall_error 0)
     int32_t first_random          # section 3.7: random first player (else seat 0)
     int32_t bank_limited          # section 5.2: payouts stop when the bank's coins run out
     int32_t nest_every_space      # section 4.3: every space the captain enters has its action
@@ -1962,6 +1964,8 @@ cdef bytes _pack(dict r, int players):
     R.max_rounds = r["max_rounds"]
     R.no_survivor_highest = GAME.choice_index(r, "no_survivor_result")
     R.recall_error = 0 if r["written_notes"] else r["recall_error_per_mille"]
+    R.written_notes = r["written_notes"]
+    R.recall_option = r["recall_error_per_mille"]
     R.first_random = GAME.choice_index(r, "first_player")
     R.bank_limited = r["bank_limited"]
     R.nest_every_space = GAME.choice_index(r, "nest_actions")
@@ -2191,8 +2195,8 @@ cdef dict _rules_dict(const GRules* R):
         "volcano_landing_cards": GAME.choice_at("volcano_landing_cards", R.volcano_by_pirates),
         "max_rounds": R.max_rounds,
         "no_survivor_result": GAME.choice_at("no_survivor_result", R.no_survivor_highest),
-        "written_notes": R.recall_error == 0,
-        "recall_error_per_mille": R.recall_error,
+        "written_notes": bool(R.written_notes),
+        "recall_error_per_mille": R.recall_option,
         "first_player": GAME.choice_at("first_player", R.first_random),
         "bank_limited": bool(R.bank_limited),
         "nest_actions": GAME.choice_at("nest_actions", R.nest_every_space),
@@ -2288,7 +2292,7 @@ def _counts(obj, path):
 
 
 def _seat_or_null(top, key, players):
-    v = top.get(key, None)
+    v = top.get(key)
     return -1 if v is None else integer(v, top.at(key), 0, players - 1)
 
 
@@ -2308,16 +2312,16 @@ cdef _fill(GState* s, top, dict rules):
     cdef int players = s.head.players
     s.phase = top.choice("phase", PHASES)
     s.head.current = top.int("current_player", 0, players - 1)
-    s.first_player = top.int("first_player", 0, players - 1, default=0)
-    s.turns = top.int("turns", 0, INT32_MAX, default=0)
-    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
-    s.head.terminal = top.bool("terminal", default=False)
-    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    s.first_player = top.int("first_player", 0, players - 1)
+    s.turns = top.int("turns", 0, INT32_MAX)
+    s.head.moves = top.int("moves", 0, INT32_MAX)
+    s.head.terminal = top.bool("terminal")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
     if (s.head.end_reason == END_RUNNING) == bool(s.head.terminal):
         fail(top.at("end_reason"), "must be 'running' exactly while the game is not over")
     s.end_trigger = _seat_or_null(top, "end_trigger", players)
     s.copy_target = _seat_or_null(top, "copy_target", players)
-    path = top.obj("nest_path", default={"at": 0, "way": WAYS[0], "left": 0})
+    path = top.obj("nest_path")
     s.path_at = path.int("at", 0, s.rules.n_nest - 1)
     s.path_dir = -1 if path.choice("way", WAYS) else 1
     s.path_left = path.int("left", 0, s.rules.n_nest - 1)
@@ -2325,8 +2329,8 @@ cdef _fill(GState* s, top, dict rules):
         fail(path.at("left"), "spaces are left on the captain's path only in phase gamble")
     if s.phase == PH_COPY and s.copy_target < 0:
         fail(top.at("copy_target"), "must name a seat in phase copy")
-    s.bank_gold = top.int("bank_gold", -10000, TOTAL_COINS, default=TOTAL_COINS - GOLDEN_COIN)
-    s.bank_short = top.bool("bank_short", default=False)
+    s.bank_gold = top.int("bank_gold", -10000, TOTAL_COINS)
+    s.bank_short = top.bool("bank_short")
     s.golden_coin_owner = _seat_or_null(top, "golden_coin_owner", players)
     s.relics_free = _mask(top.list("relics_free", max_len=N_RELICS), RELICS, top.at("relics_free"))
     houses = _counts(top.get("houses"), top.at("houses"))
@@ -2425,7 +2429,7 @@ cdef _fill_islands(GState* s, top, dict rules, list pirates):
     cdef int players = s.head.players
     for i, isl in enumerate(top.objs("islands", length=N_ISLANDS)):
         s.chest[i] = isl.int("chest", 0, 99)
-        owner = isl.get("chest_owner", None)
+        owner = isl.get("chest_owner")
         s.chest_owner[i] = (CHEST_ON_ISLAND if owner is None else CHEST_BOX if owner == "box"
                             else integer(owner, isl.at("chest_owner"), 0, players - 1))
         stack = isl.list("permits", max_len=MAX_STACK)
@@ -2483,7 +2487,7 @@ cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics
         pl.pirates[c] = counts[c]
         pirates[c] += counts[c]
     _fill_permits(s, i, seat)
-    relic = seat.get("relic", None)
+    relic = seat.get("relic")
     pl.relic = -1 if relic is None else seat.choice("relic", RELICS)
     if pl.relic >= 0:
         if (relics >> pl.relic) & 1:
@@ -2497,17 +2501,17 @@ cdef int _fill_seat(GState* s, int i, seat, list pirates, dict cards, int relics
                 fail(seat.at("island_cards"), f"{ISLANDS[c]} is also the {cards[c]}")
             cards[c] = f"seat {i}"
     pl.islands_remembered = pl.islands_held | _mask(
-        seat.list("remembered_islands", default=[]), ISLANDS, seat.at("remembered_islands"))
+        seat.list("remembered_islands"), ISLANDS, seat.at("remembered_islands"))
     if (pl.islands_remembered >> s.golden) & 1:
         fail(seat.at("remembered_islands"), "nobody has seen the Golden Island's card")
-    pl.chests_known = _mask(seat.list("known_chests", default=[]), ISLANDS, seat.at("known_chests"))
-    gold = seat.obj("gold", default={})
+    pl.chests_known = _mask(seat.list("known_chests"), ISLANDS, seat.at("known_chests"))
+    gold = seat.obj("gold")
     pl.gold_chests, pl.gold_coins, pl.gold_golden, pl.gold_relic, pl.gold_total = (
-        gold.int(k, -10000 if k in ("coins", "total") else 0, 10000, default=0)
+        gold.int(k, -10000 if k in ("coins", "total") else 0, 10000)
         for k in ("chests", "coins", "golden_coin", "relic", "total"))
-    pl.golden_rank = seat.int("golden_rank", 0, MAX_PLAYERS, default=0)
-    pl.eliminated = seat.bool("eliminated", default=False)
-    s.head.share[i] = seat.num("win_share", 0, 1, default=0.0)
+    pl.golden_rank = seat.int("golden_rank", 0, MAX_PLAYERS)
+    pl.eliminated = seat.bool("eliminated")
+    s.head.share[i] = seat.num("win_share", 0, 1)
     return relics
 
 

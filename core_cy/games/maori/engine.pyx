@@ -1593,7 +1593,7 @@ cdef _fill(MState* s, top):
     ids = UniqueIds(R.n_tiles, "tile")
     s.phase = top.choice("phase", PHASES)
     s.head.current = top.int("current_player", 0, players - 1)
-    ship = top.get("ship_position", None)
+    ship = top.get("ship_position")
     if ship is None and s.phase != PH_SHIP_START:
         raise ValueError("state.ship_position may be null only in phase ship_start")
     s.ship_pos = -1 if ship is None else integer(ship, "state.ship_position", 0, TRACK - 1)
@@ -1620,25 +1620,25 @@ cdef _fill(MState* s, top):
         pl = &s.p[i]
         pl.shells = seat.int("shells", 0, R.total_shells)
         total_shells += pl.shells
-        pl.storage = _id_or_no_tile(ids.take(seat.get("storage", None), seat.at("storage"),
+        pl.storage = _id_or_no_tile(ids.take(seat.get("storage"), seat.at("storage"),
                                              nullable=True))
         _fill_board(s, pl, seat, ids)
         _fill_small_ship(s, pl, seat, top.get("terminal", False))
-        pl.score = seat.int("score", -10000, 10000, default=0)
-        pl.removed_at_end = seat.int("removed_at_end", 0, MAX_CELLS, default=0)
-        s.head.share[i] = seat.num("win_share", 0, 1, default=0.0)
+        pl.score = seat.int("score", -10000, 10000)
+        pl.removed_at_end = seat.int("removed_at_end", 0, MAX_CELLS)
+        s.head.share[i] = seat.num("win_share", 0, 1)
     ids.check_all("the display, pile, box, a storage or on a board")
     s.bank = top.int("bank", 0, R.total_shells)
     if s.bank + total_shells != R.total_shells:
         raise ValueError(f"state: bank ({s.bank}) plus the seats' shells ({total_shells}) "
                          f"must equal total_shells ({R.total_shells})")
-    trig = top.get("end_trigger", None)
+    trig = top.get("end_trigger")
     s.end_trigger = -1 if trig is None else integer(trig, "state.end_trigger", 0, players - 1)
-    s.head.terminal = top.bool("terminal", default=False)
-    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
-    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
-    s.turns = top.int("turns", 0, INT32_MAX, default=0)
-    s.stall_turns = top.int("stall_turns", 0, INT32_MAX, default=0)
+    s.head.terminal = top.bool("terminal")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
+    s.head.moves = top.int("moves", 0, INT32_MAX)
+    s.turns = top.int("turns", 0, INT32_MAX)
+    s.stall_turns = top.int("stall_turns", 0, INT32_MAX)
     if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
     if not s.head.terminal and s.head.end_reason != END_RUNNING:
@@ -1696,7 +1696,7 @@ cdef _fill_board(MState* s, MPlayer* pl, seat, ids):
 cdef _fill_small_ship(MState* s, MPlayer* pl, seat, terminal):
     """The seat's small ship: [row, col] on one of its tiles, or null before its first tile."""
     cdef MRules* R = &s.rules
-    ship = seat.get("small_ship", None)
+    ship = seat.get("small_ship")
     if ship is None:
         if R.mode != MODE_BASIC and tiles_on_board(s, pl) > 0 and not terminal:
             raise ValueError(f"{seat.at('small_ship')}: a player with tiles has placed the ship")

@@ -36,7 +36,7 @@ from core_cy.engine.actions import ActionSpace, Kind
 cdef extern from "meeple_bits.h":
     int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
 
-from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_live, choice,
+from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_exact, check_live, choice, fail,
                            integer, items, load_data, number)
 from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame, policy_params_from_data
@@ -2644,10 +2644,30 @@ class MondoGame(AgentGame):
         }
 
     def fill_state(self, State state, data, rules):
-        """from_dict's Mondo part; then the clock runs to the next decision, so that a
-        position where every hand has finished scores its round."""
+        """from_dict's Mondo part; then the clock runs to the next decision (from_dict then
+        refuses a position that was not at one; run_clock keeps it)."""
         _fill(_st(state), data, [t["id"] for t in rules["tasks"]])
         check_live(state)
+
+    def check_read_back(self, data, State state):
+        """A state dict stands at a decision (or at the end), as to_dict writes it: a
+        position between two decisions, whose clock would run on, is refused by name."""
+        back = self.to_dict(state)
+        ran = [k for k in ("round", "clock", "current_player", "terminal")
+               if isinstance(data, dict) and k in data and data[k] != back[k]]
+        if ran:
+            fail(f"state.{ran[0]}", f"{data[ran[0]]!r}, but at this position the clock runs "
+                 f"on to {ran[0]} {back[ran[0]]!r} (the next decision): a state dict stands "
+                 "at a decision, as to_dict writes it; run_clock(d) gives the state where "
+                 "the clock of a position between decisions stops")
+        check_exact(data, back)
+
+    def run_clock(self, data):
+        """The state of the position `data` after its clock has run to the next decision (a
+        position between two decisions: every hand finished, a hand due at the timer, an
+        operation still to complete): every field read and checked as from_dict reads it,
+        without from_dict's last check that the state writes back exactly `data`."""
+        return self.read_state(data)
 
     # ---- descriptions ----------------------------------------------------------------
     def describe(self, State state, action):
@@ -2716,22 +2736,22 @@ cdef _fill(MState* s, top, list task_ids):
     cdef int players = s.head.players
     ids = UniqueIds(R.n_tiles, "tile")
     s.round = top.int("round", 0, R.rounds)
-    s.head.terminal = top.bool("terminal", default=False)
+    s.head.terminal = top.bool("terminal")
     if (s.round == R.rounds) != bool(s.head.terminal):
         raise ValueError(f"state.round is {R.rounds} exactly when the game is over (terminal)")
     s.clock = top.num("clock", -1e9, 1e9)
-    s.head.moves = top.int("moves", 0, INT32_MAX, default=0)
-    s.round_moves = top.int("round_moves", 0, INT32_MAX, default=0)
-    s.safety_cuts = top.int("safety_cuts", 0, INT32_MAX, default=0)
-    s.timeouts = top.int("timeouts", 0, INT32_MAX, default=0)
-    s.bonus_top = top.int("bonus_taken", 0, R.bonus_n, default=0)
-    s.jumps = top.int("jumps", 0, players, default=0)
-    deck = top.list("modifier_deck", length=N_MODIFIERS, default=list(MODIFIERS))
+    s.head.moves = top.int("moves", 0, INT32_MAX)
+    s.round_moves = top.int("round_moves", 0, INT32_MAX)
+    s.safety_cuts = top.int("safety_cuts", 0, INT32_MAX)
+    s.timeouts = top.int("timeouts", 0, INT32_MAX)
+    s.bonus_top = top.int("bonus_taken", 0, R.bonus_n)
+    s.jumps = top.int("jumps", 0, players)
+    deck = top.list("modifier_deck", length=N_MODIFIERS)
     if sorted(deck) != sorted(MODIFIERS):
         raise ValueError(f"state.modifier_deck: expected an order of {list(MODIFIERS)}, got {deck!r}")
     for k, m in enumerate(deck):
         s.mod_deck[k] = MODIFIERS.index(m)
-    for k, v in enumerate(top.list("tasks_face_up", max_len=R.n_tasks, default=[])):
+    for k, v in enumerate(top.list("tasks_face_up", max_len=R.n_tasks)):
         s.task_up |= 1u << choice(v, f"state.tasks_face_up[{k}]", task_ids)
     # Once the game is over, current_player is history: only a running game needs a seat.
     s.head.current = (top.int("current_player", -INT32_MAX - 1, INT32_MAX) if s.head.terminal
@@ -2749,9 +2769,9 @@ cdef _fill(MState* s, top, list task_ids):
     for i, seat in enumerate(top.objs("seats", length=players)):
         _fill_seat(s, i, seat, ids, task_ids)
     ids.check_all("the pool, a hand or on a board")
-    s.solo_penalty = top.int("solo_penalty", -1000, 1000, default=0)
-    s.solo_win = top.bool("solo_win", default=False)
-    s.head.end_reason = top.choice("end_reason", END_REASONS, default="running")
+    s.solo_penalty = top.int("solo_penalty", -1000, 1000)
+    s.solo_win = top.bool("solo_win")
+    s.head.end_reason = top.choice("end_reason", END_REASONS)
     if s.head.terminal and s.head.end_reason == END_RUNNING:
         raise ValueError("state: a terminal state needs an end_reason")
     if not s.head.terminal and s.head.end_reason != END_RUNNING:
@@ -2788,15 +2808,15 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
     """One hand: its clock, tile in hand, pending operation, chips, tasks, board, scores."""
     cdef MRules* R = &s.rules
     cdef MPlayer* pl = &s.p[i]
-    pl.speed = seat.num("speed", 1e-4, 1e4, default=1.0)
-    pl.t_next = seat.num("t_next", 0.0, 1e6, default=0.0)
-    pl.noise = seat.num("noise", -1e6, 1e6, default=0.0)
-    hand = seat.obj("hand", default=None)
+    pl.speed = seat.num("speed", 1e-4, 1e4)
+    pl.t_next = seat.num("t_next", 0.0, 1e6)
+    pl.noise = seat.num("noise", -1e6, 1e6)
+    hand = seat.obj("hand", nullable=True)
     if hand is not None:
         pl.hand = ids.take(hand.get("tile"), hand.at("tile"))
         pl.hand_face = hand.int("face", 0, FACES - 1)
         s.loc[pl.hand] = LOC_HAND + i
-    pend = seat.obj("pending", default=None)
+    pend = seat.obj("pending", nullable=True)
     if pend is not None:
         pl.pend = pend.choice("op", OPS[1:]) + 1
         if pl.pend in (OP_PICK, OP_FLIP):
@@ -2807,13 +2827,13 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
             raise ValueError(f"{pend.path}: a return needs a tile in hand")
         if pl.pend != OP_RETURN and pl.hand != NO_TILE:
             raise ValueError(f"{pend.path}: a hand holding a tile can only be returning it")
-    pl.finished = seat.bool("finished", default=False)
+    pl.finished = seat.bool("finished")
     if pl.finished and (pl.pend != OP_NONE or pl.hand != NO_TILE):
         raise ValueError(f"{seat.path}: a finished hand holds nothing and does nothing")
-    pl.chip = seat.int("chip", 0, 50, default=0)
-    pl.jump_order = seat.int("jump_order", 0, s.head.players, default=0)
-    pl.volcano_chip = seat.bool("volcano_chip", default=False)
-    for k, v in enumerate(seat.list("tasks", max_len=2, default=[])):
+    pl.chip = seat.int("chip", 0, 50)
+    pl.jump_order = seat.int("jump_order", 0, s.head.players)
+    pl.volcano_chip = seat.bool("volcano_chip")
+    for k, v in enumerate(seat.list("tasks", max_len=2)):
         pl.tasks |= 1 << choice(v, f"{seat.at('tasks')}[{k}]", task_ids)
     board = seat.grid("board", R.rows, R.cols)
     for r in range(R.rows):
@@ -2821,19 +2841,19 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
             if board[r][c] is not None:
                 cell = Obj(board[r][c], f"{seat.at('board')}[{r}][{c}]")
                 put_on_board(s, i, ids.take(cell.get("tile"), cell.at("tile")),
-                             cell.int("face", 0, FACES - 1, default=0), r * R.cols + c,
-                             cell.int("rotation", 0, ROTATIONS - 1, default=0))
+                             cell.int("face", 0, FACES - 1), r * R.cols + c,
+                             cell.int("rotation", 0, ROTATIONS - 1))
     played = s.round if not s.head.terminal else R.rounds
-    for r, v in enumerate(seat.list("round_scores", length=played, default=[])):
+    for r, v in enumerate(seat.list("round_scores", length=played)):
         pl.round_score[r] = integer(v, f"{seat.at('round_scores')}[{r}]", -10000, 10000)
-    stats = seat.obj("stats", default={})
+    stats = seat.obj("stats")
     unknown = set(stats.data) - set(SEAT_OUTCOMES[SO_STATS:])
     if unknown:
         raise ValueError(f"{stats.path}: unknown field(s) {sorted(unknown)}; "
                          f"known: {list(SEAT_OUTCOMES[SO_STATS:])}")
     for k in range(N_STATS):
-        pl.stat[k] = stats.int(SEAT_OUTCOMES[SO_STATS + k], -100000, 100000, default=0)
-    s.head.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+        pl.stat[k] = stats.int(SEAT_OUTCOMES[SO_STATS + k], -100000, 100000)
+    s.head.share[i] = seat.num("win_share", 0.0, 1.0)
 
 
 MondoGame.handle = engine_handle(&ENGINE, MondoGame, &_LAYOUT, sizeof(MState), &_LAYOUT.rules,

@@ -2352,9 +2352,7 @@ def _counts_of(obj, key, names=COLOURS, hi=1000):
 
 
 def _seen(seat, key, held):
-    """The seen part of a hidden zone (optional, none by default): at most what is there."""
-    if seat.get(key, None) is None:
-        return [0] * NCOL
+    """The seen part of a hidden zone: at most what is there."""
     seen = _counts_of(seat, key)
     for x in range(NCOL):
         if seen[x] > held[x]:
@@ -2491,8 +2489,8 @@ cdef _fill(RState* s, object top, dict rules):
         pl.fish_shrimps = seat.int("fish_shrimps", 0, MAX_SHRIMPS)
         pl.open_sea_shrimp = seat.bool("open_sea_shrimp")
         pl.eaten = seat.int("corals_eaten", 0, MAX_SHRIMPS)
-        pl.score = seat.int("score", 0, 10000, default=0)
-        s.head.share[i] = seat.num("win_share", 0.0, 1.0, default=0.0)
+        pl.score = seat.int("score", 0, 10000)
+        s.head.share[i] = seat.num("win_share", 0.0, 1.0)
         if pl.eaten != pl.open_sea_shrimp + pl.fish_shrimps:
             fail(seat.at("corals_eaten"), "expected the open-sea shrimp plus the fish shrimps")
         if pl.shrimps_screen + shrimps_on[i] + pl.eaten != s.rules.shrimps_per_player:

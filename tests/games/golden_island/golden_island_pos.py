@@ -21,6 +21,7 @@ import core_cy
 GAME = core_cy.load("golden_island")
 COLOURS = ("black", "white", "purple", "natural")
 NODES = ("H",) + tuple(f"T{i}" for i in range(1, 13)) + ("VL", "VU")
+ISLANDS = NODES[1:13]
 
 LANDING_1, LANDING_2, LANDING_2S, LANDING_3, LANDING_3B, LANDING_4S = range(6)
 THIEF_3, THIEF_LH, MASTER_5, FORTUNE_2S, FORTUNE_4, PIRATE_1S, PIRATE_4 = range(6, 13)
@@ -104,8 +105,23 @@ def base(players=4, seed=1, rules=None):
     return GAME.new(players, rules=rules, seed=seed).to_dict()
 
 
+# Fields that hold a set, and the order to_dict writes them in (from_dict takes them only so).
+SETS = {"permits_held": None, "permits_pool": None, "island_cards": ISLANDS,
+        "remembered_islands": ISLANDS, "known_chests": ISLANDS}
+
+
+def in_order(d):
+    """d with its rules in full (a test may name only the options it changes) and every
+    set-valued field of a seat in to_dict's order (moved in any order)."""
+    d["rules"] = GAME.new(d["players"], rules=d["rules"]).to_dict()["rules"]
+    for s in d["seats"]:
+        for key, names in SETS.items():
+            s[key] = sorted(s[key], key=None if names is None else names.index)
+    return d
+
+
 def build(d):
-    return GAME.from_dict(d)
+    return GAME.from_dict(in_order(d))
 
 
 def island(d, name):

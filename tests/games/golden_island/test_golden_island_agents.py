@@ -133,6 +133,8 @@ def hidden_twin(d, seat, rng):
     if rival["permits_held"] and rival["permits_pool"]:
         rival["permits_held"][0], rival["permits_pool"][0] = (rival["permits_pool"][0],
                                                               rival["permits_held"][0])
+        rival["permits_held"].sort()
+        rival["permits_pool"].sort()
     known = set(me["island_cards"]) | set(me["remembered_islands"])
     unknown = [k for k, card in enumerate(d["island_deck"]) if card not in known]
     if unknown and d["golden_island"] not in known:

@@ -191,17 +191,19 @@ class Pos:
             board = [[None] * r_cols for _ in range(r_rows)]
             for (r, c), (t, rot) in self.boards[i].items():
                 board[r][c] = {"tile": t, "rotation": rot}
-            seats.append({"shells": self.shells[i], "storage": self.storage[i],
+            seats.append({**base["seats"][i], "shells": self.shells[i],
+                          "storage": self.storage[i],
                           "small_ship": None if self.small_ship[i] is None else list(self.small_ship[i]),
                           "board": board})
+        # Every field as to_dict writes it (from_dict takes nothing less): the new game's
+        # counters and rules, the position's own fields, the random stream at key 0.
         d = {
-            "game": "maori", "players": self.players, "rules": rules,
-            "phase": self.phase, "current_player": self.current,
+            **base, "phase": self.phase, "current_player": self.current,
             "ship_position": self.ship,
             "bank": total - sum(self.shells) if self.bank is None else self.bank,
             "display": copy.deepcopy(self.display), "pile": list(self.pile), "box": box,
             "end_trigger": self.end_trigger, "terminal": False, "end_reason": "running",
-            "seats": seats,
+            "rng": {"key": 0, "counter": 0}, "seats": seats,
         }
         d.update(self.extra)
         return d

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 
 import core_cy
+from core_cy.games.mondo.engine import MODIFIERS
 
 GAME = core_cy.load("mondo")
 ACTIONS = GAME.actions   # the engine's action kinds by name (core_cy/engine/actions.py)
@@ -67,8 +68,10 @@ def tiles(faces, total=None, players=4, rows=4, cols=6):
 def build_dict(players, rules, boards, seats=None, **top):
     """A state dict: boards[i] = {(r, c): (tile, face, rot)}; the rest of the tiles in the
     pool (face 0); seats[i] overrides seat fields; top overrides state fields."""
-    rules = GAME.resolve_rules(rules, players)
+    base = GAME.new(players, rules, seed=0).to_dict()   # every field as to_dict writes it
+    rules = base["rules"]
     rows, cols = rules["board"]["rows"], rules["board"]["cols"]
+    task_ids = [t["id"] for t in rules["tasks"]]
     used = set()
     seat_list = []
     for i in range(players):
@@ -76,15 +79,16 @@ def build_dict(players, rules, boards, seats=None, **top):
         for (r, c), (t, face, rot) in boards[i].items():
             grid[r][c] = {"tile": t, "face": face, "rotation": rot}
             used.add(t)
-        seat = {"speed": 1.0, "t_next": 0.0, "hand": None, "pending": None, "finished": False,
-                "chip": 0, "jump_order": 0, "volcano_chip": False, "tasks": [], "board": grid,
-                "round_scores": [], "stats": {}, "win_share": 0.0}
+        seat = {**base["seats"][i], "speed": 1.0, "t_next": 0.0, "noise": 0.0, "hand": None,
+                "pending": None, "finished": False, "chip": 0, "jump_order": 0,
+                "volcano_chip": False, "tasks": [], "board": grid, "round_scores": []}
         seat.update((seats or [{}] * players)[i])
+        seat["tasks"] = sorted(seat["tasks"], key=task_ids.index)   # to_dict's order
         if seat["hand"] is not None:
             used.add(seat["hand"]["tile"])
         seat_list.append(seat)
-    state = {"game": "mondo", "players": players, "rules": rules, "round": 0, "clock": 0.0,
-             "current_player": 0, "moves": 0, "round_moves": 0,
+    state = {**base, "round": 0, "clock": 0.0, "current_player": 0, "moves": 0, "round_moves": 0,
+             "modifier_deck": list(MODIFIERS), "tasks_face_up": [],
              "pool": [[t, 0] for t in range(len(rules["tiles"])) if t not in used],
              "terminal": False, "end_reason": "running", "rng": {"key": 1, "counter": 0},
              "seats": seat_list}
@@ -93,8 +97,11 @@ def build_dict(players, rules, boards, seats=None, **top):
 
 
 def build(players, rules, boards, seats=None, **top):
-    """The engine state of build_dict(...)."""
-    return GAME.from_dict(build_dict(players, rules, boards, seats, **top))
+    """The engine state of build_dict(...), its clock run to the next decision (a position
+    between decisions, every hand finished or one due at the timer, plays on to the next
+    one, as the engine's clock does); its dict is then exactly what from_dict takes."""
+    state = GAME.run_clock(build_dict(players, rules, boards, seats, **top))
+    return GAME.from_dict(state.to_dict())
 
 
 def breakdown(state, seat=0):

@@ -322,7 +322,7 @@ def test_modifier_deck_turns_each_round():
     d = s.to_dict()
     for seat in d["seats"]:
         seat.update(finished=True, hand=None, pending=None)
-    s2 = GAME.from_dict(d)
+    s2 = GAME.run_clock(d)     # every hand finished: the clock runs on, the round ends
     assert s2.to_dict()["round"] == 1
     assert s2.score_breakdown()[0]["modifier"] == deck[1]
 

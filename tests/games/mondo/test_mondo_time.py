@@ -5,7 +5,7 @@ import pytest
 
 from core_cy.play import batch
 from mondo_pos import (ACTIONS, JUMP, RETURN, FLIP, GAME, NO_SKILL, PICK, PLACE, TASK,
-                       board_rules, build, build_dict, params, tiles)
+                       board_rules, build, params, tiles)
 
 T = dict(NO_SKILL)     # default durations, no random skill: pick = 0.7 + 36 * 0.35 s
 
@@ -275,8 +275,8 @@ def test_rounds_option_and_solo_single_round():
 
 
 def test_ties_share_the_win():
-    s2 = GAME.from_dict(build_dict(2, {"timing": T, "rounds": 1, "bonus_stack": {"2": [0, 0]}}, [{}, {}],
-                                 [{"finished": True}, {"finished": True}]))
+    s2 = build(2, {"timing": T, "rounds": 1, "bonus_stack": {"2": [0, 0]}}, [{}, {}],
+               [{"finished": True}, {"finished": True}])
     assert s2.win_shares() == [0.5, 0.5]
 
 
