@@ -385,8 +385,12 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
     remove_stale_temporaries(root_uri)
     cells = {(c.arm, c.players): c for c in spec.cells()}
     shards = manifest["shards"]
+    from pipelines.dataset import verify
+
     found = {e["path"]: shard_entry(fs, root, posixpath.join(root, e["path"])) for e in shards}
-    bad = [e for e in shards if (found[e["path"]] or {}).get("sha256") != e["sha256"]]
+    damaged = {d.path for d in verify(root_uri).damaged}  # the shard or a companion file
+    bad = [e for e in shards if e["path"] in damaged
+           or (found[e["path"]] or {}).get("sha256") != e["sha256"]]
     state = {"done": manifest["games"] - sum(e["games"] for e in bad), "played": 0,
              "playing": {}, "shards": {}}
     clock = _Clock(progress, len(cells), None, manifest["games"])

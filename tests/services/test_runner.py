@@ -452,3 +452,18 @@ def test_a_replay_whose_shard_comes_out_different_fails_naming_it(ray_local, tmp
     seen = []
     assert run_experiment(spec, str(tmp_path), "exp", progress=seen.append) == "failed"
     assert manifest["shards"][0]["path"] in seen[-1].error and "differ" in seen[-1].error
+
+
+def test_a_replay_rebuilds_a_shard_whose_statistics_table_is_damaged(ray_local, tmp_path):
+    from pipelines.dataset import verify
+    from services.storage import read_manifest
+
+    spec = _spec(games_per_arm=200)
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    entry = read_manifest(str(tmp_path / "exp"))["shards"][0]
+    table = tmp_path / "exp" / entry["statistics"]["path"]
+    written = table.read_bytes()
+    table.write_bytes(written[:10])
+    assert [d.path for d in verify(str(tmp_path / "exp")).damaged] == [entry["path"]]
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    assert table.read_bytes() == written and verify(str(tmp_path / "exp")).damaged == ()
