@@ -36,8 +36,9 @@ class Metrics:
         self.prometheus = CollectorRegistry()
         self.games = Counter("meeplelab_games_played", "games played by this service",
                              registry=self.prometheus)
-        self.shard_seconds = Histogram("meeplelab_shard_seconds", "seconds from a shard's "
-                                       "submission to its result", buckets=SHARD_BUCKETS,
+        self.shard_seconds = Histogram("meeplelab_shard_seconds", "seconds from a shard "
+                                       "task's submission to its result (a task plays one "
+                                       "or more shards)", buckets=SHARD_BUCKETS,
                                        registry=self.prometheus)
         self.prometheus.register(_RegistryCollector(registry))
 

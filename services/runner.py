@@ -1,9 +1,11 @@
-"""Plays an experiment on Ray: one task per shard, one Parquet file per shard.
+"""Plays an experiment on Ray: one Parquet file per shard, and tasks that play one or more
+consecutive shards of a cell each (about TASK_SECONDS of play: the driver's cost is per task).
 
 The layout and schema of the results are services.storage's; the task is services.shard's.
 A shard task is a pure function of its arguments (game i depends only on the seed and i),
-writes its file under a temporary name in the same folder and renames it, so a retried or
-restarted task can only ever produce the same file, and a file that exists is complete.
+writes each file under a temporary name in the same folder and renames it, so a retried or
+restarted task can only ever produce the same files, and a file that exists is complete;
+a shard's file is the same whichever task, and with whichever others, plays it.
 
 Shards are produced lazily (one wave at a time, one shard at a time), so the driver's memory
 does not grow with the number of games; a cancel is seen between any two shards, read or run.
@@ -29,7 +31,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import ray
 
-from services.shard import ProgressTally, play_shard, warm_up
+from services.shard import ProgressTally, play_shards, warm_up
 from services.spec import Cell, ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, read_manifest,
                               remove_stale_temporaries, shard_entry, shard_name, shard_start,
@@ -47,6 +49,10 @@ REPORT_SECONDS = 2.0
 POLL_SECONDS = 1.0
 # The progress's rate (and so its ETA) is that of the last this many seconds of play.
 RATE_WINDOW_SECONDS = 30.0
+# A task plays consecutive shards of one cell for about this long (at the shards' measured
+# rate; one shard per task until one has finished), fewer when the wave's shards left would
+# not keep every task slot busy: docs/lab/scaling.md has the driver's cost per task.
+TASK_SECONDS = 10.0
 
 
 @dataclass
@@ -146,9 +152,16 @@ def _tally():
 
 
 # ---- the driver --------------------------------------------------------------------------
-def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
-    """(start, count) of the shards that play games begin..end-1 of a cell, lazily."""
-    return ((s, min(size, end - s)) for s in range(begin, end, size))
+def _task_size(state: dict, left: int, slots: int) -> int:
+    """How many shards the next task plays: about TASK_SECONDS of play at the seconds per
+    shard of the tasks finished so far (one until a task has finished), and at most the
+    shards `left` to submit per task `slots`, so that the last ones still spread over every
+    slot."""
+    shards = state.get("task_shards", 0)
+    if not shards:
+        return 1
+    per_shard = max(state["task_seconds"] / shards, 1e-6)
+    return max(1, min(int(TASK_SECONDS / per_shard), left // slots))
 
 
 def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set],
@@ -301,8 +314,9 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     """Plays `spec` into <results>/<experiment_id>/ and returns "done", "cancelled" or
     "failed".  Shards already written are skipped (after checking they were played by the
     same engine version and rules: "failed" otherwise); `progress` gets a Progress after
-    each shard and a last one with the final status (and the error text when failed);
-    `shard_done(seconds, games)` is called as each shard played here finishes; shard tasks
+    each finished task and a last one with the final status (and the error text when failed);
+    `shard_done(seconds, games)` is called as each task played here finishes (seconds from
+    its submission, the games of its shards); shard tasks
     raise their niceness to `nice` (the settings' worker_nice: batch work yields to the API).
     Settings come from the caller; the runner reads no environment of its own."""
     init_ray()
@@ -337,11 +351,21 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         report(status, error)
         return status
 
+    slots = max_in_flight or _default_in_flight()
+
     def to_play(begin: int, end: int) -> Iterator[tuple[int, dict]]:
-        for start, count in _shards(begin, end, spec.shard_size):
+        """The wave's tasks, lazily: per block of consecutive shard starts (_task_size of
+        them), one task per cell with the block's shards it has not written."""
+        starts = range(begin, end, spec.shard_size)
+        at = 0
+        while at < len(starts):
+            block = starts[at:at + _task_size(state, (len(starts) - at) * len(cells), slots)]
+            at += len(block)
             for i in range(len(cells)):
-                if shard_name(start) not in written[i]:
-                    job = _job(spec, experiment_id, root_uri, cells[i], start, count, nice)
+                mine = [(s, min(spec.shard_size, end - s)) for s in block
+                        if shard_name(s) not in written[i]]
+                if mine:
+                    job = _job(spec, experiment_id, root_uri, cells[i], mine, nice)
                     yield i, {**job, "tally": tally, "report_s": REPORT_SECONDS}
 
     mixed = _check_provenance(spec, fs, root, cells, written)
@@ -352,8 +376,8 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         # shards found written count as done from the first report
         state["done"] += _games_written(fs, root, cells, written, begin, end, cancelled)
         report()
-        outcome = _run_wave(to_play(begin, end), max_in_flight or _default_in_flight(),
-                            state, cancelled, report, shard_done, _Poll(tally, experiment_id))
+        outcome = _run_wave(to_play(begin, end), slots, state, cancelled, report, shard_done,
+                            _Poll(tally, experiment_id))
         if outcome is not None:
             # The wave's cancelled tasks have stopped (_cancel_all waits for them): a write a
             # kill cut short left its temporary file, which nobody will finish now.
@@ -405,7 +429,7 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
     clock(state)  # the shards that verify count as done from the first report
     tally = _tally()
     jobs = ((0, {**_job(spec, experiment_id, root_uri, cells[(e["arm"], e["players"])],
-                        e["start"], e["games"], nice), "tally": tally,
+                        [(e["start"], e["games"])], nice), "tally": tally,
                  "report_s": REPORT_SECONDS}) for e in bad)
     outcome = _run_wave(jobs, max_in_flight or _default_in_flight(), state,
                         (lambda: False) if cancel is None else cancel.is_set,
@@ -452,11 +476,12 @@ def _games_written(fs, root: str, cells: list[Cell], written: list[set], begin: 
     return games
 
 
-def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell, start: int,
-         count: int, nice: int = 0) -> dict:
+def _job(spec: ExperimentSpec, experiment_id: str, root_uri: str, cell: Cell,
+         shards: list[tuple[int, int]], nice: int = 0) -> dict:
+    """The task that plays `shards` ((start, count) each) of `cell` (services.shard)."""
     return {"game": spec.game, "play": spec.play_arguments(cell), "seed": spec.seed,
-            "start": start, "count": count, "experiment": experiment_id, "root": root_uri,
-            "nice": nice, "key": (experiment_id, cell.arm, cell.players, start)}
+            "shards": shards, "experiment": experiment_id, "root": root_uri, "nice": nice,
+            "key": (experiment_id, cell.arm, cell.players, shards[0][0])}
 
 
 class _Poll:
@@ -512,7 +537,7 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
                 more = False
                 break
             i, task = job
-            ref = play_shard.remote(task)
+            ref = play_shards.remote(task)
             pending[ref] = (i, task["key"], time.monotonic())
         if not pending:
             continue
@@ -531,7 +556,9 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
                 shard_done(time.monotonic() - submitted, out["games"])
             state["done"] += out["games"]
             state["played"] += out["games"]
-            state.setdefault("shards", {})[out["shard"]["path"]] = out["shard"]
+            state["task_seconds"] = state.get("task_seconds", 0.0) + out["seconds"]
+            state["task_shards"] = state.get("task_shards", 0) + len(out["shards"])
+            state.setdefault("shards", {}).update((e["path"], e) for e in out["shards"])
             report()
     return ("cancelled", None) if cancelled() else None
 

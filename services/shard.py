@@ -20,43 +20,75 @@ TASK_RETRIES = 3
 
 
 @ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=[OSError])
-def play_shard(job: dict) -> dict:
-    """Plays one shard (job["play"]: ExperimentSpec.play_arguments of its cell) and writes
-    its Parquet file; returns {"games": the games written, "shard": its manifest entry
-    (services.storage.shard_entry's keys, hashed from the bytes written)}.
+def play_shards(job: dict) -> dict:
+    """Plays the shards job["shards"] ([start, count] each, of one cell: job["play"] is
+    ExperimentSpec.play_arguments of it) one after the other, and writes each shard's Parquet
+    file and statistics table as soon as it is played; returns {"games": the games written,
+    "shards": their manifest entries (services.storage.shard_entry's keys, hashed from the
+    bytes written), "seconds": the wall time of the task's play and writes}.
 
-    The games are played in pieces of about job["report_s"] seconds; after each piece but
-    the last, the games played so far go to job["tally"] (a ProgressTally, when given), so a
-    long shard shows progress while it plays.  The pieces join into the rows one call would
-    give (game i depends only on the seed and i), so the file is a pure function of the job:
-    reporting only adds calls, and a lost report never fails the shard."""
+    One task plays several shards so that the driver issues fewer tasks (its cost is per
+    task); each shard's file is the one a task of that shard alone would write.  The games
+    are played in pieces of about job["report_s"] seconds; after each piece but the task's
+    last, the games it has played so far go to job["tally"] (a ProgressTally, when given)
+    under job["key"], so a long task shows progress while it plays.  The pieces join into the
+    rows one call would give (game i depends only on the seed and i), so every file is a pure
+    function of the job: a retry writes the same files again, reporting only adds calls, and
+    a lost report never fails the task."""
     lower_priority(job.get("nice", 0))
     import core_cy
-    from core_cy.play import batch
 
     game = core_cy.load(job["game"])
-    start, count, tally = job["start"], job["count"], job.get("tally")
-    pieces, played, began = [], 0, time.monotonic()
-    while played < count:
-        # the first piece is one game (a rate to size the next); then about report_s each
-        size = 1 if not played else max(1, int(played / max(time.monotonic() - began, 1e-6)
-                                               * job.get("report_s", 2.0)))
-        pieces.append(batch.play_columns(
-            game, seed=job["seed"], start=start + played, count=min(size, count - played),
-            experiment=job["experiment"], **job["play"]))
-        played += len(pieces[-1]["game_index"])
-        if tally is not None and played < count:
-            try:
-                tally.report.remote(job["key"], played)  # fire and forget
-            except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
-                tally = None
-    rows = result_batch({name: np.concatenate([p[name] for p in pieces])
-                         for name in pieces[0]}, batch.game_facts(game, job["play"]["players"]))
+    began = time.monotonic()
+    progress = _Progress(job, sum(count for _, count in job["shards"]))
     fs, root = filesystem(job["root"])
-    table = storage_table(rows)
-    entry = write_shard(table, fs, root, start, count)
-    return {"games": rows.num_rows,
-            "shard": {**entry, "statistics": write_statistics(table, fs, root, entry)}}
+    entries = []
+    for start, count in job["shards"]:
+        table = storage_table(_play(game, job, start, count, progress))
+        entry = write_shard(table, fs, root, start, count)
+        entries.append({**entry, "statistics": write_statistics(table, fs, root, entry)})
+    return {"games": sum(e["rows"] for e in entries), "shards": entries,
+            "seconds": time.monotonic() - began}
+
+
+class _Progress:
+    """The games a task has played, reported to its tally after each piece but the last,
+    and the size of the next piece: one game first (a rate to size the next), then about
+    job["report_s"] seconds of play."""
+
+    def __init__(self, job: dict, total: int):
+        self.tally, self.key, self.total = job.get("tally"), job.get("key"), total
+        self.every, self.played, self.began = job.get("report_s", 2.0), 0, time.monotonic()
+
+    def piece(self, left: int) -> int:
+        if not self.played:
+            return 1
+        rate = self.played / max(time.monotonic() - self.began, 1e-6)
+        return min(left, max(1, int(rate * self.every)))
+
+    def add(self, games: int) -> None:
+        self.played += games
+        if self.tally is not None and self.played < self.total:
+            try:
+                self.tally.report.remote(self.key, self.played)  # fire and forget
+            except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
+                self.tally = None
+
+
+def _play(game, job: dict, start: int, count: int, progress: _Progress):
+    """The rows of games start..start+count-1 (services.storage.result_batch), in pieces."""
+    from core_cy.play import batch
+
+    pieces, played = [], 0
+    while played < count:
+        pieces.append(batch.play_columns(
+            game, seed=job["seed"], start=start + played, count=progress.piece(count - played),
+            experiment=job["experiment"], **job["play"]))
+        games = len(pieces[-1]["game_index"])
+        played += games
+        progress.add(games)
+    return result_batch({name: np.concatenate([p[name] for p in pieces]) for name in pieces[0]},
+                        batch.game_facts(game, job["play"]["players"]))
 
 
 def write_statistics(table, fs, root: str, entry: dict) -> dict:

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from product import PRODUCT, product_env
 from ray_support import ray_local  # noqa: F401  (session fixture)
 
@@ -85,6 +87,62 @@ def test_same_rows_with_one_worker_or_many_and_any_shard_size(ray_local, tmp_pat
     rows = _rows(tmp_path / "one" / "exp")
     assert len(rows) == 800
     assert rows == _rows(tmp_path / "many" / "exp")
+
+
+def _written(root: Path) -> dict[str, bytes]:
+    """Every shard file and statistics table under `root`, by path, as bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("shard-*")) if not p.name.startswith(".")}
+
+
+@pytest.mark.parametrize("sizes", [[3], [2, 1, 4], [8]])
+def test_same_files_whatever_shards_a_task_plays(ray_local, tmp_path, monkeypatch, sizes):
+    """A task may play several consecutive shards of a cell (services.runner._task_size):
+    every shard's file and table are byte for byte those of one task per shard, and the
+    manifest lists the same entries, whatever the grouping and the tasks in flight."""
+    from services import runner
+    from services.storage import read_manifest
+
+    spec = _spec(games_per_arm=750)  # 8 shards per cell, the last of 50 games
+    assert run_experiment(spec, str(tmp_path / "one"), "exp", max_in_flight=3) == "done"
+    asked = iter(sizes * 8)
+    monkeypatch.setattr(runner, "_task_size", lambda state, left, slots: next(asked))
+    tasks = []
+    real = runner.play_shards
+
+    class Counting:
+        @staticmethod
+        def remote(job):
+            tasks.append([start for start, _ in job["shards"]])
+            return real.remote(job)
+
+    monkeypatch.setattr(runner, "play_shards", Counting)
+    assert run_experiment(spec, str(tmp_path / "grouped"), "exp", max_in_flight=2) == "done"
+    assert max(map(len, tasks)) == min(max(sizes), 8) and len(tasks) < 16
+    one, grouped = _written(tmp_path / "one" / "exp"), _written(tmp_path / "grouped" / "exp")
+    assert len(one) == 32 and one == grouped
+    entries = [{k: v for k, v in e.items() if k != "mtime_ns"}
+               for e in read_manifest(str(tmp_path / "grouped" / "exp"))["shards"]]
+    assert entries == [{k: v for k, v in e.items() if k != "mtime_ns"}
+                       for e in read_manifest(str(tmp_path / "one" / "exp"))["shards"]]
+
+
+@given(seconds=st.floats(0, 1e4), shards=st.integers(0, 10**6), left=st.integers(1, 10**7),
+       slots=st.integers(1, 10**4))
+@settings(max_examples=200, deadline=None)
+def test_a_task_plays_about_task_seconds_of_shards_and_leaves_every_slot_work(
+        seconds, shards, left, slots):
+    from services.runner import TASK_SECONDS, _task_size
+
+    state = {"task_seconds": seconds, "task_shards": shards} if shards else {}
+    k = _task_size(state, left, slots)
+    assert 1 <= k <= max(1, left // slots)
+    if not shards:
+        assert k == 1  # no rate yet: one shard per task
+    elif k > 1:
+        assert k * seconds / shards <= TASK_SECONDS * (1 + 1e-9)
+    elif left // slots >= 2:
+        assert 2 * seconds / shards > TASK_SECONDS  # two shards would be too long
 
 
 def test_arms_share_seeds_game_by_game(ray_local, tmp_path):
@@ -377,7 +435,7 @@ def test_shard_workers_play_at_the_configured_niceness(tmp_path):
                               worker_nice=7), run_worker=False)
     assert app.state.worker.worker_nice == 7
     spec = _spec()
-    job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], 0, 10,
+    job = runner._job(spec, "e", "/tmp/x", spec.cells()[0], [(0, 10)],
                       nice=app.state.worker.worker_nice)
     assert job["nice"] == 7
     probe = ("import os; from services.shard import lower_priority; base = os.nice(0); "
