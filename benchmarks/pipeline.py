@@ -47,10 +47,12 @@ from core_cy.play import batch  # noqa: E402
 
 import pipelines  # noqa: E402
 from pipelines import sufficient  # noqa: E402
+from services import runner  # noqa: E402
 from services.runner import init_ray, run_experiment  # noqa: E402
 from services.shard import write_statistics  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402
 from services.storage import cell_dir, filesystem, shard_name, write_shard  # noqa: E402
+from services.worker import PROGRESS_INTERVAL_S  # noqa: E402
 
 
 def _rss_kib(pid: int) -> int:
@@ -129,12 +131,27 @@ def single_process_rate(players: int, games: int) -> float:
     return games / (time.perf_counter() - t)
 
 
+class _CountedTasks:
+    """services.runner.play_shards, counting the tasks and the shards they play."""
+
+    def __init__(self):
+        self.tasks, self.shards, self.real = 0, 0, runner.play_shards
+
+    def remote(self, job):
+        self.tasks += 1
+        self.shards += len(job["shards"])
+        return self.real.remote(job)
+
+
 def run(spec: ExperimentSpec, out: str, verbose: bool = False) -> dict:
     """Plays `spec` on the Ray this process is connected to; wall and CPU time, first
-    progress, peak RSS of the process tree."""
+    progress, peak RSS of the process tree, the tasks and shards the driver issued, and the
+    registry writes the job queue would make of its progress (services.worker: at most one
+    per PROGRESS_INTERVAL_S while running, and the last)."""
     sampler = RssSampler()
     sampler.start()
-    first = {}
+    first, writes = {}, {"calls": 0, "writes": 0, "last": float("-inf")}
+    counted = runner.play_shards = _CountedTasks()
     cpu_before = tree_cpu_seconds()
     driver_before = time.process_time()
     submitted = time.perf_counter()
@@ -142,8 +159,16 @@ def run(spec: ExperimentSpec, out: str, verbose: bool = False) -> dict:
     def progress(p):
         if p.done > 0 and "t" not in first:
             first["t"] = time.perf_counter() - submitted
+        now = time.monotonic()
+        writes["calls"] += 1
+        if p.status != "running" or now - writes["last"] >= PROGRESS_INTERVAL_S:
+            writes["writes"] += 1
+            writes["last"] = now
 
-    status = run_experiment(spec, out, "bench", progress=progress)
+    try:
+        status = run_experiment(spec, out, "bench", progress=progress)
+    finally:
+        runner.play_shards = counted.real
     sim = time.perf_counter() - submitted
     driver = time.process_time() - driver_before
     cpu_after = tree_cpu_seconds()
@@ -154,17 +179,47 @@ def run(spec: ExperimentSpec, out: str, verbose: bool = False) -> dict:
     sampler.join()
     assert status == "done", status
     return {"sim": sim, "cpu": sum(cpu_after[p] - cpu_before.get(p, 0.0) for p in cpu_after),
-            "first": first.get("t", float("nan")), "peak_kib": sampler.peak, "driver": driver}
+            "first": first.get("t", float("nan")), "peak_kib": sampler.peak, "driver": driver,
+            "tasks": counted.tasks, "shards": counted.shards, "progress": writes["calls"],
+            "writes": writes["writes"]}
 
 
 def shard_report(spec: ExperimentSpec, root: str, m: dict) -> str:
-    """The driver's CPU per shard task and the size of the shard files."""
+    """The driver's CPU per task and per game, the tasks it issued, the registry writes, and
+    the bytes written per shard (its file and its statistics table) and per game."""
     files = list(Path(root).rglob("shard-*.parquet"))
     size = sum(f.stat().st_size for f in files)
-    return (f"driver CPU {1000 * m['driver'] / len(files):.1f} ms per shard task "
-            f"({len(files)} tasks: at most ~{len(files) / m['driver']:,.0f} tasks/s per "
-            f"driver core); shard files {size / len(files) / 2**20:.2f} MiB each, "
-            f"{size / spec.total_games():.0f} bytes per game")
+    tables = sum(f.stat().st_size for f in Path(root).rglob("shard-*.parquet.stats"))
+    games = spec.total_games()
+    return (f"driver CPU {m['driver']:.2f} s for {m['tasks']} tasks of {m['shards']} shards "
+            f"({m['shards'] / m['tasks']:.1f} shards per task): "
+            f"{1000 * m['driver'] / m['tasks']:.2f} ms per task, "
+            f"{1e6 * m['driver'] / games:.1f} us per game (at most "
+            f"~{games / m['driver']:,.0f} games/s and ~{m['tasks'] / m['driver']:,.0f} tasks/s "
+            f"per driver core); {m['tasks'] / m['sim']:.1f} tasks/s issued; registry writes "
+            f"{m['writes']} ({m['writes'] / m['sim']:.2f}/s, of {m['progress']} progress "
+            f"calls); per shard {size / len(files) / 2**20:.3f} MiB of rows + "
+            f"{tables / len(files) / 1024:.1f} KiB of statistics table, "
+            f"{(size + tables) / games:.1f} bytes per game")
+
+
+def read_cost(root: str) -> str:
+    """What a fresh process pays for the figures of the finished experiment at `root`:
+    checking its files against the manifest (pipelines.dataset.verify), and the summary
+    (its statistics tables read and merged), CPU seconds each."""
+    from pipelines import dataset
+
+    pipelines.summary(root)  # the code paths warm (imports, Polars): what is timed is reading
+    dataset._VERDICTS.clear()
+    sufficient._TABLES.clear()
+    sufficient._MERGED.clear()
+    check = _timed(lambda: dataset.verify(root))[1]
+    dataset._VERDICTS.clear()
+    summary = _timed(lambda: pipelines.summary(root))[1]
+    shards = len(list(Path(root).rglob("shard-*.parquet")))
+    return (f"figures' read cost, cold: verify {1000 * check:.0f} ms CPU, summary (verify "
+            f"included) {1000 * summary:.0f} ms CPU for {shards} shards = "
+            f"{1000 * summary / shards:.2f} ms per shard")
 
 
 def on_clusters(spec: ExperimentSpec, nodes: list[int], cpus: int, single: float,
@@ -183,7 +238,8 @@ def on_clusters(spec: ExperimentSpec, nodes: list[int], cpus: int, single: float
                 m = run(spec, out, verbose)
             finally:
                 ray.shutdown()
-                print("  " + shard_report(spec, os.path.join(out, "bench"), m))
+            print("  " + shard_report(spec, os.path.join(out, "bench"), m))
+            print("  " + read_cost(os.path.join(out, "bench")))
         games = spec.total_games()
         rates[count] = games / m["sim"]
         print(f"head + {count} worker node(s) of {cpus} CPU: cluster up in {started:.1f} s; "
@@ -270,11 +326,15 @@ def main() -> None:
     ap.add_argument("--nodes", default=None, help="comma-separated worker node counts: run "
                     "on a local multi-node cluster of each size instead of a local Ray")
     ap.add_argument("--cpus-per-node", type=int, default=1)
+    ap.add_argument("--task-seconds", type=float, default=runner.TASK_SECONDS,
+                    help="services.runner.TASK_SECONDS: the play a task is given (0: one "
+                    "shard per task, as before tasks played several)")
     ap.add_argument("--scale-games", type=int, default=100_000_000,
                     help="games of the synthetic experiment summarised at scale (0: none)")
     ap.add_argument("--scale-shard", type=int, default=50_000,
                     help="games per shard of the synthetic experiment")
     args = ap.parse_args()
+    runner.TASK_SECONDS = args.task_seconds
 
     spec = ExperimentSpec.model_validate(
         {"name": "bench", "game": "maori", "players": args.players, "agents": "random",
@@ -307,6 +367,7 @@ def main() -> None:
     sim, run_cpu = m["sim"], m["cpu"]
 
     print(shard_report(spec, os.path.join(out, "bench"), m))
+    print(read_cost(os.path.join(out, "bench")))
     t = time.perf_counter()
     table = pipelines.summary(os.path.join(out, "bench"))
     agg = time.perf_counter() - t

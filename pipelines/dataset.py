@@ -137,13 +137,18 @@ def _same_bytes(fs: pafs.FileSystem, info: pafs.FileInfo, sha256: str) -> bool:
     return _VERDICTS[key]
 
 
-def _problem(fs: pafs.FileSystem, info: pafs.FileInfo, entry: dict) -> str | None:
-    """What is wrong with a file against its manifest entry (Damage.problem), or None."""
+def _problem(fs: pafs.FileSystem, info: pafs.FileInfo, entry: dict, as_written: bool = False
+             ) -> str | None:
+    """What is wrong with a file against its manifest entry (Damage.problem), or None.
+    `as_written`: a file whose size and modification time are those its writer recorded
+    (the entry's mtime_ns) is taken as written, without reading it."""
     if info.type != pafs.FileType.File:
         return "missing"
     if info.size != entry["bytes"]:
         return "empty" if info.size == 0 else (
             "truncated" if info.size < entry["bytes"] else "longer")
+    if as_written and entry.get("mtime_ns") is not None and info.mtime_ns == entry["mtime_ns"]:
+        return None
     return None if _same_bytes(fs, info, entry["sha256"]) else "damaged"
 
 
@@ -159,11 +164,16 @@ def read_manifest(path: str) -> dict | None:
         manifest.get("format") == MANIFEST_FORMAT else None
 
 
-def verify(path: str) -> Integrity:
+def verify(path: str, rows: bool = True) -> Integrity:
     """The experiment's files against its manifest: each shard (and each companion file an
     entry names: a nested {"path", "bytes", "sha256"}) must have its written byte size and
     SHA-256; one listing of the files per call, each file's bytes hashed once per (path,
-    size, mtime)."""
+    size, mtime).  `rows=False` is for a reader that reads the companions (the statistics
+    tables), not the shards' rows: a shard whose size and modification time are those its
+    writer recorded in the manifest is taken as written without being read (the premise of
+    the cache above: a file is never changed without its mtime changing), and only shards
+    changed since (damaged, replayed, or copied without their times) are hashed; the
+    companions are always hashed, as every reader of rows hashes the shards."""
     path = _local(path)
     manifest = read_manifest(path)
     if manifest is None:
@@ -174,11 +184,12 @@ def verify(path: str) -> Integrity:
     scheme = path.split("://")[0] + "://" if "://" in path else ""
     sound, damaged = [], []
     for entry in manifest["shards"]:
-        files = [entry, *(v for v in entry.values() if isinstance(v, dict) and "sha256" in v)]
+        companions = [v for v in entry.values() if isinstance(v, dict) and "sha256" in v]
         problem = None
-        for file in files:
+        for file in [entry, *companions]:
             full = f"{base}/{file['path']}"
-            problem = problem or _problem(fs, found.get(full) or fs.get_file_info(full), file)
+            problem = problem or _problem(fs, found.get(full) or fs.get_file_info(full), file,
+                                          as_written=not rows and file is entry)
         if problem:
             damaged.append(Damage(entry["path"], problem, entry["games"], entry["arm"],
                                   entry["players"]))

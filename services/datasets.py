@@ -29,12 +29,13 @@ log = logging.getLogger("meeplelab.figures")
 
 
 # ---- the shards against the manifest ------------------------------------------------------
-def integrity(root: str) -> dict | None:
-    """The experiment's files against its manifest (pipelines.dataset.verify), as JSON, when
+def integrity(root: str, rows: bool = True) -> dict | None:
+    """The experiment's files against its manifest (pipelines.dataset.verify; `rows=False`
+    for a figure that reads the statistics tables only), as JSON, when
     a shard is missing, empty, truncated or damaged: the shards and games of the manifest,
     the games not counted, and each bad shard (path, problem, games, arm, players); None
     when every shard verifies, or there is no manifest (a run that has not finished)."""
-    found = dataset.verify(root)
+    found = dataset.verify(root, rows)
     return integrity_of(found) if found.damaged else None
 
 

@@ -15,10 +15,11 @@ Shards are written with Parquet page checksums; a resume reads every shard found
 whole with them verified (shard_entry), and plays again any that is damaged or empty.
 
 A finished experiment keeps a manifest, <results>/<experiment_id>/manifest.json (MANIFEST):
-per shard its path under the experiment, cell, first game, rows, games, byte size and the
-SHA-256 of its bytes, as the shard task wrote it (write_atomically hashes the bytes it
-writes).  Every read of the figures compares the files against it (pipelines.dataset.verify),
-and a replay (services.runner.replay) plays again exactly the shards that differ.
+per shard its path under the experiment, cell, first game, rows, games, byte size, the
+SHA-256 of its bytes and its modification time just after it was written, as the shard task
+wrote it (write_atomically hashes the bytes it writes).  Every read of the figures compares
+the files against it (pipelines.dataset.verify), and a replay (services.runner.replay) plays
+again exactly the shards that differ.
 """
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ def storage_table(batch: pa.RecordBatch) -> pa.Table:
 
 def write_atomically(table: pa.Table | bytes, fs: pafs.FileSystem, path: str) -> dict:
     """Writes the table as Parquet (with page checksums), or bytes as they are, under a
-    temporary name in the same folder, then renames onto `path`; returns {"bytes", "sha256"}
-    of what it wrote (the bytes are hashed in memory, never read back)."""
+    temporary name in the same folder, then renames onto `path`; returns {"bytes", "sha256",
+    "mtime_ns"} of what it wrote (the bytes are hashed in memory, never read back; mtime_ns
+    is the file's modification time once renamed, None where the filesystem has none)."""
     if isinstance(table, bytes):
         data = pa.py_buffer(table)
     else:
@@ -98,7 +100,8 @@ def write_atomically(table: pa.Table | bytes, fs: pafs.FileSystem, path: str) ->
         pq.write_table(table, sink, write_page_checksum=True)
         data = sink.getvalue()
     _write_bytes(data, fs, path)
-    return {"bytes": data.size, "sha256": hashlib.sha256(data).hexdigest()}
+    return {"bytes": data.size, "sha256": hashlib.sha256(data).hexdigest(),
+            "mtime_ns": fs.get_file_info(path).mtime_ns}
 
 
 def write_shard(table: pa.Table, fs: pafs.FileSystem, root: str, start: int, games: int
@@ -130,10 +133,11 @@ def _write_bytes(data, fs: pafs.FileSystem, path: str) -> None:
 
 def shard_entry(fs: pafs.FileSystem, root: str, path: str) -> dict | None:
     """A written shard's manifest entry ({"path" under `root`, "arm", "players", "start",
-    "rows", "games", "bytes", "sha256"}), its bytes read once and parsed with their page
-    checksums verified; None when it is empty or cannot be read (damaged: a flipped byte
+    "rows", "games", "bytes", "sha256", "mtime_ns"}), its bytes read once and parsed with
+    their page checksums verified; None when it is empty or cannot be read (damaged: a flipped byte
     fails its page's CRC, a damaged footer fails to parse)."""
     try:
+        mtime_ns = fs.get_file_info(path).mtime_ns
         with fs.open_input_file(path) as src:
             data = src.read_buffer()
         table = pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
@@ -145,7 +149,7 @@ def shard_entry(fs: pafs.FileSystem, root: str, path: str) -> dict | None:
             "players": int(table.column("players")[0].as_py()),
             "start": shard_start(posixpath.basename(path)), "rows": table.num_rows,
             "games": table.num_rows, "bytes": data.size,
-            "sha256": hashlib.sha256(data).hexdigest()}
+            "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": mtime_ns}
 
 
 def read_manifest(root: str) -> dict | None:

@@ -44,7 +44,7 @@ def spec_of(record: dict) -> ExperimentSpec:
 
 
 async def _kept(record: dict, root: str, question: tuple,
-                answer: Callable[[], Any]) -> Response:
+                answer: Callable[[], Any], rows: bool = True) -> Response:
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
     from the event loop); a computation runs in a thread, in the background when there is a
     last answer to give meanwhile.  The set is named by the registry's status and the games
@@ -53,8 +53,9 @@ async def _kept(record: dict, root: str, question: tuple,
     hashed once), so a shard damaged or replayed since changes the answer.  The last answer
     is only given meanwhile while the run goes on: once it has ended (done, cancelled,
     failed) a dashboard stops polling, so the figures it gets then must be those of every
-    shard it wrote."""
-    bad = await integrity(record, root)
+    shard it wrote.  `rows`: the answer reads the shards' rows (False: their statistics
+    tables only; integrity checks what is read)."""
+    bad = await integrity(record, root, rows)
     version = (record["status"], record["games_written"], json.dumps(bad))
     if record["status"] != "running":
         question = (*question, "settled", version)  # never answered by an older version
@@ -68,14 +69,15 @@ async def _kept(record: dict, root: str, question: tuple,
     return Response(body, media_type="application/json")
 
 
-async def integrity(record: dict, root: str) -> dict | None:
+async def integrity(record: dict, root: str, rows: bool = True) -> dict | None:
     """A finished experiment's shards against its manifest (datasets.integrity, in a thread:
     a listing, and a hash of each file not verified before at its size and mtime), with the
     sentence the page shows (`notice`); None when every shard verifies or the run has not
-    finished (no manifest yet)."""
+    finished (no manifest yet).  `rows=False`: the figure reads the statistics tables only
+    (pipelines.dataset.verify: a shard as its writer recorded it is not read)."""
     if record["status"] in ("queued", "running"):
         return None
-    found = await run_in_threadpool(datasets.integrity, root)
+    found = await run_in_threadpool(datasets.integrity, root, rows)
     if found is not None:
         found["notice"] = datasets.damage_notice(
             found, f"POST /api/experiments/{record['id']}/replay")
@@ -114,7 +116,8 @@ async def summary(include_truncated: bool = TRUNCATED, figures: pipelines.Look =
     the engine version (pipelines.summary).  `interim` while the run is not done."""
     return await _kept(record, root, ("summary", include_truncated, figures),
                        lambda: datasets.records(pipelines.summary(root, include_truncated,
-                                                                  figures)))
+                                                                  figures)),
+                       rows=False)  # its figures read the statistics tables only
 
 
 @router.get("/compare", response_model=list[Row])

@@ -52,6 +52,7 @@ def test_the_manifest_holds_what_each_shard_is(written):
         data = (root / entry["path"]).read_bytes()
         assert entry["bytes"] == len(data)
         assert entry["sha256"] == hashlib.sha256(data).hexdigest()
+        assert entry["mtime_ns"] == (root / entry["path"]).stat().st_mtime_ns
         # the entry a resume rebuilds from the file (one page-checksum-verified read)
         assert storage.shard_entry(fs, base, posixpath.join(base, entry["path"])) == entry
     assert dataset.verify(str(root)).damaged == ()
@@ -129,12 +130,54 @@ def test_a_shard_is_hashed_once_per_path_size_and_mtime(written, monkeypatch):
     assert dataset.verify(str(root)).damaged == () and len(hashed) == 1
 
 
+def test_a_reader_of_the_tables_reads_no_shard_left_as_written(tmp_path, monkeypatch):
+    """verify(rows=False) (the figures that read the statistics tables only) hashes no
+    shard whose size and mtime are those the manifest recorded, and hashes and names one
+    changed since; a reader of rows (the default) hashes every shard once per process."""
+    root, manifest = tmp_path, write_experiment(tmp_path, shards=2)
+    hashed = []
+    real = hashlib.sha256
+    monkeypatch.setattr(dataset.hashlib, "sha256", lambda *a: hashed.append(1) or real(*a))
+    monkeypatch.setattr(dataset, "_VERDICTS", {})  # a fresh process
+    assert dataset.verify(str(root), rows=False).damaged == () and hashed == []
+    assert dataset.verify(str(root)).damaged == () and len(hashed) == len(manifest["shards"])
+    entry = manifest["shards"][2]
+    path = root / entry["path"]
+    mtime = path.stat().st_mtime_ns
+    data = _damage(path, "damaged")
+    try:
+        found = dataset.verify(str(root), rows=False)
+        assert [(d.path, d.problem) for d in found.damaged] == [(entry["path"], "damaged")]
+        assert len(hashed) == len(manifest["shards"]) + 1
+        # changed bytes under the written mtime (as `touch -d` could): taken as written by
+        # a reader of tables (their own hashes stand for the figures), named by one of rows
+        # in a new process (this one's verdict on those size and mtime is kept)
+        os.utime(path, ns=(mtime, mtime))
+        assert dataset.verify(str(root), rows=False).damaged == ()
+        monkeypatch.setattr(dataset, "_VERDICTS", {})
+        assert [d.path for d in dataset.verify(str(root)).damaged] == [entry["path"]]
+    finally:
+        _restore(path, data, mtime)
+
+
+def test_an_old_manifest_without_write_times_is_hashed_by_every_reader(tmp_path, monkeypatch):
+    manifest = write_experiment(tmp_path, shards=2, arms=("a",))
+    for entry in manifest["shards"]:
+        del entry["mtime_ns"]
+    storage.write_manifest(str(tmp_path), manifest["shards"], "exp", 11)
+    hashed = []
+    real = hashlib.sha256
+    monkeypatch.setattr(dataset.hashlib, "sha256", lambda *a: hashed.append(1) or real(*a))
+    monkeypatch.setattr(dataset, "_VERDICTS", {})
+    assert dataset.verify(str(tmp_path), rows=False).damaged == () and len(hashed) == 2
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture])
 @given(shard=st.integers(0, 7), where=st.floats(0, 1, exclude_max=True),
-       flip=st.integers(1, 255), cut=st.booleans())
+       flip=st.integers(1, 255), cut=st.booleans(), rows=st.booleans())
 def test_any_single_damage_is_named_never_read_as_other_values(written, shard, where, flip,
-                                                               cut):
+                                                               cut, rows):
     """Any one byte changed, or any cut, in any shard: exactly that shard is named and the
     figures equal those of the other shards' rows (never silently different, never a panic)."""
     root, manifest = written
@@ -150,7 +193,7 @@ def test_any_single_damage_is_named_never_read_as_other_values(written, shard, w
             changed = bytearray(data)
             changed[at] ^= flip
             path.write_bytes(bytes(changed))
-        integrity = dataset.verify(str(root))
+        integrity = dataset.verify(str(root), rows)
         assert [d.path for d in integrity.damaged] == [entry["path"]]
         kept = [e for e in manifest["shards"] if e is not entry]
         games = pipelines.summary(str(root)).filter(pl.col("seat") == 0)
