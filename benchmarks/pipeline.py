@@ -11,6 +11,11 @@ CPUs (tests/ray_support.local_cluster, all on 127.0.0.1), and the scaling per ad
 printed.  Nodes on one machine share its cores: the scaling shows what Ray's scheduling,
 the Parquet writes and the driver cost as nodes are added, never more than the cores there are.
 
+With `--nodes`, each cluster's run also prints the driver's CPU per task and per game, the
+tasks and shards it issued (`--task-seconds 0`: one shard per task, as before tasks played
+several), the registry writes the job queue would make of its progress, the bytes written
+per shard, and what a fresh process pays to read the figures (verify and summary).
+
 Prints, measured in the same run:
 - single-process engine throughput (core_cy.play.batch.play in this process, no Ray);
 - end-to-end games/s of run_experiment (Ray tasks + Parquet writes), and its ratio to twice
@@ -213,12 +218,16 @@ def read_cost(root: str) -> str:
     dataset._VERDICTS.clear()
     sufficient._TABLES.clear()
     sufficient._MERGED.clear()
-    check = _timed(lambda: dataset.verify(root))[1]
+    rows = _timed(lambda: dataset.verify(root))[1]
+    dataset._VERDICTS.clear()
+    tables = _timed(lambda: dataset.verify(root, rows=False))[1]
     dataset._VERDICTS.clear()
     summary = _timed(lambda: pipelines.summary(root))[1]
     shards = len(list(Path(root).rglob("shard-*.parquet")))
-    return (f"figures' read cost, cold: verify {1000 * check:.0f} ms CPU, summary (verify "
-            f"included) {1000 * summary:.0f} ms CPU for {shards} shards = "
+    return (f"figures' read cost in a fresh process, {shards} shards: verify for a reader of "
+            f"rows (every shard hashed) {1000 * rows:.0f} ms CPU, for a reader of the tables "
+            f"(tables hashed, shards as written not read) {1000 * tables:.0f} ms CPU; summary "
+            f"(its verify included) {1000 * summary:.0f} ms CPU = "
             f"{1000 * summary / shards:.2f} ms per shard")
 
 

@@ -9,7 +9,8 @@ the probe counted them: read back as other values, an error, or a panic.  Then a
 truncated and 5 damaged shards at once are replayed through POST .../replay and compared
 byte for byte with what was written.  Last, the per-figure read cost: a request of a
 finished experiment's summary (kept answer; each shard's verdict kept), a cold verify
-(every shard hashed) and a verify of 1,000 shards.
+(every shard hashed; for a reader of the statistics tables: the tables hashed, the shards
+as written not read) and a verify of 1,000 shards.
 
     nice -n 19 python -m benchmarks.shard_damage [--damages 200] [--seed 38]
 
@@ -176,7 +177,7 @@ def read_cost(client, eid: str, root: Path) -> dict:
     request = (time.perf_counter() - began) / n
     from services.api import results
 
-    async def unverified(record, root):  # the request as it was before manifests
+    async def unverified(record, root, rows=True):  # the request as before manifests
         return None
 
     verified, results.integrity = results.integrity, unverified
@@ -190,6 +191,10 @@ def read_cost(client, eid: str, root: Path) -> dict:
         results.integrity = verified
     dataset._VERDICTS.clear()
     began = time.perf_counter()
+    dataset.verify(str(root), rows=False)
+    cold_tables = time.perf_counter() - began
+    dataset._VERDICTS.clear()
+    began = time.perf_counter()
     dataset.verify(str(root))
     cold = time.perf_counter() - began
     began = time.perf_counter()
@@ -201,12 +206,19 @@ def read_cost(client, eid: str, root: Path) -> dict:
         entries = []
         for copy in range(50):
             for e in manifest["shards"]:
-                rel = e["path"].replace("shard-", f"shard-{copy:03d}")
-                target = Path(tmp) / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(root / e["path"], target)
-                entries.append({**e, "path": rel})
+                entry = {**e, "statistics": dict(e["statistics"])}
+                for file in (entry, entry["statistics"]):
+                    rel = file["path"].replace("shard-", f"shard-{copy:03d}")
+                    (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(root / file["path"], Path(tmp) / rel)  # times kept (cp -p)
+                    file["path"] = rel
+                entries.append(entry)
         storage.write_manifest(tmp, entries, "copy", 0)
+        dataset._VERDICTS.clear()
+        began = time.perf_counter()
+        dataset.verify(tmp, rows=False)
+        cold_1000_tables = time.perf_counter() - began
+        dataset._VERDICTS.clear()
         began = time.perf_counter()
         dataset.verify(tmp)
         cold_1000 = time.perf_counter() - began
@@ -217,8 +229,10 @@ def read_cost(client, eid: str, root: Path) -> dict:
     return {"summary request (kept) ms": round(request * 1000, 2),
             "summary request unverified (as before) ms": round(before * 1000, 2),
             "verify 20 shards cold ms": round(cold * 1000, 2),
+            "verify 20 shards cold, reader of tables ms": round(cold_tables * 1000, 2),
             "verify 20 shards warm ms": round(warm * 1000, 3),
             "verify 1000 shards cold ms": round(cold_1000 * 1000, 1),
+            "verify 1000 shards cold, reader of tables ms": round(cold_1000_tables * 1000, 1),
             "verify 1000 shards warm ms": round(warm_1000 * 1000, 2),
             "shard bytes": sum(e["bytes"] for e in manifest["shards"]) // 20}
 

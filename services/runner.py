@@ -50,8 +50,8 @@ POLL_SECONDS = 1.0
 # The progress's rate (and so its ETA) is that of the last this many seconds of play.
 RATE_WINDOW_SECONDS = 30.0
 # A task plays consecutive shards of one cell for about this long (at the shards' measured
-# rate; one shard per task until one has finished), fewer when the wave's shards left would
-# not keep every task slot busy: docs/lab/scaling.md has the driver's cost per task.
+# rate), fewer when the wave's shards left would not keep every task slot busy
+# (_task_size): the driver's cost is per task (docs/lab/scaling.md).
 TASK_SECONDS = 10.0
 
 
@@ -153,15 +153,15 @@ def _tally():
 
 # ---- the driver --------------------------------------------------------------------------
 def _task_size(state: dict, left: int, slots: int) -> int:
-    """How many shards the next task plays: about TASK_SECONDS of play at the seconds per
-    shard of the tasks finished so far (one until a task has finished), and at most the
-    shards `left` to submit per task `slots`, so that the last ones still spread over every
-    slot."""
+    """How many shards the next task plays: at most the shards `left` to submit per task
+    `slots` (every slot gets work, and so does the wave's tail), and once a task has
+    finished, about TASK_SECONDS of play at the seconds per shard measured so far."""
+    most = max(1, left // slots)
     shards = state.get("task_shards", 0)
     if not shards:
-        return 1
+        return most
     per_shard = max(state["task_seconds"] / shards, 1e-6)
-    return max(1, min(int(TASK_SECONDS / per_shard), left // slots))
+    return max(1, min(int(TASK_SECONDS / per_shard), most))
 
 
 def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set],
