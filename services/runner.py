@@ -152,11 +152,12 @@ def _tally():
 
 
 # ---- the driver --------------------------------------------------------------------------
-def _task_size(state: dict, left: int, slots: int) -> int:
-    """How many shards the next task plays: at most the shards `left` to submit per task
-    `slots` (every slot gets work, and so does the wave's tail), and once a task has
-    finished, about TASK_SECONDS of play at the seconds per shard measured so far."""
-    most = max(1, left // slots)
+def _task_size(state: dict, left: int, cpus: int) -> int:
+    """How many shards the next task plays: at most the `left` shards to submit shared
+    among the cluster's `cpus` (guided self-scheduling: tasks shrink as the wave's end
+    nears, so its last ones still spread over every CPU), and once a task has finished,
+    about TASK_SECONDS of play at the seconds per shard measured so far."""
+    most = max(1, -(-left // cpus))
     shards = state.get("task_shards", 0)
     if not shards:
         return most
@@ -269,9 +270,12 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}".strip()
 
 
+def _cluster_cpus() -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", os.cpu_count() or 1)))
+
+
 def _default_in_flight() -> int:
-    cpus = int(ray.cluster_resources().get("CPU", os.cpu_count() or 1))
-    return max(2, 2 * cpus)  # keep every worker busy while results come back
+    return max(2, 2 * _cluster_cpus())  # keep every worker busy while results come back
 
 
 class _Clock:
@@ -351,7 +355,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         report(status, error)
         return status
 
-    slots = max_in_flight or _default_in_flight()
+    slots, cpus = max_in_flight or _default_in_flight(), _cluster_cpus()
 
     def to_play(begin: int, end: int) -> Iterator[tuple[int, dict]]:
         """The wave's tasks, lazily: per block of consecutive shard starts (_task_size of
@@ -359,7 +363,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         starts = range(begin, end, spec.shard_size)
         at = 0
         while at < len(starts):
-            block = starts[at:at + _task_size(state, (len(starts) - at) * len(cells), slots)]
+            block = starts[at:at + _task_size(state, (len(starts) - at) * len(cells), cpus)]
             at += len(block)
             for i in range(len(cells)):
                 mine = [(s, min(spec.shard_size, end - s)) for s in block

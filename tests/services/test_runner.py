@@ -1,5 +1,6 @@
 """The Ray runner: layout, reproducibility whatever the sharding, resume, cancel, failure,
 stop_when, agent rotation and progress."""
+import math
 import os
 import threading
 from pathlib import Path
@@ -106,7 +107,7 @@ def test_same_files_whatever_shards_a_task_plays(ray_local, tmp_path, monkeypatc
     spec = _spec(games_per_arm=750)  # 8 shards per cell, the last of 50 games
     assert run_experiment(spec, str(tmp_path / "one"), "exp", max_in_flight=3) == "done"
     asked = iter(sizes * 8)
-    monkeypatch.setattr(runner, "_task_size", lambda state, left, slots: next(asked))
+    monkeypatch.setattr(runner, "_task_size", lambda state, left, cpus: next(asked))
     tasks = []
     real = runner.play_shards
 
@@ -135,20 +136,21 @@ def _timeless(value):
 
 
 @given(seconds=st.floats(0, 1e4), shards=st.integers(0, 10**6), left=st.integers(1, 10**7),
-       slots=st.integers(1, 10**4))
+       cpus=st.integers(1, 10**4))
 @settings(max_examples=200, deadline=None)
-def test_a_task_plays_about_task_seconds_of_shards_and_leaves_every_slot_work(
-        seconds, shards, left, slots):
+def test_a_task_plays_about_task_seconds_of_shards_and_leaves_every_cpu_work(
+        seconds, shards, left, cpus):
     from services.runner import TASK_SECONDS, _task_size
 
     state = {"task_seconds": seconds, "task_shards": shards} if shards else {}
-    k = _task_size(state, left, slots)
-    assert 1 <= k <= max(1, left // slots)
+    k = _task_size(state, left, cpus)
+    share = math.ceil(left / cpus)  # the shards left shared among the CPUs
+    assert 1 <= k <= share
     if not shards:
-        assert k == max(1, left // slots)  # no rate yet: the wave spread over the slots
+        assert k == share  # no rate yet: the wave shared among the CPUs
     elif k > 1:
         assert k * seconds / shards <= TASK_SECONDS * (1 + 1e-9)
-    elif left // slots >= 2:
+    elif share >= 2:
         assert 2 * seconds / shards > TASK_SECONDS  # two shards would be too long
 
 
@@ -313,6 +315,7 @@ def test_tasks_in_flight_are_bounded(ray_local, tmp_path, monkeypatch):
         return real_wait(refs, **kw)
 
     monkeypatch.setattr(runner.ray, "wait", counting_wait)
+    monkeypatch.setattr(runner, "_task_size", lambda state, left, cpus: 1)  # 8 tasks
     assert run_experiment(_spec(), str(tmp_path), "exp", max_in_flight=3) == "done"
     assert max(seen) == 3
 
