@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import queue
 import secrets
 import tempfile
 import threading
@@ -528,8 +529,11 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
               report, shard_done=None, poll=None):
     """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
     and handles them in completion order; returns None when the wave is complete, else
-    (status, error)."""
+    (status, error).  Each task, as it finishes, puts itself on a queue (its future's
+    callback): the driver's cost per finished task does not grow with the tasks in flight,
+    as one ray.wait over all of them would (docs/lab/scaling.md)."""
     pending: dict = {}
+    finished: queue.SimpleQueue = queue.SimpleQueue()
     more = True
     while more or pending:
         if cancelled():
@@ -543,9 +547,10 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
             i, task = job
             ref = play_shards.remote(task)
             pending[ref] = (i, task["key"], time.monotonic())
+            ref.future().add_done_callback(lambda _, ref=ref: finished.put(ref))
         if not pending:
             continue
-        ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.25)
+        ready = _finished(finished, pending)
         if poll is not None and poll(pending, state) and not ready:
             report()
         for ref in ready:
@@ -565,6 +570,20 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
             state.setdefault("shards", {}).update((e["path"], e) for e in out["shards"])
             report()
     return ("cancelled", None) if cancelled() else None
+
+
+def _finished(finished: queue.SimpleQueue, pending: dict) -> list:
+    """The tasks of `pending` that have finished: those on the queue, waiting at most 0.25 s
+    for the first (refs of tasks cancelled before are skipped)."""
+    try:
+        refs = [finished.get(timeout=0.25)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            refs.append(finished.get_nowait())
+        except queue.Empty:
+            return [ref for ref in refs if ref in pending]
 
 
 def _cancel_all(pending: dict) -> None:

@@ -307,17 +307,21 @@ def test_arm_names_are_one_path_segment(ray_local, tmp_path):
 def test_tasks_in_flight_are_bounded(ray_local, tmp_path, monkeypatch):
     import services.runner as runner
 
-    seen = []
-    real_wait = runner.ray.wait
+    submitted, handled, flying = [], [], []
+    real = runner.play_shards
 
-    def counting_wait(refs, **kw):
-        seen.append(len(refs))
-        return real_wait(refs, **kw)
+    class Counting:
+        @staticmethod
+        def remote(job):
+            submitted.append(job["key"])
+            flying.append(len(submitted) - len(handled))  # submitted, not yet handled
+            return real.remote(job)
 
-    monkeypatch.setattr(runner.ray, "wait", counting_wait)
+    monkeypatch.setattr(runner, "play_shards", Counting)
     monkeypatch.setattr(runner, "_task_size", lambda state, left, cpus: 1)  # 8 tasks
-    assert run_experiment(_spec(), str(tmp_path), "exp", max_in_flight=3) == "done"
-    assert max(seen) == 3
+    assert run_experiment(_spec(), str(tmp_path), "exp", max_in_flight=3,
+                          shard_done=lambda seconds, games: handled.append(games)) == "done"
+    assert len(submitted) == len(handled) == 8 and max(flying) == 3
 
 
 def _descendants(root: int) -> set[int]:
