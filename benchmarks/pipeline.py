@@ -266,6 +266,46 @@ def on_clusters(spec: ExperimentSpec, nodes: list[int], cpus: int, single: float
                   f"it has {os.cpu_count()}, shared)")
 
 
+def completion_cost(counts: list[int]) -> None:
+    """The driver's CPU to learn of one finished task with `count` tasks in flight: one
+    ray.wait over all of them (as the driver did), against the runner's way (each task's
+    future puts it on a queue: services.runner._finished).  Tasks that sleep, on a local Ray
+    of one CPU: what is measured is the driver's bookkeeping, not play."""
+    import queue
+
+    import ray
+
+    @ray.remote(num_cpus=1)
+    def hold(seconds: float) -> int:
+        time.sleep(seconds)
+        return 1
+
+    init_ray(num_cpus=1)
+    try:
+        for count in counts:
+            refs = [hold.remote(600) for _ in range(count)]
+            waits = _timed(lambda: [ray.wait(refs, num_returns=1, timeout=0)
+                                    for _ in range(20)])[1] / 20
+            finished = queue.SimpleQueue()
+            done = [ray.put(1) for _ in range(1000)]
+            pending = {ref: None for ref in [*refs, *done]}
+
+            def learn():  # the callbacks (Ray's threads: this process's CPU too), the drain
+                for ref in done:
+                    ref.future().add_done_callback(lambda _, ref=ref: finished.put(ref))
+                got = 0
+                while got < len(done):
+                    got += len(runner._finished(finished, pending))
+
+            took = _timed(learn)[1]
+            print(f"{count:,} tasks in flight: ray.wait over them {1000 * waits:.2f} ms CPU per "
+                  f"call; the queue: {1000 * took / len(done):.4f} ms CPU per finished task")
+            for ref in refs:
+                ray.cancel(ref, force=True)
+    finally:
+        ray.shutdown()
+
+
 def _linked_shards(real: str, root: str, starts: list[int], players: int) -> None:
     """Shards `starts` of arm 'a': hard links to the real shard at `real` and its table."""
     folder = cell_dir(root, "a", players)
@@ -340,10 +380,16 @@ def main() -> None:
                     "shard per task, as before tasks played several)")
     ap.add_argument("--scale-games", type=int, default=100_000_000,
                     help="games of the synthetic experiment summarised at scale (0: none)")
+    ap.add_argument("--completion", default=None, help="comma-separated tasks-in-flight "
+                    "counts: only the driver's cost to learn of a finished task (ray.wait over "
+                    "all, against the runner's queue)")
     ap.add_argument("--scale-shard", type=int, default=50_000,
                     help="games per shard of the synthetic experiment")
     args = ap.parse_args()
     runner.TASK_SECONDS = args.task_seconds
+    if args.completion:
+        completion_cost([int(n) for n in args.completion.split(",")])
+        return
 
     spec = ExperimentSpec.model_validate(
         {"name": "bench", "game": "maori", "players": args.players, "agents": "random",
