@@ -12,8 +12,7 @@ printed.  Nodes on one machine share its cores: the scaling shows what Ray's sch
 the Parquet writes and the driver cost as nodes are added, never more than the cores there are.
 
 With `--nodes`, each cluster's run also prints the driver's CPU per task and per game, the
-tasks and shards it issued (`--task-seconds 0`: one shard per task, as before tasks played
-several), the registry writes the job queue would make of its progress, the bytes written
+tasks and shards it issued (`--one-shard-per-task`: as before tasks played several), the registry writes the job queue would make of its progress, the bytes written
 per shard, and what a fresh process pays to read the figures (verify and summary).
 
 Prints, measured in the same run:
@@ -375,9 +374,9 @@ def main() -> None:
     ap.add_argument("--nodes", default=None, help="comma-separated worker node counts: run "
                     "on a local multi-node cluster of each size instead of a local Ray")
     ap.add_argument("--cpus-per-node", type=int, default=1)
-    ap.add_argument("--task-seconds", type=float, default=runner.TASK_SECONDS,
-                    help="services.runner.TASK_SECONDS: the play a task is given (0: one "
-                    "shard per task, as before tasks played several)")
+    ap.add_argument("--one-shard-per-task", action="store_true",
+                    help="every task plays one shard, as before tasks played several (the "
+                    "driver's cost compared)")
     ap.add_argument("--scale-games", type=int, default=100_000_000,
                     help="games of the synthetic experiment summarised at scale (0: none)")
     ap.add_argument("--completion", default=None, help="comma-separated tasks-in-flight "
@@ -386,7 +385,8 @@ def main() -> None:
     ap.add_argument("--scale-shard", type=int, default=50_000,
                     help="games per shard of the synthetic experiment")
     args = ap.parse_args()
-    runner.TASK_SECONDS = args.task_seconds
+    if args.one_shard_per_task:
+        runner._task_size = lambda state, left, cpus: 1
     if args.completion:
         completion_cost([int(n) for n in args.completion.split(",")])
         return

@@ -7,8 +7,9 @@ writes each file under a temporary name in the same folder and renames it, so a 
 restarted task can only ever produce the same files, and a file that exists is complete;
 a shard's file is the same whichever task, and with whichever others, plays it.
 
-Shards are produced lazily (one wave at a time, one shard at a time), so the driver's memory
-does not grow with the number of games; a cancel is seen between any two shards, read or run.
+Tasks are produced lazily (one wave at a time, one task at a time), so the driver's memory
+does not grow with the number of games; a cancel is seen between any two shards read, and
+kills the tasks in flight at once.
 
 `results` is a local folder or any pyarrow.fs URI (s3://bucket/prefix, gs://...).
 """
@@ -51,8 +52,8 @@ POLL_SECONDS = 1.0
 # The progress's rate (and so its ETA) is that of the last this many seconds of play.
 RATE_WINDOW_SECONDS = 30.0
 # A task plays consecutive shards of one cell for about this long (at the shards' measured
-# rate), fewer when the wave's shards left would not keep every task slot busy
-# (_task_size): the driver's cost is per task (docs/lab/scaling.md).
+# rate), fewer when the wave's shards left shared among the CPUs are fewer (_task_size):
+# the driver's cost is per task (docs/lab/scaling.md).
 TASK_SECONDS = 10.0
 
 
