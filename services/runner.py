@@ -25,6 +25,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -154,6 +155,11 @@ def _tally():
 
 
 # ---- the driver --------------------------------------------------------------------------
+def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
+    """(start, count) of the shards that play games begin..end-1 of a cell, lazily."""
+    return ((s, min(size, end - s)) for s in range(begin, end, size))
+
+
 def _task_size(state: dict, left: int, cpus: int) -> int:
     """How many shards the next task plays: at most the `left` shards to submit shared
     among the cluster's `cpus` (guided self-scheduling: tasks shrink as the wave's end
@@ -360,16 +366,14 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     slots, cpus = max_in_flight or _default_in_flight(), _cluster_cpus()
 
     def to_play(begin: int, end: int) -> Iterator[tuple[int, dict]]:
-        """The wave's tasks, lazily: per block of consecutive shard starts (_task_size of
-        them), one task per cell with the block's shards it has not written."""
-        starts = range(begin, end, spec.shard_size)
-        at = 0
-        while at < len(starts):
-            block = starts[at:at + _task_size(state, (len(starts) - at) * len(cells), cpus)]
-            at += len(block)
+        """The wave's tasks, lazily: per block of consecutive shards (_task_size of them),
+        one task per cell with the block's shards it has not written."""
+        shards, left = _shards(begin, end, spec.shard_size), -(-(end - begin) // spec.shard_size)
+        while left > 0:
+            block = list(islice(shards, _task_size(state, left * len(cells), cpus)))
+            left -= len(block)
             for i in range(len(cells)):
-                mine = [(s, min(spec.shard_size, end - s)) for s in block
-                        if shard_name(s) not in written[i]]
+                mine = [(s, count) for s, count in block if shard_name(s) not in written[i]]
                 if mine:
                     job = _job(spec, experiment_id, root_uri, cells[i], mine, nice)
                     yield i, {**job, "tally": tally, "report_s": REPORT_SECONDS}
