@@ -4,6 +4,9 @@
     python -m benchmarks.pipeline --games 200000
     python -m benchmarks.pipeline --games 0 --scale-games 1000000000   # the summary only
     python -m benchmarks.pipeline --games 100000 --nodes 1,2   # local multi-node clusters
+    python -m benchmarks.pipeline --games 100000 --shard-size 100 --nodes 2 --scale-games 0 \
+        [--one-shard-per-task]                    # the driver's cost per task and per game
+    python -m benchmarks.pipeline --completion 100,1000,8000   # learning of finished tasks
 
 With `--nodes`, the experiment runs on real multi-node Ray clusters on this machine, one
 after the other: a head without CPUs and 1, then 2, ... worker nodes of `--cpus-per-node`
