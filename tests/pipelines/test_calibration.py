@@ -507,3 +507,20 @@ def test_the_rate_interval_covers_a_tiny_rate_in_a_short_run():
         assert _exact_rate_coverages(n, rates).min() >= 0.95, n
     low, high = st.rate_interval(np.array([1 / 50, 49 / 50]), np.array([0.0196] * 2), 50)
     assert low[0] == 0.0 and high[1] == 1.0 and 0 < high[0] < 1 and 0 < low[1] < 1
+
+
+def test_the_seat_p_value_matches_its_exact_value_where_a_large_family_decides():
+    """Where a family of 1,000 cells of 100 four-player games turns (Benjamini-Hochberg's
+    first thresholds, 5e-5 and 1e-4), the staged permutation p-value is within a factor 2 of
+    the exact one (the permutation null of win counts is Multinomial(100, 1/4):
+    benchmarks.calibration.exact_seat_p, a second implementation), so the family keeps the
+    error of its exact p-values (4.8% +-0.7 over 4,000 families; docs/lab/statistics.md,
+    round 5, row 3)."""
+    from benchmarks.calibration import exact_seat_p
+
+    counts, exact = exact_seat_p(100, 4)
+    rng = np.random.default_rng(5)
+    for low, high in ((2e-5, 5e-5), (5e-5, 1e-4), (1e-4, 2e-4)):
+        row = rng.choice(np.flatnonzero((exact >= low) & (exact < high)))
+        p = st.seat_balance_test(np.repeat(np.eye(4), counts[row], axis=0), tests=1000)[1]
+        assert 0.5 <= p / exact[row] <= 2, (counts[row], p, exact[row])
