@@ -28,6 +28,9 @@
     MEEPLELAB_MAX_QUEUED         running or queued jobs of every kind and token (429 beyond)
     MEEPLELAB_JOB_CPU_SECONDS    CPU budget of one plan or balance search (its process ends
                                  when spent: the job fails saying so)
+    MEEPLELAB_EXPERIMENT_CPU_SECONDS  CPU budget of one experiment (its shard tasks'
+                                 CPU-seconds): it stops when spent, its shards written
+                                 kept; a request's cpu_seconds may ask for less
     MEEPLELAB_PLAN_SECONDS       wall-time budget of a plan's pilot
     MEEPLELAB_MAX_BALANCE_GAMES  most games one balance search may ask for (search and
                                  confirmation, every player count)
@@ -90,7 +93,13 @@ class Settings(BaseSettings):
                                        "(experiments, plans, balance searches) per token")
     max_queued: int = Field(64, ge=1, description="unfinished jobs of every kind and token")
     job_cpu_seconds: int = Field(3600, ge=1, description="CPU budget of one plan or balance "
-                                 "search: its process ends when it is spent")
+                                 "search: its process ends when it is spent (a balance "
+                                 "request's cpu_seconds may ask for less)")
+    experiment_cpu_seconds: int = Field(
+        86_400, ge=1, description="CPU budget of one experiment, the CPU-seconds its shard "
+        "tasks use (across restarts): once spent it issues no more shards, cancels those in "
+        "flight and ends failed saying so, its shards written kept and counted; a spec's "
+        "cpu_seconds may ask for less")
     plan_seconds: float = Field(20.0, gt=0, le=3600, description="wall-time budget of a "
                                 "plan's pilot")
     max_balance_games: int = Field(2_000_000, ge=10, description="most games of one balance "

@@ -161,12 +161,18 @@ def read_manifest(root: str) -> dict | None:
         manifest.get("format") == MANIFEST_FORMAT else None
 
 
-def write_manifest(root: str, shards: list[dict], experiment: str, seed: int) -> dict:
-    """Writes the manifest of a finished experiment (atomically): its shards' entries
-    (shard_entry's keys), sorted by path, and their totals; returns it."""
+def write_manifest(root: str, shards: list[dict], experiment: str, seed: int,
+                   status: str = "done", error: str | None = None) -> dict:
+    """Writes the manifest of an experiment's run that has ended (atomically): its shards'
+    entries (shard_entry's keys), sorted by path, their totals, and how the run ended
+    (`status`: done, or cancelled or failed with its `error`: only the shards written are
+    listed); returns it.  A manifest without a status (written before runs that end early
+    had one) is a done run's."""
     shards = sorted(shards, key=lambda e: e["path"])
     manifest = {"format": MANIFEST_FORMAT, "experiment": experiment, "seed": seed,
-                "games": sum(e["games"] for e in shards), "shards": shards}
+                "status": status, "games": sum(e["games"] for e in shards), "shards": shards}
+    if error:
+        manifest["error"] = error
     fs, base = filesystem(root)
     _write_bytes(json.dumps(manifest, indent=1).encode(), fs, posixpath.join(base, MANIFEST))
     return manifest

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import queue
 import signal
@@ -141,7 +142,8 @@ class Worker:
                  worker_nice: int = 0, lanes: dict[str, int] | None = None,
                  job_cpu_seconds: float | None = None, plan_seconds: float = 20.0,
                  limits: dict | None = None, places_per_token: int | None = None,
-                 admins: frozenset[str] = frozenset()):
+                 admins: frozenset[str] = frozenset(),
+                 experiment_cpu_seconds: float | None = None):
         self.registry = registry
         self.results = results
         self.lanes = {"experiment": slots, "plan": 1, "balance": 1, **(lanes or {})}
@@ -151,6 +153,7 @@ class Worker:
         self.shard_done = shard_done
         self.worker_nice = worker_nice
         self.job_cpu_seconds = job_cpu_seconds
+        self.experiment_cpu_seconds = experiment_cpu_seconds
         self.plan_seconds = plan_seconds
         self.limits = limits or {}
         self._pending: dict[str, list[tuple[str, str]]] = {k: [] for k in KINDS}
@@ -360,14 +363,26 @@ class Worker:
                     self._public(error or "the job reported a failure")
                     if outcome == "failed" else None, result=result)
 
+    def _budget(self, asked: float | None, setting: float | None, name: str
+                ) -> tuple[float | None, str]:
+        """A job's CPU budget: what its request asks for (`asked`), never more than the
+        service's `setting` (named `name`), and what sets it (for the job's message)."""
+        if asked is not None and (setting is None or asked < setting):
+            return asked, "the request's cpu_seconds"
+        return setting, name
+
     def _run(self, eid: str) -> None:
-        from services.runner import run_experiment  # imports Ray: only when work arrives
+        from services.runner import Budget, run_experiment  # imports Ray: only when needed
         from services.spec import ExperimentSpec
 
         cancel = self._claim(eid)
         if cancel is None:
             return
-        spec = ExperimentSpec.model_validate(self.registry.get(eid)["spec"])
+        record = self.registry.get(eid)
+        spec = ExperimentSpec.model_validate(record["spec"])
+        seconds, name = self._budget(spec.cpu_seconds, self.experiment_cpu_seconds,
+                                     "MEEPLELAB_EXPERIMENT_CPU_SECONDS")
+        budget = Budget(seconds, record["cpu_seconds"] or 0.0, name)
         last = [0.0]
         errors: list[str] = []
 
@@ -381,13 +396,17 @@ class Worker:
                 return
             last[0] = now
             try:  # progress is a hint: a failed write is made good by the next one
-                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s)
+                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s,
+                                           cpu_seconds=p.cpu_seconds)
             except sqlite3.Error as exc:
                 log.warning("progress of %s not written: %s", eid, exc)
 
         try:
-            outcome = run_experiment(spec, self.results, eid, progress=progress, cancel=cancel,
-                                     shard_done=self.shard_done, nice=self.worker_nice)
+            outcome = run_experiment(
+                spec, self.results, eid, progress=progress, cancel=cancel,
+                shard_done=self.shard_done, nice=self.worker_nice, budget=budget,
+                stopped=lambda: self._stopping.is_set() and not self.registry.get(eid)[
+                    "cancel_requested"], play_on=False)
         except Exception as exc:
             log.exception("experiment %s failed", eid)
             outcome = "failed"
@@ -402,9 +421,11 @@ class Worker:
         if cancel is None:
             return
         record = self.registry.get(eid)
+        asked = record["spec"].get("cpu_seconds") if record["kind"] == "balance" else None
+        seconds, name = self._budget(asked, self.job_cpu_seconds, "MEEPLELAB_JOB_CPU_SECONDS")
         order = {"kind": record["kind"], "request": record["spec"], "limits": self.limits,
                  "plan_seconds": self.plan_seconds, "nice": self.worker_nice,
-                 "cpu_seconds": self.job_cpu_seconds}
+                 "cpu_seconds": seconds}
         proc = subprocess.Popen([sys.executable, "-c", JOB_PROCESS],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
@@ -429,8 +450,8 @@ class Worker:
         elif "result" in answer:
             self._finish(eid, "done", result=answer["result"])
         elif proc.returncode == -signal.SIGXCPU:
-            self._finish(eid, "failed", f"the job used its CPU budget of "
-                         f"{self.job_cpu_seconds:g} CPU-seconds (MEEPLELAB_JOB_CPU_SECONDS)")
+            self._finish(eid, "failed", f"the job used its CPU budget of {seconds:g} "
+                         f"CPU-seconds ({name})")
         else:
             self._finish(eid, "failed", answer.get("error") or
                          f"the job's process ended with code {proc.returncode}: "
@@ -542,7 +563,7 @@ def _job_process() -> None:
     if os.nice(0) < niceness:  # raised to the setting, never lowered (os.nice only adds)
         os.nice(niceness - os.nice(0))
     if order.get("cpu_seconds"):
-        limit = int(order["cpu_seconds"])
+        limit = math.ceil(order["cpu_seconds"])
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
 
     def emit(progress: dict) -> None:
