@@ -376,8 +376,14 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
             except Exception:  # noqa: BLE001
                 pass
         if listed and not (status == "cancelled" and stopped is not None and stopped()):
-            write_manifest(root_uri, list(state["shards"].values()), experiment_id,
-                           spec.seed, status, error)
+            try:
+                write_manifest(root_uri, list(state["shards"].values()), experiment_id,
+                               spec.seed, status, error)
+            except OSError:  # a run that has failed already (unwritable results) says why
+                if status == "done":
+                    raise
+                log.warning("the manifest of %s was not written", experiment_id,
+                            exc_info=True)
         report(status, error)
         return status
 

@@ -82,12 +82,13 @@ async def requeue_job(request: Request, record: dict) -> dict:
     return state.registry.get(record["id"])
 
 
-def check_cpu_budget(asked: float | None, limit: int, setting: str) -> None:
-    """422 naming `cpu_seconds` when a request asks for a CPU budget above the service's
+def check_cpu_budget(asked: float | None, limit: int, setting: str,
+                     loc: tuple = ("cpu_seconds",)) -> None:
+    """422 naming the field `loc` when a request asks for a CPU budget above the service's
     (`limit`, the setting `setting`): a job may ask for less, never more."""
     if asked is not None and asked > limit:
         raise HTTPException(422, error_items([{
-            "loc": ("cpu_seconds",), "type": "limit", "msg":
+            "loc": loc, "type": "limit", "msg":
             f"a CPU budget of {asked:,g} CPU-seconds is more than this service allows "
             f"({setting} = {limit:,}): ask for at most that, or leave cpu_seconds out"}],
             source="body"))

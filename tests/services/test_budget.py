@@ -4,6 +4,7 @@ failed naming the budget, its shards written kept, listed and counted), a run th
 (cancelled, failed, out of budget) keeps a manifest of its shards like a done one, and a
 replay counts against its owner's places and the queue's cap like a new job."""
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ from services.spec import ExperimentSpec
 A, B = "budget-test-token-aaaa", "budget-test-token-bbbb"
 AS = {t: {"Authorization": f"Bearer {t}"} for t in (A, B)}
 LONG = {"games_per_arm": 10**6, "shard_size": 100}  # far more than any test plays
+SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
+          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+                      "wave_games": 40, "max_games": 600, "confirm_games": 60}}
 
 
 def _app(tmp_path, run_worker=True, **settings):
@@ -80,6 +84,12 @@ def test_the_budget_is_a_setting_and_a_request_may_ask_for_less_only(ray_local, 
         error = more.json()["detail"][0]
         assert error["field"] == "cpu_seconds"
         assert "MEEPLELAB_EXPERIMENT_CPU_SECONDS = 2" in error["msg"]
+        plan = c.post("/api/plans", json={"spec": small_spec(cpu_seconds=3)}, headers=AS[A])
+        assert plan.status_code == 422 and plan.json()["detail"][0]["field"] == \
+            "spec.cpu_seconds"
+        search = c.post("/api/balance", headers=AS[A], json={**SEARCH, "cpu_seconds": 3601})
+        assert search.status_code == 422
+        assert [e["field"] for e in search.json()["detail"]] == ["cpu_seconds"], search.text
         for body, named in ((small_spec(**LONG), "MEEPLELAB_EXPERIMENT_CPU_SECONDS"),
                             (small_spec(**LONG, cpu_seconds=0.5), "the request's cpu_seconds")):
             eid = c.post("/api/experiments", json=body, headers=AS[A]).json()["id"]
@@ -155,3 +165,18 @@ def test_a_replay_counts_against_its_owners_places_and_the_cap(tmp_path):
                headers=AS[B])
         queued = c.post(f"/api/experiments/{eid}/replay", headers=AS[A])
         assert queued.status_code == 202 and queued.json()["status"] == "queued"
+
+
+def test_a_balance_request_may_lower_its_process_budget(tmp_path, monkeypatch):
+    from services import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)  # no Ray
+    with TestClient(_app(tmp_path)) as c:
+        body = {**SEARCH, "agents": "mcts(iterations=100000)", "cpu_seconds": 1.5}
+        jid = c.post("/api/balance", json=body, headers=AS[A]).json()["id"]
+        deadline = time.monotonic() + 90
+        while (job := c.get(f"/api/balance/{jid}").json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.1)
+        assert job["status"] == "failed", job
+        assert "CPU budget of 1.5 CPU-seconds (the request's cpu_seconds)" in job["error"]
