@@ -564,6 +564,11 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
         print(f"error: spec {path} has no balance section (services/spec.py Balance)",
               file=sys.stderr)
         return 2
+    if spec.cpu_seconds is not None:  # never a budget silently not kept
+        print(f"error: spec {path} sets cpu_seconds, a budget the service's balance searches "
+              "keep (POST /api/balance); `meeplelab balance` plays here until it is done "
+              "(Ctrl-C stops it): leave cpu_seconds out", file=sys.stderr)
+        return 2
     result = run_balance(spec, progress=_balance_progress(sys.stderr))
     if as_json:
         print(json.dumps(result, indent=1), file=out)

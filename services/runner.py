@@ -32,8 +32,8 @@ import ray
 from services.shard import ProgressTally, play_shard, warm_up
 from services.spec import Cell, ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, read_manifest,
-                              remove_stale_temporaries, shard_entry, shard_name, shard_start,
-                              write_manifest, written_shards)
+                              remove_manifest, remove_stale_temporaries, shard_entry,
+                              shard_name, shard_start, write_manifest, written_shards)
 
 __all__ = ["Budget", "Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
 log = logging.getLogger("meeplelab.runner")
@@ -397,6 +397,8 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     mixed = _check_provenance(spec, fs, root, cells, written)
     if mixed:  # the files found are not this run's: no manifest lists them
         return finish("failed", mixed, listed=False)
+    if manifest is not None:  # an early end played on: in progress again, until its end
+        remove_manifest(root_uri)
     begin = 0
     for end in spec.waves():
         # shards found written count as done from the first report

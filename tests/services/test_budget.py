@@ -70,7 +70,15 @@ def test_a_run_stops_at_its_cpu_budget_keeping_and_listing_its_shards(ray_local,
     small = ExperimentSpec.model_validate(small_spec())
     seen.clear()
     assert run_experiment(small, str(tmp_path), "s", budget=Budget(0.01)) == "failed"
-    assert run_experiment(small, str(tmp_path), "s", progress=seen.append) == "done"
+    listed = []  # while it plays on, it is in progress again: no manifest
+
+    def follow(p):
+        seen.append(p)
+        if p.status == "running":
+            listed.append((tmp_path / "s" / "manifest.json").exists())
+
+    assert run_experiment(small, str(tmp_path), "s", progress=follow) == "done"
+    assert listed and not any(listed)
     assert _manifest(tmp_path / "s")["status"] == "done"
     assert _manifest(tmp_path / "s")["games"] == seen[-1].done == small.total_games()
 
@@ -180,3 +188,13 @@ def test_a_balance_request_may_lower_its_process_budget(tmp_path, monkeypatch):
             time.sleep(0.1)
         assert job["status"] == "failed", job
         assert "CPU budget of 1.5 CPU-seconds (the request's cpu_seconds)" in job["error"]
+
+
+def test_the_command_lines_balance_search_refuses_a_budget_it_would_not_keep(tmp_path,
+                                                                              capsys):
+    from services.cli import main
+
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({**SEARCH, "cpu_seconds": 10}))
+    assert main(["balance", str(path)]) == 2
+    assert "sets cpu_seconds" in capsys.readouterr().err
