@@ -60,7 +60,8 @@ def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
     return df.with_columns(pl.Series(f"{name}_diff_lo", low), pl.Series(f"{name}_diff_hi", high))
 
 
-def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look()
+def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look(),
+            stats: sf.Statistics | None = None, pairs: pl.DataFrame | None = None
             ) -> pl.DataFrame:
     """Each arm against `baseline`, paired by game_index (arms share deals game by game; with
     pairing 'rotations' paired by deal, each deal's mean over its rotations: `unit` 'deal').
@@ -73,13 +74,14 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     `win_significant` (`score_significant`) when the adjusted p-value of the win-share (score)
     test is at most alpha, which is exactly when its interval excludes 0 (interval_level,
     score_interval_level); `decided` when the win-share question is answered at +-delta; a
-    one-sentence `verdict` per row, from the win-share test."""
-    stats = sf.statistics(path)
+    one-sentence `verdict` per row, from the win-share test.  `stats` and `pairs`: the
+    experiment's merged statistics and pair tables when already at hand."""
+    stats = sf.statistics(path) if stats is None else stats
     arms = stats.table["arm"].unique().to_list()
     if baseline not in arms:
         raise ValueError(f"baseline {baseline!r} is not an arm of this experiment; "
                          f"arms: {sorted(arms)}")
-    pairs = paired.pair_statistics(path, baseline, stats)
+    pairs = paired.pair_statistics(path, baseline, stats) if pairs is None else pairs
     df = paired.paired_frame(pairs, include_truncated, stats.cooperative)
     df = df.with_columns(pl.lit(baseline).alias("baseline"),
                          unit=pl.lit("deal" if stats.deals else "game"))

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from pipelines import sufficient as sf
-from pipelines.dataset import SEAT
+from pipelines.dataset import SEAT, scan
 from pipelines.shard_tables import (PAIR_SUMS, SHARE_SCALE, pair_table, read_stored,
                                     table_bytes)
 
@@ -196,3 +196,17 @@ PAIRED_SCHEMA = {"arm": pl.String, "players": pl.Int8, "seat": pl.Int8, "pairs":
                  "win_diff": pl.Float64, "win_sd": pl.Float64, "win_pos": pl.UInt32,
                  "win_neg": pl.UInt32, "score_diff": pl.Float64, "score_sd": pl.Float64,
                  "score_pos": pl.UInt32, "score_neg": pl.UInt32, "mirrored": pl.Boolean}
+
+
+def pairs_from_rows(path: str, baseline: str, stats: sf.Statistics) -> pl.DataFrame:
+    """The pair tables computed from every row of each arm at once (no shard boundary):
+    the reference the per-pair-of-shards tables are tested against."""
+    rows = scan(path).collect()
+    safeties = sorted({r for g in stats.games.values() for r in g.safety_end_reasons})
+    tables = []
+    for (arm, players), mine in rows.partition_by("arm", "players", as_dict=True).items():
+        theirs = rows.filter(arm=baseline, players=players)
+        if arm != baseline and theirs.height:
+            tables.append(pl.from_arrow(pair_table(mine.to_arrow(), theirs.to_arrow(),
+                                                   safeties, stats.cooperative)))
+    return merge_pairs(tables)

@@ -176,10 +176,15 @@ def stored_breakdowns(schema: pa.Schema) -> list[tuple[str, bool]]:
     when asked for, pipelines.sufficient)."""
     out = [("end_reason", False)] if "end_reason" in schema.names else []
     for field in schema:
-        if field.name.startswith("seat_") and field.type in (pa.list_(pa.string()),
-                                                             pa.large_list(pa.string())):
+        if (field.name.startswith("seat_") and _is_list(field.type)
+                and (pa.types.is_string(field.type.value_type)
+                     or pa.types.is_large_string(field.type.value_type))):
             out += [(field.name, False), (field.name, True)]
     return out
+
+
+def _is_list(kind: pa.DataType) -> bool:
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
 def breakdown_what(by: str, team: bool) -> str:
@@ -195,7 +200,7 @@ def _value_games(cell: pa.Table, by: str, team: bool, c: _Cell):
     0's share, the mean of the seats' scores.  And the strings of the codes."""
     column, p = cell.column(by), c.players
     games = np.arange(cell.num_rows)
-    if isinstance(column.type, (pa.ListType, pa.LargeListType)) and not team:
+    if _is_list(column.type) and not team:
         codes, labels = _codes(pc.list_flatten(column))
         key = np.repeat(games, p) * max(len(labels), 1) + codes
         first, inverse, seats = np.unique(key, return_index=True, return_inverse=True,
@@ -204,7 +209,7 @@ def _value_games(cell: pa.Table, by: str, team: bool, c: _Cell):
         sums = [np.bincount(inverse, weights=m.reshape(-1)).round().astype(np.int64)
                 for m in (c.kinds, c.scores)]
         return (first // p, codes[first], sums[0], seats, sums[1], seats, seats), labels
-    if isinstance(column.type, (pa.ListType, pa.LargeListType)):
+    if _is_list(column.type):
         codes, labels = _codes(pc.list_flatten(column))
         rank = np.argsort(np.argsort(np.asarray(labels, dtype=object)))
         ordered = np.sort(rank[codes].reshape(-1, p), axis=1)

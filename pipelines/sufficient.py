@@ -211,15 +211,18 @@ def statistics(path: str) -> Statistics:
     return merged
 
 
-def statistics_from_rows(path: str) -> Statistics:
+def statistics_from_rows(path: str, breakdowns=None) -> Statistics:
     """The same statistics computed from every row of the dataset at once (no stored table,
-    no shard boundary): the reference the stored tables are tested against."""
+    no shard boundary): the reference the stored tables are tested against (`breakdowns`:
+    (column, team) pairs, stored_breakdowns by default; numbers keyed as strings)."""
     lf = scan(path)
     names = lf.select(pl.col("game").unique()).collect()["game"].to_list()
     games = game_facts(path, names)
     safeties = sorted({r for g in games.values() for r in g.safety_end_reasons})
-    return Statistics(merge([pl.from_arrow(shard_table(lf.collect().to_arrow(), safeties))]),
-                      games)
+    rows = lf.collect().to_arrow()
+    for by, _team in breakdowns or ():
+        rows = _as_strings(rows, by)
+    return Statistics(merge([pl.from_arrow(shard_table(rows, safeties, breakdowns))]), games)
 
 
 # ---- the figures' inputs, from the merged table (exact: Python integers, one division) -------
@@ -372,8 +375,16 @@ def share_kinds(stats: Statistics, include_truncated: bool) -> dict[tuple, tuple
 _VALUES: dict[tuple, pl.DataFrame] = {}  # (shard id, column, team) -> its breakdown's rows
 
 
-def _schema(fs: pafs.FileSystem, shard: pafs.FileInfo) -> pa.Schema:
-    return pq.read_schema(shard.path, filesystem=fs)
+def _schema(fs: pafs.FileSystem, base: str, infos) -> pa.Schema:
+    """The rows' schema, from the first shard whose footer reads (every shard of an
+    experiment has the same)."""
+    for shard, _stats in infos:
+        try:
+            return pq.read_schema(shard.path, filesystem=fs)
+        except (OSError, ValueError, pa.ArrowException):
+            continue
+    _read_rows(fs, base, infos[0][0])  # names it
+    raise DamagedShard(f"no shard of {base} can be read")
 
 
 def _as_strings(rows: pa.Table, by: str) -> pa.Table:
@@ -405,10 +416,11 @@ def breakdown_statistics(path: str, by: str, team: bool) -> Statistics:
     ValueError naming the column when the rows have no such column, or team=True for a
     column that is not a seat's."""
     fs, base, infos = _sound_shards(path)
-    schema = _schema(fs, infos[0][0])
+    schema = _schema(fs, base, infos)
     if by not in schema.names:
         raise ValueError(f"no outcome column {by!r}; columns: {sorted(schema.names)}")
-    if team and not isinstance(schema.field(by).type, (pa.ListType, pa.LargeListType)):
+    if team and not (pa.types.is_list(schema.field(by).type)
+                     or pa.types.is_large_list(schema.field(by).type)):
         raise ValueError(f"team=True needs a per-seat column (seat_*), not {by!r}")
     stats = statistics(path)
     what = breakdown_what(by, team)
