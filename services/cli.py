@@ -577,6 +577,7 @@ def _balance_progress(out, every: float = 2.0):
     it still needs ("ETA -" until that is known, never the max_games bound)."""
     import time
 
+    from services.report import games_per_second
     from services.worker import Rate
 
     rate, seen, last = Rate(), [0], [0.0]
@@ -590,7 +591,7 @@ def _balance_progress(out, every: float = 2.0):
         left = event["left"]
         eta = ("ETA -" if left is None or not per_s else
                f"about {left:,} more games, ETA {_eta(left / per_s)}")
-        speed = f", {per_s:,.0f} games/s" if per_s else ""
+        speed = f", {games_per_second(per_s)}" if per_s else ""
         print(f"  {event['detail']}{speed}; {eta}", file=out, flush=True)
     return progress
 

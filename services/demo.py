@@ -160,11 +160,11 @@ def _who(spec) -> str:
 
 def progress_text(done: int, rate: float | None, eta: float | None) -> str:
     """'1,200 games played, 35 games/s, ETA 2 min 10 s' ('ETA –' while it is unknown)."""
-    from services.report import plural
+    from services.report import games_per_second, plural
 
     text = f"{plural(done, 'game')} played"
     if rate:
-        text += f", {rate:,.0f} games/s, ETA {duration(eta)}"
+        text += f", {games_per_second(rate)}, ETA {duration(eta)}"
     return text
 
 

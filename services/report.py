@@ -32,6 +32,13 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
+def games_per_second(rate: float) -> str:
+    """'30 games/s', '2.4 games/s', '0.42 games/s': two significant figures below 10, so a
+    slow search never reads as 0."""
+    digits = 0 if rate >= 10 else 1 if rate >= 1 else 2
+    return f"{rate:,.{digits}f} games/s"
+
+
 def short_agent(agent: str) -> str:
     """An agent string as a designer reads it: the name without its parameters
     ('mcts(iterations=400, ...)' -> 'mcts')."""

@@ -364,6 +364,8 @@ def test_progress_shows_an_unknown_eta_as_a_dash():
     assert progress_text(1, 30.0, None) == "1 game played, 30 games/s, ETA –"
     assert progress_text(1200, 30.0, 130) == "1,200 games played, 30 games/s, ETA 2 min 10 s"
     assert progress_text(0, None, None) == "0 games played"
+    assert progress_text(3, 0.42, None) == "3 games played, 0.42 games/s, ETA –"
+    assert progress_text(30, 2.44, None) == "30 games played, 2.4 games/s, ETA –"
     assert duration(None) == "–" and duration(59.6) == "1 min 00 s"
 
 
@@ -406,3 +408,19 @@ def test_report_and_run_name_a_damaged_shard_and_replay_restores_it(ray_local, t
     assert "300 games" in replayed.out and "damaged" not in replayed.out
     assert cli.main(["replay", str(exp)]) == 0
     assert "nothing to replay" in capsys.readouterr().err
+
+
+def test_balance_progress_shows_a_slow_search_rate_instead_of_zero(monkeypatch):
+    import io
+    import time
+
+    now = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    progress = cli._balance_progress(out, every=0.0)
+    for games, left, detail in [(2, 40, "at 1 coin"), (4, 36, "at 1 coin"), (4, 32, "at 2 coins")]:
+        progress({"games": games, "left": left, "detail": detail})
+        now[0] += 10.0
+    lines = out.getvalue().splitlines()
+    assert lines[-1].startswith("  at 2 coins, 0.40 games/s; about 32 more games, ETA")
+    assert not re.search(r"(?<![\d.])0 games/s", out.getvalue())
