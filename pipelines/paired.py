@@ -36,6 +36,7 @@ PAIR_SUFFIX = ".pairs"
 PAIR_VERSION = 1
 _PAIRS: dict[tuple, pl.DataFrame] = {}  # (arm shard id, baseline shard id) -> its pair table
 _MERGED: dict[tuple, tuple[frozenset, pl.DataFrame]] = {}  # (root, baseline) -> last merge
+_SPANS: dict[tuple, tuple | None] = {}  # shard id -> (arm, players, first, last game_index)
 
 
 def _pair_path(base: str, mine: str, theirs: str) -> str:
@@ -107,11 +108,17 @@ def _spans(fs, base: str, infos) -> dict[tuple, list]:
     """(arm, players) -> [(first game_index, last, shard)] of its shards, sorted."""
     cells: dict[tuple, list] = {}
     for shard, stats in infos:
-        table, _facts, span = sf._shard_table(fs, base, shard, stats)
-        cell = table.filter(what="game", scope="all").select("arm", "players").unique()
-        if span is None or cell.height != 1:
-            continue  # no game (or, written by hand, several cells: no pairing by span)
-        cells.setdefault(tuple(cell.row(0)), []).append((span[0], span[1], shard))
+        key = sf._shard_id(shard)
+        if key not in _SPANS:
+            if len(_SPANS) >= sf.MAX_TABLES:
+                _SPANS.clear()
+            table, _facts, span = sf._shard_table(fs, base, shard, stats)
+            cell = table.filter(what="game", scope="all").select("arm", "players").unique()
+            _SPANS[key] = ((*cell.row(0), *span) if span is not None and cell.height == 1
+                           else None)  # no game (or, by hand, several cells: not paired)
+        if _SPANS[key] is not None:
+            arm, players, first, last = _SPANS[key]
+            cells.setdefault((arm, players), []).append((first, last, shard))
     return {cell: sorted(shards, key=lambda s: s[:2]) for cell, shards in cells.items()}
 
 

@@ -213,7 +213,13 @@ def _value_games(cell: pa.Table, by: str, team: bool, c: _Cell):
         codes, labels = _codes(pc.list_flatten(column))
         rank = np.argsort(np.argsort(np.asarray(labels, dtype=object)))
         ordered = np.sort(rank[codes].reshape(-1, p), axis=1)
-        combos, codes = np.unique(ordered, axis=0, return_inverse=True)
+        width = max(len(labels), 1)
+        if width ** p < 2 ** 62:  # one number per team: a fast unique
+            key = ordered @ (width ** np.arange(p - 1, -1, -1, dtype=np.int64))
+            first, codes = np.unique(key, return_index=True, return_inverse=True)[1:]
+            combos = ordered[first]
+        else:
+            combos, codes = np.unique(ordered, axis=0, return_inverse=True)
         by_rank = np.asarray(labels, dtype=object)[np.argsort(rank)]
         labels = ["+".join(by_rank[r] for r in combo) for combo in combos]
     else:

@@ -111,6 +111,7 @@ def _forget():
     sufficient._VALUES.clear()
     paired._PAIRS.clear()
     paired._MERGED.clear()
+    paired._SPANS.clear()
     dataset._VERDICTS.clear()
 
 
