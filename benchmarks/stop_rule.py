@@ -16,8 +16,18 @@ two-sided) at theta = 0, delta/2, delta, 2 delta, with max_games 4 x n80 and 100
   inwards by Siegmund's 0.583 sqrt(look spacing) for discrete looks ("Christmas tree"), and
   the same with the corrections multiplied to spend the errors of exactly these 100 looks
   (tuned on them: valid for this schedule only).  A candidate measured here, not the rule.
+- the same triangle with its intercepts solved for a run watched continuously (a numerical
+  recursion on the density of X, Armitage-McPherson-Rowe, the errors 0.95 x 5% each way)
+  and moved in at each look by 0.583 sqrt(the information since the run's previous look)
+  (Whitehead's Christmas tree), so it needs no schedule in advance: on Brownian motion
+  (sigma known) at 100, 50, 20, 10 equal and 30 uneven looks, and on the paired 0/1
+  outcomes (rho 0 and 0.9) with sigma estimated at each look (one pseudo-unit of variance
+  1, as the product's sequences), at 100 and 20 looks; and with the variance of the
+  equivalence decision taken where the claim is tested (the three-point distribution of
+  the differences, -1 / 0 / +1 matched to the mean and sd, exponentially tilted to a mean
+  of delta).  Candidates measured here, not the rule.
 
-    nice -n 19 python -m benchmarks.stop_rule       # about 2 minutes
+    nice -n 19 python -m benchmarks.stop_rule       # about 4 minutes
 """
 from __future__ import annotations
 
@@ -28,7 +38,8 @@ import numpy as np
 from scipy import optimize, stats
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from benchmarks.calibration import sequential  # noqa: E402
+from benchmarks.calibration import _differences, sequential  # noqa: E402
+from pipelines import stats as st  # noqa: E402
 
 Z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)  # n80 = (Z sigma / delta)^2
 THETAS = (0.0, 0.5, 1.0, 2.0)  # in units of delta
@@ -149,6 +160,193 @@ TRIANGULAR = {  # name: (a1, g1, efficacy shift, futility shift), slopes the bes
 }
 
 
+SIEGMUND = 0.5826
+SLOPES = (0.43, 0.32)  # efficacy and futility slopes, shares of the drift at delta (n80 units)
+
+
+def _recursion_errors(a0: float, g0: float, theta: float, steps: int = 150):
+    """(P(different), P(equivalent)) of the triangle (slopes SLOPES x Z) watched
+    continuously: X's density carried on a grid, watched every tau_max / steps with the
+    boundaries moved in by SIEGMUND sqrt(spacing), which is a watch at every instant."""
+    a1, g1 = (x * Z for x in SLOPES)
+    end = (a0 + g0) / (Z - a1 - g1)
+    h = end / steps
+    shift, dx = SIEGMUND * np.sqrt(h), np.sqrt(h) / 4
+    edge = np.ceil((a0 + a1 * end) / dx) + 1
+    x = np.arange(-edge, edge + 1) * dx
+    density = (np.abs(x) < dx / 2).astype(float)
+    kernel = np.exp(-(np.arange(-24, 25) * dx - theta * Z * h) ** 2 / (2 * h))
+    kernel /= kernel.sum()
+    different = equivalent = 0.0
+    for step in range(1, steps + 1):
+        density = np.convolve(density, kernel, mode="same")
+        upper = a0 - shift + a1 * step * h
+        lower = upper if step == steps else (Z - g1) * step * h - g0 + shift
+        shown = np.abs(x) >= upper
+        equal = (np.abs(x) <= lower) & ~shown
+        different, equivalent = different + density[shown].sum(), equivalent + density[equal].sum()
+        density[shown | equal] = 0.0
+    return different, equivalent
+
+
+def continuous_triangle(share: float = 0.95, alpha: float = 0.05) -> tuple[float, float]:
+    """(a0, g0) with both errors share x alpha when watched continuously."""
+    a0 = g0 = 1.5
+    for _ in range(40):
+        new_a = optimize.brentq(lambda a: _recursion_errors(a, g0, 0.0)[0] - share * alpha,
+                                1e-3, 20, xtol=1e-6)
+        new_g = optimize.brentq(lambda g: _recursion_errors(new_a, g, 1.0)[1] - share * alpha,
+                                1e-3 - new_a, 20, xtol=1e-6)
+        settled = abs(new_a - a0) + abs(new_g - g0) < 1e-5
+        a0, g0 = new_a, new_g
+        if settled:
+            break
+    return a0, g0
+
+
+def _christmas_tree(design, tau, spacing):
+    """(efficacy, futility) boundaries on |X| at information tau, spacing since the last look."""
+    a0, g0 = design
+    a1, g1 = (x * Z for x in SLOPES)
+    moved = SIEGMUND * np.sqrt(spacing)
+    return (np.maximum(a0 - moved, 0) + a1 * tau,
+            (Z - g1) * tau - np.maximum(g0 - moved, 0))
+
+
+def _first(different, equal, theta):
+    """(index of the first decision, wrong at it) per run (the last look when none)."""
+    done = different | equal
+    first = np.where(done.any(axis=1), np.argmax(done, axis=1), done.shape[1] - 1)
+    rows = np.arange(len(done))
+    wrong = different[rows, first] if theta == 0 else equal[rows, first] if theta >= 1 else \
+        np.zeros(len(done), bool)
+    return first, wrong
+
+
+def tree_on_brownian(rng, design, taus, theta: float, reps: int = 20_000):
+    """(games / n80, share wrong) at the looks `taus` (n80 units), sigma known."""
+    taus = np.asarray(taus)
+    spacing = np.diff(np.concatenate([[0.0], taus]))
+    x = np.abs(np.cumsum(rng.standard_normal((reps, len(taus))) * np.sqrt(spacing)
+                         + theta * Z * spacing, axis=1))
+    efficacy, futility = _christmas_tree(design, taus, spacing)
+    different = x >= efficacy
+    first, wrong = _first(different, (x <= futility) & ~different, theta)
+    return float(np.mean(taus[first])), float(np.mean(wrong))
+
+
+def _tilted_sd(mean, sd, delta):
+    """The sd of the -1 / 0 / +1 distribution with this mean and sd, exponentially tilted to
+    a mean of delta (towards the estimate's sign; unchanged beyond delta)."""
+    m = np.abs(mean)
+    q = np.clip(sd ** 2 + m ** 2, 0, 1)
+    up, down, zero = (np.maximum(v, 1e-3) for v in ((q + m) / 2, (q - m) / 2, 1 - q))
+    low, high = np.zeros(m.shape), np.full(m.shape, 30.0)
+    for _ in range(60):
+        lam = (low + high) / 2
+        a, b = up * np.exp(lam), down * np.exp(-lam)
+        below = (a - b) / (zero + a + b) < delta
+        low, high = np.where(below, lam, low), np.where(below, high, lam)
+    a, b = up * np.exp(low), down * np.exp(-low)
+    var = (a + b) / (zero + a + b) - ((a - b) / (zero + a + b)) ** 2
+    return np.where(m >= delta, sd, np.sqrt(np.maximum(var, sd ** 2)))
+
+
+INFORMATION = {  # the sd that measures a look's information on the outcomes
+    "estimated": "the sd estimated at the look",
+    "tilted": "the equivalence decision's: the -1/0/+1 distribution tilted to a mean of delta",
+    "bounded": "the Wilson upper bound of the sd (z 1, sd^2 as a rate); the statistic's: estimated",
+    "planned": "the true sd, as a plan would give it (an oracle); the statistic's: estimated",
+}
+
+
+def tree_on_outcomes(rng, design, looks, theta: float, rho: float, information: str,
+                     delta: float = 0.05, reps: int = 2000, cap: int = 4):
+    """(games / n80, share wrong) on paired 0/1 outcomes (benchmarks.calibration), the
+    statistic |X| = |mean| sqrt(n) / sd x sqrt(tau) with the sd estimated at each look (one
+    pseudo-unit of variance 1, as the product's sequences) and tau = n / n80 measured as
+    INFORMATION[information] says; `looks` equal waves or shares of max_games."""
+    sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
+    fixed = float((Z * sd_truth / delta) ** 2)
+    total = int(cap * fixed)
+    shares = np.linspace(1 / looks, 1, looks) if np.isscalar(looks) else np.asarray(looks)
+    at = np.unique(np.maximum((shares * total).astype(int), 1))
+    d = _differences(rng, reps, total, theta * delta, rho)
+    s1, s2 = np.cumsum(d, axis=1)[:, at - 1], np.cumsum(d * d, axis=1)[:, at - 1]
+    mean = s1 / at
+    var = np.maximum(s2 / at - mean ** 2, 0)
+    sd = np.sqrt((at * var + 1.0) / (at + 1))
+    spacing = np.diff(np.concatenate([[0], at]))
+
+    def decisions(stat_sd, info_sd):
+        n80 = (Z * info_sd / delta) ** 2
+        efficacy, futility = _christmas_tree(design, at / n80, spacing / n80)
+        x = np.abs(mean) * np.sqrt(at) / stat_sd * np.sqrt(at / n80)
+        return x >= efficacy, x <= futility
+
+    info = {"estimated": sd, "tilted": sd, "planned": np.full_like(sd, sd_truth),
+            "bounded": np.sqrt(st.wilson_interval(np.clip(var, 0, 1), at, 1.0)[1])}[information]
+    different, equal = decisions(sd, info)
+    if information == "tilted":
+        tilted = _tilted_sd(mean, sd, delta)
+        equal = decisions(tilted, tilted)[1]
+    first, wrong = _first(different, equal & ~different, theta)
+    return float(np.mean(at[first]) / fixed), float(np.mean(wrong))
+
+
+def pt_on_outcomes(rng, c1: float, eta: float, theta: float, rho: float, k: int = 20,
+                   delta: float = 0.05, reps: int = 2000):
+    """(games / n80, share wrong) of the Pampallona-Tsiatis design on the paired 0/1
+    outcomes: planned with the true sd (its max sample (eta / Z)^2 n80, K equal looks), each
+    look's z statistic with the sd estimated there (a t-type statistic, as run in practice)."""
+    sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
+    fixed = float((Z * sd_truth / delta) ** 2)
+    at = np.maximum((np.arange(1, k + 1) / k * (eta / Z) ** 2 * fixed).astype(int), 2)
+    d = _differences(rng, reps, int(at[-1]), theta * delta, rho)
+    s1, s2 = np.cumsum(d, axis=1)[:, at - 1], np.cumsum(d * d, axis=1)[:, at - 1]
+    sd = np.sqrt((at * np.maximum(s2 / at - (s1 / at) ** 2, 0) + 1.0) / (at + 1))
+    z = np.abs(s1 / at) * np.sqrt(at) / sd
+    t = np.arange(1, k + 1) / k
+    reject = z >= c1 / np.sqrt(t)
+    accept = (z < np.maximum(eta * np.sqrt(t) - (eta - c1) / np.sqrt(t), 0)) & ~reject
+    accept[:, -1] |= ~reject[:, -1]
+    first, wrong = _first(reject, accept, theta)
+    return float(np.mean(at[first]) / fixed), float(np.mean(wrong))
+
+
+def _uneven(count: int = 30, cap: float = 4.0, seed: int = 3) -> np.ndarray:
+    widths = np.random.default_rng(seed).uniform(0.2, 1.8, count)
+    return np.cumsum(widths) / widths.sum() * cap
+
+
+def _row(cells) -> str:
+    return " / ".join(f"{c:.2f} ({100 * w:.1f}%)" for c, w in cells)
+
+
+def main_tree(rng) -> None:
+    c1, eta = pampallona_tsiatis()
+    for rho in (0.0, 0.9):
+        print(f"  PT K=20 on 0/1 outcomes, sigma estimated, rho {rho}: "
+              + _row(pt_on_outcomes(rng, c1, eta, t, rho) for t in THETAS), flush=True)
+    design = continuous_triangle()
+    print(f"Christmas tree on the continuous triangle: a0 {design[0]:.3f}, g0 {design[1]:.3f}, "
+          f"slopes {SLOPES} x Z; games / n80 (wrong) at theta 0 / delta/2 / delta / 2 delta")
+    for name, taus in (("100 looks", np.arange(1, 101) / 100 * 4),
+                       ("50 looks", np.arange(1, 51) / 50 * 4),
+                       ("20 looks", np.arange(1, 21) / 20 * 4),
+                       ("10 looks", np.arange(1, 11) / 10 * 4), ("30 uneven looks", _uneven())):
+        print(f"  Brownian, {name}: "
+              + _row(tree_on_brownian(rng, design, taus, t) for t in THETAS), flush=True)
+    for information in INFORMATION:
+        for rho in (0.0, 0.9):
+            for looks in ((100, 20, _uneven() / 4) if information in ("estimated", "tilted")
+                          else (100,)):
+                name = f"{looks} looks" if np.isscalar(looks) else "30 uneven looks"
+                print(f"  0/1 outcomes, information: {information}, rho {rho}, {name}: "
+                      + _row(tree_on_outcomes(rng, design, looks, t, rho, information)
+                             for t in THETAS), flush=True)
+
+
 def main() -> None:
     rng = np.random.default_rng(371)
     c1, eta = pampallona_tsiatis()
@@ -176,4 +374,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["tree"]:
+        main_tree(np.random.default_rng(372))
+    else:
+        main()
+        main_tree(np.random.default_rng(372))

@@ -103,7 +103,8 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     """Games per cell at which simulated runs of the stop_when.delta rule stop (the last look
     when undecided), as `decided` judges them.  `blocks`: per cell (mean, covariance, units
     the estimates rest on, games per unit): of the paired differences from the baseline
-    (seats=False: every row must differ or be equivalent) or of the seats' win shares
+    (seats=False: every row must differ or be equivalent; a 2-player cell's seat-1 row that
+    mirrors seat 0's is one test, counted once in the Bonferroni split) or of the seats' win shares
     (seats=True: every cell unbalanced or balanced).  `looks`: games per cell after each
     wave.  `truth`: "point", every run at the estimates; "shrunk", at the estimates shrunk
     towards no difference (each difference's, or seat's deviation from the cell's mean share,
@@ -113,7 +114,7 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     plays normal increments wave by wave; the sequences use the true sd."""
     rng = np.random.default_rng(seed)
     looks = np.asarray(looks, dtype=np.float64)
-    dims = sum(len(m) for m, *_ in blocks)
+    dims = sum(len(m) - (not seats and _mirrored(m, c)) for m, c, *_ in blocks)
     reps = int(max(50, min(reps, 4_000_000 // max(len(looks) * dims, 1))))
     strict = alpha / max(dims, 1)  # Bonferroni over the rows that decide
     done = np.ones((reps, len(looks)), dtype=bool)
@@ -136,6 +137,13 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     done &= (looks >= min_games)[None, :]
     first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
     return looks[first]
+
+
+def _mirrored(mean, cov) -> bool:
+    """Whether a 2-player comparison's seat-1 row mirrors seat 0's (their differences cancel
+    in every game): one test, counted once in the Bonferroni split, as compare counts it."""
+    cov = np.atleast_2d(np.asarray(cov, np.float64))
+    return len(cov) == 2 and abs(float(np.sum(mean))) < 1e-9 and float(np.sum(cov)) < 1e-12
 
 
 def _shrink(estimate: np.ndarray, variance: np.ndarray) -> np.ndarray:

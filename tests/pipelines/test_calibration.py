@@ -272,6 +272,22 @@ def test_the_plan_simulates_the_games_the_decision_rule_takes():
             assert abs(stat(simulated) / stat(games) - 1) < 0.15, shift
 
 
+def test_the_plan_counts_a_mirrored_two_player_row_once():
+    """A 2-player comparison whose seat-1 differences are minus seat 0's in every game is one
+    test (compare counts it once in the Bonferroni split): simulate_decision plans it as one
+    row at alpha, not two at alpha / 2 (which would take about 17% more games here)."""
+    v, looks = 0.3, np.arange(100, 6001, 100)
+    mirrored = [(np.zeros(2), np.array([[v, -v], [-v, v]]), 1e12, 1)]
+    alone = [(np.zeros(1), np.array([[v]]), 1e12, 1)]
+
+    def games(blocks, alpha):
+        return pipelines.simulate_decision(blocks, looks, 0.05, alpha, 6000, seats=False,
+                                           reps=1000, truth="point").mean()
+
+    assert abs(games(mirrored, 0.05) / games(alone, 0.05) - 1) < 0.03
+    assert games(alone, 0.025) > 1.1 * games(alone, 0.05)
+
+
 def test_the_stop_rule_costs_per_true_difference():
     """Games to decide / n80 (fixed-n, 80% power at delta, 5% two-sided) at max_games 4 x
     n80 and 100 looks, per true difference, never averaged (the quick version of

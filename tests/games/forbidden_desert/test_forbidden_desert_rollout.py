@@ -84,6 +84,26 @@ def test_every_legal_action_is_simulated_and_the_pick_scores_best():
     assert moved >= 1
 
 
+def test_pruned_simulations_pick_the_same_action_as_the_full_ones():
+    """The play (prune=True) stops a candidate once a win on every view left could not make
+    the choice rule pick it: the same pick as every candidate played in full, the
+    played values complete, a pruned one a partial sum at most its full value; and pruning
+    saves simulations."""
+    saved = 0
+    for players in (4, 2):
+        for seed in endgame_games(players, 2):
+            for state in endgame_states(players, seed, 12):
+                for salt in (1, 9):
+                    full, pick = rollout_values(state, seed=salt)
+                    pruned, pruned_pick = rollout_values(state, seed=salt, prune=True)
+                    assert pruned_pick == pick
+                    assert [a for a, _ in pruned] == [a for a, _ in full]
+                    assert pruned[0] == full[0] and pruned[pick] == full[pick]
+                    assert all(p <= f for (_, p), (_, f) in zip(pruned, full))
+                    saved += sum(p < f for (_, p), (_, f) in zip(pruned, full))
+    assert saved >= 1
+
+
 def test_the_simulations_see_only_views():
     """Twin states (hidden faces, unseen storm cards, equipment pile and chance stream
     changed) give the same values and decisions for the same seed."""
