@@ -28,7 +28,7 @@ from pipelines.dataset import (CELL, FACTS_KEY, GameFacts, UnsoundData, _local,
                                catalogue_facts, game_facts, scan, verify)
 from pipelines.shard_tables import (KEYS, ROTATED, SEP, SHARE_SCALE, STATS_SUFFIX,
                                     STATS_VERSION, breakdown_what, game_span, read_stored,
-                                    shard_table, stats_path, stored_breakdowns, value_scale)
+                                    shard_table, stats_path, value_scale)
 
 
 class DamagedShard(ValueError):
@@ -415,6 +415,10 @@ def breakdown_statistics(path: str, by: str, team: bool) -> Statistics:
     labels), else from each shard's rows once (a streamed pass, cached per shard).
     ValueError naming the column when the rows have no such column, or team=True for a
     column that is not a seat's."""
+    stats = statistics(path)
+    stored = stats.table.filter(what=breakdown_what(by, team))
+    if stored.height:
+        return Statistics(stored, stats.games)
     fs, base, infos = _sound_shards(path)
     schema = _schema(fs, base, infos)
     if by not in schema.names:
@@ -422,10 +426,6 @@ def breakdown_statistics(path: str, by: str, team: bool) -> Statistics:
     if team and not (pa.types.is_list(schema.field(by).type)
                      or pa.types.is_large_list(schema.field(by).type)):
         raise ValueError(f"team=True needs a per-seat column (seat_*), not {by!r}")
-    stats = statistics(path)
-    what = breakdown_what(by, team)
-    if (by, team) in stored_breakdowns(schema):
-        return Statistics(stats.table.filter(what=what), stats.games)
     tables = [_value_rows(fs, base, shard, _shard_table(fs, base, shard, table)[1], by, team)
               for shard, table in infos]
     return Statistics(merge(tables), stats.games)
