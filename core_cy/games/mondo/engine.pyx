@@ -1486,12 +1486,15 @@ ctypedef struct Side:
     int root
 
 
-cdef void cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
+cdef bint cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
                      Side* out) noexcept nogil:
+    """What lies across each side of empty cell c; True when a tile there may close a
+    neighbouring area: one that is not bad and whose every open edge faces c (otherwise
+    place_counts takes its short way: no neighbouring area can become closed)."""
     cdef const MRules* R = &s.rules
     cdef const MFace* g
     cdef int around[DIRECTIONS]
-    cdef int d, nb, od
+    cdef int d, e, nb, od, facing
     neighbours(R, c, around)
     for d in range(DIRECTIONS):
         nb = around[d]
@@ -1506,10 +1509,49 @@ cdef void cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
             out[d].kind = SIDE_TILE
             out[d].want = edge_at(g, pl.cell_rot[nb], od)
             out[d].root = A.root[nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], od)]
+    for d in range(DIRECTIONS):
+        if out[d].kind != SIDE_TILE or A.bad[out[d].root]:
+            continue
+        facing = 0
+        for e in range(DIRECTIONS):
+            facing += out[e].kind == SIDE_TILE and out[e].root == out[d].root
+        if A.open[out[d].root] == facing:
+            return True
+    return False
 
 
-cdef void place_counts(const MState* s, const Areas* A, const Side* sides, const MFace* f,
-                       int rot, BoardInfo* out) noexcept nogil:
+cdef inline void place_counts_open(const MState* s, const Side* sides, const MFace* f, int rot,
+                                   BoardInfo* out) noexcept nogil:
+    """place_counts where no neighbouring area can become closed (cell_sides False): a
+    group holding a neighbouring area stays open or bad, so the only new closed areas are
+    the tile's own land segments that join no neighbour and face neither an empty space, an
+    error nor the sea (an inner patch, or edges on matching frame rim)."""
+    cdef int d, t, k
+    cdef uint32_t spoiled = 0           # bit k: segment k is open, bad or joins a neighbour
+    for d in range(DIRECTIONS):
+        t = edge_at(f, rot, d)
+        k = seg_at(f, rot, d)
+        if sides[d].kind == SIDE_EMPTY:
+            spoiled |= 1u << k
+        elif sides[d].kind == SIDE_RIM:
+            if t != sides[d].want:
+                out.errors += 1             # B1: a rim mismatch
+                spoiled |= 1u << k
+            elif not s.rules.frame:
+                spoiled |= 1u << k          # water at the sea rim
+        else:
+            spoiled |= 1u << k
+            if t != sides[d].want:
+                out.errors += 1
+            else:
+                out.matched += 1
+    for k in range(f.nseg):
+        if not (spoiled >> k) & 1 and f.seg_terrain[k] != T_WATER:
+            out.closed_land += 1
+
+
+cdef void place_counts(const MState* s, const Areas* A, const Side* sides, bint closable,
+                       const MFace* f, int rot, BoardInfo* out) noexcept nogil:
     """The board counts after putting face f turned `rot` on the empty cell whose
     surroundings are `sides` (cell_sides; section 5.1, as meet() reads them): the new tile's
     segments join the neighbouring areas they match; the areas that touch the cell were open
@@ -1534,6 +1576,9 @@ cdef void place_counts(const MState* s, const Areas* A, const Side* sides, const
         out.active += 1
     elif f.volcano == V_DORMANT:
         out.dormant += 1
+    if not closable:
+        place_counts_open(s, sides, f, rot, out)
+        return
     for k in range(ns):
         gp[k] = k
         gopen[k] = 0
@@ -1775,6 +1820,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
     cdef int late[MAX_CELLS * PLACINGS]
     cdef Side sides[DIRECTIONS]
+    cdef bint closable = False
     cdef double past = 0
     if seat != s.head.current or s.head.terminal:
         return 0
@@ -1871,11 +1917,12 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 if x.cell != bv_cell:
                     bv_cell = x.cell
                     bv_have = 0
-                    cell_sides(s, pl, &A, x.cell, sides)
+                    closable = cell_sides(s, pl, &A, x.cell, sides)
                 if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
                     bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
                 else:
-                    place_counts(s, &A, sides, &s.rules.faces[pl.hand][x.face], x.rot, &b)
+                    place_counts(s, &A, sides, closable, &s.rules.faces[pl.hand][x.face], x.rot,
+                                 &b)
                     bv[k] = board_value_b(s, &b)
                 bv_have |= 1 << k
                 # compose() for a placement, its parts that do not depend on the cell
@@ -1904,6 +1951,7 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     cdef Areas A
     cdef BoardInfo b
     cdef Side sides[DIRECTIONS]
+    cdef bint closable
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
     cdef uint64_t spots
@@ -1913,9 +1961,10 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
-        cell_sides(s, pl, &A, c, sides)
+        closable = cell_sides(s, pl, &A, c, sides)
         for k in range(PLACINGS):
-            place_counts(s, &A, sides, &s.rules.faces[pl.hand][k // ROTATIONS], k % ROTATIONS, &b)
+            place_counts(s, &A, sides, closable, &s.rules.faces[pl.hand][k // ROTATIONS],
+                         k % ROTATIONS, &b)
             v = board_value_b(s, &b) - base
             if k // ROTATIONS != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
