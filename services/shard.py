@@ -25,7 +25,8 @@ def play_shards(job: dict) -> dict:
     ExperimentSpec.play_arguments of it) one after the other, and writes each shard's Parquet
     file and statistics table as soon as it is played; returns {"games": the games written,
     "shards": their manifest entries (services.storage.shard_entry's keys, hashed from the
-    bytes written), "seconds": the wall time of the task's play and writes}.
+    bytes written), "seconds": the wall time of the task's play and writes, "cpu_seconds": its
+CPU-seconds (the job's budget counts them)}.
 
     One task plays several shards so that the driver issues fewer tasks (its cost is per
     task); each shard's file is the one a task of that shard alone would write.  The games
@@ -38,9 +39,10 @@ def play_shards(job: dict) -> dict:
     lower_priority(job.get("nice", 0))
     import core_cy
 
+    cpu = time.process_time()  # the CPU-seconds of the task (the job's budget counts them)
     game = core_cy.load(job["game"])
     began = time.monotonic()
-    progress = _Progress(job, sum(count for _, count in job["shards"]))
+    progress = _Progress(job, sum(count for _, count in job["shards"]), cpu)
     fs, root = filesystem(job["root"])
     entries = []
     for start, count in job["shards"]:
@@ -48,16 +50,16 @@ def play_shards(job: dict) -> dict:
         entry = write_shard(table, fs, root, start, count)
         entries.append({**entry, "statistics": write_statistics(table, fs, root, entry)})
     return {"games": sum(e["rows"] for e in entries), "shards": entries,
-            "seconds": time.monotonic() - began}
+            "seconds": time.monotonic() - began, "cpu_seconds": time.process_time() - cpu}
 
 
 class _Progress:
-    """The games a task has played, reported to its tally after each piece but the last,
-    and the size of the next piece: one game first (a rate to size the next), then about
-    job["report_s"] seconds of play."""
+    """The games a task has played (and the CPU-seconds it has used since `cpu`), reported to
+    its tally after each piece but the last, and the size of the next piece: one game first
+    (a rate to size the next), then about job["report_s"] seconds of play."""
 
-    def __init__(self, job: dict, total: int):
-        self.tally, self.key, self.total = job.get("tally"), job.get("key"), total
+    def __init__(self, job: dict, total: int, cpu: float):
+        self.tally, self.key, self.total, self.cpu = job.get("tally"), job.get("key"), total, cpu
         self.every, self.played, self.began = job.get("report_s", 2.0), 0, time.monotonic()
 
     def piece(self, left: int) -> int:
@@ -70,7 +72,8 @@ class _Progress:
         self.played += games
         if self.tally is not None and self.played < self.total:
             try:
-                self.tally.report.remote(self.key, self.played)  # fire and forget
+                self.tally.report.remote(self.key, self.played,  # fire and forget
+                                         time.process_time() - self.cpu)
             except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
                 self.tally = None
 
@@ -106,21 +109,22 @@ def write_statistics(table, fs, root: str, entry: dict) -> dict:
 
 @ray.remote(num_cpus=0)
 class ProgressTally:
-    """Games played so far by the shards still playing, as their tasks report them: per
-    experiment, per shard key.  A retried shard reports from its start again; the most
-    reported is kept, so progress never goes back."""
+    """Games played and CPU-seconds used so far by the shards still playing, as their tasks
+    report them: per experiment, per shard key.  A retried shard reports from its start
+    again; the most reported is kept, so progress never goes back."""
 
     def __init__(self):
         self.played: dict[str, dict] = {}
 
-    def report(self, key: tuple, played: int) -> None:
+    def report(self, key: tuple, played: int, cpu_seconds: float = 0.0) -> None:
         shards = self.played.setdefault(key[0], {})
-        shards[key] = max(shards.get(key, 0), played)
+        games, cpu = shards.get(key, (0, 0.0))
+        shards[key] = (max(games, played), max(cpu, cpu_seconds))
 
     def take(self, experiment: str, keys: list) -> dict:
-        """The games played so far per shard of `keys` (the driver's shards of `experiment`
-        in flight); the experiment's other keys (finished or cancelled shards) are
-        forgotten, and all of them with no keys (the run's end)."""
+        """(games played, CPU-seconds) so far per shard of `keys` (the driver's shards of
+        `experiment` in flight); the experiment's other keys (finished or cancelled shards)
+        are forgotten, and all of them with no keys (the run's end)."""
         wanted = set(map(tuple, keys))
         shards = {k: v for k, v in self.played.pop(experiment, {}).items() if k in wanted}
         if shards:
