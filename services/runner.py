@@ -226,6 +226,22 @@ def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set],
     return sound
 
 
+def _list_cut_short(fs, root: str, root_uri: str, cells: list[Cell], state: dict) -> None:
+    """Adds to `state` the shards that tasks stopped early (cancelled, or cut by a failure or
+    the budget) had written: a task plays several shards, and those it finished are complete
+    files, so a run that ends early lists and counts every shard written (each read back
+    once with its page checksums verified, as a resume reads it)."""
+    for cell in cells:
+        folder = cell_dir(root, cell.arm, cell.players)
+        for name in sorted(written_shards(root_uri, cell.arm, cell.players)):
+            path = posixpath.join(folder, name)
+            if posixpath.relpath(path, root) not in state["shards"]:
+                entry = shard_entry(fs, root, path)
+                if entry is not None:
+                    state["shards"][entry["path"]] = entry
+                    state["done"] += entry["games"]
+
+
 def _read_games(fs, root: str, cell: Cell, start: int) -> int:
     path = posixpath.join(cell_dir(root, cell.arm, cell.players), shard_name(start))
     return pq.read_metadata(path, filesystem=fs).num_rows
@@ -402,6 +418,8 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
             except Exception:  # noqa: BLE001
                 pass
         if listed and not (status == "cancelled" and stopped is not None and stopped()):
+            if status != "done":
+                _list_cut_short(fs, root, root_uri, cells, state)
             try:
                 write_manifest(root_uri, list(state["shards"].values()), experiment_id,
                                spec.seed, status, error)
@@ -484,7 +502,8 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
              "playing": {}, "shards": {}, "cpu": cpu_spent, "cpu_playing": {}}
     clock = _Clock(progress, len(cells), None, manifest["games"])
     mixed = _replay_mismatch(spec, fs, root, cells, shards,
-                             [e for e in shards if found[e["path"]]])
+                             [e for e in shards if found[e["path"]]],
+                             manifest.get("status", "done") != "done")
     if mixed:
         clock(state, "failed", mixed)
         return "failed"
@@ -517,12 +536,14 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
     return ended
 
 
-def _replay_mismatch(spec, fs, root: str, cells: dict, shards: list[dict], readable: list[dict]
-                     ) -> str | None:
+def _replay_mismatch(spec, fs, root: str, cells: dict, shards: list[dict], readable: list[dict],
+                     early: bool = False) -> str | None:
     """Why `spec` cannot replay a finished experiment's `shards` (other cells, or `readable`
-    ones of other engines, rules or agents: _provenance_error), or None."""
+    ones of other engines, rules or agents: _provenance_error), or None.  A run that ended
+    `early` may have written no shard of some cells (a task plays several shards of one
+    cell, and those queued behind it had not started)."""
     played = {(e["arm"], e["players"]) for e in shards}
-    if played != set(cells):
+    if played != set(cells) and not (early and played <= set(cells)):
         return ("cannot replay: this experiment has finished (it has a manifest) with the "
                 f"cells {sorted(played)}, and this spec plays {sorted(cells)}: another spec is "
                 "a new experiment (another name or results folder)")
