@@ -189,14 +189,15 @@ def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
 
 
 def _task_size(state: dict, left: int, cpus: int) -> int:
-    """How many shards the next task plays: at most the `left` shards to submit shared
-    among the cluster's `cpus` (guided self-scheduling: tasks shrink as the wave's end
-    nears, so its last ones still spread over every CPU), and once a task has finished,
-    about TASK_SECONDS of play at the seconds per shard measured so far."""
+    """How many shards the next task plays: one until a task has finished (no rate yet:
+    a long first task would hold CPUs that other jobs' tasks wait for), then about
+    TASK_SECONDS of play at the seconds per shard measured so far, and at most the `left`
+    shards to submit shared among the cluster's `cpus` (tasks shrink as the wave's end
+    nears, so its last ones still spread over every CPU)."""
     most = max(1, -(-left // cpus))
     shards = state.get("task_shards", 0)
     if not shards:
-        return most
+        return 1
     per_shard = max(state["task_seconds"] / shards, 1e-6)
     return max(1, min(int(TASK_SECONDS / per_shard), most))
 

@@ -147,7 +147,7 @@ def test_a_task_plays_about_task_seconds_of_shards_and_leaves_every_cpu_work(
     share = math.ceil(left / cpus)  # the shards left shared among the CPUs
     assert 1 <= k <= share
     if not shards:
-        assert k == share  # no rate yet: the wave shared among the CPUs
+        assert k == 1  # no rate yet: one shard a task
     elif k > 1:
         assert k * seconds / shards <= TASK_SECONDS * (1 + 1e-9)
     elif share >= 2:
