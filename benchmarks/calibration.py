@@ -2,16 +2,18 @@
 tests/pipelines/test_calibration.py: seeded synthetic outcomes pushed through pipelines.stats.
 
     nice -n 19 python benchmarks/calibration.py            # about 15 minutes on one core,
-                                                            # and the 1,000-cell family's
-                                                            # 100 x 2 families (seats) about
-                                                            # 2 CPU-minutes more
+                                                            # and the seat families (seats)
+                                                            # about 10 CPU-minutes more
     nice -n 19 python benchmarks/calibration.py plan sequential   # some parts only
 
 Prints, per property, the goal and the measured figure with its Monte Carlo +- (2 s.e.):
-- seat test: one 70% seat among 1,000 cells of 100 games flagged, some of 1,000 fair cells
-  flagged (100 families each); some cell of 12 fair cells of 100 games called unbalanced (BH
-  5%), 3 and 4 seats;
-- rare rates: the least exact coverage of the rate interval at rates 0.5-5%, n 50-100;
+- seat test: one 70% seat among 1,000 cells of 100 games flagged (100 families), some of
+  1,000 fair cells flagged (1,000 families; the public test where the family's decision
+  turns, the exact p-value elsewhere, and with the exact p-values alone); some cell of 12
+  fair cells of 100 games called unbalanced (BH 5%), 3 and 4 seats;
+- rare rates: the least exact coverage of the rate interval at rates 0.5-5%, n 50-100, and
+  the mean and least of it and of other intervals (exact ones at several levels) there, at
+  rates 0.1-0.5% with n 10-50 and at n 200-1,000;
 - sign-test rows: the interval and the p-value agree;
 - the precision rule (stop_when.half_width) at rates 1-5%, waves of 10 games: the coverage
   of the interval it stops on; the plan's pilot: a 3% seat planned within +-25%;
@@ -47,33 +49,73 @@ def seat_family(rng, k: int, reps: int = 150, cells: int = 12, n: int = 100) -> 
     return _pm(np.array(anyone))
 
 
-def large_family(rng, families: int = 100, cells: int = 1000, n: int = 100, k: int = 4,
-                 first: float = 0.7) -> tuple[np.ndarray, np.ndarray]:
-    """(bad cell flagged, some fair cell flagged) per family of `cells` cells of n k-player
-    games (BH 5%), one cell's seat 0 winning `first` of its games, and (second array) the
-    same with every cell fair.  A cell's p-value depends only on its seats' win counts (the
-    test is blind to the games' order), so the public function is called once per count."""
+def exact_seat_p(n: int = 100, k: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """(every win-count vector of n k-player games with a winner each, the exact p-value of
+    the seat test at it): a second implementation of the seat-permutation p-value.  Turning
+    every game's seats by a random rotation makes its winner a uniform seat, so the
+    permutation null of win counts is Multinomial(n, 1/k) whatever was observed, and p is
+    the null's probability of a T^2 at least the observed (T^2 of the seat contrasts with
+    their observed covariance, as stats.seat_balance_test; a seat that never wins is left
+    infinite: below 1e-12 at these sizes)."""
+    grid = np.stack(np.meshgrid(*[np.arange(n + 1)] * (k - 1), indexing="ij"), -1)
+    grid = grid.reshape(-1, k - 1)
+    counts = np.column_stack([grid, n - grid.sum(1)])
+    counts = counts[counts[:, -1] >= 0]
+    share = counts[:, :-1] / n
+    cov = (share[:, :, None] * np.eye(k - 1) - share[:, :, None] * share[:, None, :]) * n / (n - 1)
+    centred = share - 1 / k
+    t2 = np.full(len(counts), np.inf)
+    full = (counts > 0).all(1)
+    t2[full] = n * np.einsum("ci,ci->c", centred[full], np.linalg.solve(
+        cov[full], centred[full][..., None])[..., 0])
+    order = np.argsort(-t2)
+    mass = np.cumsum(stats.multinomial.pmf(counts[order], n, np.full(k, 1 / k)))
+    sorted_t2 = t2[order]
+    last_tie = np.searchsorted(-sorted_t2, -sorted_t2 * (1 - 1e-9), side="right") - 1
+    p = np.empty(len(counts))
+    p[order] = mass[last_tie]
+    return counts, p
+
+
+DECISIVE = (5e-6, 2e-4)  # exact p-values at which the product's Monte Carlo p is computed
+
+
+def large_family(rng, families: int = 1000, cells: int = 1000, n: int = 100, k: int = 4,
+                 first: float = 0.7, with_bad: int = 100) -> tuple:
+    """(bad cell flagged, some fair cell flagged, the same with the exact p-values, cells at
+    which the public function was called) per family of `cells` cells of n k-player games
+    (BH 5%): every cell fair, and in the first `with_bad` families one cell's seat 0 winning
+    `first` of its games instead (its p-value drawn to 400,000 permutations each time).  A
+    cell's p-value depends only on its win counts: the public seat_balance_test (tests =
+    cells) is called once per count vector whose exact p (exact_seat_p) lies in DECISIVE,
+    where the family's decision could turn on its Monte Carlo error, and on the bad cell;
+    elsewhere the exact p stands in (below 5e-6 the staged test's p is under the first
+    threshold, 5e-5, either way; above 2e-4 its draws reach 10 hits before it could fall
+    under twice the threshold of any rank a fair family reaches)."""
+    counts, exact = exact_seat_p(n, k)
+    index = np.full((n + 1,) * (k - 1), -1)
+    index[tuple(counts[:, :-1].T)] = np.arange(len(counts))
     cache: dict = {}
 
-    def p_value(counts) -> float:
-        key = tuple(int(c) for c in counts)
-        if key not in cache:
-            shares = np.repeat(np.eye(k), counts, axis=0)
-            cache[key] = st.seat_balance_test(shares, tests=cells)[1]
-        return cache[key]
+    def product_p(row: int) -> float:
+        if row not in cache:
+            shares = np.repeat(np.eye(k), counts[row], axis=0)
+            cache[row] = st.seat_balance_test(shares, tests=cells)[1]
+        return cache[row]
 
-    flagged, anyone = [], []
+    flagged, anyone, anyone_exact = [], [], []
     for family in range(families):
-        if family and family % 10 == 0:
-            print(f"  ... {family} families: flagged {sum(flagged)}, some fair cell flagged "
-                  f"{sum(anyone)}", flush=True)
-        fair = rng.multinomial(n, np.full(k, 1 / k), size=cells)
-        bad = rng.multinomial(n, [first] + [(1 - first) / (k - 1)] * (k - 1))
-        p = np.array([p_value(c) for c in fair])
+        rows = index[tuple(rng.multinomial(n, np.full(k, 1 / k), size=cells)[:, :-1].T)]
+        p = exact[rows]
+        anyone_exact.append(bool((st.benjamini_hochberg(p) <= 0.05).any()))
+        near = (p >= DECISIVE[0]) & (p < DECISIVE[1])
+        p[near] = [product_p(r) for r in rows[near]]
         anyone.append(bool((st.benjamini_hochberg(p) <= 0.05).any()))
-        p[0] = p_value(bad)
-        flagged.append(bool(st.benjamini_hochberg(p)[0] <= 0.05))
-    return np.array(flagged), np.array(anyone)
+        if family < with_bad:
+            bad = rng.multinomial(n, [first] + [(1 - first) / (k - 1)] * (k - 1))
+            p[0] = product_p(int(index[tuple(bad[:-1])]))
+            flagged.append(bool(st.benjamini_hochberg(p)[0] <= 0.05))
+    return np.array(flagged), np.array(anyone), np.array(anyone_exact), len(cache)
 
 
 def rare_coverage() -> float:
@@ -141,11 +183,66 @@ def _wilson_modified(x, n, alpha=0.05):
     return low, high
 
 
+def _exact_test_coverage(ns, rates, level: float, blaker: bool) -> np.ndarray:
+    """Exact coverage (len(ns) x len(rates)) of the interval that inverts an exact test at
+    `level`: Blaker's (2000; p-value: the observed tail plus the opposite tail's points no
+    more likely than it) or Sterne's (the points no more likely than the observed count).
+    The interval is the set of rates the test accepts, so it covers p exactly when the
+    count is in p's acceptance region."""
+    out = np.zeros((len(ns), len(rates)))
+    for i, n in enumerate(ns):
+        x = np.arange(n + 1)
+        for j, p in enumerate(rates):
+            pmf = stats.binom.pmf(x, n, p)
+            rank = (np.minimum(stats.binom.sf(x - 1, n, p), stats.binom.cdf(x, n, p))
+                    if blaker else pmf)
+            order = np.argsort(rank)
+            below = np.searchsorted(rank[order], rank * (1 + 1e-7), side="right") - 1
+            out[i, j] = pmf[np.cumsum(pmf[order])[below] > 1 - level].sum()
+    return out
+
+
+RATE_GRIDS = {  # the goal's grid (mean <= 96.5%, least >= 93%), and its dips
+    "grid": (np.arange(50, 101, 5), np.linspace(0.005, 0.05, 46)),
+    "tiny": (np.array([10, 20, 30, 40, 50]), np.linspace(0.001, 0.005, 41)),
+    "long": (np.array([200, 300, 500, 700, 1000]), np.linspace(0.005, 0.05, 46)),
+}
+
+
+def _frontier_line(name: str, grids: dict) -> str:
+    grid, tiny, long = grids["grid"], grids["tiny"], grids["long"]
+    return (f"{name} | mean {100 * grid.mean():.1f}%, least {100 * grid.min():.1f}%, in "
+            f"93.5-96.5%: {100 * np.mean((grid >= .935) & (grid <= .965)):.0f}% of the grid | "
+            f"least at 0.1-0.5%, n 10-50: {100 * tiny.min():.1f}% | n 200-1,000: least "
+            f"{100 * long.min():.1f}%, mean {100 * long.mean():.1f}%")
+
+
+def _mid_p(x, n, alpha=0.05):
+    """Mid-p Clopper-Pearson (half the observed count's probability in each tail; Berry &
+    Armitage 1995), with Clopper-Pearson's exact bound at 0 (and n) successes."""
+    x = np.asarray(x, np.float64)
+
+    def solve(tail, target):  # the rate at which tail(rate), increasing, reaches target
+        lo, hi = np.zeros_like(x), np.ones_like(x)
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            up = tail(mid) < target
+            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+        return (lo + hi) / 2
+
+    at_least = lambda p: stats.binom.sf(x - 1, n, p) - stats.binom.pmf(x, n, p) / 2  # noqa: E731
+    at_most = lambda p: stats.binom.cdf(x, n, p) - stats.binom.pmf(x, n, p) / 2  # noqa: E731
+    low = solve(at_least, alpha / 2)
+    high = solve(lambda p: -at_most(p), -alpha / 2)
+    edge = (alpha / 2) ** (1 / n)
+    return (np.where(x <= 0, 0.0, np.where(x >= n, edge, low)),
+            np.where(x >= n, 1.0, np.where(x <= 0, 1 - edge, high)))
+
+
 def rate_frontier() -> list[str]:
     """Mean and least exact coverage over rates 0.5-5%, n 50-100 (and the least at rates
-    0.1-0.5%, n 10-50) of the product's interval and of the standard ones beside it."""
-    ns, rates = np.arange(50, 101, 5), np.linspace(0.005, 0.05, 46)
-    tiny_ns, tiny = np.array([10, 20, 30, 40, 50]), np.linspace(0.001, 0.005, 41)
+    0.1-0.5%, n 10-50, and at rates 0.5-5%, n 200-1,000) of the product's interval and of
+    the standard ones beside it."""
     product = lambda x, n: st.rate_interval(x / n, x / n * (1 - x / n), n)  # noqa: E731
     rows = [("stats.rate_interval (the product)", product)]
     for alpha in (0.05, 0.06, 0.07):
@@ -157,13 +254,16 @@ def rate_frontier() -> list[str]:
                      lambda x, n, a=alpha: _beta_interval(x, n, a, None, False)))
     rows.append(("Wilson with continuity correction", _wilson_cc))
     rows.append(("Wilson, Brown-Cai-DasGupta's modification", _wilson_modified))
-    out = []
-    for name, interval in rows:
-        grid = _grid_coverage(interval, ns, rates)
-        out.append(f"{name} | mean {100 * grid.mean():.1f}%, least {100 * grid.min():.1f}%, in "
-                   f"93.5-96.5%: {100 * np.mean((grid >= .935) & (grid <= .965)):.0f}% of the "
-                   f"grid | least at 0.1-0.5%, n 10-50: "
-                   f"{100 * _grid_coverage(interval, tiny_ns, tiny).min():.1f}%")
+    rows.append(("mid-p Clopper-Pearson, Clopper-Pearson's bound at 0", _mid_p))
+    out = [_frontier_line(name, {key: _grid_coverage(interval, *grid)
+                                 for key, grid in RATE_GRIDS.items()})
+           for name, interval in rows]
+    for blaker in (True, False):
+        for level in (0.93, 0.935, 0.94, 0.95):
+            out.append(_frontier_line(
+                f"{'Blaker' if blaker else 'Sterne'} (exact) at {100 * level:g}%",
+                {key: _exact_test_coverage(*grid, level, blaker)
+                 for key, grid in RATE_GRIDS.items()}))
     return out
 
 
@@ -291,10 +391,12 @@ def main(parts: list[str]) -> None:
 
 
 def _seats(rng) -> None:
-    flagged, anyone = large_family(rng)
-    print(f"1,000 cells x 100 4-player games, one seat 0 at 70%: flagged (BH 5%) | >= 95 of 100 "
+    flagged, anyone, exact, called = large_family(rng)
+    print(f"1,000 cells x 100 4-player games, one seat 0 at 70%: flagged (BH 5%) | >= 95% "
           f"| {int(flagged.sum())} of {flagged.size}")
-    print(f"1,000 fair cells x 100 games: some cell flagged | <= 5% | {_pm(anyone)}")
+    print(f"1,000 fair cells x 100 games: some cell flagged | <= 5% | {_pm(anyone)} "
+          f"({called} count vectors through seat_balance_test); with the exact p-values "
+          f"{_pm(exact)}")
     for k in (3, 4):
         print(f"seat test, 12 fair cells x 100 games, {k} seats: some cell unbalanced | <= 5% | "
               f"{seat_family(rng, k)}")

@@ -55,8 +55,13 @@ def outcomes(rng, truth, reps: int, n: int) -> np.ndarray:
     return games(rng, other, reps, n, own) - games(rng, base, reps, n, u)
 
 
-def real_runs(rng, truth, reps: int = 400) -> np.ndarray:
-    """Games at which the rule stops on `reps` runs of the truth."""
+def real_runs(rng, truth, reps: int = 2000, chunk: int = 400) -> np.ndarray:
+    """Games at which the rule stops on `reps` runs of the truth (in chunks of `chunk` runs:
+    the median of 400 runs alone moves by about 5% with the seed at seat 0 +2.7 points)."""
+    return np.concatenate([_stops(rng, truth, chunk) for _ in range(reps // chunk)])
+
+
+def _stops(rng, truth, reps: int) -> np.ndarray:
     looks = np.arange(WAVE, MAX_GAMES + 1, WAVE)
     x = outcomes(rng, truth, reps, MAX_GAMES)
     s1 = np.cumsum(x, axis=1)[:, looks - 1]

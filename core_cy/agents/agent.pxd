@@ -34,6 +34,8 @@ ctypedef struct AgentSpec:
     double margin        # weight of the score margin next to the win share in a result's value
     double widen         # progressive widening: at most 1 + widen * sqrt(visits) children (0: off)
     bint turns           # the tree's actions: the engine's search_actions where it has them
+    bint stop            # end a decision's iterations once the most visited root child
+                         # leads every other by more than the iterations left
     # Restricted play (random, greedy, mcts): action ids in [forbid_lo[j], forbid_hi[j]) are
     # not played while any other action is legal (an action kind is one block of ids).
     int n_forbid
@@ -71,6 +73,7 @@ ctypedef struct Tree:
     void* sim            # the state one iteration plays on
     void* trial          # a state for one-ply rollout decisions
     int* legal           # MAX_LEGAL ints
+    int* root_legal      # MAX_LEGAL ints: the actions the root may choose (early stop)
     int* slot            # MAX_LEGAL ints: the child node of each legal action (-1: untried)
     int* untried         # MAX_LEGAL ints: the untried legal actions of a node, to rank them
     double* values       # MAX_LEGAL action values (greedy rollouts)

@@ -356,6 +356,10 @@ def mcts_params(game):
               "where it has them: the legal actions less the steps whose effect another order "
               "of the same turn reaches too (Reef Encounter: a shrimp moved again before "
               "anything else happened), so every legal turn stays reachable"),
+        Param("stop", "bool", False, "end a decision's simulations once the most visited "
+              "root action leads every other by more than the simulations left (the choice "
+              "is the one the whole budget makes; the subtree kept for the next decision is "
+              "smaller)"),
     )
 
 
@@ -573,7 +577,7 @@ def agent_spec(game, text):
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
-            "widen": 0.0, "turns": False, "n_forbid": len(kinds),
+            "widen": 0.0, "turns": False, "stop": False, "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds))}
     if name == "greedy":

@@ -45,6 +45,7 @@ cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
     t.sim = malloc(e.state_size)
     t.trial = malloc(e.state_size)
     t.legal = <int*>malloc(MAX_LEGAL * sizeof(int))
+    t.root_legal = <int*>malloc(MAX_LEGAL * sizeof(int))
     t.slot = <int*>malloc(MAX_LEGAL * sizeof(int))
     t.untried = <int*>malloc(MAX_LEGAL * sizeof(int))
     t.values = <double*>malloc(MAX_LEGAL * sizeof(double))
@@ -53,7 +54,7 @@ cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
     t.order_size = 0
     t.order = <int*>malloc(t.order_capacity * sizeof(int))
     if (t.nodes == NULL or t.value == NULL or t.remap == NULL or t.sim == NULL
-            or t.trial == NULL or t.legal == NULL or t.slot == NULL or t.untried == NULL
+            or t.trial == NULL or t.legal == NULL or t.root_legal == NULL or t.slot == NULL or t.untried == NULL
             or t.values == NULL or t.scratch == NULL or t.order == NULL):
         tree_free(t)
         return -1
@@ -67,6 +68,7 @@ cdef void tree_free(Tree* t) noexcept nogil:
     free(t.sim)
     free(t.trial)
     free(t.legal)
+    free(t.root_legal)
     free(t.slot)
     free(t.untried)
     free(t.values)
@@ -79,7 +81,7 @@ cdef size_t tree_bytes(const Tree* t, const Engine* e) noexcept nogil:
     """The memory one search agent holds (the pool and its buffers), fixed for its life."""
     return (t.capacity * (sizeof(Node) + MAX_SEATS * sizeof(double) + sizeof(int)
                           + ORDER_PER_NODE * sizeof(int))
-            + 2 * e.state_size + MAX_LEGAL * (3 * sizeof(int) + sizeof(double)) + POLICY_SCRATCH)
+            + 2 * e.state_size + MAX_LEGAL * (4 * sizeof(int) + sizeof(double)) + POLICY_SCRATCH)
 
 
 cdef int new_node(Tree* t, int parent, int action) noexcept nogil:
@@ -403,6 +405,22 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
         node = t.nodes[node].parent
 
 
+cdef bint settled(const Tree* t, int n, int left) noexcept nogil:
+    """Whether the most visited root child legal at the root (t.root_legal, n actions) leads
+    every other root child by more than `left` visits: no child can reach it in as many more
+    iterations, so the choice is already the one the whole budget makes."""
+    cdef int c = t.nodes[t.root].child, v, first = 0, second = 0
+    while c >= 0:
+        v = t.nodes[c].visits
+        if v > first and find_action(t.root_legal, n, t.nodes[c].action) >= 0:
+            second = max(second, first)
+            first = v
+        elif v > second:
+            second = v
+        c = t.nodes[c].sibling
+    return first - second > left
+
+
 cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a, Tree* t,
                   Rng* rng) noexcept nogil:
     """The search's decision: the most visited root child that is legal in `st` (ties: the
@@ -424,8 +442,11 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
     # then costs about one search instead of one per decision.  At least one iteration runs,
     # so that a legal root child exists.
     done = min(t.nodes[t.root].visits, a.iterations - 1) if a.top_up else 0
+    n = keep_allowed(a, t.root_legal, tree_actions(e, a, st, t.root_legal))
     for i in range(done, a.iterations):
         iterate(e, st, seat, a, t, players, rng)
+        if a.stop and settled(t, n, a.iterations - 1 - i):
+            break
     n = keep_allowed(a, t.legal, tree_actions(e, a, st, t.legal))
     c = t.nodes[t.root].child
     while c >= 0:

@@ -28,12 +28,14 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert name == "mcts"
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
-                      "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False, "forbid": ""}
+                      "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False,
+                      "stop": False, "forbid": ""}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
-        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0, turns=false)")
+        "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0, turns=false, "
+        "stop=false)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
@@ -260,6 +262,33 @@ def test_top_up_counts_the_kept_visits_towards_the_iterations():
                                                    12, seed=1) if d is not None]
     assert any(kept > 0 for kept, _ in plain)
     assert all(after == kept + 50 for kept, after in plain)
+
+
+def test_stop_ends_the_search_once_the_leader_cannot_be_overtaken():
+    """stop=true ends a decision's simulations once the most visited root action leads every
+    other by more than the simulations left: the same simulations up to there (visits never
+    above the full search's), the same choice, and fewer simulations where the leader is
+    clear early."""
+    golden = core_cy.load("golden_island")
+    state = golden.new(3, seed=5)
+    saved = 0
+    for step in range(24):
+        if len(state.legal_actions()) > 1:
+            full = agents.search_stats(state, "mcts(iterations=80)", seed=step)[0]
+            early = agents.search_stats(state, "mcts(iterations=80, stop=true)", seed=step)[0]
+            assert sum(full.values()) == 80 and set(early) <= set(full)
+            assert all(v <= full[a] for a, v in early.items())
+            if sum(early.values()) == 80:
+                assert early == full
+            else:     # the leader's lead is more than the simulations left
+                lead = max(early.values())
+                assert [a for a, v in early.items() if v == lead] == [max(full, key=full.get)]
+                assert sorted(early.values())[-2:-1] < [lead - (80 - sum(early.values()))]
+            assert (agents.choose(state, "mcts(iterations=80, stop=true, reuse=false)", seed=step)
+                    == agents.choose(state, "mcts(iterations=80, reuse=false)", seed=step))
+            saved += 80 - sum(early.values())
+        state.apply(agents.choose(state, "greedy", seed=step))
+    assert saved > 0
 
 
 def test_random_rollouts_draw_through_the_engines_random_action_unchanged():
