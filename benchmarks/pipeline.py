@@ -23,7 +23,9 @@ Prints, measured in the same run:
   table, hard-linked once per shard, so the files have the real shape and take no space),
   read cold (a fresh process: every shard's table read) and as interim looks after a new
   shard with 1%, 10%, 50% and 100% of the shards written (goal: <= 2 s cold, and a look's
-  cost independent of the games already played).
+  cost independent of the games already played); then the comparisons of a two-arm
+  experiment of as many games (compare_at_scale: pair tables, interim comparison looks with
+  the stop rule's decided, a cold compare and agent_summary).
 """
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
 
 import pipelines  # noqa: E402
-from pipelines import sufficient  # noqa: E402
+from pipelines import paired, sufficient  # noqa: E402
+from pipelines.shard_tables import pair_table, read_stored, table_bytes  # noqa: E402
 from services.runner import init_ray, run_experiment  # noqa: E402
 from services.shard import write_statistics  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402
@@ -201,16 +204,26 @@ def on_clusters(spec: ExperimentSpec, nodes: list[int], cpus: int, single: float
                   f"it has {os.cpu_count()}, shared)")
 
 
-def _linked_shards(real: str, root: str, starts: list[int], players: int) -> None:
-    """Shards `starts` of arm 'a': hard links to the real shard at `real` and its table."""
-    folder = cell_dir(root, "a", players)
+def _linked_shards(real: str, root: str, starts: list[int], players: int, arm: str = "a",
+                   spans: bool = False) -> None:
+    """Shards `starts` of `arm`: hard links to the real shard at `real` and its table (with
+    `spans`, a table of its own saying the shard holds games start.., for pairing)."""
+    folder = cell_dir(root, arm, players)
     os.makedirs(folder, exist_ok=True)
     for start in starts:
         path = os.path.join(folder, shard_name(start))
         os.link(real, path)
     for start in starts:  # every table after its shard, as the task writes them
         path = os.path.join(folder, shard_name(start))
-        os.link(real + sufficient.STATS_SUFFIX, path + sufficient.STATS_SUFFIX)
+        if spans:  # the table says which games the shard holds: a copy of its own
+            with open(real + sufficient.STATS_SUFFIX, "rb") as f:
+                table, described = read_stored(f.read())
+            first, last = described["game_index"]
+            described["game_index"] = [start + first, start + last]
+            with open(path + sufficient.STATS_SUFFIX, "wb") as f:
+                f.write(table_bytes(table, described))
+        else:
+            os.link(real + sufficient.STATS_SUFFIX, path + sufficient.STATS_SUFFIX)
 
 
 def _timed(fn) -> tuple[float, float]:
@@ -243,7 +256,8 @@ def at_scale(games: int, shard: int, players: int, spec: ExperimentSpec) -> None
         written = 0
         for mark in marks:
             _linked_shards(real, root, [shard * i for i in range(written, mark - 1)], players)
-            sufficient.statistics(root)  # the looks before this one
+            if mark > 1:
+                sufficient.statistics(root)  # the looks before this one
             _linked_shards(real, root, [shard * (mark - 1)], players)
             wall, cpu = _timed(lambda: pipelines.summary(root, look=look))
             written = mark
@@ -254,6 +268,78 @@ def at_scale(games: int, shard: int, players: int, spec: ExperimentSpec) -> None
         wall, cpu = _timed(lambda: pipelines.summary(root))
         print(f"summary of {count * shard:,} games in {count:,} shards, cold (every table "
               f"read): {wall:.2f} s wall, {cpu:.2f} s CPU (goal <= 2 s)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _stored_pairs(root: str, starts: list[int], players: int, table: pa.Table) -> None:
+    """The pair tables of arm 'b' against 'a' for shards `starts`, stored as a look that
+    computed them would (one real pair table, described as each pair's)."""
+    fs, base = filesystem(root)
+    facts = {"cooperative": False, "safety_end_reasons": list(
+        core_cy.load("maori").safety_end_reasons)}
+    for start in starts:
+        shards = [fs.get_file_info(os.path.join(cell_dir(base, arm, players),
+                                                shard_name(start))) for arm in "ba"]
+        path = paired._pair_path(base, *(os.path.relpath(s.path, base) for s in shards))
+        paired._store_pair(fs, path, table, paired._described(base, shards, facts))
+
+
+def _comparison_look(root: str, look) -> None:
+    pipelines.compare(root, "a", look=look)
+    pipelines.decided(root, "a", look)
+
+
+def compare_at_scale(games: int, shard: int, players: int, spec: ExperimentSpec) -> None:
+    """Comparisons (compare and the stop rule's decided) of a synthetic two-arm experiment
+    of `games` games (half per arm): the pair table of one pair of shards computed from
+    their rows, interim looks after a new pair of shards with 1%, 10%, 50% and 100% of the
+    shards written, and a cold look (every stored pair table and statistics table read)."""
+    work = tempfile.mkdtemp(prefix="meeplelab-pairs-")
+    try:
+        fs, base = filesystem(work)
+        real = {}
+        for arm, seed in (("a", 1), ("b", 2)):
+            rows = pa.Table.from_batches([batch.play(core_cy.load("maori"), players, seed=seed,
+                                                     start=0, count=shard, arm=arm)])
+            entry = write_shard(rows, fs, base, 0, shard)
+            write_statistics(rows, fs, base, entry)
+            real[arm] = (rows, os.path.join(base, entry["path"]))
+        safety = list(core_cy.load("maori").safety_end_reasons)
+        wall, cpu = _timed(lambda: pair_table(real["b"][0], real["a"][0], safety))
+        pair = pair_table(real["b"][0], real["a"][0], safety)
+        print(f"comparisons at scale: the pair table of two shards of {shard:,} games "
+              f"computed from their rows in {1000 * cpu:.0f} ms CPU (once per pair of "
+              f"shards, in the first look after both are written)")
+        count = games // shard // 2
+        root = os.path.join(base, "scale")
+        look = spec.look(interim=True)
+        marks = sorted({max(1, count // 100), max(1, count // 10), max(1, count // 2), count})
+        written = 0
+        for mark in marks:
+            older = [shard * i for i in range(written, mark - 1)]
+            for arm in "ab":
+                _linked_shards(real[arm][1], root, older, players, arm, spans=True)
+            _stored_pairs(root, older, players, pair)
+            if mark > 1:
+                _comparison_look(root, look)  # the looks before this one
+            for arm in "ab":
+                _linked_shards(real[arm][1], root, [shard * (mark - 1)], players, arm,
+                               spans=True)
+            wall, cpu = _timed(lambda: _comparison_look(root, look))
+            written = mark
+            print(f"  interim comparison look (compare + decided) after a new pair of shards, "
+                  f"{2 * mark * shard:,} games written: {1000 * wall:.0f} ms wall, "
+                  f"{1000 * cpu:.0f} ms CPU (the new pair computed from its rows)")
+        for cache in (sufficient._TABLES, sufficient._MERGED, paired._PAIRS, paired._MERGED,
+                      paired._SPANS):
+            cache.clear()
+        wall, cpu = _timed(lambda: pipelines.compare(root, "a"))
+        print(f"compare of {2 * count * shard:,} games in {2 * count:,} shards, cold (every "
+              f"statistics and pair table read): {wall:.2f} s wall, {cpu:.2f} s CPU")
+        wall, cpu = _timed(lambda: pipelines.agent_summary(root))
+        print(f"agent_summary of the same after it (statistics merged): {1000 * wall:.0f} ms "
+              f"wall, {1000 * cpu:.0f} ms CPU")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -290,6 +376,7 @@ def main() -> None:
 
     if args.games == 0:
         at_scale(args.scale_games, args.scale_shard, args.players, spec)
+        compare_at_scale(args.scale_games, args.scale_shard, args.players, spec)
         return
     if args.nodes:
         on_clusters(spec, [int(n) for n in args.nodes.split(",")], args.cpus_per_node, single,
@@ -332,6 +419,7 @@ def main() -> None:
         shutil.rmtree(out, ignore_errors=True)
     if args.scale_games:
         at_scale(args.scale_games, args.scale_shard, args.players, spec)
+        compare_at_scale(args.scale_games, args.scale_shard, args.players, spec)
 
 
 if __name__ == "__main__":

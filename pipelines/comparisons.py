@@ -1,46 +1,15 @@
 """Each arm against the baseline, paired by deal: one family of win-share tests and one of
-score tests over the experiment (compare)."""
+score tests over the experiment (compare), from the merged pair tables (pipelines.paired)."""
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
+from pipelines import paired
 from pipelines import stats as st
-from pipelines.dataset import CELL, SEAT, _data, _one_row_per_seat, _team_share
+from pipelines import sufficient as sf
 from pipelines.figures import Look
 from pipelines.verdicts import _comparison_verdict
-
-
-# ---- comparisons -----------------------------------------------------------------------------
-def _signs(diff: pl.Expr, name: str) -> list[pl.Expr]:
-    return [diff.mean().alias(f"{name}_diff"), diff.std().alias(f"{name}_sd"),
-            (diff > 0).sum().alias(f"{name}_pos"), (diff < 0).sum().alias(f"{name}_neg")]
-
-
-def _paired_differences(lf: pl.LazyFrame, baseline: str, cooperative: bool) -> pl.LazyFrame:
-    if cooperative:  # one team result per game: seat 0 stands for the team
-        seats = lf.select(*CELL, "game_index", share=_team_share(),
-                          score=pl.col("seat_score").cast(pl.List(pl.Float64)).list.mean(),
-                          seat=pl.lit(None, pl.Int8))
-    else:
-        seats = _one_row_per_seat(lf).select(*SEAT, "game_index", "score", "share")
-    base = (seats.filter(pl.col("arm") == baseline).drop("arm")
-            .rename({"score": "base_score", "share": "base_share"}))
-    pairs = (seats.filter(pl.col("arm") != baseline)
-             .join(base, on=["players", "game_index", "seat"], how="inner", nulls_equal=True))
-    # a 2-player cell whose seats' share differences cancel in every game (one winner, or a
-    # tie split): seat 1's row is seat 0's mirror, the same test
-    mirrored = (pairs.group_by("arm", "players", "game_index")
-                .agg(total=(pl.col("share") - pl.col("base_share")).sum())
-                .group_by("arm", "players")
-                .agg(mirrored=(pl.col("total").abs() < 1e-9).all()))
-    return (pairs.group_by(SEAT)
-            .agg(pairs=pl.len(), *_signs(pl.col("share") - pl.col("base_share"), "win"),
-                 *_signs(pl.col("score") - pl.col("base_score"), "score"))
-            .join(mirrored, on=["arm", "players"], how="left")
-            .with_columns(mirrored=pl.col("mirrored").fill_null(False)
-                          & (pl.col("players") == 2) & (pl.col("seat") == 1).fill_null(False))
-            .sort(SEAT))
 
 
 def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look,
@@ -91,7 +60,8 @@ def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
     return df.with_columns(pl.Series(f"{name}_diff_lo", low), pl.Series(f"{name}_diff_hi", high))
 
 
-def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look()
+def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look(),
+            stats: sf.Statistics | None = None, pairs: pl.DataFrame | None = None
             ) -> pl.DataFrame:
     """Each arm against `baseline`, paired by game_index (arms share deals game by game; with
     pairing 'rotations' paired by deal, each deal's mean over its rotations: `unit` 'deal').
@@ -104,18 +74,20 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     `win_significant` (`score_significant`) when the adjusted p-value of the win-share (score)
     test is at most alpha, which is exactly when its interval excludes 0 (interval_level,
     score_interval_level); `decided` when the win-share question is answered at +-delta; a
-    one-sentence `verdict` per row, from the win-share test."""
-    data = _data(path, include_truncated)
-    arms = data.rows.select(pl.col("arm").unique()).collect()["arm"].to_list()
+    one-sentence `verdict` per row, from the win-share test.  `stats` and `pairs`: the
+    experiment's merged statistics and pair tables when already at hand."""
+    stats = sf.statistics(path) if stats is None else stats
+    arms = stats.table["arm"].unique().to_list()
     if baseline not in arms:
         raise ValueError(f"baseline {baseline!r} is not an arm of this experiment; "
                          f"arms: {sorted(arms)}")
-    df = _paired_differences(data.units, baseline, data.cooperative).collect()
+    pairs = paired.pair_statistics(path, baseline, stats) if pairs is None else pairs
+    df = paired.paired_frame(pairs, include_truncated, stats.cooperative)
     df = df.with_columns(pl.lit(baseline).alias("baseline"),
-                         unit=pl.lit("deal" if data.deals else "game"))
+                         unit=pl.lit("deal" if stats.deals else "game"))
     everyone = np.full(len(df), True)
     df, level, win_method = _family(df, "win", everyone, look, df["mirrored"].to_numpy())
-    df, score_level, score_method = _family(df, "score", everyone & (not data.cooperative), look)
+    df, score_level, score_method = _family(df, "score", everyone & (not stats.cooperative), look)
     df = _interval_columns(df, "win", look, level, bounded=True)
     df = _interval_columns(df, "score", look, score_level, bounded=False)
     excludes = lambda p: (pl.col(f"{p}_lo") > 0) | (pl.col(f"{p}_hi") < 0)  # noqa: E731
@@ -124,15 +96,15 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     df = df.with_columns(
         win_significant=excludes("win_diff") & adjusted_ok("win_p_adjusted"),
         score_significant=(excludes("score_diff") & adjusted_ok("score_p_adjusted")
-                           & pl.lit(not data.cooperative)),
+                           & pl.lit(not stats.cooperative)),
         test=pl.when(pl.Series(st.uses_sign_test(df["win_sd"].fill_null(0).to_numpy(),
                                                  df["win_pos"].to_numpy(),
                                                  df["win_neg"].to_numpy())))
         .then(pl.lit("sign+t")).otherwise(pl.lit("t")),
         small_n=pl.col("pairs") < st.SMALL_N, level=pl.lit(level), interim=pl.lit(look.interim),
         interval_level=pl.lit(1 - level), score_interval_level=pl.lit(1 - score_level),
-        p_adjust=pl.lit(win_method if data.cooperative else f"{win_method}; {score_method}"))
-    if data.cooperative:
+        p_adjust=pl.lit(win_method if stats.cooperative else f"{win_method}; {score_method}"))
+    if stats.cooperative:
         df = df.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                ("score_diff", "score_diff_lo", "score_diff_hi")))
     verdicts = [_comparison_verdict(r, look) for r in df.rename(

@@ -224,8 +224,8 @@ def seat_contrasts(shares) -> np.ndarray:
 def _permutation_p(kinds: np.ndarray, sizes: np.ndarray, t2: float, most: int) -> float:
     """Monte Carlo p-value of T^2 under seats exchangeable within each game: every game's
     seats turned by a random rotation (a subgroup of the permutations, which is enough for
-    an exact test), drawn from a fixed seed so the same data give the same p.  In stages of
-    999, 9,999, 99,999, ... draws up to `most` (the later stages reuse the earlier draws):
+    an exact test), seeded by the data (below).  In stages of 999, 9,999, 99,999, ...
+    draws up to `most` (the later stages reuse the earlier draws):
     p = (1 + draws at or above t2) / (draws + 1), and the next stage is drawn only while at
     most PERMUTATION_REFINE draws reached t2 (the p-value of every stage is valid, and one
     is drawn further only when it is small, so the reported one is valid too: P(p <= u) <= u
@@ -236,8 +236,7 @@ def _permutation_p(kinds: np.ndarray, sizes: np.ndarray, t2: float, most: int) -
     of a draw does not grow with the games.  The draws' seed is the data's (a digest of the
     kinds and their counts): the same data give the same p, and different cells get
     independent draws (one seed for every cell would compare them all with the same 999
-    draws, whose luck moves every cell's p alike: 2.6 times too many p <= 0.001 among fair
-    4-player cells of 100 games, docs/lab/statistics.md, round 5, row 3)."""
+    draws, whose luck moves every cell's p alike: docs/lab/statistics.md, round 5, row 3)."""
     digest = hashlib.sha256(np.ascontiguousarray(kinds, np.float64).tobytes()
                             + np.ascontiguousarray(sizes, np.int64).tobytes()).digest()
     rng = np.random.default_rng([20_261, int.from_bytes(digest[:8], "little")])

@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 from pipelines.dataset import (CELL, FACTS_KEY, GameFacts, UnsoundData, _local,
                                catalogue_facts, game_facts, scan, verify)
 from pipelines.shard_tables import (KEYS, ROTATED, SEP, SHARE_SCALE, STATS_SUFFIX,
-                                    STATS_VERSION, read_stored, shard_table, stats_path)
+                                    STATS_VERSION, breakdown_what, game_span, read_stored,
+                                    shard_table, stats_path, value_scale)
 
 
 class DamagedShard(ValueError):
@@ -59,8 +60,8 @@ def merge(tables: list[pl.DataFrame]) -> pl.DataFrame:
 
 # ---- the table beside its shard ----------------------------------------------------------
 def _stored(fs: pafs.FileSystem, shard: pafs.FileInfo, stats: pafs.FileInfo | None
-            ) -> tuple[pl.DataFrame, dict] | None:
-    """(table, facts) of the statistics table `stats` stored beside `shard`, or None when
+            ) -> tuple[pl.DataFrame, dict, list | None] | None:
+    """(table, facts, game_index span) of the statistics table `stats` stored beside `shard`, or None when
     there is none or it cannot be trusted: damaged (shard_tables.read_stored), of another
     version, or stale (it describes a shard of other bytes, or the shard was written again
     after it: a replay)."""
@@ -74,7 +75,7 @@ def _stored(fs: pafs.FileSystem, shard: pafs.FileInfo, stats: pafs.FileInfo | No
     if (described.get("version") != STATS_VERSION
             or described.get("shard_bytes") != shard.size):
         return None
-    return pl.from_arrow(table), described.get("facts")
+    return pl.from_arrow(table), described.get("facts"), described.get("game_index")
 
 
 def shard_infos(fs: pafs.FileSystem, base: str
@@ -106,35 +107,48 @@ class Statistics:
         return bool(units.height) and bool((units["g"] > units["n"]).any())
 
 
-_TABLES: dict[tuple, tuple[pl.DataFrame, dict]] = {}  # (path, size, mtime) -> (table, facts)
+_TABLES: dict[tuple, tuple] = {}  # (path, size, mtime) -> (table, facts, game_index span)
 _MERGED: dict[str, tuple[frozenset, Statistics]] = {}  # experiment root -> its last merge
 MAX_TABLES = 200_000
 
 
-def _from_rows(fs: pafs.FileSystem, base: str, info: pafs.FileInfo) -> tuple[pl.DataFrame, dict]:
-    """A shard's table computed from its rows (a shard written before shards had tables, or
-    whose table is damaged or stale), its page checksums verified."""
+def _read_rows(fs: pafs.FileSystem, base: str, info: pafs.FileInfo) -> pa.Table:
+    """A shard's rows, their page checksums verified; DamagedShard naming it when they
+    cannot be read."""
     try:
-        rows = pq.read_table(info.path, filesystem=fs, page_checksum_verification=True)
+        return pq.read_table(info.path, filesystem=fs, page_checksum_verification=True)
     except (OSError, ValueError, pa.ArrowException) as e:
         raise DamagedShard(f"shard {posixpath.relpath(info.path, base)} cannot be read "
                            f"({e}) and has no sound statistics table: play it again "
                            "(resume the experiment)") from e
+
+
+def _from_rows(fs: pafs.FileSystem, base: str, info: pafs.FileInfo
+               ) -> tuple[pl.DataFrame, dict, list | None]:
+    """A shard's table computed from its rows (a shard written before shards had tables, or
+    whose table is damaged or stale), its page checksums verified."""
+    rows = _read_rows(fs, base, info)
+    facts = _row_facts(rows)
+    return (pl.from_arrow(shard_table(rows, facts.get("safety_end_reasons", ()))), facts,
+            game_span(rows))
+
+
+def _row_facts(rows: pa.Table) -> dict:
+    """The game's facts a shard's rows carry (or, written before they did, the
+    catalogue's)."""
     metadata = rows.schema.metadata or {}
     if FACTS_KEY in metadata:
-        facts = json.loads(metadata[FACTS_KEY])
-    else:  # written before shards carried their game's facts
-        names = sorted(set(rows.column("game").to_pylist())) if rows.num_rows else []
-        known = catalogue_facts()
-        facts = {"game": names[0] if names else "",
-                 "cooperative": any(known[n].cooperative for n in names if n in known),
-                 "safety_end_reasons": sorted({r for n in names if n in known
-                                               for r in known[n].safety_end_reasons})}
-    return pl.from_arrow(shard_table(rows, facts.get("safety_end_reasons", ()))), facts
+        return json.loads(metadata[FACTS_KEY])
+    names = sorted(set(rows.column("game").to_pylist())) if rows.num_rows else []
+    known = catalogue_facts()
+    return {"game": names[0] if names else "",
+            "cooperative": any(known[n].cooperative for n in names if n in known),
+            "safety_end_reasons": sorted({r for n in names if n in known
+                                          for r in known[n].safety_end_reasons})}
 
 
 def _shard_table(fs: pafs.FileSystem, base: str, shard: pafs.FileInfo,
-                 stats: pafs.FileInfo | None) -> tuple[pl.DataFrame, dict]:
+                 stats: pafs.FileInfo | None) -> tuple[pl.DataFrame, dict, list | None]:
     key = (shard.path, shard.size, shard.mtime_ns)
     if key not in _TABLES:
         if len(_TABLES) >= MAX_TABLES:
@@ -153,14 +167,11 @@ def _facts_of(found: list[dict]) -> dict[str, GameFacts]:
     return games
 
 
-def statistics(path: str) -> Statistics:
-    """The merged statistics of an experiment's shards: each shard's stored table (or, where
-    it has none or it cannot be trusted, the table computed once from its rows and cached),
-    merged incrementally: a look after new shards are written reads only those.  With a
-    manifest (a finished experiment) only the shards that verify against it count, as in
-    every figure (pipelines.dataset.verify: a shard whose table is damaged is named there).
-    FileNotFoundError when no shard is written yet; DamagedShard naming a shard that cannot
-    be read and has no sound table."""
+def _sound_shards(path: str) -> tuple[pafs.FileSystem, str, list]:
+    """(filesystem, base, [(shard, its statistics table or None)]) of the experiment's
+    shards: with a manifest (a finished experiment) only those that verify against it, as
+    in every figure (pipelines.dataset.verify: a shard whose table is damaged is named
+    there).  FileNotFoundError when no shard is written yet."""
     path = _local(path)
     fs, base = (pafs.FileSystem.from_uri(path) if "://" in path
                 else (pafs.LocalFileSystem(), os.path.abspath(path)))
@@ -173,29 +184,45 @@ def statistics(path: str) -> Statistics:
         infos = [(shard, stats) for shard, stats in infos if shard.path in sound]
     if not infos:
         raise FileNotFoundError(f"no result files under {path}")
-    ids = {(shard.path, shard.size, shard.mtime_ns): (shard, stats) for shard, stats in infos}
+    return fs, base, infos
+
+
+def _shard_id(shard: pafs.FileInfo) -> tuple:
+    return shard.path, shard.size, shard.mtime_ns
+
+
+def statistics(path: str) -> Statistics:
+    """The merged statistics of an experiment's shards (_sound_shards): each shard's stored
+    table (or, where it has none or it cannot be trusted, the table computed once from its
+    rows and cached), merged incrementally: a look after new shards are written reads only
+    those.  DamagedShard naming a shard that cannot be read and has no sound table."""
+    fs, base, infos = _sound_shards(path)
+    ids = {_shard_id(shard): (shard, stats) for shard, stats in infos}
     seen, before = _MERGED.get(base, (frozenset(), None))
     if before is None or not seen <= ids.keys():
         seen, before = frozenset(), Statistics(empty_statistics(), {})
     new = [_shard_table(fs, base, *ids[k]) for k in sorted(ids.keys() - seen)]
-    merged = Statistics(merge([before.table, *(t for t, _ in new)]),
+    merged = Statistics(merge([before.table, *(t for t, *_ in new)]),
                         _facts_of([*({"game": g, "cooperative": f.cooperative,
                                       "safety_end_reasons": list(f.safety_end_reasons)}
                                      for g, f in before.games.items()),
-                                   *(f for _, f in new)]))
+                                   *(f for _, f, _ in new)]))
     _MERGED[base] = (frozenset(ids), merged)
     return merged
 
 
-def statistics_from_rows(path: str) -> Statistics:
+def statistics_from_rows(path: str, breakdowns=None) -> Statistics:
     """The same statistics computed from every row of the dataset at once (no stored table,
-    no shard boundary): the reference the stored tables are tested against."""
+    no shard boundary): the reference the stored tables are tested against (`breakdowns`:
+    (column, team) pairs, stored_breakdowns by default; numbers keyed as strings)."""
     lf = scan(path)
     names = lf.select(pl.col("game").unique()).collect()["game"].to_list()
     games = game_facts(path, names)
     safeties = sorted({r for g in games.values() for r in g.safety_end_reasons})
-    return Statistics(merge([pl.from_arrow(shard_table(lf.collect().to_arrow(), safeties))]),
-                      games)
+    rows = lf.collect().to_arrow()
+    for by, _team in breakdowns or ():
+        rows = _as_strings(rows, by)
+    return Statistics(merge([pl.from_arrow(shard_table(rows, safeties, breakdowns))]), games)
 
 
 # ---- the figures' inputs, from the merged table (exact: Python integers, one division) -------
@@ -342,3 +369,92 @@ def share_kinds(stats: Statistics, include_truncated: bool) -> dict[tuple, tuple
         scale = SHARE_SCALE * (int(units["g"].sum()) // max(int(units["n"].sum()), 1) or 1)
         out[cell] = (kinds / scale, units["key"].to_numpy(), units["n"].cast(pl.Int64).to_numpy())
     return out
+
+
+# ---- per value of an outcome column (breakdown, agent_summary) -------------------------------
+_VALUES: dict[tuple, pl.DataFrame] = {}  # (shard id, column, team) -> its breakdown's rows
+
+
+def _schema(fs: pafs.FileSystem, base: str, infos) -> pa.Schema:
+    """The rows' schema, from the first shard whose footer reads (every shard of an
+    experiment has the same)."""
+    for shard, _stats in infos:
+        try:
+            return pq.read_schema(shard.path, filesystem=fs)
+        except (OSError, ValueError, pa.ArrowException):
+            continue
+    _read_rows(fs, base, infos[0][0])  # names it
+    raise DamagedShard(f"no shard of {base} can be read")
+
+
+def _as_strings(rows: pa.Table, by: str) -> pa.Table:
+    """`rows` with column `by` as strings (a seat column: lists of strings), as Polars
+    writes numbers (1.0, 48.0): the values a breakdown is keyed by."""
+    column = pl.from_arrow(rows.select([by])).to_series()
+    column = column.cast(pl.List(pl.String) if column.dtype == pl.List else pl.String)
+    return rows.set_column(rows.schema.get_field_index(by), by, column.to_arrow())
+
+
+def _value_rows(fs, base: str, shard: pafs.FileInfo, facts: dict, by: str, team: bool
+                ) -> pl.DataFrame:
+    """A breakdown no statistics table holds (a column of numbers): computed from the
+    shard's rows once and cached."""
+    key = (_shard_id(shard), by, team)
+    if key not in _VALUES:
+        if len(_VALUES) >= MAX_TABLES:
+            _VALUES.clear()
+        rows = _as_strings(_read_rows(fs, base, shard), by)
+        _VALUES[key] = pl.from_arrow(shard_table(rows, facts.get("safety_end_reasons", ()),
+                                                 [(by, team)], summary=False))
+    return _VALUES[key]
+
+
+def breakdown_statistics(path: str, by: str, team: bool) -> Statistics:
+    """The merged rows of the breakdown by column `by` (team: by the seats' values sorted
+    and joined): from the statistics tables where they hold it (stored_breakdowns: the
+    labels), else from each shard's rows once (a streamed pass, cached per shard).
+    ValueError naming the column when the rows have no such column, or team=True for a
+    column that is not a seat's."""
+    stats = statistics(path)
+    stored = stats.table.filter(what=breakdown_what(by, team))
+    if stored.height:
+        return Statistics(stored, stats.games)
+    fs, base, infos = _sound_shards(path)
+    schema = _schema(fs, base, infos)
+    if by not in schema.names:
+        raise ValueError(f"no outcome column {by!r}; columns: {sorted(schema.names)}")
+    if team and not (pa.types.is_list(schema.field(by).type)
+                     or pa.types.is_large_list(schema.field(by).type)):
+        raise ValueError(f"team=True needs a per-seat column (seat_*), not {by!r}")
+    tables = [_value_rows(fs, base, shard, _shard_table(fs, base, shard, table)[1], by, team)
+              for shard, table in infos]
+    return Statistics(merge(tables), stats.games)
+
+
+def value_frame(stats: Statistics, by: str, team: bool, include_truncated: bool
+                ) -> pl.DataFrame:
+    """Per (arm, players, value): games (units holding the value), seat_games, win_rate,
+    share_var (population) and score_mean over those units, game_share of the cell's."""
+    rows = []
+    what = breakdown_what(by, team)
+    for (arm, players), part in _cell_rows(stats.table, what, _scope(include_truncated)
+                                           ).items():
+        scale = value_scale(players)
+        for (value,), units in part.partition_by("key", as_dict=True,
+                                                 maintain_order=True).items():
+            n, k = units["n"].cast(pl.Int128), units["k0"].cast(pl.Int128)
+            count, total, squares = int(n.sum()), int((n * k).sum()), int((n * k * k).sum())
+            d = SHARE_SCALE * scale
+            rows.append({"arm": arm, "players": players, "value": value, "games": count,
+                         "seat_games": int(units["seats"].sum()),
+                         "win_rate": _ratio(total, count * d),
+                         "share_var": _ratio(count * squares - total ** 2, count ** 2 * d * d),
+                         "score_mean": _ratio(int(units["t"].sum()), count * scale)})
+    return (pl.DataFrame(rows, schema=VALUE_SCHEMA, orient="row")
+            .with_columns(game_share=pl.col("games") / pl.col("games").sum().over(CELL))
+            .sort(*CELL, "value"))
+
+
+VALUE_SCHEMA = {"arm": pl.String, "players": pl.Int8, "value": pl.String, "games": pl.UInt32,
+                "seat_games": pl.UInt32, "win_rate": pl.Float64, "share_var": pl.Float64,
+                "score_mean": pl.Float64}

@@ -270,7 +270,10 @@ def create_app(settings: Settings | None = None, *, db: str | None = None,
     worker = Worker(registry, settings.results, ray_address=settings.ray_address,
                     shard_done=metrics.shard_done, worker_nice=settings.worker_nice,
                     lanes=settings.lanes(), job_cpu_seconds=settings.job_cpu_seconds,
-                    plan_seconds=settings.plan_seconds, limits=settings.spec_limits())
+                    plan_seconds=settings.plan_seconds, limits=settings.spec_limits(),
+                    places_per_token=settings.places_per_token if settings.auth_enabled
+                    else None, admins=settings.admin_owners(),
+                    experiment_cpu_seconds=settings.experiment_cpu_seconds)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

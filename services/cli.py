@@ -298,7 +298,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
 
     from tqdm import tqdm
 
-    from services.runner import experiment_path, init_ray, run_experiment
+    from services.runner import Budget, experiment_path, init_ray, run_experiment
     from services.settings import Settings
     from services.storage import has_results
 
@@ -338,7 +338,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
 
     status = run_experiment(spec, out_dir, exp_id, progress=progress,
                             max_in_flight=2 * workers if workers else None,
-                            nice=settings.worker_nice)
+                            nice=settings.worker_nice, budget=Budget(spec.cpu_seconds))
     bar.close()
     if status != "done":
         error = last["p"].error if "p" in last and last["p"].error else status
@@ -419,13 +419,13 @@ def _print_damage(root: str, replay: str, out) -> bool:
 
 
 def replay_command(target: str, spec_path: str | None, workers: int | None) -> int:
-    """`meeplelab replay FOLDER`: plays again exactly the shards of a finished run (a
+    """`meeplelab replay FOLDER`: plays again exactly the shards of a run that has ended (a
     results folder of `meeplelab run`) that are missing or do not verify against its
     manifest, with their seeds and games: 0 when every one comes back with the bytes the
     manifest holds (then the figures), 1 otherwise, 2 when there is nothing to replay."""
     import os
 
-    from pipelines.dataset import verify
+    from pipelines.dataset import read_manifest, verify
     from services.runner import init_ray, run_experiment
     from services.settings import Settings
 
@@ -434,8 +434,8 @@ def replay_command(target: str, spec_path: str | None, workers: int | None) -> i
         return spec
     found = verify(target)
     if found.sound is None:
-        print(f"error: {target} has no manifest: only a finished run can be replayed (an "
-              "unfinished one resumes with `meeplelab run`)", file=sys.stderr)
+        print(f"error: {target} has no manifest: only a run that has ended can be replayed "
+              "(an interrupted one resumes with `meeplelab run`)", file=sys.stderr)
         return 2
     if not _print_damage(target, f"`meeplelab replay {target}`", sys.stderr):
         print(f"every shard of {target} verifies against its manifest: nothing to replay",
@@ -444,9 +444,11 @@ def replay_command(target: str, spec_path: str | None, workers: int | None) -> i
     folder = os.path.abspath(target)
     init_ray(num_cpus=workers, address=Settings().ray_address)
     seen = []
+    ended = read_manifest(target)  # a run that ended early replays into its own end
     status = run_experiment(spec, os.path.dirname(folder), os.path.basename(folder),
-                            progress=seen.append, nice=Settings().worker_nice)
-    if status != "done":
+                            progress=seen.append, nice=Settings().worker_nice, play_on=False)
+    if (status, seen[-1].error if seen else None) != (ended.get("status", "done"),
+                                                      ended.get("error")):
         print(f"error: the replay {status}: {seen[-1].error if seen else ''}", file=sys.stderr)
         return 1
     print(f"replayed {len(found.damaged)} shards: every one has the bytes its manifest "
@@ -561,6 +563,11 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     if spec.balance is None:
         print(f"error: spec {path} has no balance section (services/spec.py Balance)",
               file=sys.stderr)
+        return 2
+    if spec.cpu_seconds is not None:  # never a budget silently not kept
+        print(f"error: spec {path} sets cpu_seconds, a budget the service's balance searches "
+              "keep (POST /api/balance); `meeplelab balance` plays here until it is done "
+              "(Ctrl-C stops it): leave cpu_seconds out", file=sys.stderr)
         return 2
     result = run_balance(spec, progress=_balance_progress(sys.stderr))
     if as_json:

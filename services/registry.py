@@ -25,7 +25,7 @@ FINISHED = ("done", "failed", "cancelled")
 
 _COLUMNS = ("id", "name", "game", "spec", "status", "games_done", "games_total",
             "games_per_second", "eta_seconds", "created_at", "started_at", "finished_at",
-            "error", "cancel_requested", "owner", "kind", "result", "detail")
+            "error", "cancel_requested", "owner", "kind", "result", "detail", "cpu_seconds")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -47,12 +47,13 @@ CREATE TABLE IF NOT EXISTS experiments (
     owner TEXT NOT NULL DEFAULT '',
     kind TEXT NOT NULL DEFAULT 'experiment',
     result TEXT,
-    detail TEXT
+    detail TEXT,
+    cpu_seconds REAL
 )
 """
 # Columns added after the first release, for registries created before them.
 _ADDED = {"owner": "TEXT NOT NULL DEFAULT ''", "kind": "TEXT NOT NULL DEFAULT 'experiment'",
-          "result": "TEXT", "detail": "TEXT"}
+          "result": "TEXT", "detail": "TEXT", "cpu_seconds": "REAL"}
 
 
 class QuotaFull(Exception):
@@ -161,6 +162,26 @@ class Registry:
         eid = new_id()
         row = (eid, name, game, json.dumps(spec, ensure_ascii=False), games_total, time.time(),
                owner, kind)
+        self._within_quota(owner, kind, quota, cap, (
+            "INSERT INTO experiments (id, name, game, spec, status, games_total,"
+            " created_at, owner, kind, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?,"
+            " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))", row))
+        return eid
+
+    def requeue(self, eid: str, quota: int | None = None, cap: int | None = None) -> None:
+        """Queue a job that has ended again (an experiment's replay), counted against its
+        owner's `quota` of unfinished jobs of its kind and the queue's `cap` as a new job is
+        (QuotaFull), in one transaction; a cancel requested before is forgotten."""
+        record = self.get(eid)
+        self._within_quota(record["owner"], record["kind"], quota, cap, (
+            "UPDATE experiments SET status='queued', error=NULL, cancel_requested=0"
+            " WHERE id=? AND status NOT IN ('queued', 'running')", (eid,)))
+
+    def _within_quota(self, owner: str, kind: str, quota: int | None, cap: int | None,
+                      write: tuple[str, tuple]) -> None:
+        """Runs `write` (sql, args) after counting the unfinished jobs, in one transaction
+        (BEGIN IMMEDIATE: no other writer, of this process or another, in between):
+        QuotaFull instead when `owner` has `quota` of `kind` or the queue `cap` of all."""
         with self._lock:
             self._writes += 1
             try:
@@ -178,10 +199,7 @@ class Registry:
                         " status IN ('queued', 'running') ORDER BY seq")]
                     if len(every) >= cap:
                         raise QuotaFull(every, everyone=True)
-                self._db.execute(
-                    "INSERT INTO experiments (id, name, game, spec, status, games_total,"
-                    " created_at, owner, kind, seq) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?,"
-                    " (SELECT COALESCE(MAX(seq), 0) + 1 FROM experiments))", row)
+                self._db.execute(*write)
                 self._db.execute("COMMIT")
             except BaseException as exc:
                 if self._db.in_transaction:
@@ -190,7 +208,6 @@ class Registry:
                     self.write_error = f"{type(exc).__name__}: {exc}"
                 raise
             self.write_error = None
-        return eid
 
     def delete(self, eid: str) -> None:
         self._execute("DELETE FROM experiments WHERE id=?", (eid,))
@@ -215,12 +232,15 @@ class Registry:
 
     def set_progress(self, eid: str, done: int, total: int | None,
                      games_per_second: float | None, eta_seconds: float | None,
-                     detail: str | None = None) -> None:
-        """A running job's progress; `detail`: what it is doing, in words."""
+                     detail: str | None = None, cpu_seconds: float | None = None) -> None:
+        """A running job's progress; `detail`: what it is doing, in words; `cpu_seconds`:
+        what the job has used so far (an experiment's budget counts them across restarts;
+        kept when None)."""
         self._execute("UPDATE experiments SET games_done=?, games_total=?, games_per_second=?,"
-                      " eta_seconds=?, detail=? WHERE id=?",
+                      " eta_seconds=?, detail=?, cpu_seconds=COALESCE(?, cpu_seconds)"
+                      " WHERE id=?",
                       (int(done), None if total is None else int(total),
-                       games_per_second, eta_seconds, detail, eid))
+                       games_per_second, eta_seconds, detail, cpu_seconds, eid))
 
     def request_cancel(self, eid: str) -> None:
         self._execute("UPDATE experiments SET cancel_requested=1 WHERE id=?", (eid,))

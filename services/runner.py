@@ -32,10 +32,10 @@ import ray
 from services.shard import ProgressTally, play_shard, warm_up
 from services.spec import Cell, ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, read_manifest,
-                              remove_stale_temporaries, shard_entry, shard_name, shard_start,
-                              write_manifest, written_shards)
+                              remove_manifest, remove_stale_temporaries, shard_entry,
+                              shard_name, shard_start, write_manifest, written_shards)
 
-__all__ = ["Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
+__all__ = ["Budget", "Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
 log = logging.getLogger("meeplelab.runner")
 
 # How long a failed or cancelled run waits for its killed tasks to stop before it cleans up
@@ -65,6 +65,34 @@ class Progress:
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
     written: int | None = None  # games of the shards written (done, less those playing)
+    cpu_seconds: float = 0.0  # CPU-seconds the job's shard tasks have used, as they report
+    # them (finished, cut short and playing; earlier runs of the job included: Budget.spent)
+
+
+@dataclass
+class Budget:
+    """A job's CPU budget: its shard tasks may use at most `seconds` CPU-seconds (None: no
+    budget), `spent` of them by earlier runs of the job (a resume); `name` says what set it.
+    Once they are spent the run issues no more shards, cancels those in flight and ends
+    failed saying so; the shards written are kept, listed in its manifest and counted."""
+
+    seconds: float | None = None
+    spent: float = 0.0
+    name: str = "cpu_seconds"
+
+    def over(self, state: dict) -> bool:
+        return self.seconds is not None and _cpu(state) >= self.seconds
+
+    def message(self, state: dict) -> str:
+        return (f"stopped at its CPU budget: {_cpu(state):,.1f} of {self.seconds:,g} "
+                f"CPU-seconds ({self.name}) used; the {state['done']:,} games of the shards "
+                "written are kept and counted (their figures are interim, valid at any look, "
+                "as for a run stopped early)")
+
+
+def _cpu(state: dict) -> float:
+    """The CPU-seconds of a run's state: its finished shards' and those in flight so far."""
+    return state["cpu"] + sum(state["cpu_playing"].values())
 
 
 # ---- Ray ---------------------------------------------------------------------------------
@@ -289,7 +317,8 @@ class _Clock:
         eta = None if left is None or rate <= 0 else left / rate
         if status != "running":
             eta = None
-        self.progress(Progress(done, self.total, rate, eta, status, error, state["done"]))
+        self.progress(Progress(done, self.total, rate, eta, status, error, state["done"],
+                               _cpu(state)))
 
 
 def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
@@ -297,28 +326,38 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                    cancel: threading.Event | None = None,
                    max_in_flight: int | None = None,
                    shard_done: Callable[[float, int], None] | None = None,
-                   nice: int = 0) -> str:
+                   nice: int = 0, budget: Budget | None = None,
+                   stopped: Callable[[], bool] | None = None, play_on: bool = True) -> str:
     """Plays `spec` into <results>/<experiment_id>/ and returns "done", "cancelled" or
     "failed".  Shards already written are skipped (after checking they were played by the
     same engine version and rules: "failed" otherwise); `progress` gets a Progress after
     each shard and a last one with the final status (and the error text when failed);
     `shard_done(seconds, games)` is called as each shard played here finishes; shard tasks
-    raise their niceness to `nice` (the settings' worker_nice: batch work yields to the API).
-    Settings come from the caller; the runner reads no environment of its own."""
+    raise their niceness to `nice` (the settings' worker_nice: batch work yields to the API);
+    `budget`: the job's CPU budget (Budget).  Settings come from the caller; the runner
+    reads no environment of its own.
+
+    A run that ends (done, cancelled, failed) writes the manifest of the shards written
+    and how it ended, unless it was cancelled because `stopped()` (a stop of the service:
+    the run resumes at the next start).  An experiment with a manifest is replayed, never
+    played further (replay), except one that ended early when `play_on` (the CLI: run it
+    again to finish it; the service never extends a job that has ended)."""
     init_ray()
+    budget = budget or Budget()
     root_uri = experiment_path(results, experiment_id)
     manifest = read_manifest(root_uri)
-    if manifest is not None:  # a finished experiment: played again, never further
+    if manifest is not None and (manifest.get("status", "done") == "done" or not play_on):
         return replay(spec, results, experiment_id, manifest, progress=progress,
                       cancel=cancel, max_in_flight=max_in_flight, shard_done=shard_done,
-                      nice=nice)
+                      nice=nice, cpu_spent=budget.spent)
     fs, root = filesystem(root_uri)
     remove_stale_temporaries(root_uri)  # no task of this experiment is writing now
     cells = spec.cells()
     written = [written_shards(root_uri, c.arm, c.players) for c in cells]
     # shards: the manifest entries of the shards written (found sound, or played here)
     state = {"done": 0, "played": 0, "playing": {},  # playing: shard key -> games so far
-             "shards": _drop_damaged(fs, root, cells, written, read_manifest(root_uri))}
+             "cpu": budget.spent, "cpu_playing": {},  # and CPU-seconds so far
+             "shards": _drop_damaged(fs, root, cells, written, manifest)}
     tally = _tally()
     cancelled = (lambda: False) if cancel is None else cancel.is_set
     clock = _Clock(progress, len(cells), None if spec.stop_when else spec.max_games_per_cell(),
@@ -327,13 +366,24 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     def report(status="running", error=None):
         clock(state, status, error)
 
-    def finish(status, error=None):
+    def finish(status, error=None, listed=True):
         state["playing"].clear()  # games of unwritten shards are not results
+        state["cpu"] = _cpu(state)  # the CPU they used was spent all the same
+        state["cpu_playing"].clear()
         if tally is not None:
             try:
                 tally.take.remote(experiment_id, [])  # the tally forgets this run
             except Exception:  # noqa: BLE001
                 pass
+        if listed and not (status == "cancelled" and stopped is not None and stopped()):
+            try:
+                write_manifest(root_uri, list(state["shards"].values()), experiment_id,
+                               spec.seed, status, error)
+            except OSError:  # a run that has failed already (unwritable results) says why
+                if status == "done":
+                    raise
+                log.warning("the manifest of %s was not written", experiment_id,
+                            exc_info=True)
         report(status, error)
         return status
 
@@ -345,15 +395,18 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                     yield i, {**job, "tally": tally, "report_s": REPORT_SECONDS}
 
     mixed = _check_provenance(spec, fs, root, cells, written)
-    if mixed:
-        return finish("failed", mixed)
+    if mixed:  # the files found are not this run's: no manifest lists them
+        return finish("failed", mixed, listed=False)
+    if manifest is not None:  # an early end played on: in progress again, until its end
+        remove_manifest(root_uri)
     begin = 0
     for end in spec.waves():
         # shards found written count as done from the first report
         state["done"] += _games_written(fs, root, cells, written, begin, end, cancelled)
         report()
         outcome = _run_wave(to_play(begin, end), max_in_flight or _default_in_flight(),
-                            state, cancelled, report, shard_done, _Poll(tally, experiment_id))
+                            state, cancelled, report, shard_done, _Poll(tally, experiment_id),
+                            budget)
         if outcome is not None:
             # The wave's cancelled tasks have stopped (_cancel_all waits for them): a write a
             # kill cut short left its temporary file, which nobody will finish now.
@@ -367,19 +420,22 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     # A worker (or node) that died mid-write left its temporary file; its shard was written
     # again by the retry, and every task of this run has returned: nothing writes now.
     remove_stale_temporaries(root_uri)
-    write_manifest(root_uri, list(state["shards"].values()), experiment_id, spec.seed)
     return finish("done")
 
 
 def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dict, *,
            progress: Callable[[Progress], None] | None = None,
            cancel: threading.Event | None = None, max_in_flight: int | None = None,
-           shard_done: Callable[[float, int], None] | None = None, nice: int = 0) -> str:
-    """Plays again exactly the shards of a finished experiment whose files are missing or
-    differ from its `manifest` (each with its first game and games: the same job, so the same
-    rows and bytes), then checks them: "done" when every replayed shard's bytes are its
-    manifest entry's, "failed" naming those that differ (they stay not counted), or
-    "cancelled".  The manifest is never rewritten: it is what the run played."""
+           shard_done: Callable[[float, int], None] | None = None, nice: int = 0,
+           cpu_spent: float = 0.0) -> str:
+    """Plays again exactly the shards of an experiment's ended run whose files are missing
+    or differ from its `manifest` (each with its first game and games: the same job, so the
+    same rows and bytes), then checks them: the run's own end (the manifest's status, done
+    or, for a run that ended early, cancelled or failed with its error) when every replayed
+    shard's bytes are its manifest entry's, "failed" naming those that differ (they stay not
+    counted), or "cancelled".  The manifest is never rewritten: it is what the run played.
+    `cpu_spent`: the job's CPU-seconds before (the replay's are added; no budget stops it:
+    it plays only what the run had played)."""
     root_uri = experiment_path(results, experiment_id)
     fs, root = filesystem(root_uri)
     remove_stale_temporaries(root_uri)
@@ -392,7 +448,7 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
     bad = [e for e in shards if e["path"] in damaged
            or (found[e["path"]] or {}).get("sha256") != e["sha256"]]
     state = {"done": manifest["games"] - sum(e["games"] for e in bad), "played": 0,
-             "playing": {}, "shards": {}}
+             "playing": {}, "shards": {}, "cpu": cpu_spent, "cpu_playing": {}}
     clock = _Clock(progress, len(cells), None, manifest["games"])
     mixed = _replay_mismatch(spec, fs, root, cells, shards,
                              [e for e in shards if found[e["path"]]])
@@ -412,6 +468,8 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
                         lambda: clock(state), shard_done, _Poll(tally, experiment_id))
     remove_stale_temporaries(root_uri)
     state["playing"].clear()
+    state["cpu"] = _cpu(state)
+    state["cpu_playing"].clear()
     if outcome is not None:
         clock(state, *outcome)
         return outcome[0]
@@ -421,8 +479,9 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
               f"wrote (another engine or library version?): {', '.join(differ[:5])}; they "
               "stay not counted")
         return "failed"
-    clock(state, "done")
-    return "done"
+    ended = manifest.get("status", "done")
+    clock(state, ended, manifest.get("error"))
+    return ended
 
 
 def _replay_mismatch(spec, fs, root: str, cells: dict, shards: list[dict], readable: list[dict]
@@ -481,7 +540,8 @@ class _Poll:
                 return False
             self.answer = None
             flying = {key for _, key, _ in pending.values()}
-            state["playing"] = {k: v for k, v in played.items() if k in flying}
+            state["playing"] = {k: v[0] for k, v in played.items() if k in flying}
+            state["cpu_playing"] = {k: v[1] for k, v in played.items() if k in flying}
             changed = True
         now = time.monotonic()
         if self.answer is None and pending and now - self.asked >= POLL_SECONDS:
@@ -496,16 +556,20 @@ class _Poll:
 
 
 def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callable[[], bool],
-              report, shard_done=None, poll=None):
+              report, shard_done=None, poll=None, budget: Budget | None = None):
     """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
     and handles them in completion order; returns None when the wave is complete, else
-    (status, error)."""
+    (status, error): cancelled, failed (a task's error), or failed once the `budget` is
+    spent (no shard is issued after that, and those in flight are cancelled)."""
     pending: dict = {}
     more = True
     while more or pending:
         if cancelled():
             _cancel_all(pending)
             return "cancelled", None
+        if budget is not None and budget.over(state):
+            _cancel_all(pending)
+            return "failed", budget.message(state)
         while more and len(pending) < limit:
             job = next(jobs, None)
             if job is None:
@@ -522,6 +586,7 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
         for ref in ready:
             i, key, submitted = pending.pop(ref)
             state["playing"].pop(key, None)
+            state["cpu_playing"].pop(key, None)
             try:
                 out = ray.get(ref)
             except Exception as exc:  # the task failed after its retries
@@ -531,6 +596,7 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
                 shard_done(time.monotonic() - submitted, out["games"])
             state["done"] += out["games"]
             state["played"] += out["games"]
+            state["cpu"] += out["cpu_seconds"]
             state.setdefault("shards", {})[out["shard"]["path"]] = out["shard"]
             report()
     return ("cancelled", None) if cancelled() else None

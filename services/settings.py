@@ -15,14 +15,22 @@
     MEEPLELAB_ADMIN_TOKEN        operators' tokens (same forms): they may also cancel and
                                  delete experiments of other tokens (others get 403)
     MEEPLELAB_PROTECT_READS      reads need the token too (default false)
-    MEEPLELAB_MAX_RUNNING        experiments running at once (the rest queue in order)
-    MEEPLELAB_MAX_RUNNING_PLANS  plans whose pilots play at once (each in a process)
-    MEEPLELAB_MAX_RUNNING_BALANCE     balance searches playing at once (each in a process)
+    MEEPLELAB_MAX_RUNNING        experiments running at once, the global cap (the rest
+                                 queue in order; default: the machine's cores, at least 2)
+    MEEPLELAB_MAX_RUNNING_PLANS  plans whose pilots play at once (each in a process; same)
+    MEEPLELAB_MAX_RUNNING_BALANCE     balance searches playing at once (each in a process;
+                                 same)
+    MEEPLELAB_PLACES_PER_TOKEN   jobs of each kind one token runs at once (its others wait
+                                 while other tokens' jobs take the free places; an admin
+                                 token's have places beyond the cap)
     MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued jobs of each kind (experiments,
                                  plans, balance searches) per token (429 beyond)
     MEEPLELAB_MAX_QUEUED         running or queued jobs of every kind and token (429 beyond)
     MEEPLELAB_JOB_CPU_SECONDS    CPU budget of one plan or balance search (its process ends
                                  when spent: the job fails saying so)
+    MEEPLELAB_EXPERIMENT_CPU_SECONDS  CPU budget of one experiment (its shard tasks'
+                                 CPU-seconds): it stops when spent, its shards written
+                                 kept; a request's cpu_seconds may ask for less
     MEEPLELAB_PLAN_SECONDS       wall-time budget of a plan's pilot
     MEEPLELAB_MAX_BALANCE_GAMES  most games one balance search may ask for (search and
                                  confirmation, every player count)
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import os
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import unquote
@@ -69,14 +78,28 @@ class Settings(BaseSettings):
         None, description="an operator's token (or a file of them): it may also cancel and "
                           "delete experiments submitted with other tokens")
     protect_reads: bool = Field(False, description="reads need the token as well as writes")
-    max_running: int = Field(1, ge=1, description="experiments running at the same time")
-    max_running_plans: int = Field(1, ge=1, description="plans whose pilots play at once")
-    max_running_balance: int = Field(1, ge=1, description="balance searches playing at once")
+    max_running: int | None = Field(None, ge=1, description="experiments running at the same "
+                                    "time, every token's (unset: the machine's cores, at "
+                                    "least 2)")
+    max_running_plans: int | None = Field(None, ge=1, description="plans whose pilots play at "
+                                          "once (unset: the machine's cores, at least 2)")
+    max_running_balance: int | None = Field(None, ge=1, description="balance searches playing "
+                                            "at once (unset: the machine's cores, at least 2)")
+    places_per_token: int = Field(1, ge=1, description="jobs of each kind one token runs at "
+                                  "once: its others wait while other tokens' jobs take the "
+                                  "free places; an admin token's have places of their own "
+                                  "beyond the cap; without tokens only the cap counts")
     max_running_per_token: int = Field(4, ge=1, description="unfinished jobs of each kind "
                                        "(experiments, plans, balance searches) per token")
     max_queued: int = Field(64, ge=1, description="unfinished jobs of every kind and token")
     job_cpu_seconds: int = Field(3600, ge=1, description="CPU budget of one plan or balance "
-                                 "search: its process ends when it is spent")
+                                 "search: its process ends when it is spent (a balance "
+                                 "request's cpu_seconds may ask for less)")
+    experiment_cpu_seconds: int = Field(
+        86_400, ge=1, description="CPU budget of one experiment, the CPU-seconds its shard "
+        "tasks use (across restarts): once spent it issues no more shards, cancels those in "
+        "flight and ends failed saying so, its shards written kept and counted; a spec's "
+        "cpu_seconds may ask for less")
     plan_seconds: float = Field(20.0, gt=0, le=3600, description="wall-time budget of a "
                                 "plan's pilot")
     max_balance_games: int = Field(2_000_000, ge=10, description="most games of one balance "
@@ -116,9 +139,16 @@ class Settings(BaseSettings):
         return {"max_games": self.max_games, "max_cells": self.max_cells}
 
     def lanes(self) -> dict[str, int]:
-        """Places of each job kind: how many run at once."""
-        return {"experiment": self.max_running, "plan": self.max_running_plans,
-                "balance": self.max_running_balance}
+        """Places of each job kind: how many run at once (the global cap; unset: the
+        machine's cores, at least 2)."""
+        machine = max(2, os.cpu_count() or 1)
+        return {"experiment": self.max_running or machine,
+                "plan": self.max_running_plans or machine,
+                "balance": self.max_running_balance or machine}
+
+    def admin_owners(self) -> frozenset[str]:
+        """The owner names (owner_of) of the admin tokens."""
+        return frozenset(owner_of(t) for t in self.admin_tokens)
 
 
 def _read_tokens(setting: SecretStr | None, name: str) -> tuple[str, ...]:

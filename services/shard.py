@@ -34,6 +34,7 @@ def play_shard(job: dict) -> dict:
     import core_cy
     from core_cy.play import batch
 
+    cpu = time.process_time()  # the CPU-seconds of the task (the job's budget counts them)
     game = core_cy.load(job["game"])
     start, count, tally = job["start"], job["count"], job.get("tally")
     pieces, played, began = [], 0, time.monotonic()
@@ -47,7 +48,8 @@ def play_shard(job: dict) -> dict:
         played += len(pieces[-1]["game_index"])
         if tally is not None and played < count:
             try:
-                tally.report.remote(job["key"], played)  # fire and forget
+                tally.report.remote(job["key"], played, time.process_time() - cpu)  # fire
+                # and forget
             except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
                 tally = None
     rows = result_batch({name: np.concatenate([p[name] for p in pieces])
@@ -56,7 +58,8 @@ def play_shard(job: dict) -> dict:
     table = storage_table(rows)
     entry = write_shard(table, fs, root, start, count)
     return {"games": rows.num_rows,
-            "shard": {**entry, "statistics": write_statistics(table, fs, root, entry)}}
+            "shard": {**entry, "statistics": write_statistics(table, fs, root, entry)},
+            "cpu_seconds": time.process_time() - cpu}
 
 
 def write_statistics(table, fs, root: str, entry: dict) -> dict:
@@ -74,21 +77,22 @@ def write_statistics(table, fs, root: str, entry: dict) -> dict:
 
 @ray.remote(num_cpus=0)
 class ProgressTally:
-    """Games played so far by the shards still playing, as their tasks report them: per
-    experiment, per shard key.  A retried shard reports from its start again; the most
-    reported is kept, so progress never goes back."""
+    """Games played and CPU-seconds used so far by the shards still playing, as their tasks
+    report them: per experiment, per shard key.  A retried shard reports from its start
+    again; the most reported is kept, so progress never goes back."""
 
     def __init__(self):
         self.played: dict[str, dict] = {}
 
-    def report(self, key: tuple, played: int) -> None:
+    def report(self, key: tuple, played: int, cpu_seconds: float = 0.0) -> None:
         shards = self.played.setdefault(key[0], {})
-        shards[key] = max(shards.get(key, 0), played)
+        games, cpu = shards.get(key, (0, 0.0))
+        shards[key] = (max(games, played), max(cpu, cpu_seconds))
 
     def take(self, experiment: str, keys: list) -> dict:
-        """The games played so far per shard of `keys` (the driver's shards of `experiment`
-        in flight); the experiment's other keys (finished or cancelled shards) are
-        forgotten, and all of them with no keys (the run's end)."""
+        """(games played, CPU-seconds) so far per shard of `keys` (the driver's shards of
+        `experiment` in flight); the experiment's other keys (finished or cancelled shards)
+        are forgotten, and all of them with no keys (the run's end)."""
         wanted = set(map(tuple, keys))
         shards = {k: v for k, v in self.played.pop(experiment, {}).items() if k in wanted}
         if shards:

@@ -315,6 +315,11 @@ class ExperimentSpec(BaseModel):
                             "task and per Parquet file")
     stop_when: StopWhen | None = Field(default=None, description="stop early once every "
                                        "seat's win share is precise enough")
+    cpu_seconds: float | None = Field(
+        default=None, gt=0, le=1e9, allow_inf_nan=False, description="the most CPU-seconds "
+        "its shard tasks may use (a balance search: its process): once spent the run issues "
+        "no more shards and ends failed saying so, its shards written kept and counted; the "
+        "service's limit when unset, and never more (422)")
     balance: Balance | None = Field(default=None, description="what to change: a fair-value "
                                     "search over a rule option, or the value of an action "
                                     "kind (`meeplelab balance SPEC`; services/balance.py)")

@@ -14,7 +14,8 @@ with a shard's name is complete; temporary files left by a crash are removed on 
 Shards are written with Parquet page checksums; a resume reads every shard found back
 whole with them verified (shard_entry), and plays again any that is damaged or empty.
 
-A finished experiment keeps a manifest, <results>/<experiment_id>/manifest.json (MANIFEST):
+An experiment whose run has ended (done, or early: cancelled, failed) keeps a manifest,
+<results>/<experiment_id>/manifest.json (MANIFEST), saying how it ended:
 per shard its path under the experiment, cell, first game, rows, games, byte size and the
 SHA-256 of its bytes, as the shard task wrote it (write_atomically hashes the bytes it
 writes).  Every read of the figures compares the files against it (pipelines.dataset.verify),
@@ -161,15 +162,29 @@ def read_manifest(root: str) -> dict | None:
         manifest.get("format") == MANIFEST_FORMAT else None
 
 
-def write_manifest(root: str, shards: list[dict], experiment: str, seed: int) -> dict:
-    """Writes the manifest of a finished experiment (atomically): its shards' entries
-    (shard_entry's keys), sorted by path, and their totals; returns it."""
+def write_manifest(root: str, shards: list[dict], experiment: str, seed: int,
+                   status: str = "done", error: str | None = None) -> dict:
+    """Writes the manifest of an experiment's run that has ended (atomically): its shards'
+    entries (shard_entry's keys), sorted by path, their totals, and how the run ended
+    (`status`: done, or cancelled or failed with its `error`: only the shards written are
+    listed); returns it.  A manifest without a status (written before runs that end early
+    had one) is a done run's."""
     shards = sorted(shards, key=lambda e: e["path"])
     manifest = {"format": MANIFEST_FORMAT, "experiment": experiment, "seed": seed,
-                "games": sum(e["games"] for e in shards), "shards": shards}
+                "status": status, "games": sum(e["games"] for e in shards), "shards": shards}
+    if error:
+        manifest["error"] = error
     fs, base = filesystem(root)
     _write_bytes(json.dumps(manifest, indent=1).encode(), fs, posixpath.join(base, MANIFEST))
     return manifest
+
+
+def remove_manifest(root: str) -> None:
+    """Deletes the manifest of a run that ended early and is played on now (the command
+    line's run again): a run in progress has none; its end writes it anew."""
+    fs, base = filesystem(root)
+    if fs.get_file_info(posixpath.join(base, MANIFEST)).type == pafs.FileType.File:
+        fs.delete_file(posixpath.join(base, MANIFEST))
 
 
 # ---- an experiment's files -----------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The service's one job queue: experiments, plans and balance searches (the registry's job
-kinds), each kind with its places (`lanes`: how many run at once, one thread each), taken in
-submission order with the owners (tokens) in turn.
+kinds), each kind with its places (`lanes`: how many run at once, the global cap), taken in
+submission order with the owners (tokens) in turn; a token runs at most `places_per_token`
+jobs of a kind at once, so one token's long jobs never hold another's back (an admin token's
+jobs have places of their own beyond the cap).
 
 The registry is the source of truth: the worker reads a job's request from it, writes status,
 progress and result back, and on start re-queues every unfinished job (a `running` one was
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import queue
 import signal
@@ -117,12 +120,16 @@ class Rate:
 
 
 class Worker:
-    """The job queue's threads: `lanes[kind]` places (threads) per job kind (experiments:
+    """The job queue's threads: `lanes[kind]` places per job kind (experiments:
     MEEPLELAB_MAX_RUNNING; plans and balance searches: theirs), so a long experiment never
-    holds a plan back.  Each place takes the oldest queued job of the owner it served
-    longest ago (a token's queued jobs never delay another token's by more than the job
-    playing now).  `cancel` and `stop` are thread-safe.  `shard_done(seconds, games)` is
-    called as each shard of an experiment finishes (metrics).
+    holds a plan back.  A free place takes the oldest queued job of the owner it served
+    longest ago among the owners that may start one: an owner already running
+    `places_per_token` jobs of the kind waits (None: no per-owner limit, a service without
+    tokens), so one token at its limit never takes the place another token's job gets.  The
+    `admins`' jobs (owner names) are not counted against the cap: they have their own
+    `places_per_token` places each beyond it (one thread per place).  `cancel` and `stop`
+    are thread-safe.  `shard_done(seconds, games)` is called as each shard of an experiment
+    finishes (metrics).
 
     Supervised: an error in a job fails that job and the thread goes on; the registry
     writes that record a job's fate are retried until they succeed (a full disk for a
@@ -134,19 +141,25 @@ class Worker:
                  shard_done: Callable[[float, int], None] | None = None,
                  worker_nice: int = 0, lanes: dict[str, int] | None = None,
                  job_cpu_seconds: float | None = None, plan_seconds: float = 20.0,
-                 limits: dict | None = None):
+                 limits: dict | None = None, places_per_token: int | None = None,
+                 admins: frozenset[str] = frozenset(),
+                 experiment_cpu_seconds: float | None = None):
         self.registry = registry
         self.results = results
         self.lanes = {"experiment": slots, "plan": 1, "balance": 1, **(lanes or {})}
+        self.places_per_token = places_per_token
+        self.admins = admins if places_per_token else frozenset()
         self.ray_address = ray_address
         self.shard_done = shard_done
         self.worker_nice = worker_nice
         self.job_cpu_seconds = job_cpu_seconds
+        self.experiment_cpu_seconds = experiment_cpu_seconds
         self.plan_seconds = plan_seconds
         self.limits = limits or {}
         self._pending: dict[str, list[tuple[str, str]]] = {k: [] for k in KINDS}
         self._served: dict[tuple[str, str], float] = {}  # (kind, owner) -> last start
-        self._wake = threading.Condition()  # guards _pending and _served
+        self._taken: dict[str, tuple[str, str]] = {}  # job in a place -> (kind, owner)
+        self._wake = threading.Condition()  # guards _pending, _served and _taken
         self._lock = threading.Lock()  # guards _running, _procs and queued->running
         self._running: dict[str, threading.Event] = {}
         self._procs: dict[str, subprocess.Popen] = {}  # running plan or balance -> process
@@ -162,7 +175,8 @@ class Worker:
             self.registry.set_status(eid, "queued")
             self.submit(eid)
         for kind in KINDS:
-            for k in range(self.lanes.get(kind, 0)):
+            places = self.lanes.get(kind, 0) + len(self.admins) * (self.places_per_token or 0)
+            for k in range(places):
                 thread = threading.Thread(target=self._loop, args=(kind,),
                                           name=f"meeplelab-{kind}-{k}", daemon=True)
                 self._beats[thread.name] = time.monotonic()
@@ -257,19 +271,42 @@ class Worker:
             if self._stopping.wait(RETRY_SECONDS):
                 return False
 
+    def _may_start(self, kind: str, owner: str) -> bool:
+        """Whether a job of `kind` by `owner` may take a place now (under _wake): the owner
+        runs fewer than places_per_token of the kind, and the cap has room (an admin's job
+        is not counted against it)."""
+        taken = [o for k, o in self._taken.values() if k == kind]
+        if self.places_per_token and taken.count(owner) >= self.places_per_token:
+            return False
+        return owner in self.admins or \
+            sum(o not in self.admins for o in taken) < self.lanes.get(kind, 0)
+
     def _next(self, kind: str) -> str | None:
-        """The next job of `kind`: the oldest of the owner served longest ago (None after
-        a second without one, or when stopping)."""
+        """The next job of `kind` that may start (_may_start), in a place from now on: the
+        oldest of the owner served longest ago (None after a second without one, or when
+        stopping)."""
         with self._wake:
-            if not self._pending[kind] and not self._stopping.is_set():
-                self._wake.wait(1.0)
-            waiting = self._pending[kind]
-            if not waiting or self._stopping.is_set():
+            for attempt in (0, 1):
+                if self._stopping.is_set():
+                    return None
+                ready = [p for p in self._pending[kind] if self._may_start(kind, p[1])]
+                if ready:
+                    break
+                if attempt == 0:
+                    self._wake.wait(1.0)
+            else:
                 return None
-            chosen = min(waiting, key=lambda p: self._served.get((kind, p[1]), 0.0))
-            waiting.remove(chosen)
+            chosen = min(ready, key=lambda p: self._served.get((kind, p[1]), 0.0))
+            self._pending[kind].remove(chosen)
             self._served[(kind, chosen[1])] = time.monotonic()
+            self._taken[chosen[0]] = (kind, chosen[1])
             return chosen[0]
+
+    def _release(self, eid: str) -> None:
+        """A job's place is free (it has ended, or never started): the next may take it."""
+        with self._wake:
+            if self._taken.pop(eid, None) is not None:
+                self._wake.notify_all()
 
     def _loop(self, kind: str) -> None:
         if kind == "experiment":
@@ -292,6 +329,8 @@ class Worker:
                 self._written.pop(eid, None)
                 self._write(self.registry.set_status, eid, "failed",
                             self._public(f"{type(exc).__name__}: {exc}"))
+            finally:
+                self._release(eid)
 
     def _claim(self, eid: str) -> threading.Event | None:
         """Mark a queued job running (None if it was cancelled or is gone)."""
@@ -324,14 +363,26 @@ class Worker:
                     self._public(error or "the job reported a failure")
                     if outcome == "failed" else None, result=result)
 
+    def _budget(self, asked: float | None, setting: float | None, name: str
+                ) -> tuple[float | None, str]:
+        """A job's CPU budget: what its request asks for (`asked`), never more than the
+        service's `setting` (named `name`), and what sets it (for the job's message)."""
+        if asked is not None and (setting is None or asked < setting):
+            return asked, "the request's cpu_seconds"
+        return setting, name
+
     def _run(self, eid: str) -> None:
-        from services.runner import run_experiment  # imports Ray: only when work arrives
+        from services.runner import Budget, run_experiment  # imports Ray: only when needed
         from services.spec import ExperimentSpec
 
         cancel = self._claim(eid)
         if cancel is None:
             return
-        spec = ExperimentSpec.model_validate(self.registry.get(eid)["spec"])
+        record = self.registry.get(eid)
+        spec = ExperimentSpec.model_validate(record["spec"])
+        seconds, name = self._budget(spec.cpu_seconds, self.experiment_cpu_seconds,
+                                     "MEEPLELAB_EXPERIMENT_CPU_SECONDS")
+        budget = Budget(seconds, record["cpu_seconds"] or 0.0, name)
         last = [0.0]
         errors: list[str] = []
 
@@ -345,13 +396,17 @@ class Worker:
                 return
             last[0] = now
             try:  # progress is a hint: a failed write is made good by the next one
-                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s)
+                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s,
+                                           cpu_seconds=p.cpu_seconds)
             except sqlite3.Error as exc:
                 log.warning("progress of %s not written: %s", eid, exc)
 
         try:
-            outcome = run_experiment(spec, self.results, eid, progress=progress, cancel=cancel,
-                                     shard_done=self.shard_done, nice=self.worker_nice)
+            outcome = run_experiment(
+                spec, self.results, eid, progress=progress, cancel=cancel,
+                shard_done=self.shard_done, nice=self.worker_nice, budget=budget,
+                stopped=lambda: self._stopping.is_set() and not self.registry.get(eid)[
+                    "cancel_requested"], play_on=False)
         except Exception as exc:
             log.exception("experiment %s failed", eid)
             outcome = "failed"
@@ -366,9 +421,11 @@ class Worker:
         if cancel is None:
             return
         record = self.registry.get(eid)
+        asked = record["spec"].get("cpu_seconds") if record["kind"] == "balance" else None
+        seconds, name = self._budget(asked, self.job_cpu_seconds, "MEEPLELAB_JOB_CPU_SECONDS")
         order = {"kind": record["kind"], "request": record["spec"], "limits": self.limits,
                  "plan_seconds": self.plan_seconds, "nice": self.worker_nice,
-                 "cpu_seconds": self.job_cpu_seconds}
+                 "cpu_seconds": seconds}
         proc = subprocess.Popen([sys.executable, "-c", JOB_PROCESS],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
@@ -393,8 +450,8 @@ class Worker:
         elif "result" in answer:
             self._finish(eid, "done", result=answer["result"])
         elif proc.returncode == -signal.SIGXCPU:
-            self._finish(eid, "failed", f"the job used its CPU budget of "
-                         f"{self.job_cpu_seconds:g} CPU-seconds (MEEPLELAB_JOB_CPU_SECONDS)")
+            self._finish(eid, "failed", f"the job used its CPU budget of {seconds:g} "
+                         f"CPU-seconds ({name})")
         else:
             self._finish(eid, "failed", answer.get("error") or
                          f"the job's process ended with code {proc.returncode}: "
@@ -506,7 +563,7 @@ def _job_process() -> None:
     if os.nice(0) < niceness:  # raised to the setting, never lowered (os.nice only adds)
         os.nice(niceness - os.nice(0))
     if order.get("cpu_seconds"):
-        limit = int(order["cpu_seconds"])
+        limit = math.ceil(order["cpu_seconds"])
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
 
     def emit(progress: dict) -> None:

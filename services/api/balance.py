@@ -17,7 +17,7 @@ from services import report
 from services.api.deps import bearer_scheme, get_registry, get_settings, require_token, \
     spec_body
 from services.api.errors import ErrorBody, error_items, responses
-from services.api.jobs import cancel_job, job_of, queue_job
+from services.api.jobs import cancel_job, check_cpu_budget, job_of, queue_job
 from services.api.models import ProgressView, Status
 from services.balance import budget_games
 from services.registry import Registry
@@ -84,6 +84,7 @@ async def submit_balance(request: Request, owner: str = Depends(require_token),
         raise HTTPException(422, error_items([{"loc": ("balance",), "type": "missing", "msg":
                                                "a balance question needs a balance section"}],
                                              source="body"))
+    check_cpu_budget(spec.cpu_seconds, settings.job_cpu_seconds, "MEEPLELAB_JOB_CPU_SECONDS")
     games = budget_games(spec)
     if games > settings.max_balance_games:
         field = "max_games" if spec.balance.option is not None else "confirm_games"

@@ -7,7 +7,7 @@ from pydantic import TypeAdapter
 from services.api.deps import (experiment, get_registry, get_settings, get_worker,
                                owned_experiment, require_token, spec_body)
 from services.api.errors import responses
-from services.api.jobs import queue_job
+from services.api.jobs import check_cpu_budget, queue_job
 from services.api.models import ExperimentView, Submitted
 from services.registry import FINISHED, Registry
 from services.settings import Settings
@@ -24,8 +24,12 @@ MAX_PAGE = 500
                  "schema": {"$ref": "#/components/schemas/ExperimentSpec"}}}}})
 async def submit(request: Request, owner: str = Depends(require_token),
                  settings: Settings = Depends(get_settings)):
-    """Validate and queue an experiment (the CLI spec-file format, as JSON)."""
+    """Validate and queue an experiment (the CLI spec-file format, as JSON).  Its CPU
+    budget is the spec's cpu_seconds, at most MEEPLELAB_EXPERIMENT_CPU_SECONDS (422 naming
+    cpu_seconds beyond), that setting when unset."""
     raw, spec = await spec_body(request, settings)
+    check_cpu_budget(spec.cpu_seconds, settings.experiment_cpu_seconds,
+                     "MEEPLELAB_EXPERIMENT_CPU_SECONDS")
     record = await queue_job(request, "experiment", raw, spec.name, spec.game, owner,
                              games_total=spec.total_games())
     eid = record["id"]

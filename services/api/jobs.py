@@ -11,6 +11,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
 from services.api.deps import may_change
+from services.api.errors import error_items
 from services.registry import FINISHED, QuotaFull, Registry
 from services.settings import Settings
 
@@ -57,6 +58,40 @@ async def queue_job(request: Request, kind: str, raw: dict, name: str, game: str
                             f"be written now ({exc})", headers={"Retry-After": "10"}) from None
     state.worker.submit(eid)
     return registry.get(eid)
+
+
+async def requeue_job(request: Request, record: dict) -> dict:
+    """Queue a job that has ended again (an experiment's replay) and hand it to the worker:
+    it takes a place as a new job does, so it counts against its owner's places and the
+    queue's cap (429 beyond them, 503 when the registry cannot be written)."""
+    state = request.app.state
+    settings: Settings = state.settings
+    kind = record["kind"]
+    try:
+        await run_in_threadpool(
+            state.registry.requeue, record["id"],
+            quota=settings.max_running_per_token if record["owner"] else None,
+            cap=settings.max_queued)
+    except QuotaFull as full:
+        raise _quota_full(full, settings, kind) from None
+    except sqlite3.Error as exc:
+        raise HTTPException(503, f"the {WORDS[kind][0]} was not queued again: the registry "
+                            f"cannot be written now ({exc})", headers={"Retry-After": "10"}) \
+            from None
+    state.worker.submit(record["id"])
+    return state.registry.get(record["id"])
+
+
+def check_cpu_budget(asked: float | None, limit: int, setting: str,
+                     loc: tuple = ("cpu_seconds",)) -> None:
+    """422 naming the field `loc` when a request asks for a CPU budget above the service's
+    (`limit`, the setting `setting`): a job may ask for less, never more."""
+    if asked is not None and asked > limit:
+        raise HTTPException(422, error_items([{
+            "loc": loc, "type": "limit", "msg":
+            f"a CPU budget of {asked:,g} CPU-seconds is more than this service allows "
+            f"({setting} = {limit:,}): ask for at most that, or leave cpu_seconds out"}],
+            source="body"))
 
 
 def job_of(registry: Registry, kind: str, jid: str) -> dict:

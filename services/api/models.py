@@ -64,6 +64,8 @@ class ExperimentView(BaseModel):
     finished_at: float | None
     error: str | None
     cancel_requested: bool
+    cpu_seconds: float | None = Field(default=None, description="CPU-seconds its shard "
+                                      "tasks have used so far (its CPU budget counts them)")
 
     @classmethod
     def of(cls, record: dict) -> "ExperimentView":
@@ -72,7 +74,8 @@ class ExperimentView(BaseModel):
                    progress=ProgressView.of(record),
                    created_at=record["created_at"], started_at=record["started_at"],
                    finished_at=record["finished_at"], error=record["error"],
-                   cancel_requested=record["cancel_requested"])
+                   cancel_requested=record["cancel_requested"],
+                   cpu_seconds=record["cpu_seconds"])
 
 
 class Submitted(BaseModel):

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from services.api.deps import bearer_scheme, get_registry, get_settings, json_object, \
     require_token
 from services.api.errors import ErrorBody, error_items, responses
-from services.api.jobs import cancel_job, job_of, queue_job
+from services.api.jobs import cancel_job, check_cpu_budget, job_of, queue_job
 from services.plan import PlanJob, PlanRequest
 from services.registry import Registry
 from services.settings import Settings
@@ -52,6 +52,8 @@ async def submit_plan(request: Request, owner: str = Depends(require_token),
         plan = await run_in_threadpool(_validated, raw, settings.spec_limits())
     except ValidationError as exc:
         raise HTTPException(422, error_items(exc.errors(), source="body")) from None
+    check_cpu_budget(plan.spec.cpu_seconds, settings.experiment_cpu_seconds,
+                     "MEEPLELAB_EXPERIMENT_CPU_SECONDS", loc=("spec", "cpu_seconds"))
     record = await queue_job(request, "plan", raw, plan.spec.name, plan.spec.game, owner)
     return PlanJob.of(record)
 

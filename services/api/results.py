@@ -6,7 +6,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -15,11 +15,10 @@ import core_cy
 import pipelines
 from services import datasets
 from pipelines.dataset import verify as dataset_integrity
-from services.api.deps import (dataset, experiment, get_registry, get_settings, get_worker,
-                               owned_experiment)
+from services.api.deps import dataset, experiment, get_settings, owned_experiment
 from services.api.errors import responses, unprocessable
+from services.api.jobs import requeue_job
 from services.api.models import ExperimentView, Row
-from services.registry import Registry
 from services.settings import Settings
 from services.storage import experiment_path
 from services.spec import ExperimentSpec
@@ -208,16 +207,18 @@ async def ratings(record: dict = Depends(experiment), root: str = Depends(datase
 
 
 @router.post("/replay", status_code=202, response_model=ExperimentView,
-             responses=responses(403))
-async def replay(record: dict = Depends(owned_experiment),
-                 registry: Registry = Depends(get_registry), worker=Depends(get_worker),
+             responses=responses(403, 429, 503))
+async def replay(request: Request, record: dict = Depends(owned_experiment),
                  settings: Settings = Depends(get_settings)):
-    """Play again exactly the shards of a finished experiment that are missing or do not
-    verify against its manifest (the same games: same seed, first game and count, so the
-    same rows and bytes), as a job of the queue: 202, then `queued`, `running` and `done`
-    again (`failed` naming any replayed shard whose bytes differ from the manifest's).  By
-    the token that submitted it or an admin token (403 otherwise); 409 while it is queued
-    or running, when it has no manifest (it never finished), or when every shard verifies."""
+    """Play again exactly the shards of an experiment that has ended (done, cancelled or
+    failed) that are missing or do not verify against its manifest (the same games: same
+    seed, first game and count, so the same rows and bytes), as a job of the queue: 202,
+    then `queued`, `running` and its end again (done, or the cancelled or failed it ended
+    with; `failed` naming any replayed shard whose bytes differ from the manifest's).  It
+    counts against its owner's places and the queue's cap as a new job does (429).  By the
+    token that submitted it or an admin token (403 otherwise); 409 while it is queued or
+    running, when it has no manifest (it has not ended since manifests were kept), or when
+    every shard verifies."""
     eid = record["id"]
     if record["status"] in ("queued", "running"):
         raise HTTPException(409, f"experiment {eid!r} is {record['status']}")
@@ -225,10 +226,8 @@ async def replay(record: dict = Depends(owned_experiment),
     found = await run_in_threadpool(dataset_integrity, root)
     if found.sound is None:
         raise HTTPException(409, f"experiment {eid!r} has no manifest: only a run that "
-                            "finished (done) can be replayed")
+                            "has ended (and wrote one) can be replayed")
     if not found.damaged:
         raise HTTPException(409, f"every shard of experiment {eid!r} verifies against its "
                             "manifest: nothing to replay")
-    registry.set_status(eid, "queued")
-    worker.submit(eid)
-    return ExperimentView.of(registry.get(eid))
+    return ExperimentView.of(await requeue_job(request, record))

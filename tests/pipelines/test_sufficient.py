@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 import core_cy
 import pipelines
 from core_cy.play import batch
-from pipelines import shard_tables, sufficient
+from pipelines import paired, shard_tables, sufficient
 from pipelines import dataset
 from pipelines.dataset import verify
 from pipelines.figures import Look
@@ -64,10 +64,54 @@ def _figures(path, stats) -> list[pl.DataFrame]:
             for truncated in (False, True)] + [sufficient.end_reason_frame(stats)]
 
 
+LOOKS = [Look(), Look(interim=True, planned_games=5000, delta=0.05)]
+# every breakdown kind: the labels the tables hold (a seat's, a team's, a game's) and
+# numbers computed from the rows (a game's, a team of seat values)
+BREAKDOWNS = [("seat_agent", False), ("seat_agent", True), ("end_reason", False),
+              ("length", False), ("seat_score", True)]
+
+
+def _paired_figures(path, stats, pairs) -> list[pl.DataFrame]:
+    """Every comparison figure (each arm against arm 'a'), fixed-n and interim, truncated
+    games left out and counted."""
+    return [pipelines.compare(path, "a", truncated, look, stats=stats, pairs=pairs)
+            for look in LOOKS for truncated in (False, True)]
+
+
+def _breakdown_figures(path, by, team, stats) -> list[pl.DataFrame]:
+    """The breakdown by `by` (agent_summary for the seats' agents), fixed-n and interim,
+    truncated games left out and counted."""
+    if (by, team) == ("seat_agent", False):
+        return [pipelines.agent_summary(path, truncated, look, stats=stats)
+                for look in LOOKS for truncated in (False, True)]
+    return [pipelines.breakdown(path, by, team, truncated, look, stats=stats)
+            for look in LOOKS for truncated in (False, True)]
+
+
+def _reference(root) -> dict:
+    """Every figure from all rows read whole (no stored table, no shard boundary)."""
+    stats = sufficient.statistics_from_rows(root)
+    out = {"summary": _figures(root, stats),
+           "compare": _paired_figures(root, stats, paired.pairs_from_rows(root, "a", stats))}
+    for by, team in BREAKDOWNS:
+        rows = sufficient.statistics_from_rows(root, [(by, team)])
+        out[by, team] = _breakdown_figures(root, by, team, rows)
+    return out
+
+
+def _same(mine: list[pl.DataFrame], theirs: list[pl.DataFrame]) -> None:
+    for a, b in zip(mine, theirs, strict=True):
+        assert_frame_equal(a, b, check_exact=True)
+
+
 def _forget():
     """A new process: nothing read before is remembered."""
     sufficient._TABLES.clear()
     sufficient._MERGED.clear()
+    sufficient._VALUES.clear()
+    paired._PAIRS.clear()
+    paired._MERGED.clear()
+    paired._SPANS.clear()
     dataset._VERDICTS.clear()
 
 
@@ -91,10 +135,41 @@ def datasets(draw):
     return game, players, rotations, cells
 
 
+def _damage(fates) -> None:
+    for path, fate, where in fates:
+        if fate == "damaged table":
+            _flip(shard_tables.stats_path(path), where)
+        elif fate == "replayed":  # written again after its table (identical rows)
+            stamp = os.stat(shard_tables.stats_path(path)).st_mtime_ns
+            os.utime(path, ns=(stamp + 10**9, stamp + 10**9))
+        elif fate == "damaged shard":  # its sound table stands for it
+            _flip(path, 0.5)
+
+
+def _rows_figures(root, stats, reference, damaged: list[str]) -> None:
+    """The figures that need rows where no table holds them (pairs not stored yet,
+    breakdowns by numbers) are the reference's, or a damaged shard is named."""
+    needs_rows = [("compare", lambda: _paired_figures(root, stats, None))] + [
+        ((by, team), lambda by=by, team=team: _breakdown_figures(root, by, team, None))
+        for by, team in BREAKDOWNS]
+    for name, figures in needs_rows:
+        try:
+            mine = figures()
+        except sufficient.DamagedShard as e:
+            assert damaged and any(d in str(e) for d in damaged), str(e)
+            assert name not in STORED, "a breakdown the tables hold read the rows"
+            continue
+        _same(mine, reference[name])
+
+
+STORED = [("seat_agent", False), ("seat_agent", True), ("end_reason", False)]
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
-@given(datasets())
-def test_figures_from_the_tables_are_the_figures_of_the_rows(tmp_path_factory, dataset):
+@given(datasets(), st.booleans())
+def test_figures_from_the_tables_are_the_figures_of_the_rows(tmp_path_factory, dataset,
+                                                             looked):
     game, players, rotations, cells = dataset
     root = str(tmp_path_factory.mktemp("data"))
     fs, base = filesystem(root)
@@ -110,30 +185,30 @@ def test_figures_from_the_tables_are_the_figures_of_the_rows(tmp_path_factory, d
     leftover = os.path.join(os.path.dirname(fates[0][0]), ".shard-x.parquet.stats.1.tmp")
     open(leftover, "wb").write(b"a write a kill cut short")  # resumed: never read
     _forget()
-    reference = _figures(root, sufficient.statistics_from_rows(root))
-    for path, fate, where in fates:
-        if fate == "damaged table":
-            _flip(shard_tables.stats_path(path), where)
-        elif fate == "replayed":  # written again after its table (identical rows)
-            stamp = os.stat(shard_tables.stats_path(path)).st_mtime_ns
-            os.utime(path, ns=(stamp + 10**9, stamp + 10**9))
-        elif fate == "damaged shard":  # its sound table stands for it
-            _flip(path, 0.5)
+    reference = _reference(root)
+    if looked:  # a comparison looked at before: its pair tables are stored
+        _same(_paired_figures(root, None, None), reference["compare"])
+    _damage(fates)
+    damaged = [os.path.relpath(p, base) for p, fate, _ in fates if fate == "damaged shard"]
     _forget()
     stats = sufficient.statistics(root)
-    for mine, theirs in zip(_figures(root, stats), reference):
-        assert_frame_equal(mine, theirs, check_exact=True)
+    _same(_figures(root, stats), reference["summary"])
+    _rows_figures(root, stats, reference, damaged)
     _forget()  # and the same when the tables are merged look by look (incrementally)
     shards = sorted(p for p, *_ in fates)
     for count in range(1, len(shards)):
         hidden = [p + ".hidden" for p in shards[count:]]
         for p, h in zip(shards[count:], hidden):
             os.rename(p, h)
-        sufficient.statistics(root)
+        try:
+            pipelines.compare(root, "a", look=LOOKS[1])
+        except sufficient.DamagedShard:
+            assert damaged
         for p, h in zip(shards[count:], hidden):
             os.rename(h, p)
-    for mine, theirs in zip(_figures(root, sufficient.statistics(root)), reference):
-        assert_frame_equal(mine, theirs, check_exact=True)
+    stats = sufficient.statistics(root)
+    _same(_figures(root, stats), reference["summary"])
+    _rows_figures(root, stats, reference, damaged)
 
 
 def _write_cell(root, rows: pa.Table, size: int, tables: bool = True) -> list[str]:
@@ -225,3 +300,95 @@ def test_the_manifest_covers_the_tables(tmp_path):
     table = pipelines.summary(tmp_path)
     assert table["games"][0] == 24
     np.testing.assert_allclose(table["win_share"], shares.mean(axis=0))
+
+
+def _two_arms(root, game="maori", players=3, sizes=(12, 12)) -> list[str]:
+    paths = []
+    for arm, size in zip("ab", sizes):
+        paths += _write_cell(root, _pool(game, players, False, arm), size)
+    return paths
+
+
+def _pair_files(root) -> list[str]:
+    folder = os.path.join(root, paired.PAIRS_DIR)
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder)) if \
+        os.path.isdir(folder) else []
+
+
+def test_a_comparison_reads_its_stored_pair_tables_instead_of_rows(tmp_path, monkeypatch):
+    """The pair tables are computed once (one per pair of same-start shards) and stored; a
+    new process reads them, not the shards' rows, and gets the same figures."""
+    _two_arms(tmp_path)
+    _forget()
+    first = pipelines.compare(tmp_path, "a")
+    assert len(_pair_files(tmp_path)) == POOL // 12
+    _forget()
+    monkeypatch.setattr(sufficient, "_read_rows", lambda *a: pytest.fail("rows were read"))
+    assert_frame_equal(pipelines.compare(tmp_path, "a"), first, check_exact=True)
+
+
+def test_misaligned_shards_pair_every_game_once(tmp_path):
+    """Shards of other sizes in the two arms: each game pairs with the baseline's game of
+    its index in whichever shard holds it, once."""
+    _two_arms(tmp_path, sizes=(12, 7))
+    _forget()
+    mine = pipelines.compare(tmp_path, "a")
+    a, b = (_pool("maori", 3, False, arm) for arm in "ab")
+    diff = (np.array(b.column("seat_win_share").to_pylist())
+            - np.array(a.column("seat_win_share").to_pylist()))
+    assert mine["pairs"].to_list() == [POOL] * 3
+    np.testing.assert_allclose(mine["win_share_diff"], diff.mean(axis=0), rtol=1e-12)
+
+
+def test_a_stored_pair_table_stands_for_a_damaged_shard_and_a_damaged_one_is_recomputed(
+        tmp_path):
+    paths = _two_arms(tmp_path)
+    _forget()
+    first = pipelines.compare(tmp_path, "a")
+    _flip(paths[-1], 0.5)  # arm b's last shard: its pair table and statistics stand for it
+    _forget()
+    assert_frame_equal(pipelines.compare(tmp_path, "a"), first, check_exact=True)
+    for path in _pair_files(tmp_path):
+        _flip(path, 0.5)
+    _forget()
+    with pytest.raises(pipelines.DamagedShard, match="arm=b/players=3/shard-000000000036"):
+        pipelines.compare(tmp_path, "a")
+
+
+def test_a_pair_table_older_than_its_shard_is_computed_again(tmp_path):
+    """A replayed shard (written again after its pair table) is paired again from its rows:
+    a stored table of its former rows is never read."""
+    _two_arms(tmp_path)
+    _forget()
+    pipelines.compare(tmp_path, "a")
+    other = _pool("maori", 3, False, "a").slice(0, 12)  # arm b's first shard, other rows
+    other = other.set_column(other.schema.get_field_index("arm"), "arm",
+                             pa.array(["b"] * 12, pa.string()))
+    fs, base = filesystem(str(tmp_path))
+    entry = write_shard(other, fs, base, 0, 12)
+    write_statistics(other, fs, base, entry)
+    _forget()
+    replayed = pipelines.compare(tmp_path, "a")
+    rows = {arm: np.array(_pool("maori", 3, False, arm).column("seat_win_share").to_pylist())
+            for arm in "ab"}
+    total = (rows["b"] - rows["a"])[12:].sum(axis=0)  # games 0..11 now equal in both arms
+    assert replayed["pairs"].to_list() == [POOL] * 3
+    np.testing.assert_allclose(replayed["win_share_diff"], total / POOL, rtol=1e-12)
+
+
+def test_a_breakdown_the_tables_hold_reads_no_rows_and_others_read_each_shard_once(
+        tmp_path, monkeypatch):
+    _write_cell(tmp_path, _pool("golden_island", 3, False, "a"), 12)
+    _forget()
+    numbers = pipelines.breakdown(tmp_path, "seat_gold_coins")
+    assert len(sufficient._VALUES) == POOL // 12
+    monkeypatch.setattr(sufficient, "_read_rows", lambda *a: pytest.fail("rows were read"))
+    assert_frame_equal(pipelines.breakdown(tmp_path, "seat_gold_coins"), numbers)
+    _forget()
+    relics = pipelines.breakdown(tmp_path, "seat_relic", team=True)
+    agents = pipelines.agent_summary(tmp_path)
+    assert relics["games"].sum() == POOL and agents["games"].to_list() == [POOL]
+    with pytest.raises(ValueError, match="no outcome column 'seat_nothing'"):
+        pipelines.breakdown(tmp_path, "seat_nothing")
+    with pytest.raises(ValueError, match="team=True needs a per-seat column"):
+        pipelines.breakdown(tmp_path, "end_reason", team=True)

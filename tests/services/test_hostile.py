@@ -582,5 +582,9 @@ def test_jobs_take_the_tokens_in_turn(tmp_path):
     assert worker._next("plan") == made["a1"]  # A's first plan plays
     worker.submit(made["a2"])
     worker.submit(made["b1"])
-    assert [worker._next("plan"), worker._next("plan")] == [made["b1"], made["a2"]]
+    assert worker._next("plan") is None  # the kind's one place is taken
+    worker._release(made["a1"])  # A's first plan has ended
+    first = worker._next("plan")
+    worker._release(first)
+    assert [first, worker._next("plan")] == [made["b1"], made["a2"]]
     assert worker._next("experiment") is None  # the kinds' places are apart

@@ -17,6 +17,7 @@ from service_support import small_spec, wait_for
 
 from services.app import create_app
 from services.registry import Registry
+from services.settings import Settings
 from services.runner import experiment_path
 
 
@@ -85,7 +86,7 @@ def test_experiment_left_running_by_a_crash_resumes(tmp_path):
     waiting = reg.create(spec, "waiting", spec["game"], games_total=800)
     reg.set_status(crashed, "running")
     reg.close()
-    with TestClient(create_app(db=db, results=str(results))) as client:
+    with TestClient(create_app(Settings(max_running=1), db=db, results=str(results))) as client:
         exp = wait_for(client, waiting)
         first = client.get(f"/api/experiments/{crashed}").json()
     assert exp["status"] == first["status"] == "done"
