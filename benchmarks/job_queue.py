@@ -1,9 +1,11 @@
 """The job queue against a real `meeplelab serve` (issue 38, "Must show"): a running balance
 search and a plan whose pilot plays mcts(iterations=100000), each cancelled: how long until
-the job's process is gone and another token's job of the same kind runs; then token A asks
-for more than its places in every job kind while token B and the admin ask for theirs.
+the job's process is gone and another token's job of the same kind runs (a server with one
+place per kind, so that B's job waits for it); then, on a server with the default places,
+token A's long job running in every job kind while A's next waits and B's and the admin's
+start, and A asking for more than its unfinished jobs while B and the admin ask for theirs.
 
-    nice -n 19 python benchmarks/job_queue.py     # one server on a free loopback port, ~1-2 min
+    nice -n 19 python benchmarks/job_queue.py     # two servers on free loopback ports, ~2-4 min
 
 The server runs the product this interpreter imports (the installed package, or the
 checked build on PYTHONPATH), from an empty folder.  Results: docs/lab/ (dated, with the
@@ -42,14 +44,15 @@ def body(kind: str, agents: str | None = None) -> dict:
     return {**SEARCH, **extra}
 
 
-def serve(folder: Path) -> tuple[subprocess.Popen, httpx.Client]:
+def serve(folder: Path, **settings: str) -> tuple[subprocess.Popen, httpx.Client]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     tokens = folder / "tokens"
     tokens.write_text(f"{A}\n{B}\n")
     env = {**os.environ, "MEEPLELAB_TOKEN": str(tokens), "MEEPLELAB_ADMIN_TOKEN": ADMIN,
-           "MEEPLELAB_DB": str(folder / "r.db"), "MEEPLELAB_RESULTS": str(folder / "res")}
+           "MEEPLELAB_DB": str(folder / "r.db"), "MEEPLELAB_RESULTS": str(folder / "res"),
+           **settings}
     server = subprocess.Popen([sys.executable, "-P", "-m", "services.cli", "serve", "--port",
                                str(port)], cwd=folder, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
@@ -112,6 +115,30 @@ def cancel_probe(client, server_pid: int, kind: str) -> None:
     wait(client, kind, second, ("done", "failed"), limit=240)
 
 
+def running_places_probe(client, kind: str) -> None:
+    """A's long job takes A's one place; A's next waits; B's and the admin's start."""
+    # an experiment's long run: many short shards (Ray serves the shard tasks in the order
+    # they come, so one of minutes-long shards would hold B's first shards that long)
+    slow = {**SPEC, "games_per_arm": 10**6} if kind == "experiment" else body(kind, ENDLESS)
+    long = client.post(ROUTES[kind], json=slow, headers=HEADERS["A"]).json()
+    wait(client, kind, long["id"], ("running",))
+    nxt = client.post(ROUTES[kind], json=body(kind), headers=HEADERS["A"]).json()["id"]
+    began = time.monotonic()
+    others = {who: client.post(ROUTES[kind], json=body(kind), headers=HEADERS[who]).json()["id"]
+              for who in ("B", "admin")}
+    started = {who: wait(client, kind, jid, ("running", "done")) for who, jid in others.items()}
+    for jid in others.values():
+        wait(client, kind, jid, ("done", "failed"), limit=240)
+    ended = time.monotonic() - began
+    print(f"{kind}: " + ", ".join(f"{who}'s job running {started[who] * 1000:.0f} ms after it "
+                                  f"was sent" for who in others)
+          + f"; both {'/'.join(status(client, kind, j) for j in others.values())} within "
+          f"{ended:.1f} s, while A's long job was {status(client, kind, long['id'])} and A's "
+          f"next {status(client, kind, nxt)}", flush=True)
+    for jid in (long["id"], nxt):
+        client.post(f"{ROUTES[kind]}/{jid}/cancel", headers=HEADERS["A"])
+
+
 def places_probe(client) -> None:
     for kind in ROUTES:
         codes = {who: [client.post(ROUTES[kind], json=body(kind), headers=HEADERS[who])
@@ -123,19 +150,25 @@ def places_probe(client) -> None:
                                 headers=HEADERS["admin"])
         text = "; ".join(f"{who}: " + " ".join(str(r.status_code) for r in sent)
                          for who, sent in codes.items())
-        print(f"{kind} places (4 per token): {text}", flush=True)
+        print(f"{kind} unfinished jobs (4 per token): {text}", flush=True)
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        server, client = serve(Path(folder))
-        try:
-            for kind in ("balance", "plan"):
-                cancel_probe(client, server.pid, kind)
-            places_probe(client)
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(60)
+    one_place = {"MEEPLELAB_MAX_RUNNING_PLANS": "1", "MEEPLELAB_MAX_RUNNING_BALANCE": "1"}
+    for settings, probe in ((one_place, "cancel"), ({}, "places")):
+        with tempfile.TemporaryDirectory() as folder:
+            server, client = serve(Path(folder), **settings)
+            try:
+                if probe == "cancel":
+                    for kind in ("balance", "plan"):
+                        cancel_probe(client, server.pid, kind)
+                else:
+                    for kind in ROUTES:
+                        running_places_probe(client, kind)
+                    places_probe(client)
+            finally:
+                os.killpg(server.pid, signal.SIGTERM)
+                server.wait(60)
 
 
 if __name__ == "__main__":
