@@ -4,7 +4,9 @@ workers must import that same build: run them with `product_env()` and `cwd=PROD
 puts a driver's working directory first on its workers' path)."""
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 from pathlib import Path
 
 import core_cy
@@ -21,3 +23,11 @@ def product_path() -> str:
 def product_env(**extra: str) -> dict:
     """This environment with product_path() as PYTHONPATH, plus `extra`."""
     return {**os.environ, "PYTHONPATH": product_path(), **extra}
+
+
+def benchmark(name: str, monkeypatch):
+    """The module benchmarks.`name`, imported from the checkout (the benchmarks are not part
+    of the wheel), with the checkout last on the path for this test only, so the product
+    under test is still the build found first."""
+    monkeypatch.setattr(sys, "path", [*sys.path, str(TESTS.parent)])
+    return importlib.import_module(f"benchmarks.{name}")

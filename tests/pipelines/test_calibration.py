@@ -525,7 +525,7 @@ def test_the_rate_interval_covers_a_tiny_rate_in_a_short_run():
     assert low[0] == 0.0 and high[1] == 1.0 and 0 < high[0] < 1 and 0 < low[1] < 1
 
 
-def test_the_seat_p_value_of_every_cell_has_its_own_draws():
+def test_the_seat_p_value_of_every_cell_has_its_own_draws(monkeypatch):
     """Fair 4-player cells of 100 games whose exact p-value is 0.1-1% (600 drawn as often as
     they occur): the share with a permutation p-value at most 0.2%, 0.4% (a 12-cell family's
     first threshold) and 0.6% is that of the exact p-values, within 6 points.  With one
@@ -533,9 +533,9 @@ def test_the_seat_p_value_of_every_cell_has_its_own_draws():
     66% and 88% of them fall below (13%, 36% and 59% exactly): a family of 12 such cells
     erred 7.7% of the time at Benjamini-Hochberg 5% (docs/lab/statistics.md, round 5,
     row 3)."""
-    from benchmarks.calibration import exact_seat_p
+    from product import benchmark
 
-    counts, exact = exact_seat_p(100, 4)
+    counts, exact = benchmark("calibration", monkeypatch).exact_seat_p(100, 4)
     weight = stats.multinomial.pmf(counts, 100, np.full(4, 1 / 4))
     band = np.flatnonzero((exact > 1e-3) & (exact < 1e-2))
     rng = np.random.default_rng(4)
