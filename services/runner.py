@@ -163,19 +163,23 @@ def local_ray_private() -> None:
 
 
 _TALLY: dict = {}  # this driver's ProgressTally handle, per Ray job
+_TALLY_LOCK = threading.Lock()
 
 
 def _tally():
     """This driver's ProgressTally (one named actor, made on first use, living as long as
     the driver's Ray), or None when it cannot be had: progress then moves per shard only."""
     try:
-        # the handle is kept for this Ray job: a named actor dies with its last handle, and a
-        # run's handle dropped at its end would end the tally under the next run
-        job = ray.get_runtime_context().get_job_id()
-        if _TALLY.get("job") != job:
-            _TALLY.update(job=job, handle=ProgressTally.options(
-                name="meeplelab-progress", get_if_exists=True).remote())
-        return _TALLY["handle"]
+        # the handle is kept for this Ray job: a named actor dies with its creator's handle,
+        # and a run's handle dropped at its end would end the tally under the next run; made
+        # under a lock, since runs start in parallel threads (a second handle made by a
+        # parallel run would replace the creator's, which then dies with the first run)
+        with _TALLY_LOCK:
+            job = ray.get_runtime_context().get_job_id()
+            if _TALLY.get("job") != job:
+                _TALLY.update(job=job, handle=ProgressTally.options(
+                    name="meeplelab-progress", get_if_exists=True).remote())
+            return _TALLY["handle"]
     except Exception:  # noqa: BLE001  (progress is a hint: the run goes on without it)
         log.warning("no progress tally: progress moves once per finished shard",
                     exc_info=True)

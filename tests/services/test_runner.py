@@ -539,3 +539,24 @@ def test_a_replay_rebuilds_a_shard_whose_statistics_table_is_damaged(ray_local, 
     assert [d.path for d in verify(str(tmp_path / "exp")).damaged] == [entry["path"]]
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
     assert table.read_bytes() == written and verify(str(tmp_path / "exp")).damaged == ()
+
+
+def test_runs_starting_together_share_one_progress_tally(ray_local, monkeypatch):
+    """Runs start in parallel threads (a place per job): they get the one handle that made
+    the named tally, never a second handle that would replace it (the tally dies with its
+    creator's handle, so it would die under a run still playing when the first ends)."""
+    from services import runner
+
+    monkeypatch.setattr(runner, "_TALLY", {})
+    start, got = threading.Barrier(8), []
+
+    def take():
+        start.wait()
+        got.append(runner._tally())
+
+    threads = [threading.Thread(target=take) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(h is got[0] for h in got) and got[0] is not None
