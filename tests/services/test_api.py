@@ -437,7 +437,12 @@ def test_serve_refuses_a_public_address_without_a_token(monkeypatch, tmp_path, c
     """Loopback needs no token; any other address needs MEEPLELAB_TOKEN or --insecure."""
     from services import cli
 
+    import socket
+
     served = []
+    with socket.socket() as free:  # a port nobody listens on (8000 may be a user's service)
+        free.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("MEEPLELAB_PORT", str(free.getsockname()[1]))
     monkeypatch.setenv("MEEPLELAB_DB", str(tmp_path / "db.sqlite"))
     monkeypatch.delenv("MEEPLELAB_TOKEN", raising=False)
     monkeypatch.setattr("uvicorn.run", lambda application, **kw: served.append(kw["host"]))
