@@ -237,10 +237,10 @@ cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n
     return best_a
 
 
-cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dist,
-                 const int* first) noexcept nogil:
+cdef int endgame(const DState* s, int p, const int* legal, int n, const int* first) noexcept nogil:
     """All parts held: gather on the Launch Pad, clear and excavate it.  The Navigator pulls
-    the others in first; spare actions hold the storm back or dig sand (the supply)."""
+    the others in first; spare actions hold the storm back or dig sand (the supply).  first:
+    path_costs from p's cell with the pad's cell as target (only first[pad cell] is read)."""
     cdef int pad = pad_tile(s), pc = s.tile_cell[pad], q, a, c, h
     cdef int qdist[N_CELLS]
     cdef int qfirst[N_CELLS]
@@ -525,9 +525,10 @@ cdef int plan_actions(const DState* s, const SearchWeights* sw, const int* legal
         a = planned_action(s, sw, scratch, legal, n, which)
         if a >= 0:
             return a
-    path_costs(s, p, dist, first)
     if parts_count(s, P_HELD) == N_PARTS:
-        return endgame(s, p, legal, n, dist, first)
+        path_costs(s, p, dist, first, s.tile_cell[pad_tile(s)])   # endgame reads only the pad's
+        return endgame(s, p, legal, n, first)
+    path_costs(s, p, dist, first)
     if (s.role[p] == METEOROLOGIST and plan_legal(legal, n, A_METEO_SKIP)
             and s.actions_left <= draw_value(s) - s.meteo_reduction):
         # Hold back every card he can: each saves ~0.9 sand, half a water and a chance of
