@@ -31,8 +31,12 @@ cdef enum:
     ENDGAME_SAND_RESERVE = 12  # with all parts held, dig spare actions away below this supply
 
 
-cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
+cdef inline bint plan_legal(const DState* s, const int* legal, int n, int a) noexcept nogil:
+    """Whether action a is legal in s: legal[0..n-1] is legal_acts(s) (ascending), the free
+    operations are asked one by one (free_legal)."""
     cdef int lo = 0, hi = n - 1, mid
+    if a >= A_GIVE:
+        return free_legal(s, a)
     while lo <= hi:
         mid = (lo + hi) >> 1
         if legal[mid] == a:
@@ -130,13 +134,13 @@ cdef int step_toward(const DState* s, int p, int target, const int* first,
     if nxt < 0:
         return -1
     a = pawn_move(A_MOVE, 0, nxt, passenger)
-    if plan_legal(legal, n, a):
+    if plan_legal(s, legal, n, a):
         return a
     a = pawn_move(A_MOVE, 0, nxt, NO_PASSENGER)
-    if plan_legal(legal, n, a):
+    if plan_legal(s, legal, n, a):
         return a
     a = A_DIG + nxt
-    if plan_legal(legal, n, a):
+    if plan_legal(s, legal, n, a):
         return a
     return -1
 
@@ -146,7 +150,7 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
     cdef int g, r, h, q, missing, dry, a
     # Secret Water Reserve when it fills at least 3 canteens' worth or saves a dry pawn.
     for h in range(s.head.players):
-        if plan_legal(legal, n, A_RESERVE + h):
+        if plan_legal(s, legal, n, A_RESERVE + h):
             missing = 0
             dry = 0
             for q in range(s.head.players):
@@ -160,7 +164,7 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
     for r in range(s.head.players):
         for g in range(s.head.players):
             a = seat_to_seat(A_GIVE, g, r)
-            if give_wanted(s, g, r) and plan_legal(legal, n, a):
+            if give_wanted(s, g, r) and plan_legal(s, legal, n, a):
                 return a
     return -1
 
@@ -197,7 +201,7 @@ cdef int shield_op(const DState* s, const int* legal, int n) noexcept nogil:
     """Play a Solar Shield before the storm if a nearly dry, exposed pawn shares its tile."""
     cdef int h, q
     for h in range(s.head.players):
-        if not plan_legal(legal, n, A_SHIELD + h) or s.shield[h]:
+        if not plan_legal(s, legal, n, A_SHIELD + h) or s.shield[h]:
             continue
         for q in range(s.head.players):
             if s.pawn_tile[q] == s.pawn_tile[h] and s.water[q] <= 1 and not shaded(s, q):
@@ -231,23 +235,23 @@ cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n
                 continue
             a = pawn_move(A_NAV, q, c, NO_PASSENGER)
             gain = here - manhattan(c, pc) + (10 if c == pc else 0)
-            if gain > best_gain and plan_legal(legal, n, a):
+            if gain > best_gain and plan_legal(s, legal, n, a):
                 best_gain = gain
                 best_a = a
     return best_a
 
 
-cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dist,
-                 const int* first) noexcept nogil:
+cdef int endgame(const DState* s, int p, const int* legal, int n, const int* first) noexcept nogil:
     """All parts held: gather on the Launch Pad, clear and excavate it.  The Navigator pulls
-    the others in first; spare actions hold the storm back or dig sand (the supply)."""
+    the others in first; spare actions hold the storm back or dig sand (the supply).  first:
+    path_costs from p's cell with the pad's cell as target (only first[pad cell] is read)."""
     cdef int pad = pad_tile(s), pc = s.tile_cell[pad], q, a, c, h
     cdef int qdist[N_CELLS]
     cdef int qfirst[N_CELLS]
     if s.pawn_tile[p] == pad:
-        if s.sand[pad] > 0 and plan_legal(legal, n, A_DIG + pc):
+        if s.sand[pad] > 0 and plan_legal(s, legal, n, A_DIG + pc):
             return A_DIG + pc
-        if plan_legal(legal, n, A_EXCAVATE):
+        if plan_legal(s, legal, n, A_EXCAVATE):
             return A_EXCAVATE
     a = navigate_to_pad(s, p, pc, legal, n)
     if a >= 0:
@@ -260,7 +264,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
             path_costs(s, q, qdist, qfirst, pc)
             if qdist[pc] < PLAN_FAR:
                 c = qfirst[pc]
-                if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(legal, n, A_DIG + c):
+                if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(s, legal, n, A_DIG + c):
                     return A_DIG + c
     else:
         # Fly there with a Jet Pack (taking a companion along), else walk.
@@ -268,7 +272,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
             for h in range(s.head.players + 1):
                 q = NO_PASSENGER if h == s.head.players else h
                 a = pawn_move(A_JET, p, pc, q)
-                if plan_legal(legal, n, a):
+                if plan_legal(s, legal, n, a):
                     return a
         q = NO_PASSENGER
         if s.role[p] == CLIMBER:
@@ -278,7 +282,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
         a = step_toward(s, p, pc, first, legal, n, q)
         if a >= 0:
             return a
-    if plan_legal(legal, n, A_METEO_SKIP):
+    if plan_legal(s, legal, n, A_METEO_SKIP):
         return A_METEO_SKIP
     a = fallback_dig(s, p, legal, n)
     if a >= 0 and s.pawn_tile[p] == pad:
@@ -293,9 +297,9 @@ cdef inline int dig_or_blast(const DState* s, int c, const int* legal, int n) no
     cdef int h
     if s.sand[s.cell_tile[c]] >= 2:
         for h in range(s.head.players):
-            if plan_legal(legal, n, seat_at_cell(A_BLAST, h, c)):
+            if plan_legal(s, legal, n, seat_at_cell(A_BLAST, h, c)):
                 return seat_at_cell(A_BLAST, h, c)
-    if plan_legal(legal, n, A_DIG + c):
+    if plan_legal(s, legal, n, A_DIG + c):
         return A_DIG + c
     return -1
 
@@ -384,7 +388,7 @@ cdef int fallback_dig(const DState* s, int p, const int* legal, int n) noexcept 
     cdef int c, v, best = -1, most = 0, tc = s.tile_cell[s.pawn_tile[p]]
     for c in range(N_CELLS):
         v = s.cell_tile[c]
-        if v >= 0 and s.sand[v] > most and plan_legal(legal, n, A_DIG + c):
+        if v >= 0 and s.sand[v] > most and plan_legal(s, legal, n, A_DIG + c):
             most = s.sand[v]
             best = c
     if best >= 0:
@@ -396,14 +400,14 @@ cdef int explore(const DState* s, int p, const int* legal, int n, const int* dis
                  const int* first) noexcept nogil:
     """Walk to the best target (pick_target), clear it and excavate it or pick up its part."""
     cdef int best, cost
-    if plan_legal(legal, n, A_PICKUP):
+    if plan_legal(s, legal, n, A_PICKUP):
         return A_PICKUP
-    if plan_legal(legal, n, A_EXCAVATE):
+    if plan_legal(s, legal, n, A_EXCAVATE):
         return A_EXCAVATE
     best = pick_target(s, p, dist, &cost)
     if best < 0:
         return -1
-    if s.role[p] == METEOROLOGIST and cost > s.actions_left and plan_legal(legal, n, A_METEO_SKIP):
+    if s.role[p] == METEOROLOGIST and cost > s.actions_left and plan_legal(s, legal, n, A_METEO_SKIP):
         # Each held-back card saves ~1.2 sand and a seventh of a Sun Beats Down: worth more
         # than walking toward work he cannot finish this turn.
         return A_METEO_SKIP
@@ -414,7 +418,7 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
                        const int* first) noexcept nogil:
     """Refill at an excavated well; walk to the thirstiest teammate when he can help."""
     cdef int q, worst = -1, c, best = -1, best_d = PLAN_FAR, t
-    if plan_legal(legal, n, A_WC_DRAW):
+    if plan_legal(s, legal, n, A_WC_DRAW):
         return A_WC_DRAW
     for q in range(s.head.players):
         if q != p and s.water[q] <= THIRSTY and (worst < 0 or s.water[q] < s.water[worst]):
@@ -482,10 +486,10 @@ cdef int seek_water(const DState* s, int p, const int* legal, int n, const int* 
         a = explore_here(s, p, legal, n)
         if a >= 0:
             return a
-        if plan_legal(legal, n, A_METEO_SKIP):
+        if plan_legal(s, legal, n, A_METEO_SKIP):
             return A_METEO_SKIP
         return A_END_ACTIONS
-    if s.cell_tile[best] == t and plan_legal(legal, n, A_EXCAVATE):
+    if s.cell_tile[best] == t and plan_legal(s, legal, n, A_EXCAVATE):
         return A_EXCAVATE
     return act_toward(s, p, best, legal, n, first)
 
@@ -493,14 +497,14 @@ cdef int seek_water(const DState* s, int p, const int* legal, int n, const int* 
 cdef int explore_here(const DState* s, int p, const int* legal, int n) noexcept nogil:
     """Work that needs no step: pick up, excavate, dig an adjacent unexcavated tile."""
     cdef int c, v, tc = s.tile_cell[s.pawn_tile[p]]
-    if plan_legal(legal, n, A_PICKUP):
+    if plan_legal(s, legal, n, A_PICKUP):
         return A_PICKUP
-    if plan_legal(legal, n, A_EXCAVATE):
+    if plan_legal(s, legal, n, A_EXCAVATE):
         return A_EXCAVATE
     for c in range(N_CELLS):
         v = s.cell_tile[c]
         if v >= 0 and s.sand[v] > 0 and (not s.excavated[v] or s.sand[v] >= 2) \
-                and plan_legal(legal, n, A_DIG + c):
+                and plan_legal(s, legal, n, A_DIG + c):
             return A_DIG + c
     return -1
 
@@ -513,7 +517,7 @@ cdef int plan_actions(const DState* s, const SearchWeights* sw, const int* legal
     a = water_op(s, legal, n)
     if a >= 0:
         return a
-    if plan_legal(legal, n, A_THROTTLE + p):
+    if plan_legal(s, legal, n, A_THROTTLE + p):
         return A_THROTTLE + p
     if s.actions_left == 0:
         return A_END_ACTIONS
@@ -525,10 +529,11 @@ cdef int plan_actions(const DState* s, const SearchWeights* sw, const int* legal
         a = planned_action(s, sw, scratch, legal, n, which)
         if a >= 0:
             return a
-    path_costs(s, p, dist, first)
     if parts_count(s, P_HELD) == N_PARTS:
-        return endgame(s, p, legal, n, dist, first)
-    if (s.role[p] == METEOROLOGIST and plan_legal(legal, n, A_METEO_SKIP)
+        path_costs(s, p, dist, first, s.tile_cell[pad_tile(s)])   # endgame reads only the pad's
+        return endgame(s, p, legal, n, first)
+    path_costs(s, p, dist, first)
+    if (s.role[p] == METEOROLOGIST and plan_legal(s, legal, n, A_METEO_SKIP)
             and s.actions_left <= draw_value(s) - s.meteo_reduction):
         # Hold back every card he can: each saves ~0.9 sand, half a water and a chance of
         # Storm Picks Up - more than one action of work.
@@ -547,7 +552,7 @@ cdef int plan_actions(const DState* s, const SearchWeights* sw, const int* legal
     a = explore(s, p, legal, n, dist, first)
     if a >= 0:
         return a
-    if plan_legal(legal, n, A_METEO_SKIP):
+    if plan_legal(s, legal, n, A_METEO_SKIP):
         return A_METEO_SKIP
     a = fallback_dig(s, p, legal, n)
     if a >= 0:
@@ -562,7 +567,7 @@ cdef int d_policy(const void* vs, int which, const double* params, Rng* rng,
     cdef const DState* s = <const DState*>vs
     cdef const SearchWeights* sw = <const SearchWeights*>params
     cdef int* legal = <int*>scratch
-    cdef int n = d_legal(s, legal), a
+    cdef int n = legal_acts(s, legal), a   # the free operations: plan_legal asks them
     if s.phase == PH_PEEK:
         return plan_peek(s)
     if s.phase == PH_STORM:
@@ -572,12 +577,12 @@ cdef int d_policy(const void* vs, int which, const double* params, Rng* rng,
         if a < 0 and s.storm_left > 0:
             # A Storm Tracker helps most when a Sun Beats Down threatens a dry pawn.
             for a in range(s.head.players):
-                if plan_legal(legal, n, A_TRACKER + a):
+                if plan_legal(s, legal, n, A_TRACKER + a):
                     return A_TRACKER + a
             a = -1
         return a if a >= 0 else A_DRAW
     a = plan_actions(s, sw, legal, n, which, scratch)
-    return a if plan_legal(legal, n, a) else legal[0]
+    return a if plan_legal(s, legal, n, a) else legal[0]
 
 
 # ---------------------------------------------------------------- turn search (policy "search")
@@ -1352,14 +1357,14 @@ cdef int planned_action(const DState* s, const SearchWeights* sw, void* scratch,
     cdef int a
     if (pc.magic == PLAN_MAGIC and pc.n > 0
             and memcmp(&pc.expect, s, sizeof(DState)) == 0
-            and plan_legal(legal, n, pc.acts[0])):
+            and plan_legal(s, legal, n, pc.acts[0])):
         return plan_next(s, pc)
     pc.magic = 0
     if which == POLICY_TEAM:
         a = team_search(s, sw, mem, pc)
     else:
         a = search_actions(s, sw, mem, pc, BEAM_DEEP if which == POLICY_DEEP else BEAM)
-    if a >= 0 and plan_legal(legal, n, a):
+    if a >= 0 and plan_legal(s, legal, n, a):
         return a
     pc.magic = 0
     return -1
