@@ -690,10 +690,11 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     return n
 
 
-cdef bint free_legal(const DState* s, int a) noexcept nogil:
+cdef bint free_legal(const DState* s, const int* held, int a) noexcept nogil:
     """Whether free operation a (an id from A_GIVE on) is legal in s: legal_free's
     conditions asked of one id (the planners ask a few ids at every move; listing them all
-    cost a fifth of a simulated game).  Exactly a's membership in d_legal(s) (tests)."""
+    cost a fifth of a simulated game); held: held_types(s).  Exactly a's membership in
+    d_legal(s) (tests)."""
     cdef DAction x = decompose(a)
     cdef int h = x.who, players = s.head.players, t, tc
     if s.head.terminal or not free_ok(s) or a < A_GIVE or a >= NUM_ACTIONS or h >= players:
@@ -702,31 +703,31 @@ cdef bint free_legal(const DState* s, int a) noexcept nogil:
         return x.other < players and can_give_water(s, h, x.other)
     if x.block == A_PASS:
         return (x.other < players and x.other != h and s.pawn_tile[h] == s.pawn_tile[x.other]
-                and held_card(s, h, x.typ) >= 0)
+                and holds(held, h, x.typ))
     if x.block == A_BLAST:
         t = s.cell_tile[x.cell]
         tc = s.tile_cell[s.pawn_tile[h]]
-        return (held_card(s, h, EQ_BLASTER) >= 0 and t >= 0 and s.sand[t] > 0
+        return (holds(held, h, EQ_BLASTER) and t >= 0 and s.sand[t] > 0
                 and (x.cell == tc or adjacent(x.cell, tc, s.role[h] == EXPLORER)))
     if x.block == A_JET:
         t = s.cell_tile[x.cell]
-        if (held_card(s, h, EQ_JETPACK) < 0 or t < 0 or blocked(s, t) or t == s.pawn_tile[h]
+        if (not holds(held, h, EQ_JETPACK) or t < 0 or blocked(s, t) or t == s.pawn_tile[h]
                 or (buried(s, h) and not s.rules.switches.jetpack_when_buried)):
             return False
         return x.other == NO_PASSENGER or (x.other < players and x.other != h
                                            and s.pawn_tile[x.other] == s.pawn_tile[h])
     if x.block == A_SHIELD:
-        return held_card(s, h, EQ_SHIELD) >= 0
+        return holds(held, h, EQ_SHIELD)
     if x.block == A_SCOPE:
         t = s.cell_tile[x.cell]
-        return (held_card(s, h, EQ_SCOPE) >= 0 and t >= 0 and not s.excavated[t]
+        return (holds(held, h, EQ_SCOPE) and t >= 0 and not s.excavated[t]
                 and not s.known[t] and not (s.rules.known_kinds >> s.kind[t]) & 1)
     if x.block == A_RESERVE:
-        return held_card(s, h, EQ_RESERVE) >= 0
+        return holds(held, h, EQ_RESERVE)
     if x.block == A_THROTTLE:
         return (s.phase == PH_ACTIONS and h == s.head.current
-                and held_card(s, h, EQ_THROTTLE) >= 0)
-    return held_card(s, h, EQ_TRACKER) >= 0 and s.draw_len > 0     # A_TRACKER
+                and holds(held, h, EQ_THROTTLE))
+    return holds(held, h, EQ_TRACKER) and s.draw_len > 0     # A_TRACKER
 
 
 cdef int legal_acts(const DState* s, int* out) noexcept nogil:
@@ -1876,7 +1877,9 @@ def free_ops_legal(State state):
     """For tests: the free operations free_legal calls legal in `state`, ascending (d_legal
     lists exactly these after the other actions)."""
     cdef const DState* s = _st(state)
-    return [a for a in range(A_GIVE, NUM_ACTIONS) if free_legal(s, a)]
+    cdef int held[MAX_PLAYERS]
+    held_types(s, held)
+    return [a for a in range(A_GIVE, NUM_ACTIONS) if free_legal(s, held, a)]
 
 _check_policy_params(ForbiddenDesertGame.policy_params)
 ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, &_LAYOUT, sizeof(DState),
