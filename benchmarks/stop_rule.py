@@ -25,9 +25,15 @@ two-sided) at theta = 0, delta/2, delta, 2 delta, with max_games 4 x n80 and 100
   1, as the product's sequences), at 100 and 20 looks; and with the variance of the
   equivalence decision taken where the claim is tested (the three-point distribution of
   the differences, -1 / 0 / +1 matched to the mean and sd, exponentially tilted to a mean
-  of delta).  Candidates measured here, not the rule.
+  of delta); with the information from a spread that does not move with the run's later
+  games: the run's own frozen after a quarter of max_games (an internal pilot), an
+  independent 200-unit pilot's (a spread stored with the run), the true one (an oracle);
+  and with the sum scaled by that spread (a z statistic) instead of the look's estimate.
+  PT beside it planned with the true sd and with the same pilot's.  Candidates measured
+  here, not the rule.
 
-    nice -n 19 python -m benchmarks.stop_rule       # about 4 minutes
+    nice -n 19 python -m benchmarks.stop_rule       # about 8 minutes
+    nice -n 19 python -m benchmarks.stop_rule tree  # the candidates alone, about 6
 """
 from __future__ import annotations
 
@@ -256,23 +262,45 @@ INFORMATION = {  # the sd that measures a look's information on the outcomes
     "estimated": "the sd estimated at the look",
     "tilted": "the equivalence decision's: the -1/0/+1 distribution tilted to a mean of delta",
     "bounded": "the Wilson upper bound of the sd (z 1, sd^2 as a rate); the statistic's: estimated",
-    "planned": "the true sd, as a plan would give it (an oracle); the statistic's: estimated",
+    "internal": "the run's own sd frozen at its first look after a quarter of max_games (n80 "
+                "here: an internal pilot, Wittes-Brittain), the running one before",
+    "pilot": "the sd of an independent pilot of PILOT_UNITS units, fixed in advance (what a "
+             "spread stored with the run from the plan's pilot gives)",
+    "planned": "the true sd, as a plan would give it (an oracle)",
 }
+PILOT_UNITS = 200  # the plan's default pilot (services.plan.PILOT_GAMES)
+
+
+def _outcome_sums(rng, reps, total, at, theta, rho, delta, chunk=500):
+    """(sums, sums of squares) of the paired 0/1 differences at the looks `at`, in chunks."""
+    s1, s2 = np.zeros((reps, len(at))), np.zeros((reps, len(at)))
+    for lo in range(0, reps, chunk):
+        d = _differences(rng, min(chunk, reps - lo), total, theta * delta, rho)
+        s1[lo:lo + chunk], s2[lo:lo + chunk] = (np.cumsum(d, axis=1)[:, at - 1],
+                                                np.cumsum(d * d, axis=1)[:, at - 1])
+    return s1, s2
+
+
+def _pilot_sd(rng, reps, theta, rho, delta, units=PILOT_UNITS):
+    """Per run, the sd of an independent pilot's differences (one pseudo-unit of variance 1)."""
+    d = _differences(rng, reps, units, theta * delta, rho)
+    return np.sqrt((units * d.var(axis=1) + 1.0) / (units + 1))
 
 
 def tree_on_outcomes(rng, design, looks, theta: float, rho: float, information: str,
-                     delta: float = 0.05, reps: int = 2000, cap: int = 4):
-    """(games / n80, share wrong) on paired 0/1 outcomes (benchmarks.calibration), the
-    statistic |X| = |mean| sqrt(n) / sd x sqrt(tau) with the sd estimated at each look (one
-    pseudo-unit of variance 1, as the product's sequences) and tau = n / n80 measured as
-    INFORMATION[information] says; `looks` equal waves or shares of max_games."""
+                     statistic: str = "t", delta: float = 0.05, reps: int = 2000, cap: int = 4):
+    """(games / n80, share wrong) on paired 0/1 outcomes (benchmarks.calibration), tau =
+    n / n80 with n80 from the sd INFORMATION[information] says; the statistic |X| = |mean|
+    sqrt(n) / sd x sqrt(tau) with sd the one estimated at the look (statistic "t", one
+    pseudo-unit of variance 1, as the product's sequences) or the information's ("z": the
+    sum on the information scale, Whitehead's Z = S / sigma^2); `looks` equal waves or
+    shares of max_games."""
     sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
     fixed = float((Z * sd_truth / delta) ** 2)
     total = int(cap * fixed)
     shares = np.linspace(1 / looks, 1, looks) if np.isscalar(looks) else np.asarray(looks)
     at = np.unique(np.maximum((shares * total).astype(int), 1))
-    d = _differences(rng, reps, total, theta * delta, rho)
-    s1, s2 = np.cumsum(d, axis=1)[:, at - 1], np.cumsum(d * d, axis=1)[:, at - 1]
+    s1, s2 = _outcome_sums(rng, reps, total, at, theta, rho, delta)
     mean = s1 / at
     var = np.maximum(s2 / at - mean ** 2, 0)
     sd = np.sqrt((at * var + 1.0) / (at + 1))
@@ -284,9 +312,13 @@ def tree_on_outcomes(rng, design, looks, theta: float, rho: float, information: 
         x = np.abs(mean) * np.sqrt(at) / stat_sd * np.sqrt(at / n80)
         return x >= efficacy, x <= futility
 
+    frozen = int(np.argmax(at >= total / cap))
     info = {"estimated": sd, "tilted": sd, "planned": np.full_like(sd, sd_truth),
+            "internal": np.concatenate([sd[:, :frozen],
+                                        np.repeat(sd[:, [frozen]], len(at) - frozen, 1)], 1),
+            "pilot": np.repeat(_pilot_sd(rng, reps, theta, rho, delta)[:, None], len(at), 1),
             "bounded": np.sqrt(st.wilson_interval(np.clip(var, 0, 1), at, 1.0)[1])}[information]
-    different, equal = decisions(sd, info)
+    different, equal = decisions(sd if statistic == "t" else info, info)
     if information == "tilted":
         tilted = _tilted_sd(mean, sd, delta)
         equal = decisions(tilted, tilted)[1]
@@ -295,23 +327,27 @@ def tree_on_outcomes(rng, design, looks, theta: float, rho: float, information: 
 
 
 def pt_on_outcomes(rng, c1: float, eta: float, theta: float, rho: float, k: int = 20,
-                   delta: float = 0.05, reps: int = 2000):
+                   delta: float = 0.05, reps: int = 2000, information: str = "planned"):
     """(games / n80, share wrong) of the Pampallona-Tsiatis design on the paired 0/1
-    outcomes: planned with the true sd (its max sample (eta / Z)^2 n80, K equal looks), each
-    look's z statistic with the sd estimated there (a t-type statistic, as run in practice)."""
+    outcomes: planned with the true sd ("planned") or, per run, with an independent pilot's
+    ("pilot", PILOT_UNITS units): its max sample (eta / Z)^2 n80, K equal looks; each look's
+    z statistic with the sd estimated there (a t-type statistic, as run in practice)."""
     sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
     fixed = float((Z * sd_truth / delta) ** 2)
-    at = np.maximum((np.arange(1, k + 1) / k * (eta / Z) ** 2 * fixed).astype(int), 2)
-    d = _differences(rng, reps, int(at[-1]), theta * delta, rho)
-    s1, s2 = np.cumsum(d, axis=1)[:, at - 1], np.cumsum(d * d, axis=1)[:, at - 1]
+    plan_sd = (np.full(reps, sd_truth) if information == "planned"
+               else _pilot_sd(rng, reps, theta, rho, delta))
+    t = np.arange(1, k + 1) / k
+    at = np.maximum((t * (eta / Z) ** 2 * (Z * plan_sd[:, None] / delta) ** 2).astype(int), 2)
+    d = _differences(rng, reps, int(at.max()), theta * delta, rho)
+    rows = np.arange(reps)[:, None]
+    s1, s2 = np.cumsum(d, axis=1)[rows, at - 1], np.cumsum(d * d, axis=1)[rows, at - 1]
     sd = np.sqrt((at * np.maximum(s2 / at - (s1 / at) ** 2, 0) + 1.0) / (at + 1))
     z = np.abs(s1 / at) * np.sqrt(at) / sd
-    t = np.arange(1, k + 1) / k
     reject = z >= c1 / np.sqrt(t)
     accept = (z < np.maximum(eta * np.sqrt(t) - (eta - c1) / np.sqrt(t), 0)) & ~reject
     accept[:, -1] |= ~reject[:, -1]
     first, wrong = _first(reject, accept, theta)
-    return float(np.mean(at[first]) / fixed), float(np.mean(wrong))
+    return float(np.mean(at[rows[:, 0], first]) / fixed), float(np.mean(wrong))
 
 
 def _uneven(count: int = 30, cap: float = 4.0, seed: int = 3) -> np.ndarray:
@@ -325,9 +361,11 @@ def _row(cells) -> str:
 
 def main_tree(rng) -> None:
     c1, eta = pampallona_tsiatis()
-    for rho in (0.0, 0.9):
-        print(f"  PT K=20 on 0/1 outcomes, sigma estimated, rho {rho}: "
-              + _row(pt_on_outcomes(rng, c1, eta, t, rho) for t in THETAS), flush=True)
+    for information in ("planned", "pilot"):
+        for rho in (0.0, 0.9):
+            print(f"  PT K=20 on 0/1 outcomes, planned with the {information} sd, rho {rho}: "
+                  + _row(pt_on_outcomes(rng, c1, eta, t, rho, information=information)
+                         for t in THETAS), flush=True)
     design = continuous_triangle()
     print(f"Christmas tree on the continuous triangle: a0 {design[0]:.3f}, g0 {design[1]:.3f}, "
           f"slopes {SLOPES} x Z; games / n80 (wrong) at theta 0 / delta/2 / delta / 2 delta")
@@ -345,6 +383,11 @@ def main_tree(rng) -> None:
                 print(f"  0/1 outcomes, information: {information}, rho {rho}, {name}: "
                       + _row(tree_on_outcomes(rng, design, looks, t, rho, information)
                              for t in THETAS), flush=True)
+    for information in ("internal", "pilot", "planned"):  # the sum scaled by a fixed sd
+        for rho in (0.0, 0.9):
+            print(f"  0/1 outcomes, z statistic, information: {information}, rho {rho}, 100 "
+                  "looks: " + _row(tree_on_outcomes(rng, design, 100, t, rho, information, "z",
+                                                   reps=4000) for t in THETAS), flush=True)
 
 
 def main() -> None:

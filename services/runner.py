@@ -414,9 +414,7 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
         clock(state, status, error)
 
     def finish(status, error=None, listed=True):
-        state["playing"].clear()  # games of unwritten shards are not results
-        state["cpu"] = _cpu(state)  # the CPU they used was spent all the same
-        state["cpu_playing"].clear()
+        _settle(state)
         if tally is not None:
             try:
                 tally.take.remote(experiment_id, [])  # the tally forgets this run
@@ -479,6 +477,14 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     return finish("done")
 
 
+def _settle(state: dict) -> None:
+    """A run's tally at its end: games of unwritten shards are not results, the CPU they
+    used was spent all the same."""
+    state["playing"].clear()
+    state["cpu"] = _cpu(state)
+    state["cpu_playing"].clear()
+
+
 def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dict, *,
            progress: Callable[[Progress], None] | None = None,
            cancel: threading.Event | None = None, max_in_flight: int | None = None,
@@ -500,7 +506,8 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
     from pipelines.dataset import verify
 
     found = {e["path"]: shard_entry(fs, root, posixpath.join(root, e["path"])) for e in shards}
-    damaged = {d.path for d in verify(root_uri).damaged}  # the shard or a companion file
+    # the shard or a companion file; a shard's own bytes were hashed just above
+    damaged = {d.path for d in verify(root_uri, rows=False).damaged}
     bad = [e for e in shards if e["path"] in damaged
            or (found[e["path"]] or {}).get("sha256") != e["sha256"]]
     state = {"done": manifest["games"] - sum(e["games"] for e in bad), "played": 0,
@@ -524,9 +531,7 @@ def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dic
                         (lambda: False) if cancel is None else cancel.is_set,
                         lambda: clock(state), shard_done, _Poll(tally, experiment_id))
     remove_stale_temporaries(root_uri)
-    state["playing"].clear()
-    state["cpu"] = _cpu(state)
-    state["cpu_playing"].clear()
+    _settle(state)
     if outcome is not None:
         clock(state, *outcome)
         return outcome[0]

@@ -512,6 +512,25 @@ def test_a_finished_run_keeps_a_manifest_and_a_replay_rebuilds_exactly_its_bad_s
     assert read_manifest(str(tmp_path / "exp")) == manifest
 
 
+def test_a_replay_reads_each_written_shards_bytes_once(ray_local, tmp_path, monkeypatch):
+    """A replay hashes every shard of the manifest once (its entry, read and parsed), and its
+    check of the companion files does not hash the shards again."""
+    from pipelines import dataset
+
+    spec = _spec()
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    files = _files(tmp_path / "exp")
+    files[0].unlink()
+    hashed = []
+    same_bytes = dataset._same_bytes
+    monkeypatch.setattr(dataset, "_VERDICTS", {})
+    monkeypatch.setattr(dataset, "_same_bytes", lambda fs, info, sha: (
+        hashed.append(info.path), same_bytes(fs, info, sha))[1])
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    shards = {str(p) for p in files}
+    assert hashed and not shards & set(hashed), hashed  # companions only
+
+
 def test_a_replay_whose_shard_comes_out_different_fails_naming_it(ray_local, tmp_path):
     from services.storage import read_manifest
 
