@@ -18,7 +18,7 @@ LOOKS = 20
 
 
 def _exact_rate_coverage(n: int, rates: np.ndarray) -> float:
-    """Mean over `rates` of the exact coverage of the Jeffreys interval of 0/1 outcomes."""
+    """Mean over `rates` of the exact coverage of the rate interval of 0/1 outcomes."""
     x = np.arange(n + 1)
     p = x / n
     low, high = st.rate_interval(p, p * (1 - p), n)
@@ -42,8 +42,9 @@ def _exact_rate_coverages(n: int, rates: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("n", [50, 100, 1000, 5000])
 def test_rate_interval_covers_extreme_rates(n):
     """Rates of 0.5-5% (and 95-99.5%), where Wilson fell to 90-92% at n <= 100 and Jeffreys'
-    own bound at 0 wins (about 2/n) to 88% at a 5% rate with 50 games: Clopper-Pearson's bound
-    there keeps every rare rate covered at least 92% of the time, at most 97.5% on average."""
+    own bound at 0 wins (about 2/n) to 88% at a 5% rate with 50 games: Blaker's exact bounds
+    below 10 wins (or losses) keep every rare rate covered at least 92% of the time, at most
+    97.5% on average, the rate near 0 and near 1 alike."""
     rates = np.linspace(0.005, 0.05, 91)
     for truth in (rates, 1 - rates):
         coverage = _exact_rate_coverages(n, truth)
