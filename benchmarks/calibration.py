@@ -13,7 +13,9 @@ Prints, per property, the goal and the measured figure with its Monte Carlo +- (
   fair cells of 100 games called unbalanced (BH 5%), 3 and 4 seats;
 - rare rates: the least exact coverage of the rate interval at rates 0.5-5%, n 50-100, and
   the mean and least of it and of other intervals (exact ones at several levels) there, at
-  rates 0.1-0.5% with n 10-50 and at n 200-1,000;
+  rates 0.1-0.5% with n 10-50, at n 200-1,000 and at rates 0.5-50% with n 200-10,000; the
+  product's with 5% two-seat ties; a second implementation of the product's (acceptance
+  regions of Blaker's test, Jeffreys' bounds from scipy's beta);
 - sign-test rows: the interval and the p-value agree;
 - the precision rule (stop_when.half_width) at rates 1-5%, waves of 10 games: the coverage
   of the interval it stops on; the plan's pilot: a 3% seat planned within +-25%;
@@ -141,7 +143,7 @@ def _grid_coverage(interval, ns, rates) -> np.ndarray:
 
 def _beta_interval(x, n, alpha, shift: float, modified: bool):
     """Jeffreys (shift 0.5) or Clopper-Pearson (shift None) at `alpha`; `modified`: Brown,
-    Cai & DasGupta's bounds at 0 and 1 successes (as stats.rate_interval)."""
+    Cai & DasGupta's bounds at 0 and 1 successes (the product's interval until round 6)."""
     x = np.asarray(x, np.float64)
     if shift is None:
         low = stats.beta.ppf(alpha / 2, np.maximum(x, 1e-12), n - x + 1)
@@ -206,15 +208,61 @@ RATE_GRIDS = {  # the goal's grid (mean <= 96.5%, least >= 93%), and its dips
     "grid": (np.arange(50, 101, 5), np.linspace(0.005, 0.05, 46)),
     "tiny": (np.array([10, 20, 30, 40, 50]), np.linspace(0.001, 0.005, 41)),
     "long": (np.array([200, 300, 500, 700, 1000]), np.linspace(0.005, 0.05, 46)),
+    "large": (np.array([200, 500, 1000, 2000, 5000, 10_000]), np.linspace(0.005, 0.5, 100)),
 }
 
 
 def _frontier_line(name: str, grids: dict) -> str:
     grid, tiny, long = grids["grid"], grids["tiny"], grids["long"]
-    return (f"{name} | mean {100 * grid.mean():.1f}%, least {100 * grid.min():.1f}%, in "
+    line = (f"{name} | mean {100 * grid.mean():.2f}%, least {100 * grid.min():.2f}%, in "
             f"93.5-96.5%: {100 * np.mean((grid >= .935) & (grid <= .965)):.0f}% of the grid | "
-            f"least at 0.1-0.5%, n 10-50: {100 * tiny.min():.1f}% | n 200-1,000: least "
-            f"{100 * long.min():.1f}%, mean {100 * long.mean():.1f}%")
+            f"least at 0.1-0.5%, n 10-50: {100 * tiny.min():.2f}% | n 200-1,000: least "
+            f"{100 * long.min():.2f}%, mean {100 * long.mean():.2f}%")
+    if "large" in grids:
+        line += (f" | rates 0.5-50%, n 200-10,000: least {100 * grids['large'].min():.2f}%, "
+                 f"mean {100 * grids['large'].mean():.2f}%")
+    return line
+
+
+def _shown_reference_coverage(ns, rates, few: int = 10, level: float = 0.94) -> np.ndarray:
+    """Exact coverage of the product's interval computed another way: below `few` wins or
+    losses, the acceptance region of Blaker's test at `level` (the pmf enumerated); from
+    `few` on, Jeffreys' 95% bounds (scipy's beta quantiles)."""
+    out = np.zeros((len(ns), len(rates)))
+    for i, n in enumerate(ns):
+        x = np.arange(n + 1)
+        low = np.where(x > 0, stats.beta.ppf(0.025, x + 0.5, n - x + 0.5), 0.0)
+        high = np.where(x < n, stats.beta.ppf(0.975, x + 0.5, n - x + 0.5), 1.0)
+        few_x = np.minimum(x, n - x) < few
+        for j, p in enumerate(rates):
+            pmf = stats.binom.pmf(x, n, p)
+            rank = np.minimum(stats.binom.sf(x - 1, n, p), stats.binom.cdf(x, n, p))
+            order = np.argsort(rank)
+            below = np.searchsorted(rank[order], rank * (1 + 1e-9), side="right") - 1
+            accepted = np.cumsum(pmf[order])[below] > 1 - level
+            covered = np.where(few_x, accepted, (low <= p) & (p <= high))
+            out[i, j] = pmf[covered].sum()
+    return out
+
+
+def tied_coverage(ns, rates, ties: float = 0.05) -> np.ndarray:
+    """Exact coverage of stats.rate_interval for a seat's win share when `ties` of the games
+    end in a two-seat tie: the seat wins alone with probability (1 - ties) p and shares a tie
+    (1/2) with probability 2 ties p (its mean share is p); every (wins, ties) count of n
+    games enumerated with its multinomial probability."""
+    out = np.zeros((len(ns), len(rates)))
+    for i, n in enumerate(ns):
+        wins, tied = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+        keep = wins + tied <= n
+        wins, tied = wins[keep], tied[keep]
+        mean = (wins + tied / 2) / n
+        low, high = st.rate_interval(mean, np.maximum((wins + tied / 4) / n - mean ** 2, 0), n)
+        counts = np.stack([wins, tied, n - wins - tied], axis=1)
+        for j, p in enumerate(rates):
+            chances = [(1 - ties) * p, 2 * ties * p, 1 - (1 + ties) * p]
+            pmf = stats.multinomial.pmf(counts, n, chances)
+            out[i, j] = pmf[(low <= p) & (p <= high)].sum()
+    return out
 
 
 def _mid_p(x, n, alpha=0.05):
@@ -258,6 +306,12 @@ def rate_frontier() -> list[str]:
     out = [_frontier_line(name, {key: _grid_coverage(interval, *grid)
                                  for key, grid in RATE_GRIDS.items()})
            for name, interval in rows]
+    out.insert(1, _frontier_line("the product computed another way (Blaker's acceptance "
+                                 "regions below 10 events, Jeffreys' from 10)",
+                                 {key: _shown_reference_coverage(*grid)
+                                  for key, grid in RATE_GRIDS.items()}))
+    out.insert(2, _frontier_line("the product, 5% two-seat ties", {
+        key: tied_coverage(*RATE_GRIDS[key]) for key in ("grid", "tiny", "long")}))
     for blaker in (True, False):
         for level in (0.93, 0.935, 0.94, 0.95):
             out.append(_frontier_line(
@@ -326,7 +380,7 @@ def horizon(rng, alpha, reps, units=4000, chunk=1000) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _jeffreys(x, n):
+def _shown_interval(x, n):
     return st.rate_interval(x / n, x / n * (1 - x / n), n)
 
 
@@ -338,12 +392,12 @@ def precision_rule(rng, rate, half_width, counted=True, reps=2000, wave=10, tota
                      dtype=np.int32)[:, looks - 1]
     key, back = np.unique(wins.astype(np.int64) * 1_000_000 + looks, return_inverse=True)
     x, n = key // 1_000_000, key % 1_000_000
-    low, high = _jeffreys(x, n)
+    low, high = _shown_interval(x, n)
     stop = (st.precise_enough(x / n, low, high, n, half_width) if counted
             else (high - low) / 2 < half_width)[back].reshape(wins.shape)
     first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), len(looks) - 1)
     x, n = wins[np.arange(reps), first], looks[first]
-    low, high = _jeffreys(x, n)
+    low, high = _shown_interval(x, n)
     return (low <= rate) & (rate <= high), n.mean()
 
 

@@ -4,7 +4,7 @@ For each setting, a spec with stop_when {half_width} and waves of games_per_arm 
 multiple of the player count with pairing 'rotations'): the plan's estimate of games per cell
 (from its 200-game pilot, seed spec.seed + 1; rounded up to whole waves, as the run stops
 only between waves), then the games the precision rule really needed: the experiment's games
-are played wave by wave until every win share's Jeffreys half-width is below the target (with
+are played wave by wave until every win share's interval's half-width is below the target (with
 rotations: over the deals, each the mean of its games, as pipelines computes it).  Several experiment seeds
 show the spread.
 

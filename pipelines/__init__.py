@@ -18,9 +18,10 @@ Parquet schema metadata with the other facts of its game) are *truncated*: they 
 every figure unless include_truncated=True, and their count is reported per cell.
 
 Two kinds of figures come from the same tables (pipelines.stats holds every formula):
-- fixed-n (interim=False, a finished run): Jeffreys intervals for rates, t intervals for
-  means, p-values adjusted by Benjamini-Hochberg over one family per experiment (the seat
-  tests of every cell; the comparisons of every cell), intervals at the matching level;
+- fixed-n (interim=False, a finished run): Jeffreys' intervals for rates (Blaker's below 10
+  wins or losses), t intervals for means, p-values adjusted by Benjamini-Hochberg over one
+  family per experiment (the seat tests of every cell; the comparisons of every cell),
+  intervals at the matching level;
 - always-valid (interim=True, a run in progress): confidence sequences that hold at every
   look, Bonferroni over the same family; no p-values.
 Every cell and comparison carries a one-sentence `verdict`.

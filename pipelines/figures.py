@@ -27,7 +27,7 @@ class Look:
 # ---- intervals on collected frames -------------------------------------------------------------
 def _rate_columns(df: pl.DataFrame, rate: str, var: str, n: str, prefix: str,
                   look: Look, alpha: float | None = None) -> pl.DataFrame:
-    """<prefix>_lo/_hi of a rate: Jeffreys (fixed-n) or a confidence sequence (interim)."""
+    """<prefix>_lo/_hi of a rate: st.rate_interval (fixed-n) or a confidence sequence (interim)."""
     alpha = look.alpha if alpha is None else alpha
     p, v, m = (df[c].to_numpy().astype(np.float64) for c in (rate, var, n))
     if look.interim:

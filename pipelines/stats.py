@@ -2,8 +2,9 @@
 
 Every function takes numbers or numpy arrays.  Conventions:
 - a *rate* is the mean of a per-game outcome in [0, 1] (a seat's win share, 1/k in a k-way tie;
-  a team's 0/1 result); its interval is Jeffreys' (beta quantiles), with the observed variance
-  of the outcome folded in through an effective count, so ties do not make it conservative;
+  a team's 0/1 result); its interval is Jeffreys' (beta quantiles), or Blaker's exact one
+  below FEW_EVENTS wins or losses, with the observed variance of the outcome folded in
+  through an effective count, so ties do not make it conservative;
 - a *mean* (scores, paired differences) gets a t interval; n < SMALL_N is flagged by callers;
 - fixed-n figures (a finished run) and always-valid figures (a run in progress: confidence
   sequences that hold at every look) come from the same inputs: mean, sd and n;
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 ALPHA = 0.05
@@ -30,7 +31,7 @@ def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
-# ---- rates: (modified) Jeffreys intervals ------------------------------------------------
+# ---- rates: Jeffreys' and Blaker's intervals --------------------------------------------
 def wilson_interval(p, n, z: float = Z95):
     """(low, high) of the Wilson score interval (operators only: works on Polars expressions
     too).  Kept for the benchmarks' quick summaries; the product shows rate_interval."""
@@ -49,24 +50,106 @@ def effective_count(rate, var, n):
     return np.where((var > 0) & (rate > 0) & (rate < 1), scaled, n)
 
 
+FEW_EVENTS = 10  # below this many wins (or losses) a rate gets Blaker's exact interval
+FEW_EVENTS_ALPHA = 0.06  # ... at 94%: it covers every rate at least 94% of the time
+
+
+def _rate_counts(rate, var, n):
+    """(x, m, fewer): the effective count of wins x out of m (effective_count) and the fewer
+    of wins and losses, min(x, m - x); a whole count stays whole (no rounding residue)."""
+    m = _arr(effective_count(rate, var, n))
+    x = _arr(rate) * m
+    x = np.where(np.abs(x - np.round(x)) < 1e-9, np.round(x), x)
+    return x, m, np.minimum(x, m - x)
+
+
 def rate_interval(rate, var, n, alpha=ALPHA):
-    """(low, high) of Jeffreys' interval for a rate observed over n games with outcome
-    variance var (population variance; p(1-p) for 0/1 outcomes), modified as Brown, Cai &
-    DasGupta (2001) do: with no success observed the interval is [0, Clopper-Pearson's upper
-    bound 1 - (alpha/2)^(1/n)] (Jeffreys' own bound there, about 2/n, covers only 88% of the
-    time at a 5% rate with 50 games), and with one success or fewer its lower bound is 0
-    (Jeffreys' covers a 0.2% rate only 90% of the time with 50 games); mirrored for
-    failures."""
-    rate, alpha = _arr(rate), _arr(alpha)
-    m = effective_count(rate, var, n)
-    x = rate * m
+    """(low, high) of the interval of a rate observed over n games with outcome variance var
+    (population variance; p(1-p) for 0/1 outcomes), on the effective count of wins x out of m
+    (_rate_counts): Jeffreys' interval (beta quantiles) at 1 - alpha once x and m - x are both
+    at least FEW_EVENTS; below that, Blaker's exact interval (2000) at 1 - FEW_EVENTS_ALPHA,
+    which covers every rate at least that often (docs/statistics.md)."""
+    x, m, fewer = _rate_counts(rate, var, n)
     with np.errstate(invalid="ignore"):
-        low = stats.beta.ppf(alpha / 2, x + 0.5, m - x + 0.5)
-        high = stats.beta.ppf(1 - alpha / 2, x + 0.5, m - x + 0.5)
-    edge = (_arr(alpha) / 2) ** (1 / np.maximum(m, 1))  # Clopper-Pearson at the boundary
-    low = np.where(x <= 1, 0.0, np.where(x >= m, edge, low))
-    high = np.where(x >= m - 1, 1.0, np.where(x <= 0, 1 - edge, high))
+        low = stats.beta.ppf(_arr(alpha) / 2, x + 0.5, m - x + 0.5)
+        high = stats.beta.ppf(1 - _arr(alpha) / 2, x + 0.5, m - x + 0.5)
+    low, high = (np.array(b, dtype=np.float64) for b in np.broadcast_arrays(low, high))
+    few = np.broadcast_to(fewer < FEW_EVENTS, low.shape)
+    if few.any():
+        x, m = np.broadcast_to(x, low.shape)[few], np.broadcast_to(m, low.shape)[few]
+        flip = x > m - x  # Blaker's interval is symmetric: computed on the fewer events
+        below, above = _blaker_bounds(np.where(flip, m - x, x), m, FEW_EVENTS_ALPHA)
+        low[few] = np.where(flip, 1 - above, below)
+        high[few] = np.where(flip, 1 - below, above)
     return low, high
+
+
+# Counts beyond the observed one, for the opposite tail: below FEW_EVENTS events, the upper
+# tail that matches the observed one (at most 6%) lies within 24 counts of it
+_LATTICE = {True: np.arange(1, 25), False: np.arange(1, FEW_EVENTS + 1)}
+
+
+def _tail_at_most(y, m, p):
+    """P(X <= y) for X binomial(m, p), continuous in y and m through the regularized
+    incomplete beta function (1 - I_p(y + 1, m - y)), so effective (fractional) counts are
+    natural: it falls to 0 as y falls to -1 and is 1 from y = m on."""
+    with np.errstate(invalid="ignore"):
+        tail = 1 - special.betainc(np.maximum(y + 1, 1e-300), np.maximum(m - y, 1e-300), p)
+    return np.where(y <= -1, 0.0, np.where(y >= m, 1.0, tail))
+
+
+def _tail_at_least(y, m, p):
+    """P(X >= y) = I_p(y, m - y + 1), as _tail_at_most: 1 up to y = 0, 0 from y = m + 1."""
+    with np.errstate(invalid="ignore"):
+        tail = special.betainc(np.maximum(y, 1e-300), np.maximum(m - y + 1, 1e-300), p)
+    return np.where(y <= 0, 1.0, np.where(y >= m + 1, 0.0, tail))
+
+
+def _blaker_p_value(p, x, m, upper: bool):
+    """Blaker's p-value at rate p for x events out of m, where x lies in the lower tail
+    (upper: p above x/m) or the upper tail: the observed tail plus the largest tail on the
+    other side, over counts x +- 1, 2, ..., that is no larger."""
+    if upper:
+        observed = _tail_at_most(x, m, p)
+        other = _tail_at_least(x[:, None] + _LATTICE[upper], m[:, None], p[:, None])
+    else:
+        observed = _tail_at_least(x, m, p)
+        other = _tail_at_most(x[:, None] - _LATTICE[upper], m[:, None], p[:, None])
+    opposite = np.where(other <= observed[:, None], other, 0.0).max(axis=1)
+    return observed + opposite
+
+
+def _blaker_brackets(x, m, alpha, upper: bool):
+    """(inner, outer): Blaker's bound at 1 - alpha lies between the one-sided bound at alpha
+    (inner: the observed tail alone is alpha) and the central one at alpha / 2 (outer: the
+    p-value is at most twice the observed tail); x <= m / 2, the lower bound is 0 at x = 0."""
+    if upper:
+        return (stats.beta.ppf(1 - alpha, x + 1, m - x),
+                stats.beta.ppf(1 - alpha / 2, x + 1, m - x))
+    with np.errstate(invalid="ignore"):
+        inner, outer = stats.beta.ppf(alpha, x, m - x + 1), stats.beta.ppf(alpha / 2, x, m - x + 1)
+    return np.where(x > 0, inner, 0.0), np.where(x > 0, outer, 0.0)
+
+
+def _blaker_bounds(x, m, alpha, scan: int = 12, steps: int = 30):
+    """(low, high) of Blaker's exact interval at 1 - alpha for x events out of m (x <= m / 2):
+    each bound is the last accepted rate of a scan from its inner to its outer bracket
+    (_blaker_brackets), refined by bisection."""
+    bounds, rows = [], np.arange(len(x))
+    for upper in (False, True):
+        inner, outer = _blaker_brackets(x, m, alpha, upper)
+        grid = inner[:, None] + (outer - inner)[:, None] * np.linspace(0, 1, scan + 1)[1:]
+        accepted = np.stack([_blaker_p_value(grid[:, k], x, m, upper) > alpha
+                             for k in range(scan)], axis=1)
+        last = np.where(accepted.any(axis=1), scan - 1 - np.argmax(accepted[:, ::-1], axis=1), -1)
+        a = np.where(last >= 0, grid[rows, np.maximum(last, 0)], inner)
+        b = grid[rows, np.minimum(last + 1, scan - 1)]
+        for _ in range(steps):
+            mid = (a + b) / 2
+            ok = _blaker_p_value(mid, x, m, upper) > alpha
+            a, b = np.where(ok, mid, a), np.where(ok, b, mid)
+        bounds.append(np.where(outer == inner, inner, a))
+    return bounds[0], bounds[1]
 
 
 def rate_half_width(rate, var, n, alpha=ALPHA):
@@ -401,14 +484,29 @@ def games_for_half_width(sd, half_width, alpha=ALPHA):
 
 
 def games_for_rate_half_width(rate, var, half_width, alpha=ALPHA):
-    """Games (units) after which the Jeffreys interval of a rate observed with outcome
-    variance var (as rate_interval) is narrower than +-half_width: the first of a fine
-    geometric grid (inf beyond a billion).  Unlike the normal approximation it stays right
-    near 0 and 1 (a pilot that saw no win does not mean one game is enough)."""
+    """Games (units) after which the interval of a rate observed with outcome variance var
+    (rate_interval) is narrower than +-half_width: the first of a fine geometric grid (inf
+    beyond a billion).  Unlike the normal approximation it stays right near 0 and 1 (a pilot
+    that saw no win does not mean one game is enough).  Blaker's bounds (few events) are
+    computed only where their brackets leave the answer open."""
     grid = np.unique(np.ceil(np.geomspace(2, 1e9, 4000)))
     rate, var, half_width = np.broadcast_arrays(_arr(rate), _arr(var), _arr(half_width))
-    widths = rate_half_width(rate[..., None], var[..., None], grid, alpha)
-    ok = widths < half_width[..., None]
+    x, m, fewer = _rate_counts(rate[..., None], var[..., None], grid)
+    h = np.broadcast_to(half_width[..., None], x.shape)
+    with np.errstate(invalid="ignore"):
+        ok = (stats.beta.ppf(1 - _arr(alpha) / 2, x + 0.5, m - x + 0.5)
+              - stats.beta.ppf(_arr(alpha) / 2, x + 0.5, m - x + 0.5)) / 2 < h
+    few = fewer < FEW_EVENTS
+    if few.any():
+        small, m_few, h_few = fewer[few], np.broadcast_to(m, x.shape)[few], h[few]
+        (in_lo, out_lo), (in_hi, out_hi) = (_blaker_brackets(small, m_few, FEW_EVENTS_ALPHA, up)
+                                            for up in (False, True))
+        narrow = (out_hi - out_lo) / 2 < h_few  # surely narrow enough
+        open_ = ~narrow & ((in_hi - in_lo) / 2 < h_few)  # perhaps: Blaker's bounds decide
+        if open_.any():
+            low, high = _blaker_bounds(small[open_], m_few[open_], FEW_EVENTS_ALPHA)
+            narrow[open_] = (high - low) / 2 < h_few[open_]
+        ok[few] = narrow
     return np.where(ok.any(axis=-1), grid[np.argmax(ok, axis=-1)], np.inf)
 
 

@@ -11,7 +11,7 @@ the games planned for a rate are about proportional to it.  It measures the spre
 win share (team win rate) and of each paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
 the run will stop by (`rule`):
 - fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
-  narrower than +-half_width (the Jeffreys interval the run shows, at the pilot's rates and
+  narrower than +-half_width (the interval the run shows, at the pilot's rates and
   spreads; the precision rule also waits for st.PRECISION_MIN_COUNT wins and losses), and
   to detect a difference `delta` from the baseline with 80% power at 5% two-sided,
   Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at least as

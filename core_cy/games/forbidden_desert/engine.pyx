@@ -690,8 +690,49 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     return n
 
 
-cdef int d_legal(const void* vs, int* out) noexcept nogil:
-    cdef const DState* s = <const DState*>vs
+cdef bint free_legal(const DState* s, const int* held, int a) noexcept nogil:
+    """Whether free operation a (an id from A_GIVE on) is legal in s: legal_free's
+    conditions asked of one id (the planners ask a few ids at every move; listing them all
+    cost a fifth of a simulated game); held: held_types(s).  Exactly a's membership in
+    d_legal(s) (tests)."""
+    cdef DAction x = decompose(a)
+    cdef int h = x.who, players = s.head.players, t, tc
+    if s.head.terminal or not free_ok(s) or a < A_GIVE or a >= NUM_ACTIONS or h >= players:
+        return False
+    if x.block == A_GIVE:
+        return x.other < players and can_give_water(s, h, x.other)
+    if x.block == A_PASS:
+        return (x.other < players and x.other != h and s.pawn_tile[h] == s.pawn_tile[x.other]
+                and holds(held, h, x.typ))
+    if x.block == A_BLAST:
+        t = s.cell_tile[x.cell]
+        tc = s.tile_cell[s.pawn_tile[h]]
+        return (holds(held, h, EQ_BLASTER) and t >= 0 and s.sand[t] > 0
+                and (x.cell == tc or adjacent(x.cell, tc, s.role[h] == EXPLORER)))
+    if x.block == A_JET:
+        t = s.cell_tile[x.cell]
+        if (not holds(held, h, EQ_JETPACK) or t < 0 or blocked(s, t) or t == s.pawn_tile[h]
+                or (buried(s, h) and not s.rules.switches.jetpack_when_buried)):
+            return False
+        return x.other == NO_PASSENGER or (x.other < players and x.other != h
+                                           and s.pawn_tile[x.other] == s.pawn_tile[h])
+    if x.block == A_SHIELD:
+        return holds(held, h, EQ_SHIELD)
+    if x.block == A_SCOPE:
+        t = s.cell_tile[x.cell]
+        return (holds(held, h, EQ_SCOPE) and t >= 0 and not s.excavated[t]
+                and not s.known[t] and not (s.rules.known_kinds >> s.kind[t]) & 1)
+    if x.block == A_RESERVE:
+        return holds(held, h, EQ_RESERVE)
+    if x.block == A_THROTTLE:
+        return (s.phase == PH_ACTIONS and h == s.head.current
+                and holds(held, h, EQ_THROTTLE))
+    return holds(held, h, EQ_TRACKER) and s.draw_len > 0     # A_TRACKER
+
+
+cdef int legal_acts(const DState* s, int* out) noexcept nogil:
+    """The legal actions but the free operations (d_legal lists those after them),
+    ascending by action id."""
     cdef int n = 0, p = s.head.current, t, c, i, q, k, tc, nd, d
     cdef int steps[N_CELLS]
     cdef bint reach[N_CELLS]
@@ -705,10 +746,7 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
         return 1 + s.peek_n
     if s.phase == PH_STORM:
         out[0] = A_DRAW
-        n = 1
-        if free_ok(s):
-            n = legal_free(s, out, n)
-        return n
+        return 1
     t = s.pawn_tile[p]
     tc = s.tile_cell[t]
     bur = buried(s, p)
@@ -769,7 +807,13 @@ cdef int d_legal(const void* vs, int* out) noexcept nogil:
                                              and s.pawn_tile[i] == s.pawn_tile[q]):
                         out[n] = pawn_move(A_NAV, q, c, i)
                         n += 1
-    if free_ok(s):
+    return n
+
+
+cdef int d_legal(const void* vs, int* out) noexcept nogil:
+    cdef const DState* s = <const DState*>vs
+    cdef int n = legal_acts(s, out)
+    if not s.head.terminal and free_ok(s):
         n = legal_free(s, out, n)
     return n
 
@@ -1827,6 +1871,15 @@ def observe_dict(State state, int seat, unsigned long long seed=0):
     d_observe(_st(state), seat, out.buf, &rng)
     return _to_dict(state.game, out)
 
+
+
+def free_ops_legal(State state):
+    """For tests: the free operations free_legal calls legal in `state`, ascending (d_legal
+    lists exactly these after the other actions)."""
+    cdef const DState* s = _st(state)
+    cdef int held[MAX_PLAYERS]
+    held_types(s, held)
+    return [a for a in range(A_GIVE, NUM_ACTIONS) if free_legal(s, held, a)]
 
 _check_policy_params(ForbiddenDesertGame.policy_params)
 ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, &_LAYOUT, sizeof(DState),

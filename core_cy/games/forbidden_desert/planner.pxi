@@ -31,13 +31,23 @@ cdef enum:
     ENDGAME_SAND_RESERVE = 12  # with all parts held, dig spare actions away below this supply
 
 
-cdef inline bint plan_legal(const int* legal, int n, int a) noexcept nogil:
-    cdef int lo = 0, hi = n - 1, mid
+ctypedef struct PlanLegal:
+    const int* acts        # legal_acts(s): the legal actions but the free operations, ascending
+    int n
+    int held[MAX_PLAYERS]  # held_types(s): free_legal's cards
+
+
+cdef inline bint plan_legal(const DState* s, const PlanLegal* legal, int a) noexcept nogil:
+    """Whether action a is legal in s: the free operations are asked one by one (free_legal),
+    the others found in legal.acts."""
+    cdef int lo = 0, hi = legal.n - 1, mid
+    if a >= A_GIVE:
+        return free_legal(s, legal.held, a)
     while lo <= hi:
         mid = (lo + hi) >> 1
-        if legal[mid] == a:
+        if legal.acts[mid] == a:
             return True
-        if legal[mid] < a:
+        if legal.acts[mid] < a:
             lo = mid + 1
         else:
             hi = mid - 1
@@ -124,29 +134,29 @@ cdef void path_costs(const DState* s, int p, int* dist, int* first,
 
 
 cdef int step_toward(const DState* s, int p, int target, const int* first,
-                     const int* legal, int n, int passenger) noexcept nogil:
+                     const PlanLegal* legal, int passenger) noexcept nogil:
     """The action that makes progress along the cheapest path to target, or -1."""
     cdef int nxt = first[target], a
     if nxt < 0:
         return -1
     a = pawn_move(A_MOVE, 0, nxt, passenger)
-    if plan_legal(legal, n, a):
+    if plan_legal(s, legal, a):
         return a
     a = pawn_move(A_MOVE, 0, nxt, NO_PASSENGER)
-    if plan_legal(legal, n, a):
+    if plan_legal(s, legal, a):
         return a
     a = A_DIG + nxt
-    if plan_legal(legal, n, a):
+    if plan_legal(s, legal, a):
         return a
     return -1
 
 
-cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
+cdef int water_op(const DState* s, const PlanLegal* legal) noexcept nogil:
     """A free water operation that keeps everyone alive, or -1."""
     cdef int g, r, h, q, missing, dry, a
     # Secret Water Reserve when it fills at least 3 canteens' worth or saves a dry pawn.
     for h in range(s.head.players):
-        if plan_legal(legal, n, A_RESERVE + h):
+        if plan_legal(s, legal, A_RESERVE + h):
             missing = 0
             dry = 0
             for q in range(s.head.players):
@@ -160,7 +170,7 @@ cdef int water_op(const DState* s, const int* legal, int n) noexcept nogil:
     for r in range(s.head.players):
         for g in range(s.head.players):
             a = seat_to_seat(A_GIVE, g, r)
-            if give_wanted(s, g, r) and plan_legal(legal, n, a):
+            if give_wanted(s, g, r) and plan_legal(s, legal, a):
                 return a
     return -1
 
@@ -193,11 +203,11 @@ cdef void share_as_team(DState* s) noexcept nogil:
                 break
 
 
-cdef int shield_op(const DState* s, const int* legal, int n) noexcept nogil:
+cdef int shield_op(const DState* s, const PlanLegal* legal) noexcept nogil:
     """Play a Solar Shield before the storm if a nearly dry, exposed pawn shares its tile."""
     cdef int h, q
     for h in range(s.head.players):
-        if not plan_legal(legal, n, A_SHIELD + h) or s.shield[h]:
+        if not plan_legal(s, legal, A_SHIELD + h) or s.shield[h]:
             continue
         for q in range(s.head.players):
             if s.pawn_tile[q] == s.pawn_tile[h] and s.water[q] <= 1 and not shaded(s, q):
@@ -215,7 +225,7 @@ cdef int plan_peek(const DState* s) noexcept nogil:
     return A_PEEK_KEEP
 
 
-cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n) noexcept nogil:
+cdef int navigate_to_pad(const DState* s, int p, int pc, const PlanLegal* legal) noexcept nogil:
     """The Navigator (from anywhere) moves the teammate who gains most toward the pad: onto it
     when in three steps, else to the reachable cell nearest to it."""
     cdef int q, c, a, best_a = -1, gain, best_gain = 0, here
@@ -231,25 +241,25 @@ cdef int navigate_to_pad(const DState* s, int p, int pc, const int* legal, int n
                 continue
             a = pawn_move(A_NAV, q, c, NO_PASSENGER)
             gain = here - manhattan(c, pc) + (10 if c == pc else 0)
-            if gain > best_gain and plan_legal(legal, n, a):
+            if gain > best_gain and plan_legal(s, legal, a):
                 best_gain = gain
                 best_a = a
     return best_a
 
 
-cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dist,
-                 const int* first) noexcept nogil:
+cdef int endgame(const DState* s, int p, const PlanLegal* legal, const int* first) noexcept nogil:
     """All parts held: gather on the Launch Pad, clear and excavate it.  The Navigator pulls
-    the others in first; spare actions hold the storm back or dig sand (the supply)."""
+    the others in first; spare actions hold the storm back or dig sand (the supply).  first:
+    path_costs from p's cell with the pad's cell as target (only first[pad cell] is read)."""
     cdef int pad = pad_tile(s), pc = s.tile_cell[pad], q, a, c, h
     cdef int qdist[N_CELLS]
     cdef int qfirst[N_CELLS]
     if s.pawn_tile[p] == pad:
-        if s.sand[pad] > 0 and plan_legal(legal, n, A_DIG + pc):
+        if s.sand[pad] > 0 and plan_legal(s, legal, A_DIG + pc):
             return A_DIG + pc
-        if plan_legal(legal, n, A_EXCAVATE):
+        if plan_legal(s, legal, A_EXCAVATE):
             return A_EXCAVATE
-    a = navigate_to_pad(s, p, pc, legal, n)
+    a = navigate_to_pad(s, p, pc, legal)
     if a >= 0:
         return a
     if s.pawn_tile[p] == pad:
@@ -260,7 +270,7 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
             path_costs(s, q, qdist, qfirst, pc)
             if qdist[pc] < PLAN_FAR:
                 c = qfirst[pc]
-                if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(legal, n, A_DIG + c):
+                if c >= 0 and s.sand[s.cell_tile[c]] >= 2 and plan_legal(s, legal, A_DIG + c):
                     return A_DIG + c
     else:
         # Fly there with a Jet Pack (taking a companion along), else walk.
@@ -268,19 +278,19 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
             for h in range(s.head.players + 1):
                 q = NO_PASSENGER if h == s.head.players else h
                 a = pawn_move(A_JET, p, pc, q)
-                if plan_legal(legal, n, a):
+                if plan_legal(s, legal, a):
                     return a
         q = NO_PASSENGER
         if s.role[p] == CLIMBER:
             for h in range(s.head.players):
                 if h != p and s.pawn_tile[h] == s.pawn_tile[p]:
                     q = h
-        a = step_toward(s, p, pc, first, legal, n, q)
+        a = step_toward(s, p, pc, first, legal, q)
         if a >= 0:
             return a
-    if plan_legal(legal, n, A_METEO_SKIP):
+    if plan_legal(s, legal, A_METEO_SKIP):
         return A_METEO_SKIP
-    a = fallback_dig(s, p, legal, n)
+    a = fallback_dig(s, p, legal)
     if a >= 0 and s.pawn_tile[p] == pad:
         return a
     if a >= 0 and s.supply <= ENDGAME_SAND_RESERVE:
@@ -288,14 +298,14 @@ cdef int endgame(const DState* s, int p, const int* legal, int n, const int* dis
     return A_END_ACTIONS
 
 
-cdef inline int dig_or_blast(const DState* s, int c, const int* legal, int n) noexcept nogil:
+cdef inline int dig_or_blast(const DState* s, int c, const PlanLegal* legal) noexcept nogil:
     """Clear sand on cell c: a Dune Blaster (any holder in range) on 2+ sand, else dig."""
     cdef int h
     if s.sand[s.cell_tile[c]] >= 2:
         for h in range(s.head.players):
-            if plan_legal(legal, n, seat_at_cell(A_BLAST, h, c)):
+            if plan_legal(s, legal, seat_at_cell(A_BLAST, h, c)):
                 return seat_at_cell(A_BLAST, h, c)
-    if plan_legal(legal, n, A_DIG + c):
+    if plan_legal(s, legal, A_DIG + c):
         return A_DIG + c
     return -1
 
@@ -320,24 +330,24 @@ cdef int team_deficit(const DState* s) noexcept nogil:
     return w
 
 
-cdef int act_toward(const DState* s, int p, int best, const int* legal, int n,
+cdef int act_toward(const DState* s, int p, int best, const PlanLegal* legal,
                     const int* first) noexcept nogil:
     """Progress toward standing on a cleared cell best: dig it from here when in reach,
     else step (digging blocked steps, blasting big drifts)."""
     cdef int t = s.pawn_tile[p], v = s.cell_tile[best], a, tc = s.tile_cell[t]
     if v == t:
         if s.sand[t] > 0:
-            return dig_or_blast(s, best, legal, n)
+            return dig_or_blast(s, best, legal)
         return -1
     if s.sand[v] > 0 and adjacent(best, tc, s.role[p] == EXPLORER):
-        a = dig_or_blast(s, best, legal, n)
+        a = dig_or_blast(s, best, legal)
         if a >= 0:
             return a
     if first[best] >= 0 and s.sand[s.cell_tile[first[best]]] >= 2 and s.role[p] != CLIMBER:
-        a = dig_or_blast(s, first[best], legal, n)
+        a = dig_or_blast(s, first[best], legal)
         if a >= 0:
             return a
-    return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
+    return step_toward(s, p, best, first, legal, NO_PASSENGER)
 
 
 cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noexcept nogil:
@@ -379,12 +389,12 @@ cdef int pick_target(const DState* s, int p, const int* dist, int* out_cost) noe
     return best
 
 
-cdef int fallback_dig(const DState* s, int p, const int* legal, int n) noexcept nogil:
+cdef int fallback_dig(const DState* s, int p, const PlanLegal* legal) noexcept nogil:
     """Nothing better: clear the most sand within reach (the supply is finite)."""
     cdef int c, v, best = -1, most = 0, tc = s.tile_cell[s.pawn_tile[p]]
     for c in range(N_CELLS):
         v = s.cell_tile[c]
-        if v >= 0 and s.sand[v] > most and plan_legal(legal, n, A_DIG + c):
+        if v >= 0 and s.sand[v] > most and plan_legal(s, legal, A_DIG + c):
             most = s.sand[v]
             best = c
     if best >= 0:
@@ -392,29 +402,29 @@ cdef int fallback_dig(const DState* s, int p, const int* legal, int n) noexcept 
     return -1
 
 
-cdef int explore(const DState* s, int p, const int* legal, int n, const int* dist,
+cdef int explore(const DState* s, int p, const PlanLegal* legal, const int* dist,
                  const int* first) noexcept nogil:
     """Walk to the best target (pick_target), clear it and excavate it or pick up its part."""
     cdef int best, cost
-    if plan_legal(legal, n, A_PICKUP):
+    if plan_legal(s, legal, A_PICKUP):
         return A_PICKUP
-    if plan_legal(legal, n, A_EXCAVATE):
+    if plan_legal(s, legal, A_EXCAVATE):
         return A_EXCAVATE
     best = pick_target(s, p, dist, &cost)
     if best < 0:
         return -1
-    if s.role[p] == METEOROLOGIST and cost > s.actions_left and plan_legal(legal, n, A_METEO_SKIP):
+    if s.role[p] == METEOROLOGIST and cost > s.actions_left and plan_legal(s, legal, A_METEO_SKIP):
         # Each held-back card saves ~1.2 sand and a seventh of a Sun Beats Down: worth more
         # than walking toward work he cannot finish this turn.
         return A_METEO_SKIP
-    return act_toward(s, p, best, legal, n, first)
+    return act_toward(s, p, best, legal, first)
 
 
-cdef int water_carrier(const DState* s, int p, const int* legal, int n, const int* dist,
+cdef int water_carrier(const DState* s, int p, const PlanLegal* legal, const int* dist,
                        const int* first) noexcept nogil:
     """Refill at an excavated well; walk to the thirstiest teammate when he can help."""
     cdef int q, worst = -1, c, best = -1, best_d = PLAN_FAR, t
-    if plan_legal(legal, n, A_WC_DRAW):
+    if plan_legal(s, legal, A_WC_DRAW):
         return A_WC_DRAW
     for q in range(s.head.players):
         if q != p and s.water[q] <= THIRSTY and (worst < 0 or s.water[q] < s.water[worst]):
@@ -422,7 +432,7 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
     if worst >= 0 and s.water[p] >= 2:
         c = s.tile_cell[s.pawn_tile[worst]]
         if not adjacent(c, s.tile_cell[s.pawn_tile[p]], False) and s.pawn_tile[worst] != s.pawn_tile[p]:
-            q = step_toward(s, p, c, first, legal, n, NO_PASSENGER)
+            q = step_toward(s, p, c, first, legal, NO_PASSENGER)
             if q >= 0:
                 return q
         return -1
@@ -434,11 +444,11 @@ cdef int water_carrier(const DState* s, int p, const int* legal, int n, const in
                     best_d = dist[c]
                     best = c
         if best >= 0 and best != s.tile_cell[s.pawn_tile[p]]:
-            return step_toward(s, p, best, first, legal, n, NO_PASSENGER)
+            return step_toward(s, p, best, first, legal, NO_PASSENGER)
     return -1
 
 
-cdef int seek_water(const DState* s, int p, const int* legal, int n, const int* dist,
+cdef int seek_water(const DState* s, int p, const PlanLegal* legal, const int* dist,
                     const int* first) noexcept nogil:
     """A dry pawn goes for the cheapest water: a Water Carrier or a richer teammate to share
     with, an unexcavated water-drop tile, or shade on an excavated tunnel (then stays)."""
@@ -479,77 +489,78 @@ cdef int seek_water(const DState* s, int p, const int* legal, int n, const int* 
         return -1
     if best < 0:
         # On a tunnel: work around it, then stay in the shade.
-        a = explore_here(s, p, legal, n)
+        a = explore_here(s, p, legal)
         if a >= 0:
             return a
-        if plan_legal(legal, n, A_METEO_SKIP):
+        if plan_legal(s, legal, A_METEO_SKIP):
             return A_METEO_SKIP
         return A_END_ACTIONS
-    if s.cell_tile[best] == t and plan_legal(legal, n, A_EXCAVATE):
+    if s.cell_tile[best] == t and plan_legal(s, legal, A_EXCAVATE):
         return A_EXCAVATE
-    return act_toward(s, p, best, legal, n, first)
+    return act_toward(s, p, best, legal, first)
 
 
-cdef int explore_here(const DState* s, int p, const int* legal, int n) noexcept nogil:
+cdef int explore_here(const DState* s, int p, const PlanLegal* legal) noexcept nogil:
     """Work that needs no step: pick up, excavate, dig an adjacent unexcavated tile."""
     cdef int c, v, tc = s.tile_cell[s.pawn_tile[p]]
-    if plan_legal(legal, n, A_PICKUP):
+    if plan_legal(s, legal, A_PICKUP):
         return A_PICKUP
-    if plan_legal(legal, n, A_EXCAVATE):
+    if plan_legal(s, legal, A_EXCAVATE):
         return A_EXCAVATE
     for c in range(N_CELLS):
         v = s.cell_tile[c]
         if v >= 0 and s.sand[v] > 0 and (not s.excavated[v] or s.sand[v] >= 2) \
-                and plan_legal(legal, n, A_DIG + c):
+                and plan_legal(s, legal, A_DIG + c):
             return A_DIG + c
     return -1
 
 
-cdef int plan_actions(const DState* s, const SearchWeights* sw, const int* legal, int n,
+cdef int plan_actions(const DState* s, const SearchWeights* sw, const PlanLegal* legal,
                       int which, void* scratch) noexcept nogil:
     cdef int p = s.head.current, a, c
     cdef int dist[N_CELLS]
     cdef int first[N_CELLS]
-    a = water_op(s, legal, n)
+    a = water_op(s, legal)
     if a >= 0:
         return a
-    if plan_legal(legal, n, A_THROTTLE + p):
+    if plan_legal(s, legal, A_THROTTLE + p):
         return A_THROTTLE + p
     if s.actions_left == 0:
         return A_END_ACTIONS
     if buried(s, p):
         c = s.tile_cell[s.pawn_tile[p]]
-        a = dig_or_blast(s, c, legal, n)
+        a = dig_or_blast(s, c, legal)
         return a if a >= 0 else A_END_ACTIONS
     if which != POLICY_PLANNER:
-        a = planned_action(s, sw, scratch, legal, n, which)
+        a = planned_action(s, sw, scratch, legal, which)
         if a >= 0:
             return a
-    path_costs(s, p, dist, first)
     if parts_count(s, P_HELD) == N_PARTS:
-        return endgame(s, p, legal, n, dist, first)
-    if (s.role[p] == METEOROLOGIST and plan_legal(legal, n, A_METEO_SKIP)
+        path_costs(s, p, dist, first, s.tile_cell[pad_tile(s)])   # endgame reads only the pad's
+        return endgame(s, p, legal, first)
+    path_costs(s, p, dist, first)
+    if (s.role[p] == METEOROLOGIST and plan_legal(s, legal, A_METEO_SKIP)
             and s.actions_left <= draw_value(s) - s.meteo_reduction):
         # Hold back every card he can: each saves ~0.9 sand, half a water and a chance of
         # Storm Picks Up - more than one action of work.
-        a = explore_here(s, p, legal, n)
+        a = explore_here(s, p, legal)
         if a == A_PICKUP or a == A_EXCAVATE:
             return a
         return A_METEO_SKIP
     if s.role[p] == WATER_CARRIER:
-        a = water_carrier(s, p, legal, n, dist, first)
+        a = water_carrier(s, p, legal, dist, first)
         if a >= 0:
             return a
     elif s.water[p] <= THIRSTY:
-        a = seek_water(s, p, legal, n, dist, first)
+        a = seek_water(s, p, legal, dist, first)
         if a >= 0:
             return a
-    a = explore(s, p, legal, n, dist, first)
+    a = explore(s, p, legal, dist, first)
     if a >= 0:
         return a
-    if plan_legal(legal, n, A_METEO_SKIP):
+    if plan_legal(s, legal, A_METEO_SKIP):
         return A_METEO_SKIP
-    a = fallback_dig(s, p, legal, n)
+    a = fallback_dig(s, p, legal)
     if a >= 0:
         return a
     return A_END_ACTIONS
@@ -561,23 +572,26 @@ cdef int d_policy(const void* vs, int which, const double* params, Rng* rng,
     SearchWeights block; the rule-based planner reads none)."""
     cdef const DState* s = <const DState*>vs
     cdef const SearchWeights* sw = <const SearchWeights*>params
-    cdef int* legal = <int*>scratch
-    cdef int n = d_legal(s, legal), a
+    cdef PlanLegal legal
+    cdef int a
+    legal.acts = <int*>scratch
+    legal.n = legal_acts(s, <int*>scratch)     # the free operations: plan_legal asks them
+    held_types(s, legal.held)
     if s.phase == PH_PEEK:
         return plan_peek(s)
     if s.phase == PH_STORM:
-        a = water_op(s, legal, n)
+        a = water_op(s, &legal)
         if a < 0:
-            a = shield_op(s, legal, n)
+            a = shield_op(s, &legal)
         if a < 0 and s.storm_left > 0:
             # A Storm Tracker helps most when a Sun Beats Down threatens a dry pawn.
             for a in range(s.head.players):
-                if plan_legal(legal, n, A_TRACKER + a):
+                if plan_legal(s, &legal, A_TRACKER + a):
                     return A_TRACKER + a
             a = -1
         return a if a >= 0 else A_DRAW
-    a = plan_actions(s, sw, legal, n, which, scratch)
-    return a if plan_legal(legal, n, a) else legal[0]
+    a = plan_actions(s, sw, &legal, which, scratch)
+    return a if plan_legal(s, &legal, a) else legal.acts[0]
 
 
 # ---------------------------------------------------------------- turn search (policy "search")
@@ -1345,21 +1359,21 @@ cdef int plan_next(const DState* s, PlanCache* pc) noexcept nogil:
 
 
 cdef int planned_action(const DState* s, const SearchWeights* sw, void* scratch,
-                        const int* legal, int n, int which) noexcept nogil:
+                        const PlanLegal* legal, int which) noexcept nogil:
     """The cached plan's next action if the state is the one it expects, else a new search."""
     cdef PlanCache* pc = <PlanCache*>(<char*>scratch + MAX_LEGAL * sizeof(int))
     cdef void* mem = <char*>pc + sizeof(PlanCache)
     cdef int a
     if (pc.magic == PLAN_MAGIC and pc.n > 0
             and memcmp(&pc.expect, s, sizeof(DState)) == 0
-            and plan_legal(legal, n, pc.acts[0])):
+            and plan_legal(s, legal, pc.acts[0])):
         return plan_next(s, pc)
     pc.magic = 0
     if which == POLICY_TEAM:
         a = team_search(s, sw, mem, pc)
     else:
         a = search_actions(s, sw, mem, pc, BEAM_DEEP if which == POLICY_DEEP else BEAM)
-    if a >= 0 and plan_legal(legal, n, a):
+    if a >= 0 and plan_legal(s, legal, a):
         return a
     pc.magic = 0
     return -1

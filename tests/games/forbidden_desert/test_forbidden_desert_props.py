@@ -3,7 +3,7 @@ from hypothesis import given, settings, strategies as st_
 
 from core_cy import agents
 from core_cy.play import batch
-from core_cy.games.forbidden_desert.engine import GAME, DEFAULT_ADVENTURERS
+from core_cy.games.forbidden_desert.engine import ACTIONS, GAME, DEFAULT_ADVENTURERS, free_ops_legal
 
 RULES = st_.fixed_dictionaries({
     "difficulty": st_.sampled_from(["novice", "normal", "elite", "legendary"]),
@@ -72,6 +72,25 @@ def test_random_play_keeps_invariants(players, rules, seed):
 def test_planner_play_keeps_invariants(players, rules, seed):
     play(players, rules, seed, "planner")
 
+
+@settings(max_examples=30, deadline=None)
+@given(players=st_.integers(2, 5), rules=RULES, seed=st_.integers(0, 2**32), rich=st_.booleans())
+def test_free_operations_asked_one_by_one_match_the_legal_list(players, rules, seed, rich):
+    """The planners ask free operations one id at a time (free_legal): in every state of a
+    random game, exactly the free operations d_legal lists (the printed deck, or one with
+    more of each card, so that holders pass, fly companions and blast more often)."""
+    if rich:
+        rules = dict(rules, equipment={"dune_blaster": 4, "jet_pack": 4, "solar_shield": 2,
+                                       "terrascope": 2, "secret_water_reserve": 2,
+                                       "time_throttle": 1})
+    state = GAME.new(players, rules=rules, seed=seed)
+    first_free = ACTIONS["give"].base            # the free operations' ids come last
+    k = 0
+    while not state.is_terminal():
+        assert free_ops_legal(state) == [a for a in state.legal_actions() if a >= first_free]
+        state.apply(agents.choose(state, "random", seed=seed * 100003 + k))
+        k += 1
+    assert free_ops_legal(state) == []
 
 @settings(max_examples=10, deadline=None)
 @given(players=st_.integers(2, 5), seed=st_.integers(0, 2**32))
