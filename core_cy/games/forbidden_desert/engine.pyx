@@ -393,11 +393,11 @@ cdef inline bint tunnel_open(const DState* s, int p, int t) noexcept nogil:
         or (s.role[p] == CLIMBER and s.rules.switches.climber_hops_blocked_tunnels))
 
 
-cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept nogil:
-    """Cells pawn p may step to from from_cell in one move: adjacent (Explorer: diagonal
-    too) enterable tiles, then tunnel hops (spec 4.2).  Ascending, without duplicates."""
+cdef uint32_t step_mask(const DState* s, int p, int from_cell) noexcept nogil:
+    """Cells pawn p may step to from from_cell in one move (bit c: cell c): adjacent
+    (Explorer: diagonal too) enterable tiles and tunnel hops (spec 4.2)."""
     cdef uint32_t seen = 0
-    cdef int d, c, t, n = 0, nd = 8 if s.role[p] == EXPLORER else 4
+    cdef int d, c, t, nd = 8 if s.role[p] == EXPLORER else 4
     cdef int from_t = s.cell_tile[from_cell]
     for d in range(nd):
         c = step_cell(from_cell, d)
@@ -407,6 +407,13 @@ cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept 
         for t in range(N_TILES):
             if t != from_t and tunnel_open(s, p, t):
                 seen |= 1u << s.tile_cell[t]
+    return seen
+
+
+cdef int step_targets(const DState* s, int p, int from_cell, int* out) noexcept nogil:
+    """step_mask's cells, ascending."""
+    cdef uint32_t seen = step_mask(s, p, from_cell)
+    cdef int n = 0
     while seen:
         out[n] = lowest_bit(seen)
         seen &= seen - 1
@@ -730,6 +737,70 @@ cdef bint free_legal(const DState* s, const int* held, int a) noexcept nogil:
     return holds(held, h, EQ_TRACKER) and s.draw_len > 0     # A_TRACKER
 
 
+cdef inline bint may_carry(const DState* s, int mover, int q) noexcept nogil:
+    """Whether a move of `mover` may take seat q along (legal_acts' passenger rule): nobody,
+    or (the mover a Climber) another pawn on the mover's tile."""
+    return q == NO_PASSENGER or (q < s.head.players and s.role[mover] == CLIMBER and q != mover
+                                 and s.pawn_tile[q] == s.pawn_tile[mover])
+
+
+cdef bint act_legal(const DState* s, uint32_t steps, int a) noexcept nogil:
+    """Whether action a (an id below A_GIVE) is legal in s: legal_acts' conditions asked of
+    one id (the planners ask a few at every move); steps: step_mask of the acting pawn from
+    its cell.  Exactly a's membership in d_legal(s) (tests)."""
+    cdef DAction x
+    cdef int p = s.head.current, t, tc, q, i
+    cdef bint bur
+    cdef bint reach[N_CELLS]
+    if s.head.terminal or a < 0 or a >= A_GIVE:
+        return False
+    if s.phase == PH_PEEK:
+        return a == A_PEEK_KEEP or A_PEEK_BOTTOM <= a < A_PEEK_BOTTOM + s.peek_n
+    if s.phase == PH_STORM:
+        return a == A_DRAW
+    if a == A_END_ACTIONS:
+        return True
+    if not can_act(s):
+        return False
+    t = s.pawn_tile[p]
+    tc = s.tile_cell[t]
+    bur = buried(s, p)
+    x = decompose(a)
+    if x.block == A_DIG:
+        q = s.cell_tile[x.cell]
+        return q >= 0 and s.sand[q] > 0 and (
+            x.cell == tc or (not bur and adjacent(x.cell, tc, s.role[p] == EXPLORER)))
+    if bur:
+        return False
+    if a == A_EXCAVATE:
+        return not s.excavated[t] and s.sand[t] == 0
+    if a == A_PICKUP:
+        if not s.excavated[t] or blocked(s, t):
+            return False
+        for i in range(N_PARTS):
+            if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+                return True
+        return False
+    if a == A_METEO_SKIP:
+        return s.role[p] == METEOROLOGIST and s.meteo_reduction < draw_value(s)
+    if a == A_METEO_PEEK:
+        return s.role[p] == METEOROLOGIST and s.draw_len > 0
+    if a == A_WC_DRAW:
+        return (s.role[p] == WATER_CARRIER and s.kind[t] == K_WELL and s.excavated[t]
+                and not blocked(s, t) and s.water[p] < s.rules.adv_water[WATER_CARRIER])
+    if a == A_TAKEOFF:
+        return s.rules.switches.takeoff_costs_action and win_condition(s)
+    if x.block == A_MOVE:
+        return (steps >> x.cell) & 1 and may_carry(s, p, x.other)
+    if x.block == A_NAV:
+        q = x.who
+        if (s.role[p] != NAVIGATOR or q == p or q >= s.head.players or not may_carry(s, q, x.other)
+                or (buried(s, q) and not s.rules.switches.navigator_can_move_buried)):
+            return False
+        return nav_targets(s, q, reach) > 0 and reach[x.cell]
+    return False                # A_DRAW, the peeks: not in the action phase
+
+
 cdef int legal_acts(const DState* s, int* out) noexcept nogil:
     """The legal actions but the free operations (d_legal lists those after them),
     ascending by action id."""
@@ -780,8 +851,7 @@ cdef int legal_acts(const DState* s, int* out) noexcept nogil:
         k = step_targets(s, p, tc, steps)
         for i in range(k):
             for q in range(PASSENGER_SLOTS):
-                if q == NO_PASSENGER or (q < s.head.players and s.role[p] == CLIMBER and q != p
-                                         and s.pawn_tile[q] == t):
+                if may_carry(s, p, q):
                     out[n] = pawn_move(A_MOVE, 0, steps[i], q)
                     n += 1
     if act:
@@ -803,8 +873,7 @@ cdef int legal_acts(const DState* s, int* out) noexcept nogil:
                 if not reach[c]:
                     continue
                 for i in range(PASSENGER_SLOTS):
-                    if i == NO_PASSENGER or (i < s.head.players and s.role[q] == CLIMBER and i != q
-                                             and s.pawn_tile[i] == s.pawn_tile[q]):
+                    if may_carry(s, q, i):
                         out[n] = pawn_move(A_NAV, q, c, i)
                         n += 1
     return n
@@ -1871,15 +1940,6 @@ def observe_dict(State state, int seat, unsigned long long seed=0):
     d_observe(_st(state), seat, out.buf, &rng)
     return _to_dict(state.game, out)
 
-
-
-def free_ops_legal(State state):
-    """For tests: the free operations free_legal calls legal in `state`, ascending (d_legal
-    lists exactly these after the other actions)."""
-    cdef const DState* s = _st(state)
-    cdef int held[MAX_PLAYERS]
-    held_types(s, held)
-    return [a for a in range(A_GIVE, NUM_ACTIONS) if free_legal(s, held, a)]
 
 _check_policy_params(ForbiddenDesertGame.policy_params)
 ForbiddenDesertGame.handle = engine_handle(&ENGINE, ForbiddenDesertGame, &_LAYOUT, sizeof(DState),

@@ -32,26 +32,23 @@ cdef enum:
 
 
 ctypedef struct PlanLegal:
-    const int* acts        # legal_acts(s): the legal actions but the free operations, ascending
-    int n
-    int held[MAX_PLAYERS]  # held_types(s): free_legal's cards
+    # What the planners' legality questions need, found once per decision (plan_legal_init):
+    # they ask a few action ids at every move, so the legal actions are never listed.
+    uint32_t steps         # step_mask of the acting pawn from its cell
+    int held[MAX_PLAYERS]  # held_types(s): the seats' cards
+
+
+cdef inline void plan_legal_init(const DState* s, PlanLegal* legal) noexcept nogil:
+    cdef int p = s.head.current
+    legal.steps = step_mask(s, p, s.tile_cell[s.pawn_tile[p]]) if s.phase == PH_ACTIONS else 0
+    held_types(s, legal.held)
 
 
 cdef inline bint plan_legal(const DState* s, const PlanLegal* legal, int a) noexcept nogil:
-    """Whether action a is legal in s: the free operations are asked one by one (free_legal),
-    the others found in legal.acts."""
-    cdef int lo = 0, hi = legal.n - 1, mid
+    """Whether action a is legal in s (exactly d_legal's list: tests)."""
     if a >= A_GIVE:
         return free_legal(s, legal.held, a)
-    while lo <= hi:
-        mid = (lo + hi) >> 1
-        if legal.acts[mid] == a:
-            return True
-        if legal.acts[mid] < a:
-            lo = mid + 1
-        else:
-            hi = mid - 1
-    return False
+    return act_legal(s, legal.steps, a)
 
 
 cdef inline int visible_kind(const DState* s, int t) noexcept nogil:
@@ -574,9 +571,7 @@ cdef int d_policy(const void* vs, int which, const double* params, Rng* rng,
     cdef const SearchWeights* sw = <const SearchWeights*>params
     cdef PlanLegal legal
     cdef int a
-    legal.acts = <int*>scratch
-    legal.n = legal_acts(s, <int*>scratch)     # the free operations: plan_legal asks them
-    held_types(s, legal.held)
+    plan_legal_init(s, &legal)
     if s.phase == PH_PEEK:
         return plan_peek(s)
     if s.phase == PH_STORM:
@@ -591,7 +586,7 @@ cdef int d_policy(const void* vs, int which, const double* params, Rng* rng,
             a = -1
         return a if a >= 0 else A_DRAW
     a = plan_actions(s, sw, &legal, which, scratch)
-    return a if plan_legal(s, &legal, a) else legal.acts[0]
+    return a if plan_legal(s, &legal, a) else A_END_ACTIONS   # always legal here
 
 
 # ---------------------------------------------------------------- turn search (policy "search")
@@ -1399,6 +1394,15 @@ def thirst_risk(State state, int seat):
     eff[seat] = s.water[seat] if s.water[seat] > 0 else 0
     return risk_cost_thirst(s, eff, &r)
 
+
+
+def planner_legal(State state):
+    """For tests: the action ids the planners' plan_legal calls legal in `state`, ascending
+    (d_legal's list exactly)."""
+    cdef const DState* s = <const DState*>state.buf
+    cdef PlanLegal legal
+    plan_legal_init(s, &legal)
+    return [a for a in range(NUM_ACTIONS) if plan_legal(s, &legal, a)]
 
 cdef void policy_block(State state, agent, double* out) except *:
     """The parameter block of agent string `agent` (a policy of this game), checked as in a

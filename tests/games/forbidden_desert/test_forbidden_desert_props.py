@@ -3,7 +3,7 @@ from hypothesis import given, settings, strategies as st_
 
 from core_cy import agents
 from core_cy.play import batch
-from core_cy.games.forbidden_desert.engine import ACTIONS, GAME, DEFAULT_ADVENTURERS, free_ops_legal
+from core_cy.games.forbidden_desert.engine import GAME, DEFAULT_ADVENTURERS, planner_legal
 
 RULES = st_.fixed_dictionaries({
     "difficulty": st_.sampled_from(["novice", "normal", "elite", "legendary"]),
@@ -74,23 +74,25 @@ def test_planner_play_keeps_invariants(players, rules, seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(players=st_.integers(2, 5), rules=RULES, seed=st_.integers(0, 2**32), rich=st_.booleans())
-def test_free_operations_asked_one_by_one_match_the_legal_list(players, rules, seed, rich):
-    """The planners ask free operations one id at a time (free_legal): in every state of a
-    random game, exactly the free operations d_legal lists (the printed deck, or one with
-    more of each card, so that holders pass, fly companions and blast more often)."""
+@given(players=st_.integers(2, 5), rules=RULES, seed=st_.integers(0, 2**32), rich=st_.booleans(),
+       agent=st_.sampled_from(["random", "planner"]))
+def test_planners_ask_legality_as_the_legal_list_says(players, rules, seed, rich, agent):
+    """The planners ask legality one action id at a time (plan_legal: act_legal, free_legal),
+    never listing: in every state of a game, exactly the ids d_legal lists (the
+    printed deck, or one with more of each card, so that holders pass, fly companions and
+    blast more often)."""
     if rich:
         rules = dict(rules, equipment={"dune_blaster": 4, "jet_pack": 4, "solar_shield": 2,
                                        "terrascope": 2, "secret_water_reserve": 2,
                                        "time_throttle": 1})
     state = GAME.new(players, rules=rules, seed=seed)
-    first_free = ACTIONS["give"].base            # the free operations' ids come last
     k = 0
     while not state.is_terminal():
-        assert free_ops_legal(state) == [a for a in state.legal_actions() if a >= first_free]
-        state.apply(agents.choose(state, "random", seed=seed * 100003 + k))
+        assert planner_legal(state) == state.legal_actions()
+        state.apply(agents.choose(state, agent, seed=seed * 100003 + k))
         k += 1
-    assert free_ops_legal(state) == []
+    assert planner_legal(state) == []
+
 
 @settings(max_examples=10, deadline=None)
 @given(players=st_.integers(2, 5), seed=st_.integers(0, 2**32))
