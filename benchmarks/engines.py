@@ -2,6 +2,7 @@
 
     python -m benchmarks.engines [--seconds 3] [--game maori] [--players 3]
     python -m benchmarks.engines --game forbidden_desert --ab /tmp/old /tmp/new [--rounds 10]
+    python -m benchmarks.engines --ratio greedy [--game mondo] [--rounds 4] [--seconds 1.5]
 
 Each row plays shards of games with core_cy.play.batch.play (the same nogil loop the experiment
 runner uses) in this single process until --seconds of CPU time have passed.  Numbers are
@@ -11,6 +12,9 @@ CPU-time rates of one core, so other work on the machine affects them less than 
 contract, e.g. before and after a change to that module) in one process, alternating short
 slices, so that the load on the machine falls on all of them alike: a few percent is visible
 here that separate runs lose in noise.
+
+--ratio AGENT measures AGENT's moves/s over random's per game the same way: alternating
+slices in one process (issue 35 asks greedy for 10% of random's rate in every game).
 """
 from __future__ import annotations
 
@@ -101,22 +105,45 @@ def ab(name: str, checkouts: list[str], players: int, agent: str, rounds: int,
               f"{statistics.median(rel):.3f} [{min(rel):.3f}, {max(rel):.3f}]")
 
 
+def ratio(agent: str, only: str | None, players: int | None, rounds: int,
+          seconds: float) -> None:
+    """AGENT's moves/s over random's per game, `seconds` per slice, alternating for `rounds`;
+    prints each round's ratio and their median."""
+    for name in core_cy.game_names():
+        if only and name != only:
+            continue
+        game = core_cy.load(name)
+        p = players or default_players(game)
+        rel = []
+        for _ in range(rounds):
+            base = measure(game, p, "random", seconds)["moves_per_s"]
+            rel.append(measure(game, p, agent, seconds)["moves_per_s"] / base)
+        print(f"{name:<18}{p:>3} players  {agent} / random: median {statistics.median(rel):.2%}"
+              f"  rounds {', '.join(f'{r:.2%}' for r in rel)}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, help="CPU seconds per row (default 3; --ab: "
-                    "per slice, default 1)")
+    ap.add_argument("--seconds", type=float, help="CPU seconds per row (default 3; --ab, "
+                    "--ratio: per slice, default 1)")
     ap.add_argument("--game", help="only this game")
     ap.add_argument("--players", type=int, help="player count (default: 3 where allowed)")
     ap.add_argument("--ab", nargs="+", metavar="CHECKOUT", help="compare the --game module "
                     "built in place in these checkouts, in one process")
     ap.add_argument("--agent", default="random", help="with --ab: the agent")
-    ap.add_argument("--rounds", type=int, default=10, help="with --ab: slices per build")
+    ap.add_argument("--ratio", metavar="AGENT", help="per game: AGENT's moves/s over "
+                    "random's, in alternating slices (--rounds, --seconds per slice)")
+    ap.add_argument("--rounds", type=int, default=10, help="with --ab or --ratio: slices per "
+                    "build or agent")
     args = ap.parse_args(argv)
     if args.ab:
         if not args.game:
             ap.error("--ab needs --game")
         players = args.players or default_players(core_cy.load(args.game))
         ab(args.game, args.ab, players, args.agent, args.rounds, args.seconds or 1.0)
+        return
+    if args.ratio:
+        ratio(args.ratio, args.game, args.players, args.rounds, args.seconds or 1.0)
         return
     print_rows(rows(args.seconds or 3.0, args.game, args.players))
 
