@@ -145,16 +145,30 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
     return matrix[:, :1] if cooperative else matrix
 
 
+def _differences(frame: pl.DataFrame, base: pl.DataFrame, cooperative: bool) -> np.ndarray:
+    """Per unit both arms played (the same game_index) the arm's win shares (the team's)
+    less the baseline's: the paired differences."""
+    paired = frame.join(base.select("game_index", base_share="seat_win_share"),
+                        on="game_index", how="inner")
+    own = _shares(paired, cooperative)
+    return own - np.array(paired["base_share"].to_list(), dtype=np.float64)[:, :own.shape[1]]
+
+
 def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
-                   seconds: float | None, stop, delta: float | None = None) -> dict:
+                   seconds: float | None, stop, delta: float | None = None,
+                   baseline: str | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
     stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times
-    (and, with delta, until their errors are small enough: pipelines.pilot_units), within
+    (and, with delta, until the errors of what the plan simulates, the paired differences
+    from `baseline` or else the win shares, are small enough: pipelines.pilot_units), within
     what is left of the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
+        others = [c for c in cells if baseline is not None and c.arm != baseline]
+        decisive = [_differences(pilots[(c.arm, players)][0], pilots[(baseline, players)][0],
+                                 cooperative) for c in others] or None
         need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
-                            for c in cells], pilot_games, delta)
+                                      for c in cells], pilot_games, delta, decisive)
         if need <= pilot_games:
             continue
         for c in cells:
@@ -199,7 +213,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
               for c in spec.cells()}
     sequential = rule is not None and rule.delta is not None
     pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop,
-                            delta if sequential else None)
+                            delta if sequential else None, baseline)
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
     cells, blocks = [], {"diff": [], "seats": []}
@@ -218,10 +232,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
                                     len(shares), per_unit))
         base = pilots[(baseline, players)][0]
         if delta is not None and arm != baseline:
-            paired = frame.join(base.select("game_index", base_share="seat_win_share"),
-                                on="game_index", how="inner")
-            diff = _shares(paired, cooperative) - np.array(
-                paired["base_share"].to_list(), dtype=np.float64)[:, :shares.shape[1]]
+            diff = _differences(frame, base, cooperative)
             row["diff_sd"] = diff.std(axis=0, ddof=1).tolist()
             row["games_for_delta"] = per_unit * int(np.max(st.games_for_power(
                 diff.std(axis=0, ddof=1), delta, st.ALPHA / max(comparisons, 1))))
