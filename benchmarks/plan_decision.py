@@ -6,13 +6,15 @@ grown as pipelines.pilot_units grows it for stop_when.delta) is planned by
 pipelines.simulate_decision with the pilot's means
 and covariances, as services.plan does.
 
-    nice -n 19 python -m benchmarks.plan_decision      # a few minutes
+    nice -n 19 python -m benchmarks.plan_decision          # a few minutes
+    nice -n 19 python -m benchmarks.plan_decision model    # the simulation at the true means
+    nice -n 19 python -m benchmarks.plan_decision pilots   # the pilot's error alone
 
 Prints per truth: the real median games, and per way of planning the median over pilots of
 planned median / real median, the share of pilots within 15%, and the share whose reported
-p10-p90 range (of the "drawn" plan, the product's) holds the real median.  "drawn" is what
-the plan reports (true means drawn around the shrunk estimates); "point" and "shrunk" plan
-every run at the pilot's estimates, or at those shrunk.
+p10-p90 range (of the "shrunk" plan, the product's) holds the real median.  "shrunk" plans
+every run at the pilot's estimates shrunk towards no difference, "point" at the estimates.
+"model" checks the simulation given the truth; "pilots" plans from pilots of fixed sizes.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ TRUTHS = {  # name: (seats?, base arm's seat probabilities, other arm's)
     "comparison +2 points": (False, FAIR, FAIR + np.array([0.02, -0.01, -0.01])),
     "no difference": (False, FAIR, FAIR),
 }
-KINDS = ("drawn", "point", "shrunk")
+KINDS = ("shrunk", "point")
 RHO = 0.5  # the two arms' games share their winner's draw half of the time (common deals)
 
 
@@ -101,15 +103,76 @@ def main(pilots: int = 80, first: int = 200) -> None:
             samples = grown[:, :size]
             runs = {k: [plan(p, truth[0], k, i) for i, p in enumerate(samples)]
                     for k in KINDS}
-            drawn = runs["drawn"]
             inside = np.mean([np.percentile(d, 10) <= real <= np.percentile(d, 90)
-                              for d in drawn])
+                              for d in runs["shrunk"]])
             for kind, planned in runs.items():
                 ratio = np.array([np.median(p) for p in planned]) / real
                 print(f"{name} | {real:.0f} | {size} | {kind} | {np.median(ratio):.2f} | "
                       f"{100 * np.mean(np.abs(ratio - 1) <= 0.15):.0f}% | "
-                      f"{100 * inside:.0f}% (drawn range)", flush=True)
+                      f"{100 * inside:.0f}% (shrunk range)", flush=True)
+
+
+def true_block(truth) -> tuple:
+    """The decisive outcomes' true means and covariance (the covariance of the paired
+    differences from a million games)."""
+    seats, base, other = truth
+    if seats:
+        return base, np.diag(base) - np.outer(base, base)
+    big = outcomes(np.random.default_rng(0), truth, 1, 1_000_000)[0]
+    return other - base, np.cov(big, rowvar=False)
+
+
+def at_truth(mean, cov, seats: bool, reps: int, seed: int = 5) -> np.ndarray:
+    """The plan's simulation of the rule with the true means and covariance."""
+    looks = np.arange(WAVE, MAX_GAMES + 1, WAVE)
+    return simulate_decision([(mean, cov, 10 ** 9, 1)], looks, DELTA, ALPHA, MAX_GAMES,
+                             seats=seats, reps=reps, seed=seed, truth="point")
+
+
+def model(reps: int = 2000) -> None:
+    """Does the plan's model match the runs when it is given the truth?  Percentiles of the
+    real runs' games and of simulate_decision's at the true means; then the simulation's
+    median along each truth's line (the first row x points, the others -x/2 each) and, for
+    the comparison, its rows alone."""
+    rng = np.random.default_rng(37)
+    cut = (10, 25, 50, 75, 90)
+    print("truth | p10 / p25 / median / p75 / p90: real runs | simulated at the truth")
+    for name, truth in TRUTHS.items():
+        real, sim = real_runs(rng, truth, reps), at_truth(*true_block(truth), truth[0], reps)
+        print(f"{name} | " + " | ".join(" / ".join(f"{np.percentile(a, q):.0f}" for q in cut)
+                                         for a in (real, sim)), flush=True)
+    for name in ("seat 0 +2.7 points", "comparison +2 points"):
+        seats, base, _ = TRUTHS[name]
+        medians = []
+        for x in np.arange(0, 5.01, 0.5):
+            shift = np.array([x, -x / 2, -x / 2]) / 100
+            line = (True, FAIR + shift, None) if seats else (False, FAIR, FAIR + shift)
+            medians.append(f"{x:g}: {np.median(at_truth(*true_block(line), seats, 600)):.0f}")
+        print(name.split(" +")[0], "median games along (x, -x/2, -x/2) points: "
+              + ", ".join(medians), flush=True)
+    cov = true_block(TRUTHS["comparison +2 points"])[1]
+    print("comparison rows alone (points): " + ", ".join(
+        f"{v}: {np.median(at_truth(np.array(v) / 100, cov, False, 1000)):.0f}"
+        for v in ((2, -1, -1), (2, 0, 0), (1.5, 0, 0), (0, -1, -1), (0, 0, 0))))
+
+
+def pilots(count: int = 40, sizes=(1000, 2000, 4000, 8000)) -> None:
+    """The pilot's error alone: every simulated run at a pilot's estimates ("point") or at
+    them shrunk ("shrunk"), for pilots of several sizes; median over pilots of planned
+    median / real median (share within 15%)."""
+    rng = np.random.default_rng(37)
+    print("truth | real median | pilot units | point | shrunk")
+    for name, truth in TRUTHS.items():
+        real = float(np.median(real_runs(rng, truth)))
+        samples = outcomes(rng, truth, count, max(sizes))
+        for size in sizes:
+            cols = []
+            for kind in ("point", "shrunk"):
+                ratio = np.array([np.median(plan(p[:size], truth[0], kind, i))
+                                  for i, p in enumerate(samples)]) / real
+                cols.append(f"{np.median(ratio):.2f} ({100 * np.mean(np.abs(ratio - 1) <= 0.15):.0f}%)")
+            print(f"{name} | {real:.0f} | {size} | " + " | ".join(cols), flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    {"model": model, "pilots": pilots}.get(sys.argv[1] if len(sys.argv) > 1 else "", main)()

@@ -65,16 +65,17 @@ def games_for_precision(path: str, half_width: float, look: Look = Look()) -> in
 # ---- planning: the pilot's size and the decision rule simulated --------------------------------
 PILOT_EVENTS = 50  # the pilot goes on until its rarest outcome is seen this often
 MAX_PILOT_UNITS = 20_000  # ... but never beyond this many games (deals) per cell
-PILOT_GROWTH = 10  # ... nor beyond this many times pilot_games
-PILOT_SE_PER_DELTA = 2  # a stop_when.delta pilot goes on until its errors are delta / this
+PILOT_GROWTH = 20  # ... nor beyond this many times pilot_games
+PILOT_SE_PER_DELTA = 4  # a stop_when.delta pilot goes on until its errors are delta / this
 
 
 def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None = None) -> int:
     """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
     wins 3%), at the rates its first `pilot_games` units show, and with `delta` (a
     stop_when.delta plan) for the standard error of every win share to be at most delta /
-    PILOT_SE_PER_DELTA (a plan from a pilot whose error is as large as delta decides on the
-    pilot's noise: docs/lab/statistics.md); at most PILOT_GROWTH times pilot_games and
+    PILOT_SE_PER_DELTA (the games to decide rise off no difference and peak between delta / 2
+    and delta, so a plan from a pilot whose error is delta / 2 is up to 40% off:
+    docs/lab/statistics.md); at most PILOT_GROWTH times pilot_games and
     MAX_PILOT_UNITS.  The games planned for a rate are about proportional to it, so a rate
     from 200 games (6 wins at 3%) plans within +-25% in under half the pilots
     (benchmarks/calibration.py)."""
@@ -99,19 +100,18 @@ def _normal(rng, cov: np.ndarray, size: tuple) -> np.ndarray:
 
 def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
                       seats: bool, min_games: int = 0, reps: int = 400, seed: int = 0,
-                      truth: str = "drawn") -> np.ndarray:
+                      truth: str = "shrunk") -> np.ndarray:
     """Games per cell at which simulated runs of the stop_when.delta rule stop (the last look
     when undecided), as `decided` judges them.  `blocks`: per cell (mean, covariance, units
     the estimates rest on, games per unit): of the paired differences from the baseline
     (seats=False: every row must differ or be equivalent; a 2-player cell's seat-1 row that
     mirrors seat 0's is one test, counted once in the Bonferroni split) or of the seats' win shares
     (seats=True: every cell unbalanced or balanced).  `looks`: games per cell after each
-    wave.  `truth`: "point", every run at the estimates; "shrunk", at the estimates shrunk
-    towards no difference (each difference's, or seat's deviation from the cell's mean share,
-    square less its variance: est^2 - var/units, the unbiased estimate of the square of its
-    truth); "drawn", each run draws its true means around the shrunk ones from the estimates'
-    uncertainty (normal, covariance / units).  Each run then
-    plays normal increments wave by wave; the sequences use the true sd."""
+    wave.  `truth`: "shrunk" (the plan's), every run at the estimates shrunk towards no
+    difference (each difference's, or seat's deviation from the cell's mean share, square
+    less its variance: est^2 - var/units, the unbiased estimate of the square of its truth);
+    "point", at the estimates.  Each run then plays normal increments wave by wave; the
+    sequences use the true sd."""
     rng = np.random.default_rng(seed)
     looks = np.asarray(looks, dtype=np.float64)
     dims = sum(len(m) - (not seats and _mirrored(m, c)) for m, c, *_ in blocks)
@@ -120,7 +120,7 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     done = np.ones((reps, len(looks)), dtype=bool)
     for mean, cov, units, per_unit in blocks:
         mean, cov = np.asarray(mean, np.float64), np.atleast_2d(np.asarray(cov, np.float64))
-        true_means = _truths(rng, mean, cov, units, reps, truth, seats)
+        true_means = _truths(mean, cov, units, reps, truth, seats)
         at = looks / per_unit
         steps = np.diff(np.concatenate([[0.0], at]))
         noise = _normal(rng, cov, (reps, len(at))) * np.sqrt(steps)[None, :, None]
@@ -151,12 +151,10 @@ def _shrink(estimate: np.ndarray, variance: np.ndarray) -> np.ndarray:
     return np.sign(estimate) * np.sqrt(np.clip(estimate ** 2 - variance, 0, None))
 
 
-def _truths(rng, mean, cov, units, reps, kind: str, seats: bool) -> np.ndarray:
+def _truths(mean, cov, units, reps, kind: str, seats: bool) -> np.ndarray:
     """reps x dim true means of simulated runs (see simulate_decision's `truth`): shrunk, a
     comparison's differences towards 0, a cell's seat shares towards their mean."""
-    if kind in ("shrunk", "drawn"):
+    if kind == "shrunk":
         centre = mean.mean() if seats else 0.0
         mean = centre + _shrink(mean - centre, np.diag(cov) / max(units, 1))
-    if kind == "drawn":
-        return mean + _normal(rng, cov / max(units, 1), (reps,))
     return np.broadcast_to(mean, (reps, len(mean)))

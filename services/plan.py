@@ -17,10 +17,10 @@ the run will stop by (`rule`):
   Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at least as
   powerful);
 - stop_when.delta: the decision rule itself simulated on the pilot's means and covariances
-  (pipelines.simulate_decision, the true differences drawn from the pilot's uncertainty
-  around its estimates shrunk towards no difference; the pilot goes on until its errors are
-  at most delta / PILOT_SE_PER_DELTA, within the same limits): the expected, median, 10th-
-  and 90th-percentile games per cell and the share of runs that reach max_games undecided;
+  (pipelines.simulate_decision, every run at the pilot's estimates shrunk towards no
+  difference; the pilot goes on until its errors are at most delta / PILOT_SE_PER_DELTA,
+  within the same limits): the expected, median, 10th- and 90th-percentile games per cell
+  and the share of runs that reach max_games undecided;
 and the wall time on `workers` cores.  A spec with stop_when stops only after whole waves
 of games_per_arm, so its plan is in whole waves.  With pairing 'rotations' the pilot plays
 `pilot_games` whole deals and the spreads are those of the deal means (the unit the run's
@@ -261,8 +261,8 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
     """Expected and 90th-percentile games per cell of a stop_when.delta run, and the share of
     runs that end at max_games undecided, and the p10-p90 range: the rule
     (pipelines.simulate_decision) simulated on the pilot's means and covariances, its true
-    differences drawn from the pilot's uncertainty around the pilot's estimates shrunk
-    towards no difference; with half_width too, the run also stops once precise."""
+    differences the pilot's estimates shrunk towards no difference; with half_width too,
+    the run also stops once precise."""
     rule = spec.stop_when
     looks = np.array(list(spec.waves()), dtype=np.float64)
     compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]

@@ -699,9 +699,8 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
 
 cdef bint free_legal(const DState* s, const int* held, int a) noexcept nogil:
     """Whether free operation a (an id from A_GIVE on) is legal in s: legal_free's
-    conditions asked of one id (the planners ask a few ids at every move; listing them all
-    cost a fifth of a simulated game); held: held_types(s).  Exactly a's membership in
-    d_legal(s) (tests)."""
+    conditions asked of one id (the planners ask a few ids at every move); held:
+    held_types(s).  Exactly a's membership in d_legal(s) (tests)."""
     cdef DAction x = decompose(a)
     cdef int h = x.who, players = s.head.players, t, tc
     if s.head.terminal or not free_ok(s) or a < A_GIVE or a >= NUM_ACTIONS or h >= players:

@@ -553,23 +553,24 @@ cdef inline bint ship_may_move(const GState* s, int cap, int ship) noexcept nogi
     return cap == s.rules.lighthouse
 
 
+cdef enum:
+    N_ENDS = N_WAYS * MAX_NEST * NODE_SLOTS     # end_index values
+    END_WORDS = N_ENDS // 64
+    N_POINTS = MAX_POINTS + 1                   # point counts a move may spend: 0..MAX_POINTS
+
 ctypedef struct Reach:
-    uint16_t pts[N_WAYS * MAX_NEST * NODE_SLOTS]  # per end (end_index): point counts
-    int ends[N_WAYS * MAX_NEST * NODE_SLOTS]  # the ends some count reaches (ascending once sorted)
-    int n_ends
+    uint64_t ends[N_POINTS][END_WORDS]    # per point count, the ends it reaches (bit end_index)
+    int words                             # the words in use (the ways only with every_space)
     uint16_t any_pts                      # every point count some end takes
 
 
 cdef inline void reach_end(Reach* r, int end, int points) noexcept nogil:
-    """Records that `points` can end at `end`, listing the end the first time."""
-    if r.pts[end] == 0:
-        r.ends[r.n_ends] = end
-        r.n_ends += 1
-    r.pts[end] |= <uint16_t>(1 << points)
+    """Records that `points` can end at `end`."""
+    r.ends[points][end >> 6] |= (<uint64_t>1) << (end & 63)
 
 
 cdef inline int end_index(const GState* s, int dir, int cap, int ship) noexcept nogil:
-    """Where a move's end is kept in Reach.pts and in the move ids (the way, then captain *
+    """Where a move's end is kept in Reach.ends and in the move ids (the way, then captain *
     NODE_SLOTS + ship): the captain's direction counts only when every space it passes has
     its action (nest_actions = every_space); else every way shares one end."""
     cdef int way = 1 if (dir < 0 and s.rules.nest_every_space) else 0
@@ -578,9 +579,9 @@ cdef inline int end_index(const GState* s, int dir, int cap, int ship) noexcept 
 
 cdef void walk(const GState* s, int cap, int ship, uint32_t visited, uint64_t used, int dir,
                int left, int spent, Reach* reach) noexcept nogil:
-    """Every way to spend up to `left` more points from (captain, ship): records in
-    reach.pts[end_index(dir, captain, ship)] the bit of each number of points that can end
-    there.
+    """Every way to spend up to `left` more points from (captain, ship): sets the bit
+    end_index(dir, captain, ship) in reach.ends[points] for each number of points that can
+    end there.
     The captain keeps one direction and never revisits a space this turn; the ship uses each
     line at most once; either piece may go on whenever the other is home (switching)."""
     cdef int d, k, nxt
@@ -636,14 +637,17 @@ cdef int max_card_points(const GState* s, const GPlayer* pl) noexcept nogil:
 
 cdef void reachable(const GState* s, const GPlayer* pl, Reach* r) noexcept nogil:
     """The ends of the seat's pieces with the most points any hand card offers."""
-    cdef int i, n = (N_WAYS if s.rules.nest_every_space else 1) * MAX_NEST * NODE_SLOTS
-    memset(r.pts, 0, n * sizeof(r.pts[0]))
-    r.n_ends = 0
+    cdef int p, w
+    r.words = (N_WAYS if s.rules.nest_every_space else 1) * MAX_NEST * NODE_SLOTS // 64
+    for p in range(N_POINTS):
+        memset(r.ends[p], 0, r.words * sizeof(r.ends[p][0]))
     walk(s, pl.captain, pl.ship, 1u << pl.captain, 0, 0, max_card_points(s, pl), 0, r)
-    sort_ints(r.ends, r.n_ends)      # move ids ascend with the end
     r.any_pts = 0
-    for i in range(r.n_ends):
-        r.any_pts |= r.pts[r.ends[i]]
+    for p in range(N_POINTS):
+        for w in range(r.words):
+            if r.ends[p][w]:
+                r.any_pts |= <uint16_t>(1 << p)
+                break
 
 
 cdef uint16_t points_for_card(const GState* s, const GPlayer* pl, int card,
@@ -670,7 +674,8 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef Reach r
     cdef uint16_t pts
-    cdef int n = 0, slot, card, k, base
+    cdef uint64_t bits
+    cdef int n = 0, slot, card, w, p, base
     reachable(s, pl, &r)
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
@@ -686,9 +691,14 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
             n += 1
             continue
         pts = points_for_card(s, pl, card, &r)
-        for k in range(r.n_ends):
-            if r.pts[r.ends[k]] & pts:
-                out[n] = base + r.ends[k]
+        for w in range(r.words):         # ascending ends that one of the counts reaches
+            bits = 0
+            for p in range(N_POINTS):
+                if (pts >> p) & 1:
+                    bits |= r.ends[p][w]
+            while bits:
+                out[n] = base + w * 64 + lowest_bit(bits)
+                bits &= bits - 1
                 n += 1
     if n == 0:
         # Data guard (exact_move with no exact path for any card): play a card, stay put.

@@ -1,6 +1,7 @@
 """Invariants of The Golden Island under random and greedy play from many seeds and rule
 options (hypothesis): cards, permits, pirates, island cards, chests, relics and coins are
-conserved; every reached state is legal (the state dict round trip is exact); the same seed
+conserved; every reached state is legal (the state dict round trip is exact) and lists its
+legal actions ascending, each once (the search finds an action by bisection); the same seed
 replays the same game; greedy's fast action values equal the generic values and do not
 depend on hidden information; each seat's view keeps what the seat knows."""
 from collections import Counter
@@ -86,6 +87,8 @@ def test_components_conserved_and_every_state_legal(setup):
     players, rules, seed, kind = setup
 
     def check(state):
+        legal = state.legal_actions()
+        assert legal == sorted(set(legal))
         d = state.to_dict()
         check_conserved(d, players)
         assert GAME.from_dict(d) == state
