@@ -39,10 +39,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import pipelines
 from pipelines import stats as st
+from pipelines.stopping import PILOT_SE_PER_DELTA
 from services.spec import MAX_SEED, ExperimentSpec
 
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
+ROUGH_PILOT = 1.3  # a stop_when.delta plan is called rough when its pilot's errors are
+# more than this many times their goal, delta / PILOT_SE_PER_DELTA
 MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
 PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
 # checking its stop flag and its time budget between pieces
@@ -277,9 +280,12 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
     rule = spec.stop_when
     looks = np.array(list(spec.waves()), dtype=np.float64)
     compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]
+    simulated = blocks["diff"] if compares else blocks["seats"]
     stops = pipelines.simulate_decision(
-        blocks["diff"] if compares else blocks["seats"], looks, delta, rule.alpha,
-        spec.look(interim=True).planned_games, seats=not compares, min_games=rule.min_games)
+        simulated, looks, delta, rule.alpha, spec.look(interim=True).planned_games,
+        seats=not compares, min_games=rule.min_games)
+    error = max((float(np.sqrt(np.max(np.diag(np.atleast_2d(cov))) / units))
+                 for _, cov, units, _ in simulated), default=None)
     if compares or blocks["seats"]:
         undecided = float(np.mean(stops >= looks[-1]))
     else:  # a cooperative game with one arm: only the precision rule (or max_games) stops it
@@ -291,7 +297,7 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
             "median_games_per_cell": int(np.ceil(np.median(stops))),
             "p10_games_per_cell": int(np.ceil(np.percentile(stops, 10))),
             "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
-            "undecided_share": undecided}
+            "undecided_share": undecided, "pilot_error": error}
 
 
 def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
@@ -311,6 +317,11 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
         text += (f" {100 * share:.0f}% of runs would reach stop_when.max_games "
                  f"({rule.max_games:,}) undecided")
         text += (": it rarely stops early; raise max_games or delta." if share >= 0.5 else ".")
+    error, goal = spread["pilot_error"], delta / PILOT_SE_PER_DELTA
+    if error is not None and error > ROUGH_PILOT * goal:
+        text += (f" The pilot's errors reach ±{100 * error:.2g} points, well over "
+                 f"±{100 * goal:.2g}: the plan is rough; a longer pilot (pilot_games, or more "
+                 f"time) plans closer.")
     return text
 
 
@@ -405,6 +416,9 @@ class Plan(BaseModel):
     undecided_share: float | None = Field(default=None, description="stop_when.delta: the "
                                           "share of simulated runs that reach max_games "
                                           "undecided")
+    pilot_error: float | None = Field(default=None, description="stop_when.delta: the largest "
+                                      "standard error of the pilot's estimates the plan "
+                                      "simulates (the pilot grows until it is delta / 4)")
     verdict: str = Field(description="the plan in one sentence")
 
 
