@@ -319,9 +319,9 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
         text += (": it rarely stops early; raise max_games or delta." if share >= 0.5 else ".")
     error, goal = spread["pilot_error"], delta / PILOT_SE_PER_DELTA
     if error is not None and error > ROUGH_PILOT * goal:
-        text += (f" The pilot's errors reach ±{100 * error:.2g} points, well over "
-                 f"±{100 * goal:.2g}: the plan is rough; a longer pilot (pilot_games, or more "
-                 f"time) plans closer.")
+        text += (f" The pilot's errors reach ±{100 * error:.2g} points, over the "
+                 f"±{100 * goal:.2g} a close plan needs: the plan is rough; a longer pilot "
+                 f"(pilot_games, or more time) plans closer.")
     return text
 
 
