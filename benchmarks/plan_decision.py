@@ -98,8 +98,8 @@ def main(pilots: int = 80, first: int = 200) -> None:
         real = float(np.median(real_runs(rng, truth)))
         grown = outcomes(rng, truth, pilots, MAX_GAMES)
         for grow in (False, True):  # the pilot of `first` units, or grown as the plan does
-            size = (pilot_units([games(rng, truth[1], 1, first)[0]], first, DELTA) if grow
-                    else first)
+            size = (pilot_units([games(rng, truth[1], 1, first)[0]], first, DELTA,
+                                None if truth[0] else [grown[0, :first]]) if grow else first)
             samples = grown[:, :size]
             runs = {k: [plan(p, truth[0], k, i) for i, p in enumerate(samples)]
                     for k in KINDS}

@@ -69,24 +69,26 @@ PILOT_GROWTH = 20  # ... nor beyond this many times pilot_games
 PILOT_SE_PER_DELTA = 4  # a stop_when.delta pilot goes on until its errors are delta / this
 
 
-def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None = None) -> int:
+def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None = None,
+                decisive: list[np.ndarray] | None = None) -> int:
     """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
     wins 3%), at the rates its first `pilot_games` units show, and with `delta` (a
-    stop_when.delta plan) for the standard error of every win share to be at most delta /
-    PILOT_SE_PER_DELTA (the games to decide rise off no difference and peak between delta / 2
-    and delta, so a plan from a pilot whose error is delta / 2 is up to 40% off:
-    docs/lab/statistics.md); at most PILOT_GROWTH times pilot_games and
-    MAX_PILOT_UNITS.  The games planned for a rate are about proportional to it, so a rate
-    from 200 games (6 wins at 3%) plans within +-25% in under half the pilots
-    (benchmarks/calibration.py)."""
+    stop_when.delta plan) for the standard error of every estimate the plan simulates to be
+    at most delta / PILOT_SE_PER_DELTA: the rows of `decisive` (per cell, units x rows: the
+    paired differences from the baseline of a comparison), else the win shares (the games
+    to decide rise off no difference and peak between delta / 2 and delta, so a plan from a
+    pilot whose error is delta / 2 is up to 40% off: docs/lab/statistics.md); at most
+    PILOT_GROWTH times pilot_games and MAX_PILOT_UNITS.  The games planned for a rate are
+    about proportional to it, so a rate from 200 games (6 wins at 3%) plans within +-25% in
+    under half the pilots (benchmarks/calibration.py)."""
     need = 0
     for matrix in shares:  # per cell: units x outcomes (seats, or the team)
         rate = matrix.mean(axis=0)
         rarest = max(float(np.min(np.minimum(rate, 1 - rate))), 1 / (2 * len(matrix)))
         need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
-        if delta:
-            sd = float(np.max(matrix.std(axis=0)))
-            need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)))
+    for matrix in (decisive if decisive is not None else shares) if delta else ():
+        sd = float(np.max(matrix.std(axis=0)))
+        need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)))
     return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
 
 

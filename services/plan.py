@@ -39,10 +39,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import pipelines
 from pipelines import stats as st
+from pipelines.stopping import PILOT_SE_PER_DELTA
 from services.spec import MAX_SEED, ExperimentSpec
 
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
+ROUGH_PILOT = 1.3  # a stop_when.delta plan is called rough when its pilot's errors are
+# more than this many times their goal, delta / PILOT_SE_PER_DELTA
 MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
 PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
 # checking its stop flag and its time budget between pieces
@@ -145,16 +148,30 @@ def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
     return matrix[:, :1] if cooperative else matrix
 
 
+def _differences(frame: pl.DataFrame, base: pl.DataFrame, cooperative: bool) -> np.ndarray:
+    """Per unit both arms played (the same game_index) the arm's win shares (the team's)
+    less the baseline's: the paired differences."""
+    paired = frame.join(base.select("game_index", base_share="seat_win_share"),
+                        on="game_index", how="inner")
+    own = _shares(paired, cooperative)
+    return own - np.array(paired["base_share"].to_list(), dtype=np.float64)[:, :own.shape[1]]
+
+
 def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
-                   seconds: float | None, stop, delta: float | None = None) -> dict:
+                   seconds: float | None, stop, delta: float | None = None,
+                   baseline: str | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
     stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times
-    (and, with delta, until their errors are small enough: pipelines.pilot_units), within
+    (and, with delta, until the errors of what the plan simulates, the paired differences
+    from `baseline` or else the win shares, are small enough: pipelines.pilot_units), within
     what is left of the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
+        others = [c for c in cells if baseline is not None and c.arm != baseline]
+        decisive = [_differences(pilots[(c.arm, players)][0], pilots[(baseline, players)][0],
+                                 cooperative) for c in others] or None
         need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
-                            for c in cells], pilot_games, delta)
+                                      for c in cells], pilot_games, delta, decisive)
         if need <= pilot_games:
             continue
         for c in cells:
@@ -199,7 +216,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
               for c in spec.cells()}
     sequential = rule is not None and rule.delta is not None
     pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop,
-                            delta if sequential else None)
+                            delta if sequential else None, baseline)
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
     cells, blocks = [], {"diff": [], "seats": []}
@@ -218,10 +235,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
                                     len(shares), per_unit))
         base = pilots[(baseline, players)][0]
         if delta is not None and arm != baseline:
-            paired = frame.join(base.select("game_index", base_share="seat_win_share"),
-                                on="game_index", how="inner")
-            diff = _shares(paired, cooperative) - np.array(
-                paired["base_share"].to_list(), dtype=np.float64)[:, :shares.shape[1]]
+            diff = _differences(frame, base, cooperative)
             row["diff_sd"] = diff.std(axis=0, ddof=1).tolist()
             row["games_for_delta"] = per_unit * int(np.max(st.games_for_power(
                 diff.std(axis=0, ddof=1), delta, st.ALPHA / max(comparisons, 1))))
@@ -266,9 +280,12 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
     rule = spec.stop_when
     looks = np.array(list(spec.waves()), dtype=np.float64)
     compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]
+    simulated = blocks["diff"] if compares else blocks["seats"]
     stops = pipelines.simulate_decision(
-        blocks["diff"] if compares else blocks["seats"], looks, delta, rule.alpha,
-        spec.look(interim=True).planned_games, seats=not compares, min_games=rule.min_games)
+        simulated, looks, delta, rule.alpha, spec.look(interim=True).planned_games,
+        seats=not compares, min_games=rule.min_games)
+    error = max((float(np.sqrt(np.max(np.diag(np.atleast_2d(cov))) / units))
+                 for _, cov, units, _ in simulated), default=None)
     if compares or blocks["seats"]:
         undecided = float(np.mean(stops >= looks[-1]))
     else:  # a cooperative game with one arm: only the precision rule (or max_games) stops it
@@ -280,7 +297,7 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
             "median_games_per_cell": int(np.ceil(np.median(stops))),
             "p10_games_per_cell": int(np.ceil(np.percentile(stops, 10))),
             "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
-            "undecided_share": undecided}
+            "undecided_share": undecided, "pilot_error": error}
 
 
 def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
@@ -300,6 +317,11 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
         text += (f" {100 * share:.0f}% of runs would reach stop_when.max_games "
                  f"({rule.max_games:,}) undecided")
         text += (": it rarely stops early; raise max_games or delta." if share >= 0.5 else ".")
+    error, goal = spread["pilot_error"], delta / PILOT_SE_PER_DELTA
+    if error is not None and error > ROUGH_PILOT * goal:
+        text += (f" The pilot's errors reach ±{100 * error:.2g} points, over the "
+                 f"±{100 * goal:.2g} a close plan needs: the plan is rough; a longer pilot "
+                 f"(pilot_games, or more time) plans closer.")
     return text
 
 
@@ -394,6 +416,9 @@ class Plan(BaseModel):
     undecided_share: float | None = Field(default=None, description="stop_when.delta: the "
                                           "share of simulated runs that reach max_games "
                                           "undecided")
+    pilot_error: float | None = Field(default=None, description="stop_when.delta: the largest "
+                                      "standard error of the pilot's estimates the plan "
+                                      "simulates (the pilot grows until it is delta / 4)")
     verdict: str = Field(description="the plan in one sentence")
 
 

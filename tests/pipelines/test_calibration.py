@@ -12,6 +12,7 @@ from scipy import stats
 
 import pipelines
 from pipelines import stats as st
+from pipelines.stopping import PILOT_SE_PER_DELTA
 
 LOW, HIGH = 0.935, 0.965
 LOOKS = 20
@@ -374,6 +375,25 @@ def test_the_plan_of_no_difference_is_not_dearer_than_its_runs():
         [(d.mean(axis=0), np.cov(d, rowvar=False), size, 1)], looks, delta, 0.05, most,
         seats=False, reps=200, seed=i)) / real for i, d in enumerate(differences(16, size))]
     assert abs(np.median(ratios) - 1) <= 0.15
+
+
+def test_a_comparisons_pilot_grows_until_its_differences_are_precise():
+    """A comparison's plan simulates the paired differences, so the pilot grows until their
+    errors, not the win shares', are delta / PILOT_SE_PER_DELTA, and no further: twice the
+    units for independent arms (differences' sd 0.67 against 0.47), fewer for arms that
+    mostly share a deal's winner."""
+    rng = np.random.default_rng(4)
+    delta, per = 0.05, PILOT_SE_PER_DELTA
+    base = rng.choice(3, size=200)
+    shares = [np.eye(3)[base], np.eye(3)[rng.choice(3, size=200)]]
+    alike = np.eye(3)[np.where(rng.random(200) < 0.9, base, rng.choice(3, size=200))]
+    by_shares = pipelines.pilot_units(shares, 200, delta)
+    for other, more in ((shares[1], True), (alike, False)):
+        diff = other - shares[0]
+        units = pipelines.pilot_units(shares, 200, delta, [diff])
+        sd = diff.std(axis=0).max()
+        assert sd / np.sqrt(units) <= delta / per < sd / np.sqrt(units - 1)
+        assert (units > 1.5 * by_shares) if more else (units < by_shares)
 
 
 def _precision_stops(rng, rate: float, half_width: float, rule, reps: int = 3000,

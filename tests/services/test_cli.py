@@ -7,7 +7,7 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 
 import core_cy
 from services import cli
-from services.plan import Plan, plan_experiment
+from services.plan import ROUGH_PILOT, Plan, plan_experiment
 from services.spec import ExperimentSpec
 
 GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
@@ -150,12 +150,26 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     assert re.search(r"(\d+)% of runs would reach stop_when.max_games \(1,000\) undecided: "
                      r"it rarely stops early", printed), printed
     assert "at a fixed n for the difference (80% power)" in printed
+    # errors of +-0.25 points need about 35,000 games, and the pilot stops at 20 x 100
+    assert re.search(r"The pilot's errors reach ±[\d.]+ points, over the ±0.25 a close "
+                     r"plan needs: the plan is rough", printed), printed
     plan = plan_experiment(ExperimentSpec.from_file(spec_path), pilot_games=100, workers=2)
     shown = Plan.model_validate(plan)  # what the API answers
     assert shown.rule == "stop_when.delta" and shown.undecided_share > 0.5
     assert shown.games_per_cell == shown.expected_games_per_cell <= shown.p90_games_per_cell
     assert shown.p10_games_per_cell <= shown.median_games_per_cell <= shown.p90_games_per_cell
     assert shown.p90_wall_seconds >= shown.wall_seconds > 0
+    assert 0.0025 * ROUGH_PILOT < shown.pilot_error < 0.02
+
+
+def test_plan_from_a_pilot_with_small_enough_errors_is_not_called_rough(tmp_path, capsys):
+    """At +-20 points a pilot of 100 games (grown a little for the differences) has errors of
+    about delta / 4: the plan says nothing of a rough pilot."""
+    spec_path = _write_spec(tmp_path, games_per_arm=100,
+                            stop_when={"delta": 0.2, "max_games": 1000})
+    assert cli.main(["plan", str(spec_path), "--pilot-games", "100", "--workers", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "(stop_when.delta)" in printed and "rough" not in printed, printed
 
 
 def test_plan_of_games_that_never_finish_is_a_clear_error(tmp_path, capsys):

@@ -555,7 +555,7 @@ cdef inline bint ship_may_move(const GState* s, int cap, int ship) noexcept nogi
 
 cdef enum:
     N_ENDS = N_WAYS * MAX_NEST * NODE_SLOTS     # end_index values
-    END_WORDS = N_ENDS // 64
+    END_WORDS = N_ENDS >> 6                     # a shift, not //: a C constant in the checked build too
     N_POINTS = MAX_POINTS + 1                   # point counts a move may spend: 0..MAX_POINTS
 
 ctypedef struct Reach:
