@@ -167,9 +167,9 @@ def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, bega
     what is left of the time budget."""
     for players in spec.player_counts():
         cells = [c for c in spec.cells() if c.players == players]
-        others = [c for c in cells if baseline is not None and c.arm != baseline]
+        others = [c for c in cells if delta and baseline is not None and c.arm != baseline]
         decisive = [_differences(pilots[(c.arm, players)][0], pilots[(baseline, players)][0],
-                                 cooperative) for c in others] or None
+                                 cooperative) for c in others] or None  # a delta plan reads them
         need = pipelines.pilot_units([_shares(pilots[(c.arm, players)][0], cooperative)
                                       for c in cells], pilot_games, delta, decisive)
         if need <= pilot_games:

@@ -622,6 +622,60 @@ cdef inline bint can_give_water(const DState* s, int g, int r) noexcept nogil:
             s.tile_cell[s.pawn_tile[g]], s.tile_cell[s.pawn_tile[r]], False))))
 
 
+# One condition per action kind, asked by the legal list and by the per-action checks alike.
+cdef inline bint sand_in_reach(const DState* s, int c, int tc, bint bur, bint diag) noexcept nogil:
+    """Remove Sand / Dune Blaster at cell c from a pawn on cell tc: its own tile, or (not
+    buried) an adjacent one (diag: the Explorer's diagonals too), with sand on it."""
+    cdef int t = s.cell_tile[c]
+    return t >= 0 and s.sand[t] > 0 and (c == tc or (not bur and adjacent(c, tc, diag)))
+
+
+cdef inline bint jet_target(const DState* s, int h, int t) noexcept nogil:
+    """Whether seat h's Jet Pack may fly to tile t (any unblocked tile but its own)."""
+    return t >= 0 and not blocked(s, t) and t != s.pawn_tile[h]
+
+
+cdef inline bint jet_may_fly(const DState* s, int h) noexcept nogil:
+    return not buried(s, h) or s.rules.switches.jetpack_when_buried
+
+
+cdef inline bint scope_target(const DState* s, int t) noexcept nogil:
+    """Whether the Solar Scope may look at tile t (unexcavated, its kind not yet known)."""
+    return (t >= 0 and not s.excavated[t] and not s.known[t]
+            and not (s.rules.known_kinds >> s.kind[t]) & 1)
+
+
+cdef inline bint may_excavate(const DState* s, int t) noexcept nogil:
+    return not s.excavated[t] and s.sand[t] == 0
+
+
+cdef inline bint may_pick_up(const DState* s, int t) noexcept nogil:
+    """Whether a part lies on tile t, excavated and unblocked."""
+    cdef int i
+    if not s.excavated[t] or blocked(s, t):
+        return False
+    for i in range(N_PARTS):
+        if s.part_state[i] == P_TILE and s.part_tile[i] == t:
+            return True
+    return False
+
+
+cdef inline bint carrier_may_draw(const DState* s, int p, int t) noexcept nogil:
+    """The Water Carrier's draw at an excavated, unblocked well, below its full water."""
+    return (s.role[p] == WATER_CARRIER and s.kind[t] == K_WELL and s.excavated[t]
+            and not blocked(s, t) and s.water[p] < s.rules.adv_water[WATER_CARRIER])
+
+
+cdef inline bint may_take_off(const DState* s) noexcept nogil:
+    return s.rules.switches.takeoff_costs_action and win_condition(s)
+
+
+cdef inline bint navigator_may_move(const DState* s, int p, int q) noexcept nogil:
+    """Whether the Navigator p may move seat q's pawn (another pawn, not buried unless the
+    rules allow it)."""
+    return q != p and (not buried(s, q) or s.rules.switches.navigator_can_move_buried)
+
+
 cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
     """Free operations (spec 4.9, 4.10, 4.8 Water Carrier), ascending by action id."""
     cdef int g, r, typ, h, c, tc, t, k, comp, d
@@ -649,19 +703,17 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
         tc = s.tile_cell[s.pawn_tile[h]]
         diag = s.role[h] == EXPLORER
         for c in range(N_CELLS):
-            t = s.cell_tile[c]
-            if t >= 0 and s.sand[t] > 0 and (c == tc or adjacent(c, tc, diag)):
+            if sand_in_reach(s, c, tc, False, diag):
                 out[n] = seat_at_cell(A_BLAST, h, c)
                 n += 1
     # Jet Pack: to any unblocked tile, maybe with one pawn from the start tile.
     for h in range(s.head.players):
         if not holds(held, h, EQ_JETPACK):
             continue
-        if buried(s, h) and not s.rules.switches.jetpack_when_buried:
+        if not jet_may_fly(s, h):
             continue
         for c in range(N_CELLS):
-            t = s.cell_tile[c]
-            if t < 0 or blocked(s, t) or t == s.pawn_tile[h]:
+            if not jet_target(s, h, s.cell_tile[c]):
                 continue
             for comp in range(s.head.players):
                 if comp != h and s.pawn_tile[comp] == s.pawn_tile[h]:
@@ -677,9 +729,7 @@ cdef int legal_free(const DState* s, int* out, int n) noexcept nogil:
         if not holds(held, h, EQ_SCOPE):
             continue
         for c in range(N_CELLS):
-            t = s.cell_tile[c]
-            if (t >= 0 and not s.excavated[t] and not s.known[t]
-                    and not (s.rules.known_kinds >> s.kind[t]) & 1):
+            if scope_target(s, s.cell_tile[c]):
                 out[n] = seat_at_cell(A_SCOPE, h, c)
                 n += 1
     for h in range(s.head.players):
@@ -711,23 +761,18 @@ cdef bint free_legal(const DState* s, const int* held, int a) noexcept nogil:
         return (x.other < players and x.other != h and s.pawn_tile[h] == s.pawn_tile[x.other]
                 and holds(held, h, x.typ))
     if x.block == A_BLAST:
-        t = s.cell_tile[x.cell]
-        tc = s.tile_cell[s.pawn_tile[h]]
-        return (holds(held, h, EQ_BLASTER) and t >= 0 and s.sand[t] > 0
-                and (x.cell == tc or adjacent(x.cell, tc, s.role[h] == EXPLORER)))
+        return holds(held, h, EQ_BLASTER) and sand_in_reach(
+            s, x.cell, s.tile_cell[s.pawn_tile[h]], False, s.role[h] == EXPLORER)
     if x.block == A_JET:
-        t = s.cell_tile[x.cell]
-        if (not holds(held, h, EQ_JETPACK) or t < 0 or blocked(s, t) or t == s.pawn_tile[h]
-                or (buried(s, h) and not s.rules.switches.jetpack_when_buried)):
+        if (not holds(held, h, EQ_JETPACK) or not jet_target(s, h, s.cell_tile[x.cell])
+                or not jet_may_fly(s, h)):
             return False
         return x.other == NO_PASSENGER or (x.other < players and x.other != h
                                            and s.pawn_tile[x.other] == s.pawn_tile[h])
     if x.block == A_SHIELD:
         return holds(held, h, EQ_SHIELD)
     if x.block == A_SCOPE:
-        t = s.cell_tile[x.cell]
-        return (holds(held, h, EQ_SCOPE) and t >= 0 and not s.excavated[t]
-                and not s.known[t] and not (s.rules.known_kinds >> s.kind[t]) & 1)
+        return holds(held, h, EQ_SCOPE) and scope_target(s, s.cell_tile[x.cell])
     if x.block == A_RESERVE:
         return holds(held, h, EQ_RESERVE)
     if x.block == A_THROTTLE:
@@ -766,35 +811,27 @@ cdef bint act_legal(const DState* s, uint32_t steps, int a) noexcept nogil:
     bur = buried(s, p)
     x = decompose(a)
     if x.block == A_DIG:
-        q = s.cell_tile[x.cell]
-        return q >= 0 and s.sand[q] > 0 and (
-            x.cell == tc or (not bur and adjacent(x.cell, tc, s.role[p] == EXPLORER)))
+        return sand_in_reach(s, x.cell, tc, bur, s.role[p] == EXPLORER)
     if bur:
         return False
     if a == A_EXCAVATE:
-        return not s.excavated[t] and s.sand[t] == 0
+        return may_excavate(s, t)
     if a == A_PICKUP:
-        if not s.excavated[t] or blocked(s, t):
-            return False
-        for i in range(N_PARTS):
-            if s.part_state[i] == P_TILE and s.part_tile[i] == t:
-                return True
-        return False
+        return may_pick_up(s, t)
     if a == A_METEO_SKIP:
         return s.role[p] == METEOROLOGIST and s.meteo_reduction < draw_value(s)
     if a == A_METEO_PEEK:
         return s.role[p] == METEOROLOGIST and s.draw_len > 0
     if a == A_WC_DRAW:
-        return (s.role[p] == WATER_CARRIER and s.kind[t] == K_WELL and s.excavated[t]
-                and not blocked(s, t) and s.water[p] < s.rules.adv_water[WATER_CARRIER])
+        return carrier_may_draw(s, p, t)
     if a == A_TAKEOFF:
-        return s.rules.switches.takeoff_costs_action and win_condition(s)
+        return may_take_off(s)
     if x.block == A_MOVE:
         return (steps >> x.cell) & 1 and may_carry(s, p, x.other)
     if x.block == A_NAV:
         q = x.who
-        if (s.role[p] != NAVIGATOR or q == p or q >= s.head.players or not may_carry(s, q, x.other)
-                or (buried(s, q) and not s.rules.switches.navigator_can_move_buried)):
+        if (s.role[p] != NAVIGATOR or q >= s.head.players or not navigator_may_move(s, p, q)
+                or not may_carry(s, q, x.other)):
             return False
         return nav_targets(s, q, reach) > 0 and reach[x.cell]
     return False                # A_DRAW, the peeks: not in the action phase
@@ -824,15 +861,12 @@ cdef int legal_acts(const DState* s, int* out) noexcept nogil:
     out[n] = A_END_ACTIONS
     n += 1
     if act and not bur:
-        if not s.excavated[t] and s.sand[t] == 0:
+        if may_excavate(s, t):
             out[n] = A_EXCAVATE
             n += 1
-        if s.excavated[t] and not blocked(s, t):
-            for i in range(N_PARTS):
-                if s.part_state[i] == P_TILE and s.part_tile[i] == t:
-                    out[n] = A_PICKUP
-                    n += 1
-                    break
+        if may_pick_up(s, t):
+            out[n] = A_PICKUP
+            n += 1
         if s.role[p] == METEOROLOGIST:
             if s.meteo_reduction < draw_value(s):
                 out[n] = A_METEO_SKIP
@@ -840,11 +874,10 @@ cdef int legal_acts(const DState* s, int* out) noexcept nogil:
             if s.draw_len > 0:
                 out[n] = A_METEO_PEEK
                 n += 1
-        if (s.role[p] == WATER_CARRIER and s.kind[t] == K_WELL and s.excavated[t]
-                and not blocked(s, t) and s.water[p] < s.rules.adv_water[WATER_CARRIER]):
+        if carrier_may_draw(s, p, t):
             out[n] = A_WC_DRAW
             n += 1
-        if s.rules.switches.takeoff_costs_action and win_condition(s):
+        if may_take_off(s):
             out[n] = A_TAKEOFF
             n += 1
         k = step_targets(s, p, tc, steps)
@@ -856,17 +889,12 @@ cdef int legal_acts(const DState* s, int* out) noexcept nogil:
     if act:
         # Remove Sand: own tile, or (not buried) an adjacent tile (Explorer: diagonal).
         for c in range(N_CELLS):
-            q = s.cell_tile[c]
-            if q < 0 or s.sand[q] == 0:
-                continue
-            if c == tc or (not bur and adjacent(c, tc, s.role[p] == EXPLORER)):
+            if sand_in_reach(s, c, tc, bur, s.role[p] == EXPLORER):
                 out[n] = A_DIG + c
                 n += 1
     if act and not bur and s.role[p] == NAVIGATOR:
         for q in range(s.head.players):
-            if q == p or (buried(s, q) and not s.rules.switches.navigator_can_move_buried):
-                continue
-            if nav_targets(s, q, reach) == 0:
+            if not navigator_may_move(s, p, q) or nav_targets(s, q, reach) == 0:
                 continue
             for c in range(N_CELLS):
                 if not reach[c]:

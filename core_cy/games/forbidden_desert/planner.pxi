@@ -669,12 +669,9 @@ cdef int plan_candidates(const DState* s, int32_t dug, int free, int* out) noexc
         if not s.excavated[t] and s.sand[t] == 0 and not (dug >> t) & 1:
             out[n] = A_EXCAVATE
             n += 1
-        if s.excavated[t] and not blocked(s, t):
-            for i in range(N_PARTS):
-                if s.part_state[i] == P_TILE and s.part_tile[i] == t:
-                    out[n] = A_PICKUP
-                    n += 1
-                    break
+        if may_pick_up(s, t):
+            out[n] = A_PICKUP
+            n += 1
         if s.role[p] == METEOROLOGIST and s.meteo_reduction < draw_value(s):
             out[n] = A_METEO_SKIP
             n += 1
