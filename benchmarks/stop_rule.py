@@ -34,6 +34,7 @@ two-sided) at theta = 0, delta/2, delta, 2 delta, with max_games 4 x n80 and 100
 
     nice -n 19 python -m benchmarks.stop_rule       # about 8 minutes
     nice -n 19 python -m benchmarks.stop_rule tree  # the candidates alone, about 6
+    nice -n 19 python -m benchmarks.stop_rule stored  # the rule with a stored spread
 """
 from __future__ import annotations
 
@@ -390,6 +391,58 @@ def main_tree(rng) -> None:
                                                    reps=4000) for t in THETAS), flush=True)
 
 
+def stored_rule(rng, theta: float, rho: float, pilot: int | None, factor: float = 1.0,
+                guard: bool = True, delta: float = 0.05, reps: int = 4000, looks: int = 100,
+                cap: int = 4) -> tuple[float, float]:
+    """(games / n80, share wrong) of the product's rule for a run with a stored spread
+    (st.triangle_decisions at the spread st.guarded_spread gives, 100 equal looks, max_games
+    cap x n80 at the true sd) on the paired 0/1 outcomes: the stored spread is, per run, the
+    sd (ddof 1) of an independent pilot of `pilot` units (as services.plan hands it out), or
+    with pilot None the true sd, times `factor` (below 1: a spread stored too low);
+    `guard` False: the stored spread alone."""
+    sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
+    fixed = float((Z * sd_truth / delta) ** 2)
+    total = int(cap * fixed)
+    at = np.unique(np.maximum((np.linspace(1 / looks, 1, looks) * total).astype(int), 1))
+    s1, s2 = _outcome_sums(rng, reps, total, at, theta, rho, delta)
+    mean = s1 / at
+    sd = np.sqrt(np.maximum(s2 / at - mean ** 2, 0))
+    stored = (np.full(reps, sd_truth) if pilot is None
+              else _differences(rng, reps, pilot, theta * delta, rho).std(axis=1, ddof=1))
+    spread = stored[:, None] * factor
+    if guard:
+        spread = st.guarded_spread(spread, sd, at[None, :], mean)
+    wave = np.diff(np.concatenate([[0], at]))[None, :]
+    different, equal = st.triangle_decisions(mean, spread, at[None, :], delta, 0.05, wave)
+    first, wrong = _first(different, equal & ~different, theta)
+    return float(np.mean(at[first]) / fixed), float(np.mean(wrong))
+
+
+def main_stored(rng) -> None:
+    """The rule of a run with a stored spread (issue 37.1) beside GSPRT and PT K=20."""
+    c1, eta = pampallona_tsiatis()
+    print("games / n80 (wrong: 'different' at 0, 'equivalent' at delta) at theta 0 / delta/2 / "
+          "delta / 2 delta; 100 looks, max_games 4 x n80", flush=True)
+    print("  GSPRT, Brownian (sigma known): " + _row(gsprt(rng, t) for t in THETAS), flush=True)
+    print("  PT K=20, Brownian (sigma known): " + _row(pt_cost(rng, t, c1, eta) for t in THETAS),
+          flush=True)
+    for rho in (0.0, 0.9):
+        print(f"  PT K=20 on 0/1 outcomes, true sd, rho {rho}: "
+              + _row(pt_on_outcomes(rng, c1, eta, t, rho) for t in THETAS), flush=True)
+    for pilot in (4000, 800, None):
+        for rho in (0.0, 0.9):
+            name = "the true sd" if pilot is None else f"a {pilot}-unit pilot's sd"
+            print(f"  rule, spread stored from {name}, guarded, rho {rho}: "
+                  + _row(stored_rule(rng, t, rho, pilot) for t in THETAS), flush=True)
+    for factor in (0.5, 0.8, 0.9):  # a spread stored too low: the guard's work
+        for guard in (False, True):
+            for rho in (0.0, 0.9):
+                print(f"  rule, spread stored at {factor} x the true sd, "
+                      f"{'guarded' if guard else 'unguarded'}, rho {rho}: "
+                      + _row(stored_rule(rng, t, rho, None, factor, guard) for t in (0.0, 1.0)),
+                      flush=True)
+
+
 def main() -> None:
     rng = np.random.default_rng(371)
     c1, eta = pampallona_tsiatis()
@@ -419,6 +472,8 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["tree"]:
         main_tree(np.random.default_rng(372))
+    elif sys.argv[1:] == ["stored"]:
+        main_stored(np.random.default_rng(373))
     else:
         main()
         main_tree(np.random.default_rng(372))

@@ -1,5 +1,5 @@
-"""The stop_when rules: is the experiment's question decided with always-valid figures
-(decided), are its win shares precise enough (precise)."""
+"""The stop_when rules: is the experiment's question decided (decided: always-valid figures,
+or the triangle of a run with a stored spread), are its win shares precise enough (precise)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,9 +12,10 @@ from pipelines.summaries import cell_summary, summary
 
 
 def decided(path: str, baseline: str | None, look: Look) -> bool:
-    """Whether the experiment's question is decided at +-look.delta with always-valid
-    figures (the stop_when rule): every comparison with the baseline when there are other
-    arms, else every cell's seat balance (competitive games)."""
+    """Whether the experiment's question is decided at +-look.delta (the stop_when rule:
+    always-valid figures, or with look.spread the triangle): every comparison with the
+    baseline when there are other arms, else every cell's seat balance (competitive
+    games)."""
     if baseline is not None:
         table = compare(path, baseline, look=look)
         if not table.is_empty():
@@ -102,7 +103,7 @@ def _normal(rng, cov: np.ndarray, size: tuple) -> np.ndarray:
 
 def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
                       seats: bool, min_games: int = 0, reps: int = 400, seed: int = 0,
-                      truth: str = "shrunk") -> np.ndarray:
+                      truth: str = "shrunk", spread: float | None = None) -> np.ndarray:
     """Games per cell at which simulated runs of the stop_when.delta rule stop (the last look
     when undecided), as `decided` judges them.  `blocks`: per cell (mean, covariance, units
     the estimates rest on, games per unit): of the paired differences from the baseline
@@ -113,7 +114,9 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     difference (each difference's, or seat's deviation from the cell's mean share, square
     less its variance: est^2 - var/units, the unbiased estimate of the square of its truth);
     "point", at the estimates.  Each run then plays normal increments wave by wave; the
-    sequences use the true sd."""
+    sequences use the true sd; with `spread` (a run with a stored spread) the run decides by
+    the triangle instead, scaled by that spread (guarded by the true sd, as
+    st.guarded_spread guards it by the running one), looks one wave apart."""
     rng = np.random.default_rng(seed)
     looks = np.asarray(looks, dtype=np.float64)
     dims = sum(len(m) - (not seats and _mirrored(m, c)) for m, c, *_ in blocks)
@@ -129,7 +132,19 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
         sums = np.cumsum(true_means[:, None, :] * steps[None, :, None] + noise, axis=1)
         est = sums / at[None, :, None]
         sd = np.sqrt(np.clip(np.diag(cov), 0, None))
-        if seats:
+        if spread is not None:
+            scale = st.guarded_spread(spread, sd[None, None, :], at[None, :, None],
+                                      0.0 if seats else est)
+            if seats:
+                scale = np.max(scale, axis=-1)
+                shown, equal = st.triangle_seat_decisions(est, scale, at[None, :], delta,
+                                                          strict, steps[None, :])
+                done &= shown | equal
+            else:
+                shown, equal = st.triangle_decisions(est, scale, at[None, :, None], delta,
+                                                     strict, steps[None, :, None])
+                done &= np.all(shown | equal, axis=-1)
+        elif seats:
             shown, equal = st.cs_seat_decisions(est, sd, at[None, :], delta, strict, planned)
             done &= shown | equal
         else:
@@ -139,6 +154,19 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     done &= (looks >= min_games)[None, :]
     first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
     return looks[first]
+
+
+PLAN_SPREAD_Z = 0.0  # the spread a plan hands out: its pilot's sd, raised by this many errors
+
+
+def plan_spread(blocks, seats: bool) -> float | None:
+    """The spread a plan hands out for stop_when.spread: the largest sd per unit of the rows
+    `blocks` holds (as simulate_decision reads them: the paired differences, or with `seats`
+    the seats' win shares), each raised to st.sd_bound at PLAN_SPREAD_Z; None without rows."""
+    sds = [st.sd_bound(np.sqrt(np.clip(np.diag(np.atleast_2d(cov)), 0, None)), units,
+                       0.0 if seats else np.asarray(mean, np.float64), PLAN_SPREAD_Z)
+           for mean, cov, units, _ in blocks]
+    return float(np.max(np.concatenate(sds))) if sds else None
 
 
 def _mirrored(mean, cov) -> bool:
