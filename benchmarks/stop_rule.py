@@ -47,6 +47,7 @@ from scipy import optimize, stats
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from benchmarks.calibration import _differences, sequential  # noqa: E402
 from pipelines import stats as st  # noqa: E402
+from pipelines.stopping import PLAN_SPREAD_Z  # noqa: E402
 
 Z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)  # n80 = (Z sigma / delta)^2
 THETAS = (0.0, 0.5, 1.0, 2.0)  # in units of delta
@@ -397,8 +398,9 @@ def stored_rule(rng, theta: float, rho: float, pilot: int | None, factor: float 
     """(games / n80, share wrong) of the product's rule for a run with a stored spread
     (st.triangle_decisions at the spread st.guarded_spread gives, 100 equal looks, max_games
     cap x n80 at the true sd) on the paired 0/1 outcomes: the stored spread is, per run, the
-    sd (ddof 1) of an independent pilot of `pilot` units (as services.plan hands it out), or
-    with pilot None the true sd, times `factor` (below 1: a spread stored too low);
+    one a plan hands out from an independent pilot of `pilot` units (its sd raised by
+    PLAN_SPREAD_Z of its errors, pipelines.plan_spread), or with pilot None the true sd,
+    times `factor` (below 1: a spread stored too low);
     `guard` False: the stored spread alone."""
     sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
     fixed = float((Z * sd_truth / delta) ** 2)
@@ -407,8 +409,11 @@ def stored_rule(rng, theta: float, rho: float, pilot: int | None, factor: float 
     s1, s2 = _outcome_sums(rng, reps, total, at, theta, rho, delta)
     mean = s1 / at
     sd = np.sqrt(np.maximum(s2 / at - mean ** 2, 0))
-    stored = (np.full(reps, sd_truth) if pilot is None
-              else _differences(rng, reps, pilot, theta * delta, rho).std(axis=1, ddof=1))
+    if pilot is None:
+        stored = np.full(reps, sd_truth)
+    else:  # the spread a plan hands out (pipelines.plan_spread): the sd's upper bound
+        d = _differences(rng, reps, pilot, theta * delta, rho)
+        stored = st.sd_bound(d.std(axis=1, ddof=1), pilot, d.mean(axis=1), PLAN_SPREAD_Z)
     spread = stored[:, None] * factor
     if guard:
         spread = st.guarded_spread(spread, sd, at[None, :], mean)
@@ -429,11 +434,12 @@ def main_stored(rng) -> None:
     for rho in (0.0, 0.9):
         print(f"  PT K=20 on 0/1 outcomes, true sd, rho {rho}: "
               + _row(pt_on_outcomes(rng, c1, eta, t, rho) for t in THETAS), flush=True)
-    for pilot in (4000, 800, None):
+    for pilot, reps in ((4000, 16_000), (800, 4000), (None, 4000)):
         for rho in (0.0, 0.9):
-            name = "the true sd" if pilot is None else f"a {pilot}-unit pilot's sd"
-            print(f"  rule, spread stored from {name}, guarded, rho {rho}: "
-                  + _row(stored_rule(rng, t, rho, pilot) for t in THETAS), flush=True)
+            name = "the true sd" if pilot is None else f"a {pilot}-unit pilot"
+            print(f"  rule, spread stored from {name}, guarded, rho {rho}, {reps:,} runs: "
+                  + _row(stored_rule(rng, t, rho, pilot, reps=reps) for t in THETAS),
+                  flush=True)
     for factor in (0.5, 0.8, 0.9):  # a spread stored too low: the guard's work
         for guard in (False, True):
             for rho in (0.0, 0.9):

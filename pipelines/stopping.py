@@ -75,7 +75,8 @@ def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None 
     """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
     wins 3%), at the rates its first `pilot_games` units show, and with `delta` (a
     stop_when.delta plan) for the standard error of every estimate the plan simulates to be
-    at most delta / PILOT_SE_PER_DELTA: the rows of `decisive` (per cell, units x rows: the
+    at most delta / PILOT_SE_PER_DELTA, and the spread the plan hands out (plan_spread) to be
+    within PILOT_SPREAD_ERROR: the rows of `decisive` (per cell, units x rows: the
     paired differences from the baseline of a comparison), else the win shares (the games
     to decide rise off no difference and peak between delta / 2 and delta, so a plan from a
     pilot whose error is delta / 2 is up to 40% off: docs/lab/statistics.md); at most
@@ -89,8 +90,23 @@ def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None 
         need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
     for matrix in (decisive if decisive is not None else shares) if delta else ():
         sd = float(np.max(matrix.std(axis=0)))
-        need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)))
+        need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)),
+                   _spread_units(matrix))
     return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
+
+
+PILOT_SPREAD_ERROR = 0.03  # ... and until the spread it hands out is this precise (relative)
+
+
+def _spread_units(matrix: np.ndarray) -> int:
+    """Units for the sd of every row of `matrix` (units x rows) to have a relative standard
+    error of at most PILOT_SPREAD_ERROR: (kurtosis - 1) / (4 error^2) (the sd's error is
+    about sqrt(mu4 - s^4) / (2 s^2 sqrt(n))); sparse differences (correlated arms, most
+    of them 0) have a high kurtosis and need many units."""
+    centred = matrix - matrix.mean(axis=0)
+    var = np.mean(centred ** 2, axis=0)
+    kurtosis = np.mean(centred ** 4, axis=0) / np.where(var > 0, var ** 2, np.inf)
+    return int(np.ceil(np.max(kurtosis - 1, initial=0) / (4 * PILOT_SPREAD_ERROR ** 2)))
 
 
 # ---- the decision rule, simulated (the plan of a stop_when.delta run) ---------------------------
@@ -156,7 +172,7 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     return looks[first]
 
 
-PLAN_SPREAD_Z = 0.0  # the spread a plan hands out: its pilot's sd, raised by this many errors
+PLAN_SPREAD_Z = 0.5  # the spread a plan hands out: its pilot's sd, raised by this many errors
 
 
 def plan_spread(blocks, seats: bool) -> float | None:

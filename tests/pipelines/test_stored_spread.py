@@ -12,6 +12,7 @@ from hypothesis import strategies as hs
 import pipelines
 from pipelines import stats as st
 from pipelines.figures import Look
+from pipelines.stopping import PLAN_SPREAD_Z
 
 PT_K20 = {0.0: 1.20, 0.5: 1.31, 1.0: 1.04, 2.0: 0.56}  # games / n80 of Pampallona-Tsiatis, K=20
 
@@ -156,11 +157,14 @@ def test_a_run_with_a_spread_stops_by_the_triangle_and_one_without_by_sequences(
 
 
 def test_the_plan_hands_out_its_pilots_largest_spread_and_simulates_the_triangle():
-    """plan_spread is the largest sd of the rows the plan simulates; simulate_decision with
-    it decides in fewer games than the sequences (no difference, 1,000-unit waves)."""
+    """plan_spread is the largest sd of the rows the plan simulates, raised by PLAN_SPREAD_Z
+    of its errors (0.46% here: 4,000 units); simulate_decision with it decides in fewer games
+    than the sequences (no difference, 500-unit waves)."""
     cov = np.array([[0.30, 0.05], [0.05, 0.42]])
     blocks = [(np.zeros(2), cov, 4000, 1)]
-    assert pipelines.plan_spread(blocks, seats=False) == pytest.approx(np.sqrt(0.42))
+    spread = pipelines.plan_spread(blocks, seats=False)
+    assert spread == pytest.approx(st.sd_bound(np.sqrt(0.42), 4000, 0.0, PLAN_SPREAD_Z))
+    assert np.sqrt(0.42) < spread < 1.01 * np.sqrt(0.42)
     looks = np.arange(500, 20_001, 500)
     kwargs = dict(seats=False, reps=600, truth="point")
     triangle = pipelines.simulate_decision(blocks, looks, 0.05, 0.05, 20_000,
@@ -168,3 +172,28 @@ def test_the_plan_hands_out_its_pilots_largest_spread_and_simulates_the_triangle
     sequences = pipelines.simulate_decision(blocks, looks, 0.05, 0.05, 20_000, **kwargs)
     assert triangle.mean() < 0.9 * sequences.mean()
     assert pipelines.plan_spread([], seats=True) is None
+
+
+def test_the_plan_simulates_the_games_the_triangle_takes():
+    """simulate_decision with a spread against runs of the triangle on 0/1 outcomes of known
+    truth (the spread stored at the true sd, looks every 100 games): mean and 90th-percentile
+    games within 15%."""
+    rng = np.random.default_rng(3704)
+    delta, total = 0.05, 4000
+    looks = np.arange(100, total + 1, 100)
+    for shift in (0.0, 0.1):
+        d = _paired(rng, 1500, total, shift, 0.5)
+        sd = float(d[:50].std())
+        s1, s2 = np.cumsum(d, axis=1)[:, looks - 1], np.cumsum(d * d, axis=1)[:, looks - 1]
+        mean = s1 / looks
+        running = np.sqrt(np.maximum(s2 / looks - mean ** 2, 0))
+        different, equivalent = st.triangle_decisions(
+            mean, st.guarded_spread(sd, running, looks, mean), looks, delta, 0.05, 100)
+        done = different | equivalent
+        games = looks[np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)]
+        simulated = pipelines.simulate_decision([(np.array([d[:50].mean()]),
+                                                  np.atleast_2d(sd ** 2), 1e12, 1)],
+                                                looks, delta, 0.05, total, seats=False,
+                                                reps=1500, spread=sd)
+        for stat in (np.mean, lambda x: np.percentile(x, 90)):
+            assert abs(stat(simulated) / stat(games) - 1) < 0.15, shift
