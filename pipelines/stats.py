@@ -621,7 +621,7 @@ def games_for_half_width(sd, half_width, alpha=ALPHA):
     """Games for a fixed-n interval of half-width `half_width` on a mean of standard
     deviation sd (normal approximation; the t correction is negligible at these sizes)."""
     z = stats.norm.ppf(1 - _arr(alpha) / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.ceil((z * _arr(sd) / _arr(half_width)) ** 2)
 
 

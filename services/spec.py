@@ -521,11 +521,10 @@ class ExperimentSpec(BaseModel):
                                      CROSS))
         if errors:
             return errors
-        from services.balance import balance_rules   # the rules each searched value plays
         for n in counts:
             for v in b.range:
                 try:
-                    game.resolve_rules(balance_rules(self, n, v), n)
+                    game.resolve_rules(self.searched_rules(n, v), n)
                 except BAD_VALUE as exc:
                     errors.append(_error(("balance", "range"), f"value {v} with {n} players: "
                                          f"{exc}", b.range, CROSS))
@@ -633,6 +632,20 @@ class ExperimentSpec(BaseModel):
     # ---- what to play ------------------------------------------------------------------
     def player_counts(self) -> list[int]:
         return [self.players] if isinstance(self.players, int) else list(self.players)
+
+    def searched_rules(self, players: int, value) -> dict:
+        """The rules one value of the balance search plays: the first arm's rules with the
+        searched option set (a per-seat option: `value` at the seat, 0 elsewhere)."""
+        b = self.balance
+        rules = dict(next(iter(self.arm_rules().values())))
+        opt = next(o for o in core_cy.load(self.game).options if o.name == b.option)
+        if opt.kind == "seats":
+            seats = [0] * players
+            seats[b.seat_of(players)] = int(value)
+            rules[b.option] = seats
+        else:
+            rules[b.option] = int(value)
+        return rules
 
     def arm_rules(self) -> dict[str, dict]:
         """Arm name -> rule options (the sweep's grid crossed with the named arms)."""

@@ -672,3 +672,14 @@ def test_the_seat_p_value_of_every_cell_has_its_own_draws(monkeypatch):
         assert abs(np.mean(p <= u) - np.mean(exact[rows] <= u)) <= 0.06, u
     again = st.seat_balance_test(np.repeat(np.eye(4), counts[rows[0]], axis=0))[1]
     assert again == p[0]  # the same data, the same p
+
+
+def test_an_unreachable_half_width_asks_for_endless_games_without_a_warning():
+    """A half-width too small for any count of games is infinitely many games, said quietly
+    (the API's schema tests send such widths; a float overflow warning there is noise)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(st.games_for_half_width(0.5, 1e-300))
+        assert np.isinf(st.games_for(0.5, 0.0))
+        assert st.games_for_half_width(0.5, 0.01) == np.ceil((stats.norm.ppf(0.975) * 50) ** 2)

@@ -35,6 +35,7 @@ from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 cdef extern from "meeple_bits.h":
     int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
+    int popcount32 "meeple_popcount32"(uint32_t x) noexcept nogil
 
 from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_exact, check_live, choice, fail,
                            integer, items, load_data, number)
@@ -1115,7 +1116,6 @@ cdef enum:
 # Expected net points of a future placement besides the empty space it avoids (animals and
 # closed areas minus errors of an average greedy placement; tuned with benchmarks/mondo_agents.py).
 cdef double FUTURE_GAIN = 0.5
-cdef double MATCH_W = 0.25          # a matching shared edge (on the way to a closed area)
 cdef double EDGE_MATCH = 0.75       # pick estimate: an edge matching a placed neighbour
 cdef double EDGE_RIM = 0.25         # pick estimate: frame side, an edge matching the rim
 cdef double NO_SPOT = -0.5          # a tile that has no space to go to (the board is full)
@@ -1157,12 +1157,29 @@ cdef inline double face_term(const MState* s, const MFace* f) noexcept nogil:
     return v - volcano_weight(s, f.volcano)
 
 
+# A board's worth in quarter points (integers: a placement's worth then sums from per-edge
+# tables, see OpenTable): per count of BoardInfo, solo (Q_SOLO_*) or not.
+cdef enum:
+    Q_ANIMAL = 4
+    Q_CLOSED = 4 * AREA_POINTS
+    Q_ERROR = -4
+    Q_MATCH = 1                 # a matching shared edge (on the way to a closed area)
+    Q_ACTIVE = -2
+    Q_DORMANT = -1
+    Q_SOLO_VOLCANO = -4         # solo: every volcano costs a point; animals and areas nothing
+
+
+cdef inline int board_quarters(const MState* s, const BoardInfo* b) noexcept nogil:
+    """A board's worth from its counts, without empties, chips and majorities, in quarters."""
+    if s.rules.solo:
+        return Q_ERROR * b.errors + Q_MATCH * b.matched + Q_SOLO_VOLCANO * (b.active + b.dormant)
+    return (Q_ANIMAL * b.animals + Q_CLOSED * b.closed_land + Q_ERROR * b.errors
+            + Q_MATCH * b.matched + Q_ACTIVE * b.active + Q_DORMANT * b.dormant)
+
+
 cdef inline double board_value_b(const MState* s, const BoardInfo* b) noexcept nogil:
     """A board's worth from its counts, without empties, chips and majorities."""
-    if s.rules.solo:
-        return -b.errors - b.active - b.dormant + MATCH_W * b.matched
-    return (b.animals + AREA_POINTS * b.closed_land - b.errors + MATCH_W * b.matched
-            - 0.5 * b.active - 0.25 * b.dormant)
+    return 0.25 * board_quarters(s, b)
 
 
 
@@ -1438,6 +1455,7 @@ ctypedef struct Areas:
     int16_t open[MAX_NODES]     # per root: segment edges facing an empty space
     uint8_t bad[MAX_NODES]      # per root: an error edge or (water side) the sea
     uint8_t rim[MAX_NODES]      # per root: touches the rim
+    int quarters                # board_quarters of b
 
 
 cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nogil:
@@ -1468,6 +1486,7 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
         else:
             bi.closed_land += 1
             bi.closed_by_terrain[t] += 1
+    A.quarters = board_quarters(s, bi)
 
 
 cdef inline int small_find(int* p, int x) noexcept nogil:
@@ -1489,15 +1508,21 @@ ctypedef struct Side:
     int root
 
 
+ctypedef struct OpenTable:
+    int8_t q[DIRECTIONS * 4]    # [d * 4 + t]: quarter points of showing terrain t towards d
+    uint8_t spoil[DIRECTIONS * 4]   # 1: the segment showing it cannot close (open, bad, joined)
+
+
 cdef bint cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
-                     Side* out) noexcept nogil:
+                     Side* out, OpenTable* ot) noexcept nogil:
     """What lies across each side of empty cell c; True when a tile there may close a
-    neighbouring area: one that is not bad and whose every open edge faces c (otherwise
-    place_counts takes its short way: no neighbouring area can become closed)."""
+    neighbouring area: one that is not bad and whose every open edge faces c.  Otherwise
+    (False) `ot` holds what each edge of a tile there adds (section 5.1, as meet() reads it):
+    place_value's short way."""
     cdef const MRules* R = &s.rules
     cdef const MFace* g
     cdef int around[DIRECTIONS]
-    cdef int d, e, nb, od, facing
+    cdef int d, e, t, nb, od, facing
     neighbours(R, c, around)
     for d in range(DIRECTIONS):
         nb = around[d]
@@ -1520,40 +1545,59 @@ cdef bint cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
             facing += out[e].kind == SIDE_TILE and out[e].root == out[d].root
         if A.open[out[d].root] == facing:
             return True
+    # No neighbouring area can become closed: a segment joining one stays open or bad, so
+    # the only new closed areas are the tile's own land segments that face neither an empty
+    # space, an error, the sea nor a neighbour (an inner patch, or edges on matching frame rim).
+    for d in range(DIRECTIONS):
+        for t in range(4):
+            if out[d].kind == SIDE_EMPTY:
+                ot.q[d * 4 + t] = 0
+                ot.spoil[d * 4 + t] = 1
+            elif out[d].kind == SIDE_RIM and t == out[d].want:
+                ot.q[d * 4 + t] = 0
+                ot.spoil[d * 4 + t] = not R.frame       # water at the sea rim
+            elif t == out[d].want:                      # a neighbour's matching edge
+                ot.q[d * 4 + t] = Q_MATCH
+                ot.spoil[d * 4 + t] = 1
+            else:                                       # B1: a rim mismatch, an error edge
+                ot.q[d * 4 + t] = Q_ERROR
+                ot.spoil[d * 4 + t] = 1
     return False
 
 
-cdef inline void place_counts_open(const MState* s, const Side* sides, const MFace* f, int rot,
-                                   BoardInfo* out) noexcept nogil:
-    """place_counts where no neighbouring area can become closed (cell_sides False): a
-    group holding a neighbouring area stays open or bad, so the only new closed areas are
-    the tile's own land segments that join no neighbour and face neither an empty space, an
-    error nor the sea (an inner patch, or edges on matching frame rim)."""
-    cdef int d, t, k
-    cdef uint32_t spoiled = 0           # bit k: segment k is open, bad or joins a neighbour
+cdef inline int face_quarters(const MState* s, const MFace* f) noexcept nogil:
+    """board_quarters' part of one more face: its animal and volcano."""
+    if s.rules.solo:
+        return Q_SOLO_VOLCANO * (f.volcano != V_NONE)
+    return (Q_ANIMAL * (f.animal >= 0) + Q_ACTIVE * (f.volcano == V_ACTIVE)
+            + Q_DORMANT * (f.volcano == V_DORMANT))
+
+
+cdef double place_value(const MState* s, const Areas* A, const Side* sides, bint closable,
+                        const OpenTable* ot, const MFace* f, int rot) noexcept nogil:
+    """board_value_b after putting face f turned `rot` on the empty cell whose surroundings
+    are `sides` and `ot` (cell_sides): where no neighbouring area can close, from the tables;
+    otherwise by place_counts."""
+    cdef BoardInfo b
+    cdef int d, j, q, code
+    cdef uint32_t spoiled = 0, land = 0
+    if closable:
+        place_counts(s, A, sides, f, rot, &b)
+        return board_value_b(s, &b)
+    code = face_code(f, rot)
+    q = A.quarters + face_quarters(s, f)
     for d in range(DIRECTIONS):
-        t = edge_at(f, rot, d)
-        k = seg_at(f, rot, d)
-        if sides[d].kind == SIDE_EMPTY:
-            spoiled |= 1u << k
-        elif sides[d].kind == SIDE_RIM:
-            if t != sides[d].want:
-                out.errors += 1             # B1: a rim mismatch
-                spoiled |= 1u << k
-            elif not s.rules.frame:
-                spoiled |= 1u << k          # water at the sea rim
-        else:
-            spoiled |= 1u << k
-            if t != sides[d].want:
-                out.errors += 1
-            else:
-                out.matched += 1
-    for k in range(f.nseg):
-        if not (spoiled >> k) & 1 and f.seg_terrain[k] != T_WATER:
-            out.closed_land += 1
+        j = d * 4 + ((code >> (2 * d)) & 3)
+        q += ot.q[j]
+        spoiled |= <uint32_t>ot.spoil[j] << seg_at(f, rot, d)
+    for d in range(f.nseg):
+        land |= <uint32_t>(f.seg_terrain[d] != T_WATER) << d
+    if not s.rules.solo:
+        q += Q_CLOSED * popcount32(land & ~spoiled)
+    return 0.25 * q
 
 
-cdef void place_counts(const MState* s, const Areas* A, const Side* sides, bint closable,
+cdef void place_counts(const MState* s, const Areas* A, const Side* sides,
                        const MFace* f, int rot, BoardInfo* out) noexcept nogil:
     """The board counts after putting face f turned `rot` on the empty cell whose
     surroundings are `sides` (cell_sides; section 5.1, as meet() reads them): the new tile's
@@ -1579,9 +1623,6 @@ cdef void place_counts(const MState* s, const Areas* A, const Side* sides, bint 
         out.active += 1
     elif f.volcano == V_DORMANT:
         out.dormant += 1
-    if not closable:
-        place_counts_open(s, sides, f, rot, out)
-        return
     for k in range(ns):
         gp[k] = k
         gopen[k] = 0
@@ -1823,6 +1864,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
     cdef int late[MAX_CELLS * PLACINGS]
     cdef Side sides[DIRECTIONS]
+    cdef OpenTable ot
     cdef bint closable = False
     cdef double past = 0
     if seat != s.head.current or s.head.terminal:
@@ -1920,13 +1962,12 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 if x.cell != bv_cell:
                     bv_cell = x.cell
                     bv_have = 0
-                    closable = cell_sides(s, pl, &A, x.cell, sides)
+                    closable = cell_sides(s, pl, &A, x.cell, sides, &ot)
                 if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
                     bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
                 else:
-                    place_counts(s, &A, sides, closable, &s.rules.faces[pl.hand][x.face], x.rot,
-                                 &b)
-                    bv[k] = board_value_b(s, &b)
+                    bv[k] = place_value(s, &A, sides, closable, &ot,
+                                        &s.rules.faces[pl.hand][x.face], x.rot)
                 bv_have |= 1 << k
                 # compose() for a placement, its parts that do not depend on the cell
                 # computed once: the same operations in the same order.
@@ -1952,8 +1993,8 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     (incremental: one analysis of the board, then each candidate as a delta)."""
     cdef const MPlayer* pl = &s.p[p]
     cdef Areas A
-    cdef BoardInfo b
     cdef Side sides[DIRECTIONS]
+    cdef OpenTable ot
     cdef bint closable
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
@@ -1964,11 +2005,10 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
-        closable = cell_sides(s, pl, &A, c, sides)
+        closable = cell_sides(s, pl, &A, c, sides, &ot)
         for k in range(PLACINGS):
-            place_counts(s, &A, sides, closable, &s.rules.faces[pl.hand][k // ROTATIONS],
-                         k % ROTATIONS, &b)
-            v = board_value_b(s, &b) - base
+            v = place_value(s, &A, sides, closable, &ot, &s.rules.faces[pl.hand][k // ROTATIONS],
+                            k % ROTATIONS) - base
             if k // ROTATIONS != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
             if v > best_v:
