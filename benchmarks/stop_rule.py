@@ -168,48 +168,14 @@ TRIANGULAR = {  # name: (a1, g1, efficacy shift, futility shift), slopes the bes
 }
 
 
-SIEGMUND = 0.5826
-SLOPES = (0.43, 0.32)  # efficacy and futility slopes, shares of the drift at delta (n80 units)
+SIEGMUND = st.SIEGMUND
+SLOPES = st.TRIANGLE_SLOPES  # efficacy and futility slopes, shares of the drift at delta (n80 units)
 
 
-def _recursion_errors(a0: float, g0: float, theta: float, steps: int = 150):
-    """(P(different), P(equivalent)) of the triangle (slopes SLOPES x Z) watched
-    continuously: X's density carried on a grid, watched every tau_max / steps with the
-    boundaries moved in by SIEGMUND sqrt(spacing), which is a watch at every instant."""
-    a1, g1 = (x * Z for x in SLOPES)
-    end = (a0 + g0) / (Z - a1 - g1)
-    h = end / steps
-    shift, dx = SIEGMUND * np.sqrt(h), np.sqrt(h) / 4
-    edge = np.ceil((a0 + a1 * end) / dx) + 1
-    x = np.arange(-edge, edge + 1) * dx
-    density = (np.abs(x) < dx / 2).astype(float)
-    kernel = np.exp(-(np.arange(-24, 25) * dx - theta * Z * h) ** 2 / (2 * h))
-    kernel /= kernel.sum()
-    different = equivalent = 0.0
-    for step in range(1, steps + 1):
-        density = np.convolve(density, kernel, mode="same")
-        upper = a0 - shift + a1 * step * h
-        lower = upper if step == steps else (Z - g1) * step * h - g0 + shift
-        shown = np.abs(x) >= upper
-        equal = (np.abs(x) <= lower) & ~shown
-        different, equivalent = different + density[shown].sum(), equivalent + density[equal].sum()
-        density[shown | equal] = 0.0
-    return different, equivalent
-
-
-def continuous_triangle(share: float = 0.95, alpha: float = 0.05) -> tuple[float, float]:
-    """(a0, g0) with both errors share x alpha when watched continuously."""
-    a0 = g0 = 1.5
-    for _ in range(40):
-        new_a = optimize.brentq(lambda a: _recursion_errors(a, g0, 0.0)[0] - share * alpha,
-                                1e-3, 20, xtol=1e-6)
-        new_g = optimize.brentq(lambda g: _recursion_errors(new_a, g, 1.0)[1] - share * alpha,
-                                1e-3 - new_a, 20, xtol=1e-6)
-        settled = abs(new_a - a0) + abs(new_g - g0) < 1e-5
-        a0, g0 = new_a, new_g
-        if settled:
-            break
-    return a0, g0
+def continuous_triangle() -> tuple[float, float]:
+    """(a0, g0) with both errors 0.95 x 5% when watched continuously: the product's design
+    (stats.triangle_design, solved by a numerical recursion on X's density)."""
+    return st.triangle_design(0.05)[:2]
 
 
 def _christmas_tree(design, tau, spacing):
