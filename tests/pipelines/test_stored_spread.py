@@ -197,3 +197,29 @@ def test_the_plan_simulates_the_games_the_triangle_takes():
                                                 reps=1500, spread=sd)
         for stat in (np.mean, lambda x: np.percentile(x, 90)):
             assert abs(stat(simulated) / stat(games) - 1) < 0.15, shift
+
+
+def test_a_seat_question_with_a_spread_is_judged_by_the_triangle(tmp_path):
+    """One arm's seats (cell_summary, the question of a one-arm run): with a stored spread
+    'unbalanced' / 'balanced' are the triangle's on the seats' deviations from fair (Bonferroni
+    over the seat rows), and an undecided cell names the triangle's games to decide."""
+    _dataset(tmp_path, np.random.default_rng(3705), 400, 0.2)
+    seats = pipelines.seat_summary(str(tmp_path))
+    for spread, wave in ((0.5, 100), (0.5, 400), (0.3, 100)):
+        look = Look(interim=True, planned_games=6000, delta=0.08, spread=spread,
+                    wave_games=wave)
+        cells = pipelines.cell_summary(str(tmp_path), look=look).sort("arm")
+        assert "the triangle" in cells["p_adjust"][0]
+        for arm, cell in zip(("a", "b"), cells.iter_rows(named=True)):
+            part = seats.filter(arm=arm).sort("seat")
+            rate, n = part["win_share"].to_numpy(), cell["units"]
+            used = np.max(st.guarded_spread(spread, np.sqrt(part["share_var"].to_numpy()), n))
+            unbalanced, balanced = st.triangle_seat_decisions(rate, used, n, 0.08, 0.05 / 4,
+                                                              min(wave, n))
+            assert cell["decided"] == bool(unbalanced or balanced), (arm, spread)
+            assert ("unbalanced" in cell["verdict"]) == bool(unbalanced)
+            if not cell["decided"]:
+                differ, equal = st.games_for_triangle(rate - rate.mean(), used, 0.08,
+                                                      0.05 / 4, min(wave, n))
+                more = int(max(min(differ.min(), equal.max()), n) - n)
+                assert f"about {max(more, 1):,} more game" in cell["verdict"], cell["verdict"]
