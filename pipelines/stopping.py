@@ -178,11 +178,13 @@ PLAN_SPREAD_Z = 0.5  # the spread a plan hands out: its pilot's sd, raised by th
 def plan_spread(blocks, seats: bool) -> float | None:
     """The spread a plan hands out for stop_when.spread: the largest sd per unit of the rows
     `blocks` holds (as simulate_decision reads them: the paired differences, or with `seats`
-    the seats' win shares), each raised to st.sd_bound at PLAN_SPREAD_Z; None without rows."""
+    the seats' win shares), each raised to st.sd_bound at PLAN_SPREAD_Z; None without rows,
+    or when none varied in the pilot (arms that play the same games)."""
     sds = [st.sd_bound(np.sqrt(np.clip(np.diag(np.atleast_2d(cov)), 0, None)), units,
                        0.0 if seats else np.asarray(mean, np.float64), PLAN_SPREAD_Z)
            for mean, cov, units, _ in blocks]
-    return float(np.max(np.concatenate(sds))) if sds else None
+    largest = float(np.max(np.concatenate(sds))) if sds else 0.0
+    return largest if largest > 0 else None
 
 
 def _mirrored(mean, cov) -> bool:

@@ -317,11 +317,14 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
             f"{_duration(p90_wall)} at most), to decide at "
             f"±{100 * delta:g} "
             f"point{'' if delta == 0.01 else 's'} "
-            f"(stop_when.delta) by the triangle, "
-            + (f"with the spec's stop_when.spread ({rule.spread:.4g})." if rule.spread is not None
-               else f"once the run is started with stop_when.spread = {spread['spread']:.4g} (this "
-               "pilot's spread; without it the run decides by confidence sequences, in more "
-               "games)."))
+            f"(stop_when.delta)"
+            + (f" by the triangle, with the spec's stop_when.spread ({rule.spread:.4g})."
+               if rule.spread is not None else
+               f" by the triangle, once the run is started with stop_when.spread = "
+               f"{spread['spread']:.4g} (this pilot's spread; without it the run decides by "
+               "confidence sequences, in more games)." if spread["spread"] is not None else
+               " by confidence sequences: the pilot's rows did not vary, so it has no spread "
+               "to hand out."))
     share = spread["undecided_share"]
     if share >= 0.005:
         text += (f" {100 * share:.0f}% of runs would reach stop_when.max_games "

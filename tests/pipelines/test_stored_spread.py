@@ -172,6 +172,8 @@ def test_the_plan_hands_out_its_pilots_largest_spread_and_simulates_the_triangle
     sequences = pipelines.simulate_decision(blocks, looks, 0.05, 0.05, 20_000, **kwargs)
     assert triangle.mean() < 0.9 * sequences.mean()
     assert pipelines.plan_spread([], seats=True) is None
+    # arms that play the same games: no spread to hand out (the spec refuses 0)
+    assert pipelines.plan_spread([(np.zeros(2), np.zeros((2, 2)), 500, 1)], seats=False) is None
 
 
 def test_the_plan_simulates_the_games_the_triangle_takes():
