@@ -36,6 +36,7 @@ ctypedef struct AgentSpec:
     bint turns           # the tree's actions: the engine's search_actions where it has them
     bint stop            # end a decision's iterations once the most visited root child
                          # leads every other by more than the iterations left
+    bint fitted          # a cut-off rollout is judged by the engine's leaf_values (if any)
     # Restricted play (random, greedy, mcts): action ids in [forbid_lo[j], forbid_hi[j]) are
     # not played while any other action is legal (an action kind is one block of ids).
     int n_forbid
