@@ -1413,8 +1413,8 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
 # Each seat's chance to win, from features of its prospects (the heuristic's parts and the
 # race for permits): a conditional logit, P(seat k wins) = exp(w.f_k) / (exp(w_none) +
 # sum_j exp(w.f_j)), w_none standing for "nobody survives".  The weights are data fitted to
-# game outcomes (data/leaf_value.json; benchmarks/golden_island/leaf_fit.py fits them, docs/lab/
-# agent_presets.md says how); the search uses them with mcts(judge=fitted).
+# game outcomes (data/leaf_value.json, by benchmarks/golden_island/leaf_fit.py; docs/lab/
+# agent_presets.md); the search uses them with mcts(judge=fitted).
 
 cdef enum:
     LF_SURVIVE = 0      # the chance that one of the seat's permits lies on the Golden Island
