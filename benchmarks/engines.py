@@ -3,6 +3,8 @@
     python -m benchmarks.engines [--seconds 3] [--game maori] [--players 3]
     python -m benchmarks.engines --game forbidden_desert --ab /tmp/old /tmp/new [--rounds 10]
     python -m benchmarks.engines --ratio greedy [--game mondo] [--rounds 4] [--seconds 1.5]
+    python -m benchmarks.engines --game mondo --same /tmp/old /tmp/new [--agents "greedy;quick"]
+        [--rules '[null, {"level": "advanced"}]'] [--games 25] [--seed 777]
 
 Each row plays shards of games with core_cy.play.batch.play (the same nogil loop the experiment
 runner uses) in this single process until --seconds of CPU time have passed.  Numbers are
@@ -15,12 +17,18 @@ here that separate runs lose in noise.
 
 --ratio AGENT measures AGENT's moves/s over random's per game the same way: alternating
 slices in one process (issue 35 asks greedy for 10% of random's rate in every game).
+
+--same tells whether builds play the same games (a speed change must not change them): per
+build, one SHA-256 over every result column of seeded batches, for each agent, rule set and
+player count the rules allow.
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import importlib.machinery
+import json
 import importlib.util
 import os
 import statistics
@@ -28,6 +36,8 @@ import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
+
+import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
@@ -79,6 +89,7 @@ def print_rows(results: list[dict]) -> None:
 def load_build(name: str, checkout: str):
     """The game object of module core_cy.<name> as built in place in another checkout."""
     module = f"{core_cy.CATALOGUE[name]}"
+    core_cy.load(name)                # its package first: the module reads its data through it
     paths = glob.glob(os.path.join(checkout, *module.split(".")) + ".*.so")
     if not paths:
         raise SystemExit(f"no built {module} in {checkout}")
@@ -103,6 +114,51 @@ def ab(name: str, checkouts: list[str], players: int, agent: str, rounds: int,
         rel = [a / b for a, b in zip(v, rates[0])]
         print(f"{c:<40}{statistics.median(v):>14,.0f} moves/s   x first: median "
               f"{statistics.median(rel):.3f} [{min(rel):.3f}, {max(rel):.3f}]")
+
+
+def column_hash(game, players: int, rules: dict | None, agent: str, games: int,
+                seed: int) -> str:
+    """SHA-256 of every result column of games 0..games-1 (object columns by their values)."""
+    cols = batch.play_columns(game, players, rules, agent, seed=seed, start=0, count=games)
+    h = hashlib.sha256()
+    for name in sorted(cols):
+        a = cols[name]
+        h.update(name.encode())
+        h.update(repr(a.tolist()).encode() if a.dtype == object
+                 else np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def same(name: str, checkouts: list[str], agents: list[str], rule_sets: list, games: int,
+         seed: int) -> None:
+    """Per build, one SHA-256 over the column hashes of each agent's batch for every rule set
+    and player count (a rule set a player count refuses is left out; the batches are
+    counted)."""
+    for checkout in checkouts:
+        game = load_build(name, checkout)
+        h, batches = hashlib.sha256(), 0
+        for rules in rule_sets:
+            for players in range(game.min_players, game.max_players + 1):
+                try:
+                    game.resolve_rules(rules, players)
+                except ValueError:
+                    continue
+                for agent in agents:
+                    h.update(column_hash(game, players, rules, agent, games, seed).encode())
+                    batches += 1
+        print(f"{checkout:<40}{h.hexdigest()}  ({batches} batches of {games} games)")
+
+
+def rule_sets(text: str) -> list:
+    """--rules: a JSON list of rule dicts (null: the defaults)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, list) or not value or not all(
+            r is None or isinstance(r, dict) for r in value):
+        raise argparse.ArgumentTypeError(f"a JSON list of rule objects or null, got {text!r}")
+    return value
 
 
 def ratio(agent: str, only: str | None, players: int | None, rounds: int,
@@ -135,7 +191,22 @@ def main(argv=None) -> None:
                     "random's, in alternating slices (--rounds, --seconds per slice)")
     ap.add_argument("--rounds", type=int, default=10, help="with --ab or --ratio: slices per "
                     "build or agent")
+    ap.add_argument("--same", nargs="+", metavar="CHECKOUT", help="whether the --game module "
+                    "built in place in these checkouts plays the same games (column hashes)")
+    ap.add_argument("--agents", default="greedy", help="with --same: agents, ';'-separated")
+    ap.add_argument("--rules", type=rule_sets, default=[None], help="with --same: a JSON "
+                    "list of rule sets (null: the defaults)")
+    ap.add_argument("--games", type=int, default=25, help="with --same: games per batch")
+    ap.add_argument("--seed", type=int, default=777, help="with --same: the batches' seed")
     args = ap.parse_args(argv)
+    if args.same:
+        if not args.game:
+            ap.error("--same needs --game")
+        if args.games < 1:
+            ap.error("--games: at least 1")
+        same(args.game, args.same, [a.strip() for a in args.agents.split(";") if a.strip()],
+             args.rules, args.games, args.seed)
+        return
     if args.ab:
         if not args.game:
             ap.error("--ab needs --game")

@@ -34,6 +34,7 @@ two-sided) at theta = 0, delta/2, delta, 2 delta, with max_games 4 x n80 and 100
 
     nice -n 19 python -m benchmarks.stop_rule       # about 8 minutes
     nice -n 19 python -m benchmarks.stop_rule tree  # the candidates alone, about 6
+    nice -n 19 python -m benchmarks.stop_rule stored  # the rule with a stored spread
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ from scipy import optimize, stats
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from benchmarks.calibration import _differences, sequential  # noqa: E402
 from pipelines import stats as st  # noqa: E402
+from pipelines.stopping import PLAN_SPREAD_Z  # noqa: E402
 
 Z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)  # n80 = (Z sigma / delta)^2
 THETAS = (0.0, 0.5, 1.0, 2.0)  # in units of delta
@@ -166,48 +168,14 @@ TRIANGULAR = {  # name: (a1, g1, efficacy shift, futility shift), slopes the bes
 }
 
 
-SIEGMUND = 0.5826
-SLOPES = (0.43, 0.32)  # efficacy and futility slopes, shares of the drift at delta (n80 units)
+SIEGMUND = st.SIEGMUND
+SLOPES = st.TRIANGLE_SLOPES  # efficacy and futility slopes, shares of the drift at delta (n80 units)
 
 
-def _recursion_errors(a0: float, g0: float, theta: float, steps: int = 150):
-    """(P(different), P(equivalent)) of the triangle (slopes SLOPES x Z) watched
-    continuously: X's density carried on a grid, watched every tau_max / steps with the
-    boundaries moved in by SIEGMUND sqrt(spacing), which is a watch at every instant."""
-    a1, g1 = (x * Z for x in SLOPES)
-    end = (a0 + g0) / (Z - a1 - g1)
-    h = end / steps
-    shift, dx = SIEGMUND * np.sqrt(h), np.sqrt(h) / 4
-    edge = np.ceil((a0 + a1 * end) / dx) + 1
-    x = np.arange(-edge, edge + 1) * dx
-    density = (np.abs(x) < dx / 2).astype(float)
-    kernel = np.exp(-(np.arange(-24, 25) * dx - theta * Z * h) ** 2 / (2 * h))
-    kernel /= kernel.sum()
-    different = equivalent = 0.0
-    for step in range(1, steps + 1):
-        density = np.convolve(density, kernel, mode="same")
-        upper = a0 - shift + a1 * step * h
-        lower = upper if step == steps else (Z - g1) * step * h - g0 + shift
-        shown = np.abs(x) >= upper
-        equal = (np.abs(x) <= lower) & ~shown
-        different, equivalent = different + density[shown].sum(), equivalent + density[equal].sum()
-        density[shown | equal] = 0.0
-    return different, equivalent
-
-
-def continuous_triangle(share: float = 0.95, alpha: float = 0.05) -> tuple[float, float]:
-    """(a0, g0) with both errors share x alpha when watched continuously."""
-    a0 = g0 = 1.5
-    for _ in range(40):
-        new_a = optimize.brentq(lambda a: _recursion_errors(a, g0, 0.0)[0] - share * alpha,
-                                1e-3, 20, xtol=1e-6)
-        new_g = optimize.brentq(lambda g: _recursion_errors(new_a, g, 1.0)[1] - share * alpha,
-                                1e-3 - new_a, 20, xtol=1e-6)
-        settled = abs(new_a - a0) + abs(new_g - g0) < 1e-5
-        a0, g0 = new_a, new_g
-        if settled:
-            break
-    return a0, g0
+def continuous_triangle() -> tuple[float, float]:
+    """(a0, g0) with both errors 0.95 x 5% when watched continuously: the product's design
+    (stats.triangle_design, solved by a numerical recursion on X's density)."""
+    return st.triangle_design(0.05)[:2]
 
 
 def _christmas_tree(design, tau, spacing):
@@ -390,6 +358,63 @@ def main_tree(rng) -> None:
                                                    reps=4000) for t in THETAS), flush=True)
 
 
+def stored_rule(rng, theta: float, rho: float, pilot: int | None, factor: float = 1.0,
+                guard: bool = True, delta: float = 0.05, reps: int = 4000, looks: int = 100,
+                cap: int = 4) -> tuple[float, float]:
+    """(games / n80, share wrong) of the product's rule for a run with a stored spread
+    (st.triangle_decisions at the spread st.guarded_spread gives, 100 equal looks, max_games
+    cap x n80 at the true sd) on the paired 0/1 outcomes: the stored spread is, per run, the
+    one a plan hands out from an independent pilot of `pilot` units (its sd raised by
+    PLAN_SPREAD_Z of its errors, pipelines.plan_spread), or with pilot None the true sd,
+    times `factor` (below 1: a spread stored too low);
+    `guard` False: the stored spread alone."""
+    sd_truth = np.sqrt(_differences(rng, 1, 200_000, theta * delta, rho).var())
+    fixed = float((Z * sd_truth / delta) ** 2)
+    total = int(cap * fixed)
+    at = np.unique(np.maximum((np.linspace(1 / looks, 1, looks) * total).astype(int), 1))
+    s1, s2 = _outcome_sums(rng, reps, total, at, theta, rho, delta)
+    mean = s1 / at
+    sd = np.sqrt(np.maximum(s2 / at - mean ** 2, 0))
+    if pilot is None:
+        stored = np.full(reps, sd_truth)
+    else:  # the spread a plan hands out (pipelines.plan_spread): the sd's upper bound
+        d = _differences(rng, reps, pilot, theta * delta, rho)
+        stored = st.sd_bound(d.std(axis=1, ddof=1), pilot, d.mean(axis=1), PLAN_SPREAD_Z)
+    spread = stored[:, None] * factor
+    if guard:
+        spread = st.guarded_spread(spread, sd, at[None, :], mean)
+    wave = np.diff(np.concatenate([[0], at]))[None, :]
+    different, equal = st.triangle_decisions(mean, spread, at[None, :], delta, 0.05, wave)
+    first, wrong = _first(different, equal & ~different, theta)
+    return float(np.mean(at[first]) / fixed), float(np.mean(wrong))
+
+
+def main_stored(rng) -> None:
+    """The rule of a run with a stored spread (issue 37.1) beside GSPRT and PT K=20."""
+    c1, eta = pampallona_tsiatis()
+    print("games / n80 (wrong: 'different' at 0, 'equivalent' at delta) at theta 0 / delta/2 / "
+          "delta / 2 delta; 100 looks, max_games 4 x n80", flush=True)
+    print("  GSPRT, Brownian (sigma known): " + _row(gsprt(rng, t) for t in THETAS), flush=True)
+    print("  PT K=20, Brownian (sigma known): " + _row(pt_cost(rng, t, c1, eta) for t in THETAS),
+          flush=True)
+    for rho in (0.0, 0.9):
+        print(f"  PT K=20 on 0/1 outcomes, true sd, rho {rho}: "
+              + _row(pt_on_outcomes(rng, c1, eta, t, rho) for t in THETAS), flush=True)
+    for pilot, reps in ((4000, 16_000), (800, 4000), (None, 4000)):
+        for rho in (0.0, 0.9):
+            name = "the true sd" if pilot is None else f"a {pilot}-unit pilot"
+            print(f"  rule, spread stored from {name}, guarded, rho {rho}, {reps:,} runs: "
+                  + _row(stored_rule(rng, t, rho, pilot, reps=reps) for t in THETAS),
+                  flush=True)
+    for factor in (0.5, 0.8, 0.9):  # a spread stored too low: the guard's work
+        for guard in (False, True):
+            for rho in (0.0, 0.9):
+                print(f"  rule, spread stored at {factor} x the true sd, "
+                      f"{'guarded' if guard else 'unguarded'}, rho {rho}: "
+                      + _row(stored_rule(rng, t, rho, None, factor, guard) for t in (0.0, 1.0)),
+                      flush=True)
+
+
 def main() -> None:
     rng = np.random.default_rng(371)
     c1, eta = pampallona_tsiatis()
@@ -419,6 +444,8 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["tree"]:
         main_tree(np.random.default_rng(372))
+    elif sys.argv[1:] == ["stored"]:
+        main_stored(np.random.default_rng(373))
     else:
         main()
         main_tree(np.random.default_rng(372))

@@ -42,7 +42,8 @@ _EXPORTS = {
     "CELL": "dataset", "SEAT": "dataset", "GameFacts": "dataset", "game_facts": "dataset",
     "results": "dataset", "scan": "dataset", "units": "dataset", "DELTA": "figures",
     "Look": "figures", "decided": "stopping", "games_for_precision": "stopping",
-    "pilot_units": "stopping", "precise": "stopping", "simulate_decision": "stopping",
+    "pilot_units": "stopping", "plan_spread": "stopping", "precise": "stopping",
+    "simulate_decision": "stopping",
     "cell_summary": "summaries", "end_reasons": "summaries", "seat_summary": "summaries",
     "summary": "summaries", "DamagedShard": "sufficient"}
 __all__ = sorted(_EXPORTS)

@@ -8,7 +8,7 @@ import polars as pl
 from pipelines import paired
 from pipelines import stats as st
 from pipelines import sufficient as sf
-from pipelines.figures import Look
+from pipelines.figures import Look, triangle_spread, wave_units
 from pipelines.verdicts import _comparison_verdict
 
 
@@ -33,7 +33,8 @@ def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look,
         return df.with_columns(pl.lit(None, pl.Float64).alias(f"{name}_p"),
                                pl.lit(None, pl.Float64).alias(f"{name}_p_adjusted")), \
             look.alpha / max(m, 1), \
-            f"interim: confidence sequences, Bonferroni over {m} {what} test(s); no p-values"
+            (f"interim: {'the triangle' if look.triangle and name == 'win' else 'confidence sequences'}, "
+             f"Bonferroni over {m} {what} test(s); no p-values")
     level = st.family_alpha(counted, look.alpha)
     adjusted = st.benjamini_hochberg(counted)
     adjusted[twins] = np.roll(adjusted, 1)[twins]
@@ -46,11 +47,18 @@ def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look,
 def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
                       bounded: bool) -> pl.DataFrame:
     """<name>_diff_lo/_hi: the interval that matches the row's test (st.paired_interval), or
-    interim the confidence sequence (bounded: the win-share difference, in [-1, 1])."""
+    interim: of the win-share difference (bounded, in [-1, 1]) with a stored spread the
+    triangle's, which excludes 0 exactly when the triangle says 'different', else the
+    confidence sequence."""
     c = {k: df[f"{name}_{k}"].fill_null(0).to_numpy().astype(np.float64)
          for k in ("diff", "sd", "pos", "neg")}
     n = df["pairs"].to_numpy().astype(np.float64)
-    if look.interim:
+    if look.triangle and bounded:
+        per_unit = np.where(df["unit"].to_numpy() == "game", 1, df["players"].to_numpy())
+        half = st.triangle_half_widths(triangle_spread(look, c["sd"], n, c["diff"]), n,
+                                       look.delta, alpha, wave_units(look, n, per_unit))[0]
+        low, high = c["diff"] - half, c["diff"] + half
+    elif look.interim:
         half = st.cs_half_width(c["sd"], n, alpha, look.planned_games,
                                 st.DIFF_PRIOR_VAR if bounded else None)
         low, high = c["diff"] - half, c["diff"] + half

@@ -16,12 +16,37 @@ DELTA = 0.01  # the default margin that matters: 1 point of win share
 class Look:
     """How the figures are computed: fixed-n (a finished run) or always-valid (interim, a
     run in progress, tuned for `planned_games` per cell); `delta` is the difference that
-    matters (win share, as a fraction)."""
+    matters (win share, as a fraction).  With `spread` (a run started with a stored spread:
+    the sd per unit of the rows that decide, from its plan's pilot) a run in progress
+    decides by the triangle (st.triangle_decisions, its looks `wave_games` per cell apart)
+    instead of confidence sequences."""
 
     interim: bool = False
     planned_games: int = 10_000
     delta: float = DELTA
     alpha: float = st.ALPHA
+    spread: float | None = None
+    wave_games: int | None = None
+
+    @property
+    def triangle(self) -> bool:
+        """Whether the decisions of this look are the triangle's (interim, a stored spread)."""
+        return self.interim and self.spread is not None
+
+
+def wave_units(look: Look, n, per_unit=1):
+    """Units between a run's looks: look.wave_games in units of `per_unit` games (at most n:
+    the first look's is n), or n when the run has one look."""
+    n = np.asarray(n, dtype=np.float64)
+    if look.wave_games is None:
+        return n
+    return np.minimum(look.wave_games / np.asarray(per_unit, dtype=np.float64), n)
+
+
+def triangle_spread(look: Look, sd, n, mean=0.0):
+    """The spread the triangle scales a row by: the stored one, guarded by the row's running
+    sd (st.guarded_spread)."""
+    return st.guarded_spread(look.spread, sd, n, mean)
 
 
 # ---- intervals on collected frames -------------------------------------------------------------

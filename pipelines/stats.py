@@ -14,10 +14,11 @@ Every function takes numbers or numpy arrays.  Conventions:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 ALPHA = 0.05
@@ -474,12 +475,153 @@ def cs_seat_decisions(rates, sds, n, delta, alpha, planned):
     return np.any(off > half, axis=-1), np.all(off + half_eq < _arr(delta)[..., None], axis=-1)
 
 
+# ---- the interim rule of a run with a stored spread: a double triangular test ------------------
+TRIANGLE_SLOPES = (0.43, 0.32)  # efficacy and futility slopes, shares of the drift at delta
+TRIANGLE_ERROR_SHARE = 0.95  # the continuously watched design spends this share of each error
+SIEGMUND = 0.5826  # a boundary watched every h (information) is one watched always, moved by this x sqrt(h)
+TRIANGLE_STEPS = 150  # looks of the numerical recursion that solves the design
+GUARD_Z = 2.326  # a stored spread below the running sd's one-sided 99% lower bound is contradicted
+GUARD_UPPER_Z = 1.0  # ... and replaced by the running sd's upper bound at this z
+
+
+def power_quantile(alpha) -> float:
+    """z_(1 - alpha/2) + z_POWER: the fixed-n sample for POWER at delta is (this x sd / delta)^2."""
+    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(POWER))
+
+
+def _triangle_errors(efficacy: float, futility: float, z: float, drift: float
+                     ) -> tuple[float, float]:
+    """(P(different), P(equivalent)) of the double triangular test (triangle_design) watched
+    continuously, for a standard Brownian motion X(tau) of drift `drift` x z: X's density
+    carried look by look on a grid (Armitage, McPherson & Rowe), TRIANGLE_STEPS looks with
+    the boundaries moved in by SIEGMUND x sqrt(spacing), which is a watch at every instant."""
+    a1, g1 = (share * z for share in TRIANGLE_SLOPES)
+    end = (efficacy + futility) / (z - a1 - g1)  # where the boundaries meet
+    h = end / TRIANGLE_STEPS
+    shift, dx = SIEGMUND * np.sqrt(h), np.sqrt(h) / 4
+    edge = np.ceil((efficacy + a1 * end) / dx) + 1
+    x = np.arange(-edge, edge + 1) * dx
+    density = (np.abs(x) < dx / 2).astype(np.float64)
+    kernel = np.exp(-(np.arange(-24, 25) * dx - drift * z * h) ** 2 / (2 * h))
+    kernel /= kernel.sum()
+    different = equivalent = 0.0
+    for step in range(1, TRIANGLE_STEPS + 1):
+        density = np.convolve(density, kernel, mode="same")
+        upper = efficacy - shift + a1 * step * h
+        lower = upper if step == TRIANGLE_STEPS else (z - g1) * step * h - futility + shift
+        shown = np.abs(x) >= upper
+        equal = (np.abs(x) <= lower) & ~shown
+        different += density[shown].sum()
+        equivalent += density[equal].sum()
+        density[shown | equal] = 0.0
+    return different, equivalent
+
+
+@functools.lru_cache(maxsize=256)
+def triangle_design(alpha: float) -> tuple[float, float, float, float, float]:
+    """(efficacy intercept, futility intercept, efficacy slope, futility slope, z) of
+    Whitehead's double triangular test at error `alpha` each way.  On the information scale
+    tau = n / n80 (n80 = (z spread / delta)^2, z = power_quantile(alpha)) the sum scaled by
+    the spread, X = estimate x n x delta / (z spread^2), is a Brownian motion of drift
+    z theta / delta; a run is 'different' once |X| >= efficacy + a1 tau and 'equivalent' once
+    |X| <= (z - g1) tau - futility; the lines meet, so every run decides by then.  The
+    intercepts are solved (scipy brentq, in turn until both settle) so that a run watched
+    continuously says 'different' of no difference, and 'equivalent' of a difference of
+    delta, each with probability TRIANGLE_ERROR_SHARE x alpha; the looks a run really has
+    are corrected for in triangle_half_widths.  About half a second per alpha, cached."""
+    z = power_quantile(alpha)
+    target = TRIANGLE_ERROR_SHARE * alpha
+    efficacy = futility = 1.5
+    for _ in range(40):
+        new_e = optimize.brentq(lambda e: _triangle_errors(e, futility, z, 0.0)[0] - target,
+                                1e-3, 20, xtol=1e-6)
+        new_f = optimize.brentq(lambda f: _triangle_errors(new_e, f, z, 1.0)[1] - target,
+                                1e-3 - new_e, 20, xtol=1e-6)
+        settled = abs(new_e - efficacy) + abs(new_f - futility) < 1e-5
+        efficacy, futility = new_e, new_f
+        if settled:
+            break
+    a1, g1 = (share * z for share in TRIANGLE_SLOPES)
+    return efficacy, futility, a1, g1, z
+
+
+def sd_bound(sd, n, mean, z):
+    """A one-sided bound of an outcome's sd from n units (z < 0: lower, z > 0: upper):
+    sqrt(s^2 + z sqrt((R^2 s^2 - s^4) / n)), the variance's normal bound with its standard
+    error from mu4 <= R^2 s^2, R = 1 + |mean| the widest a centred outcome in [-1, 1] (a
+    paired difference; a share in [0, 1] with mean 0) can be."""
+    sd, n = _arr(sd), np.maximum(_arr(n), 1)
+    var = sd ** 2
+    reach = (1 + np.abs(_arr(mean))) ** 2
+    return np.sqrt(np.clip(var + z * np.sqrt(np.clip(reach * var - var ** 2, 0, None) / n),
+                           0, None))
+
+
+def guarded_spread(spread, sd, n, mean=0.0):
+    """The spread the triangle scales by at one look: the stored one, unless the look's data
+    contradict it (the running sd's one-sided lower bound at GUARD_Z, sd_bound, is above
+    it: a spread stored too low raises false 'different' without bound), then the running
+    sd's upper bound at GUARD_UPPER_Z (conservative: the running sd moves with the
+    estimate)."""
+    spread = _arr(spread)
+    contradicted = sd_bound(sd, n, mean, -GUARD_Z) > spread
+    return np.where(contradicted, sd_bound(sd, n, mean, GUARD_UPPER_Z), spread)
+
+
+def triangle_half_widths(spread, n, delta, alpha, wave):
+    """(h_different, h_equivalent) of the triangle (triangle_design) at a look after n units,
+    the previous look `wave` units before (at most n: the first look's is n), with the sum
+    scaled by `spread` (a z statistic): 'different' when |estimate| >= h_different (the
+    interval estimate +- h_different excludes 0), 'equivalent' when |estimate| +
+    h_equivalent <= delta.  The intercepts are moved in by SIEGMUND x sqrt(the information
+    since the previous look) (Whitehead's 'Christmas tree'), so the rule holds at the looks
+    a run really has, whatever their number and spacing.  Once h_different + h_equivalent
+    <= delta (the boundaries have met) every estimate is decided."""
+    efficacy, futility, a1, g1, z = triangle_design(float(alpha))
+    n, delta = np.maximum(_arr(n), 1), _arr(delta)
+    spread = np.maximum(_arr(spread), 1e-9)
+    scale = (z * spread / delta) ** 2  # n80 at this spread
+    moved = SIEGMUND * np.sqrt(np.minimum(np.maximum(_arr(wave), 1), n) / scale)
+    per = z * spread ** 2 / (n * delta)  # the estimate's units per unit of X
+    return (per * (np.maximum(efficacy - moved, 0) + a1 * n / scale),
+            per * (np.maximum(futility - moved, 0) + g1 * n / scale))
+
+
+def triangle_decisions(estimate, spread, n, delta, alpha, wave):
+    """(different, equivalent) of estimates (a paired difference; a seat's deviation from
+    fair) at one look by the triangle (triangle_half_widths; `spread` already guarded)."""
+    shown, equal = triangle_half_widths(spread, n, delta, alpha, wave)
+    estimate = np.abs(_arr(estimate))
+    return estimate >= shown, estimate + equal <= _arr(delta)
+
+
+def triangle_seat_decisions(rates, spread, n, delta, alpha, wave):
+    """(unbalanced, balanced) of a cell's seats (last axis) by the triangle: unbalanced when
+    some seat's deviation from the fair share (the mean of the seats' shares) is shown,
+    balanced when every seat's is equivalent."""
+    rates = _arr(rates)
+    off = rates - rates.mean(axis=-1, keepdims=True)
+    shown, equal = triangle_decisions(off, spread, _arr(n)[..., None], _arr(delta)[..., None],
+                                      alpha, _arr(wave)[..., None])
+    return np.any(shown, axis=-1), np.all(equal, axis=-1)
+
+
+def games_for_triangle(estimate, spread, delta, alpha, wave):
+    """(units until 'different', units until 'equivalent') by the triangle were the estimate
+    to stay as it is: the first of a fine geometric grid, inf when never."""
+    grid = np.unique(np.ceil(np.geomspace(2, 1e9, 4000)))
+    estimate, spread = np.broadcast_arrays(np.abs(_arr(estimate)), _arr(spread))
+    shown, equal = triangle_half_widths(spread[..., None], grid, delta, alpha, wave)
+    first = lambda ok: np.where(ok.any(axis=-1), grid[np.argmax(ok, axis=-1)], np.inf)  # noqa: E731
+    return first(estimate[..., None] >= shown), first(estimate[..., None] + equal <= delta)
+
+
 # ---- planning -------------------------------------------------------------------------------------
 def games_for_half_width(sd, half_width, alpha=ALPHA):
     """Games for a fixed-n interval of half-width `half_width` on a mean of standard
     deviation sd (normal approximation; the t correction is negligible at these sizes)."""
     z = stats.norm.ppf(1 - _arr(alpha) / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.ceil((z * _arr(sd) / _arr(half_width)) ** 2)
 
 

@@ -1,5 +1,5 @@
-"""The stop_when rules: is the experiment's question decided with always-valid figures
-(decided), are its win shares precise enough (precise)."""
+"""The stop_when rules: is the experiment's question decided (decided: always-valid figures,
+or the triangle of a run with a stored spread), are its win shares precise enough (precise)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,9 +12,10 @@ from pipelines.summaries import cell_summary, summary
 
 
 def decided(path: str, baseline: str | None, look: Look) -> bool:
-    """Whether the experiment's question is decided at +-look.delta with always-valid
-    figures (the stop_when rule): every comparison with the baseline when there are other
-    arms, else every cell's seat balance (competitive games)."""
+    """Whether the experiment's question is decided at +-look.delta (the stop_when rule:
+    always-valid figures, or with look.spread the triangle): every comparison with the
+    baseline when there are other arms, else every cell's seat balance (competitive
+    games)."""
     if baseline is not None:
         table = compare(path, baseline, look=look)
         if not table.is_empty():
@@ -74,7 +75,8 @@ def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None 
     """Units a pilot needs for PILOT_EVENTS wins and losses of its rarest outcome (a seat that
     wins 3%), at the rates its first `pilot_games` units show, and with `delta` (a
     stop_when.delta plan) for the standard error of every estimate the plan simulates to be
-    at most delta / PILOT_SE_PER_DELTA: the rows of `decisive` (per cell, units x rows: the
+    at most delta / PILOT_SE_PER_DELTA, and the spread the plan hands out (plan_spread) to be
+    within PILOT_SPREAD_ERROR: the rows of `decisive` (per cell, units x rows: the
     paired differences from the baseline of a comparison), else the win shares (the games
     to decide rise off no difference and peak between delta / 2 and delta, so a plan from a
     pilot whose error is delta / 2 is up to 40% off: docs/lab/statistics.md); at most
@@ -88,8 +90,23 @@ def pilot_units(shares: list[np.ndarray], pilot_games: int, delta: float | None 
         need = max(need, int(np.ceil(PILOT_EVENTS / rarest)))
     for matrix in (decisive if decisive is not None else shares) if delta else ():
         sd = float(np.max(matrix.std(axis=0)))
-        need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)))
+        need = max(need, int(np.ceil((PILOT_SE_PER_DELTA * sd / delta) ** 2)),
+                   _spread_units(matrix))
     return max(pilot_games, min(need, MAX_PILOT_UNITS, PILOT_GROWTH * pilot_games))
+
+
+PILOT_SPREAD_ERROR = 0.03  # ... and until the spread it hands out is this precise (relative)
+
+
+def _spread_units(matrix: np.ndarray) -> int:
+    """Units for the sd of every row of `matrix` (units x rows) to have a relative standard
+    error of at most PILOT_SPREAD_ERROR: (kurtosis - 1) / (4 error^2) (the sd's error is
+    about sqrt(mu4 - s^4) / (2 s^2 sqrt(n))); sparse differences (correlated arms, most
+    of them 0) have a high kurtosis and need many units."""
+    centred = matrix - matrix.mean(axis=0)
+    var = np.mean(centred ** 2, axis=0)
+    kurtosis = np.mean(centred ** 4, axis=0) / np.where(var > 0, var ** 2, np.inf)
+    return int(np.ceil(np.max(kurtosis - 1, initial=0) / (4 * PILOT_SPREAD_ERROR ** 2)))
 
 
 # ---- the decision rule, simulated (the plan of a stop_when.delta run) ---------------------------
@@ -102,7 +119,7 @@ def _normal(rng, cov: np.ndarray, size: tuple) -> np.ndarray:
 
 def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
                       seats: bool, min_games: int = 0, reps: int = 400, seed: int = 0,
-                      truth: str = "shrunk") -> np.ndarray:
+                      truth: str = "shrunk", spread: float | None = None) -> np.ndarray:
     """Games per cell at which simulated runs of the stop_when.delta rule stop (the last look
     when undecided), as `decided` judges them.  `blocks`: per cell (mean, covariance, units
     the estimates rest on, games per unit): of the paired differences from the baseline
@@ -113,7 +130,9 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     difference (each difference's, or seat's deviation from the cell's mean share, square
     less its variance: est^2 - var/units, the unbiased estimate of the square of its truth);
     "point", at the estimates.  Each run then plays normal increments wave by wave; the
-    sequences use the true sd."""
+    sequences use the true sd; with `spread` (a run with a stored spread) the run decides by
+    the triangle instead, scaled by that spread (guarded by the true sd, as
+    st.guarded_spread guards it by the running one), looks one wave apart."""
     rng = np.random.default_rng(seed)
     looks = np.asarray(looks, dtype=np.float64)
     dims = sum(len(m) - (not seats and _mirrored(m, c)) for m, c, *_ in blocks)
@@ -129,7 +148,19 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
         sums = np.cumsum(true_means[:, None, :] * steps[None, :, None] + noise, axis=1)
         est = sums / at[None, :, None]
         sd = np.sqrt(np.clip(np.diag(cov), 0, None))
-        if seats:
+        if spread is not None:
+            scale = st.guarded_spread(spread, sd[None, None, :], at[None, :, None],
+                                      0.0 if seats else est)
+            if seats:
+                scale = np.max(scale, axis=-1)
+                shown, equal = st.triangle_seat_decisions(est, scale, at[None, :], delta,
+                                                          strict, steps[None, :])
+                done &= shown | equal
+            else:
+                shown, equal = st.triangle_decisions(est, scale, at[None, :, None], delta,
+                                                     strict, steps[None, :, None])
+                done &= np.all(shown | equal, axis=-1)
+        elif seats:
             shown, equal = st.cs_seat_decisions(est, sd, at[None, :], delta, strict, planned)
             done &= shown | equal
         else:
@@ -139,6 +170,21 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
     done &= (looks >= min_games)[None, :]
     first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
     return looks[first]
+
+
+PLAN_SPREAD_Z = 0.5  # the spread a plan hands out: its pilot's sd, raised by this many errors
+
+
+def plan_spread(blocks, seats: bool) -> float | None:
+    """The spread a plan hands out for stop_when.spread: the largest sd per unit of the rows
+    `blocks` holds (as simulate_decision reads them: the paired differences, or with `seats`
+    the seats' win shares), each raised to st.sd_bound at PLAN_SPREAD_Z; None without rows,
+    or when none varied in the pilot (arms that play the same games)."""
+    sds = [st.sd_bound(np.sqrt(np.clip(np.diag(np.atleast_2d(cov)), 0, None)), units,
+                       0.0 if seats else np.asarray(mean, np.float64), PLAN_SPREAD_Z)
+           for mean, cov, units, _ in blocks]
+    largest = float(np.max(np.concatenate(sds))) if sds else 0.0
+    return largest if largest > 0 else None
 
 
 def _mirrored(mean, cov) -> bool:

@@ -49,7 +49,7 @@ def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame
         return cells.with_columns(seat_stat=pl.lit(None, pl.Float64),
                                   seat_p_value=pl.lit(None, pl.Float64),
                                   seat_p_adjusted=pl.lit(None, pl.Float64),
-                                  p_adjust=pl.lit(f"interim: confidence sequences, Bonferroni "
+                                  p_adjust=pl.lit(f"interim: {'the triangle' if look.triangle else 'confidence sequences'}, Bonferroni "
                                                   f"over {tested} cell(s); no p-values"))
     return cells.with_columns(seat_stat=pl.Series(stat, dtype=pl.Float64),
                               seat_p_value=pl.Series(p), seat_p_adjusted=pl.Series(

@@ -5,7 +5,8 @@ import numpy as np
 import polars as pl
 
 from pipelines import stats as st
-from pipelines.figures import Look, _margin_text, _more_games, _pct, _unit_text
+from pipelines.figures import (Look, _margin_text, _more_games, _pct, _unit_text, triangle_spread,
+                               wave_units)
 
 
 def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list[tuple]:
@@ -25,7 +26,11 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         fair = float(rate.mean())  # among the seats: 1/k less the games without a winner
         sd = np.sqrt(part["share_var"].to_numpy())
         strict = look.alpha / family
-        if look.interim:
+        if look.triangle:
+            unbalanced, balanced = (bool(x) for x in st.triangle_seat_decisions(
+                rate, np.max(triangle_spread(look, sd, n)), n, look.delta, strict,
+                wave_units(look, n, per_unit)))
+        elif look.interim:
             unbalanced, balanced = (bool(x) for x in st.cs_seat_decisions(
                 rate, sd, n, look.delta, strict, look.planned_games))
         else:
@@ -48,7 +53,7 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
                        f"{_pct(fair)}{_no_winner_text(cell)} over {_unit_text(n, per_unit)}: "
                        "balanced."))
         else:
-            total = _games_for_seats(rate - fair, sd, n, strict, look)
+            total = _games_for_seats(rate - fair, sd, n, strict, look, per_unit)
             out.append((False, f"{tag}{lead}: no seat advantage shown yet, undecided at "
                         f"{_margin_text(look.delta)}; {_more_games(total, n, per_unit)}."))
     return out
@@ -59,11 +64,15 @@ def _no_winner_text(cell: dict) -> str:
     return f" ({_pct(share)} of the games have no winner)" if share else ""
 
 
-def _games_for_seats(deviation, sd, n, alpha, look: Look) -> float:
-    """Games after which a cell's seats would be decided: one seat shown off fair, or every
+def _games_for_seats(deviation, sd, n, alpha, look: Look, per_unit) -> float:
+    """Units after which a cell's seats would be decided: one seat shown off fair, or every
     seat within +-delta of it."""
-    planned = look.planned_games if look.interim else None
     off = np.abs(deviation)
+    if look.triangle:
+        differ, equal = st.games_for_triangle(off, np.max(triangle_spread(look, sd, n)),
+                                              look.delta, alpha, wave_units(look, n, per_unit))
+        return float(max(min(np.min(differ), np.max(equal)), n))
+    planned = look.planned_games if look.interim else None
     differ = np.min(st.games_for(sd, off, alpha, planned, st.RATE_PRIOR_VAR))
     equal_alpha = alpha if planned is None else st.equivalence_alpha(alpha)
     equal = np.max(st.games_for(sd, look.delta - off, equal_alpha, planned, st.RATE_PRIOR_VAR))
@@ -106,8 +115,21 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
                 "smaller than " + margin if -delta < lo and hi < delta else
                 "of a size not yet known against " + margin)
         return True, f"{tag}{text}: a real difference, {size}."
+    sd, n, level = row["win_sd"] or 0.0, row["pairs"], row["level"]
+    per_unit = 1 if row["unit"] == "game" else row["players"]
+    if look.triangle:  # the triangle's equivalence bound
+        spread = triangle_spread(look, sd, n, d)
+        wave = wave_units(look, n, per_unit)
+        half = float(st.triangle_half_widths(spread, n, delta, level, wave)[1])
+        if abs(d) + half <= delta:
+            return True, (f"{tag}{text}: not shown to matter at {margin} (equivalent: by the "
+                          f"triangle, [{100 * (d - half):+.1f}, {100 * (d + half):+.1f}] lies "
+                          "within).")
+        differ, equal = st.games_for_triangle(d, spread, delta, level, wave)
+        total = max(min(float(differ), float(equal)), n)
+        return False, (f"{tag}{text}: undecided at {margin}; "
+                       f"{_more_games(total, n, per_unit)}.")
     if look.interim:  # the equivalence sequence (two one-sided bounds at the row's level)
-        sd, n, level = row["win_sd"] or 0.0, row["pairs"], row["level"]
         if bool(st.cs_comparison_decisions(d, sd, n, delta, level, look.planned_games)[1]):
             half = float(st.cs_half_width(sd, n, st.equivalence_alpha(level),
                                           look.planned_games, st.DIFF_PRIOR_VAR))
@@ -116,9 +138,8 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
                           f"{100 * (d + half):+.1f}] lies within).")
     elif -delta < lo and hi < delta:
         return True, f"{tag}{text}: not shown to matter at {margin} (equivalent)."
-    total = st.games_to_decide(d, row["win_sd"] or 0.0, row["pairs"], delta, row["level"],
+    total = st.games_to_decide(d, sd, n, delta, level,
                                look.planned_games if look.interim else None,
                                st.DIFF_PRIOR_VAR)
-    per_unit = 1 if row["unit"] == "game" else row["players"]
     return False, (f"{tag}{text}: undecided at {margin}; "
                    f"{_more_games(float(total), row['pairs'], per_unit)}.")

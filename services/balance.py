@@ -32,22 +32,6 @@ CONFIRM_SEED_OFFSET = 1   # the confirmation's fresh deals: the spec's seed + 1
 CURVE_POINTS = 41
 
 
-def balance_rules(spec, players: int, value) -> dict:
-    """The rules one searched value plays: the first arm's rules with the option set (a
-    per-seat option: `value` at the seat, 0 elsewhere)."""
-    b = spec.balance
-    rules = dict(next(iter(spec.arm_rules().values())))
-    game = core_cy.load(spec.game)
-    opt = next(o for o in game.options if o.name == b.option)
-    if opt.kind == "seats":
-        seats = [0] * players
-        seats[b.seat_of(players)] = int(value)
-        rules[b.option] = seats
-    else:
-        rules[b.option] = int(value)
-    return rules
-
-
 def _figure(spec, players: int, shares: np.ndarray) -> np.ndarray:
     b = spec.balance
     if b.target == "equal":
@@ -152,7 +136,7 @@ def confirm(spec, players: int, value: int, c: fv.Curve | None = None,
     seed = spec.seed + CONFIRM_SEED_OFFSET
     plan, needed = (confirm_games(spec, players, value, c) if c is not None
                     else (b.confirm_games, math.nan))
-    out = _play(spec, players, balance_rules(spec, players, value), spec.agent_list(players),
+    out = _play(spec, players, spec.searched_rules(players, value), spec.agent_list(players),
                 seed, 0, plan)
     shares = out["seat_win_share"]
     shares = shares[~np.isnan(shares).any(axis=1)]  # units that finished by the rules
@@ -243,7 +227,7 @@ def run_fair_value(spec, progress=None) -> dict:
             left = _search_left(seen, spec, players, used)
             cols = []
             for k, v in enumerate(values):
-                out = _play(spec, players, balance_rules(spec, players, v), agents, spec.seed,
+                out = _play(spec, players, spec.searched_rules(players, v), agents, spec.seed,
                             start, count)
                 cols.append(_figure(spec, players, out["seat_win_share"]))
                 if progress:

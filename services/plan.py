@@ -20,7 +20,9 @@ the run will stop by (`rule`):
   (pipelines.simulate_decision, every run at the pilot's estimates shrunk towards no
   difference; the pilot goes on until its errors are at most delta / PILOT_SE_PER_DELTA,
   within the same limits): the expected, median, 10th- and 90th-percentile games per cell
-  and the share of runs that reach max_games undecided;
+  and the share of runs that reach max_games undecided, for a run started with the spread
+  the plan hands out (`spread`, the pilot's: stop_when.spread), which decides by the
+  triangle;
 and the wall time on `workers` cores.  A spec with stop_when stops only after whole waves
 of games_per_arm, so its plan is in whole waves.  With pairing 'rotations' the pilot plays
 `pilot_games` whole deals and the spreads are those of the deal means (the unit the run's
@@ -276,14 +278,18 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
     runs that end at max_games undecided, and the p10-p90 range: the rule
     (pipelines.simulate_decision) simulated on the pilot's means and covariances, its true
     differences the pilot's estimates shrunk towards no difference; with half_width too,
-    the run also stops once precise."""
+    the run also stops once precise.  The run is taken to start with a stored spread, the
+    spec's stop_when.spread or else the one this plan hands out (pipelines.plan_spread:
+    `spread`), so it decides by the triangle."""
     rule = spec.stop_when
     looks = np.array(list(spec.waves()), dtype=np.float64)
     compares = baseline is not None and len(spec.arm_rules()) > 1 and blocks["diff"]
     simulated = blocks["diff"] if compares else blocks["seats"]
+    spread = pipelines.plan_spread(simulated, seats=not compares)
     stops = pipelines.simulate_decision(
         simulated, looks, delta, rule.alpha, spec.look(interim=True).planned_games,
-        seats=not compares, min_games=rule.min_games)
+        seats=not compares, min_games=rule.min_games,
+        spread=rule.spread if rule.spread is not None else spread)
     error = max((float(np.sqrt(np.max(np.diag(np.atleast_2d(cov))) / units))
                  for _, cov, units, _ in simulated), default=None)
     if compares or blocks["seats"]:
@@ -297,7 +303,7 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
             "median_games_per_cell": int(np.ceil(np.median(stops))),
             "p10_games_per_cell": int(np.ceil(np.percentile(stops, 10))),
             "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
-            "undecided_share": undecided, "pilot_error": error}
+            "undecided_share": undecided, "pilot_error": error, "spread": spread}
 
 
 def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
@@ -311,7 +317,14 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
             f"{_duration(p90_wall)} at most), to decide at "
             f"±{100 * delta:g} "
             f"point{'' if delta == 0.01 else 's'} "
-            f"(stop_when.delta).")
+            f"(stop_when.delta)"
+            + (f" by the triangle, with the spec's stop_when.spread ({rule.spread:.4g})."
+               if rule.spread is not None else
+               f" by the triangle, once the run is started with stop_when.spread = "
+               f"{spread['spread']:.4g} (this pilot's spread; without it the run decides by "
+               "confidence sequences, in more games)." if spread["spread"] is not None else
+               " by confidence sequences: the pilot's rows did not vary, so it has no spread "
+               "to hand out."))
     share = spread["undecided_share"]
     if share >= 0.005:
         text += (f" {100 * share:.0f}% of runs would reach stop_when.max_games "
@@ -416,6 +429,10 @@ class Plan(BaseModel):
     undecided_share: float | None = Field(default=None, description="stop_when.delta: the "
                                           "share of simulated runs that reach max_games "
                                           "undecided")
+    spread: float | None = Field(default=None, description="stop_when.delta: the spread to "
+                                 "start the run with (stop_when.spread): the pilot's largest "
+                                 "sd per unit of the rows that decide; the plan's games "
+                                 "assume the run uses it (or the spec's own)")
     pilot_error: float | None = Field(default=None, description="stop_when.delta: the largest "
                                       "standard error of the pilot's estimates the plan "
                                       "simulates (the pilot grows until it is delta / 4)")

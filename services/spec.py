@@ -130,7 +130,9 @@ class StopWhen(BaseModel):
       differs from the baseline or is equivalent to it within +-delta (one arm: every cell's
       seats are shown unbalanced or balanced within +-delta), judged by confidence sequences
       that hold at every look, so the error rate stays at most `alpha` however often the
-      runner checks.
+      runner checks; with `spread` (the spread the plan hands out, from its pilot: the sd per
+      unit of the rows that decide) by a double triangular test scaled by that spread
+      instead, which decides in fewer games (docs/statistics.md).
     With both, the run stops at whichever holds first."""
 
     model_config = ConfigDict(extra="forbid")
@@ -139,6 +141,11 @@ class StopWhen(BaseModel):
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     min_games: int = Field(default=0, ge=0)
     max_games: int = Field(ge=1)
+    spread: float | None = Field(default=None, gt=0, le=1, description="with delta: the "
+                                 "spread the plan hands out (its pilot's sd per unit of the "
+                                 "rows that decide, the paired win-share differences or the "
+                                 "seats' win shares); the run then decides by the triangle "
+                                 "scaled by it, guarded by the run's own spread")
 
     @model_validator(mode="after")
     def _one_rule(self) -> "StopWhen":
@@ -150,7 +157,8 @@ class StopWhen(BaseModel):
                                       f"max_games ({self.max_games})")
         return self
 
-    @field_validator("half_width", "delta", "alpha", "min_games", "max_games", mode="before")
+    @field_validator("half_width", "delta", "alpha", "min_games", "max_games", "spread",
+                     mode="before")
     @classmethod
     def _json_number(cls, value, info: ValidationInfo):
         if value is not None and not _is_number(value):  # null: the rule is unused
@@ -158,6 +166,8 @@ class StopWhen(BaseModel):
         if info.field_name in ("half_width", "delta"):
             return check_fraction(value, info.field_name,
                                   0.5 if info.field_name == "half_width" else 1)
+        if info.field_name == "spread" and value is not None and info.data.get("delta", 0) is None:
+            raise ValueError("spread needs delta: it scales the decision rule (stop_when.delta)")
         return value
 
 
@@ -511,11 +521,10 @@ class ExperimentSpec(BaseModel):
                                      CROSS))
         if errors:
             return errors
-        from services.balance import balance_rules   # the rules each searched value plays
         for n in counts:
             for v in b.range:
                 try:
-                    game.resolve_rules(balance_rules(self, n, v), n)
+                    game.resolve_rules(self.searched_rules(n, v), n)
                 except BAD_VALUE as exc:
                     errors.append(_error(("balance", "range"), f"value {v} with {n} players: "
                                          f"{exc}", b.range, CROSS))
@@ -624,6 +633,20 @@ class ExperimentSpec(BaseModel):
     def player_counts(self) -> list[int]:
         return [self.players] if isinstance(self.players, int) else list(self.players)
 
+    def searched_rules(self, players: int, value) -> dict:
+        """The rules one value of the balance search plays: the first arm's rules with the
+        searched option set (a per-seat option: `value` at the seat, 0 elsewhere)."""
+        b = self.balance
+        rules = dict(next(iter(self.arm_rules().values())))
+        opt = next(o for o in core_cy.load(self.game).options if o.name == b.option)
+        if opt.kind == "seats":
+            seats = [0] * players
+            seats[b.seat_of(players)] = int(value)
+            rules[b.option] = seats
+        else:
+            rules[b.option] = int(value)
+        return rules
+
     def arm_rules(self) -> dict[str, dict]:
         """Arm name -> rule options (the sweep's grid crossed with the named arms)."""
         base = dict(self.arms) if self.arms else {}
@@ -689,7 +712,8 @@ class ExperimentSpec(BaseModel):
         """How this experiment's figures are computed, the one rule for the runner's stopping
         decision, the API, the CLI and the dashboard: interim (always-valid, a run in
         progress) or fixed-n, tuned for the planned games per cell, at the margin `delta`
-        (default: stop_when.delta, else pipelines.DELTA) and the level stop_when.alpha."""
+        (default: stop_when.delta, else pipelines.DELTA) and the level stop_when.alpha; with
+        stop_when.spread, the triangle's, looks one wave (games_per_arm) apart."""
         import pipelines
 
         rule = self.stop_when
@@ -697,7 +721,9 @@ class ExperimentSpec(BaseModel):
             delta = rule.delta if rule is not None and rule.delta else pipelines.DELTA
         alpha = rule.alpha if rule is not None else pipelines.Look.alpha
         return pipelines.Look(interim=interim, planned_games=self.max_games_per_cell(),
-                              delta=delta, alpha=alpha)
+                              delta=delta, alpha=alpha,
+                              spread=rule.spread if rule is not None else None,
+                              wave_games=self.games_per_arm if rule is not None else None)
 
     def waves(self) -> Iterator[int]:
         """Game counts per cell after which the runner may stop (stop_when), ascending; the

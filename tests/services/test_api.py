@@ -84,6 +84,10 @@ def test_newest_experiment_is_listed_first(idle):
     ({"agents": "telepath"}, "agents"),
     ({"baseline": "zzz"}, "baseline"),
     ({"arms": {"a": {"no_such_option": 1}}}, "arms.a.no_such_option"),
+    ({"stop_when": {"delta": 0.03, "max_games": 400, "spread": 0}}, "stop_when.spread"),
+    ({"stop_when": {"delta": 0.03, "max_games": 400, "spread": 1.5}}, "stop_when.spread"),
+    ({"stop_when": {"delta": 0.03, "max_games": 400, "spread": "wide"}}, "stop_when.spread"),
+    ({"stop_when": {"half_width": 0.03, "max_games": 400, "spread": 0.4}}, "stop_when.spread"),
 ])
 def test_bad_specs_are_422_naming_the_field(idle, change, field):
     response = idle.post("/api/experiments", json=small_spec(**change))

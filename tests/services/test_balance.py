@@ -183,7 +183,7 @@ def test_the_search_plays_the_runners_games_and_drops_truncated_ones(ray_local, 
            "balance": {"option": "seat_bonus_shells", "seat": 0, "range": [0, 4],
                        "wave_games": 10, "max_games": 60, "confirm_games": 0}}
     spec = ExperimentSpec.model_validate(raw)
-    rules = balance.balance_rules(spec, players, 2)
+    rules = spec.searched_rules(players, 2)
     out = balance._play(spec, players, rules, spec.agent_list(players), spec.seed, 0, units)
 
     per = spec.games_per_deal(players)

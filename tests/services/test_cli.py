@@ -160,6 +160,12 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     assert shown.p10_games_per_cell <= shown.median_games_per_cell <= shown.p90_games_per_cell
     assert shown.p90_wall_seconds >= shown.wall_seconds > 0
     assert 0.0025 * ROUGH_PILOT < shown.pilot_error < 0.02
+    # the spread to start the run with: the pilot's largest sd of a paired difference, raised
+    # a little for the pilot's error (pipelines.plan_spread)
+    largest = max(max(c.diff_sd) for c in shown.cells if c.diff_sd)
+    assert largest < shown.spread < 1.05 * largest
+    assert re.search(r"once the run is started with stop_when.spread = 0\.\d+ \(this pilot's "
+                     r"spread", printed), printed
 
 
 def test_plan_from_a_pilot_with_small_enough_errors_is_not_called_rough(tmp_path, capsys):

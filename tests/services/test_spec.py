@@ -174,6 +174,24 @@ def test_stop_when_bounds(stop):
     assert errors[0][0][0] == "stop_when"
 
 
+@settings(max_examples=150, deadline=None)
+@given(spread=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5),
+                        st.booleans(), st.text(max_size=3), st.none()),
+       delta=st.sampled_from([0.03, None]))
+def test_stop_when_spread_is_a_number_in_0_1_with_delta(spread, delta):
+    """stop_when.spread (the stored spread of the triangle rule): a number in (0, 1], only
+    with delta; anything else is refused naming stop_when.spread."""
+    rule = {"max_games": 1000, "spread": spread, **({"delta": delta} if delta else
+                                                    {"half_width": 0.05})}
+    number = isinstance(spread, (int, float)) and not isinstance(spread, bool)
+    if spread is None or (number and 0 < spread <= 1 and delta):
+        look = ExperimentSpec.model_validate(_base(stop_when=rule)).look(interim=True)
+        assert look.spread == spread and look.wave_games == 1000
+        return
+    errors = _errors(_base(stop_when=rule))
+    assert errors and all(loc == ("stop_when", "spread") for loc, _ in errors), errors
+
+
 def test_baseline_must_be_an_arm():
     [(loc, msg)] = _errors(_base(arms={"a": {}, "b": {}}, baseline="c"))
     assert loc == ("baseline",) and "'a'" in msg

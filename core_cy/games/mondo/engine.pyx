@@ -35,6 +35,7 @@ from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 cdef extern from "meeple_bits.h":
     int lowest_bit "meeple_lowest64"(uint64_t x) noexcept nogil
+    int popcount32 "meeple_popcount32"(uint32_t x) noexcept nogil
 
 from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_exact, check_live, choice, fail,
                            integer, items, load_data, number)
@@ -1115,7 +1116,6 @@ cdef enum:
 # Expected net points of a future placement besides the empty space it avoids (animals and
 # closed areas minus errors of an average greedy placement; tuned with benchmarks/mondo_agents.py).
 cdef double FUTURE_GAIN = 0.5
-cdef double MATCH_W = 0.25          # a matching shared edge (on the way to a closed area)
 cdef double EDGE_MATCH = 0.75       # pick estimate: an edge matching a placed neighbour
 cdef double EDGE_RIM = 0.25         # pick estimate: frame side, an edge matching the rim
 cdef double NO_SPOT = -0.5          # a tile that has no space to go to (the board is full)
@@ -1157,12 +1157,29 @@ cdef inline double face_term(const MState* s, const MFace* f) noexcept nogil:
     return v - volcano_weight(s, f.volcano)
 
 
+# A board's worth in quarter points (integers: a placement's worth then sums from per-edge
+# tables, see CellTable): per count of BoardInfo, solo (Q_SOLO_*) or not.
+cdef enum:
+    Q_ANIMAL = 4
+    Q_CLOSED = 4 * AREA_POINTS
+    Q_ERROR = -4
+    Q_MATCH = 1                 # a matching shared edge (on the way to a closed area)
+    Q_ACTIVE = -2
+    Q_DORMANT = -1
+    Q_SOLO_VOLCANO = -4         # solo: every volcano costs a point; animals and areas nothing
+
+
+cdef inline int board_quarters(const MState* s, const BoardInfo* b) noexcept nogil:
+    """A board's worth from its counts, without empties, chips and majorities, in quarters."""
+    if s.rules.solo:
+        return Q_ERROR * b.errors + Q_MATCH * b.matched + Q_SOLO_VOLCANO * (b.active + b.dormant)
+    return (Q_ANIMAL * b.animals + Q_CLOSED * b.closed_land + Q_ERROR * b.errors
+            + Q_MATCH * b.matched + Q_ACTIVE * b.active + Q_DORMANT * b.dormant)
+
+
 cdef inline double board_value_b(const MState* s, const BoardInfo* b) noexcept nogil:
     """A board's worth from its counts, without empties, chips and majorities."""
-    if s.rules.solo:
-        return -b.errors - b.active - b.dormant + MATCH_W * b.matched
-    return (b.animals + AREA_POINTS * b.closed_land - b.errors + MATCH_W * b.matched
-            - 0.5 * b.active - 0.25 * b.dormant)
+    return 0.25 * board_quarters(s, b)
 
 
 
@@ -1438,6 +1455,7 @@ ctypedef struct Areas:
     int16_t open[MAX_NODES]     # per root: segment edges facing an empty space
     uint8_t bad[MAX_NODES]      # per root: an error edge or (water side) the sea
     uint8_t rim[MAX_NODES]      # per root: touches the rim
+    int quarters                # board_quarters of b
 
 
 cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nogil:
@@ -1468,169 +1486,143 @@ cdef void build_areas(const MState* s, const MPlayer* pl, Areas* A) noexcept nog
         else:
             bi.closed_land += 1
             bi.closed_by_terrain[t] += 1
+    A.quarters = board_quarters(s, bi)
 
 
-cdef inline int small_find(int* p, int x) noexcept nogil:
-    while p[x] != x:
-        x = p[x]
-    return x
+# What a tile on an empty cell adds to the board's worth, per edge (section 5.1, as meet()
+# reads it): the same for every face and rotation tried there, so it is found once per cell.
+ctypedef struct CellTable:
+    int8_t q[DIRECTIONS * 4]        # [d * 4 + t]: quarter points of showing terrain t towards d
+    uint8_t spoil[DIRECTIONS * 4]   # 1: the segment showing it is no closed area of its own
+                                    # (it faces an empty space, an error, the sea or joins a
+                                    # neighbouring area)
+    uint8_t dirty[DIRECTIONS * 4]   # 1: ... nor part of one (all of that but the joining)
+    int8_t area[DIRECTIONS]         # the neighbouring area across d (0 .. areas-1), -1: none
+    int areas
+    uint32_t good                   # bit j: area j may close (not bad, every open edge faces
+                                    # the cell)
+    uint32_t land                   # bit j: area j is land
 
 
-# What lies across each side of an empty cell, for place_counts: the same for every face
-# and rotation tried there, so it is found once per cell.
-cdef enum:
-    SIDE_RIM = 0            # the rim: `want` its terrain
-    SIDE_EMPTY = 1          # an empty space
-    SIDE_TILE = 2           # a placed tile: `want` the terrain of its facing edge, `root` its area
-
-ctypedef struct Side:
-    int kind
-    int want
-    int root
-
-
-cdef bint cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
-                     Side* out) noexcept nogil:
-    """What lies across each side of empty cell c; True when a tile there may close a
-    neighbouring area: one that is not bad and whose every open edge faces c (otherwise
-    place_counts takes its short way: no neighbouring area can become closed)."""
+cdef void cell_sides(const MState* s, const MPlayer* pl, const Areas* A, int c,
+                     CellTable* ct) noexcept nogil:
+    """What each edge of a tile on empty cell c adds, and the neighbouring areas (CellTable)."""
     cdef const MRules* R = &s.rules
     cdef const MFace* g
     cdef int around[DIRECTIONS]
-    cdef int d, e, nb, od, facing
+    cdef int want[DIRECTIONS]
+    cdef int root[DIRECTIONS]
+    cdef int d, j, t, nb, od, facing, kind
     neighbours(R, c, around)
+    ct.areas = 0
+    ct.good = 0
+    ct.land = 0
     for d in range(DIRECTIONS):
         nb = around[d]
+        ct.area[d] = -1
+        want[d] = -1                            # an empty space
         if nb < 0:
-            out[d].kind = SIDE_RIM
-            out[d].want = R.rim[c * DIRECTIONS + d]
-        elif pl.cell_tile[nb] == NO_TILE:
-            out[d].kind = SIDE_EMPTY
-        else:
+            want[d] = R.rim[c * DIRECTIONS + d]
+        elif pl.cell_tile[nb] != NO_TILE:
             g = cell_face(s, pl, nb)
             od = opposite(d)
-            out[d].kind = SIDE_TILE
-            out[d].want = edge_at(g, pl.cell_rot[nb], od)
-            out[d].root = A.root[nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], od)]
-    for d in range(DIRECTIONS):
-        if out[d].kind != SIDE_TILE or A.bad[out[d].root]:
-            continue
-        facing = 0
-        for e in range(DIRECTIONS):
-            facing += out[e].kind == SIDE_TILE and out[e].root == out[d].root
-        if A.open[out[d].root] == facing:
-            return True
-    return False
-
-
-cdef inline void place_counts_open(const MState* s, const Side* sides, const MFace* f, int rot,
-                                   BoardInfo* out) noexcept nogil:
-    """place_counts where no neighbouring area can become closed (cell_sides False): a
-    group holding a neighbouring area stays open or bad, so the only new closed areas are
-    the tile's own land segments that join no neighbour and face neither an empty space, an
-    error nor the sea (an inner patch, or edges on matching frame rim)."""
-    cdef int d, t, k
-    cdef uint32_t spoiled = 0           # bit k: segment k is open, bad or joins a neighbour
-    for d in range(DIRECTIONS):
-        t = edge_at(f, rot, d)
-        k = seg_at(f, rot, d)
-        if sides[d].kind == SIDE_EMPTY:
-            spoiled |= 1u << k
-        elif sides[d].kind == SIDE_RIM:
-            if t != sides[d].want:
-                out.errors += 1             # B1: a rim mismatch
-                spoiled |= 1u << k
-            elif not s.rules.frame:
-                spoiled |= 1u << k          # water at the sea rim
-        else:
-            spoiled |= 1u << k
-            if t != sides[d].want:
-                out.errors += 1
-            else:
-                out.matched += 1
-    for k in range(f.nseg):
-        if not (spoiled >> k) & 1 and f.seg_terrain[k] != T_WATER:
-            out.closed_land += 1
-
-
-cdef void place_counts(const MState* s, const Areas* A, const Side* sides, bint closable,
-                       const MFace* f, int rot, BoardInfo* out) noexcept nogil:
-    """The board counts after putting face f turned `rot` on the empty cell whose
-    surroundings are `sides` (cell_sides; section 5.1, as meet() reads them): the new tile's
-    segments join the neighbouring areas they match; the areas that touch the cell were open
-    before (they faced it), so every closed group is a new one.  Only the counts the
-    heuristic reads are kept up to date (board_value_b)."""
-    # groups 0..nseg-1: the tile's segments; nseg + j: the j-th neighbouring area
-    cdef int gp[MAX_SEGS + 4]
-    cdef int gopen[MAX_SEGS + 4]
-    cdef uint8_t gbad[MAX_SEGS + 4]
-    cdef uint8_t gter[MAX_SEGS + 4]
-    cdef int groot[4]
-    cdef int ns = f.nseg, nr = 0, d, k, j, t, r, gi, a, b2, ng
-    out.animals = A.b.animals
-    out.closed_land = A.b.closed_land
-    out.errors = A.b.errors
-    out.matched = A.b.matched
-    out.active = A.b.active
-    out.dormant = A.b.dormant
-    if f.animal >= 0:
-        out.animals += 1
-    if f.volcano == V_ACTIVE:
-        out.active += 1
-    elif f.volcano == V_DORMANT:
-        out.dormant += 1
-    if not closable:
-        place_counts_open(s, sides, f, rot, out)
-        return
-    for k in range(ns):
-        gp[k] = k
-        gopen[k] = 0
-        gbad[k] = 0
-        gter[k] = f.seg_terrain[k]
-    for d in range(DIRECTIONS):
-        t = edge_at(f, rot, d)
-        k = seg_at(f, rot, d)
-        if sides[d].kind == SIDE_EMPTY:
-            gopen[k] += 1                   # open towards an empty space, not an error
-        elif sides[d].kind == SIDE_RIM:
-            if t != sides[d].want:
-                out.errors += 1             # B1: a rim mismatch
-                gbad[k] = 1
-            elif not s.rules.frame:
-                gbad[k] = 1                 # water at the sea rim
-        else:                               # a neighbouring tile: its area becomes a group
-            r = sides[d].root
+            want[d] = edge_at(g, pl.cell_rot[nb], od)
+            root[ct.areas] = A.root[nb * MAX_SEGS + seg_at(g, pl.cell_rot[nb], od)]
             j = 0
-            while j < nr and groot[j] != r:
+            while root[j] != root[ct.areas]:
                 j += 1
-            gi = ns + j
-            if j == nr:
-                groot[nr] = r
-                nr += 1
-                gp[gi] = gi
-                gopen[gi] = A.open[r]
-                gbad[gi] = A.bad[r]
-                gter[gi] = t                # its terrain, if it matches (else it is bad)
-            gopen[gi] -= 1                  # its edge towards c is no longer open
-            if t != sides[d].want:
-                out.errors += 1
-                gbad[k] = 1
-                gbad[gi] = 1
+            ct.area[d] = <int8_t>j
+            if j == ct.areas:
+                ct.areas += 1
+                if want[d] != T_WATER:
+                    ct.land |= 1u << j
+        for t in range(4):
+            if want[d] < 0:                     # an empty space: open
+                ct.q[d * 4 + t] = 0
+                ct.dirty[d * 4 + t] = 1
+            elif t != want[d]:                  # B1: a rim mismatch, or an error edge
+                ct.q[d * 4 + t] = Q_ERROR
+                ct.dirty[d * 4 + t] = 1
+            elif nb < 0:                        # the matching rim: the sea on the water side
+                ct.q[d * 4 + t] = 0
+                ct.dirty[d * 4 + t] = not R.frame
+            else:                               # a neighbour's matching edge: the areas join
+                ct.q[d * 4 + t] = Q_MATCH
+                ct.dirty[d * 4 + t] = 0
+            ct.spoil[d * 4 + t] = ct.dirty[d * 4 + t] or ct.area[d] >= 0
+    for j in range(ct.areas):
+        facing = 0
+        for d in range(DIRECTIONS):
+            facing += ct.area[d] == j
+        if not A.bad[root[j]] and A.open[root[j]] == facing:
+            ct.good |= 1u << j
+
+
+cdef inline int face_quarters(const MState* s, const MFace* f) noexcept nogil:
+    """board_quarters' part of one more face: its animal and volcano."""
+    if s.rules.solo:
+        return Q_SOLO_VOLCANO * (f.volcano != V_NONE)
+    return (Q_ANIMAL * (f.animal >= 0) + Q_ACTIVE * (f.volcano == V_ACTIVE)
+            + Q_DORMANT * (f.volcano == V_DORMANT))
+
+
+cdef inline int closing_areas(const CellTable* ct, const uint32_t* joined, uint32_t dead,
+                              uint32_t dirty) noexcept nogil:
+    """How many groups of neighbouring areas (joined[j]: the tile's segments that join area
+    j) with the tile's segments they join become closed: no dead area, no dirty segment, land."""
+    cdef int j, i, n = 0
+    cdef uint32_t seen = 0, areas, segs
+    cdef bint grown
+    for j in range(ct.areas):
+        if (seen >> j) & 1:
+            continue
+        areas = 1u << j
+        segs = joined[j]
+        grown = True
+        while grown:                            # areas sharing a segment are one group
+            grown = False
+            for i in range(ct.areas):
+                if not (areas >> i) & 1 and joined[i] & segs:
+                    areas |= 1u << i
+                    segs |= joined[i]
+                    grown = True
+        seen |= areas
+        if not (areas & dead) and not (segs & dirty) and (ct.land >> j) & 1:
+            n += 1
+    return n
+
+
+cdef double place_value(const MState* s, const Areas* A, const CellTable* ct, const MFace* f,
+                        int rot) noexcept nogil:
+    """board_value_b after putting face f turned `rot` on the empty cell of `ct`
+    (cell_sides): the tile's segments join the neighbouring areas they match; those areas
+    faced the cell, so they were open and every closed group is a new one."""
+    cdef int d, j, k, q, code
+    cdef uint32_t spoiled = 0, dirty = 0, land = 0, dead = ~ct.good
+    cdef uint32_t joined[DIRECTIONS]
+    code = face_code(f, rot)
+    q = A.quarters + face_quarters(s, f)
+    for d in range(DIRECTIONS):
+        joined[d] = 0
+    for d in range(DIRECTIONS):
+        j = d * 4 + ((code >> (2 * d)) & 3)
+        k = seg_at(f, rot, d)
+        q += ct.q[j]
+        spoiled |= <uint32_t>ct.spoil[j] << k
+        dirty |= <uint32_t>ct.dirty[j] << k
+        if ct.area[d] >= 0:
+            if ct.dirty[j]:
+                dead |= 1u << ct.area[d]        # an error edge: the area is bad
             else:
-                out.matched += 1
-                a = small_find(gp, k)
-                b2 = small_find(gp, gi)
-                if a != b2:
-                    gp[a] = b2
-    ng = ns + nr
-    for k in range(ng):
-        a = small_find(gp, k)
-        if a != k:
-            gopen[a] += gopen[k]
-            gbad[a] |= gbad[k]
-    for k in range(ng):
-        if gp[k] == k and gopen[k] == 0 and not gbad[k] and gter[k] != T_WATER:
-            out.closed_land += 1
+                joined[ct.area[d]] |= 1u << k
+    if s.rules.solo:
+        return 0.25 * q                         # closed areas score nothing in solo
+    for d in range(f.nseg):
+        land |= <uint32_t>(f.seg_terrain[d] != T_WATER) << d
+    q += Q_CLOSED * popcount32(land & ~spoiled)  # the tile's own closed areas (inner patches)
+    if ct.good & ~dead:
+        q += Q_CLOSED * closing_areas(ct, joined, dead, dirty)
+    return 0.25 * q
 
 
 cdef void rotation_duplicates(const MFace* f, int* dup) noexcept nogil:
@@ -1822,8 +1814,7 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef int i, a, k, key, up, empty, sop = OP_NONE, sarg = -1
     cdef int bv_cell = -1, bv_have = 0, nlate = 0
     cdef int late[MAX_CELLS * PLACINGS]
-    cdef Side sides[DIRECTIONS]
-    cdef bint closable = False
+    cdef CellTable ct
     cdef double past = 0
     if seat != s.head.current or s.head.terminal:
         return 0
@@ -1920,13 +1911,11 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
                 if x.cell != bv_cell:
                     bv_cell = x.cell
                     bv_have = 0
-                    closable = cell_sides(s, pl, &A, x.cell, sides)
+                    cell_sides(s, pl, &A, x.cell, &ct)
                 if dup[k] >= 0 and (bv_have >> dup[k]) & 1:
                     bv[k] = bv[dup[k]]      # the same edges and segments: the same counts
                 else:
-                    place_counts(s, &A, sides, closable, &s.rules.faces[pl.hand][x.face], x.rot,
-                                 &b)
-                    bv[k] = board_value_b(s, &b)
+                    bv[k] = place_value(s, &A, &ct, &s.rules.faces[pl.hand][x.face], x.rot)
                 bv_have |= 1 << k
                 # compose() for a placement, its parts that do not depend on the cell
                 # computed once: the same operations in the same order.
@@ -1952,9 +1941,7 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     (incremental: one analysis of the board, then each candidate as a delta)."""
     cdef const MPlayer* pl = &s.p[p]
     cdef Areas A
-    cdef BoardInfo b
-    cdef Side sides[DIRECTIONS]
-    cdef bint closable
+    cdef CellTable ct
     cdef int c, k, best = -1
     cdef double base, v, best_v = -1e9
     cdef uint64_t spots
@@ -1964,11 +1951,10 @@ cdef int place_choice(const MState* s, int p, double* value) noexcept nogil:
     while spots:
         c = lowest_bit(spots)
         spots &= spots - 1
-        closable = cell_sides(s, pl, &A, c, sides)
+        cell_sides(s, pl, &A, c, &ct)
         for k in range(PLACINGS):
-            place_counts(s, &A, sides, closable, &s.rules.faces[pl.hand][k // ROTATIONS],
-                         k % ROTATIONS, &b)
-            v = board_value_b(s, &b) - base
+            v = place_value(s, &A, &ct, &s.rules.faces[pl.hand][k // ROTATIONS],
+                            k % ROTATIONS) - base
             if k // ROTATIONS != pl.hand_face:
                 v -= 0.01                   # the look at the other face costs a little time
             if v > best_v:
