@@ -29,11 +29,12 @@ def _family(df: pl.DataFrame, name: str, tested: np.ndarray, look: Look,
     counted = np.where(twins, np.nan, p)
     m = int(np.sum(~np.isnan(counted)))
     what = "win-share" if name == "win" else "score"
+    triangle = look.triangle("comparisons") and name == "win"
     if look.interim:
         return df.with_columns(pl.lit(None, pl.Float64).alias(f"{name}_p"),
                                pl.lit(None, pl.Float64).alias(f"{name}_p_adjusted")), \
             look.alpha / max(m, 1), \
-            (f"interim: {'the triangle' if look.triangle and name == 'win' else 'confidence sequences'}, "
+            (f"interim: {'the triangle' if triangle else 'confidence sequences'}, "
              f"Bonferroni over {m} {what} test(s); no p-values")
     level = st.family_alpha(counted, look.alpha)
     adjusted = st.benjamini_hochberg(counted)
@@ -53,7 +54,7 @@ def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
     c = {k: df[f"{name}_{k}"].fill_null(0).to_numpy().astype(np.float64)
          for k in ("diff", "sd", "pos", "neg")}
     n = df["pairs"].to_numpy().astype(np.float64)
-    if look.triangle and bounded:
+    if look.triangle("comparisons") and bounded:
         per_unit = np.where(df["unit"].to_numpy() == "game", 1, df["players"].to_numpy())
         half = st.triangle_half_widths(triangle_spread(look, c["sd"], n, c["diff"]), n,
                                        look.delta, alpha, wave_units(look, n, per_unit))[0]

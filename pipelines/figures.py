@@ -18,8 +18,9 @@ class Look:
     run in progress, tuned for `planned_games` per cell); `delta` is the difference that
     matters (win share, as a fraction).  With `spread` (a run started with a stored spread:
     the sd per unit of the rows that decide, from its plan's pilot) a run in progress
-    decides by the triangle (st.triangle_decisions, its looks `wave_games` per cell apart)
-    instead of confidence sequences."""
+    decides those rows, `spread_rows` ("comparisons" with the baseline, or one arm's
+    "seats"), by the triangle (st.triangle_decisions, its looks `wave_games` per cell apart)
+    instead of confidence sequences; the other rows keep the sequences."""
 
     interim: bool = False
     planned_games: int = 10_000
@@ -27,11 +28,12 @@ class Look:
     alpha: float = st.ALPHA
     spread: float | None = None
     wave_games: int | None = None
+    spread_rows: str = "comparisons"
 
-    @property
-    def triangle(self) -> bool:
-        """Whether the decisions of this look are the triangle's (interim, a stored spread)."""
-        return self.interim and self.spread is not None
+    def triangle(self, rows: str) -> bool:
+        """Whether `rows` ("comparisons" or "seats") are decided by the triangle at this look
+        (interim, a stored spread that is theirs)."""
+        return self.interim and self.spread is not None and rows == self.spread_rows
 
 
 def wave_units(look: Look, n, per_unit=1):

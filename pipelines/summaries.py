@@ -31,6 +31,10 @@ def seat_summary(path: str, include_truncated: bool = False, look: Look = Look()
 
 
 # ---- per cell ----------------------------------------------------------------------------
+def _interim_rule(look: Look) -> str:
+    return "the triangle" if look.triangle("seats") else "confidence sequences"
+
+
 def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame:
     """Per cell the omnibus seat-balance test, stratified by the agents' seating, from the
     distinct share vectors and their counts (sufficient.share_kinds); p-values adjusted over
@@ -49,7 +53,7 @@ def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame
         return cells.with_columns(seat_stat=pl.lit(None, pl.Float64),
                                   seat_p_value=pl.lit(None, pl.Float64),
                                   seat_p_adjusted=pl.lit(None, pl.Float64),
-                                  p_adjust=pl.lit(f"interim: {'the triangle' if look.triangle else 'confidence sequences'}, Bonferroni "
+                                  p_adjust=pl.lit(f"interim: {_interim_rule(look)}, Bonferroni "
                                                   f"over {tested} cell(s); no p-values"))
     return cells.with_columns(seat_stat=pl.Series(stat, dtype=pl.Float64),
                               seat_p_value=pl.Series(p), seat_p_adjusted=pl.Series(

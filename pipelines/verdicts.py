@@ -26,7 +26,7 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         fair = float(rate.mean())  # among the seats: 1/k less the games without a winner
         sd = np.sqrt(part["share_var"].to_numpy())
         strict = look.alpha / family
-        if look.triangle:
+        if look.triangle("seats"):
             unbalanced, balanced = (bool(x) for x in st.triangle_seat_decisions(
                 rate, np.max(triangle_spread(look, sd, n)), n, look.delta, strict,
                 wave_units(look, n, per_unit)))
@@ -68,7 +68,7 @@ def _games_for_seats(deviation, sd, n, alpha, look: Look, per_unit) -> float:
     """Units after which a cell's seats would be decided: one seat shown off fair, or every
     seat within +-delta of it."""
     off = np.abs(deviation)
-    if look.triangle:
+    if look.triangle("seats"):
         differ, equal = st.games_for_triangle(off, np.max(triangle_spread(look, sd, n)),
                                               look.delta, alpha, wave_units(look, n, per_unit))
         return float(max(min(np.min(differ), np.max(equal)), n))
@@ -117,7 +117,7 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
         return True, f"{tag}{text}: a real difference, {size}."
     sd, n, level = row["win_sd"] or 0.0, row["pairs"], row["level"]
     per_unit = 1 if row["unit"] == "game" else row["players"]
-    if look.triangle:  # the triangle's equivalence bound
+    if look.triangle("comparisons"):  # the triangle's equivalence bound
         spread = triangle_spread(look, sd, n, d)
         wave = wave_units(look, n, per_unit)
         half = float(st.triangle_half_widths(spread, n, delta, level, wave)[1])

@@ -713,7 +713,9 @@ class ExperimentSpec(BaseModel):
         decision, the API, the CLI and the dashboard: interim (always-valid, a run in
         progress) or fixed-n, tuned for the planned games per cell, at the margin `delta`
         (default: stop_when.delta, else pipelines.DELTA) and the level stop_when.alpha; with
-        stop_when.spread, the triangle's, looks one wave (games_per_arm) apart."""
+        stop_when.spread, the triangle's for the rows that decide (the comparisons with the
+        baseline when there are two arms or more, else the seats, as the runner asks),
+        looks one wave (games_per_arm) apart."""
         import pipelines
 
         rule = self.stop_when
@@ -723,7 +725,9 @@ class ExperimentSpec(BaseModel):
         return pipelines.Look(interim=interim, planned_games=self.max_games_per_cell(),
                               delta=delta, alpha=alpha,
                               spread=rule.spread if rule is not None else None,
-                              wave_games=self.games_per_arm if rule is not None else None)
+                              wave_games=self.games_per_arm if rule is not None else None,
+                              spread_rows="comparisons" if len(self.arm_rules()) > 1
+                              else "seats")
 
     def waves(self) -> Iterator[int]:
         """Game counts per cell after which the runner may stop (stop_when), ascending; the

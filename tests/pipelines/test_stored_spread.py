@@ -2,6 +2,8 @@
 double triangular test scaled by that spread (stats.triangle_*), its guard against a spread
 stored too low (stats.guarded_spread), and the pipelines that judge a run by it (the quick,
 seeded versions of benchmarks/stop_rule.py's `stored` rows)."""
+from dataclasses import replace
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -146,6 +148,8 @@ def test_a_run_with_a_spread_stops_by_the_triangle_and_one_without_by_sequences(
     assert row["win_significant"] == bool(different) == (row["win_diff_lo"] > 0)
     assert ("by the triangle" in row["verdict"]) == bool(equivalent and not different)
     assert "the triangle" in row["p_adjust"]
+    seats = pipelines.cell_summary(str(tmp_path), look=triangle)  # not the rows that decide
+    assert all("confidence sequences" in text for text in seats["p_adjust"])
     assert pipelines.decided(str(tmp_path), "a", triangle) == row["decided"]
     sequences = Look(interim=True, planned_games=6000, delta=delta)
     plain = pipelines.compare(str(tmp_path), "a", look=sequences).filter(seat=0).row(0, named=True)
@@ -209,9 +213,12 @@ def test_a_seat_question_with_a_spread_is_judged_by_the_triangle(tmp_path):
     seats = pipelines.seat_summary(str(tmp_path))
     for spread, wave in ((0.5, 100), (0.5, 400), (0.3, 100)):
         look = Look(interim=True, planned_games=6000, delta=0.08, spread=spread,
-                    wave_games=wave)
+                    wave_games=wave, spread_rows="seats")
         cells = pipelines.cell_summary(str(tmp_path), look=look).sort("arm")
         assert "the triangle" in cells["p_adjust"][0]
+        other = replace(look, spread_rows="comparisons")  # a spread of the comparisons'
+        assert "confidence sequences" in pipelines.cell_summary(str(tmp_path),
+                                                                 look=other)["p_adjust"][0]
         for arm, cell in zip(("a", "b"), cells.iter_rows(named=True)):
             part = seats.filter(arm=arm).sort("seat")
             rate, n = part["win_share"].to_numpy(), cell["units"]

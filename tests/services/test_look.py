@@ -19,11 +19,15 @@ def test_the_look_follows_stop_when():
     assert spec.look(interim=False, delta=0.05).delta == 0.05
     plain = ExperimentSpec.model_validate(small_spec())
     assert plain.look(interim=False) == pipelines.Look(planned_games=200)
-    assert look.spread is None and not look.triangle  # no stored spread: the sequences
+    assert look.spread is None and not look.triangle("comparisons")  # the sequences
     stored = ExperimentSpec.model_validate(small_spec(stop_when={**RULE, "spread": 0.4}))
     look = stored.look(interim=True)  # a stored spread: the triangle, looks one wave apart
-    assert (look.spread, look.wave_games, look.triangle) == (0.4, 200, True)
-    assert not stored.look(interim=False).triangle
+    assert (look.spread, look.wave_games, look.spread_rows) == (0.4, 200, "comparisons")
+    assert look.triangle("comparisons") and not look.triangle("seats")
+    assert not stored.look(interim=False).triangle("comparisons")
+    one_arm = ExperimentSpec.model_validate(small_spec(stop_when={**RULE, "spread": 0.4},
+                                                       arms=None, baseline=None))
+    assert one_arm.look(interim=True).triangle("seats")  # one arm: the seats decide
 
 
 def _capture(monkeypatch, name):
