@@ -37,6 +37,12 @@ ctypedef struct AgentSpec:
     bint stop            # end a decision's iterations once the most visited root child
                          # leads every other by more than the iterations left
     bint fitted          # a cut-off rollout is judged by the engine's leaf_values (if any)
+    # A light decision (one where an action id in [light_lo[j], light_hi[j]) is legal: an
+    # action kind the agent string names) searches light_iterations instead of iterations.
+    int light_iterations
+    int n_light
+    int light_lo[MAX_FORBID]
+    int light_hi[MAX_FORBID]
     # Restricted play (random, greedy, mcts): action ids in [forbid_lo[j], forbid_hi[j]) are
     # not played while any other action is legal (an action kind is one block of ids).
     int n_forbid

@@ -360,6 +360,12 @@ def mcts_params(game):
               "root action leads every other by more than the simulations left (the choice "
               "is the one the whole budget makes; the subtree kept for the next decision is "
               "smaller)"),
+        Param("light", "kinds", "", "action kinds whose decisions need little search, joined by "
+              "'+': a decision where one of them is legal runs light_iterations simulations "
+              "instead of iterations (e.g. Mondo's placements, light=place: the tile is "
+              "already chosen)", choices=tuple(k.name for k in game.actions.kinds)),
+        Param("light_iterations", "int", 50, "simulations of a light decision (with light; at "
+              "most iterations)", 1, 100_000),
         Param("judge", "enum", "margin", "what values a rollout cut off before the end: "
               "margin (a logistic of the seat's heuristic margin over its best rival) or "
               "fitted (the engine's chances to win fitted to game outcomes, where it has "
@@ -558,6 +564,9 @@ def parse_agent(game, text):
             raise ValueError(f"parameter {key!r} of agent {name!r} is given twice")
         seen.add(key)
         values[key] = table[key].parse(name, raw)
+    if values.get("light") and values["light_iterations"] > values["iterations"]:
+        raise ValueError(f"parameter 'light_iterations' of agent {name!r} must be at most its "
+                         f"iterations ({values['iterations']}), got {values['light_iterations']}")
     return name, values
 
 
@@ -565,7 +574,10 @@ def canonical_agent(game, text):
     """The agent spelled with every parameter, e.g. 'mcts(iterations=400, exploration=0.7,
     rollout=random, cutoff=0, reuse=true, margin=0.0)'; a plain name stays as it is."""
     name, values = parse_agent(game, text)
-    table = [p for p in agent_params(game, name) if p.name != "forbid" or values["forbid"]]
+    unused = set() if values.get("light") else {"light", "light_iterations"}
+    if not values.get("forbid"):
+        unused.add("forbid")
+    table = [p for p in agent_params(game, name) if p.name not in unused]
     if not table:     # no parameters, or only an unused forbid: the name alone
         return name
     return f"{name}(" + ", ".join(f"{p.name}={p.spell(values[p.name])}" for p in table) + ")"
@@ -576,6 +588,7 @@ def agent_spec(game, text):
     name, values = parse_agent(game, text)
     policies = list(game.policies)
     kinds = [game.actions[k] for k in values.pop("forbid", "").split("+") if k]
+    light = [game.actions[k] for k in values.pop("light", "").split("+") if k]
     spec = {"kind": AGENT_RANDOM, "policy": 0, "params": NO_POLICY_PARAMS.block(),
             "iterations": 1, "exploration": 0.0,
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
@@ -583,7 +596,10 @@ def agent_spec(game, text):
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
             "widen": 0.0, "turns": False, "stop": False, "fitted": False, "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
-            "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds))}
+            "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
+            "light_iterations": 0, "n_light": len(light),
+            "light_lo": [k.base for k in light] + [0] * (MAX_FORBID - len(light)),
+            "light_hi": [k.base + k.size for k in light] + [0] * (MAX_FORBID - len(light))}
     if name == "greedy":
         spec["kind"] = AGENT_GREEDY
     elif name in policies:

@@ -425,13 +425,23 @@ cdef bint settled(const Tree* t, int n, int left) noexcept nogil:
     return first - second > left
 
 
+cdef bint light(const AgentSpec* a, const int* actions, int n) noexcept nogil:
+    """Whether one of the n actions is of a kind the agent searches lightly (a.light_lo/hi)."""
+    cdef int i, j
+    for i in range(n):
+        for j in range(a.n_light):
+            if a.light_lo[j] <= actions[i] < a.light_hi[j]:
+                return True
+    return False
+
+
 cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a, Tree* t,
                   Rng* rng) noexcept nogil:
     """The search's decision: the most visited root child that is legal in `st` (ties: the
     better mean value for `seat`, then the lower action)."""
     cdef int n = keep_allowed(a, t.legal, tree_actions(e, a, st, t.legal))
     cdef int players = st_players(e, st)
-    cdef int i, c, done, best = -1
+    cdef int i, c, done, budget, best = -1
     cdef double mean, best_mean = -1e300
     if n == 1:
         return t.legal[0]
@@ -445,11 +455,12 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
     # from the same position, one decision earlier): a turn of several decisions by one seat
     # then costs about one search instead of one per decision.  At least one iteration runs,
     # so that a legal root child exists.
-    done = min(t.nodes[t.root].visits, a.iterations - 1) if a.top_up else 0
     n = keep_allowed(a, t.root_legal, tree_actions(e, a, st, t.root_legal))
-    for i in range(done, a.iterations):
+    budget = a.light_iterations if light(a, t.root_legal, n) else a.iterations
+    done = min(t.nodes[t.root].visits, budget - 1) if a.top_up else 0
+    for i in range(done, budget):
         iterate(e, st, seat, a, t, players, rng)
-        if a.stop and settled(t, n, a.iterations - 1 - i):
+        if a.stop and settled(t, n, budget - 1 - i):
             break
     n = keep_allowed(a, t.legal, tree_actions(e, a, st, t.legal))
     c = t.nodes[t.root].child

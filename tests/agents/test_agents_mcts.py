@@ -29,7 +29,8 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
                       "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False,
-                      "stop": False, "judge": "margin", "forbid": ""}
+                      "stop": False, "light": "", "light_iterations": 50, "judge": "margin",
+                      "forbid": ""}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
@@ -51,6 +52,9 @@ def test_agent_strings_parse_with_defaults_filled_in():
     ("mcts(top_up=1)", "parameter 'top_up' of agent 'mcts' must be true or false"),
     ("mcts(exploration=nan)", "parameter 'exploration' of agent 'mcts' must be finite"),
     ("mcts(iterations=3, iterations=4)", "'iterations' of agent 'mcts' is given twice"),
+    ("mcts(light=fly)", "parameter 'light' of agent 'mcts' must name at most"),
+    ("mcts(iterations=40, light=take)",
+     "parameter 'light_iterations' of agent 'mcts' must be at most its iterations"),
     ("mcts(iterations)", "key=value"),
     ("mcts(iterations=3", "name or name"),
     ("greedy(iterations=3)", "unknown parameter 'iterations' of agent 'greedy'"),
@@ -289,6 +293,33 @@ def test_stop_ends_the_search_once_the_leader_cannot_be_overtaken():
             saved += 80 - sum(early.values())
         state.apply(agents.choose(state, "greedy", seed=step))
     assert saved > 0
+
+
+def test_light_decisions_run_light_iterations():
+    """light=kind: a decision where an action of that kind is legal runs light_iterations
+    simulations, every other decision the full iterations; the agent string spells light
+    only when it is set, and without it the search is the same."""
+    mondo = core_cy.load("mondo")
+    text = "mcts(iterations=60, reuse=false, light=place, light_iterations=7)"
+    assert "light" not in agents.canonical_agent(mondo, "mcts(iterations=60)")
+    assert agents.canonical_agent(mondo, text).endswith(
+        "stop=false, light=place, light_iterations=7, judge=margin)")
+    place = mondo.actions["place"]
+    state = mondo.new(3, seed=4)
+    seen = set()
+    for step in range(16):
+        legal = state.legal_actions()
+        if len(legal) > 1:
+            is_light = any(place.base <= a < place.base + place.size for a in legal)
+            visits = agents.search_stats(state, text, seed=step)[0]
+            assert sum(visits.values()) == (7 if is_light else 60)
+            assert (agents.search_stats(state, "mcts(iterations=60, reuse=false, "
+                                        "light_iterations=7)", seed=step)
+                    == agents.search_stats(state, "mcts(iterations=60, reuse=false)",
+                                           seed=step))
+            seen.add(is_light)
+        state.apply(agents.choose(state, "greedy", seed=step))
+    assert seen == {True, False}
 
 
 def test_random_rollouts_draw_through_the_engines_random_action_unchanged():
