@@ -28,7 +28,7 @@ from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, 
 from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_uniform, rng_seed, rng_tie_key, rng_bit, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
-                               STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
+                               STREAM_SEAT, emit, pop_top, canonical_shuffle)
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
@@ -1800,6 +1800,34 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
             t += 1
 
 
+cdef inline uint32_t card_set(const int8_t* cards, int n) noexcept nogil:
+    """The cards of a pile as a bit set (a seat's cards are distinct ids below 32)."""
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(n):
+        m |= 1u << cards[i]
+    return m
+
+
+cdef inline int ascending(int8_t* out, uint32_t cards) noexcept nogil:
+    """Writes a bit set's members in ascending order (what sorting the distinct ids gives,
+    without an insertion sort's mispredicted branches); returns how many."""
+    cdef int n = 0
+    while cards:
+        out[n] = <int8_t>lowest_bit(cards)
+        cards &= cards - 1
+        n += 1
+    return n
+
+
+cdef inline int own_slot(const GState* o, int isl, int seat) noexcept nogil:
+    """Where the seat's permit lies in an island's stack (one permit per seat and island)."""
+    cdef int k = 0
+    while o.stack_owner[isl][k] != seat:
+        k += 1
+    return k
+
+
 cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     """A rival's permits in hand, in the pool and face down on islands: the values are
     shuffled among those places (the 7, once taken from the volcano, is never in the pool).
@@ -1808,31 +1836,23 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     cdef GPlayer* pl = &o.p[rival]
     cdef int8_t vals[TOP_PERMIT]
     cdef int8_t spots[TOP_PERMIT]     # -1 hand, -2 pool, else island index
-    cdef int n = 0, i, k, isl, m
-    cdef uint32_t not_pool
+    cdef int n = 0, i, isl, m
+    cdef uint32_t not_pool, values = pl.permits_held | pl.permits_pool, dug = pl.dug
     for i in range(popcount(pl.permits_held)):
         spots[n] = -1
         n += 1
     for i in range(popcount(pl.permits_pool)):
         spots[n] = -2
         n += 1
-    for isl in range(N_ISLANDS):
-        for k in range(o.stack_len[isl]):
-            if o.stack_owner[isl][k] == rival:
-                spots[n] = <int8_t>isl
-                n += 1
-    n = 0
-    for i in range(TOP_PERMIT):
-        if ((pl.permits_held | pl.permits_pool) >> i) & 1:
-            vals[n] = <int8_t>(i + 1)
-            n += 1
-    for isl in range(N_ISLANDS):
-        for k in range(o.stack_len[isl]):
-            if o.stack_owner[isl][k] == rival:
-                vals[n] = o.stack_value[isl][k]
-                n += 1
+    while dug:                        # the islands in ascending order
+        isl = lowest_bit(dug)
+        dug &= dug - 1
+        spots[n] = <int8_t>isl
+        n += 1
+        values |= 1u << (o.stack_value[isl][own_slot(o, isl, rival)] - 1)
+    for i in range(ascending(vals, values)):    # the values (distinct) in ascending order
+        vals[i] += 1
     # The 7 (if taken) goes to a random non-pool spot first, then the rest are shuffled.
-    sort_cards(vals, n)
     m = vals[n - 1] == TOP_PERMIT if n > 0 else 0
     if m:
         not_pool = 0
@@ -1849,35 +1869,31 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
         elif spots[i] == -2:
             pl.permits_pool |= 1 << (vals[i] - 1)
         else:
-            isl = spots[i]
-            for k in range(o.stack_len[isl]):
-                if o.stack_owner[isl][k] == rival:
-                    o.stack_value[isl][k] = vals[i]
+            o.stack_value[spots[i]][own_slot(o, spots[i], rival)] = vals[i]
 
 
 cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     """Deck orders are hidden from everyone; rivals' hands are pooled with their decks.  Every
-    redeal starts from the sorted cards (canonical_shuffle), so hidden orders never reach
-    the view."""
+    redeal shuffles the cards from their ascending order (canonical_shuffle's, the cards being
+    distinct), so hidden orders never reach the view."""
     cdef GPlayer* pl
     cdef int t, h
+    cdef uint32_t dealt
     for t in range(o.head.players):
         pl = &o.p[t]
         if t != seat:
             h = pl.hand_len
-            memcpy(&pl.deck[pl.deck_len], pl.hand, h)
-            pl.deck_len += h
+            pl.deck_len = <int8_t>ascending(pl.deck, card_set(pl.deck, pl.deck_len)
+                                            | card_set(pl.hand, h))
+            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
+            pl.deck_len -= h
+            dealt = card_set(&pl.deck[pl.deck_len], h)
+            memset(&pl.deck[pl.deck_len], 0, h)
             memset(pl.hand, 0, MAX_HAND)
-            pl.hand_len = 0
-            canonical_shuffle(rng, pl.deck, pl.deck_len)
-            for h in range(h):
-                pl.deck_len -= 1
-                pl.hand[pl.hand_len] = pl.deck[pl.deck_len]
-                pl.deck[pl.deck_len] = 0
-                pl.hand_len += 1
-            sort_hand(pl)
+            pl.hand_len = <int8_t>ascending(pl.hand, dealt)     # the top h cards, sorted
         else:
-            canonical_shuffle(rng, pl.deck, pl.deck_len)
+            ascending(pl.deck, card_set(pl.deck, pl.deck_len))
+            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
 
 
 cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
