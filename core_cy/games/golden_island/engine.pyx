@@ -22,6 +22,7 @@ A turn is split into decisions, each one action (section 4):
   PH_COPY     the Imitator: the copied ability's parameters
 Hand refill, reshuffles, the end trigger and scoring follow automatically.
 """
+from libc.math cimport exp
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
@@ -35,6 +36,7 @@ from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame
 
 import functools
+import math
 
 ENGINE_VERSION = "1.2"   # 1.2: steal_at_home (captains | both | none), default captains;
                          # the bank_short outcome
@@ -1342,6 +1344,32 @@ cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexc
     return best
 
 
+cdef double heuristic_gold(const GState* s, int seat, uint32_t unknown, uint32_t mine,
+                          double* p_survive, double* golden_coin) noexcept nogil:
+    """The seat's expected gold (its permits' islands and its relic), the chance that one of
+    its permits lies on the Golden Island (uniform over the islands it does not know to be
+    ordinary) and its expected share of the Golden Island's coin."""
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef int i, u = popcount(unknown), mine_unknown = 0
+    cdef uint32_t held = mine
+    cdef double gold = 0.0, unknown_chest, p_first
+    if u == 0:
+        u = 1
+    unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
+    golden_coin[0] = 0.0
+    while held:                      # lowest first, as the sums were always made
+        i = lowest_bit(held)
+        held &= held - 1
+        gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
+        if (unknown >> i) & 1:
+            mine_unknown += 1
+            golden_coin[0] += GOLDEN_COIN * p_first / u
+    if pl.relic >= 0:
+        gold += s.rules.relic_gold[pl.relic]
+    p_survive[0] = mine_unknown / <double>u
+    return gold
+
+
 cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     """The seat's prospects from what it may know: the chance that one of its permits lies
     on the Golden Island (uniform over the islands it does not know to be ordinary) times a
@@ -1357,25 +1385,12 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl = &s.p[seat]
     cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine, held
-    cdef int i, u = popcount(unknown), mine_unknown = 0, v
-    cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
+    cdef int v
+    cdef double gold, golden_coin, p_survive, value
     if s.head.terminal:
         return W_WIN * s.head.share[seat] + pl.gold_total
-    if u == 0:
-        u = 1
     mine = islands_with_permit(s, seat)
-    unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
-    held = mine
-    while held:                      # lowest first, as the sums were always made
-        i = lowest_bit(held)
-        held &= held - 1
-        gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
-        if (unknown >> i) & 1:
-            mine_unknown += 1
-            golden_coin += GOLDEN_COIN * p_first / u
-    if pl.relic >= 0:
-        gold += s.rules.relic_gold[pl.relic]
-    p_survive = mine_unknown / <double>u
+    gold = heuristic_gold(s, seat, unknown, mine, &p_survive, &golden_coin)
     value = W_SURVIVE * p_survive + gold + golden_coin
     held = pl.permits_held
     while held:                      # lowest first: the sum in a fixed order
@@ -1416,6 +1431,88 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
         g_apply(&trial, acts[i])
         out[i] = g_heuristic(&trial, seat)
     return 1
+
+
+# ---------------------------------------------------------------- the search's cut-off judgement
+#
+# Each seat's chance to win, from features of its prospects (the heuristic's parts and the
+# race for permits): a conditional logit, P(seat k wins) = exp(w.f_k) / (exp(w_none) +
+# sum_j exp(w.f_j)), w_none standing for "nobody survives".  The weights are data fitted to
+# game outcomes (data/leaf_value.json, by benchmarks/golden_island/leaf_fit.py; docs/lab/
+# agent_presets.md); the search uses them with mcts(judge=fitted).
+
+cdef enum:
+    LF_SURVIVE = 0      # the chance that one of the seat's permits lies on the Golden Island
+    LF_GOLD = 1         # expected gold (permits' islands, relic)
+    LF_COIN = 2         # expected share of the Golden Island's coin
+    LF_PERMITS = 3      # permits in hand
+    LF_PERMIT_VALUES = 4  # their values summed
+    LF_PIRATES = 5      # pirates held
+    LF_KNOWN = 6        # islands known not to be golden
+    LF_CHESTS = 7       # chests peeked
+    LF_RELIC = 8        # a relic held
+    LF_DISTANCE = 9     # sea steps to where the ship should sail next
+    LF_PLACED = 10      # permits placed on islands
+    LF_SURVIVE_LATE = 11  # LF_SURVIVE times the leader's share of the six permits
+    LF_TO_ACT = 12      # the seat acts now
+    N_LEAF = 13
+
+LEAF_FEATURES = ("survive", "gold", "coin", "permits", "permit_values", "pirates", "known",
+                 "chests", "relic", "distance", "placed", "survive_late", "to_act")
+cdef double LEAF_W[N_LEAF]
+cdef double LEAF_NONE = 0.0
+
+
+cdef void seat_features(const GState* s, int seat, int lead, double* f) noexcept nogil:
+    """The seat's features (LF_*), from what it may know; `lead` is the most permits any
+    seat has placed."""
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef uint32_t known = known_islands(pl), mine = islands_with_permit(s, seat)
+    cdef uint32_t held = pl.permits_held
+    cdef int v
+    f[LF_GOLD] = heuristic_gold(s, seat, ALL_ISLANDS & ~known, mine, &f[LF_SURVIVE], &f[LF_COIN])
+    f[LF_PERMITS] = popcount(held)
+    f[LF_PERMIT_VALUES] = 0.0
+    while held:
+        v = lowest_bit(held)
+        held &= held - 1
+        f[LF_PERMIT_VALUES] += v + 1
+    f[LF_PIRATES] = pirates_held(pl)
+    f[LF_KNOWN] = popcount(known)
+    f[LF_CHESTS] = popcount(pl.chests_known)
+    f[LF_RELIC] = pl.relic >= 0
+    f[LF_DISTANCE] = landing_target_distance(s, seat, mine)
+    f[LF_PLACED] = pl.placed
+    f[LF_SURVIVE_LATE] = f[LF_SURVIVE] * lead / <double>SIXTH_PERMIT
+    f[LF_TO_ACT] = seat == s.head.current
+
+
+cdef int leading_placed(const GState* s) noexcept nogil:
+    cdef int k, lead = 0
+    for k in range(s.head.players):
+        lead = s.p[k].placed if s.p[k].placed > lead else lead
+    return lead
+
+
+cdef void g_leaf_values(const void* vs, double* out) noexcept nogil:
+    """Each seat's chance to win (the conditional logit above) of a running game."""
+    cdef const GState* s = <const GState*>vs
+    cdef double f[N_LEAF]
+    cdef double z[MAX_PLAYERS]
+    cdef double top = LEAF_NONE, total
+    cdef int k, j, lead = leading_placed(s)
+    for k in range(s.head.players):
+        seat_features(s, k, lead, f)
+        z[k] = 0.0
+        for j in range(N_LEAF):
+            z[k] += LEAF_W[j] * f[j]
+        top = z[k] if z[k] > top else top
+    total = exp(LEAF_NONE - top)
+    for k in range(s.head.players):
+        z[k] = exp(z[k] - top)
+        total += z[k]
+    for k in range(s.head.players):
+        out[k] = z[k] / total
 
 
 # ---------------------------------------------------------------- the quick policy (rollouts)
@@ -2594,8 +2691,59 @@ cdef _fill_permits(GState* s, int i, seat):
 assert len(SEAT_OUTCOMES) == N_SEAT_OUTCOMES
 GoldenIslandGame.handle = engine_handle(&ENGINE, GoldenIslandGame, &_LAYOUT, sizeof(GState),
     &_LAYOUT.rules, sizeof(GRules), g_setup, g_legal, g_apply, g_scores, g_outcomes, g_heuristic,
-    g_observe, g_policy, g_action_values)
+    g_observe, g_policy, g_action_values, NULL, NULL, NULL, g_leaf_values)
 GAME = GoldenIslandGame()
+
+
+def set_leaf_weights(data, where="data/leaf_value.json"):
+    """Puts the cut-off judgement's weights into the engine: `data` as in
+    data/leaf_value.json, {"weights": {one per LEAF_FEATURES name}, "no_winner": w};
+    ValueError names a missing or unknown feature or a weight that is not a finite number
+    (nothing is changed then)."""
+    global LEAF_NONE
+    weights = data.get("weights") if isinstance(data, dict) else None
+    if not isinstance(weights, dict) or set(weights) != set(LEAF_FEATURES):
+        got = sorted(weights) if isinstance(weights, dict) else weights
+        raise ValueError(f"{where}: weights must name exactly {list(LEAF_FEATURES)}, got {got}")
+    values = [weights[name] for name in LEAF_FEATURES] + [data.get("no_winner")]
+    for name, v in zip(LEAF_FEATURES + ("no_winner",), values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{where}: weight {name!r} must be a finite number, got {v!r}")
+    for j in range(N_LEAF):
+        LEAF_W[j] = float(values[j])
+    LEAF_NONE = float(values[N_LEAF])
+
+
+def leaf_weights():
+    """The weights in force, as set_leaf_weights takes them."""
+    return {"weights": {name: LEAF_W[j] for j, name in enumerate(LEAF_FEATURES)},
+            "no_winner": LEAF_NONE}
+
+
+set_leaf_weights(load_data(HOME, "data/leaf_value.json"))
+
+
+def leaf_features(State state):
+    """Per seat, the cut-off judgement's features (in LEAF_FEATURES order) of a running game
+    (benchmarks/golden_island/leaf_fit.py fits the weights to them)."""
+    cdef double f[N_LEAF]
+    cdef GState* s = _st(state)
+    cdef int k, lead = leading_placed(s)
+    out = []
+    for k in range(s.head.players):
+        seat_features(s, k, lead, f)
+        out.append([f[j] for j in range(N_LEAF)])
+    return out
+
+
+def leaf_values(State state):
+    """Per seat, the cut-off judgement's chance to win of a running game."""
+    cdef double out[MAX_PLAYERS]
+    cdef GState* s = _st(state)
+    if s.head.terminal:
+        raise ValueError("leaf_values: the game is over (its win shares are known)")
+    g_leaf_values(s, out)
+    return [out[k] for k in range(s.head.players)]
 
 
 def fast_action_values(State state, int seat):
