@@ -36,6 +36,7 @@ ctypedef struct AgentSpec:
     bint turns           # the tree's actions: the engine's search_actions where it has them
     bint stop            # end a decision's iterations once the most visited root child
                          # leads every other by more than the iterations left
+    bint fitted          # a cut-off rollout is judged by the engine's leaf_values (if any)
     # A light decision (one where an action id in [light_lo[j], light_hi[j]) is legal: an
     # action kind the agent string names) searches light_iterations instead of iterations.
     int light_iterations

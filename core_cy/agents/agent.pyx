@@ -366,6 +366,10 @@ def mcts_params(game):
               "already chosen)", choices=tuple(k.name for k in game.actions.kinds)),
         Param("light_iterations", "int", 50, "simulations of a light decision (with light; at "
               "most iterations)", 1, 100_000),
+        Param("judge", "enum", "margin", "what values a rollout cut off before the end: "
+              "margin (a logistic of the seat's heuristic margin over its best rival) or "
+              "fitted (the engine's chances to win fitted to game outcomes, where it has "
+              "them; else margin)", choices=("margin", "fitted")),
     )
 
 
@@ -590,7 +594,7 @@ def agent_spec(game, text):
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
-            "widen": 0.0, "turns": False, "stop": False, "n_forbid": len(kinds),
+            "widen": 0.0, "turns": False, "stop": False, "fitted": False, "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "light_iterations": 0, "n_light": len(light),
@@ -603,7 +607,7 @@ def agent_spec(game, text):
                     params=game.policy_params.block(values))
     elif name == "mcts":
         rollout = values.pop("rollout")
-        spec.update(values, kind=AGENT_MCTS,
+        spec.update(values, kind=AGENT_MCTS, fitted=values.pop("judge") == "fitted",
                     expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
         if rollout == "greedy":
             spec["rollout_kind"] = AGENT_GREEDY

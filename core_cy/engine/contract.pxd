@@ -113,6 +113,10 @@ ctypedef struct Engine:
     # order of the same turn's steps reaches too may be left out (Reef Encounter: a shrimp
     # moved again before anything else happened).  The search agent's `turns` parameter.
     LegalFn search_actions
+    # Optional (may be NULL): each seat's chance to win a running game, in [0, 1], estimated
+    # from the position (a model fitted to game outcomes): the search's cut-off judgement
+    # with mcts(judge=fitted).
+    PerSeatFn leaf_values
 
 # The common fields of a state of engine e (every state opens with its GameHeader).
 cdef inline GameHeader* header(void* st) noexcept nogil:
@@ -281,11 +285,12 @@ cdef State new_state(object game, EngineHandle handle)
 # The data part is derived from the game's Python face, never counted by hand:
 # num_actions = len(game.actions), players and cooperative from the class, outcome counts
 # from the name lists, num_policies from game.policies.  win_shares defaults to
-# header_shares; policy, action_values and random_action may be NULL.
+# header_shares; policy, action_values, random_action, search_actions and leaf_values may
+# be NULL.
 cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size_t state_size,
                                 const void* rules, size_t rules_size, SetupFn setup,
                                 LegalFn legal_actions, ApplyFn apply, PerSeatFn scores,
                                 OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
                                 PolicyFn policy, ActionValuesFn action_values,
                                 PerSeatFn win_shares=*, RandomActionFn random_action=*,
-                                LegalFn search_actions=*)
+                                LegalFn search_actions=*, PerSeatFn leaf_values=*)

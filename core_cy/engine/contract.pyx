@@ -232,7 +232,7 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
                                 OutcomesFn outcomes, HeuristicFn heuristic, ObserveFn observe,
                                 PolicyFn policy, ActionValuesFn action_values,
                                 PerSeatFn win_shares=NULL, RandomActionFn random_action=NULL,
-                                LegalFn search_actions=NULL):
+                                LegalFn search_actions=NULL, PerSeatFn leaf_values=NULL):
     e.state_size = state_size
     e.rules_offset = <const char*>rules - <const char*>layout
     e.rules_size = rules_size
@@ -248,6 +248,7 @@ cdef EngineHandle engine_handle(Engine* e, object game, const void* layout, size
     e.action_values = action_values
     e.random_action = random_action
     e.search_actions = search_actions
+    e.leaf_values = leaf_values
     e.num_actions = len(game.actions)
     e.min_players = game.min_players
     e.max_players = game.max_players

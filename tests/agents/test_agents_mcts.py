@@ -29,13 +29,14 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
                       "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False,
-                      "stop": False, "light": "", "light_iterations": 50, "forbid": ""}
+                      "stop": False, "light": "", "light_iterations": 50, "judge": "margin",
+                      "forbid": ""}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
         "mcts(iterations=9, exploration=0.7, rollout=greedy, expand=greedy, cutoff=4, "
         "epsilon=0.0, sample=0, reuse=false, top_up=true, margin=0.0, widen=0.0, turns=false, "
-        "stop=false)")
+        "stop=false, judge=margin)")
     assert agents.canonical_agent(MAORI, "random") == "random"
 
 
@@ -302,7 +303,7 @@ def test_light_decisions_run_light_iterations():
     text = "mcts(iterations=60, reuse=false, light=place, light_iterations=7)"
     assert "light" not in agents.canonical_agent(mondo, "mcts(iterations=60)")
     assert agents.canonical_agent(mondo, text).endswith(
-        "stop=false, light=place, light_iterations=7)")
+        "stop=false, light=place, light_iterations=7, judge=margin)")
     place = mondo.actions["place"]
     state = mondo.new(3, seed=4)
     seen = set()
@@ -355,6 +356,17 @@ def test_widening_keeps_the_iterations_on_the_best_few_root_actions():
         assert max(visits.values()) > 200 / len(visits)
         # the children are the best len(visits) actions by the one-ply values (ties aside)
         assert min(values[a] for a in visits) >= np.sort(list(values.values()))[-len(visits)]
+
+
+def test_judge_fitted_without_an_engine_judgement_is_the_margin():
+    """judge=fitted reads the engine's leaf_values where it has them (the Golden Island:
+    tests/games/golden_island/test_golden_island_leaf.py); Maori has none, so its games are
+    the margin judge's, row for row."""
+    a = batch.play_columns(MAORI, 3, None, FAST, seed=5, count=2)
+    b = batch.play_columns(MAORI, 3, None, "mcts(iterations=40, cutoff=8, judge=fitted)",
+                           seed=5, count=2)
+    for key in ("seat_score", "seat_win_share", "length"):
+        assert np.array_equal(a[key], b[key])
 
 
 def test_rollout_none_judges_the_new_leaf_without_rollout_moves():

@@ -22,12 +22,13 @@ A turn is split into decisions, each one action (section 4):
   PH_COPY     the Imitator: the copied ability's parameters
 Hand refill, reshuffles, the end trigger and scoring follow automatically.
 """
+from libc.math cimport exp
 from libc.string cimport memcpy, memset
 from libc.stdint cimport int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, uint64_t
 from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game, share_best,
                                as_if_ended, EngineHandle, State, SeatParams, Rng, rng_below,
                                rng_next, rng_uniform, rng_seed, rng_tie_key, rng_bit, rng_shuffle, engine_handle, MAX_SEATS, MAX_LEGAL,
-                               STREAM_SEAT, emit, pop_top, sort_cards, canonical_shuffle)
+                               STREAM_SEAT, emit, pop_top, canonical_shuffle)
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
 from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
@@ -35,6 +36,7 @@ from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame
 
 import functools
+import math
 
 ENGINE_VERSION = "1.2"   # 1.2: steal_at_home (captains | both | none), default captains;
                          # the bank_short outcome
@@ -744,11 +746,10 @@ cdef inline int combo_size(int combo) noexcept nogil:
     return 1 if COMBO_B[combo] < 0 else 2
 
 
-cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
-                             int limit) noexcept nogil:
+cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) noexcept nogil:
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
-    seat to act (section 4.5 preconditions), in order; the listing stops at `limit` ids
-    (1: whether the ability has a legal use; MAX_ABILITY_IDS: all)."""
+    seat to act (section 4.5 preconditions), in order (at most MAX_ABILITY_IDS); whether
+    there is one at all: ability_usable."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.head.current
     cdef bint volcano_card
@@ -756,25 +757,17 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
         for t in range(s.head.players):
             if may_steal_from(s, seat, t):
                 n = emit(out, n, steal_id(slot, t, 1))
-                if n == limit:
-                    return n
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
                     n = emit(out, n, steal_id(slot, t, 2))
-                    if n == limit:
-                        return n
                 if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
                     for u in range(t + 1, s.head.players):
                         if may_steal_from(s, seat, u):
                             n = emit(out, n, steal_split_id(slot, t, u))
-                            if n == limit:
-                                return n
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
             if s.chest_owner[i] == CHEST_ON_ISLAND:
                 n = emit(out, n, peek_id(slot, i))
-                if n == limit:
-                    return n
         return n
     if ability == AB_PIRATE or ability == AB_VETERAN:
         if node != NODE_H:
@@ -782,8 +775,6 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
                 if (combo_available(s.node_pirates[node], combo)
                         and pirates_held(pl) + combo_size(combo) <= PIRATE_CAP):
                     n = emit(out, n, take_id(slot, combo))
-                    if n == limit:
-                        return n
     isl = island_of(node)
     if ability == AB_LANDING and isl >= 0:
         if (s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
@@ -797,8 +788,6 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
                 for v in range(TOP_PERMIT):
                     if (pl.permits_held >> v) & 1:
                         n = emit(out, n, land_id(slot, combo, v + 1))
-                        if n == limit:
-                            return n
     volcano_card = ((ability == AB_LANDING and not s.rules.volcano_by_pirates) or
                     ((ability == AB_PIRATE or ability == AB_VETERAN) and s.rules.volcano_by_pirates))
     if volcano_card and (node == NODE_VU or node == NODE_VL):
@@ -807,21 +796,61 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
                 continue
             if node == NODE_VU and pl.seven_at_volcano:
                 n = emit(out, n, volcano_id(slot, c, 0))
-                if n == limit:
-                    return n
             elif node == NODE_VL and pl.relic < 0:
                 for r in range(N_RELICS):
                     if (s.relics_free >> r) & 1:
                         n = emit(out, n, volcano_id(slot, c, r))
-                        if n == limit:
-                            return n
     if ability == AB_IMITATOR:
         for t in range(s.head.players):
             if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
                 n = emit(out, n, imitate_id(slot, t))
-                if n == limit:
-                    return n
     return n
+
+
+cdef bint ability_usable(const GState* s, int ability) noexcept nogil:
+    """Whether ability_actions_for lists any action for the ability (the same preconditions
+    asked without listing: to_ability_phase asks it after every movement)."""
+    cdef const GPlayer* pl = &s.p[s.head.current]
+    cdef int t, i, seat = s.head.current, node = pl.ship, held = pirates_held(pl)
+    cdef int isl = island_of(node)
+    if ability == AB_THIEF or ability == AB_MASTER_THIEF:
+        for t in range(s.head.players):
+            if may_steal_from(s, seat, t):
+                return True
+        return False
+    if ability == AB_FORTUNE_TELLER:
+        for i in range(N_ISLANDS):
+            if s.chest_owner[i] == CHEST_ON_ISLAND:
+                return True
+        return False
+    if ability == AB_IMITATOR:
+        for t in range(s.head.players):
+            if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
+                return True
+        return False
+    if ability == AB_PIRATE or ability == AB_VETERAN:
+        # A pair can be taken only where one of its singles can (a veteran's pairs add none).
+        if node != NODE_H and held < PIRATE_CAP and (
+                s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
+                | s.node_pirates[node][3]):
+            return True
+        if not s.rules.volcano_by_pirates:
+            return False
+    elif ability == AB_LANDING:
+        # Two pirates always make a pair; a single must match the island (or relic R1).
+        if (isl >= 0 and s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
+                and pl.permits_held != 0
+                and (held >= 2 or pl.pirates[s.rules.island_colour[isl]] >= 1
+                     or (held >= 1 and pl.relic == R1_ANY_COLOUR))):
+            return True
+        if s.rules.volcano_by_pirates:
+            return False
+    else:
+        return False
+    # A volcano card: one pirate for the 7 (upper) or a free relic (lower).
+    return held >= 1 and ((node == NODE_VU and pl.seven_at_volcano) or
+                          (node == NODE_VL and pl.relic < 0
+                           and (s.relics_free & ((1 << N_RELICS) - 1)) != 0))
 
 
 cdef inline int top_discard(const GState* s, int seat) noexcept nogil:
@@ -831,11 +860,10 @@ cdef inline int top_discard(const GState* s, int seat) noexcept nogil:
 cdef bint copy_possible(const GState* s, int target) noexcept nogil:
     """The Imitator may copy the target's discard top if that ability could be used now
     (copying an Imitator is allowed and does nothing)."""
-    cdef int ids[MAX_ABILITY_IDS]
     cdef int ab = s.rules.card_ability[target][top_discard(s, target)]
     if ab == AB_IMITATOR:
         return True
-    return ability_actions_for(s, ab, COPY_SLOT, ids, 1) > 0
+    return ability_usable(s, ab)
 
 
 cdef int ability_actions(const GState* s, int* out) noexcept nogil:
@@ -846,7 +874,7 @@ cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     n += 1
     for slot in range(pl.hand_len):
         n += ability_actions_for(s, s.rules.card_ability[s.head.current][pl.hand[slot]], slot,
-                                 out + n, MAX_ABILITY_IDS)
+                                 out + n)
     return n
 
 
@@ -855,7 +883,7 @@ cdef int copy_actions(const GState* s, int* out) noexcept nogil:
     if ab == AB_IMITATOR:
         out[0] = A_PASS       # copying an Imitator does nothing
         return 1
-    return ability_actions_for(s, ab, COPY_SLOT, out, MAX_ABILITY_IDS)
+    return ability_actions_for(s, ab, COPY_SLOT, out)
 
 
 cdef void sort_ints(int* a, int n) noexcept nogil:
@@ -941,7 +969,6 @@ cdef void end_turn(GState* s) noexcept nogil:
 cdef void to_ability_phase(GState* s) noexcept nogil:
     """The optional second card (section 4.5), if any ability can be used: the first hand
     card whose ability has a legal use decides (each ability asked once)."""
-    cdef int buf[MAX_ABILITY_IDS]
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int slot, ab
     cdef uint32_t asked = 0
@@ -951,7 +978,7 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
         if (asked >> ab) & 1:
             continue
         asked |= 1u << ab
-        if ability_actions_for(s, ab, slot, buf, 1) > 0:
+        if ability_usable(s, ab):
             return
     end_turn(s)
 
@@ -1317,6 +1344,32 @@ cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexc
     return best
 
 
+cdef double heuristic_gold(const GState* s, int seat, uint32_t unknown, uint32_t mine,
+                          double* p_survive, double* golden_coin) noexcept nogil:
+    """The seat's expected gold (its permits' islands and its relic), the chance that one of
+    its permits lies on the Golden Island (uniform over the islands it does not know to be
+    ordinary) and its expected share of the Golden Island's coin."""
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef int i, u = popcount(unknown), mine_unknown = 0
+    cdef uint32_t held = mine
+    cdef double gold = 0.0, unknown_chest, p_first
+    if u == 0:
+        u = 1
+    unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
+    golden_coin[0] = 0.0
+    while held:                      # lowest first, as the sums were always made
+        i = lowest_bit(held)
+        held &= held - 1
+        gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
+        if (unknown >> i) & 1:
+            mine_unknown += 1
+            golden_coin[0] += GOLDEN_COIN * p_first / u
+    if pl.relic >= 0:
+        gold += s.rules.relic_gold[pl.relic]
+    p_survive[0] = mine_unknown / <double>u
+    return gold
+
+
 cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     """The seat's prospects from what it may know: the chance that one of its permits lies
     on the Golden Island (uniform over the islands it does not know to be ordinary) times a
@@ -1332,25 +1385,12 @@ cdef double g_heuristic(const void* vs, int seat) noexcept nogil:
     cdef const GState* s = <const GState*>vs
     cdef const GPlayer* pl = &s.p[seat]
     cdef uint32_t known = known_islands(pl), unknown = ALL_ISLANDS & ~known, mine, held
-    cdef int i, u = popcount(unknown), mine_unknown = 0, v
-    cdef double gold = 0.0, golden_coin = 0.0, unknown_chest, p_first, p_survive, value
+    cdef int v
+    cdef double gold, golden_coin, p_survive, value
     if s.head.terminal:
         return W_WIN * s.head.share[seat] + pl.gold_total
-    if u == 0:
-        u = 1
     mine = islands_with_permit(s, seat)
-    unknown_chest = mean_unknown_chest(s, pl) if mine else 0.0
-    held = mine
-    while held:                      # lowest first, as the sums were always made
-        i = lowest_bit(held)
-        held &= held - 1
-        gold += expected_island_gold(s, i, seat, unknown_chest, &p_first)
-        if (unknown >> i) & 1:
-            mine_unknown += 1
-            golden_coin += GOLDEN_COIN * p_first / u
-    if pl.relic >= 0:
-        gold += s.rules.relic_gold[pl.relic]
-    p_survive = mine_unknown / <double>u
+    gold = heuristic_gold(s, seat, unknown, mine, &p_survive, &golden_coin)
     value = W_SURVIVE * p_survive + gold + golden_coin
     held = pl.permits_held
     while held:                      # lowest first: the sum in a fixed order
@@ -1391,6 +1431,88 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
         g_apply(&trial, acts[i])
         out[i] = g_heuristic(&trial, seat)
     return 1
+
+
+# ---------------------------------------------------------------- the search's cut-off judgement
+#
+# Each seat's chance to win, from features of its prospects (the heuristic's parts and the
+# race for permits): a conditional logit, P(seat k wins) = exp(w.f_k) / (exp(w_none) +
+# sum_j exp(w.f_j)), w_none standing for "nobody survives".  The weights are data fitted to
+# game outcomes (data/leaf_value.json, by benchmarks/golden_island/leaf_fit.py; docs/lab/
+# agent_presets.md); the search uses them with mcts(judge=fitted).
+
+cdef enum:
+    LF_SURVIVE = 0      # the chance that one of the seat's permits lies on the Golden Island
+    LF_GOLD = 1         # expected gold (permits' islands, relic)
+    LF_COIN = 2         # expected share of the Golden Island's coin
+    LF_PERMITS = 3      # permits in hand
+    LF_PERMIT_VALUES = 4  # their values summed
+    LF_PIRATES = 5      # pirates held
+    LF_KNOWN = 6        # islands known not to be golden
+    LF_CHESTS = 7       # chests peeked
+    LF_RELIC = 8        # a relic held
+    LF_DISTANCE = 9     # sea steps to where the ship should sail next
+    LF_PLACED = 10      # permits placed on islands
+    LF_SURVIVE_LATE = 11  # LF_SURVIVE times the leader's share of the six permits
+    LF_TO_ACT = 12      # the seat acts now
+    N_LEAF = 13
+
+LEAF_FEATURES = ("survive", "gold", "coin", "permits", "permit_values", "pirates", "known",
+                 "chests", "relic", "distance", "placed", "survive_late", "to_act")
+cdef double LEAF_W[N_LEAF]
+cdef double LEAF_NONE = 0.0
+
+
+cdef void seat_features(const GState* s, int seat, int lead, double* f) noexcept nogil:
+    """The seat's features (LF_*), from what it may know; `lead` is the most permits any
+    seat has placed."""
+    cdef const GPlayer* pl = &s.p[seat]
+    cdef uint32_t known = known_islands(pl), mine = islands_with_permit(s, seat)
+    cdef uint32_t held = pl.permits_held
+    cdef int v
+    f[LF_GOLD] = heuristic_gold(s, seat, ALL_ISLANDS & ~known, mine, &f[LF_SURVIVE], &f[LF_COIN])
+    f[LF_PERMITS] = popcount(held)
+    f[LF_PERMIT_VALUES] = 0.0
+    while held:
+        v = lowest_bit(held)
+        held &= held - 1
+        f[LF_PERMIT_VALUES] += v + 1
+    f[LF_PIRATES] = pirates_held(pl)
+    f[LF_KNOWN] = popcount(known)
+    f[LF_CHESTS] = popcount(pl.chests_known)
+    f[LF_RELIC] = pl.relic >= 0
+    f[LF_DISTANCE] = landing_target_distance(s, seat, mine)
+    f[LF_PLACED] = pl.placed
+    f[LF_SURVIVE_LATE] = f[LF_SURVIVE] * lead / <double>SIXTH_PERMIT
+    f[LF_TO_ACT] = seat == s.head.current
+
+
+cdef int leading_placed(const GState* s) noexcept nogil:
+    cdef int k, lead = 0
+    for k in range(s.head.players):
+        lead = s.p[k].placed if s.p[k].placed > lead else lead
+    return lead
+
+
+cdef void g_leaf_values(const void* vs, double* out) noexcept nogil:
+    """Each seat's chance to win (the conditional logit above) of a running game."""
+    cdef const GState* s = <const GState*>vs
+    cdef double f[N_LEAF]
+    cdef double z[MAX_PLAYERS]
+    cdef double top = LEAF_NONE, total
+    cdef int k, j, lead = leading_placed(s)
+    for k in range(s.head.players):
+        seat_features(s, k, lead, f)
+        z[k] = 0.0
+        for j in range(N_LEAF):
+            z[k] += LEAF_W[j] * f[j]
+        top = z[k] if z[k] > top else top
+    total = exp(LEAF_NONE - top)
+    for k in range(s.head.players):
+        z[k] = exp(z[k] - top)
+        total += z[k]
+    for k in range(s.head.players):
+        out[k] = z[k] / total
 
 
 # ---------------------------------------------------------------- the quick policy (rollouts)
@@ -1703,6 +1825,34 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
             t += 1
 
 
+cdef inline uint32_t card_set(const int8_t* cards, int n) noexcept nogil:
+    """The cards of a pile as a bit set (a seat's cards are distinct ids below 32)."""
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(n):
+        m |= 1u << cards[i]
+    return m
+
+
+cdef inline int ascending(int8_t* out, uint32_t cards) noexcept nogil:
+    """Writes a bit set's members in ascending order (what sorting the distinct ids gives,
+    without an insertion sort's mispredicted branches); returns how many."""
+    cdef int n = 0
+    while cards:
+        out[n] = <int8_t>lowest_bit(cards)
+        cards &= cards - 1
+        n += 1
+    return n
+
+
+cdef inline int own_slot(const GState* o, int isl, int seat) noexcept nogil:
+    """Where the seat's permit lies in an island's stack (one permit per seat and island)."""
+    cdef int k = 0
+    while o.stack_owner[isl][k] != seat:
+        k += 1
+    return k
+
+
 cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     """A rival's permits in hand, in the pool and face down on islands: the values are
     shuffled among those places (the 7, once taken from the volcano, is never in the pool).
@@ -1711,31 +1861,23 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
     cdef GPlayer* pl = &o.p[rival]
     cdef int8_t vals[TOP_PERMIT]
     cdef int8_t spots[TOP_PERMIT]     # -1 hand, -2 pool, else island index
-    cdef int n = 0, i, k, isl, m
-    cdef uint32_t not_pool
+    cdef int n = 0, i, isl, m
+    cdef uint32_t not_pool, values = pl.permits_held | pl.permits_pool, dug = pl.dug
     for i in range(popcount(pl.permits_held)):
         spots[n] = -1
         n += 1
     for i in range(popcount(pl.permits_pool)):
         spots[n] = -2
         n += 1
-    for isl in range(N_ISLANDS):
-        for k in range(o.stack_len[isl]):
-            if o.stack_owner[isl][k] == rival:
-                spots[n] = <int8_t>isl
-                n += 1
-    n = 0
-    for i in range(TOP_PERMIT):
-        if ((pl.permits_held | pl.permits_pool) >> i) & 1:
-            vals[n] = <int8_t>(i + 1)
-            n += 1
-    for isl in range(N_ISLANDS):
-        for k in range(o.stack_len[isl]):
-            if o.stack_owner[isl][k] == rival:
-                vals[n] = o.stack_value[isl][k]
-                n += 1
+    while dug:                        # the islands in ascending order
+        isl = lowest_bit(dug)
+        dug &= dug - 1
+        spots[n] = <int8_t>isl
+        n += 1
+        values |= 1u << (o.stack_value[isl][own_slot(o, isl, rival)] - 1)
+    for i in range(ascending(vals, values)):    # the values (distinct) in ascending order
+        vals[i] += 1
     # The 7 (if taken) goes to a random non-pool spot first, then the rest are shuffled.
-    sort_cards(vals, n)
     m = vals[n - 1] == TOP_PERMIT if n > 0 else 0
     if m:
         not_pool = 0
@@ -1752,35 +1894,31 @@ cdef void redeal_permits(GState* o, int rival, Rng* rng) noexcept nogil:
         elif spots[i] == -2:
             pl.permits_pool |= 1 << (vals[i] - 1)
         else:
-            isl = spots[i]
-            for k in range(o.stack_len[isl]):
-                if o.stack_owner[isl][k] == rival:
-                    o.stack_value[isl][k] = vals[i]
+            o.stack_value[spots[i]][own_slot(o, spots[i], rival)] = vals[i]
 
 
 cdef void redeal_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     """Deck orders are hidden from everyone; rivals' hands are pooled with their decks.  Every
-    redeal starts from the sorted cards (canonical_shuffle), so hidden orders never reach
-    the view."""
+    redeal shuffles the cards from their ascending order (canonical_shuffle's, the cards being
+    distinct), so hidden orders never reach the view."""
     cdef GPlayer* pl
     cdef int t, h
+    cdef uint32_t dealt
     for t in range(o.head.players):
         pl = &o.p[t]
         if t != seat:
             h = pl.hand_len
-            memcpy(&pl.deck[pl.deck_len], pl.hand, h)
-            pl.deck_len += h
+            pl.deck_len = <int8_t>ascending(pl.deck, card_set(pl.deck, pl.deck_len)
+                                            | card_set(pl.hand, h))
+            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
+            pl.deck_len -= h
+            dealt = card_set(&pl.deck[pl.deck_len], h)
+            memset(&pl.deck[pl.deck_len], 0, h)
             memset(pl.hand, 0, MAX_HAND)
-            pl.hand_len = 0
-            canonical_shuffle(rng, pl.deck, pl.deck_len)
-            for h in range(h):
-                pl.deck_len -= 1
-                pl.hand[pl.hand_len] = pl.deck[pl.deck_len]
-                pl.deck[pl.deck_len] = 0
-                pl.hand_len += 1
-            sort_hand(pl)
+            pl.hand_len = <int8_t>ascending(pl.hand, dealt)     # the top h cards, sorted
         else:
-            canonical_shuffle(rng, pl.deck, pl.deck_len)
+            ascending(pl.deck, card_set(pl.deck, pl.deck_len))
+            rng_shuffle(rng, pl.deck, pl.deck_len, sizeof(pl.deck[0]))
 
 
 cdef void g_observe(const void* vs, int seat, void* out, Rng* rng) noexcept nogil:
@@ -2553,8 +2691,59 @@ cdef _fill_permits(GState* s, int i, seat):
 assert len(SEAT_OUTCOMES) == N_SEAT_OUTCOMES
 GoldenIslandGame.handle = engine_handle(&ENGINE, GoldenIslandGame, &_LAYOUT, sizeof(GState),
     &_LAYOUT.rules, sizeof(GRules), g_setup, g_legal, g_apply, g_scores, g_outcomes, g_heuristic,
-    g_observe, g_policy, g_action_values)
+    g_observe, g_policy, g_action_values, NULL, NULL, NULL, g_leaf_values)
 GAME = GoldenIslandGame()
+
+
+def set_leaf_weights(data, where="data/leaf_value.json"):
+    """Puts the cut-off judgement's weights into the engine: `data` as in
+    data/leaf_value.json, {"weights": {one per LEAF_FEATURES name}, "no_winner": w};
+    ValueError names a missing or unknown feature or a weight that is not a finite number
+    (nothing is changed then)."""
+    global LEAF_NONE
+    weights = data.get("weights") if isinstance(data, dict) else None
+    if not isinstance(weights, dict) or set(weights) != set(LEAF_FEATURES):
+        got = sorted(weights) if isinstance(weights, dict) else weights
+        raise ValueError(f"{where}: weights must name exactly {list(LEAF_FEATURES)}, got {got}")
+    values = [weights[name] for name in LEAF_FEATURES] + [data.get("no_winner")]
+    for name, v in zip(LEAF_FEATURES + ("no_winner",), values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{where}: weight {name!r} must be a finite number, got {v!r}")
+    for j in range(N_LEAF):
+        LEAF_W[j] = float(values[j])
+    LEAF_NONE = float(values[N_LEAF])
+
+
+def leaf_weights():
+    """The weights in force, as set_leaf_weights takes them."""
+    return {"weights": {name: LEAF_W[j] for j, name in enumerate(LEAF_FEATURES)},
+            "no_winner": LEAF_NONE}
+
+
+set_leaf_weights(load_data(HOME, "data/leaf_value.json"))
+
+
+def leaf_features(State state):
+    """Per seat, the cut-off judgement's features (in LEAF_FEATURES order) of a running game
+    (benchmarks/golden_island/leaf_fit.py fits the weights to them)."""
+    cdef double f[N_LEAF]
+    cdef GState* s = _st(state)
+    cdef int k, lead = leading_placed(s)
+    out = []
+    for k in range(s.head.players):
+        seat_features(s, k, lead, f)
+        out.append([f[j] for j in range(N_LEAF)])
+    return out
+
+
+def leaf_values(State state):
+    """Per seat, the cut-off judgement's chance to win of a running game."""
+    cdef double out[MAX_PLAYERS]
+    cdef GState* s = _st(state)
+    if s.head.terminal:
+        raise ValueError("leaf_values: the game is over (its win shares are known)")
+    g_leaf_values(s, out)
+    return [out[k] for k in range(s.head.players)]
 
 
 def fast_action_values(State state, int seat):

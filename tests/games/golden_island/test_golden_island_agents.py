@@ -160,7 +160,8 @@ def test_states_a_seat_cannot_tell_apart_give_the_same_view_and_search():
                 assert GAME.view(state, seat, seed=k) == GAME.view(twin, seat, seed=k)
             if len(state.legal_actions()) > 1:
                 for search in ("mcts(iterations=40)",
-                               "mcts(iterations=40, rollout=greedy, cutoff=4, widen=0)"):
+                               "mcts(iterations=40, rollout=greedy, cutoff=4, widen=0)",
+                               "mcts(iterations=40, cutoff=4, judge=fitted)"):
                     assert (agents.search_visits(state, search, seed=checked)
                             == agents.search_visits(twin, search, seed=checked))
                 # quick may play on the real state (as an agent): it never reads hidden parts
