@@ -746,11 +746,10 @@ cdef inline int combo_size(int combo) noexcept nogil:
     return 1 if COMBO_B[combo] < 0 else 2
 
 
-cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
-                             int limit) noexcept nogil:
+cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) noexcept nogil:
     """The legal action ids of an ability played from `slot` (COPY_SLOT: copied) by the
-    seat to act (section 4.5 preconditions), in order; the listing stops at `limit` ids
-    (1: whether the ability has a legal use; MAX_ABILITY_IDS: all)."""
+    seat to act (section 4.5 preconditions), in order (at most MAX_ABILITY_IDS); whether
+    there is one at all: ability_usable."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int n = 0, t, u, i, c, v, r, combo, isl, node = pl.ship, seat = s.head.current
     cdef bint volcano_card
@@ -758,25 +757,17 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
         for t in range(s.head.players):
             if may_steal_from(s, seat, t):
                 n = emit(out, n, steal_id(slot, t, 1))
-                if n == limit:
-                    return n
                 if ability == AB_MASTER_THIEF and popcount(s.p[t].islands_held) >= 2:
                     n = emit(out, n, steal_id(slot, t, 2))
-                    if n == limit:
-                        return n
                 if ability == AB_MASTER_THIEF and s.rules.master_thief_split:
                     for u in range(t + 1, s.head.players):
                         if may_steal_from(s, seat, u):
                             n = emit(out, n, steal_split_id(slot, t, u))
-                            if n == limit:
-                                return n
         return n
     if ability == AB_FORTUNE_TELLER:
         for i in range(N_ISLANDS):
             if s.chest_owner[i] == CHEST_ON_ISLAND:
                 n = emit(out, n, peek_id(slot, i))
-                if n == limit:
-                    return n
         return n
     if ability == AB_PIRATE or ability == AB_VETERAN:
         if node != NODE_H:
@@ -784,8 +775,6 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
                 if (combo_available(s.node_pirates[node], combo)
                         and pirates_held(pl) + combo_size(combo) <= PIRATE_CAP):
                     n = emit(out, n, take_id(slot, combo))
-                    if n == limit:
-                        return n
     isl = island_of(node)
     if ability == AB_LANDING and isl >= 0:
         if (s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
@@ -799,8 +788,6 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
                 for v in range(TOP_PERMIT):
                     if (pl.permits_held >> v) & 1:
                         n = emit(out, n, land_id(slot, combo, v + 1))
-                        if n == limit:
-                            return n
     volcano_card = ((ability == AB_LANDING and not s.rules.volcano_by_pirates) or
                     ((ability == AB_PIRATE or ability == AB_VETERAN) and s.rules.volcano_by_pirates))
     if volcano_card and (node == NODE_VU or node == NODE_VL):
@@ -809,21 +796,61 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out,
                 continue
             if node == NODE_VU and pl.seven_at_volcano:
                 n = emit(out, n, volcano_id(slot, c, 0))
-                if n == limit:
-                    return n
             elif node == NODE_VL and pl.relic < 0:
                 for r in range(N_RELICS):
                     if (s.relics_free >> r) & 1:
                         n = emit(out, n, volcano_id(slot, c, r))
-                        if n == limit:
-                            return n
     if ability == AB_IMITATOR:
         for t in range(s.head.players):
             if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
                 n = emit(out, n, imitate_id(slot, t))
-                if n == limit:
-                    return n
     return n
+
+
+cdef bint ability_usable(const GState* s, int ability) noexcept nogil:
+    """Whether ability_actions_for lists any action for the ability (the same preconditions
+    asked without listing: to_ability_phase asks it after every movement)."""
+    cdef const GPlayer* pl = &s.p[s.head.current]
+    cdef int t, i, seat = s.head.current, node = pl.ship, held = pirates_held(pl)
+    cdef int isl = island_of(node)
+    if ability == AB_THIEF or ability == AB_MASTER_THIEF:
+        for t in range(s.head.players):
+            if may_steal_from(s, seat, t):
+                return True
+        return False
+    if ability == AB_FORTUNE_TELLER:
+        for i in range(N_ISLANDS):
+            if s.chest_owner[i] == CHEST_ON_ISLAND:
+                return True
+        return False
+    if ability == AB_IMITATOR:
+        for t in range(s.head.players):
+            if t != seat and s.p[t].disc_len > 0 and copy_possible(s, t):
+                return True
+        return False
+    if ability == AB_PIRATE or ability == AB_VETERAN:
+        # A pair can be taken only where one of its singles can (a veteran's pairs add none).
+        if node != NODE_H and held < PIRATE_CAP and (
+                s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
+                | s.node_pirates[node][3]):
+            return True
+        if not s.rules.volcano_by_pirates:
+            return False
+    elif ability == AB_LANDING:
+        # Two pirates always make a pair; a single must match the island (or relic R1).
+        if (isl >= 0 and s.chest_owner[isl] == CHEST_ON_ISLAND and not has_permit_on(s, isl, seat)
+                and pl.permits_held != 0
+                and (held >= 2 or pl.pirates[s.rules.island_colour[isl]] >= 1
+                     or (held >= 1 and pl.relic == R1_ANY_COLOUR))):
+            return True
+        if s.rules.volcano_by_pirates:
+            return False
+    else:
+        return False
+    # A volcano card: one pirate for the 7 (upper) or a free relic (lower).
+    return held >= 1 and ((node == NODE_VU and pl.seven_at_volcano) or
+                          (node == NODE_VL and pl.relic < 0
+                           and (s.relics_free & ((1 << N_RELICS) - 1)) != 0))
 
 
 cdef inline int top_discard(const GState* s, int seat) noexcept nogil:
@@ -833,11 +860,10 @@ cdef inline int top_discard(const GState* s, int seat) noexcept nogil:
 cdef bint copy_possible(const GState* s, int target) noexcept nogil:
     """The Imitator may copy the target's discard top if that ability could be used now
     (copying an Imitator is allowed and does nothing)."""
-    cdef int ids[MAX_ABILITY_IDS]
     cdef int ab = s.rules.card_ability[target][top_discard(s, target)]
     if ab == AB_IMITATOR:
         return True
-    return ability_actions_for(s, ab, COPY_SLOT, ids, 1) > 0
+    return ability_usable(s, ab)
 
 
 cdef int ability_actions(const GState* s, int* out) noexcept nogil:
@@ -848,7 +874,7 @@ cdef int ability_actions(const GState* s, int* out) noexcept nogil:
     n += 1
     for slot in range(pl.hand_len):
         n += ability_actions_for(s, s.rules.card_ability[s.head.current][pl.hand[slot]], slot,
-                                 out + n, MAX_ABILITY_IDS)
+                                 out + n)
     return n
 
 
@@ -857,7 +883,7 @@ cdef int copy_actions(const GState* s, int* out) noexcept nogil:
     if ab == AB_IMITATOR:
         out[0] = A_PASS       # copying an Imitator does nothing
         return 1
-    return ability_actions_for(s, ab, COPY_SLOT, out, MAX_ABILITY_IDS)
+    return ability_actions_for(s, ab, COPY_SLOT, out)
 
 
 cdef void sort_ints(int* a, int n) noexcept nogil:
@@ -943,7 +969,6 @@ cdef void end_turn(GState* s) noexcept nogil:
 cdef void to_ability_phase(GState* s) noexcept nogil:
     """The optional second card (section 4.5), if any ability can be used: the first hand
     card whose ability has a legal use decides (each ability asked once)."""
-    cdef int buf[MAX_ABILITY_IDS]
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef int slot, ab
     cdef uint32_t asked = 0
@@ -953,7 +978,7 @@ cdef void to_ability_phase(GState* s) noexcept nogil:
         if (asked >> ab) & 1:
             continue
         asked |= 1u << ab
-        if ability_actions_for(s, ab, slot, buf, 1) > 0:
+        if ability_usable(s, ab):
             return
     end_turn(s)
 
