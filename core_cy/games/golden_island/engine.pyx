@@ -1427,8 +1427,12 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
         if (x.kind == K_STEAL or x.kind == K_STEAL_SPLIT or x.kind == K_PEEK
                 or x.kind == K_IMITATE):
             return 0
+    memcpy(&trial, s, sizeof(GState))
     for i in range(n):
-        memcpy(&trial, s, sizeof(GState))
+        if i > 0:                    # the rules, which apply never writes, stay as copied
+            memcpy(&trial, s, <size_t>(<const char*>&s.rules - <const char*>s))
+            memcpy(&trial.rules + 1, &s.rules + 1,
+                   sizeof(GState) - <size_t>(<const char*>(&s.rules + 1) - <const char*>s))
         g_apply(&trial, acts[i])
         out[i] = g_heuristic(&trial, seat)
     return 1
