@@ -675,9 +675,9 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     """PH_MOVE, ascending (slot-major, then captain and ship, as the ids are laid out)."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef Reach r
-    cdef uint16_t pts
+    cdef uint16_t pts, q
     cdef uint64_t bits
-    cdef int n = 0, slot, card, w, p, base
+    cdef int n = 0, slot, card, w, base
     reachable(s, pl, &r)
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
@@ -695,9 +695,10 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
         pts = points_for_card(s, pl, card, &r)
         for w in range(r.words):         # ascending ends that one of the counts reaches
             bits = 0
-            for p in range(N_POINTS):
-                if (pts >> p) & 1:
-                    bits |= r.ends[p][w]
+            q = pts
+            while q:
+                bits |= r.ends[lowest_bit(q)][w]
+                q &= q - 1
             while bits:
                 out[n] = base + w * 64 + lowest_bit(bits)
                 bits &= bits - 1
@@ -807,7 +808,7 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
     return n
 
 
-cdef bint ability_usable(const GState* s, int ability) noexcept nogil:
+cdef inline bint ability_usable(const GState* s, int ability) noexcept nogil:
     """Whether ability_actions_for lists any action for the ability (the same preconditions
     asked without listing: to_ability_phase asks it after every movement)."""
     cdef const GPlayer* pl = &s.p[s.head.current]
@@ -1771,18 +1772,35 @@ cdef int g_policy(const void* vs, int which, const double* params, Rng* rng,
 
 # ---------------------------------------------------------------- observe (hidden information)
 
+cdef inline uint32_t card_set(const int8_t* cards, int n) noexcept nogil:
+    """The cards of a pile as a bit set (a seat's cards are distinct ids below 32)."""
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(n):
+        m |= 1u << cards[i]
+    return m
+
+
+cdef inline int ascending(int8_t* out, uint32_t cards) noexcept nogil:
+    """Writes a bit set's members in ascending order (what sorting the distinct ids gives,
+    without an insertion sort's mispredicted branches); returns how many."""
+    cdef int n = 0
+    while cards:
+        out[n] = <int8_t>lowest_bit(cards)
+        cards &= cards - 1
+        n += 1
+    return n
+
+
 cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     """Every island card the seat does not hold goes back among the places the seat cannot
     see (the deck, rivals' hands, the Golden Island slot), counts per place kept; the Golden
     Island is drawn from the cards the seat does not know to be ordinary.  Rivals keep only
     the knowledge of the cards they now hold (what they remember is not the seat's to see)."""
     cdef int8_t pool[N_ISLANDS]
-    cdef int n = 0, i, j, t, counts[MAX_PLAYERS]
+    cdef int n, i, j, t, counts[MAX_PLAYERS]
     cdef uint32_t known = known_islands(&o.p[seat]), unknown
-    for i in range(N_ISLANDS):
-        if not (o.p[seat].islands_held >> i) & 1:
-            pool[n] = <int8_t>i
-            n += 1
+    n = ascending(pool, ALL_ISLANDS & ~(<uint32_t>o.p[seat].islands_held))
     # The golden card: uniform among pool cards the seat does not know.
     unknown = 0
     for i in range(n):
@@ -1823,26 +1841,6 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
         if not (o.p[seat].chests_known >> i) & 1:
             o.chest[i] = vals[t]
             t += 1
-
-
-cdef inline uint32_t card_set(const int8_t* cards, int n) noexcept nogil:
-    """The cards of a pile as a bit set (a seat's cards are distinct ids below 32)."""
-    cdef uint32_t m = 0
-    cdef int i
-    for i in range(n):
-        m |= 1u << cards[i]
-    return m
-
-
-cdef inline int ascending(int8_t* out, uint32_t cards) noexcept nogil:
-    """Writes a bit set's members in ascending order (what sorting the distinct ids gives,
-    without an insertion sort's mispredicted branches); returns how many."""
-    cdef int n = 0
-    while cards:
-        out[n] = <int8_t>lowest_bit(cards)
-        cards &= cards - 1
-        n += 1
-    return n
 
 
 cdef inline int own_slot(const GState* o, int isl, int seat) noexcept nogil:
