@@ -831,9 +831,7 @@ cdef inline bint ability_usable(const GState* s, int ability) noexcept nogil:
         return False
     if ability == AB_PIRATE or ability == AB_VETERAN:
         # A pair can be taken only where one of its singles can (a veteran's pairs add none).
-        if node != NODE_H and held < PIRATE_CAP and (
-                s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
-                | s.node_pirates[node][3]):
+        if node != NODE_H and held < PIRATE_CAP and  has_pirates(s.node_pirates[node]):
             return True
         if not s.rules.volcano_by_pirates:
             return False
@@ -1305,13 +1303,31 @@ cdef double expected_island_gold(const GState* s, int isl, int seat, double unkn
     return chest - beaten if chest > beaten else 0.0
 
 
+cdef inline bint has_pirates(const int8_t* counts) noexcept nogil:
+    """Whether a place holds a pirate of any colour (the N_COLOURS counts, never negative,
+    read as one word)."""
+    cdef uint32_t word
+    memcpy(&word, counts, N_COLOURS)
+    return word != 0
+
+
+cdef inline uint32_t pirate_nodes(const GState* s) noexcept nogil:
+    """The sea nodes (harbour excepted) that hold a pirate, as a bit set."""
+    cdef uint32_t nodes = 0
+    cdef int v
+    for v in range(1, N_NODES):
+        if has_pirates(s.node_pirates[v]):
+            nodes |= 1u << v
+    return nodes
+
+
 cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexcept nogil:
     """Sea steps from the ship to where the seat should sail next: a place it can land on
     now (islands that may be golden first, then the volcanoes' 7 and relics, then any
     island), else, short of pirates, the nearest island with pirates to take back or the
     harbour while the houses still hold some; else the harbour (captain's errands)."""
     cdef const GPlayer* pl = &s.p[seat]
-    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
+    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl), nodes
     cdef int i, best = 99, best_any = 99, d, single, held = pirates_held(pl)
     cdef bint two = held >= 2
     if pl.permits_held and held > 0:
@@ -1335,11 +1351,11 @@ cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexc
     if best == 99 and held < 2:
         if s.houses[0] + s.houses[1] + s.houses[2] + s.houses[3] > 0:
             best = s.rules.dist[pl.ship][NODE_H]
-        for i in range(1, N_NODES):
-            d = s.rules.dist[pl.ship][i]
-            if d < best and (s.node_pirates[i][0] | s.node_pirates[i][1] | s.node_pirates[i][2]
-                             | s.node_pirates[i][3]):
-                best = d
+        nodes = pirate_nodes(s)
+        while nodes:
+            d = s.rules.dist[pl.ship][lowest_bit(nodes)]
+            nodes &= nodes - 1
+            best = d if d < best else best
     if best == 99:
         best = s.rules.dist[pl.ship][NODE_H]
     return best
@@ -1611,10 +1627,7 @@ cdef void move_targets(const GState* s, const GPlayer* pl, MoveTables* T) noexce
     if not T.targets:
         T.targets = 1u << NODE_H
         if pirates_held(pl) < 2:
-            for v in range(1, N_NODES):
-                if (s.node_pirates[v][0] | s.node_pirates[v][1] | s.node_pirates[v][2]
-                        | s.node_pirates[v][3]):
-                    T.targets |= 1u << v
+            T.targets |= pirate_nodes(s)
 
 
 cdef void fill_node(const GState* s, const GPlayer* pl, MoveTables* T, int node) noexcept nogil:
@@ -1635,9 +1648,7 @@ cdef void fill_node(const GState* s, const GPlayer* pl, MoveTables* T, int node)
     if pirates_held(pl) > 0 and ((node == NODE_VU and pl.seven_at_volcano) or
                                  (node == NODE_VL and pl.relic < 0 and s.relics_free)):
         T.volcano[node] = W_PERMIT + W_RELIC_BONUS
-    if node != NODE_H and pirates_held(pl) < PIRATE_CAP and (
-            s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
-            | s.node_pirates[node][3]):
+    if node != NODE_H and pirates_held(pl) < PIRATE_CAP and  has_pirates(s.node_pirates[node]):
         T.pirate[node] = W_PIRATE
     T.node_done |= 1u << node
 
