@@ -93,10 +93,16 @@ cdef inline int act_random(const Engine* e, const void* st, Rng* rng, Workspace*
 
 cdef void one_ply_values(const Engine* e, const void* st, int seat, const int* legal, int n,
                          double* values, void* trial) noexcept nogil:
-    """values[i] = heuristic for `seat` after legal[i], by clone + apply on `st` itself."""
+    """values[i] = heuristic for `seat` after legal[i], by clone + apply on `st` itself.  The
+    rules (rules_size bytes at rules_offset), which apply never writes, are cloned once."""
+    cdef size_t head = e.rules_offset, tail = e.rules_offset + e.rules_size
     cdef int i
     for i in range(n):
-        memcpy(trial, st, e.state_size)
+        if i == 0:
+            memcpy(trial, st, e.state_size)
+        else:
+            memcpy(trial, st, head)
+            memcpy(<char*>trial + tail, <const char*>st + tail, e.state_size - tail)
         e.apply(trial, legal[i])
         values[i] = e.heuristic(trial, seat)
 

@@ -675,9 +675,9 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
     """PH_MOVE, ascending (slot-major, then captain and ship, as the ids are laid out)."""
     cdef const GPlayer* pl = &s.p[s.head.current]
     cdef Reach r
-    cdef uint16_t pts
+    cdef uint16_t pts, q
     cdef uint64_t bits
-    cdef int n = 0, slot, card, w, p, base
+    cdef int n = 0, slot, card, w, base
     reachable(s, pl, &r)
     for slot in range(pl.hand_len):
         card = pl.hand[slot]
@@ -695,9 +695,10 @@ cdef int move_actions(const GState* s, int* out) noexcept nogil:
         pts = points_for_card(s, pl, card, &r)
         for w in range(r.words):         # ascending ends that one of the counts reaches
             bits = 0
-            for p in range(N_POINTS):
-                if (pts >> p) & 1:
-                    bits |= r.ends[p][w]
+            q = pts
+            while q:
+                bits |= r.ends[lowest_bit(q)][w]
+                q &= q - 1
             while bits:
                 out[n] = base + w * 64 + lowest_bit(bits)
                 bits &= bits - 1
@@ -807,7 +808,7 @@ cdef int ability_actions_for(const GState* s, int ability, int slot, int* out) n
     return n
 
 
-cdef bint ability_usable(const GState* s, int ability) noexcept nogil:
+cdef inline bint ability_usable(const GState* s, int ability) noexcept nogil:
     """Whether ability_actions_for lists any action for the ability (the same preconditions
     asked without listing: to_ability_phase asks it after every movement)."""
     cdef const GPlayer* pl = &s.p[s.head.current]
@@ -830,9 +831,7 @@ cdef bint ability_usable(const GState* s, int ability) noexcept nogil:
         return False
     if ability == AB_PIRATE or ability == AB_VETERAN:
         # A pair can be taken only where one of its singles can (a veteran's pairs add none).
-        if node != NODE_H and held < PIRATE_CAP and (
-                s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
-                | s.node_pirates[node][3]):
+        if node != NODE_H and held < PIRATE_CAP and  has_pirates(s.node_pirates[node]):
             return True
         if not s.rules.volcano_by_pirates:
             return False
@@ -1304,13 +1303,31 @@ cdef double expected_island_gold(const GState* s, int isl, int seat, double unkn
     return chest - beaten if chest > beaten else 0.0
 
 
+cdef inline bint has_pirates(const int8_t* counts) noexcept nogil:
+    """Whether a place holds a pirate of any colour (the N_COLOURS counts, never negative,
+    read as one word)."""
+    cdef uint32_t word
+    memcpy(&word, counts, N_COLOURS)
+    return word != 0
+
+
+cdef inline uint32_t pirate_nodes(const GState* s) noexcept nogil:
+    """The sea nodes (harbour excepted) that hold a pirate, as a bit set."""
+    cdef uint32_t nodes = 0
+    cdef int v
+    for v in range(1, N_NODES):
+        if has_pirates(s.node_pirates[v]):
+            nodes |= 1u << v
+    return nodes
+
+
 cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexcept nogil:
     """Sea steps from the ship to where the seat should sail next: a place it can land on
     now (islands that may be golden first, then the volcanoes' 7 and relics, then any
     island), else, short of pirates, the nearest island with pirates to take back or the
     harbour while the houses still hold some; else the harbour (captain's errands)."""
     cdef const GPlayer* pl = &s.p[seat]
-    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl)
+    cdef uint32_t unknown = ALL_ISLANDS & ~known_islands(pl), nodes
     cdef int i, best = 99, best_any = 99, d, single, held = pirates_held(pl)
     cdef bint two = held >= 2
     if pl.permits_held and held > 0:
@@ -1334,11 +1351,11 @@ cdef int landing_target_distance(const GState* s, int seat, uint32_t mine) noexc
     if best == 99 and held < 2:
         if s.houses[0] + s.houses[1] + s.houses[2] + s.houses[3] > 0:
             best = s.rules.dist[pl.ship][NODE_H]
-        for i in range(1, N_NODES):
-            d = s.rules.dist[pl.ship][i]
-            if d < best and (s.node_pirates[i][0] | s.node_pirates[i][1] | s.node_pirates[i][2]
-                             | s.node_pirates[i][3]):
-                best = d
+        nodes = pirate_nodes(s)
+        while nodes:
+            d = s.rules.dist[pl.ship][lowest_bit(nodes)]
+            nodes &= nodes - 1
+            best = d if d < best else best
     if best == 99:
         best = s.rules.dist[pl.ship][NODE_H]
     return best
@@ -1426,8 +1443,12 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
         if (x.kind == K_STEAL or x.kind == K_STEAL_SPLIT or x.kind == K_PEEK
                 or x.kind == K_IMITATE):
             return 0
+    memcpy(&trial, s, sizeof(GState))
     for i in range(n):
-        memcpy(&trial, s, sizeof(GState))
+        if i > 0:                    # the rules, which apply never writes, stay as copied
+            memcpy(&trial, s, <size_t>(<const char*>&s.rules - <const char*>s))
+            memcpy(&trial.rules + 1, &s.rules + 1,
+                   sizeof(GState) - <size_t>(<const char*>(&s.rules + 1) - <const char*>s))
         g_apply(&trial, acts[i])
         out[i] = g_heuristic(&trial, seat)
     return 1
@@ -1606,10 +1627,7 @@ cdef void move_targets(const GState* s, const GPlayer* pl, MoveTables* T) noexce
     if not T.targets:
         T.targets = 1u << NODE_H
         if pirates_held(pl) < 2:
-            for v in range(1, N_NODES):
-                if (s.node_pirates[v][0] | s.node_pirates[v][1] | s.node_pirates[v][2]
-                        | s.node_pirates[v][3]):
-                    T.targets |= 1u << v
+            T.targets |= pirate_nodes(s)
 
 
 cdef void fill_node(const GState* s, const GPlayer* pl, MoveTables* T, int node) noexcept nogil:
@@ -1630,9 +1648,7 @@ cdef void fill_node(const GState* s, const GPlayer* pl, MoveTables* T, int node)
     if pirates_held(pl) > 0 and ((node == NODE_VU and pl.seven_at_volcano) or
                                  (node == NODE_VL and pl.relic < 0 and s.relics_free)):
         T.volcano[node] = W_PERMIT + W_RELIC_BONUS
-    if node != NODE_H and pirates_held(pl) < PIRATE_CAP and (
-            s.node_pirates[node][0] | s.node_pirates[node][1] | s.node_pirates[node][2]
-            | s.node_pirates[node][3]):
+    if node != NODE_H and pirates_held(pl) < PIRATE_CAP and  has_pirates(s.node_pirates[node]):
         T.pirate[node] = W_PIRATE
     T.node_done |= 1u << node
 
@@ -1771,18 +1787,35 @@ cdef int g_policy(const void* vs, int which, const double* params, Rng* rng,
 
 # ---------------------------------------------------------------- observe (hidden information)
 
+cdef inline uint32_t card_set(const int8_t* cards, int n) noexcept nogil:
+    """The cards of a pile as a bit set (a seat's cards are distinct ids below 32)."""
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(n):
+        m |= 1u << cards[i]
+    return m
+
+
+cdef inline int ascending(int8_t* out, uint32_t cards) noexcept nogil:
+    """Writes a bit set's members in ascending order (what sorting the distinct ids gives,
+    without an insertion sort's mispredicted branches); returns how many."""
+    cdef int n = 0
+    while cards:
+        out[n] = <int8_t>lowest_bit(cards)
+        cards &= cards - 1
+        n += 1
+    return n
+
+
 cdef void redeal_island_cards(GState* o, int seat, Rng* rng) noexcept nogil:
     """Every island card the seat does not hold goes back among the places the seat cannot
     see (the deck, rivals' hands, the Golden Island slot), counts per place kept; the Golden
     Island is drawn from the cards the seat does not know to be ordinary.  Rivals keep only
     the knowledge of the cards they now hold (what they remember is not the seat's to see)."""
     cdef int8_t pool[N_ISLANDS]
-    cdef int n = 0, i, j, t, counts[MAX_PLAYERS]
+    cdef int n, i, j, t, counts[MAX_PLAYERS]
     cdef uint32_t known = known_islands(&o.p[seat]), unknown
-    for i in range(N_ISLANDS):
-        if not (o.p[seat].islands_held >> i) & 1:
-            pool[n] = <int8_t>i
-            n += 1
+    n = ascending(pool, ALL_ISLANDS & ~(<uint32_t>o.p[seat].islands_held))
     # The golden card: uniform among pool cards the seat does not know.
     unknown = 0
     for i in range(n):
@@ -1823,26 +1856,6 @@ cdef void redeal_chests(GState* o, int seat, Rng* rng) noexcept nogil:
         if not (o.p[seat].chests_known >> i) & 1:
             o.chest[i] = vals[t]
             t += 1
-
-
-cdef inline uint32_t card_set(const int8_t* cards, int n) noexcept nogil:
-    """The cards of a pile as a bit set (a seat's cards are distinct ids below 32)."""
-    cdef uint32_t m = 0
-    cdef int i
-    for i in range(n):
-        m |= 1u << cards[i]
-    return m
-
-
-cdef inline int ascending(int8_t* out, uint32_t cards) noexcept nogil:
-    """Writes a bit set's members in ascending order (what sorting the distinct ids gives,
-    without an insertion sort's mispredicted branches); returns how many."""
-    cdef int n = 0
-    while cards:
-        out[n] = <int8_t>lowest_bit(cards)
-        cards &= cards - 1
-        n += 1
-    return n
 
 
 cdef inline int own_slot(const GState* o, int isl, int seat) noexcept nogil:
