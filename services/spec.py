@@ -167,7 +167,8 @@ class StopWhen(BaseModel):
             return check_fraction(value, info.field_name,
                                   0.5 if info.field_name == "half_width" else 1)
         if info.field_name == "spread" and value is not None and info.data.get("delta", 0) is None:
-            raise ValueError("spread needs delta: it scales the decision rule (stop_when.delta)")
+            raise PydanticCustomError(CROSS, "spread needs delta: it scales the decision rule "
+                                      "(stop_when.delta)")
         return value
 
 

@@ -260,8 +260,10 @@ def test_agent_parameters_come_from_the_agent_schema(server, browser):
     Select(_css(browser, "#f-agent")[0]).select_by_value("mcts")
     props = INFO["agents"]["mcts"]["parameters"]["properties"]
     boxes = _wait(browser, lambda d: _css(d, "#f-agent-params div.option"), 10, "no fields")
-    # every parameter but the restriction (forbid is set in a spec, not in the form)
-    assert [b.get_attribute("data-option") for b in boxes] == [p for p in props if p != "forbid"]
+    # every parameter but the lists of action kinds (forbid, light: set in a spec, not here)
+    assert [b.get_attribute("data-option") for b in boxes] == \
+        [p for p, schema in props.items() if "x-kinds" not in schema]
+    assert {"forbid", "light"} <= set(props) - {b.get_attribute("data-option") for b in boxes}
     iterations = _css(browser, "#f-agent-params input[data-option='iterations']")[0]
     assert iterations.get_attribute("value") == str(props["iterations"]["default"])
     iterations.clear()
