@@ -152,7 +152,7 @@ def simulate_decision(blocks, looks, delta: float, alpha: float, planned: int,
             scale = st.guarded_spread(spread, sd[None, None, :], at[None, :, None],
                                       0.0 if seats else est)
             if seats:
-                scale = np.max(scale, axis=-1)
+                scale = np.max(scale, axis=-1, keepdims=True)
                 shown, equal = st.triangle_seat_decisions(est, scale, at[None, :], delta,
                                                           strict, steps[None, :])
                 done &= shown | equal
