@@ -375,7 +375,7 @@ def mcts_params(game):
         Param("judge", "enum", "margin", "what values a rollout cut off before the end: "
               "margin (a logistic of the seat's heuristic margin over its best rival) or "
               "fitted (the engine's chances to win fitted to game outcomes, where it has "
-              "them; else margin)", choices=("margin", "fitted")),
+              "them and a seat has rivals; else margin)", choices=("margin", "fitted")),
     )
 
 

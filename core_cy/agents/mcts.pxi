@@ -346,8 +346,8 @@ cdef void result_values(const Engine* e, Tree* t, const AgentSpec* a, int player
     of the searching seat's heuristic at the root (so that one slope serves every game): in a
     competitive game of the seat's margin over its best rival, for a team (cooperative or
     solo) of the gain over the root; with a.fitted, the engine's chances to win where it has
-    them.  (Leader-takes-all at the cut-off was much weaker: most
-    actions leave the leader as it is.)"""
+    them (among rivals: a solo or team game keeps the gain).  (Leader-takes-all at the
+    cut-off was much weaker: most actions leave the leader as it is.)"""
     cdef double values[MAX_SEATS]
     cdef double rival, scale = 1.0 + fabs(t.root_heuristic)
     cdef int k
@@ -360,7 +360,7 @@ cdef void result_values(const Engine* e, Tree* t, const AgentSpec* a, int player
                 out[k] = ((1.0 - a.margin) * out[k] + a.margin * 0.5
                           * (1.0 + (values[k] - rival) / (fabs(values[k]) + fabs(rival) + 1.0)))
         return
-    if a.fitted and e.leaf_values != NULL:
+    if a.fitted and e.leaf_values != NULL and players > 1 and not e.cooperative:
         e.leaf_values(t.sim, out)
         return
     if e.cooperative or players == 1:

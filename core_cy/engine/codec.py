@@ -34,6 +34,7 @@ name, players, rules, random stream) is written once in `Game.from_dict` (game.p
 from __future__ import annotations
 
 import json
+import math
 import sys
 from importlib import resources
 from typing import Any
@@ -250,3 +251,18 @@ def load_data(package: str, name: str) -> Any:
     if isinstance(data, dict):
         data = {k: v for k, v in data.items() if not k.startswith("_")}
     return data
+
+
+def leaf_weight_values(data: Any, features: tuple, extra: tuple, where: str) -> list:
+    """The cut-off judgement's weights of `data` ({"weights": {one per name of `features`}}
+    and one top-level number per name of `extra`) as floats in that order; ValueError names a
+    missing or unknown feature or a weight that is not a finite number."""
+    weights = data.get("weights") if isinstance(data, dict) else None
+    if not isinstance(weights, dict) or set(weights) != set(features):
+        got = sorted(weights) if isinstance(weights, dict) else weights
+        raise ValueError(f"{where}: weights must name exactly {list(features)}, got {got}")
+    values = [weights[name] for name in features] + [data.get(name) for name in extra]
+    for name, v in zip(features + extra, values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{where}: weight {name!r} must be a finite number, got {v!r}")
+    return [float(v) for v in values]

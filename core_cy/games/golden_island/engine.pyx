@@ -31,12 +31,12 @@ from core_cy.engine.contract cimport (Engine, GameHeader, begin_setup, end_game,
                                STREAM_SEAT, emit, pop_top, canonical_shuffle)
 from core_cy.engine import contract
 from core_cy.engine.actions import ActionSpace, Kind
-from core_cy.engine.codec import INT32_MAX, check_live, choice, fail, integer, load_data
+from core_cy.engine.codec import (INT32_MAX, check_live, choice, fail, integer, leaf_weight_values,
+                                  load_data)
 from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame
 
 import functools
-import math
 
 ENGINE_VERSION = "1.2"   # 1.2: steal_at_home (captains | both | none), default captains;
                          # the bank_short outcome
@@ -1459,7 +1459,7 @@ cdef int g_action_values(const void* vs, int seat, const int* acts, int n,
 # Each seat's chance to win, from features of its prospects (the heuristic's parts and the
 # race for permits): a conditional logit, P(seat k wins) = exp(w.f_k) / (exp(w_none) +
 # sum_j exp(w.f_j)), w_none standing for "nobody survives".  The weights are data fitted to
-# game outcomes (data/leaf_value.json, by benchmarks/golden_island/leaf_fit.py; docs/lab/
+# game outcomes (data/leaf_value.json, by benchmarks/leaf_fit.py; docs/lab/
 # agent_presets.md); the search uses them with mcts(judge=fitted).
 
 cdef enum:
@@ -2714,14 +2714,7 @@ def set_leaf_weights(data, where="data/leaf_value.json"):
     ValueError names a missing or unknown feature or a weight that is not a finite number
     (nothing is changed then)."""
     global LEAF_NONE
-    weights = data.get("weights") if isinstance(data, dict) else None
-    if not isinstance(weights, dict) or set(weights) != set(LEAF_FEATURES):
-        got = sorted(weights) if isinstance(weights, dict) else weights
-        raise ValueError(f"{where}: weights must name exactly {list(LEAF_FEATURES)}, got {got}")
-    values = [weights[name] for name in LEAF_FEATURES] + [data.get("no_winner")]
-    for name, v in zip(LEAF_FEATURES + ("no_winner",), values):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"{where}: weight {name!r} must be a finite number, got {v!r}")
+    values = leaf_weight_values(data, LEAF_FEATURES, ("no_winner",), where)
     for j in range(N_LEAF):
         LEAF_W[j] = float(values[j])
     LEAF_NONE = float(values[N_LEAF])
@@ -2738,7 +2731,7 @@ set_leaf_weights(load_data(HOME, "data/leaf_value.json"))
 
 def leaf_features(State state):
     """Per seat, the cut-off judgement's features (in LEAF_FEATURES order) of a running game
-    (benchmarks/golden_island/leaf_fit.py fits the weights to them)."""
+    (benchmarks/leaf_fit.py fits the weights to them)."""
     cdef double f[N_LEAF]
     cdef GState* s = _st(state)
     cdef int k, lead = leading_placed(s)

@@ -38,7 +38,7 @@ cdef extern from "meeple_bits.h":
     int popcount32 "meeple_popcount32"(uint32_t x) noexcept nogil
 
 from core_cy.engine.codec import (INT32_MAX, Obj, UniqueIds, array, check_exact, check_live, choice, fail,
-                           integer, items, load_data, number)
+                           integer, items, leaf_weight_values, load_data, number)
 from core_cy.engine.game import options_from_data
 from core_cy.agents import AgentGame, policy_params_from_data
 
@@ -1445,6 +1445,106 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
         inval = pick_value(s, pl, f)
     return compose(s, seat, board_value_b(s, &b), pl.placed, pl.chip, f != NULL, inval,
                    pl.t_next, pl.finished, pl.pend == OP_JUMP, s.bonus_top)
+
+
+# ---------------------------------------------------------------- the search's cut-off judgement
+#
+# Each seat's chance to win, from the heuristic's parts (the heuristic is the sum of the
+# first twelve features with the weights LEAF_HEURISTIC) plus what else the round says: a
+# conditional logit over the seats, P(seat k wins) = exp(w.f_k) / sum_j exp(w.f_j) (ties
+# share: there is no "nobody wins").  The weights are data fitted to game outcomes
+# (data/leaf_value.json, by benchmarks/leaf_fit.py; docs/lab/2026-12-03-mondo-search.md); the
+# search uses them with mcts(judge=fitted).
+
+cdef enum:
+    LF_BANKED = 0       # the seat's points of past rounds (and its seat compensation)
+    LF_ANIMALS = 1      # animals on the board
+    LF_CLOSED = 2       # closed land areas
+    LF_ERRORS = 3       # error edges
+    LF_MATCHED = 4      # matching shared edges (on the way to closed areas)
+    LF_VOLCANOES = 5    # the heuristic's expected volcano points (active -1/2, dormant -1/4)
+    LF_CHIP = 6         # the bonus chip taken this round
+    LF_JUMP_BONUS = 7   # the chip being jumped for
+    LF_INCOMING = 8     # the worth of the tile on its way to the board
+    LF_EMPTY = 9        # empty spaces (less the incoming tile's)
+    LF_FILL = 10        # empty spaces the remaining time can still fill
+    LF_ROUND_LINES = 11 # the round's volcano, modifier and task lines as the boards stand
+    LF_LATE = 12        # the heuristic times the share of the game played
+    N_LEAF = 13
+
+LEAF_FEATURES = ("banked", "animals", "closed", "errors", "matched", "volcanoes", "chip",
+                 "jump_bonus", "incoming", "empty", "fill", "round_lines", "late")
+cdef double LEAF_W[N_LEAF]
+
+
+cdef void seat_features(const MState* s, int seat, const RoundLines* L, double played,
+                        double* f) noexcept nogil:
+    """The seat's features (LF_*) from its round lines L (the board analysed, scored);
+    `played` is the share of the game's time gone."""
+    cdef const MPlayer* pl = &s.p[seat]
+    cdef const MFace* face = incoming_face(s, pl)
+    cdef bint jumping = pl.pend == OP_JUMP
+    cdef int r, empty = n_cells(&s.rules) - pl.placed
+    f[LF_BANKED] = s.rules.seat_points[seat]
+    for r in range(s.round):
+        f[LF_BANKED] += pl.round_score[r]
+    f[LF_ANIMALS] = L.b.animals
+    f[LF_CLOSED] = L.b.closed_land
+    f[LF_ERRORS] = L.b.errors
+    f[LF_MATCHED] = L.b.matched
+    f[LF_VOLCANOES] = 0.25 * (Q_ACTIVE * L.b.active + Q_DORMANT * L.b.dormant)
+    f[LF_CHIP] = pl.chip
+    f[LF_JUMP_BONUS] = s.rules.bonus[s.bonus_top] if jumping and s.bonus_top < s.rules.bonus_n \
+        else 0.0
+    f[LF_INCOMING] = 0.0
+    if face != NULL:
+        f[LF_INCOMING] = pick_value(s, pl, face)
+        if empty > 0:
+            empty -= 1
+    f[LF_EMPTY] = empty
+    f[LF_FILL] = 0.0
+    if not pl.finished and not jumping:
+        f[LF_FILL] = remaining_at(s, pl, pl.t_next) / tile_seconds(s, pl)
+        if f[LF_FILL] > empty:
+            f[LF_FILL] = empty
+    f[LF_ROUND_LINES] = L.volcano + L.modifier + L.tasks
+    f[LF_LATE] = played * compose(s, seat, board_value_b(s, &L.b), pl.placed, pl.chip,
+                                  face != NULL, f[LF_INCOMING], pl.t_next, pl.finished,
+                                  jumping, s.bonus_top)
+
+
+cdef void all_seat_features(const MState* s, double* f) noexcept nogil:
+    """Every seat's features, N_LEAF a seat (a running game of two or more seats)."""
+    cdef RoundLines L[MAX_PLAYERS]
+    cdef double played
+    cdef int i
+    for i in range(s.head.players):
+        memset(&L[i], 0, sizeof(RoundLines))
+        analyse(s, &s.p[i], &L[i].b, s.rules.tasks_on)
+    score_lines(s, L)
+    played = s.clock / s.rules.timer if s.rules.timer > 0 else 0.0
+    played = (s.round + (played if played < 1.0 else 1.0)) / s.rules.rounds
+    for i in range(s.head.players):
+        seat_features(s, i, &L[i], played, f + i * N_LEAF)
+
+
+cdef void m_leaf_values(const void* vs, double* out) noexcept nogil:
+    """Each seat's chance to win (the conditional logit above) of a running game."""
+    cdef const MState* s = <const MState*>vs
+    cdef double f[MAX_PLAYERS * N_LEAF]
+    cdef double top = -1e300, total = 0.0
+    cdef int k, j
+    all_seat_features(s, f)
+    for k in range(s.head.players):
+        out[k] = 0.0
+        for j in range(N_LEAF):
+            out[k] += LEAF_W[j] * f[k * N_LEAF + j]
+        top = out[k] if out[k] > top else top
+    for k in range(s.head.players):
+        out[k] = exp(out[k] - top)
+        total += out[k]
+    for k in range(s.head.players):
+        out[k] /= total
 
 
 # ---- incremental placement values (exact score counts after one placement)
@@ -2896,5 +2996,41 @@ cdef _fill_seat(MState* s, int i, seat, ids, list task_ids):
 
 MondoGame.handle = engine_handle(&ENGINE, MondoGame, &_LAYOUT, sizeof(MState), &_LAYOUT.rules,
     sizeof(MRules), m_setup, m_legal, m_apply, m_scores, m_outcomes, m_heuristic, m_observe,
-    m_policy, m_action_values)
+    m_policy, m_action_values, NULL, NULL, NULL, m_leaf_values)
 GAME = MondoGame()
+
+
+def set_leaf_weights(data, where="data/leaf_value.json"):
+    """Puts the cut-off judgement's weights into the engine: `data` as in
+    data/leaf_value.json, {"weights": {one per LEAF_FEATURES name}}; ValueError names a
+    missing or unknown feature or a weight that is not a finite number (nothing changed)."""
+    values = leaf_weight_values(data, LEAF_FEATURES, (), where)
+    for j in range(N_LEAF):
+        LEAF_W[j] = values[j]
+
+
+def leaf_weights():
+    """The weights in force, as set_leaf_weights takes them."""
+    return {"weights": {name: LEAF_W[j] for j, name in enumerate(LEAF_FEATURES)}}
+
+
+set_leaf_weights(load_data(HOME, "data/leaf_value.json"))
+
+
+def leaf_features(State state):
+    """Per seat, the cut-off judgement's features (in LEAF_FEATURES order) of a running game
+    (benchmarks/leaf_fit.py fits the weights to them)."""
+    cdef double f[MAX_PLAYERS * N_LEAF]
+    cdef MState* s = _st(state)
+    all_seat_features(s, f)
+    return [[f[k * N_LEAF + j] for j in range(N_LEAF)] for k in range(s.head.players)]
+
+
+def leaf_values(State state):
+    """Per seat, the cut-off judgement's chance to win of a running game."""
+    cdef double out[MAX_PLAYERS]
+    cdef MState* s = _st(state)
+    if s.head.terminal:
+        raise ValueError("leaf_values: the game is over (its win shares are known)")
+    m_leaf_values(s, out)
+    return [out[k] for k in range(s.head.players)]
