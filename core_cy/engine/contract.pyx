@@ -176,6 +176,20 @@ cdef class State:
             return []
         return [i for i, w in enumerate(self.win_shares()) if w > 0]
 
+    def leaf_values(self):
+        """Per seat, the engine's chance to win this running game (Engine.leaf_values: the
+        search's cut-off judgement with mcts(judge=fitted)); ValueError once the game is over
+        or where the engine has none."""
+        self._check_alive()
+        cdef double out[MAX_SEATS]
+        cdef const Engine* e = self.handle.engine
+        if e.leaf_values == NULL:
+            raise ValueError(f"{self.game.name} has no leaf values")
+        if st_terminal(e, self.buf):
+            raise ValueError("leaf values exist only while the game runs (then its win shares)")
+        e.leaf_values(self.buf, out)
+        return [out[i] for i in range(st_players(e, self.buf))]
+
     def heuristic(self, seat):
         self._check_alive()
         if not 0 <= seat < st_players(self.handle.engine, self.buf):

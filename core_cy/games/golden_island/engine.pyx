@@ -2742,16 +2742,6 @@ def leaf_features(State state):
     return out
 
 
-def leaf_values(State state):
-    """Per seat, the cut-off judgement's chance to win of a running game."""
-    cdef double out[MAX_PLAYERS]
-    cdef GState* s = _st(state)
-    if s.head.terminal:
-        raise ValueError("leaf_values: the game is over (its win shares are known)")
-    g_leaf_values(s, out)
-    return [out[k] for k in range(s.head.players)]
-
-
 def fast_action_values(State state, int seat):
     """{action: value} from the engine's fast path, or None where it asks for the generic
     path (tests compare it with the generic values and with values on a seat's view)."""

@@ -3024,13 +3024,3 @@ def leaf_features(State state):
     cdef MState* s = _st(state)
     all_seat_features(s, f)
     return [[f[k * N_LEAF + j] for j in range(N_LEAF)] for k in range(s.head.players)]
-
-
-def leaf_values(State state):
-    """Per seat, the cut-off judgement's chance to win of a running game."""
-    cdef double out[MAX_PLAYERS]
-    cdef MState* s = _st(state)
-    if s.head.terminal:
-        raise ValueError("leaf_values: the game is over (its win shares are known)")
-    m_leaf_values(s, out)
-    return [out[k] for k in range(s.head.players)]
