@@ -8,7 +8,7 @@ import polars as pl
 from pipelines import paired
 from pipelines import stats as st
 from pipelines import sufficient as sf
-from pipelines.figures import Look, triangle_spread, wave_units
+from pipelines.figures import Look, wave_units
 from pipelines.verdicts import _comparison_verdict
 
 
@@ -56,7 +56,7 @@ def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
     n = df["pairs"].to_numpy().astype(np.float64)
     if look.triangle("comparisons") and bounded:
         per_unit = np.where(df["unit"].to_numpy() == "game", 1, df["players"].to_numpy())
-        half = st.triangle_half_widths(triangle_spread(look, c["sd"], n, c["diff"]), n,
+        half = st.triangle_half_widths(st.guarded_spread(look.spread, c["sd"], n, c["diff"]), n,
                                        look.delta, alpha, wave_units(look, n, per_unit))[0]
         low, high = c["diff"] - half, c["diff"] + half
     elif look.interim:

@@ -45,12 +45,6 @@ def wave_units(look: Look, n, per_unit=1):
     return np.minimum(look.wave_games / np.asarray(per_unit, dtype=np.float64), n)
 
 
-def triangle_spread(look: Look, sd, n, mean=0.0):
-    """The spread the triangle scales a row by: the stored one, guarded by the row's running
-    sd (st.guarded_spread)."""
-    return st.guarded_spread(look.spread, sd, n, mean)
-
-
 # ---- intervals on collected frames -------------------------------------------------------------
 def _rate_columns(df: pl.DataFrame, rate: str, var: str, n: str, prefix: str,
                   look: Look, alpha: float | None = None) -> pl.DataFrame:

@@ -5,8 +5,7 @@ import numpy as np
 import polars as pl
 
 from pipelines import stats as st
-from pipelines.figures import (Look, _margin_text, _more_games, _pct, _unit_text, triangle_spread,
-                               wave_units)
+from pipelines.figures import Look, _margin_text, _more_games, _pct, _unit_text, wave_units
 
 
 def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list[tuple]:
@@ -28,7 +27,7 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         strict = look.alpha / family
         if look.triangle("seats"):
             unbalanced, balanced = (bool(x) for x in st.triangle_seat_decisions(
-                rate, np.max(triangle_spread(look, sd, n)), n, look.delta, strict,
+                rate, np.max(st.guarded_spread(look.spread, sd, n)), n, look.delta, strict,
                 wave_units(look, n, per_unit)))
         elif look.interim:
             unbalanced, balanced = (bool(x) for x in st.cs_seat_decisions(
@@ -69,7 +68,7 @@ def _games_for_seats(deviation, sd, n, alpha, look: Look, per_unit) -> float:
     seat within +-delta of it."""
     off = np.abs(deviation)
     if look.triangle("seats"):
-        differ, equal = st.games_for_triangle(off, np.max(triangle_spread(look, sd, n)),
+        differ, equal = st.games_for_triangle(off, np.max(st.guarded_spread(look.spread, sd, n)),
                                               look.delta, alpha, wave_units(look, n, per_unit))
         return float(max(min(np.min(differ), np.max(equal)), n))
     planned = look.planned_games if look.interim else None
@@ -118,7 +117,7 @@ def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
     sd, n, level = row["win_sd"] or 0.0, row["pairs"], row["level"]
     per_unit = 1 if row["unit"] == "game" else row["players"]
     if look.triangle("comparisons"):  # the triangle's equivalence bound
-        spread = triangle_spread(look, sd, n, d)
+        spread = st.guarded_spread(look.spread, sd, n, d)
         wave = wave_units(look, n, per_unit)
         half = float(st.triangle_half_widths(spread, n, delta, level, wave)[1])
         if abs(d) + half <= delta:

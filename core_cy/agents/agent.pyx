@@ -124,12 +124,17 @@ cdef int pick_best(const int* legal, const double* values, int n, Rng* rng) noex
     return best
 
 
-cdef inline bint forbidden(const AgentSpec* s, int action) noexcept nogil:
+cdef inline bint of_kinds(int action, int n, const int* lo, const int* hi) noexcept nogil:
+    """Whether the action is of one of n action kinds (the id blocks [lo[j], hi[j]))."""
     cdef int j
-    for j in range(s.n_forbid):
-        if s.forbid_lo[j] <= action < s.forbid_hi[j]:
+    for j in range(n):
+        if lo[j] <= action < hi[j]:
             return True
     return False
+
+
+cdef inline bint forbidden(const AgentSpec* s, int action) noexcept nogil:
+    return of_kinds(action, s.n_forbid, s.forbid_lo, s.forbid_hi)
 
 
 cdef int keep_allowed(const AgentSpec* s, int* legal, int n) noexcept nogil:

@@ -427,11 +427,10 @@ cdef bint settled(const Tree* t, int n, int left) noexcept nogil:
 
 cdef bint light(const AgentSpec* a, const int* actions, int n) noexcept nogil:
     """Whether one of the n actions is of a kind the agent searches lightly (a.light_lo/hi)."""
-    cdef int i, j
+    cdef int i
     for i in range(n):
-        for j in range(a.n_light):
-            if a.light_lo[j] <= actions[i] < a.light_hi[j]:
-                return True
+        if of_kinds(actions[i], a.n_light, a.light_lo, a.light_hi):
+            return True
     return False
 
 
