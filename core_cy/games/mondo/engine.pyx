@@ -287,6 +287,7 @@ ctypedef struct MPlayer:
     uint8_t volcano_chip        # holds the volcano chip this round
     uint16_t tasks              # task cards held (bit mask)
     int16_t placed
+    int32_t quarters            # board_quarters of the board, kept by put_on_board
     double t_next
     double speed                # seat speed times skill
     double noise                # hidden timer: this hand's error on the remaining time
@@ -719,6 +720,7 @@ cdef void put_on_board(MState* s, int p, int tile, int face, int cell, int rot) 
     pl.cell_face[cell] = <uint8_t>face
     pl.cell_rot[cell] = <uint8_t>rot
     pl.placed += 1
+    pl.quarters += placed_quarters(s, pl, cell)
     s.loc[tile] = <uint8_t>(LOC_BOARD + p)
     s.up[tile] = 0
 
@@ -770,6 +772,7 @@ cdef void start_round(MState* s) noexcept nogil:
         pl.jump_order = 0
         pl.tasks = 0
         pl.placed = 0
+        pl.quarters = 0
         pl.t_next = 0.0
         pl.noise = 0.0
         if i < s.head.players and s.rules.hidden_timer:
@@ -1177,6 +1180,75 @@ cdef inline int board_quarters(const MState* s, const BoardInfo* b) noexcept nog
             + Q_MATCH * b.matched + Q_ACTIVE * b.active + Q_DORMANT * b.dormant)
 
 
+cdef int closed_through(const MState* s, const MPlayer* pl, int cell) noexcept nogil:
+    """How many closed land areas (as analyse() counts closed_land) run through the tile on
+    `cell`: a walk over matching edges from each of its land segments, given up at the first
+    edge that is neither a match nor the frame.  A tile joins no area closed before it (that
+    area had no edge facing the empty cell), so these are the areas the tile closes."""
+    cdef const MRules* R = &s.rules
+    cdef const MFace* f = cell_face(s, pl, cell)
+    cdef const MFace* g
+    cdef uint8_t seen[MAX_NODES]
+    cdef int16_t stack[MAX_NODES]
+    cdef int around[DIRECTIONS]
+    cdef int k, d, n, c, seg, rot, top, how, m = 0, count = 0
+    cdef bint closed
+    memset(seen, 0, sizeof(seen))
+    for k in range(f.nseg):
+        n = cell * MAX_SEGS + k
+        if seen[n] or f.seg_terrain[k] == T_WATER:
+            continue
+        seen[n] = <uint8_t>(k + 1)
+        stack[0] = <int16_t>n
+        top = 1
+        closed = True
+        while top > 0 and closed:
+            top -= 1
+            n = stack[top]
+            c = n // MAX_SEGS
+            seg = n - c * MAX_SEGS
+            g = cell_face(s, pl, c)
+            rot = pl.cell_rot[c]
+            neighbours(R, c, around)
+            for d in range(DIRECTIONS):
+                if seg_at(g, rot, d) != seg:
+                    continue
+                how = meet(s, pl, c, d, around[d], edge_at(g, rot, d), &m)
+                if how == MEET_MATCH and not seen[m]:
+                    seen[m] = <uint8_t>(k + 1)
+                    stack[top] = <int16_t>m
+                    top += 1
+                elif how != MEET_FRAME and (how != MEET_MATCH or seen[m] != k + 1):
+                    # open, an error, the sea, or an area an earlier walk found open
+                    closed = False
+                    break
+        count += closed
+    return count
+
+
+cdef int placed_quarters(const MState* s, const MPlayer* pl, int cell) noexcept nogil:
+    """What the tile just put on `cell` adds to board_quarters: its animal and volcano, its
+    edges' errors and matches (a shared edge counts when its second tile comes), the closed
+    land areas it completes."""
+    cdef const MRules* R = &s.rules
+    cdef const MFace* f = cell_face(s, pl, cell)
+    cdef BoardInfo b
+    cdef int around[DIRECTIONS]
+    cdef int d, how, m = 0
+    memset(&b, 0, sizeof(BoardInfo))
+    count_face(R, f, &b)
+    neighbours(R, cell, around)
+    for d in range(DIRECTIONS):
+        how = meet(s, pl, cell, d, around[d], edge_at(f, pl.cell_rot[cell], d), &m)
+        if how == MEET_RIM_ERROR or how == MEET_ERROR:
+            b.errors += 1
+        elif how == MEET_MATCH:
+            b.matched += 1
+    if not R.solo:
+        b.closed_land = closed_through(s, pl, cell)
+    return board_quarters(s, &b)
+
+
 cdef inline double board_value_b(const MState* s, const BoardInfo* b) noexcept nogil:
     """A board's worth from its counts, without empties, chips and majorities."""
     return 0.25 * board_quarters(s, b)
@@ -1428,7 +1500,6 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
     cdef double best_other, inval = 0
     cdef double out[MAX_PLAYERS]
     cdef const MFace* f
-    cdef BoardInfo b
     cdef int i
     if s.head.terminal:
         m_scores(vs, out)
@@ -1439,11 +1510,10 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
             if i != seat and out[i] > best_other:
                 best_other = out[i]
         return out[seat] + 0.01 * (out[seat] - best_other)
-    analyse(s, pl, &b, False)
     f = incoming_face(s, pl)
     if f != NULL:
         inval = pick_value(s, pl, f)
-    return compose(s, seat, board_value_b(s, &b), pl.placed, pl.chip, f != NULL, inval,
+    return compose(s, seat, 0.25 * pl.quarters, pl.placed, pl.chip, f != NULL, inval,
                    pl.t_next, pl.finished, pl.pend == OP_JUMP, s.bonus_top)
 
 
@@ -1891,7 +1961,6 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
     cdef const MState* s = <const MState*>vs
     cdef const MPlayer* pl = &s.p[seat]
     cdef Areas A
-    cdef BoardInfo b
     cdef Mine m
     cdef Mine pm                        # picks: the clock run once for all of them
     cdef Mine km[PLACE_DURATIONS]       # placements: once per duration (other face?, turned?)
@@ -1925,16 +1994,15 @@ cdef int m_action_values(const void* vs, int seat, const int* acts, int n,
         past += pl.round_score[i]
     if pl.hand != NO_TILE:
         build_areas(s, pl, &A)
-        memcpy(&b, &A.b, sizeof(BoardInfo))
+        boardv = board_value_b(s, &A.b)
         for k in range(FACES):
             rotation_duplicates(&s.rules.faces[pl.hand][k], dup + k * ROTATIONS)
         for k in range(ROTATIONS, PLACINGS):
             if dup[k] >= 0:
                 dup[k] += (k // ROTATIONS) * ROTATIONS
     else:
-        analyse(s, pl, &b, False)
+        boardv = 0.25 * pl.quarters
         any_spot = pick_table(s, pl, T)
-    boardv = board_value_b(s, &b)
     for i in range(n):
         a = acts[i]
         x = decompose(a)
@@ -2903,6 +2971,7 @@ cdef _fill(MState* s, top, list task_ids):
     for i in range(MAX_PLAYERS):
         for c in range(MAX_CELLS):
             s.p[i].cell_tile[c] = NO_TILE
+        s.p[i].quarters = 0             # put_on_board rebuilds it below
         s.p[i].hand = NO_TILE
     for i, seat in enumerate(top.objs("seats", length=players)):
         _fill_seat(s, i, seat, ids, task_ids)

@@ -58,6 +58,25 @@ def test_fast_action_values_when_others_have_jumped_and_the_round_ends():
         assert play_and_compare(3, {"timer_seconds": 200, "rounds": 2}, seed, ("greedy",)) > 0
 
 
+# A board seen in a search (default tiles, 4 x 6): placing tile 95 (face 1: forest across, a
+# plains segment each side) turned once on (2,0) makes its two plains segments one open area,
+# whose only open edge the walk from the first segment finds; the second walk must not call
+# the area closed.
+WALK_BOARD = {(0, 0): (93, 0, 0), (0, 1): (14, 0, 2), (0, 2): (34, 0, 2), (0, 3): (29, 1, 3),
+              (0, 4): (74, 1, 3), (0, 5): (75, 1, 0), (1, 0): (66, 1, 3), (1, 1): (106, 1, 2),
+              (1, 2): (90, 1, 2), (1, 3): (78, 1, 0), (1, 4): (117, 1, 1), (1, 5): (104, 1, 1),
+              (2, 1): (12, 1, 2), (2, 2): (30, 1, 0), (2, 3): (32, 1, 1), (2, 4): (120, 1, 1),
+              (3, 0): (64, 1, 2), (3, 1): (38, 1, 3), (3, 2): (60, 0, 0), (3, 3): (111, 0, 2)}
+
+
+def test_a_placement_joining_two_of_its_segments_in_one_open_area_closes_nothing():
+    s = build(2, {}, [WALK_BOARD, {}], seats=[{"hand": {"tile": 95, "face": 1}}, {"t_next": 1.0}])
+    fast = agents.action_values(s, 0)
+    slow = agents.action_values(s, 0, generic=True)
+    assert fast[PLACE(12, 1, 1)] == slow[PLACE(12, 1, 1)]
+    assert fast == slow
+
+
 # ---- what the heuristic values -------------------------------------------------------------
 
 FIT = {"edges": "DWWW"}            # fits next to a desert edge, water towards the sea
