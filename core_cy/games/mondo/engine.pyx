@@ -1519,8 +1519,8 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
 
 # ---------------------------------------------------------------- the search's cut-off judgement
 #
-# Each seat's chance to win, from the heuristic's parts (the heuristic is the sum of the
-# first twelve features with the weights LEAF_HEURISTIC) plus what else the round says: a
+# Each seat's chance to win, from the heuristic's parts (the heuristic is their sum with the
+# weights the fitter finds) plus the round's other lines and the heuristic late in the game: a
 # conditional logit over the seats, P(seat k wins) = exp(w.f_k) / sum_j exp(w.f_j) (ties
 # share: there is no "nobody wins").  The weights are data fitted to game outcomes
 # (data/leaf_value.json, by benchmarks/leaf_fit.py; docs/lab/2026-12-03-mondo-search.md); the
@@ -1528,29 +1528,25 @@ cdef double m_heuristic(const void* vs, int seat) noexcept nogil:
 
 cdef enum:
     LF_BANKED = 0       # the seat's points of past rounds (and its seat compensation)
-    LF_ANIMALS = 1      # animals on the board
-    LF_CLOSED = 2       # closed land areas
-    LF_ERRORS = 3       # error edges
-    LF_MATCHED = 4      # matching shared edges (on the way to closed areas)
-    LF_VOLCANOES = 5    # the heuristic's expected volcano points (active -1/2, dormant -1/4)
-    LF_CHIP = 6         # the bonus chip taken this round
-    LF_JUMP_BONUS = 7   # the chip being jumped for
-    LF_INCOMING = 8     # the worth of the tile on its way to the board
-    LF_EMPTY = 9        # empty spaces (less the incoming tile's)
-    LF_FILL = 10        # empty spaces the remaining time can still fill
-    LF_ROUND_LINES = 11 # the round's volcano, modifier and task lines as the boards stand
-    LF_LATE = 12        # the heuristic times the share of the game played
-    N_LEAF = 13
+    LF_BOARD = 1        # the board's worth as the heuristic counts it (MPlayer.quarters)
+    LF_CHIP = 2         # the bonus chip taken this round
+    LF_JUMP_BONUS = 3   # the chip being jumped for
+    LF_INCOMING = 4     # the worth of the tile on its way to the board
+    LF_EMPTY = 5        # empty spaces (less the incoming tile's)
+    LF_FILL = 6         # empty spaces the remaining time can still fill
+    LF_ROUND_LINES = 7  # the round's volcano, modifier and task lines as the boards stand
+    LF_LATE = 8         # the heuristic times the share of the game played
+    N_LEAF = 9
 
-LEAF_FEATURES = ("banked", "animals", "closed", "errors", "matched", "volcanoes", "chip",
-                 "jump_bonus", "incoming", "empty", "fill", "round_lines", "late")
+LEAF_FEATURES = ("banked", "board", "chip", "jump_bonus", "incoming", "empty", "fill",
+                 "round_lines", "late")
 cdef double LEAF_W[N_LEAF]
 
 
 cdef void seat_features(const MState* s, int seat, const RoundLines* L, double played,
                         double* f) noexcept nogil:
-    """The seat's features (LF_*) from its round lines L (the board analysed, scored);
-    `played` is the share of the game's time gone."""
+    """The seat's features (LF_*) with its round lines L; `played` is the share of the
+    game's time gone."""
     cdef const MPlayer* pl = &s.p[seat]
     cdef const MFace* face = incoming_face(s, pl)
     cdef bint jumping = pl.pend == OP_JUMP
@@ -1558,11 +1554,7 @@ cdef void seat_features(const MState* s, int seat, const RoundLines* L, double p
     f[LF_BANKED] = s.rules.seat_points[seat]
     for r in range(s.round):
         f[LF_BANKED] += pl.round_score[r]
-    f[LF_ANIMALS] = L.b.animals
-    f[LF_CLOSED] = L.b.closed_land
-    f[LF_ERRORS] = L.b.errors
-    f[LF_MATCHED] = L.b.matched
-    f[LF_VOLCANOES] = 0.25 * (Q_ACTIVE * L.b.active + Q_DORMANT * L.b.dormant)
+    f[LF_BOARD] = 0.25 * pl.quarters
     f[LF_CHIP] = pl.chip
     f[LF_JUMP_BONUS] = s.rules.bonus[s.bonus_top] if jumping and s.bonus_top < s.rules.bonus_n \
         else 0.0
@@ -1578,19 +1570,26 @@ cdef void seat_features(const MState* s, int seat, const RoundLines* L, double p
         if f[LF_FILL] > empty:
             f[LF_FILL] = empty
     f[LF_ROUND_LINES] = L.volcano + L.modifier + L.tasks
-    f[LF_LATE] = played * compose(s, seat, board_value_b(s, &L.b), pl.placed, pl.chip,
-                                  face != NULL, f[LF_INCOMING], pl.t_next, pl.finished,
-                                  jumping, s.bonus_top)
+    f[LF_LATE] = played * compose(s, seat, f[LF_BOARD], pl.placed, pl.chip, face != NULL,
+                                  f[LF_INCOMING], pl.t_next, pl.finished, jumping, s.bonus_top)
 
 
 cdef void all_seat_features(const MState* s, double* f) noexcept nogil:
-    """Every seat's features, N_LEAF a seat (a running game of two or more seats)."""
+    """Every seat's features, N_LEAF a seat (a running game).  The round lines need each
+    board's areas only for modifiers and tasks; the volcano line reads the placed faces."""
     cdef RoundLines L[MAX_PLAYERS]
+    cdef const MPlayer* pl
     cdef double played
-    cdef int i
+    cdef int i, c
     for i in range(s.head.players):
+        pl = &s.p[i]
         memset(&L[i], 0, sizeof(RoundLines))
-        analyse(s, &s.p[i], &L[i].b, s.rules.tasks_on)
+        if s.rules.modifiers_on or s.rules.tasks_on:
+            analyse(s, pl, &L[i].b, s.rules.tasks_on)
+        else:
+            for c in range(n_cells(&s.rules)):
+                if pl.cell_tile[c] != NO_TILE:
+                    count_face(&s.rules, cell_face(s, pl, c), &L[i].b)
     score_lines(s, L)
     played = s.clock / s.rules.timer if s.rules.timer > 0 else 0.0
     played = (s.round + (played if played < 1.0 else 1.0)) / s.rules.rounds

@@ -14,10 +14,9 @@ from core_cy.play import batch
 from mondo_pos import GAME, NO_SKILL
 
 FEATURES = mondo.LEAF_FEATURES
-# The heuristic's own weights on the features (engine.pyx compose: past rounds + board +
+# The heuristic's own weights on the features (engine.pyx compose: past rounds + the board +
 # chip + the chip jumped for + the incoming tile - empty spaces + 1.5 per fillable one).
-HEURISTIC = {"banked": 1, "animals": 1, "closed": 2, "errors": -1, "matched": 0.25,
-             "volcanoes": 1, "chip": 1, "jump_bonus": 1, "incoming": 1, "empty": -1,
+HEURISTIC = {"banked": 1, "board": 1, "chip": 1, "jump_bonus": 1, "incoming": 1, "empty": -1,
              "fill": 1.5, "round_lines": 0, "late": 0}
 
 
