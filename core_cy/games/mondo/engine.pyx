@@ -2172,9 +2172,11 @@ cdef int quick_pick(const MState* s, const MPlayer* pl, uint8_t* pool, int n,
     whose edges best fit the most hemmed-in open space (most placed neighbours: where a
     good fit is rarest), by the pick estimate's edge worths for that one space."""
     cdef double ev[16]
-    cdef int c, hemmed, most = -1, ties = 0, cell = -1, i, j, r, best = pool[0]
+    cdef double ne[16]
+    cdef double sw[16]
+    cdef int c, hemmed, most = -1, ties = 0, cell = -1, i, j, r, x, code, best = pool[0]
     cdef uint8_t tmp
-    cdef double v, term, best_v = -1e300
+    cdef double v, e, best_v = -1e300
     cdef const MFace* f
     cdef CellMasks cm
     cdef uint64_t spots
@@ -2195,18 +2197,23 @@ cdef int quick_pick(const MState* s, const MPlayer* pl, uint8_t* pool, int n,
     if cell < 0:
         return pool[rng_below(rng, n)]
     edge_values(s, pl, cell, ev)
+    for x in range(16):         # the worths of the N+E and the S+W terrains (exact sums)
+        ne[x] = ev[x & 3] + ev[4 + (x >> 2)]
+        sw[x] = ev[8 + (x & 3)] + ev[12 + (x >> 2)]
     for i in range(QUICK_SCAN if QUICK_SCAN < n else n):
         j = i + rng_below(rng, n - i)
         tmp = pool[i]
         pool[i] = pool[j]
         pool[j] = tmp
         f = &s.rules.faces[pool[i]][s.up[pool[i]]]
-        term = face_term(s, f)
+        e = -1e300
         for r in range(ROTATIONS):
-            v = edge_sum(ev, face_code(f, r)) + term
-            if v > best_v:
-                best_v = v
-                best = pool[i]
+            code = face_code(f, r)
+            e = max(e, ne[code & 15] + sw[code >> 4])
+        v = e + face_term(s, f)             # the best rotation's: all worths are dyadic
+        if v > best_v:
+            best_v = v
+            best = pool[i]
     return best
 
 
