@@ -35,7 +35,8 @@ ctypedef struct AgentSpec:
     double widen         # progressive widening: at most 1 + widen * sqrt(visits) children (0: off)
     bint turns           # the tree's actions: the engine's search_actions where it has them
     bint stop            # end a decision's iterations once the most visited root child
-                         # leads every other by more than the iterations left
+                         # leads every other by more than stop_lead x the iterations left
+    double stop_lead     # stop: the share of the iterations left the lead must exceed (1: exact)
     bint fitted          # a cut-off rollout is judged by the engine's leaf_values (if any)
     # A light decision (one where an action id in [light_lo[j], light_hi[j]) is legal: an
     # action kind the agent string names) searches light_iterations instead of iterations.

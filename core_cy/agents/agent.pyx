@@ -371,6 +371,10 @@ def mcts_params(game):
               "root action leads every other by more than the simulations left (the choice "
               "is the one the whole budget makes; the subtree kept for the next decision is "
               "smaller)"),
+        Param("stop_lead", "float", 1.0, "with stop: the lead that ends a decision, as a share "
+              "of the simulations left (1: only a lead no simulation left can overturn; less "
+              "also stops a choice that the remaining simulations would most likely keep)",
+              0.05, 1.0),
         Param("light", "kinds", "", "action kinds whose decisions need little search, joined by "
               "'+': a decision where one of them is legal runs light_iterations simulations "
               "instead of iterations (e.g. Mondo's placements, light=place: the tile is "
@@ -588,6 +592,8 @@ def canonical_agent(game, text):
     unused = set() if values.get("light") else {"light", "light_iterations"}
     if not values.get("forbid"):
         unused.add("forbid")
+    if not values.get("stop") or values.get("stop_lead") == 1.0:
+        unused.add("stop_lead")
     table = [p for p in agent_params(game, name) if p.name not in unused]
     if not table:     # no parameters, or only an unused forbid: the name alone
         return name
@@ -605,7 +611,7 @@ def agent_spec(game, text):
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
-            "widen": 0.0, "turns": False, "stop": False, "fitted": False, "n_forbid": len(kinds),
+            "widen": 0.0, "turns": False, "stop": False, "stop_lead": 1.0, "fitted": False, "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "light_iterations": 0, "n_light": len(light),

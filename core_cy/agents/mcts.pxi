@@ -409,10 +409,12 @@ cdef void iterate(const Engine* e, const void* st, int seat, const AgentSpec* a,
         node = t.nodes[node].parent
 
 
-cdef bint settled(const Tree* t, int n, int left) noexcept nogil:
+cdef bint settled(const Tree* t, int n, double left) noexcept nogil:
     """Whether the most visited root child legal at the root (t.root_legal, n actions) leads
     every other root child by more than `left` visits: no child can reach it in as many more
-    iterations, so the choice is already the one the whole budget makes."""
+    iterations, so the choice is already the one the whole budget makes (with a.stop_lead < 1
+    the caller passes that share of the iterations left: a lead the rest would most likely
+    keep)."""
     cdef int c = t.nodes[t.root].child, v, first = 0, second = 0
     while c >= 0:
         v = t.nodes[c].visits
@@ -459,7 +461,7 @@ cdef int mcts_act(const Engine* e, const void* st, int seat, const AgentSpec* a,
     done = min(t.nodes[t.root].visits, budget - 1) if a.top_up else 0
     for i in range(done, budget):
         iterate(e, st, seat, a, t, players, rng)
-        if a.stop and settled(t, n, budget - 1 - i):
+        if a.stop and settled(t, n, a.stop_lead * (budget - 1 - i)):
             break
     n = keep_allowed(a, t.legal, tree_actions(e, a, st, t.legal))
     c = t.nodes[t.root].child

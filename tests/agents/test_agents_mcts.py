@@ -29,7 +29,7 @@ def test_agent_strings_parse_with_defaults_filled_in():
     assert values == {"iterations": 400, "exploration": 0.7, "rollout": "greedy", "cutoff": 4,
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
                       "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False,
-                      "stop": False, "light": "", "light_iterations": 50, "judge": "margin",
+                      "stop": False, "stop_lead": 1.0, "light": "", "light_iterations": 50, "judge": "margin",
                       "forbid": ""}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
@@ -293,6 +293,35 @@ def test_stop_ends_the_search_once_the_leader_cannot_be_overtaken():
             saved += 80 - sum(early.values())
         state.apply(agents.choose(state, "greedy", seed=step))
     assert saved > 0
+
+
+def test_stop_lead_ends_a_decision_at_its_share_of_the_simulations_left():
+    """stop_lead=x with stop=true ends a decision once the most visited root action leads
+    every other by more than x times the simulations left: the same simulations as the full
+    search up to there, never more than the exact stop (x = 1) runs, stopped only at such a
+    lead, and the agent string spells stop_lead only when it is not the exact 1."""
+    golden = core_cy.load("golden_island")
+    state = golden.new(3, seed=5)
+    saved = 0
+    for step in range(24):
+        if len(state.legal_actions()) > 1:
+            full = agents.search_stats(state, "mcts(iterations=80)", seed=step)[0]
+            exact = agents.search_stats(state, "mcts(iterations=80, stop=true)", seed=step)[0]
+            early = agents.search_stats(state, "mcts(iterations=80, stop=true, stop_lead=0.2)",
+                                        seed=step)[0]
+            done = sum(early.values())
+            assert done <= sum(exact.values())
+            assert all(v <= full[a] for a, v in early.items())
+            if done < 80:
+                ranked = sorted(early.values())
+                assert ranked[-1] - (ranked[-2] if len(ranked) > 1 else 0) > 0.2 * (80 - done)
+                assert early == agents.search_stats(state, f"mcts(iterations={done})",
+                                                    seed=step)[0]
+            saved += sum(exact.values()) - done
+        state.apply(agents.choose(state, "greedy", seed=step))
+    assert saved > 0
+    assert "stop_lead" not in agents.canonical_agent(golden, "mcts(stop=true, stop_lead=1)")
+    assert "stop_lead=0.2" in agents.canonical_agent(golden, "mcts(stop=true, stop_lead=0.2)")
 
 
 def test_light_decisions_run_light_iterations():
