@@ -268,30 +268,36 @@ def test_top_up_counts_the_kept_visits_towards_the_iterations():
     assert all(after == kept + 50 for kept, after in plain)
 
 
+def _golden_decisions(steps=24):
+    """(step, state) at each of the first `steps` positions of a greedy 3-player Golden
+    Island game (seed 5) that offer a choice; the state plays on by greedy after each."""
+    state = core_cy.load("golden_island").new(3, seed=5)
+    for step in range(steps):
+        if len(state.legal_actions()) > 1:
+            yield step, state
+        state.apply(agents.choose(state, "greedy", seed=step))
+
+
 def test_stop_ends_the_search_once_the_leader_cannot_be_overtaken():
     """stop=true ends a decision's simulations once the most visited root action leads every
     other by more than the simulations left: the same simulations up to there (visits never
     above the full search's), the same choice, and fewer simulations where the leader is
     clear early."""
-    golden = core_cy.load("golden_island")
-    state = golden.new(3, seed=5)
     saved = 0
-    for step in range(24):
-        if len(state.legal_actions()) > 1:
-            full = agents.search_stats(state, "mcts(iterations=80)", seed=step)[0]
-            early = agents.search_stats(state, "mcts(iterations=80, stop=true)", seed=step)[0]
-            assert sum(full.values()) == 80 and set(early) <= set(full)
-            assert all(v <= full[a] for a, v in early.items())
-            if sum(early.values()) == 80:
-                assert early == full
-            else:     # the leader's lead is more than the simulations left
-                lead = max(early.values())
-                assert [a for a, v in early.items() if v == lead] == [max(full, key=full.get)]
-                assert sorted(early.values())[-2:-1] < [lead - (80 - sum(early.values()))]
-            assert (agents.choose(state, "mcts(iterations=80, stop=true, reuse=false)", seed=step)
-                    == agents.choose(state, "mcts(iterations=80, reuse=false)", seed=step))
-            saved += 80 - sum(early.values())
-        state.apply(agents.choose(state, "greedy", seed=step))
+    for step, state in _golden_decisions():
+        full = agents.search_stats(state, "mcts(iterations=80)", seed=step)[0]
+        early = agents.search_stats(state, "mcts(iterations=80, stop=true)", seed=step)[0]
+        assert sum(full.values()) == 80 and set(early) <= set(full)
+        assert all(v <= full[a] for a, v in early.items())
+        if sum(early.values()) == 80:
+            assert early == full
+        else:     # the leader's lead is more than the simulations left
+            lead = max(early.values())
+            assert [a for a, v in early.items() if v == lead] == [max(full, key=full.get)]
+            assert sorted(early.values())[-2:-1] < [lead - (80 - sum(early.values()))]
+        assert (agents.choose(state, "mcts(iterations=80, stop=true, reuse=false)", seed=step)
+                == agents.choose(state, "mcts(iterations=80, reuse=false)", seed=step))
+        saved += 80 - sum(early.values())
     assert saved > 0
 
 
@@ -300,28 +306,26 @@ def test_stop_lead_ends_a_decision_at_its_share_of_the_simulations_left():
     every other by more than x times the simulations left: the same simulations as the full
     search up to there, never more than the exact stop (x = 1) runs, stopped only at such a
     lead, and the agent string spells stop_lead only when it is not the exact 1."""
-    golden = core_cy.load("golden_island")
-    state = golden.new(3, seed=5)
     saved = 0
-    for step in range(24):
-        if len(state.legal_actions()) > 1:
-            full = agents.search_stats(state, "mcts(iterations=80)", seed=step)[0]
-            exact = agents.search_stats(state, "mcts(iterations=80, stop=true)", seed=step)[0]
-            early = agents.search_stats(state, "mcts(iterations=80, stop=true, stop_lead=0.2)",
-                                        seed=step)[0]
-            done = sum(early.values())
-            assert done <= sum(exact.values())
-            assert all(v <= full[a] for a, v in early.items())
-            if done < 80:
-                ranked = sorted(early.values())
-                assert ranked[-1] - (ranked[-2] if len(ranked) > 1 else 0) > 0.2 * (80 - done)
-                assert early == agents.search_stats(state, f"mcts(iterations={done})",
-                                                    seed=step)[0]
-            saved += sum(exact.values()) - done
-        state.apply(agents.choose(state, "greedy", seed=step))
+    for step, state in _golden_decisions():
+        full = agents.search_stats(state, "mcts(iterations=80)", seed=step)[0]
+        exact = agents.search_stats(state, "mcts(iterations=80, stop=true)", seed=step)[0]
+        early = agents.search_stats(state, "mcts(iterations=80, stop=true, stop_lead=0.2)",
+                                    seed=step)[0]
+        done = sum(early.values())
+        assert done <= sum(exact.values())
+        assert all(v <= full[a] for a, v in early.items())
+        if done < 80:
+            ranked = sorted(early.values())
+            assert ranked[-1] - (ranked[-2] if len(ranked) > 1 else 0) > 0.2 * (80 - done)
+            assert early == agents.search_stats(state, f"mcts(iterations={done})",
+                                                seed=step)[0]
+        saved += sum(exact.values()) - done
     assert saved > 0
-    assert "stop_lead" not in agents.canonical_agent(golden, "mcts(stop=true, stop_lead=1)")
-    assert "stop_lead=0.2" in agents.canonical_agent(golden, "mcts(stop=true, stop_lead=0.2)")
+    assert "stop_lead" not in agents.canonical_agent(core_cy.load("golden_island"),
+                                                  "mcts(stop=true, stop_lead=1)")
+    assert "stop_lead=0.2" in agents.canonical_agent(core_cy.load("golden_island"),
+                                                      "mcts(stop=true, stop_lead=0.2)")
 
 
 def test_light_decisions_run_light_iterations():
