@@ -42,7 +42,11 @@ def _options_text(schema: dict) -> list[str]:
             allowed = " (" + " | ".join(map(str, opt["enum"])) + ")"
         elif opt.get("type") in ("integer", "number"):
             allowed = f" ({opt.get('minimum', '')}..{opt.get('maximum', '')})"
+        elif "x-kinds" in opt:  # restricted play: action kinds joined by '+'
+            allowed = " (action kinds, '+'-joined: " + " | ".join(opt["x-kinds"]) + ")"
         default = opt["default"]
+        if "x-kinds" in opt and default == "":
+            default = "(none)"
         if isinstance(default, (list, dict)):
             default = "<data>"
         lines.append(f"    {name} = {default}{allowed}")

@@ -95,6 +95,8 @@ def test_form_is_built_from_the_rule_schemas(server, browser):
         elif schema["type"] == "integer":
             assert box.find_element("css selector", "input[type=number]").get_attribute(
                 "value") == str(schema["default"])
+        elif schema.get("x-analysis"):  # a per-seat compensation: a number per seat
+            assert box.find_elements("css selector", "span.seats input[type=number]")
         else:  # data values: a JSON text area, collapsed
             assert box.tag_name == "details" and box.get_attribute("open") is None
     counts = [int(c.get_attribute("value")) for c in _css(browser, "input.players")]
@@ -149,6 +151,7 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     name = _css(browser, "#f-name")[0]
     name.clear()
     name.send_keys("from the browser")
+    _css(browser, "#advanced summary")[0].click()  # seed and shard size are folded away
     for field, value in (("#f-games", "300"), ("#f-shard", "100"), ("#f-seed", "3")):
         box = _css(browser, field)[0]
         box.clear()
@@ -485,6 +488,7 @@ def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser
     _screenshot(browser, "form-defaults")
     # submit with the "fast" preset: the spec names that agent
     _css(browser, "input[name=preset][value=fast]")[0].click()
+    _css(browser, "#advanced summary")[0].click()
     for field, value in (("#f-games", "100"), ("#f-shard", "100")):
         box = _css(browser, field)[0]
         box.clear()

@@ -34,6 +34,10 @@ def test_games_prints_the_catalogue(capsys):
         for o in g.options:
             assert f"    {o.name} = " in out
         assert "agents: " + ", ".join(sorted(g.agents)) in out
+    assert "forbid = \n" not in out  # restricted play names the kinds it takes
+    kinds = core_cy.load("golden_island").info()["agents"]["greedy"]["parameters"][
+        "properties"]["forbid"]["x-kinds"]
+    assert f"    forbid = (none) (action kinds, '+'-joined: {' | '.join(kinds)})" in out
 
 
 def test_bad_spec_is_one_clear_message(tmp_path, capsys):

@@ -1,0 +1,136 @@
+"""The dashboard as a designer's workbench, in a real headless Chromium (as test_browser.py):
+the experiment form asks every question a spec can (until decided, restricted play, a
+strength ladder, seat compensation) in a designer's words, and lists every mistake at once."""
+import json
+import time
+import urllib.request
+
+import core_cy
+from test_browser import _css, _no_page_errors, _wait, browser, server  # noqa: F401 (fixtures)
+
+SCREENS = __import__("pathlib").Path("/work/screens")
+GOLDEN = "golden_island"  # a competitive game whose greedy agent can forbid its action kinds
+
+
+def _open(browser, server, game=GOLDEN):
+    from selenium.webdriver.support.ui import Select
+
+    browser.get("about:blank")
+    browser.get_log("browser")
+    browser.get(f"{server}/new")
+    _wait(browser, lambda d: _css(d, "fieldset.arm [data-option]"), 20, "form not built")
+    Select(_css(browser, "#f-game")[0]).select_by_value(game)
+    _wait(browser, lambda d: _css(d, "#f-restrict .restrict-seat")
+          and _css(d, "#game-help")[0].text.startswith(core_cy.load(game).info()["title"]),
+          20, f"form not rebuilt for {game}")
+
+
+def _type(browser, selector, value):
+    box = _css(browser, selector)[0]
+    box.clear()
+    box.send_keys(value)
+
+
+def _experiment(server, eid):
+    return json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}").read())
+
+
+def test_the_form_reads_in_a_designers_words(server, browser):
+    """Values as words, seats from 1, an ASSUMPTION said once in its help, per-seat
+    compensation as numbers in the game's currency, seed and shard size folded away."""
+    _open(browser, server)
+    info = core_cy.load(GOLDEN).info()["rules"]["properties"]
+    first = _css(browser, "fieldset.arm select[data-option='first_player']")[0]
+    shown = [o.text for o in first.find_elements("css selector", "option")]
+    assert shown == ["seat 1", "random"]  # the spec's seat_0, counted from 1
+    for select in _css(browser, "fieldset.arm select[data-option]"):
+        for option in select.find_elements("css selector", "option"):
+            assert "_" not in option.text, option.text
+    for name, schema in info.items():
+        (box,) = _css(browser, f"fieldset.arm [data-option='{name}']:is(div, details)")
+        text = box.get_attribute("textContent")
+        assert text.count("assumption") == (1 if schema.get("x-assumption") else 0), name
+    seats = _css(browser, "fieldset.arm span.seats[data-option='seat_bonus_gold'] input")
+    assert len(seats) == 3  # the preset's 3 players
+    assert "Seat compensation (gold)" in _css(
+        browser, "fieldset.arm div[data-option='seat_bonus_gold']")[0].text
+    assert not _css(browser, "#f-seed")[0].is_displayed()
+    assert not _css(browser, "#f-shard")[0].is_displayed()
+    labels = [e.text for e in _css(browser, ".restrict-seat .label")]
+    assert labels == ["Seat 1 does not play:", "Seat 2 does not play:", "Seat 3 does not play:"]
+    kinds = [e.get_attribute("value") for e in
+             _css(browser, ".restrict-seat[data-seat='0'] input.forbid")]
+    assert kinds == core_cy.load(GOLDEN).info()["agents"]["greedy"]["parameters"][
+        "properties"]["forbid"]["x-kinds"]
+    SCREENS.mkdir(exist_ok=True)
+    browser.execute_script("document.getElementById('f-stop-decided').click()")
+    browser.set_window_size(1300, browser.execute_script(
+        "return document.documentElement.scrollHeight") + 100)
+    browser.save_screenshot(str(SCREENS / "form.png"))
+    browser.set_window_size(1300, 1000)
+    _no_page_errors(browser)
+
+
+def test_an_until_decided_experiment_with_restricted_play_built_from_the_form(server, browser):
+    _open(browser, server)
+    _css(browser, "input[name=preset][value=fast]")[0].click()  # greedy
+    _type(browser, "#f-name", "no stealing for seat 1")
+    _css(browser, "#f-stop-decided")[0].click()
+    assert _css(browser, "#f-margin")[0].is_displayed()
+    for field, value in (("#f-games", "200"), ("#f-margin", "10"), ("#f-cap", "4000")):
+        _type(browser, field, value)
+    assert "12,000 games" not in _css(browser, "#cap-help")[0].text
+    assert "4,000 games" in _css(browser, "#cap-help")[0].text  # one arm, one player count
+    _css(browser, "#advanced summary")[0].click()
+    _type(browser, "#f-shard", "100")
+    _css(browser, ".restrict-seat[data-seat='0'] input.forbid[value='steal']")[0].click()
+    _css(browser, "#submit")[0].click()
+    _wait(browser, lambda d: "/experiments/" in d.current_url, 20, "not redirected")
+    eid = browser.current_url.rsplit("/", 1)[1]
+    spec = _experiment(server, eid)["spec"]
+    assert spec["stop_when"] == {"max_games": 4000, "delta": 0.1}
+    assert spec["agents"] == ["greedy(forbid=steal)", "greedy", "greedy"]
+    assert spec["games_per_arm"] == 200 and spec["shard_size"] == 100
+    item = _wait(browser, lambda d: _css(d, "#status")[0].text == "done"
+                 and (i := _css(d, "#headline .headline-item.decided")) and i[0], 120,
+                 "the run did not end decided")
+    assert "decided" in item.text
+    exp = _experiment(server, eid)
+    assert exp["progress"]["done"] < 3 * 4000  # it stopped before the cap
+    _no_page_errors(browser)
+
+
+def test_four_mistakes_give_four_messages_naming_their_fields(server, browser):
+    _open(browser, server)
+    _type(browser, "#f-name", " ")
+    _css(browser, "#f-name")[0].clear()
+    _css(browser, "#f-stop-decided")[0].click()
+    for field, value in (("#f-games", "0"), ("#f-margin", "150"), ("#f-cap", "-3")):
+        _type(browser, field, value)
+    _css(browser, "#submit")[0].click()
+    items = _wait(browser, lambda d: len(_css(d, "#form-errors li")) >= 4
+                  and _css(d, "#form-errors li"), 10, "no messages")
+    fields = [i.get_attribute("data-field") for i in items]
+    assert fields == ["name", "games_per_arm", "stop_when.delta", "stop_when.max_games"]
+    texts = [i.text for i in items]
+    assert texts[1].startswith("Games per wave (games_per_arm): must be a whole number")
+    assert "below 100 points" in texts[2] and "at least 1" in texts[3]
+    assert browser.current_url.endswith("/new")
+    _no_page_errors(browser)
+
+
+def test_the_services_mistakes_are_listed_one_a_line_in_the_forms_words(server, browser):
+    """Mistakes only the service can see (against the game) come back all at once, each on
+    its line with the form's label."""
+    _open(browser, server)
+    _css(browser, "input[name=preset][value=fast]")[0].click()
+    for seat in ("1", "2"):
+        _css(browser, f".restrict-seat[data-seat='{seat}'] input.forbid[value='steal']")[0].click()
+    _css(browser, "input.players[value='3']")[0].click()
+    _css(browser, "input.players[value='4']")[0].click()  # seat 4 appears, unrestricted
+    assert len(_css(browser, ".restrict-seat")) == 4
+    _css(browser, "input.players[value='2']")[0].click()  # two counts: restrictions need one
+    _css(browser, "#submit")[0].click()
+    (item,) = _wait(browser, lambda d: _css(d, "#form-errors li"), 10, "no message")
+    assert item.get_attribute("data-field") == "agents" and "one player count" in item.text
+    _no_page_errors(browser)
