@@ -40,6 +40,8 @@ from services.storage import (cell_dir, experiment_path, filesystem, read_manife
                               remove_manifest, remove_stale_temporaries, shard_entry,
                               shard_name, shard_start, write_manifest, written_shards)
 
+InFlight = int | Callable[[], int]  # tasks in flight: a number, or asked as a run goes (_run_wave)
+
 __all__ = ["Budget", "Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
 log = logging.getLogger("meeplelab.runner")
 
@@ -370,7 +372,7 @@ class _Clock:
 def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
                    progress: Callable[[Progress], None] | None = None,
                    cancel: threading.Event | None = None,
-                   max_in_flight: int | None = None,
+                   max_in_flight: InFlight | None = None,
                    shard_done: Callable[[float, int], None] | None = None,
                    nice: int = 0, budget: Budget | None = None,
                    stopped: Callable[[], bool] | None = None, play_on: bool = True) -> str:
@@ -381,7 +383,9 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     `shard_done(seconds, games)` is called as each task played here finishes (seconds from
     its submission, the games of its shards); shard tasks
     raise their niceness to `nice` (the settings' worker_nice: batch work yields to the API);
-    `budget`: the job's CPU budget (Budget).  Settings come from the caller; the runner
+    `budget`: the job's CPU budget (Budget); `max_in_flight`: the most tasks in flight (a
+    number, or a callable asked as the run goes: _run_wave; default twice the cluster's
+    CPUs).  Settings come from the caller; the runner
     reads no environment of its own.
 
     A run that ends (done, cancelled, failed) writes the manifest of the shards written
@@ -487,7 +491,7 @@ def _settle(state: dict) -> None:
 
 def replay(spec: ExperimentSpec, results: str, experiment_id: str, manifest: dict, *,
            progress: Callable[[Progress], None] | None = None,
-           cancel: threading.Event | None = None, max_in_flight: int | None = None,
+           cancel: threading.Event | None = None, max_in_flight: InFlight | None = None,
            shard_done: Callable[[float, int], None] | None = None, nice: int = 0,
            cpu_spent: float = 0.0) -> str:
     """Plays again exactly the shards of an experiment's ended run whose files are missing
@@ -620,33 +624,46 @@ class _Poll:
         return changed
 
 
-def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callable[[], bool],
-              report, shard_done=None, poll=None, budget: Budget | None = None):
+def _run_wave(jobs: Iterator[tuple[int, dict]], limit: InFlight, state,
+              cancelled: Callable[[], bool], report, shard_done=None, poll=None,
+              budget: Budget | None = None):
     """Submits the wave's shards (drawn lazily from `jobs`) with at most `limit` in flight
     and handles them in completion order; returns None when the wave is complete, else
     (status, error): cancelled, failed (a task's error), or failed once the `budget` is
     spent (no task is issued after that, and those in flight are cancelled).  Each task, as
     it finishes, puts itself on a queue (its future's callback): the driver's cost per
     finished task does not grow with the tasks in flight, as one ray.wait over all of them
-    would (docs/lab/scaling.md)."""
+    would (docs/lab/scaling.md).
+
+    A callable `limit` is asked on every turn (the service's fair share of the cluster
+    between owners: services.worker); when it falls below the tasks in flight, the latest
+    submitted beyond it are cancelled (Ray does not preempt a running task: this frees
+    their CPUs for the other owners' tasks) and submitted again, first, once the limit
+    allows (a task is a pure function of its job: the same files); the CPU they had used
+    counts as spent."""
     pending: dict = {}
+    tasks: dict = {}  # ref in flight -> its (i, task), to submit again when preempted
+    again: deque = deque()  # preempted tasks, submitted before any new one
     finished: queue.SimpleQueue = queue.SimpleQueue()
     more = True
-    while more or pending:
+    while more or pending or again:
         if cancelled():
             _cancel_all(pending)
             return "cancelled", None
         if budget is not None and budget.over(state):
             _cancel_all(pending)
             return "failed", budget.message(state)
-        while more and len(pending) < limit:
-            job = next(jobs, None)
+        most = max(1, limit()) if callable(limit) else limit
+        if len(pending) > most:
+            _preempt(list(pending)[most:], pending, tasks, again, state)
+        while (more or again) and len(pending) < most:
+            job = again.popleft() if again else next(jobs, None)
             if job is None:
                 more = False
                 break
             i, task = job
             ref = play_shards.remote(task)
-            pending[ref] = (i, task["key"], time.monotonic())
+            pending[ref], tasks[ref] = (i, task["key"], time.monotonic()), job
             ref.future().add_done_callback(lambda _, ref=ref: finished.put(ref))
         if not pending:
             continue
@@ -655,6 +672,7 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
             report()
         for ref in ready:
             i, key, submitted = pending.pop(ref)
+            tasks.pop(ref, None)
             state["playing"].pop(key, None)
             state["cpu_playing"].pop(key, None)
             try:
@@ -672,6 +690,18 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit, state, cancelled: Callabl
             state.setdefault("shards", {}).update((e["path"], e) for e in out["shards"])
             report()
     return ("cancelled", None) if cancelled() else None
+
+
+def _preempt(refs: list, pending: dict, tasks: dict, again: deque, state: dict) -> None:
+    """Cancels the tasks `refs` of `pending` and queues their jobs on `again` (in submission
+    order); the CPU they used so far is spent, their games played are not results."""
+    for ref in refs:
+        ray.cancel(ref, force=True)
+        _, key, _ = pending.pop(ref)
+        state["playing"].pop(key, None)
+        state["cpu"] += state["cpu_playing"].pop(key, 0.0)
+        again.append(tasks.pop(ref))
+    log.info("%d tasks preempted (the run's share of the cluster shrank)", len(refs))
 
 
 def _finished(finished: queue.SimpleQueue, pending: dict) -> list:

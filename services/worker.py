@@ -2,7 +2,9 @@
 kinds), each kind with its places (`lanes`: how many run at once, the global cap), taken in
 submission order with the owners (tokens) in turn; a token runs at most `places_per_token`
 jobs of a kind at once, so one token's long jobs never hold another's back (an admin token's
-jobs have places of their own beyond the cap).
+jobs have places of their own beyond the cap), and running jobs of different tokens share the
+cluster's CPUs (each experiment's shard tasks in flight bounded by its owner's share:
+Worker._in_flight, which the runner asks as it goes).
 
 The registry is the source of truth: the worker reads a job's request from it, writes status,
 progress and result back, and on start re-queues every unfinished job (a `running` one was
@@ -37,6 +39,7 @@ STUCK_SECONDS = 120.0  # a worker thread silent this long is reported stuck (/re
 RETRY_SECONDS = 0.5  # between attempts of a registry write that failed
 JOB_POLL_SECONDS = 0.05  # how often a job process's thread looks at its cancel and its output
 RATE_WINDOW_S = 30.0  # a job's games per second: over about the last this many seconds
+CPUS_SECONDS = 5.0  # the cluster's CPUs (for the owners' shares) are asked at most this often
 # A job process: the installed product, never the working directory's sources ('' leaves the
 # path before anything is imported: `python -P` on Python 3.11+ only).
 JOB_PROCESS = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
@@ -167,6 +170,7 @@ class Worker:
         self._threads: list[threading.Thread] = []
         self._beats: dict[str, float] = {}
         self._written: dict[str, int] = {}  # running experiment -> games of shards written
+        self._cpus_seen: tuple[float, int] = (-math.inf, 1)  # (when asked, cluster CPUs)
 
     # ---- control ------------------------------------------------------------------------
     def start(self) -> None:
@@ -302,6 +306,32 @@ class Worker:
             self._taken[chosen[0]] = (kind, chosen[1])
             return chosen[0]
 
+    def _in_flight(self, eid: str) -> int:
+        """The most shard tasks job `eid` may have in flight now: its owner's share of the
+        cluster's CPUs.  Alone (every running job one owner's, or no tokens), twice the
+        CPUs (the runner's default: every CPU busy while results come back); with n owners
+        running jobs of any kind, the owner's CPUs / n (rounded up, at least 1), shared
+        among its running jobs.  The runner asks on every turn and cancels what is beyond
+        it (Ray does not preempt running tasks), so a newcomer's tasks get CPUs within
+        seconds however long the others' tasks are; an admin token is one more owner."""
+        with self._wake:
+            owners = [owner for _, owner in self._taken.values()]
+            owner = self._taken.get(eid, ("", ""))[1]
+        cpus = self._cpus()
+        if len(set(owners)) <= 1:
+            return max(2, 2 * cpus)
+        share = -(-cpus // len(set(owners)))
+        return max(1, -(-share // max(1, owners.count(owner))))
+
+    def _cpus(self) -> int:
+        """The cluster's CPUs, asked of Ray at most every CPUS_SECONDS (nodes come and go)."""
+        now = time.monotonic()
+        if now - self._cpus_seen[0] > CPUS_SECONDS:
+            from services.runner import _cluster_cpus
+
+            self._cpus_seen = (now, _cluster_cpus())
+        return self._cpus_seen[1]
+
     def _release(self, eid: str) -> None:
         """A job's place is free (it has ended, or never started): the next may take it."""
         with self._wake:
@@ -405,6 +435,7 @@ class Worker:
             outcome = run_experiment(
                 spec, self.results, eid, progress=progress, cancel=cancel,
                 shard_done=self.shard_done, nice=self.worker_nice, budget=budget,
+                max_in_flight=lambda: self._in_flight(eid),
                 stopped=lambda: self._stopping.is_set() and not self.registry.get(eid)[
                     "cancel_requested"], play_on=False)
         except Exception as exc:

@@ -9,7 +9,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 from ray_support import ray_local  # noqa: F401  (session fixture)
-from service_support import small_spec
+from service_support import PLAYERS, small_spec
 
 from services import worker as worker_module
 from services.app import create_app
@@ -268,6 +268,33 @@ def test_a_cancelled_experiment_frees_its_place_for_another_token_within_a_secon
         took = time.monotonic() - began
         assert c.get(_url("experiment", first)).json()["status"] == "cancelled"
         assert took < 1.0, took
+
+
+def test_another_tokens_small_run_plays_while_a_slow_run_occupies_the_cluster(
+        tmp_path, ray_local):  # noqa: F811
+    """Issue 51: A's mcts(iterations=100000) experiment fills every CPU with tasks whose one
+    game takes minutes; B's 200-game greedy run gets its share of the CPUs (A's tasks beyond
+    A's share are preempted and played again later), plays within seconds and ends while A's
+    still runs.  Without the share B waited for A's games (60 s and more)."""
+    app = _app(tmp_path, run_worker=True, max_running=2)
+    with TestClient(app) as c:
+        slow = c.post("/api/experiments", json=small_spec(agents=ENDLESS, games_per_arm=100),
+                      headers=AS["a"]).json()["id"]
+        _wait(c, "experiment", slow, ("running",), timeout=120)
+        _wait_until(lambda: ray_local.available_resources().get("CPU", 0) == 0,
+                    "A's tasks never took every CPU")
+        small = c.post("/api/experiments", headers=AS["b"], json=small_spec(
+            agents="greedy", players=PLAYERS, games_per_arm=100)).json()["id"]
+        began = time.monotonic()
+        _wait(c, "experiment", small, ("running", "done"), timeout=10)
+        _wait_until(lambda: c.get(_url("experiment", small)).json()["progress"]["done"] > 0,
+                    "B's run never played", timeout=15)
+        done = _wait(c, "experiment", small, ("done", "failed"), timeout=60)
+        assert done["status"] == "done" and done["progress"]["done"] == 200, done
+        assert c.get(_url("experiment", slow)).json()["status"] == "running"
+        print(f"B's run: {time.monotonic() - began:.1f} s beside A's")
+        assert c.post(f"{_url('experiment', slow)}/cancel", headers=AS["a"]).status_code == 200
+        _wait(c, "experiment", slow, ("cancelled",), timeout=10)
 
 
 def test_a_job_process_never_imports_the_working_directorys_sources(tmp_path, no_ray,

@@ -324,6 +324,30 @@ def test_tasks_in_flight_are_bounded(ray_local, tmp_path, monkeypatch):
     assert len(submitted) == len(handled) == 8 and max(flying) == 3
 
 
+def test_a_shrinking_limit_preempts_the_latest_tasks_and_plays_them_again(
+        ray_local, tmp_path, monkeypatch):
+    """Issue 51 (fair share): a callable limit asked as the run goes; when it falls below the
+    tasks in flight the latest are cancelled and submitted again first, and the files are
+    those of a run that was never preempted."""
+    import services.runner as runner
+
+    preempted, asked = [], []
+    real = runner._preempt
+    monkeypatch.setattr(runner, "_preempt", lambda refs, *rest: (preempted.append(len(refs)),
+                                                                  real(refs, *rest)))
+    monkeypatch.setattr(runner, "_task_size", lambda state, left, cpus: 1)
+
+    def limit():  # four in flight on the first turns, then one (another owner came)
+        asked.append(1)
+        return 4 if len(asked) <= 2 else 1
+
+    spec = _spec(agents=SLOW_AGENT, games_per_arm=200)  # four tasks
+    assert run_experiment(spec, str(tmp_path / "shared"), "exp", max_in_flight=limit) == "done"
+    assert preempted == [3]
+    assert run_experiment(spec, str(tmp_path / "alone"), "exp") == "done"
+    assert _written(tmp_path / "shared" / "exp") == _written(tmp_path / "alone" / "exp")
+
+
 def _descendants(root: int) -> set[int]:
     parents = {}
     for entry in os.listdir("/proc"):
