@@ -289,7 +289,7 @@ def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float 
     from services.spec import ExperimentSpec
 
     try:
-        spec = ExperimentSpec.from_file(path, Settings().spec_limits())
+        spec = ExperimentSpec.from_file(path, Settings.without_tokens().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
     return run_spec(spec, out_dir, workers, interim_every)
@@ -309,7 +309,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
     from services.demo import duration
     from services.report import VerdictLog
 
-    settings = Settings()
+    settings = Settings.without_tokens()
     exp_id = experiment_id(spec)
     path = experiment_path(out_dir, exp_id)
     _write_spec(spec, path)
@@ -446,11 +446,11 @@ def replay_command(target: str, spec_path: str | None, workers: int | None) -> i
               file=sys.stderr)
         return 0
     folder = os.path.abspath(target)
-    init_ray(num_cpus=workers, address=Settings().ray_address)
+    init_ray(num_cpus=workers, address=Settings.without_tokens().ray_address)
     seen = []
     ended = read_manifest(target)  # a run that ended early replays into its own end
     status = run_experiment(spec, os.path.dirname(folder), os.path.basename(folder),
-                            progress=seen.append, nice=Settings().worker_nice, play_on=False)
+                            progress=seen.append, nice=Settings.without_tokens().worker_nice, play_on=False)
     if (status, seen[-1].error if seen else None) != (ended.get("status", "done"),
                                                       ended.get("error")):
         print(f"error: the replay {status}: {seen[-1].error if seen else ''}", file=sys.stderr)
@@ -483,7 +483,7 @@ def report_command(target: str, out: str, spec_path: str | None,
     else:
         from services.registry import Registry
 
-        settings = Settings()
+        settings = Settings.without_tokens()
         registry = Registry(settings.db)
         record = registry.get(target)
         registry.close()
@@ -561,7 +561,7 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
 
     out = out or sys.stdout
     try:
-        spec = ExperimentSpec.from_file(path, Settings().spec_limits())
+        spec = ExperimentSpec.from_file(path, Settings.without_tokens().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
     if spec.balance is None:

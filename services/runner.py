@@ -123,7 +123,7 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
         own = {"runtime_env": {"working_dir": empty}, "log_to_driver": False,
                "logging_level": logging.WARNING}
         if address:
-            ray.init(address=address, **own)
+            _connect(address, own)
             return
         cpus = num_cpus or os.cpu_count() or 1
         local_ray_private()
@@ -132,6 +132,35 @@ def init_ray(num_cpus: int | None = None, address: str | None = None) -> None:
         # num_cpus).
         ray.init(address="local", num_cpus=cpus, include_dashboard=False, **own)
     ray.get([warm_up.remote() for _ in range(cpus)])
+
+
+# A driver's connection to a cluster that fails (the head's client server did not start, the
+# head is restarting) is tried again after 1, 2, 4, ... s, at most CONNECT_TRIES times in all.
+CONNECT_TRIES = 7
+CONNECT_FIRST_WAIT_S = 1.0
+CONNECT_MAX_WAIT_S = 30.0
+
+
+def _connect(address: str, own: dict) -> None:
+    """ray.init(address), tried again with backoff after a ConnectionError (what Ray raises
+    for a failed connection, the client server's "Starting Ray client server failed" among
+    them); the last error is raised, naming the address, once CONNECT_TRIES have failed."""
+    wait = CONNECT_FIRST_WAIT_S
+    for attempt in range(1, CONNECT_TRIES + 1):
+        try:
+            ray.init(address=address, **own)
+            return
+        except ConnectionError as exc:
+            if ray.is_initialized():  # a half-made connection: a clean slate for the next
+                ray.shutdown()
+            if attempt == CONNECT_TRIES:
+                raise ConnectionError(f"could not connect to the Ray cluster at {address} "
+                                      f"in {CONNECT_TRIES} tries: {exc}") from exc
+            log.warning("connecting to the Ray cluster at %s failed (%s: %s); trying again "
+                        "in %.0f s (%d of %d)", address, type(exc).__name__,
+                        " ".join(str(exc).split()), wait, attempt, CONNECT_TRIES)
+            time.sleep(wait)
+            wait = min(2 * wait, CONNECT_MAX_WAIT_S)
 
 
 RAY_TOKEN_FILE = Path("~/.ray/auth_token")  # Ray's default token file (its token-auth docs)

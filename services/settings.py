@@ -60,7 +60,10 @@ MIN_TOKEN_CHARS = 16  # a token shorter than this is refused (openssl rand -hex 
 class Settings(BaseSettings):
     """Every setting of the service; `Settings()` reads the environment, keywords override."""
 
-    model_config = SettingsConfigDict(env_prefix="MEEPLELAB_", extra="ignore", frozen=True)
+    # hide_input_in_errors: a refused setting's error names the setting and the reason, never
+    # the value (pydantic would print a token as the input of a ValidationError)
+    model_config = SettingsConfigDict(env_prefix="MEEPLELAB_", extra="ignore", frozen=True,
+                                      hide_input_in_errors=True)
 
     db: str = Field("meeplelab.db", description="the registry's SQLite file")
     results: str = Field("results", description="results folder or pyarrow.fs URI")
@@ -108,6 +111,13 @@ class Settings(BaseSettings):
         10, ge=0, le=19,
         description="niceness of the processes that play shards: playing is batch work, so on "
                     "a machine that also serves the API the requests come first (0: off)")
+
+    @classmethod
+    def without_tokens(cls) -> "Settings":
+        """The environment's settings for a command that serves nothing (run, replay,
+        report, plan, balance): the token settings are the server's, so this command neither
+        reads them nor refuses to work because one is malformed (`meeplelab serve` does)."""
+        return cls(token=None, admin_token=None)
 
     @model_validator(mode="after")
     def _token_readable(self) -> "Settings":
