@@ -2,6 +2,7 @@
 kubernetes-validate ships (strict: unknown fields fail), the KubeRay custom resources checked
 structurally (their pod templates validated as Pods), and the references between them."""
 import copy
+import ipaddress
 import json
 import re
 from pathlib import Path
@@ -46,7 +47,7 @@ def test_every_manifest_kind_is_expected():
     kinds = sorted(d["kind"] for _, d in DOCS)
     assert kinds == sorted(["PersistentVolumeClaim", "PersistentVolumeClaim", "RayCluster",
                             "Deployment", "Service", "ConfigMap", "RayJob"]
-                           + ["NetworkPolicy"] * 3)
+                           + ["NetworkPolicy"] * 4)
 
 
 @pytest.mark.parametrize("doc", [d for _, d in CORE], ids=[f"{f}:{d['kind']}" for f, d in CORE])
@@ -358,16 +359,25 @@ def _labels_of_pods() -> list[tuple[str, dict]]:
 
 
 def _selects(selector: dict, labels: dict) -> bool:
-    return selector.get("matchLabels", {}).items() <= labels.items()
+    """A label selector's meaning (matchLabels AND every matchExpression)."""
+    tests = {"In": lambda key, values: labels.get(key) in values,
+             "NotIn": lambda key, values: labels.get(key) not in values,
+             "Exists": lambda key, _: key in labels,
+             "DoesNotExist": lambda key, _: key not in labels}
+    return selector.get("matchLabels", {}).items() <= labels.items() and all(
+        tests[e["operator"]](e["key"], e.get("values", []))
+        for e in selector.get("matchExpressions", []))
 
 
-def _policies() -> dict[str, dict]:
-    return {p["metadata"]["name"]: p for p in _kind("NetworkPolicy")}
+def _policies_of(role: str) -> list[dict]:
+    """Every NetworkPolicy that selects the role's pods (what a pod may do is their union)."""
+    labels = dict(_labels_of_pods())[role]
+    return [p for p in _kind("NetworkPolicy") if _selects(p["spec"]["podSelector"], labels)]
 
 
 def _policy_of(role: str) -> dict:
-    labels = dict(_labels_of_pods())[role]
-    (policy,) = [p for p in _kind("NetworkPolicy") if _selects(p["spec"]["podSelector"], labels)]
+    """The role's own policy: the one that sets its ingress (one per role)."""
+    (policy,) = [p for p in _policies_of(role) if "Ingress" in p["spec"]["policyTypes"]]
     return policy
 
 
@@ -484,6 +494,27 @@ def test_the_port_checks_really_refuse_what_they_should():
         assert head_port_violations(bad), bad
 
 
+STORE_PORTS = [443]  # HTTPS: S3, GCS and the other stores pyarrow.fs reaches
+STORE_MIN_PREFIX = {4: 16, 6: 48}  # an object store's endpoints, not the internet
+
+
+def store_block_violations(rule: dict) -> list[str]:
+    """Where a rule to ipBlocks (addresses outside the cluster: the object store) is wider
+    than the object store on HTTPS."""
+    found = []
+    if sorted(set(_ports(rule) or [])) != STORE_PORTS or \
+            any(p.get("protocol", "TCP") != "TCP" for p in rule.get("ports", [])):
+        found.append(f"ports {rule.get('ports', 'every port')} to ipBlocks (TCP 443 only)")
+    for peer in rule["to"]:
+        if set(peer) != {"ipBlock"}:
+            found.append(f"{peer} beside the object store's addresses")
+            continue
+        block = ipaddress.ip_network(peer["ipBlock"]["cidr"])
+        if block.prefixlen < STORE_MIN_PREFIX[block.version]:
+            found.append(f"{block}: wider than an object store's endpoints")
+    return found
+
+
 DNS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
        "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}
 KUBE_API_PORTS = {443, 6443}
@@ -509,6 +540,9 @@ def egress_violations(policy: dict, role: str) -> list[str]:
             if role != "head" or not set(ports) <= KUBE_API_PORTS:
                 found.append(f"ports {sorted(set(ports))[:5]} to any address")
             continue
+        if any("ipBlock" in peer for peer in peers):  # outside the cluster: the store only
+            found += store_block_violations(rule)
+            continue
         for peer in peers:
             if peer == DNS:
                 if not set(ports) <= {53}:
@@ -526,8 +560,9 @@ def test_egress_of_every_pod_is_limited_to_what_it_needs():
     ports it uses, and (the autoscaled head only) the Kubernetes API's ports; each pod can
     reach DNS (no egress rule would otherwise leave it unable to resolve the head)."""
     for role in ("api", "head", "worker"):
+        for policy in _policies_of(role):
+            assert egress_violations(policy, role) == [], (role, policy["metadata"]["name"])
         policy = _policy_of(role)
-        assert egress_violations(policy, role) == [], role
         assert any(DNS in r.get("to", []) for r in policy["spec"]["egress"]), role
     api = _policy_of("api")
     assert {p for r in api["spec"]["egress"] if DNS not in r["to"] for p in _ports(r)} == \
@@ -642,3 +677,49 @@ def test_the_probe_paths_exist_in_the_app(tmp_path):
     with TestClient(app) as client:
         for probe in ("readinessProbe", "livenessProbe"):
             assert client.get(container[probe]["httpGet"]["path"]).status_code == 200
+
+
+# ---- the object store ---------------------------------------------------------------------
+STORE_FILE = "networkpolicy-object-storage.yaml"
+
+
+def _store_policy() -> dict:
+    (policy,) = [d for f, d in DOCS if f == STORE_FILE]
+    return policy
+
+
+def test_the_pods_that_read_or_write_results_reach_the_object_store_and_nothing_more():
+    """With MEEPLELAB_RESULTS on object storage (docs/deployment.md: beyond about 100 nodes)
+    the API (manifest, figures), the workers (shards) and the heads (a RayJob's driver) reach
+    the store's addresses on HTTPS; the policy that opens it opens nothing else: it is egress
+    only (an Ingress type without rules would cut every pod it selects off), to narrow
+    ipBlocks, on TCP 443."""
+    store = _store_policy()
+    assert kubernetes_validate.validate(store, K8S_VERSION, strict=True)
+    assert store["spec"]["policyTypes"] == ["Egress"] and "ingress" not in store["spec"]
+    assert {role for role, labels in _labels_of_pods()
+            if _selects(store["spec"]["podSelector"], labels)} == {"api", "head", "worker"}
+    (rule,) = store["spec"]["egress"]
+    assert store_block_violations(rule) == []
+    blocks = [peer["ipBlock"]["cidr"] for peer in rule["to"]]
+    for role in ("api", "head", "worker"):
+        reached = [r for p in _policies_of(role) for r in p["spec"]["egress"]
+                   if any(peer.get("ipBlock", {}).get("cidr") in blocks
+                          for peer in r.get("to", []))]
+        assert reached and all(_ports(r) == STORE_PORTS for r in reached), role
+    # the operator is told to set the block, and the file is applied with object storage
+    text = (K8S.parent / "docs" / "deployment.md").read_text()
+    assert f"-f k8s/{STORE_FILE}" in text and "cidr" in text
+
+
+def test_the_store_check_really_refuses_wider_rules():
+    for change in (lambda r: r["to"][0]["ipBlock"].update(cidr="0.0.0.0/0"),
+                   lambda r: r["to"][0]["ipBlock"].update(cidr="10.0.0.0/8"),
+                   lambda r: r["to"][0]["ipBlock"].update(cidr="::/0"),
+                   lambda r: r.pop("ports"),
+                   lambda r: r["ports"].append({"protocol": "TCP", "port": 80}),
+                   lambda r: r["ports"][0].update(protocol="UDP"),
+                   lambda r: r["to"].append({"podSelector": {}})):
+        bad = copy.deepcopy(_store_policy())
+        change(bad["spec"]["egress"][0])
+        assert egress_violations(bad, "worker"), bad
