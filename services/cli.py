@@ -277,6 +277,16 @@ def _spec_error(path, exc: Exception) -> int:
     return 2
 
 
+def _flag_errors(errors: list[dict], values: dict) -> int:
+    """Every bad command-line flag at once, each named as it was typed (--delta 5)."""
+    print("error: invalid arguments:", file=sys.stderr)
+    for e in errors:
+        name = str(e["loc"][0]) if e["loc"] else ""
+        text = message(e).removeprefix(f"{name} is ")
+        print(f"  --{name.replace('_', '-')} {values.get(name)}: {text}", file=sys.stderr)
+    return 2
+
+
 def experiment_id(spec) -> str:
     """<name>-<first 8 hex digits of the spec's hash>: stable for one spec."""
     digest = hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:8]
@@ -523,11 +533,23 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
     from services.plan import PilotUnfinished, PlanRequest, plan_experiment
     from services.spec import ExperimentSpec
 
+    flags = {"half_width": half_width, "delta": delta, "pilot_games": pilot_games}
+    try:  # the flags on their own, so that their mistakes name the flag, not the spec
+        game = core_cy.load(core_cy.game_names()[0])
+        PlanRequest.model_validate({"spec": {"game": game.name, "players": game.min_players},
+                                    **flags})
+        flag_errors = []
+    except ValidationError as exc:
+        flag_errors = exc.errors()
     try:
-        request = PlanRequest(spec=ExperimentSpec.from_file(path), half_width=half_width,
-                              delta=delta, pilot_games=pilot_games)
+        spec = ExperimentSpec.from_file(path)
     except (ValidationError, ValueError) as exc:
+        if flag_errors:
+            _flag_errors(flag_errors, flags)
         return _spec_error(path, exc)
+    if flag_errors:
+        return _flag_errors(flag_errors, flags)
+    request = PlanRequest(spec=spec, **flags)
     try:
         result = plan_experiment(request.spec, half_width=request.half_width,
                                  delta=request.delta, pilot_games=request.pilot_games,

@@ -37,12 +37,12 @@ from typing import Callable, Literal
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import pipelines
 from pipelines import stats as st
 from pipelines.stopping import PILOT_SE_PER_DELTA
-from services.spec import MAX_SEED, ExperimentSpec
+from services.spec import MAX_SEED, ExperimentSpec, check_fraction
 
 PILOT_GAMES = 200
 DEFAULT_HALF_WIDTH = 0.01
@@ -67,6 +67,13 @@ class PlanRequest(BaseModel):
     pilot_games: int = Field(default=PILOT_GAMES, ge=20, le=20_000,
                              description="games per cell of the pilot run (deals, each "
                              "played in every seat rotation, with pairing 'rotations')")
+
+    @field_validator("half_width", "delta", mode="before")
+    @classmethod
+    def _fraction(cls, value, info):
+        """A margin is a fraction: say so (a designer writes 5 for 5 points)."""
+        return check_fraction(value, info.field_name, 0.5 if info.field_name == "half_width"
+                              else 1)
 
 
 class PilotTooSlow(ValueError):

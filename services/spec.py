@@ -237,19 +237,21 @@ class Balance(BaseModel):
                              f"fraction: 0.3 is 30%), got {value!r}")
         return value
 
-    @model_validator(mode="after")
-    def _one_question(self) -> "Balance":
+    def question_errors(self) -> list[InitErrorDetails]:
+        """The rules between the section's fields (one question, a range to search), each
+        at its field; ExperimentSpec checks them with the game's, so that a section's
+        mistakes all come at once, its fields' among them."""
         if (self.option is None) == (self.forbid is None):
-            raise PydanticCustomError(CROSS, "balance needs an option (a fair-value search) "
-                                      "or forbid (the value of an action kind), not both")
+            return [_error(("balance",), "balance needs an option (a fair-value search) or "
+                           "forbid (the value of an action kind), not both", None, CROSS)]
         if self.option is not None:
             if self.range is None:
-                raise PydanticCustomError(CROSS, "balance.range ([low, high]) is needed with "
-                                          "an option")
+                return [_error(("balance", "range"), "balance.range ([low, high]) is needed "
+                               "with an option", None, CROSS)]
             if self.range[0] >= self.range[1]:
-                raise PydanticCustomError(CROSS, f"balance.range must be [low, high] with low "
-                                          f"< high, got {self.range}")
-        return self
+                return [_error(("balance", "range"), f"balance.range must be [low, high] with "
+                               f"low < high, got {self.range}", self.range, CROSS)]
+        return []
 
     def seat_of(self, players: int) -> int:
         return players - 1 if self.seat < 0 else self.seat
@@ -421,13 +423,24 @@ class ExperimentSpec(BaseModel):
                       for e in exc.errors()]
             bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
             if isinstance(data, dict) and not bad & {"game", "players"}:
-                try:  # the spec without its bad fields (defaults in their place)
-                    partial = handler({k: v for k, v in data.items() if k not in bad})
+                # the spec without its bad fields (defaults in their place); a balance
+                # section without its bad fields, so that its other mistakes come too
+                kept = {k: v for k, v in data.items() if k not in bad}
+                section = data.get("balance")
+                inside = {e["loc"][1] for e in exc.errors() if e["loc"][:1] == ("balance",)
+                          and len(e["loc"]) > 1}
+                if "balance" in bad and isinstance(section, dict) and inside and not (
+                        {("balance",)} & {tuple(e["loc"]) for e in exc.errors()}):
+                    kept["balance"] = {k: v for k, v in section.items() if k not in inside}
+                try:
+                    partial = handler(kept)
                 except ValidationError:
                     partial = None
                 if partial is not None:
                     errors += [e for e in partial._game_errors(limits)
-                               if e["loc"][0] not in bad]
+                               if e["loc"][0] not in bad or (
+                                   e["loc"][0] == "balance" and "balance" in kept
+                                   and (e["loc"][1:2] or ("",))[0] not in inside)]
             _raise(errors)
             raise
         _raise(spec._game_errors(limits))
@@ -489,7 +502,7 @@ class ExperimentSpec(BaseModel):
         b = self.balance
         if b is None:
             return []
-        errors = []
+        errors = b.question_errors()
         for n in counts:
             if b.seat >= n:
                 errors.append(_error(("balance", "seat"), f"seat {b.seat} does not exist with "
@@ -507,6 +520,8 @@ class ExperimentSpec(BaseModel):
                                          f"{[k.name for k in game.actions.kinds]}", b.forbid,
                                          CROSS))
             return errors
+        if b.option is None:  # neither question (said above)
+            return errors
         known = {o.name: o for o in game.options}
         opt = known.get(b.option)
         if opt is None or opt.kind not in ("int", "seats"):
@@ -514,6 +529,8 @@ class ExperimentSpec(BaseModel):
             return errors + [_error(("balance", "option"), f"{b.option!r} is not an integer or "
                                     f"per-seat rule option of {game.name}; searchable: "
                                     f"{searchable}", b.option, CROSS)]
+        if b.range is None:
+            return errors
         for i, v in enumerate(b.range):
             if (opt.minimum is not None and v < opt.minimum) or \
                     (opt.maximum is not None and v > opt.maximum):

@@ -134,8 +134,7 @@
       try {
         job = await M.getJSON(`/api/balance/${encodeURIComponent(jobId)}`);
       } catch (err) {
-        $("b-errors").hidden = false;
-        $("b-errors").textContent = err.message;
+        M.showErrors($("b-errors"), [{field: "job", label: "The search", msg: err.message}]);
         return;
       }
       if (following !== jobId) return;
@@ -149,13 +148,42 @@
     }
   }
 
+  // The spec's fields as the form calls them (the service's mistakes name spec fields).
+  const LABELS = {"balance.option": "Option", "balance.seat": "Seat",
+    "balance.range": "Values from … to", "balance.range.0": "Values from",
+    "balance.range.1": "to", "balance.target": "Target", "balance.precision": "Precision",
+    "balance.max_games": "Games of the search, at most",
+    "balance.confirm_games": "Confirmation games per value", "balance.wave_games":
+    "Games per value in the first wave", players: "Player counts", agents: "Agents",
+    seed: "Seed", balance: "Question"};
+  const labelOf = (field) => LABELS[field] || LABELS[field.split(".").slice(0, 2).join(".")]
+    || LABELS[field.split(".")[0]] || field;
+
+  // Mistakes the page sees before asking: an empty box, no player count.
+  function formErrors() {
+    const errors = [];
+    for (const [id, field] of [["b-low", "balance.range.0"], ["b-high", "balance.range.1"],
+                               ["b-precision", "balance.precision"],
+                               ["b-max-games", "balance.max_games"],
+                               ["b-confirm", "balance.confirm_games"], ["b-seed", "seed"],
+                               ...($("b-target").value === "rate" ? [["b-rate", "balance.target"]] : [])])
+      if ($(id).value.trim() === "")
+        errors.push({field, label: labelOf(field), msg: "is empty: give a number"});
+    if (!document.querySelector("input.b-players:checked"))
+      errors.push({field: "players", label: labelOf("players"), msg: "tick at least one"});
+    if (!$("b-agents").value.trim())
+      errors.push({field: "agents", label: labelOf("agents"), msg: "name an agent, e.g. greedy"});
+    return errors;
+  }
+
   async function submit(event) {
     event.preventDefault();
-    $("b-errors").hidden = true;
+    const mistakes = formErrors();
+    M.showErrors($("b-errors"), mistakes);
+    if (mistakes.length) return;
     const sent = await M.postJSON("/api/balance", spec());
     if (!sent.ok) {
-      $("b-errors").hidden = false;
-      $("b-errors").textContent = M.errorText(sent.body) || `error ${sent.status}`;
+      M.showErrors($("b-errors"), M.answerErrors(sent, labelOf));
       return;
     }
     history.replaceState(null, "", `?job=${sent.body.id}`);
@@ -165,10 +193,7 @@
   async function cancel() {
     if (!following) return;
     const sent = await M.postJSON(`/api/balance/${encodeURIComponent(following)}/cancel`, {});
-    if (!sent.ok) {
-      $("b-errors").hidden = false;
-      $("b-errors").textContent = M.errorText(sent.body) || `error ${sent.status}`;
-    }
+    if (!sent.ok) M.showErrors($("b-errors"), M.answerErrors(sent, labelOf));
   }
 
   document.addEventListener("DOMContentLoaded", async () => {

@@ -69,6 +69,23 @@ window.Meeple = window.Meeple || {};
     return body.detail.map((e) => `${e.field}: ${e.msg}`).join("\n");
   };
 
+  // Every mistake of a form at once, one line each: the form's words, the spec's field,
+  // what to do.  items: [{field, label, msg}].
+  M.showErrors = function (list, items) {
+    list.replaceChildren(...items.map((e) => M.h("li", {class: "form-error",
+      "data-field": e.field}, M.h("strong", {}, e.label), ` (${e.field}): ${e.msg}`)));
+    list.hidden = items.length === 0;
+  };
+
+  // A rejected request's mistakes as showErrors items, labelled by labelOf(field).
+  M.answerErrors = function (result, labelOf) {
+    const detail = result.body && result.body.detail;
+    if (Array.isArray(detail))
+      return detail.map((e) => ({field: e.field, label: labelOf(e.field), msg: e.msg}));
+    return [{field: "request", label: "The service",
+             msg: M.errorText(result.body) || `answered ${result.status}`}];
+  };
+
   M.h = function (tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {

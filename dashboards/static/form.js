@@ -429,20 +429,7 @@
     return LABELS[parts[0]] || field;
   }
 
-  // Every mistake, one line each: the form's words, the spec's field, what to do.
-  M.showErrors = function (list, items) {
-    list.replaceChildren(...items.map((e) => M.h("li", {class: "form-error",
-      "data-field": e.field}, M.h("strong", {}, e.label), ` (${e.field}): ${e.msg}`)));
-    list.hidden = items.length === 0;
-  };
-
-  function serverErrors(result) {
-    const detail = result.body && result.body.detail;
-    if (Array.isArray(detail))
-      return detail.map((e) => ({field: e.field, label: labelOf(e.field), msg: e.msg}));
-    return [{field: "spec", label: "The service",
-             msg: M.errorText(result.body) || `answered ${result.status}`}];
-  }
+  function serverErrors(result) { return M.answerErrors(result, labelOf); }
 
   async function submit(event) {
     event.preventDefault();

@@ -40,8 +40,8 @@ def _fields(spec: dict) -> set:
     ({"option": "max_rounds_x", "range": [0, 3]}, "balance.option"),
     ({"option": "volcano_landing_cards", "range": [0, 3]}, "balance.option"),
     ({"option": "seat_bonus_gold", "range": [0, 99]}, "balance.range.1"),
-    ({"option": "seat_bonus_gold", "range": [3, 1]}, "balance"),
-    ({"option": "seat_bonus_gold"}, "balance"),
+    ({"option": "seat_bonus_gold", "range": [3, 1]}, "balance.range"),
+    ({"option": "seat_bonus_gold"}, "balance.range"),
     ({"option": "seat_bonus_gold", "range": [0, 3], "seat": 5}, "balance.seat"),
     ({"option": "seat_bonus_gold", "range": [0, 3], "target": 1.5}, "balance.target"),
     ({"option": "seat_bonus_gold", "range": [0, 3], "forbid": "steal"}, "balance"),
@@ -50,6 +50,16 @@ def _fields(spec: dict) -> set:
 ])
 def test_a_bad_balance_section_names_its_field(balance, field):
     assert field in _fields({**SEARCH, "balance": balance})
+
+
+def test_every_mistake_of_a_balance_section_comes_at_once():
+    """Its fields' own mistakes, the rules between them and the checks against the game in
+    one answer (a designer's four mistakes took four round trips)."""
+    balance = {"option": "nope", "range": [10, 2], "seat": 5, "target": "fair", "delta": 5}
+    assert _fields({**SEARCH, "players": 3, "balance": balance}) == {
+        "balance.target", "balance.delta", "balance.range", "balance.seat", "balance.option"}
+    bad = {"option": "seat_bonus_gold", "range": [1, 2, 3], "precision": 0}
+    assert _fields({**SEARCH, "balance": bad}) == {"balance.range", "balance.precision"}
 
 
 def test_a_cooperative_game_needs_a_team_rate():

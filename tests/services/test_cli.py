@@ -40,6 +40,21 @@ def test_games_prints_the_catalogue(capsys):
     assert f"    forbid = (none) (action kinds, '+'-joined: {' | '.join(kinds)})" in out
 
 
+def test_a_bad_flag_is_named_as_typed_with_every_other_mistake(tmp_path, capsys):
+    """`meeplelab plan --delta 5` blames the flag (a fraction: 0.05 is 5 points), not the
+    spec file; every bad flag and every mistake of the spec at once."""
+    path = _write_spec(tmp_path)
+    assert cli.main(["plan", str(path), "--delta", "5", "--pilot-games", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--delta 5.0: a fraction: 0.05 is 5 points" in err
+    assert "--pilot-games 3: " in err and "invalid experiment spec" not in err
+    bad = _write_spec(tmp_path, players=1)
+    assert cli.main(["plan", str(bad), "--half-width", "0.7"]) == 2
+    err = capsys.readouterr().err
+    assert "--half-width 0.7: a fraction" in err and f"invalid experiment spec {bad}" in err
+    assert "players:" in err
+
+
 def test_bad_spec_is_one_clear_message(tmp_path, capsys):
     path = _write_spec(tmp_path, arms={"x": {"no_such_option": 1}}, players=1)
     assert cli.main(["run", str(path)]) == 2
