@@ -137,3 +137,40 @@ def _legend(cell, c, ans) -> list[str]:
     out.append("</g>")
     return out
 
+
+
+def compare_svg(answers: list[tuple[dict, dict, str]]) -> str:
+    """Answers of one option side by side, drawn by dashboards/charts.py: each (result, cell,
+    the search's name) a curve with its 95% band, its observed means and its fair value (a
+    dotted vertical line), against the target and its +-delta strip (the first answer's)."""
+    from dashboards import charts
+
+    option = answers[0][0]["option"]
+    first = answers[0][1]["chart"]
+    names = [_answer_name(name, cell, [a[2] for a in answers]) for _, cell, name in answers]
+    series = []
+    for (_, cell, _), name in zip(answers, names):
+        c, ans = cell["chart"], cell["answer"]
+        fair = ans["estimate"] if ans["status"] == "found" else None
+        series.append({"name": name + (f": fair at {fair:.2f}" if fair is not None
+                                       else f": {ans['status'].replace('_', ' ')}"),
+                       "x": c["x"], "y": [100 * v for v in c["curve"]],
+                       "low": [100 * v for v in c["low"]], "high": [100 * v for v in c["high"]],
+                       "points": {"x": c["points"]["x"],
+                                  "y": [100 * v for v in c["points"]["y"]]},
+                       "mark": fair})
+    seats = sorted({cell["seat"] + 1 for _, cell, _ in answers})
+    title = (f"{option} side by side: {first['figure']} against the value "
+             f"(seat {', '.join(map(str, seats))}; 95% bands)")
+    return charts.curves(title, series, f"{option} (the searched value)",
+                         f"{first['figure']} (points)",
+                         reference=(100 * first["target"], f"target (\u00b1{100 * first['delta']:g}"
+                                                           " points shaded)"),
+                         strip=100 * first["delta"])
+
+
+def _answer_name(name: str, cell: dict, names: list[str]) -> str:
+    """What tells one answer from the others: its search's name when the searches differ,
+    then its players and agent."""
+    own = [name] if len(set(names)) > 1 else []
+    return ", ".join(own + [f"{cell['players']} players", cell["agent"]])

@@ -246,3 +246,80 @@ def tail_notes(series: list[dict], edges: list[float], clip_words: str = "") -> 
     if not words:
         return []
     return [f"Not drawn{f' ({clip_words})' if clip_words else ''}: {' and '.join(words)}."]
+
+
+def _same(a: list[float], b: list[float], tolerance: float) -> bool:
+    return len(a) == len(b) and all(abs(u - v) <= tolerance for u, v in zip(a, b))
+
+
+def coinciding(series: list[list[float]], tolerance: float) -> dict[int, int]:
+    """Series drawn over an earlier equal one (index -> the earlier index): they are drawn
+    dashed, so that both stay visible, and named under the chart."""
+    over = {}
+    for k, values in enumerate(series):
+        for j in range(k):
+            if j not in over and _same(values, series[j], tolerance):
+                over[k] = j
+                break
+    return over
+
+
+def curves(title: str, series: list[dict], x_label: str, y_label: str,
+           reference: tuple[float, str] | None = None, strip: float | None = None,
+           colours: list[str] | None = None) -> str:
+    """Curves with their 95% bands on one chart (answers side by side): series [{name, x, y,
+    low, high, points: {x, y} (observed, optional), mark: x (a vertical tick, optional)}];
+    `reference` (y, its legend text): a dashed line, with a +-`strip` band around it;
+    `colours`: one per series (default: the palette in order).  A curve equal to an earlier
+    one is drawn dashed over it and said under the chart."""
+    colours = colours or [colour(k) for k in range(len(series))]
+    xs = [x for s in series for x in s["x"]]
+    ys = [v for s in series for v in s["low"] + s["high"] + s["y"]]
+    if reference:
+        ys += [reference[0] - (strip or 0), reference[0] + (strip or 0)]
+    lo_y, hi_y = min(ys + [0.0]), max(ys + [0.0])
+    pad = 0.05 * (hi_y - lo_y or 1.0)
+    frame = _Frame(title)
+    y = frame.y_axis(lo_y - pad, hi_y + pad, y_label, signed=True)
+    x0, x1 = min(xs), max(xs)
+
+    def x(v: float) -> float:
+        return LEFT + (W - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
+
+    frame.x_ticks([(x(t), tick_text(t)) for t in nice_ticks(x0, x1, 10)], 40)
+    entries = []
+    if reference:
+        if strip:
+            frame.parts.append(f'<rect class="strip" x="{LEFT}" y="{fmt(y(reference[0] + strip))}"'
+                               f' width="{W - LEFT - RIGHT}" height="'
+                               f'{fmt(y(reference[0] - strip) - y(reference[0] + strip))}" '
+                               'fill="#eeeeee"/>')
+        frame.parts.append(f'<line class="reference" x1="{LEFT}" x2="{W - RIGHT}" '
+                           f'y1="{fmt(y(reference[0]))}" y2="{fmt(y(reference[0]))}" '
+                           'stroke="#777" stroke-dasharray="5 4"/>')
+        entries.append(("dash", "#777", reference[1]))
+    over = coinciding([s["y"] for s in series], 1e-9 + 0.002 * (hi_y - lo_y))
+    for k, s in enumerate(series):
+        c = colours[k]
+        band = [f"{fmt(x(a))},{fmt(y(v))}" for a, v in zip(s["x"], s["high"])]
+        band += [f"{fmt(x(a))},{fmt(y(v))}" for a, v in reversed(list(zip(s["x"], s["low"])))]
+        frame.parts.append(f'<polygon class="band" points="{" ".join(band)}" fill="{c}" '
+                           f'fill-opacity="0.15"><title>{escape(s["name"])}</title></polygon>')
+        dash = ' stroke-dasharray="6 4"' if k in over else ""
+        line = " ".join(f"{fmt(x(a))},{fmt(y(v))}" for a, v in zip(s["x"], s["y"]))
+        frame.parts.append(f'<polyline class="curve" points="{line}" fill="none" stroke="{c}" '
+                           f'stroke-width="2"{dash}><title>{escape(s["name"])}</title>'
+                           '</polyline>')
+        points = s.get("points") or {"x": [], "y": []}
+        for a, v in zip(points["x"], points["y"]):
+            frame.parts.append(f'<circle class="point" cx="{fmt(x(a))}" cy="{fmt(y(v))}" r="3" '
+                               f'fill="{c}"><title>{escape(s["name"])}: {tick_text(a)}, '
+                               f'{value_text(v, signed=True)}</title></circle>')
+        if s.get("mark") is not None and x0 <= s["mark"] <= x1:
+            frame.parts.append(f'<line class="mark" x1="{fmt(x(s["mark"]))}" '
+                               f'x2="{fmt(x(s["mark"]))}" y1="{frame.top}" y2="{frame.bottom}" '
+                               f'stroke="{c}" stroke-dasharray="2 3"/>')
+        entries.append(("dash" if k in over else "line", c, s["name"]))
+    notes = [f"{series[k]['name']} equals {series[j]['name']}: drawn dashed over it."
+             for k, j in over.items()]
+    return frame.finish(x_label, entries, notes)

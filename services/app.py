@@ -414,6 +414,10 @@ def _mount_pages(app: FastAPI) -> None:
     def balance_page():
         return page("balance.html")
 
+    @app.get("/balance/searches", include_in_schema=False)
+    def balance_searches_page():
+        return page("searches.html")
+
     @app.get("/experiments/{eid}", include_in_schema=False)
     def experiment_page(eid: str):
         return page("experiment.html")

@@ -2,17 +2,18 @@
 a niced process of its own under a CPU budget): POST /api/balance (a spec with a `balance`
 section), GET /api/balance/{bid} (status and progress, then the result: services/balance.py),
 POST /api/balance/{bid}/cancel, GET /api/balance/{bid}/chart.svg (the sensitivity chart
-of one player count) and GET /api/balance/{bid}/report.html (the shareable report).  No request waits for a search."""
+of one player count) and GET /api/balance/{bid}/report.html (the shareable report); GET
+/api/balance lists the searches, GET /api/balance/compare.svg draws answers side by side.  No request waits for a search."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Security
 from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
-from dashboards.balance_chart import chart_svg
+from dashboards.balance_chart import chart_svg, compare_svg
 from services import report
 from services.api.deps import bearer_scheme, get_registry, get_settings, require_token, \
     spec_body
@@ -95,6 +96,139 @@ async def submit_balance(request: Request, owner: str = Depends(require_token),
             f"MEEPLELAB_MAX_BALANCE_GAMES = {settings.max_balance_games:,}: lower "
             "balance.max_games or balance.confirm_games"}], source="body"))
     return BalanceJob.of(await queue_job(request, "balance", raw, spec.name, spec.game, owner))
+
+
+class BalanceAnswer(BaseModel):
+    """One answer of a search (a player count; a rung when the search asks several)."""
+
+    cell: int = Field(description="its index in the result's cells (for the comparison)")
+    players: int
+    seat: int | None = Field(description="the seat asked about, counted from 1")
+    agent: str | None
+    short: str = Field(description="the answer's short form, e.g. 'seat_bonus_gold = 2.31 "
+                       "[1.90, 2.75]'")
+
+
+class BalanceListed(BaseModel):
+    """A balance search in the list: who asked, what, where it stands, its answers in short
+    and what it cost."""
+
+    id: str
+    url: str
+    name: str
+    game: str
+    owner: str = Field(description="the token's name that asked for it ('' without tokens)")
+    status: Status
+    question: str = Field(description="the option searched, or the action kinds valued")
+    kind: Literal["fair_value", "forbid_value"]
+    players: list[int]
+    answers: list[BalanceAnswer] = Field(description="one per cell, once done")
+    games_played: int
+    cpu_seconds: float | None = Field(description="CPU-seconds the search used")
+    created_at: float
+    finished_at: float | None
+
+    @classmethod
+    def of(cls, record: dict) -> "BalanceListed":
+        b = record["spec"].get("balance") or {}
+        result = record["result"] if record["status"] == "done" else None
+        players = record["spec"].get("players")
+        return cls(id=record["id"], url=f"/api/balance/{record['id']}", name=record["name"],
+                   game=record["game"], owner=record["owner"] or "", status=record["status"],
+                   question=b.get("option") or b.get("forbid") or "",
+                   kind="fair_value" if b.get("option") else "forbid_value",
+                   players=players if isinstance(players, list) else [players],
+                   answers=[_answer(k, c, result) for k, c in
+                            enumerate((result or {}).get("cells", []))],
+                   games_played=record["games_done"],
+                   cpu_seconds=record["cpu_seconds"] if record["cpu_seconds"] is not None
+                   else _cpu_seconds(result),
+                   created_at=record["created_at"], finished_at=record["finished_at"])
+
+
+def _cpu_seconds(result: dict | None) -> float | None:
+    """What a finished search's cells say they used (the registry's figure when it has one)."""
+    spent = [c["cpu_seconds"] for c in (result or {}).get("cells", []) if "cpu_seconds" in c]
+    return sum(spent) if spent else None
+
+
+_STATUS_WORDS = {"edge": "at the range's edge", "outside_range": "outside the range",
+                 "no_dependence": "does not depend on the option",
+                 "unresolved": "not resolved"}
+
+
+def _answer(k: int, cell: dict, result: dict) -> BalanceAnswer:
+    """A cell's answer in short: the fair value with its interval, or what it is worth."""
+    if result.get("kind") == "fair_value":
+        ans = cell.get("answer") or {}
+        if ans.get("status") == "found" and ans.get("estimate") is not None:
+            bounds = [f"{v:.2f}" if v is not None else "open" for v in (ans.get("low"),
+                                                                       ans.get("high"))]
+            short = f"{result['option']} = {ans['estimate']:.2f} [{bounds[0]}, {bounds[1]}]"
+        else:
+            short = f"{result['option']}: " + _STATUS_WORDS.get(ans.get("status"),
+                                                                 str(ans.get("status")))
+    else:
+        seat = cell.get("seat", 0)
+        mine = next((r["win_share"] for r in cell.get("seats", []) if r["seat"] == seat),
+                    None) or (cell.get("seats") or [{}])[0].get("win_share")
+        short = (f"{result.get('forbid')} worth {100 * mine['mean']:+.1f} points "
+                 f"[{100 * mine['low']:+.1f}, {100 * mine['high']:+.1f}]" if mine else "–")
+    seat = cell.get("seat")
+    return BalanceAnswer(cell=k, players=cell["players"],
+                         seat=None if seat is None else seat + 1, agent=cell.get("agent"),
+                         short=short)
+
+
+MAX_PAGE = 500
+
+
+@reads.get("", response_model=list[BalanceListed], responses=responses(401, 422))
+async def list_balance(registry: Registry = Depends(get_registry),
+                       limit: int = Query(100, ge=1, le=MAX_PAGE, description="most searches "
+                                          "to list (a page)"),
+                       offset: int = Query(0, ge=0, le=10**9, description="searches to skip, "
+                                           "newest first (the next page: offset + limit)")):
+    """Balance searches, newest first: who asked, the question, the status, each answer in
+    short and the cost (games, CPU-seconds); one page of at most `limit`."""
+    return [BalanceListed.of(r) for r in registry.list(limit, offset, kind="balance")]
+
+
+AnswerRef = Annotated[list[Annotated[str, StringConstraints(
+    pattern=r"^[A-Za-z0-9._-]{1,100}:[0-9]{1,4}$")]], Query(min_length=2, max_length=6, description="answers to "
+                                       "draw, each '<search id>:<cell>' (a cell index of the "
+                                       "search's answers), e.g. ?answer=a1:0&answer=b2:0")]
+
+
+@reads.get("/compare.svg", response_class=Response,
+           responses={**responses(401, 422), 404: _NONE, 409: {
+               "model": ErrorBody, "description": "an answer is not a finished fair-value "
+               "search, or the answers are not of the same option and figure"},
+               200: {"content": {"image/svg+xml": {}}, "description": "an SVG chart"}})
+async def compare_balance(answer: AnswerRef, registry: Registry = Depends(get_registry)):
+    """Two (or more) fair-value answers of the same option side by side: their curves, with
+    their 95% bands and fair values, on one chart (the same question per rung, under two
+    agents, or before and after a rule change)."""
+    cells = [_cell(registry, ref) for ref in answer]
+    options = {result["option"] for result, _, _ in cells}
+    figures = {cell["chart"]["figure"] for _, cell, _ in cells}
+    if len(options) > 1 or len(figures) > 1:
+        raise HTTPException(409, f"the answers must be of one option and one figure to share "
+                            f"a chart; got options {sorted(options)} and figures "
+                            f"{sorted(figures)}")
+    return Response(compare_svg(cells), media_type="image/svg+xml")
+
+
+def _cell(registry: Registry, ref: str) -> tuple[dict, dict, str]:
+    bid, _, index = ref.rpartition(":")  # the pattern of AnswerRef holds
+    job = job_of(registry, "balance", bid)
+    result = job["result"]
+    if job["status"] != "done" or not result or result.get("kind") != "fair_value":
+        raise HTTPException(409, f"balance search {bid!r} is not a finished fair-value search")
+    if int(index) >= len(result["cells"]):
+        raise HTTPException(404, f"balance search {bid!r} has {len(result['cells'])} answers; "
+                            f"no answer {index}")
+    return result, result["cells"][int(index)], job["name"]
 
 
 @reads.get("/{bid}", response_model=BalanceJob, responses={**responses(401, 422), 404: _NONE})
