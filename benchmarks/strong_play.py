@@ -1,13 +1,15 @@
-"""The form's agent presets (dashboards/static/presets.json) in one run: per game and preset
+"""The form's agent presets (each game's core_cy/games/<game>/presets.json, read through
+core_cy.catalogue.presets) in one run: per game and preset
 the CPU seconds a game, the moves a game and the minutes a 9,000-game verdict takes on 2
 cores, and each search preset's strength head-to-head against the search with the game's
-own defaults (`mcts`); `--write` stores the costs in presets.json (games_per_cpu_second).
+own defaults (`mcts`); `--write` stores the costs in each game's presets.json
+(games_per_cpu_second: the service's cost estimates start from them, core_cy.catalogue).
 
     python -m benchmarks.strong_play [--games 8] [--h2h 0] [--game mondo] [--write]
 
 Costs: every (game, preset) plays slices of --slice games in turn, round after round, until
 each has played --games games, so that the load on the machine falls on all of them alike;
-CPU time of this one process (time.process_time), at the player count of presets.json
+CPU time of this one process (time.process_time), at the player count of the presets
 (3, the desert 4).  Minutes for 9,000 games on 2 cores = 9,000 x CPU seconds a game / 2 / 60.
 
 Strength (--h2h N, N games per preset): the preset in one seat and `mcts` in the others,
@@ -30,10 +32,9 @@ import numpy as np
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # idle BLAS threads would share our core
 
 import core_cy  # noqa: E402
-from benchmarks import ROOT  # noqa: E402
+from core_cy.catalogue import presets, presets_path  # noqa: E402
 from core_cy.play import batch  # noqa: E402
 
-PRESETS = ROOT / "dashboards" / "static" / "presets.json"
 VERDICT_GAMES = 9000
 CORES = 2
 BASELINE = "mcts"
@@ -120,9 +121,10 @@ def main(argv=None) -> None:
                     "against mcts (0: costs only; the issue asks for at least 400)")
     ap.add_argument("--game", action="append", help="only this game (repeatable)")
     ap.add_argument("--preset", action="append", help="only this preset (repeatable)")
-    ap.add_argument("--write", action="store_true", help="store the costs in presets.json")
+    ap.add_argument("--write", action="store_true", help="store the costs in each game's "
+                    "presets.json")
     args = ap.parse_args(argv)
-    data = json.loads(PRESETS.read_text())
+    data = {"games": {name: presets(name) for name in core_cy.game_names()}}
     entries = {}
     for name, entry in data["games"].items():
         if args.game and name not in args.game:
@@ -156,7 +158,8 @@ def main(argv=None) -> None:
         data["games"][name]["presets"][preset]["games_per_cpu_second"] = round(
             rate, 1 if rate < 10 else 0)
     if args.write:
-        PRESETS.write_text(json.dumps(data, indent=2) + "\n")
+        for name in {name for name, _ in entries}:
+            presets_path(name).write_text(json.dumps(data["games"][name], indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -294,7 +294,8 @@ def experiment_id(spec) -> str:
     return f"{safe}-{digest}"
 
 
-def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float = 10.0) -> int:
+def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float = 10.0,
+                  yes: bool = False) -> int:
     from services.settings import Settings
     from services.spec import ExperimentSpec
 
@@ -302,7 +303,26 @@ def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float 
         spec = ExperimentSpec.from_file(path, Settings.without_tokens().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
+    if not cost_confirmed(spec, Settings().confirm_cpu_seconds, yes):
+        return 2
     return run_spec(spec, out_dir, workers, interim_every)
+
+
+def cost_confirmed(spec, limit: int, yes: bool, answer=input) -> bool:
+    """States the spec's estimated CPU cost (services.spec.cost_statement); above `limit`
+    (MEEPLELAB_CONFIRM_CPU_SECONDS) the run needs --yes, or yes at the question when stdin
+    is a terminal."""
+    from services.spec import cost_statement
+
+    seconds, text = cost_statement(spec, spec.cpu_seconds)
+    print(text[0].upper() + text[1:], file=sys.stderr)
+    if seconds <= limit or yes:
+        return True
+    question = (f"that is above {limit:,} CPU-seconds (MEEPLELAB_CONFIRM_CPU_SECONDS)")
+    if sys.stdin.isatty():
+        return answer(f"{question}: play it? [y/N] ").strip().lower() in ("y", "yes")
+    print(f"error: {question}: run it with --yes to play it anyway", file=sys.stderr)
+    return False
 
 
 def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.0) -> int:
@@ -652,6 +672,9 @@ def _add_play_commands(sub) -> None:
         p = sub.add_parser(name, help=text)
         if name == "run":
             p.add_argument("spec", help="experiment spec file (.json or .toml)")
+            p.add_argument("--yes", action="store_true", help="play it even when its estimated "
+                           "CPU cost is above MEEPLELAB_CONFIRM_CPU_SECONDS (without it: "
+                           "asked on a terminal, refused otherwise)")
         else:
             p.add_argument("--table", action="store_true",
                            help="play the demo here and print its table instead of serving it")
@@ -733,6 +756,17 @@ def serve_command(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; Ctrl-C ends any command with a line saying so, no traceback (a run
+    keeps the shards it has written: the same command resumes it)."""
+    try:
+        return _command(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted (Ctrl-C): a run keeps the shards it has written, and the same "
+              "command resumes it", file=sys.stderr)
+        return 130
+
+
+def _command(argv: list[str] | None) -> int:
     p = parser()
     args = p.parse_args(argv)
     if args.command == "report":
@@ -761,7 +795,7 @@ def main(argv: list[str] | None = None) -> int:
         return replay_command(args.target, args.spec, args.workers)
     every = 10.0 if args.interim_every is None else args.interim_every
     if args.command == "run":
-        return run_spec_file(args.spec, args.out or "results", args.workers, every)
+        return run_spec_file(args.spec, args.out or "results", args.workers, every, args.yes)
     return run_demo_table(args.out or "results", args.workers, every)
 
 

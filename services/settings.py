@@ -31,6 +31,8 @@
     MEEPLELAB_EXPERIMENT_CPU_SECONDS  CPU budget of one experiment (its shard tasks'
                                  CPU-seconds): it stops when spent, its shards written
                                  kept; a request's cpu_seconds may ask for less
+    MEEPLELAB_CONFIRM_CPU_SECONDS     an experiment estimated to cost more CPU-seconds
+                                 needs a confirmation (confirm_cost=true; run --yes)
     MEEPLELAB_PLAN_SECONDS       wall-time budget of a plan's pilot
     MEEPLELAB_MAX_BALANCE_GAMES  most games one balance search may ask for (search and
                                  confirmation, every player count)
@@ -103,6 +105,12 @@ class Settings(BaseSettings):
         "tasks use (across restarts): once spent it issues no more shards, cancels those in "
         "flight and ends failed saying so, its shards written kept and counted; a spec's "
         "cpu_seconds may ask for less")
+    confirm_cpu_seconds: int = Field(
+        3600, ge=1, description="an experiment whose estimated CPU cost (its games at the "
+        "catalogue's cost a game of its agents: measured for a preset, else estimated) is above "
+        "this many CPU-seconds is refused (422 stating the estimate) unless the request confirms "
+        "it (POST /api/experiments?confirm_cost=true; `meeplelab run --yes`, or yes at its "
+        "question)")
     plan_seconds: float = Field(20.0, gt=0, le=3600, description="wall-time budget of a "
                                 "plan's pilot")
     max_balance_games: int = Field(2_000_000, ge=10, description="most games of one balance "

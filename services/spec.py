@@ -25,6 +25,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 import core_cy
+import core_cy.catalogue
 from core_cy.agents import parse_agent
 
 if sys.version_info >= (3, 11):
@@ -172,6 +173,32 @@ class StopWhen(BaseModel):
         return value
 
 
+def stored_spec(raw: dict, spec: "ExperimentSpec") -> dict:
+    """A submitted spec as it is stored: as sent, but with the agents and the ladder as
+    validated (a preset's name becomes its agent string)."""
+    return {**raw, **{key: getattr(spec, key) for key in ("agents", "ladder") if key in raw}}
+
+
+def cost_statement(spec: "ExperimentSpec", budget: float | None) -> tuple[float, str]:
+    """(the CPU-seconds `spec` is expected to cost, a sentence that says so and where the
+    figure comes from, and when its CPU `budget` would stop it first, after how much), the
+    one statement of the API's submission and `meeplelab run`."""
+    seconds, basis = spec.estimated_cpu_seconds()
+    text = f"estimated CPU cost {seconds:,.0f} CPU-seconds ({cpu_time_text(seconds)}; {basis})"
+    if budget is not None and seconds > budget:
+        text += (f"; its CPU budget of {budget:,g} CPU-seconds would stop it after about "
+                 f"{100 * budget / seconds:.2g}% of its games")
+    return seconds, text
+
+
+def cpu_time_text(seconds: float) -> str:
+    """CPU-seconds in the largest unit that keeps a number above 1: '3.2 CPU-hours'."""
+    for unit, size in (("CPU-days", 86_400), ("CPU-hours", 3600), ("CPU-minutes", 60)):
+        if seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.1f} CPU-seconds"
+
+
 def _rate_bounds(schema: dict) -> None:
     """The schema of `target`: its number branch is a rate in (0, 1), as `_rate` checks (the
     type stays a plain union, so that its errors name balance.target)."""
@@ -302,10 +329,12 @@ class ExperimentSpec(BaseModel):
                                  "with (default: the first arm)")
     agents: str | list[str] = Field(default="random", description="one agent for every seat, "
                                     "or one per seat: `name` or `name(key=value, ...)`, e.g. "
-                                    "'mcts(iterations=400, rollout=greedy)'")
+                                    "'mcts(iterations=400, rollout=greedy)', or a preset of the "
+                                    "game (fast, strong, strongest), stored as its agent string")
     ladder: list[str] | None = Field(
         default=None, description="a strength ladder: agent strings from weakest to strongest "
-        "(e.g. ['random', 'greedy', 'mcts(iterations=100)', 'mcts(iterations=1000)']); every "
+        "(e.g. ['random', 'greedy', 'mcts(iterations=100)', 'mcts(iterations=1000)'], or "
+        "presets: ['fast', 'strong', 'strongest']); every "
         "cell is played once per rung with every seat that agent, in arms named "
         "'<arm>@<agent>' (then `agents` stays unset)")
     rotate_agents: bool = Field(default=False, description="turn the agent list one seat per "
@@ -357,6 +386,18 @@ class ExperimentSpec(BaseModel):
         if isinstance(value, list) and len(value) > 64:
             raise ValueError(f"{info.field_name} lists {len(value):,} agents (at most 64)")
         return value
+
+    @field_validator("agents", "ladder")
+    @classmethod
+    def _presets(cls, value, info: ValidationInfo):
+        """A form preset's name (fast, strong, strongest) stands for that preset's agent
+        string of the game (core_cy.catalogue.presets), which the spec holds from then on:
+        the stored spec and every row name the agent played, whatever the presets become."""
+        game = info.data.get("game")
+        if value is None or game is None:
+            return value
+        resolve = lambda text: core_cy.catalogue.preset_agent(game, text) or text  # noqa: E731
+        return resolve(value) if isinstance(value, str) else [resolve(v) for v in value]
 
     @field_validator("game")
     @classmethod
@@ -760,6 +801,22 @@ class ExperimentSpec(BaseModel):
 
     def total_games(self) -> int:
         return len(self.cells()) * self.max_games_per_cell()
+
+    def estimated_cpu_seconds(self) -> tuple[float, str]:
+        """The CPU-seconds the experiment's games are expected to cost (every cell's games,
+        with stop_when its most), and where that comes from: per cell, the catalogue's cost
+        of a game with its seat agents (core_cy.catalogue.game_cost: measured for a preset
+        at its player count, an estimate otherwise)."""
+        seconds, bases, measured = 0.0, [], True
+        for cell in self.cells():
+            cost = core_cy.catalogue.game_cost(self.game, self.agent_list(cell.players, cell),
+                                               cell.players)
+            seconds += cost.seconds * self.max_games_per_cell()
+            measured &= cost.measured
+            bases += [b.partition(": ")[2] for b in cost.basis.split("; ")]
+        bases = list(dict.fromkeys(bases))
+        return seconds, ("measured: " if measured else "an estimate: ") + "; ".join(
+            bases[:4]) + (f"; {len(bases) - 4} more" if len(bases) > 4 else "")
 
     # ---- loading -----------------------------------------------------------------------
     @classmethod

@@ -4,6 +4,10 @@ import sys
 # The shared test helpers (golden.py, agent_checks.py, service_support.py, ray_support.py)
 # live in tests/; each game's position builder sits beside its tests in tests/games/<game>/.
 sys.path.insert(0, os.path.dirname(__file__))
+# The suite's services and commands take any experiment without asking to confirm its cost
+# (MEEPLELAB_CONFIRM_CPU_SECONDS): tests post long experiments to see cancels, budgets and
+# places; tests/services/test_cost.py sets the limit where it tests it.
+os.environ.setdefault("MEEPLELAB_CONFIRM_CPU_SECONDS", str(10**15))
 
 
 def pytest_configure(config):

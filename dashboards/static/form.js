@@ -90,7 +90,7 @@
                M.h("label", {class: "inline"}, `${label} `, input), help, reference);
   }
 
-  // ---- agent presets (dashboards/static/presets.json): fast / strong / strongest, each with
+  // ---- agent presets (each game's presets, GET /api/games): fast / strong / strongest, each with
   // its measured cost; "custom" opens the raw agent and its parameters.
   let presets = {};
 
@@ -437,7 +437,13 @@
     M.showErrors($("form-errors"), errors);
     if (errors.length) return;
     $("submit").disabled = true;
-    const result = await M.postJSON("/api/experiments", spec);
+    let result = await M.postJSON("/api/experiments", spec);
+    // above the service's cost limit: its estimate, and the choice to play it all the same
+    const detail = result.status === 422 && Array.isArray(result.body.detail) ? result.body.detail : [];
+    const cost = detail.length === 1 && detail[0].field === "confirm_cost" ? detail[0] : null;
+    if (cost && window.confirm(`${cost.msg}\n\nPlay it all the same?`)) {
+      result = await M.postJSON("/api/experiments?confirm_cost=true", spec);
+    }
     $("submit").disabled = false;
     if (result.status === 201) { window.location.href = `/experiments/${result.body.id}`; return; }
     M.showErrors($("form-errors"), serverErrors(result));
@@ -532,10 +538,9 @@
 
   async function init() {
     try {
-      const [list, table] = await Promise.all([M.getJSON("/api/games"),
-                                               M.getJSON("/static/presets.json")]);
+      const list = await M.getJSON("/api/games");
       games = Object.fromEntries(list.map((g) => [g.name, g]));
-      presets = table.games;
+      presets = Object.fromEntries(list.map((g) => [g.name, g.presets]));
       $("f-game").replaceChildren(...list.map((g) => M.h("option", {value: g.name}, g.title || g.name)));
       // a competitive game first: a seat question is the usual first one
       const first = list.find((g) => !g.cooperative && presets[g.name]) || list[0];

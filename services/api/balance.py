@@ -23,6 +23,7 @@ from services.api.models import ProgressView, Status
 from services.balance import budget_games
 from services.registry import Registry
 from services.settings import Settings
+from services.spec import stored_spec
 
 BalanceId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                 description="a balance job id (from POST /api/balance)")]
@@ -95,7 +96,8 @@ async def submit_balance(request: Request, owner: str = Depends(require_token),
             f"confirm_games, per player count), more than this service's "
             f"MEEPLELAB_MAX_BALANCE_GAMES = {settings.max_balance_games:,}: lower "
             "balance.max_games or balance.confirm_games"}], source="body"))
-    return BalanceJob.of(await queue_job(request, "balance", raw, spec.name, spec.game, owner))
+    return BalanceJob.of(await queue_job(request, "balance", stored_spec(raw, spec), spec.name,
+                                         spec.game, owner))
 
 
 class BalanceAnswer(BaseModel):

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from pydantic import TypeAdapter
 
 from services.api.deps import (experiment, get_registry, get_settings, get_worker,
                                owned_experiment, require_token, spec_body)
-from services.api.errors import responses
+from services.api.errors import responses, unprocessable
 from services.api.jobs import check_cpu_budget, queue_job
 from services.api.models import ExperimentView, Submitted
 from services.registry import FINISHED, Registry
 from services.settings import Settings
+from services.spec import cost_statement, stored_spec
 from services.storage import experiment_path, remove_experiment
 
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
@@ -23,17 +25,31 @@ MAX_PAGE = 500
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"$ref": "#/components/schemas/ExperimentSpec"}}}}})
 async def submit(request: Request, owner: str = Depends(require_token),
-                 settings: Settings = Depends(get_settings)):
-    """Validate and queue an experiment (the CLI spec-file format, as JSON).  Its CPU
-    budget is the spec's cpu_seconds, at most MEEPLELAB_EXPERIMENT_CPU_SECONDS (422 naming
-    cpu_seconds beyond), that setting when unset."""
+                 settings: Settings = Depends(get_settings),
+                 confirm_cost: bool = Query(False, description="queue it even when its "
+                                            "estimated CPU cost is above "
+                                            "MEEPLELAB_CONFIRM_CPU_SECONDS")):
+    """Validate and queue an experiment (the CLI spec-file format, as JSON; a preset name
+    as an agent is stored as the preset's agent string).  Its CPU budget is the spec's
+    cpu_seconds, at most MEEPLELAB_EXPERIMENT_CPU_SECONDS (422 naming cpu_seconds beyond),
+    that setting when unset.  The answer states its estimated CPU cost; above
+    MEEPLELAB_CONFIRM_CPU_SECONDS it is refused (422 naming confirm_cost, stating the
+    estimate) unless confirm_cost=true."""
     raw, spec = await spec_body(request, settings)
     check_cpu_budget(spec.cpu_seconds, settings.experiment_cpu_seconds,
                      "MEEPLELAB_EXPERIMENT_CPU_SECONDS")
-    record = await queue_job(request, "experiment", raw, spec.name, spec.game, owner,
-                             games_total=spec.total_games())
+    seconds, cost = await run_in_threadpool(
+        cost_statement, spec, spec.cpu_seconds or settings.experiment_cpu_seconds)
+    if seconds > settings.confirm_cpu_seconds and not confirm_cost:
+        raise unprocessable("confirm_cost", f"the experiment's {cost}: above this service's "
+                            f"{settings.confirm_cpu_seconds:,} CPU-seconds "
+                            "(MEEPLELAB_CONFIRM_CPU_SECONDS) it needs confirm_cost=true "
+                            "(or fewer games, cheaper agents)")
+    record = await queue_job(request, "experiment", stored_spec(raw, spec), spec.name,
+                             spec.game, owner, games_total=spec.total_games())
     eid = record["id"]
-    return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}")
+    return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}",
+                     estimated_cpu_seconds=seconds, cost=cost)
 
 
 @router.get("", response_model=list[ExperimentView], responses=responses(401, 422))

@@ -34,6 +34,10 @@ class GameInfo(BaseModel):
     game_outcomes: list[str]
     seat_outcomes: list[str]
     outcome_labels: dict[str, list[str]]
+    presets: dict[str, Any] = Field(description="the form's agent presets: {players: the usual "
+                                    "player count, preset: the default one, presets: {fast | "
+                                    "strong | strongest: {agent, note, games_per_cpu_second}}} "
+                                    "(core_cy/games/<game>/presets.json)")
 
 
 class ProgressView(BaseModel):
@@ -82,6 +86,12 @@ class Submitted(BaseModel):
     id: str
     status: Status
     url: str = Field(description="where to follow the experiment")
+    estimated_cpu_seconds: float | None = Field(
+        default=None, description="an experiment: the CPU-seconds its games are expected to "
+        "cost (core_cy.catalogue.game_cost per cell)")
+    cost: str | None = Field(default=None, description="an experiment: that estimate in words, "
+                             "where it comes from (measured or an estimate), and whether its "
+                             "CPU budget would stop it first")
 
 
 Row = dict[str, Any]  # a row of a results table (pipelines' columns)

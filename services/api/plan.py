@@ -17,6 +17,7 @@ from services.api.jobs import cancel_job, check_cpu_budget, job_of, queue_job
 from services.plan import PlanJob, PlanRequest
 from services.registry import Registry
 from services.settings import Settings
+from services.spec import stored_spec
 
 PlanId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                              description="a plan id (from POST /api/plans)")]
@@ -54,7 +55,8 @@ async def submit_plan(request: Request, owner: str = Depends(require_token),
         raise HTTPException(422, error_items(exc.errors(), source="body")) from None
     check_cpu_budget(plan.spec.cpu_seconds, settings.experiment_cpu_seconds,
                      "MEEPLELAB_EXPERIMENT_CPU_SECONDS", loc=("spec", "cpu_seconds"))
-    record = await queue_job(request, "plan", raw, plan.spec.name, plan.spec.game, owner)
+    stored = {**raw, "spec": stored_spec(raw["spec"], plan.spec)}
+    record = await queue_job(request, "plan", stored, plan.spec.name, plan.spec.game, owner)
     return PlanJob.of(record)
 
 

@@ -7,11 +7,12 @@ import time
 import pytest
 from service_support import GAME, INFO, _running, enum_option, small_spec
 
+import core_cy
+from core_cy.catalogue import presets
 from services.app import create_app
 from services.settings import Settings, owner_of
 
-PRESETS = __import__("json").loads((__import__("pathlib").Path(__file__).resolve().parents[2]
-                                    / "dashboards" / "static" / "presets.json").read_text())["games"]
+PRESETS = {name: presets(name) for name in core_cy.game_names()}  # each game's folder
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -449,19 +450,17 @@ def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser
     _fresh(browser)
     import json
     import urllib.request
-    from pathlib import Path
 
     from selenium.webdriver.support.ui import Select
 
-    presets = json.loads((Path(__file__).resolve().parents[2] / "dashboards" / "static" /
-                          "presets.json").read_text())["games"]
+    table = PRESETS
     browser.get(f"{server}/new")
     _wait(browser, lambda d: _css(d, "input[name=preset]:checked"), 20, "no presets")
     game = _css(browser, "#f-game")[0].get_attribute("value")
     assert not __import__("core_cy").load(game).cooperative  # a seat question first
     for name in ("forbidden_desert", game):
         Select(_css(browser, "#f-game")[0]).select_by_value(name)
-        entry = presets[name]
+        entry = table[name]
         checked = _wait(browser, lambda d: (c := _css(d, "input[name=preset]:checked"))
                         and c[0].get_attribute("value") == entry["preset"] and c[0], 10,
                         f"{name}: not its default preset")
@@ -477,7 +476,7 @@ def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser
         shard = int(_css(browser, "#f-shard")[0].get_attribute("value"))
         assert 100 <= shard <= 5000 and (shard in (100, 5000) or abs(shard - 10 * rate) <= 50)
     if True:  # the cooperative game's default is its team agent
-        assert presets["forbidden_desert"]["presets"][presets["forbidden_desert"]["preset"]][
+        assert table["forbidden_desert"]["presets"][table["forbidden_desert"]["preset"]][
             "agent"] == "team_search"
     # options read as labels with one line of help, the spec reference behind a toggle
     info = __import__("core_cy").load(game).info()
@@ -497,8 +496,8 @@ def test_the_form_opens_on_defaults_that_make_sense_with_presets(server, browser
     _wait(browser, lambda d: "/experiments/" in d.current_url, 20, "not redirected")
     eid = browser.current_url.rsplit("/", 1)[1]
     exp = json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}").read())
-    assert exp["spec"]["agents"] == presets[game]["presets"]["fast"]["agent"]
-    assert exp["spec"]["players"] == presets[game]["players"]
+    assert exp["spec"]["agents"] == table[game]["presets"]["fast"]["agent"]
+    assert exp["spec"]["players"] == table[game]["players"]
     _no_page_errors(browser)
 
 

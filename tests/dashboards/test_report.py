@@ -55,25 +55,6 @@ def desert(tmp_path_factory):
     return play_into(root, DESERT), root
 
 
-def test_presets_name_agents_of_the_catalogue_with_their_cost():
-    from pathlib import Path
-
-    table = json.loads((Path(charts.__file__).parent / "static" / "presets.json").read_text())
-    assert set(table["games"]) == set(core_cy.game_names())
-    for name, entry in table["games"].items():
-        game = core_cy.load(name)
-        assert game.min_players <= entry["players"] <= game.max_players
-        assert list(entry["presets"]) == ["fast", "strong", "strongest"]
-        assert entry["preset"] in entry["presets"]
-        rates = []
-        for preset in entry["presets"].values():
-            from core_cy.agents import canonical_agent
-            canonical_agent(game, preset["agent"])  # a real agent with valid parameters
-            assert preset["games_per_cpu_second"] > 0, (name, preset)
-            rates.append(preset["games_per_cpu_second"])
-        assert rates == sorted(rates, reverse=True), f"{name}: fast is not the cheapest"
-
-
 # ---- words ---------------------------------------------------------------------------------
 def test_plurals_and_short_agents():
     assert report.plural(1, "game") == "1 game" and report.plural(2, "game") == "2 games"
