@@ -54,7 +54,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as folder:
         server, client = serve(Path(folder), MEEPLELAB_MAX_RUNNING="2")
         try:
-            small_run(client, 999)  # warm: the workers have imported the engines
+            cold = small_run(client, 999)  # the server's first: its Ray workers start
             alone = [small_run(client, 100 + r) for r in range(args.rounds)]
             beside = []
             for r in range(args.rounds):
@@ -71,11 +71,14 @@ def main(argv=None) -> None:
         finally:
             server.terminate()
             server.wait(60)
+    print(f"B alone, the server's first run (Ray's workers start): first game after "
+          f"{cold[0]:.1f} s, done after {cold[1]:.1f} s")
     for name, runs in (("alone", alone), ("beside A's slow run", beside)):
         print(f"B {name}: first game after " + ", ".join(f"{f:.1f}" for f, _ in runs)
               + " s; done after " + ", ".join(f"{d:.1f}" for _, d in runs) + " s", flush=True)
     ratio = statistics.median(d for _, d in beside) / statistics.median(d for _, d in alone)
-    print(f"median time to done beside A / alone: {ratio:.2f}")
+    print(f"median time to done beside A / alone: {ratio:.2f}; load average "
+          f"{os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
