@@ -8,6 +8,8 @@ import time
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import PLAYERS, small_spec
 
@@ -268,6 +270,28 @@ def test_a_cancelled_experiment_frees_its_place_for_another_token_within_a_secon
         took = time.monotonic() - began
         assert c.get(_url("experiment", first)).json()["status"] == "cancelled"
         assert took < 1.0, took
+
+
+@given(cpus=st.integers(1, 512), jobs=st.lists(st.sampled_from("abcdef"), min_size=1,
+                                                 max_size=12))
+def test_each_owners_share_of_the_cpus(cpus, jobs):
+    """Worker._in_flight: one owner alone keeps twice the CPUs in flight per job; with n
+    owners each owner's jobs together keep about CPUs / n (at least one task a job), so no
+    owner holds more than its share plus its rounding."""
+    worker = worker_module.Worker(None, "unused")
+    worker._cpus_seen = (time.monotonic() + 1e9, cpus)  # no Ray: the cluster's CPUs given
+    worker._taken = {f"job{i}": ("experiment", owner) for i, owner in enumerate(jobs)}
+    limits = {f"job{i}": worker._in_flight(f"job{i}") for i in range(len(jobs))}
+    owners = set(jobs)
+    assert all(limit >= 1 for limit in limits.values())
+    if len(owners) == 1:
+        assert set(limits.values()) == {max(2, 2 * cpus)}
+        return
+    share = -(-cpus // len(owners))
+    for owner in owners:
+        mine = [limits[f"job{i}"] for i, o in enumerate(jobs) if o == owner]
+        assert sum(mine) <= max(share + len(mine) - 1, len(mine))
+        assert sum(mine) >= min(share, len(mine)) and len(set(mine)) == 1
 
 
 def test_another_tokens_small_run_plays_while_a_slow_run_occupies_the_cluster(
