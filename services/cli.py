@@ -303,7 +303,7 @@ def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float 
         spec = ExperimentSpec.from_file(path, Settings.without_tokens().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
-    if not cost_confirmed(spec, Settings().confirm_cpu_seconds, yes):
+    if not cost_confirmed(spec, Settings.without_tokens().confirm_cpu_seconds, yes):
         return 2
     return run_spec(spec, out_dir, workers, interim_every)
 
