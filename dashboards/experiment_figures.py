@@ -48,8 +48,19 @@ def _win_share(players: int, rows: list[dict], arms: list[str]) -> dict:
     title = f"Win share per seat, {players} players ({_intervals(rows)}; dashed: fair)"
     return _figure(f"{players}p-win-share", players, "players", title, charts.bars(
         title, [f"seat {_seat(s)}" for s in seats], series, "win share", "seat", y_min=0,
-        reference=(1 / players, f"fair share ({100 / players:.3g}%)"), percent=True,
+        reference=_fair_line(rows, arms), percent=True,
         interval=_interval_entry(rows)))
+
+
+def _fair_line(rows: list[dict], arms: list[str]) -> tuple[float, str]:
+    """The fair share the verdicts judge the seats against (pipelines' fair_share: 1/k less
+    the games without a winner), of the first arm shown; named by its arm when the arms'
+    fair shares differ."""
+    fair = {r["arm"]: r["fair_share"] for r in rows}
+    first = next(arm for arm in arms if arm in fair)
+    differ = len({f"{100 * v:.1f}" for v in fair.values()}) > 1
+    return fair[first], (f"fair share{', ' + first if differ else ''} "
+                         f"({100 * fair[first]:.1f}%)")
 
 
 def _team(players: int, cells: list[dict]) -> dict:

@@ -1,9 +1,9 @@
-"""The shareable reports' markup: one HTML file with the dashboard's stylesheet
-(dashboards/static/style.css) and the figures' SVG inline, nothing fetched and no script, so
-it opens offline.  The words and the tables' cells come from services.report; the figures
-from dashboards/experiment_figures.py (the page's), or the balance search's chart
-(dashboards/balance_chart.py).  The headline is marked up as the page marks it up (the same
-classes), so one stylesheet serves both."""
+"""The results' markup: the HTML fragment of an experiment's results view (services.view),
+which the page shows as it is (GET /api/experiments/{eid}/view) and the shareable report
+wraps in one file with the dashboard's stylesheet (dashboards/static/style.css) and the
+figures' SVG inline, nothing fetched and no script, so it opens offline; and the balance
+search's report (its chart: dashboards/balance_chart.py).  Every word and cell comes
+formatted from services.view."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -29,21 +29,40 @@ def document(title: str, body: list[str]) -> str:
 
 
 def table(head: list[str], rows: list[list]) -> str:
-    return ("<table class='data'><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head)
-            + "</tr></thead><tbody>" + "".join(
-                "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
-            + "</tbody></table>")
+    """A plain table (the balance report's waves)."""
+    return _table({"head": head, "rows": [{"cells": r, "class": ""} for r in rows],
+                   "title": "", "note": "", "agents": "", "key": ""}, caption=False)
+
+
+def _td(cell) -> str:
+    if not isinstance(cell, dict):
+        return f"<td>{_e(cell)}</td>"
+    return (f"<td><span class='agent' title='{_e(cell['title'])}'>{_e(cell['text'])}</span>"
+            "</td>")
+
+
+def _table(t: dict, caption: bool = True) -> str:
+    """A table of the results view (services.view): its title, its agents named once, the
+    rows as formatted, and its note (the level, said once)."""
+    top = (f"<h3>{_e(t['title'])}</h3>" if caption and t["title"] else "") + (
+        f"<p class='agents'>{_e(t['agents'])}</p>" if t["agents"] else "")
+    rows = "".join((f"<tr class='{_e(r['class'])}'>" if r["class"] else "<tr>")
+                   + "".join(_td(c) for c in r["cells"]) + "</tr>" for r in t["rows"])
+    return (top + f"<table class='data' data-table='{_e(t['key'])}'><thead><tr>"
+            + "".join(f"<th>{_e(h)}</th>" for h in t["head"]) + f"</tr></thead><tbody>{rows}"
+            "</tbody></table>" + (f"<p class='help'>{_e(t['note'])}</p>" if t["note"] else ""))
 
 
 def figures(items: list[dict]) -> str:
-    """The figures side by side, each in its box (the page's markup)."""
+    """The figures side by side, each in its box."""
     return "<div class='charts'>" + "".join(
         f"<div class='chart-box' data-figure='{_e(f['key'])}'>{f['svg']}</div>"
         for f in items) + "</div>"
 
 
 def headline(head: dict) -> str:
-    """The question and its blocks, as the page shows them (experiment.js's headline)."""
+    """The question and its blocks: per item its status, title, answer and level (the
+    verdict sentences behind it are in the sections)."""
     parts = ["<section class='headline' id='headline'><h2>The answer</h2>",
              f"<p class='question'>{_e(head['question'])}</p>"]
     for block in head["blocks"]:
@@ -53,11 +72,13 @@ def headline(head: dict) -> str:
             state = ("estimate" if item["decided"] is None
                      else "decided" if item["decided"] else "open")
             parts.append(
-                f"<div class='headline-item {state}' data-kind='{_e(block['kind'])}'>"
+                f"<div class='headline-item {state}' data-kind='{_e(block['kind'])}' "
+                f"data-arm='{_e(item['arm'])}' data-players='{_e(item['players'])}' "
+                f"data-decided='{str(item['decided']).lower()}'>"
                 f"<div class='headline-title'><span class='status'>{_e(item['status'])}</span>"
                 f" · <span title='{_e(item['agent_full'])}'>{_e(item['title'])}</span></div>"
-                + "".join(f"<p class='sentence'>{_e(s)}</p>" for s in item["sentences"] if s)
-                + f"<p class='level'>level: {_e(item['level'])}</p></div>")
+                f"<p class='answer'>{_e(item['answer'])}</p>"
+                f"<p class='level'>level: {_e(item['level'])}</p></div>")
         parts.append("</div>")
     return "\n".join(parts + ["</section>"])
 
@@ -66,31 +87,47 @@ INTERIM = ("Interim figures: the run is not done, so every interval is a confide
            "that holds at any look (wider than the final ones) and no p-values are shown.")
 
 
-def experiment_report(title: str, game: str, made: str, head: dict, ladder: list[dict],
-                      sections: list[dict], provenance: dict, command: str,
-                      spec_json: str) -> str:
-    """The experiment's report.  sections: per player count {players, figures, tables:
-    [(head, rows)]}; provenance: {game, meeplelab, seed, head, rows}."""
-    body = [f"<h1>{_e(title)} ({_e(game)})</h1><p class='help'>meeplelab report, made "
-            f"{_e(made)}</p>"]
-    if head["interim"]:
+def results(view: dict, notice: str = "") -> str:
+    """The results view (services.view.build) as the HTML fragment the page shows in its
+    #results and the report in its body: how the run ended, the interim notice, `notice`
+    (e.g. the damaged shards), the headline, the ladder and a section per player count."""
+    body = []
+    if view["ended"]:
+        body.append(f"<p class='ended' id='ended' data-status='{_e(view['ended']['status'])}'>"
+                    f"{_e(view['ended']['sentence'])}</p>")
+    if view["interim"]:
         body.append(f"<p class='interim' id='interim'>{_e(INTERIM)}</p>")
-    body.append(headline(head))
-    if ladder:
-        body.append("<section class='ladder' id='ladder'><h2>Strength ladder</h2>"
-                    + figures(ladder) + "</section>")
-    for section in sections:
-        body.append(f"<section class='players' data-players='{section['players']}'>"
-                    f"<h2>{section['players']} players</h2>" + figures(section["figures"])
-                    + "".join(table(h, rows) for h, rows in section["tables"]) + "</section>")
-    body.append(
-        "<h2>Provenance</h2>"
-        f"<p>Game {_e(provenance['game'])}; meeplelab {_e(provenance['meeplelab'])}; "
-        f"experiment seed {_e(provenance['seed'])} (game i of every arm is dealt from the "
-        "seed and i alone).</p>" + table(provenance["head"], provenance["rows"])
-        + "<h2>Reproduce it</h2><p>Save this spec as <code>spec.json</code> and run:</p>"
-        f"<pre>{escape(command, quote=False)}</pre>"
-        f"<pre class='spec'>{escape(spec_json, quote=False)}</pre>")
+    body.append(notice)
+    body.append(headline(view["headline"]))
+    for part, attrs, title in (
+            [(view["ladder"], "class='ladder' id='ladder'", "Strength ladder")]
+            if view["ladder"] else []) + [
+            (s, f"class='players' data-players='{s['players']}'", s["title"])
+            for s in view["sections"]]:
+        body.append(f"<section {attrs}><h2>{_e(title)}</h2>"
+                    "<ul class='verdicts'>" + "".join(f"<li>{_e(s)}</li>"
+                                                      for s in part["sentences"]) + "</ul>"
+                    + "".join(f"<p class='warning'>{_e(w)}</p>"
+                              for w in part.get("warnings", []))
+                    + figures(part["figures"]) + "".join(_table(t) for t in part["tables"])
+                    + "</section>")
+    return "\n".join(b for b in body if b)
+
+
+def experiment_report(view: dict, title: str, made: str, command: str,
+                      spec_json: str) -> str:
+    """The experiment's report: the results view (`results`), its provenance and the spec
+    that reproduces it."""
+    provenance = view["provenance"]
+    body = [f"<h1>{_e(title)} ({_e(view['game'])})</h1><p class='help'>meeplelab report, "
+            f"made {_e(made)}</p>", results(view),
+            "<h2>Provenance</h2>"
+            f"<p>Game {_e(provenance['game'])}; meeplelab {_e(provenance['meeplelab'])}; "
+            f"experiment seed {_e(provenance['seed'])} (game i of every arm is dealt from the "
+            "seed and i alone).</p>" + _table(provenance, caption=False)
+            + "<h2>Reproduce it</h2><p>Save this spec as <code>spec.json</code> and run:</p>"
+            f"<pre>{escape(command, quote=False)}</pre>"
+            f"<pre class='spec'>{escape(spec_json, quote=False)}</pre>"]
     return document(f"meeplelab report · {title}", body)
 
 

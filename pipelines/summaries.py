@@ -80,13 +80,16 @@ def _collect(path: str, include_truncated: bool, look: Look,
     if stats.cooperative:  # one team result per game: no seats, ties or margins
         verdicts = _team_verdicts(cells, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
-                                     ("tie_rate", "no_winner_share", "margin_mean", "seat_stat",
+                                     ("tie_rate", "no_winner_share", "fair_share",
+                                      "margin_mean", "seat_stat",
                                       "seat_p_value",
                                       "seat_p_adjusted")), p_adjust=pl.lit(None, pl.String))
         seats = None
     else:
         seats = _finish_seats(seats, look)
-        cells = _seat_tests(cells, sf.share_kinds(stats, include_truncated), look)
+        cells = _seat_tests(cells, sf.share_kinds(stats, include_truncated), look).join(
+            seats.group_by(CELL).agg(fair_share=pl.col("win_share").mean()), on=CELL,
+            how="left")
         verdicts = _seat_verdicts(cells, seats, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("team_win_rate", "team_win_lo", "team_win_hi")))
@@ -104,7 +107,7 @@ def _collect(path: str, include_truncated: bool, look: Look,
 CELL_COLUMNS = ["verdict", "decided", "interim", "cooperative", "truncated", "truncated_share",
                 "engine_version", "team_win_rate", "team_win_lo", "team_win_hi",
                 "seat_stat", "seat_p_value", "seat_p_adjusted", "p_adjust", "tie_rate",
-                "no_winner_share",
+                "no_winner_share", "fair_share",
                 "margin_mean", "length_mean", "length_p10", "length_p50", "length_p90"]
 
 
@@ -117,7 +120,8 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
     test (Hotelling T^2 on the seats' shares against each other: a permutation test
     below 500 units; p-value, Benjamini-Hochberg adjusted over the cells), tie rate, the
-    share of games without a winner (no_winner_share),
+    share of games without a winner (no_winner_share), the fair share of a seat (the
+    mean of the cell's seat shares: 1/k less the games without a winner, fair_share),
     mean margin of the first over the second, game length mean and p10/p50/p90, and the
     share of every end reason among all games played (end_<reason>)."""
     return _collect(path, include_truncated, look)[1]

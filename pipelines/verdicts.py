@@ -22,7 +22,7 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
             continue
         n, per_unit = cell["units"], cell["unit_games"]
         rate = part["win_share"].to_numpy()
-        fair = float(rate.mean())  # among the seats: 1/k less the games without a winner
+        fair = cell["fair_share"]  # among the seats: 1/k less the games without a winner
         sd = np.sqrt(part["share_var"].to_numpy())
         strict = look.alpha / family
         if look.triangle("seats"):
@@ -39,8 +39,8 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
             balanced = bool(np.all(np.abs(rate - fair) + half < look.delta))
         top = int(np.argmax(rate))
         best = part.row(top, named=True)
-        lead = (f"Seat {top + 1} wins {_pct(best['win_share'])} (95% CI {_pct(best['win_lo'])}-"
-                f"{_pct(best['win_hi'])}) against a fair {_pct(fair)}{_no_winner_text(cell)} "
+        lead = (f"Seat {top + 1} wins {_pct(best['win_share'])} [{_pct(best['win_lo'])}, "
+                f"{_pct(best['win_hi'])}] against a fair {_pct(fair)}{_no_winner_text(cell)} "
                 f"over {_unit_text(n, per_unit)}")
         tag = "Interim: " if look.interim else ""
         if unbalanced:
@@ -80,8 +80,8 @@ def _games_for_seats(deviation, sd, n, alpha, look: Look, per_unit) -> float:
 
 def _team_verdicts(cells: pl.DataFrame, look: Look) -> list[tuple]:
     tag = "Interim: " if look.interim else ""
-    return [(None, f"{tag}The team wins {_pct(c['team_win_rate'])} (95% CI {_pct(c['team_win_lo'])}-"
-            f"{_pct(c['team_win_hi'])}) of {_unit_text(c['units'], c['unit_games'])}.")
+    return [(None, f"{tag}The team wins {_pct(c['team_win_rate'])} [{_pct(c['team_win_lo'])}, "
+            f"{_pct(c['team_win_hi'])}] of {_unit_text(c['units'], c['unit_games'])}.")
             if c["units"] else (None, None)  # every game truncated: nothing to say
             for c in cells.iter_rows(named=True)]
 

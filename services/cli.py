@@ -30,10 +30,6 @@ SPEC_FILE = "spec.json"  # a run writes its spec beside its results, for `meeple
 
 
 # ---- output --------------------------------------------------------------------------------
-def _pct(x: float) -> str:
-    return f"{100 * x:5.1f}%"
-
-
 def _options_text(schema: dict) -> list[str]:
     lines = []
     for name, opt in schema["properties"].items():
@@ -77,69 +73,19 @@ def print_catalogue(out=None) -> None:
         print(file=out)
 
 
-def print_results(path: str, spec, out=None) -> None:
-    """Per arm and player count: the verdict, then seat win shares and mean scores with 95%
-    intervals (a cooperative game: the team win rate, per adventurer or other label), game
-    length, end reasons and truncated games; per-agent shares when agents differ; the
-    comparison with the baseline when there are several arms."""
-    import pipelines
+def print_results(path: str, spec, out=None, status: str | None = None,
+                  games: int | None = None, error: str | None = None) -> None:
+    """The results view of an experiment (services.view): its answer, then per player count
+    its sentences and tables, within 100 columns; interim figures when the run ended early
+    (status/games/error: the registry's record, else the folder's manifest says)."""
+    from services import view
 
     out = out or sys.stdout
     _print_damage(path, f"`meeplelab replay {path}`", out)
-    look = spec.look(interim=False)
-    table = pipelines.summary(path, look=look)
-    game = core_cy.load(spec.game)
-    by_label = {name: pipelines.breakdown(path, "seat_" + name)
-                for name in game.outcome_labels if name in game.seat_outcome_names}
-    rows = pipelines.results(path)
-    for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
-        cell = part.row(0, named=True)
-        print(f"\narm {cell['arm']!r}, {cell['players']} players: {cell['games']} games "
-              f"({cell['engine_version']})", file=out)
-        print(f"  {cell['verdict']}", file=out)
-        if cell["truncated"]:
-            print(f"  truncated by a simulator safety: {cell['truncated']} games "
-                  f"({_pct(cell['truncated_share']).strip()}), left out of every figure",
-                  file=out)
-        print(f"  game length mean {cell['length_mean']:.1f} (p10 {cell['length_p10']:.0f}, "
-              f"p50 {cell['length_p50']:.0f}, p90 {cell['length_p90']:.0f})", file=out)
-        reasons = {k[len("end_"):]: v for k, v in cell.items() if k.startswith("end_") and v}
-        print("  end reasons: " + ", ".join(f"{k} {_pct(v).strip()}" for k, v in
-                                           sorted(reasons.items(), key=lambda kv: -kv[1])),
-              file=out)
-        _print_outcomes(rows, game, cell, out)
-        if game.cooperative:
-            _print_team(cell, by_label, out)
-            continue
-        print(f"  ties {_pct(cell['tie_rate'])}; first-second margin {cell['margin_mean']:.2f}",
-              file=out)
-        if cell["seat_p_value"] is not None:
-            print(f"  seat balance: Hotelling T2 {cell['seat_stat']:.2f}, p = "
-                  f"{cell['seat_p_value']:.3g}, adjusted {cell['seat_p_adjusted']:.3g} "
-                  f"({cell['p_adjust']})", file=out)
-        w = max([len(x) for x in part["agent"]] + [8])
-        print(f"  seat  {'agent':<{w}}  win share [95% CI]          mean score [95% CI]",
-              file=out)
-        for s in part.iter_rows(named=True):
-            flag = "  (fewer than 30 games: approximate)" if s["small_n"] else ""
-            print(f"  {s['seat'] + 1:>4}  {s['agent']:<{w}}  {_pct(s['win_share'])} "
-                  f"[{_pct(s['win_lo'])}, {_pct(s['win_hi'])}]   "
-                  f"{s['score_mean']:8.2f} [{s['score_lo']:.2f}, {s['score_hi']:.2f}]{flag}",
-                  file=out)
-    if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
-        print("\nwin share per agent (per seat held; each game once):", file=out)
-        agents = pipelines.agent_summary(path, look=look)
-        w = max(len(x) for x in agents["agent"])
-        for a in agents.iter_rows(named=True):
-            print(f"  {a['arm']}, {a['players']} players, {a['agent']:<{w}} "
-                  f"{_pct(a['win_share'])} [{_pct(a['win_lo'])}, {_pct(a['win_hi'])}] "
-                  f"over {a['games']} games; mean score {a['score_mean']:.2f}", file=out)
-    if any(len(set(spec.agent_list(n))) > 1 for n in spec.player_counts()):
-        _print_ratings(path, out)
-    if spec.ladder:
-        _print_ladder(path, spec, out)
-    if len(spec.result_arms()) > 1:
-        _print_comparison(pipelines.compare(path, spec.baseline_arm(), look=look), spec, out)
+    early = view.ended(path, status, games, error) is not None
+    model = view.build(spec, path, spec.look(interim=early), status=status, games=games,
+                       error=error, drawn=False)
+    print(view.text(model), file=out)
 
 
 def interim_lines(path: str, spec) -> list[str]:
@@ -147,122 +93,22 @@ def interim_lines(path: str, spec) -> list[str]:
     win rate) with confidence-sequence intervals, which hold however often they are looked
     at (pipelines.Look(interim=True)); labelled interim."""
     import pipelines
+    from services.report import interval
 
     table = pipelines.summary(path, look=spec.look(interim=True))
     lines = []
     for (arm, players), part in table.group_by(["arm", "players"], maintain_order=True):
         cell = part.row(0, named=True)
         if cell["cooperative"]:
-            figures = (f"team {_pct(cell['team_win_rate']).strip()} "
-                       f"[{_pct(cell['team_win_lo']).strip()}, "
-                       f"{_pct(cell['team_win_hi']).strip()}]")
+            figures = "team " + interval(cell["team_win_rate"], cell["team_win_lo"],
+                                         cell["team_win_hi"])
         else:
-            figures = ", ".join(f"seat {s['seat'] + 1} {_pct(s['win_share']).strip()} "
-                                f"[{_pct(s['win_lo']).strip()}, {_pct(s['win_hi']).strip()}]"
+            figures = ", ".join(f"seat {s['seat'] + 1} "
+                                + interval(s["win_share"], s["win_lo"], s["win_hi"])
                                 for s in part.sort("seat").iter_rows(named=True))
         lines.append(f"interim (valid at any look) arm {arm!r}, {players} players, "
                      f"{cell['games']:,} games: {figures}")
     return lines
-
-
-def _print_ratings(path: str, out) -> None:
-    """Head-to-head Bradley-Terry ratings of the agents that met in the same games."""
-    from pipelines import ladder
-
-    table = ladder.ratings(path)
-    if table.is_empty():
-        return
-    print("\nhead-to-head ratings (Bradley-Terry, Elo scale, the reference agent = 0; 95% CI):",
-          file=out)
-    w = max(len(x) for x in table["agent"])
-    for r in table.iter_rows(named=True):
-        rating = (r["note"] if r["elo"] is None else
-                  f"{r['elo']:+8.1f} [{r['elo_lo']:+.1f}, {r['elo_hi']:+.1f}]")
-        print(f"  {r['arm']}, {r['players']} players, {r['agent']:<{w}} {rating} over "
-              f"{r['comparisons']} pairings", file=out)
-
-
-def _print_ladder(path: str, spec, out) -> None:
-    """Per cell: the seat advantage per rung, weakest first, and the stability verdict."""
-    from pipelines import ladder
-
-    seats = ladder.ladder_summary(path, spec.ladder)
-    verdicts = {(v["base"], v["players"]): v
-                for v in ladder.ladder_verdicts(path, spec.ladder).iter_rows(named=True)}
-    print("\nstrength ladder (seat win share [95% CI] per rung, weakest first):", file=out)
-    w = max(len(x) for x in spec.ladder)
-    for (base, players), cell in seats.group_by("base", "players", maintain_order=True):
-        print(f"  arm {base!r}, {players} players:", file=out)
-        for (rung,), part in cell.group_by("rung", maintain_order=True):
-            print(f"    {rung:<{w}}  " + "  ".join(
-                f"seat {r['seat'] + 1} {_pct(r['win_share']).strip()} [{_pct(r['win_lo']).strip()}"
-                f", {_pct(r['win_hi']).strip()}]" for r in part.iter_rows(named=True)),
-                file=out)
-        v = verdicts.get((base, players))
-        if v is not None:
-            word = "stable" if v["stable"] else "NOT stable"
-            print(f"    verdict {word} between {v['second']} and {v['strongest']}: largest "
-                  f"change of a seat advantage {100 * v['change']:+.2f} pts (seat {v['seat'] + 1}, "
-                  f"95% half-width {100 * v['half_width']:.2f} pts)", file=out)
-
-
-def _print_outcomes(rows, game, cell, out) -> None:
-    """The game's own outcome columns (Game.game_outcome_names, seat_outcome_names): their
-    means over the cell's games that count (truncated ones left out), per seat for the seat
-    columns of a competitive game (a cooperative one is one team result).  Labelled outcomes
-    (codes, e.g. an adventurer) are the breakdowns' to show."""
-    import polars as pl
-
-    players = cell["players"]
-    game_cols = [n for n in game.game_outcome_names if n not in game.outcome_labels]
-    seat_cols = [n for n in game.seat_outcome_names
-                 if n not in game.outcome_labels and not game.cooperative]
-    if not game_cols and not seat_cols:
-        return
-    seat_value = [pl.col("seat_" + n).cast(pl.List(pl.Float64)).list.get(k).mean()
-                  .alias(f"{n}/{k}") for n in seat_cols for k in range(players)]
-    means = (rows.filter((pl.col("arm") == cell["arm"]) & (pl.col("players") == players))
-             .select([pl.col(n).cast(pl.Float64).mean() for n in game_cols] + seat_value)
-             .collect().row(0, named=True))
-    if game_cols:
-        print("  outcomes (mean per game): " + ", ".join(
-            f"{n} {means[n]:.2f}" for n in game_cols), file=out)
-    if seat_cols:
-        w = max(len(n) for n in seat_cols) + 2
-        print(f"  {'seat outcomes (mean)':<{w}}" + "".join(f"{'seat ' + str(k + 1):>9}"
-                                                         for k in range(players)), file=out)
-        for n in seat_cols:
-            print(f"    {n:<{w - 2}}" + "".join(f"{means[f'{n}/{k}']:9.2f}"
-                                            for k in range(players)), file=out)
-
-
-def _print_team(cell, by_label, out) -> None:
-    """A cooperative cell: the team win rate, and the win rate per labelled seat value
-    (e.g. per adventurer taking part)."""
-    print(f"  team win rate {_pct(cell['team_win_rate'])} [{_pct(cell['team_win_lo'])}, "
-          f"{_pct(cell['team_win_hi'])}]", file=out)
-    for name, table in by_label.items():
-        rows = table.filter((table["arm"] == cell["arm"]) & (table["players"] == cell["players"]))
-        print(f"  team win rate by {name}: " + ", ".join(
-            f"{r['value']} {_pct(r['win_rate']).strip()} [{_pct(r['win_lo']).strip()}, "
-            f"{_pct(r['win_hi']).strip()}]" for r in rows.iter_rows(named=True)), file=out)
-
-
-def _p_text(p) -> str:
-    return "–" if p is None else f"{p:.3g}"
-
-
-def _print_comparison(table, spec, out) -> None:
-    method = table["p_adjust"][0] if len(table) else ""
-    print(f"\ncomparison with baseline {spec.baseline_arm()!r} (paired by game; {method}):",
-          file=out)
-    for c in table.iter_rows(named=True):
-        print(f"  {c['verdict']}", file=out)
-        score = "" if c["score_diff"] is None else (
-            f"; score {c['score_diff']:+.2f} [{c['score_diff_lo']:+.2f}, "
-            f"{c['score_diff_hi']:+.2f}] p adj {_p_text(c['score_p_adjusted'])}")
-        print(f"      win share p adj {_p_text(c['win_p_adjusted'])} ({c['test']} test)"
-              f"{score}", file=out)
 
 
 # ---- commands ----------------------------------------------------------------------------
@@ -377,14 +223,10 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
     if status != "done":
         error = last["p"].error if "p" in last and last["p"].error else status
         print(f"error: experiment {status}: {error}", file=sys.stderr)
+        if has_results(path):  # what it played, saying that it ended early
+            print_results(path, spec, status=status, error=error)
         return 1
-    verdicts.seen.clear()  # the final figures: every verdict again, at the fixed-n level
-    for line in verdicts.new_lines(interim=False):
-        print(line, file=sys.stderr)
     print_results(path, spec)
-    print("\nthe answer:")
-    for line in verdicts.answer_lines():
-        print(f"  {line}")
     return 0
 
 

@@ -192,8 +192,13 @@ def figures(spec, root: str, look: pipelines.Look) -> dict:
 
 
 # ---- the answer: one or two sentences per item, and their short form ----------------------
+def signed_points(v) -> str:
+    """A change of a share in points, signed: '+7.5'."""
+    return "–" if v is None else f"{100 * v:+.1f}"
+
+
 def _points(d: float, lo: float, hi: float) -> str:
-    return f"{100 * d:+.1f} points [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    return f"{signed_points(d)} points [{signed_points(lo)}, {signed_points(hi)}]"
 
 
 def _more(item: dict) -> str:
@@ -213,12 +218,12 @@ def _seat_answer(item: dict, seats: list[dict], look) -> tuple[str, str]:
     if not seats:
         return f"{who}: no game finished by the rules yet.", item["status"]
     top = max(seats, key=lambda r: r["win_share"])
-    fair = _pct(sum(r["win_share"] for r in seats) / len(seats))
+    fair = pct(seats[0]["fair_share"])  # the verdicts' and the chart's fair line
     best = (f"seat {top['seat'] + 1} wins "
-            f"{_interval(top['win_share'], top['win_lo'], top['win_hi'])}")
+            f"{interval(top['win_share'], top['win_lo'], top['win_hi'])}")
     if item["decided"] and "unbalanced" in (item["sentences"][0] or ""):
         return (f"{who}: the seats are unbalanced, {best} against a fair {fair}.",
-                f"seat {top['seat'] + 1} favoured: {_pct(top['win_share'])} against {fair}")
+                f"seat {top['seat'] + 1} favoured: {pct(top['win_share'])} against {fair}")
     margin = margin_text(look.delta)
     if item["decided"]:
         return (f"{who}: balanced, every seat wins within {margin} of a fair {fair} (the "
@@ -228,7 +233,7 @@ def _seat_answer(item: dict, seats: list[dict], look) -> tuple[str, str]:
 
 
 def _team_answer(item: dict, cell: dict) -> tuple[str, str]:
-    rate = _interval(cell["team_win_rate"], cell["team_win_lo"], cell["team_win_hi"])
+    rate = interval(cell["team_win_rate"], cell["team_win_lo"], cell["team_win_hi"])
     return (f"With {_seated(item['agent'])}, a team of {item['players']} wins "
             f"{item['arm']} {rate} of its {plural(cell['games'], 'game')}."), f"team wins {rate}"
 
@@ -237,13 +242,13 @@ def _team_arm_answer(item: dict, row: dict, cells: dict, look) -> tuple[str, str
     arm, base, players = item["arm"], item["baseline"], item["players"]
     a, b = cells.get((arm, players)), cells.get((base, players))
     rates = "" if a is None or b is None else (
-        f"the team wins {_interval(a['team_win_rate'], a['team_win_lo'], a['team_win_hi'])} "
-        f"against {_interval(b['team_win_rate'], b['team_win_lo'], b['team_win_hi'])}, ")
+        f"the team wins {interval(a['team_win_rate'], a['team_win_lo'], a['team_win_hi'])} "
+        f"against {interval(b['team_win_rate'], b['team_win_lo'], b['team_win_hi'])}, ")
     d, lo, hi = row["win_share_diff"], row["win_diff_lo"], row["win_diff_hi"]
     change = f"{rates}{_points(d, lo, hi)} on the same deals"
     who = f"for a team of {players} under {item['agent']}"
     short_rates = ("" if a is None or b is None else
-                   f"{_pct(a['team_win_rate'])} against {_pct(b['team_win_rate'])}, ")
+                   f"{pct(a['team_win_rate'])} against {pct(b['team_win_rate'])}, ")
     if row["win_significant"]:
         word = "harder" if d < 0 else "easier"
         return (f"{arm.capitalize()} is {word} than {base} {who}: {change}.",
@@ -335,11 +340,11 @@ def headline_verdict(block_list: list[dict]) -> str:
 
 
 # ---- the report --------------------------------------------------------------------------
-def _pct(v) -> str:
+def pct(v) -> str:
     return "–" if v is None else f"{100 * v:.1f}%"
 
 
-def _interval(v, lo, hi, f=_pct) -> str:
+def interval(v, lo, hi, f=pct) -> str:
     return f"{f(v)} [{f(lo)}, {f(hi)}]"
 
 
@@ -378,57 +383,6 @@ def experiment_figure_list(spec, root: str, look: pipelines.Look,
     return experiment_figures.experiment_figures(figure_tables(spec, root, look, tables))
 
 
-def _cell_table(cells: list[dict], rows: list[dict]) -> tuple[list[str], list[list]]:
-    if cells and cells[0]["cooperative"]:
-        return (["arm", "games", "team win rate (95% interval)", "median length"],
-                [[c["arm"], f"{c['games']:,}", _interval(c["team_win_rate"],
-                  c["team_win_lo"], c["team_win_hi"]), f"{c['length_p50']:.0f}"]
-                 for c in cells])
-    return (["arm", "seat", "agent", "games", "win share (95% interval)",
-             "mean score (95% interval)"],
-            [[r["arm"], r["seat"] + 1, short_agent(r["agent"]), f"{r['games']:,}",
-              _interval(r["win_share"], r["win_lo"], r["win_hi"]),
-              _interval(r["score_mean"], r["score_lo"], r["score_hi"],
-                        lambda v: "–" if v is None else f"{v:.2f}")] for r in rows])
-
-
-def _compare_table(rows: list[dict]) -> tuple[list[str], list[list]]:
-    level = f"{100 * rows[0]['interval_level']:.1f}%"
-    score_level = f"{100 * rows[0]['score_interval_level']:.1f}%"
-    points = lambda v: "–" if v is None else f"{100 * v:+.1f}"  # noqa: E731
-    plain = lambda v: "–" if v is None else f"{v:+.2f}"  # noqa: E731
-    if rows[0]["seat"] is None:  # a cooperative game: the team result only
-        return (["arm", "paired games", f"team win rate change, points ({level} interval)",
-                 "significant", "verdict"],
-                [[r["arm"], f"{r['pairs']:,}", _interval(
-                    r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
-                  "yes" if r["win_significant"] else "no", r["verdict"]] for r in rows])
-    return (["arm", "seat", "paired games", f"win share change, points ({level})",
-             "win share: significant", f"mean score change ({score_level})",
-             "mean score: significant", "verdict"],
-            [[r["arm"], r["seat"] + 1, f"{r['pairs']:,}",
-              _interval(r["win_share_diff"], r["win_diff_lo"], r["win_diff_hi"], points),
-              "yes" if r["win_significant"] else "no",
-              _interval(r["score_diff"], r["score_diff_lo"], r["score_diff_hi"], plain),
-              "–" if r["score_diff"] is None else
-              ("yes" if r["score_significant"] else "no"), r["verdict"]] for r in rows])
-
-
-def _sections(tables: dict, drawn: list[dict]) -> list[dict]:
-    """Per player count: its figures and tables (the cells or seats; the comparison)."""
-    out = []
-    for players in sorted({c["players"] for c in tables["cells"]}):
-        cells = [c for c in tables["cells"] if c["players"] == players]
-        diffs = [r for r in tables["compare"] if r["players"] == players]
-        out.append({"players": players,
-                    "figures": [f for f in drawn
-                                if f["section"] == "players" and f["players"] == players],
-                    "tables": [_cell_table(cells, [r for r in tables["summary"]
-                                                   if r["players"] == players])]
-                    + ([_compare_table(diffs)] if diffs else [])})
-    return out
-
-
 def provenance(spec, root: str) -> dict:
     """Where the rows come from: game, engine version(s), rules fingerprint per arm, agents,
     seeds and the meeplelab version, read from the rows themselves."""
@@ -445,32 +399,30 @@ def provenance(spec, root: str) -> dict:
             "cells": per_arm.to_dicts()}
 
 
-def _provenance_table(prov: dict) -> dict:
-    return {**prov, "head": ["arm", "players", "games", "engine version", "rules fingerprint",
-                             "agents"],
-            "rows": [[c["arm"], c["players"], f"{c['games']:,}", ", ".join(c["engine_version"]),
-                      ", ".join(c["rules_fingerprint"]),
-                      "; ".join(agents_text(a.split(" / "))[1] for a in c["seat_agent"])]
-                     for c in prov["cells"]]}
-
-
 def _made() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def render(spec, root: str, look: pipelines.Look, title: str | None = None,
-           command: str = "meeplelab run spec.json",
-           drawn: list[dict] | None = None) -> str:
-    """The whole report: one HTML document with its stylesheet and figures inline (the
-    page's figures; `drawn`: already drawn by experiment_figure_list)."""
-    tables = figures(spec, root, look)
-    head = headline(spec, root, look, tables)
-    drawn = drawn if drawn is not None else experiment_figure_list(spec, root, look, tables)
+           command: str = "meeplelab run spec.json", drawn: list[dict] | None = None,
+           status: str | None = None, games: int | None = None,
+           error: str | None = None) -> str:
+    """The whole report: the results view (services.view) in one HTML document with its
+    stylesheet and figures inline (`drawn`: already drawn by experiment_figure_list);
+    status/games/error: the registry's record of a service's run."""
+    from services import view as results_view
+
+    model = results_view.build(spec, root, look, status=status, games=games, error=error,
+                               drawn=drawn is None)
+    if drawn is not None:
+        for section in model["sections"]:
+            section["figures"] = [f for f in drawn if f["section"] == "players"
+                                  and f["players"] == section["players"]]
+        if model["ladder"]:
+            model["ladder"]["figures"] = [f for f in drawn if f["section"] == "ladder"]
     spec_json = json.dumps(spec.model_dump(mode="json", exclude_unset=True), indent=2)
-    return report_page.experiment_report(
-        title or spec.name, spec.game, _made(), head,
-        [f for f in drawn if f["section"] == "ladder"], _sections(tables, drawn),
-        _provenance_table(provenance(spec, root)), command, spec_json)
+    return report_page.experiment_report(model, title or spec.name, _made(), command,
+                                          spec_json)
 
 
 def render_balance(record: dict) -> str:

@@ -54,10 +54,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_finished(registry, results, raw: dict, owner: str = "") -> tuple[str, "Path", dict]:
-    """A done experiment of the spec `raw` in `registry`, its shards written as the runner
-    writes them (the shard task's writer, then the manifest) without Ray: (id, its folder,
-    its manifest)."""
+def write_finished(registry, results, raw: dict, owner: str = "", status: str = "done",
+                   error: str | None = None, games: int | None = None
+                   ) -> tuple[str, "Path", dict]:
+    """A finished experiment of the spec `raw` in `registry` (`status`: done, or cancelled or
+    failed with `error` after the first `games` of each cell), its shards written as the
+    runner writes them (the shard task's writer, then the manifest) without Ray: (id, its
+    folder, its manifest)."""
     from pathlib import Path
 
     from core_cy.play import batch
@@ -70,14 +73,14 @@ def write_finished(registry, results, raw: dict, owner: str = "") -> tuple[str, 
     fs, base = storage.filesystem(str(root))
     game, entries = core_cy.load(spec.game), []
     for cell in spec.cells():
-        for start in range(0, spec.games_per_arm, spec.shard_size):
+        for start in range(0, games or spec.games_per_arm, spec.shard_size):
             rows = batch.play(game, cell.players, cell.rules, "random", seed=spec.seed,
                               start=start, count=spec.shard_size, experiment=eid, arm=cell.arm)
             entries.append(storage.write_shard(storage.storage_table(rows), fs, base, start,
                                                spec.shard_size))
-    manifest = storage.write_manifest(str(root), entries, eid, spec.seed)
+    manifest = storage.write_manifest(str(root), entries, eid, spec.seed, status, error)
     registry.set_progress(eid, manifest["games"], manifest["games"], None, None)
-    registry.set_status(eid, "done")
+    registry.set_status(eid, status, error)
     return eid, root, manifest
 
 

@@ -1,16 +1,18 @@
-"""What an experiment concluded: the headline blocks (JSON), the figures (SVG, drawn once for
-the page, the report and the command line) and the shareable HTML report."""
+"""What an experiment concluded: the results view as the page shows it (an HTML fragment,
+services.view rendered by dashboards/report.py), the headline blocks (JSON), the figures
+(SVG, drawn once for the page, the report and the command line) and the shareable HTML
+report (the same view in one file)."""
 from __future__ import annotations
 
 import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path
-from fastapi.responses import HTMLResponse, Response
-from starlette.concurrency import run_in_threadpool
+from fastapi.responses import Response
 
 import pipelines
-from services import report
+from dashboards import report as report_page
+from services import report, view
 from services.api.deps import dataset, experiment
 from services.api.errors import ErrorBody, responses
 from services.api.models import Figure
@@ -35,6 +37,30 @@ async def headline(figures: pipelines.Look = Depends(look), record: dict = Depen
         return {**head, "verdict": report.headline_verdict(head["blocks"])}
 
     return await _kept(record, root, ("headline", figures), answer)
+
+
+def _state(record: dict) -> dict:
+    """How the registry says the run stands: the view says when it ended early."""
+    return {"status": record["status"], "games": record["games_written"],
+            "error": record.get("error")}
+
+
+@router.get("/view", response_model=dict)
+async def results_view(figures: pipelines.Look = Depends(look),
+                       record: dict = Depends(experiment), root: str = Depends(dataset)):
+    """The results as the page shows them (services.view): `html`, the fragment of the
+    answer, the sections per player count (sentences, warnings, figures, tables) and how
+    the run ended; `interim` and `ended` (null, or the status, games and sentence of a run
+    that was cancelled, failed or stopped by its budget); `integrity` names the shards that
+    do not verify against the manifest, when there are any."""
+    spec = spec_of(record)
+
+    def answer() -> dict:
+        model = view.build(spec, root, figures, provenance=False, **_state(record))
+        return {"html": report_page.results(model), "interim": model["interim"],
+                "ended": model["ended"]}
+
+    return await _kept(record, root, ("view", figures), answer)
 
 
 @router.get("/figures", response_model=list[Figure])
@@ -78,6 +104,7 @@ async def report_html(figures: pipelines.Look = Depends(look),
     question, the verdicts in words, the figures with intervals, the provenance of the rows
     and the command that reproduces them.  Sent as a download."""
     spec = spec_of(record)
-    text = await run_in_threadpool(report.render, spec, root, figures, record["name"])
-    return HTMLResponse(text, headers={
-        "Content-Disposition": f'attachment; filename="{record["id"]}-report.html"'})
+    answer = await _kept(record, root, ("report", figures), lambda: report.render(
+        spec, root, figures, record["name"], **_state(record)), media_type="text/html")
+    answer.headers["Content-Disposition"] = f'attachment; filename="{record["id"]}-report.html"'
+    return answer

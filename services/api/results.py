@@ -43,7 +43,8 @@ def spec_of(record: dict) -> ExperimentSpec:
 
 
 async def _kept(record: dict, root: str, question: tuple,
-                answer: Callable[[], Any], rows: bool = True) -> Response:
+                answer: Callable[[], Any], rows: bool = True,
+                media_type: str = "application/json") -> Response:
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
     from the event loop); a computation runs in a thread, in the background when there is a
     last answer to give meanwhile.  The set is named by the registry's status and the games
@@ -53,19 +54,22 @@ async def _kept(record: dict, root: str, question: tuple,
     is only given meanwhile while the run goes on: once it has ended (done, cancelled,
     failed) a dashboard stops polling, so the figures it gets then must be those of every
     shard it wrote.  `rows`: the answer reads the shards' rows (False: their statistics
-    tables only; integrity checks what is read)."""
+    tables only; integrity checks what is read); `media_type` other than JSON: the answer
+    is a document's text (the report), sent as it is."""
     bad = await integrity(record, root, rows)
     version = (record["status"], record["games_written"], json.dumps(bad))
     if record["status"] != "running":
         question = (*question, "settled", version)  # never answered by an older version
 
     def encoded() -> bytes:
+        if media_type != "application/json":  # a document (the report): its text
+            return answer().encode()
         return JSONResponse(jsonable_encoder(named(answer(), bad))).body
 
     found, body = CACHE.kept(root, question, version, encoded)
     if not found:
         body = await run_in_threadpool(CACHE.get, root, question, version, encoded)
-    return Response(body, media_type="application/json")
+    return Response(body, media_type=media_type)
 
 
 async def integrity(record: dict, root: str, rows: bool = True) -> dict | None:

@@ -1,6 +1,7 @@
 """The dashboard in a real headless Chromium (Debian's chromium + chromium-driver, installed by
 tests/setup_browser.sh): load the pages, submit a small experiment through the form built
 from the catalogue, and see its charts appear.  Never skipped: a missing browser fails."""
+import re
 import shutil
 import time
 
@@ -182,11 +183,11 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     assert len(charts[1].find_elements("css selector", "rect.bar")) == players
     assert len(charts[2].find_elements("css selector", "path.hist")) == 2
     headers = [h.text for h in section.find_elements("css selector", "h3")]
-    assert headers[0] == "Summary" and headers[1].startswith("Comparison with the baseline")
-    tables = section.find_elements("css selector", "table.data")
-    assert len(tables[1].find_elements("css selector", "tbody tr")) == players
-    marked = tables[1].find_elements("css selector", "tbody tr.significant")
-    assert all("★" in row.text for row in marked)
+    assert headers[0] == "Seats" and headers[-1].startswith("Each arm against ")
+    compare = section.find_element("css selector", "table[data-table$='-compare']")
+    assert len(compare.find_elements("css selector", "tbody tr")) == players
+    marked = compare.find_elements("css selector", "tbody tr.significant")
+    assert all(" yes" in row.text for row in marked)
     _no_page_errors(browser)
 
     # the list shows it as done
@@ -224,9 +225,9 @@ def test_cooperative_experiment_shows_one_team_result_per_game(server, browser):
     assert len(team.find_elements("css selector", "rect.bar")) == 2  # one bar per arm
     assert not team.find_elements("css selector", "line.reference")  # no fair line
     assert "tie rate" not in section.text
-    assert len(section.find_elements("css selector", "ul.verdicts li")) == 2
-    compare_rows = section.find_elements("css selector", "table.data")[1].find_elements(
-        "css selector", "tbody tr")
+    assert len(section.find_elements("css selector", "ul.verdicts li")) == 2 + 1  # and the test
+    compare_rows = section.find_element("css selector", "table[data-table$='-compare']") \
+        .find_elements("css selector", "tbody tr")
     assert len(compare_rows) == 1  # the team result is one test
     _no_page_errors(browser)
 
@@ -300,8 +301,8 @@ def test_a_ladder_experiment_charts_seat_advantage_per_rung(server, browser):
     assert len(chart.find_elements("css selector", "rect.bar")) == len(rungs) * players
     assert len(chart.find_elements("css selector", "line.errorbar")) == 3 * len(rungs) * players
     assert chart.find_elements("css selector", "line.reference")  # no advantage: 0
-    (verdict,) = _css(browser, "#ladder p.ladder-verdict")
-    assert verdict.get_attribute("data-stable") in ("true", "false")
+    (verdict,) = _css(browser, "#ladder ul.verdicts li")
+    assert re.search(r"the seat verdict is (not )?stable", verdict.text)
     assert f"between {rungs[0]} and {rungs[1]}" in verdict.text
     _no_page_errors(browser)
 
@@ -400,23 +401,26 @@ def test_the_page_leads_with_the_headline_naming_the_arm(server, browser, finish
     text = item.text
     assert "coral" in text and "standard" in text and "3 players" in text and "greedy" in text
     expected = head["blocks"][1]["items"][0]
-    assert expected["status"] in text and expected["sentences"][0] in text
+    assert expected["status"] in text and expected["answer"] in text
     assert ("decided" if expected["decided"] else "not decided yet") in text
     assert "level:" in text
     seats = _css(browser, "#headline .headline-item[data-kind=seats]")
     assert len(seats) == 2 and "coral, 3 players, greedy" in seats[0].text + seats[1].text
-    # the comparison table: win share and mean score apart, each its own "significant"
-    (table,) = [t for t in _css(browser, "section.players table.data")
-                if "paired games" in t.text]
+    # the verdict of every seat's comparison, in its section
+    section = _css(browser, "section.players[data-players='3']")[0].text
+    assert all(s in section for s in expected["sentences"])
+    # the comparison table: win share and mean score apart, each its own "significant"; the
+    # level said once, under it
+    (table,) = _css(browser, "section.players table[data-table='3p-compare']")
     heads = [h.text for h in table.find_elements("css selector", "th")]
-    assert "win share: significant" in heads and "mean score: significant" in heads
-    assert not any("[" in h for h in heads) and any("% interval)" in h for h in heads)
+    assert "win share change (points)" in heads and "mean score change" in heads
+    assert heads.count("significant") == 2 and not any("[" in h for h in heads)
+    assert "Intervals: " in table.find_element("xpath", "following-sibling::p[1]").text
     rows = pipelines_compare_rows(finished, server)
     for tr, row in zip(table.find_elements("css selector", "tbody tr"), rows):
         assert ("significant" in tr.get_attribute("class")) == row["win_significant"]
-    # the agent is shown short, the full string on hover
-    agent = _css(browser, "section.players td .agent")[0]
-    assert agent.text == "greedy" and agent.get_attribute("title").startswith("greedy")
+    # the agent is named once, above the seats' table
+    assert "agents: greedy in every seat" in _css(browser, "section.players p.agents")[0].text
     _screenshot(browser, "experiment-headline")
     _no_page_errors(browser)
 
@@ -432,7 +436,6 @@ def pipelines_compare_rows(finished, server):
 def test_the_list_shows_each_experiments_verdict_and_an_unambiguous_date(server, browser,
                                                                          finished):
     _fresh(browser)
-    import re
 
     eid, head = finished
     browser.get(server + "/")
@@ -599,4 +602,66 @@ def test_the_page_names_a_damaged_shard_and_offers_its_replay(tmp_path, browser)
                 f"{manifest['games']:,} games are not counted") in notice.text
         assert _css(browser, "#damage #replay")[0].text == "Replay the damaged shards"
         assert _css(browser, "#headline")  # the figures of the other shards are shown
+        _no_page_errors(browser)
+
+
+def _figure_legend(browser, key: str) -> list[str]:
+    return browser.execute_script(
+        "return [...document.querySelectorAll(`.chart-box[data-figure='${arguments[0]}'] "
+        "text.legend-entry`)].map((t) => t.textContent)", key)
+
+
+def test_the_fair_line_is_the_fair_share_the_sentence_names(server, browser):
+    """The Golden Island with random agents: some games have no winner, so a fair seat wins
+    less than 1/3; the chart's dashed line is the fair share its sentence judges against."""
+    import json
+    import urllib.request
+
+    _fresh(browser)
+    eid = _post(server, {"name": "no winner", "game": "golden_island", "players": 3,
+                         "agents": "random", "games_per_arm": 200, "shard_size": 100,
+                         "seed": 1})
+    deadline = time.monotonic() + 120
+    while json.loads(urllib.request.urlopen(f"{server}/api/experiments/{eid}").read())[
+            "status"] != "done":
+        assert time.monotonic() < deadline, "the experiment did not finish"
+        time.sleep(0.3)
+    browser.get(f"{server}/experiments/{eid}")
+    _wait(browser, lambda d: _css(d, ".chart-box[data-figure='3p-win-share'] svg")
+          and not _css(d, "#interim"), 60, "no final figure")
+    time.sleep(0.5)
+    (line,) = [t for t in _figure_legend(browser, "3p-win-share") if t.startswith("fair share")]
+    drawn = re.search(r"\(([\d.]+%)\)", line).group(1)
+    section = _css(browser, "section.players[data-players='3']")[0].text
+    answer = _css(browser, "#headline .headline-item[data-kind=seats]")[0].text
+    said = set(re.findall(r"a fair ([\d.]+%)", section + " " + answer))
+    assert said == {drawn} and drawn != "33.3%", (said, drawn)
+    assert "of the games have no winner" in section
+    _no_page_errors(browser)
+
+
+def test_a_cancelled_experiments_page_and_report_say_cancelled(tmp_path, browser):
+    """A run cancelled after 100 games of each cell: its page and its report say it was
+    cancelled and how many games it played, and their figures are interim."""
+    import urllib.request
+
+    from service_support import write_finished
+
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res")),
+                     run_worker=False)
+    eid, _root, manifest = write_finished(app.state.registry, tmp_path / "res", small_spec(),
+                                          status="cancelled", error="cancelled", games=100)
+    said = f"This experiment was cancelled after {manifest['games']:,} games"
+    with _running(app) as url:
+        _fresh(browser)
+        browser.get(f"{url}/experiments/{eid}")
+        _wait(browser, lambda d: _css(d, "#ended"), 60, "the page does not say it ended")
+        assert said in _css(browser, "#ended")[0].text and _css(browser, "#interim")
+        assert _css(browser, "#status")[0].text == "cancelled"
+        path = tmp_path / "report.html"
+        path.write_bytes(urllib.request.urlopen(f"{url}/api/experiments/{eid}/report.html")
+                         .read())
+        browser.get(path.as_uri())
+        _wait(browser, lambda d: _css(d, "#ended"), 10, "the report does not say it ended")
+        assert said in _css(browser, "#ended")[0].text and _css(browser, "#interim")
         _no_page_errors(browser)

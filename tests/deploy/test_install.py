@@ -257,7 +257,8 @@ def test_run_an_example_prints_its_answer(anywhere):
     out = anywhere("run", "examples/golden_island_notes.toml", timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "ModuleNotFoundError" not in out.stderr
-    answer = out.stdout.split("\nthe answer:\n", 1)[1].splitlines()
+    block = out.stdout.split("\nthe answer:\n", 1)[1].split("\n\n", 1)[0]
+    answer = [" ".join(a.split()) for a in re.split(r"\n(?=  \S)", block)]  # lines unwrapped
     assert len(answer) == 3 * 2 + 3  # seat balance per arm and player count, then the arms
     for players in (2, 3, 4):
         assert sum(f"{players} players, greedy" in line for line in answer) == 3
@@ -271,8 +272,8 @@ def test_run_an_example_prints_its_answer(anywhere):
         timeout=300)
     assert shares.returncode == 0, shares.stderr
     library = set(json.loads(shares.stdout))
-    printed = re.findall(r"^\s+\d+  greedy\s+([\d.]+%) \[", out.stdout, flags=re.M)
-    assert len(printed) == 2 * (2 + 3 + 4)  # every seat of both arms at every player count
-    assert set(printed) <= library  # the terminal's figures are the library's
-    for seat in re.findall(r"^\s+(\d+)  greedy ", out.stdout, flags=re.M):
-        assert 1 <= int(seat) <= 4  # seats count from 1
+    rows = re.findall(r"^  \S+ +(\d+) +[\d,]+ +([\d.]+%) \[", out.stdout, flags=re.M)
+    assert len(rows) == 2 * (2 + 3 + 4)  # every seat of both arms at every player count
+    assert {share for _, share in rows} <= library  # the terminal's figures are the library's
+    assert all(1 <= int(seat) <= 4 for seat, _ in rows)  # seats count from 1
+    assert "agents: greedy in every seat" in out.stdout  # named once, above the tables

@@ -128,9 +128,9 @@ def test_the_cli_prints_the_ladder_and_its_verdict(tmp_path):
     out = io.StringIO()
     print_results(str(tmp_path / "exp"), spec, out)
     text = out.getvalue()
-    assert "strength ladder" in text and "arm 'default', 2 players:" in text
+    assert "== strength ladder ==" in text and "default, 2 players: the seat verdict" in text
     assert "between random and greedy" in text
-    assert "comparison with baseline 'default@greedy'" in text
+    assert "Each arm against default@greedy:" in text
 
 
 def test_the_api_reports_the_ladder_and_rejects_a_bad_one(tmp_path):

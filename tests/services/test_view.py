@@ -1,0 +1,107 @@
+"""One results view (services.view) rendered three ways: the page's fragment (GET .../view),
+the one-file report (GET .../report.html) and the terminal (`meeplelab` print_results) say
+the same sentences with the same numbers; a run that ended early says so in each."""
+import re
+from html.parser import HTMLParser
+
+import pytest
+from fastapi.testclient import TestClient
+from service_support import small_spec, write_finished
+
+from services import cli, view
+from services.app import create_app
+from services.settings import Settings
+from services.spec import ExperimentSpec
+
+NUMBER = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?%?")
+
+
+class _Text(HTMLParser):
+    """The text a reader sees in an HTML document (no style, no SVG)."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag in ("style", "svg")
+
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("style", "svg")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _html_text(markup: str) -> str:
+    parser = _Text()
+    parser.feed(markup)
+    return _words(" ".join(parser.parts))
+
+
+@pytest.fixture
+def service(tmp_path):
+    app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res")),
+                     run_worker=False)
+    with TestClient(app) as client:
+        yield client, tmp_path / "res"
+
+
+def _renderings(client, results, capsys, **how):
+    raw = small_spec()
+    eid, root, _manifest = write_finished(client.app.state.registry, results, raw, **how)
+    spec = ExperimentSpec.model_validate(raw)
+    page = client.get(f"/api/experiments/{eid}/view")
+    assert page.status_code == 200, page.text
+    report = client.get(f"/api/experiments/{eid}/report.html")
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
+    record = client.app.state.registry.get(eid)
+    cli.print_results(str(root), spec, status=record["status"], error=record["error"])
+    printed = capsys.readouterr().out
+    look = spec.look(interim=record["status"] != "done")
+    model = view.build(spec, str(root), look, status=record["status"], drawn=False)
+    return model, page.json(), _html_text(page.json()["html"]), \
+        _html_text(report.text), printed
+
+
+def test_page_report_and_terminal_say_the_same_sentences_and_numbers(service, capsys):
+    client, results = service
+    model, _, page, report, printed = _renderings(client, results, capsys)
+    terminal = _words(printed)
+    sentences = model["answers"] + [s for part in model["sections"] for s in part["sentences"]]
+    assert len(model["answers"]) >= 3 and sentences
+    for sentence in sentences:
+        for name, text in (("page", page), ("report", report), ("terminal", terminal)):
+            assert _words(sentence) in text, (name, sentence)
+    cells = [c if isinstance(c, str) else c["text"] for part in model["sections"]
+             for t in part["tables"] for r in t["rows"] for c in r["cells"]]
+    numbers = {n for c in cells for n in NUMBER.findall(c)}
+    assert any(n.endswith("%") for n in numbers) and len(numbers) > 20
+    for name, text in (("page", page), ("report", report), ("terminal", printed)):
+        assert numbers <= set(NUMBER.findall(text)), (name, numbers - set(NUMBER.findall(text)))
+    # one number format: a rate and its interval as "33.3% [30.1%, 36.5%]", never "CI a-b"
+    for text in (page, report, terminal):
+        assert "CI" not in text and " pts" not in text
+        assert re.search(r"\d\.\d% \[\d+\.\d%, \d+\.\d%\]", text)
+    assert max(len(line) for line in printed.splitlines()) <= 100
+    assert "Interim" not in page + report + terminal  # a done run's figures are final
+
+
+def test_a_cancelled_run_says_so_with_its_games_in_page_report_and_terminal(service, capsys):
+    client, results = service
+    model, answer, page, report, printed = _renderings(
+        client, results, capsys, status="cancelled", error="cancelled by its owner",
+        games=100)
+    assert answer["ended"]["status"] == "cancelled"
+    played = answer["ended"]["games"]
+    assert played == 100 * len(ExperimentSpec.model_validate(small_spec()).cells())
+    sentence = answer["ended"]["sentence"]
+    assert "was cancelled" in sentence and f"after {played:,} games" in sentence
+    for text in (page, report, _words(printed)):
+        assert _words(sentence) in text
+        assert "Interim figures" in text  # not the final fixed-n figures of a done run
