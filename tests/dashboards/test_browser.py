@@ -172,7 +172,9 @@ def test_submit_experiment_and_see_its_charts(server, browser):
     players = PRESETS[GAME]["players"]
     _wait(browser, lambda d: len(_css(d, "section.players svg.chart rect.bar")) >= 2 * players,
           50, "no win-share chart appeared")
-    _wait(browser, lambda d: _css(d, "#status")[0].text == "done", 60, "not done")  # charts come while running too
+    _wait(browser, lambda d: _css(d, "#status")[0].text == "done" and not _css(d, "#interim")
+          and _css(d, "section.players table.data"), 60, "not done")  # charts come while running too
+    time.sleep(0.5)  # the final results are loaded once; let them settle
     (section,) = _css(browser, "section.players")
     assert section.get_attribute("data-players") == str(players)
     charts = section.find_elements("css selector", "svg.chart")
