@@ -12,6 +12,7 @@ from dashboards.svg import ROW, colour, document, fmt, legend, nice_ticks, text_
     tick_text
 
 W = 560
+WIDE = 1000  # a figure that carries the answer: the page's full width
 LEFT, RIGHT = 60, 14
 PLOT_H = 210
 TITLE_LINE = 15
@@ -54,9 +55,10 @@ class _Frame:
     """One chart's geometry: the title's lines on top, the plot, then the x axis's ticks and
     label, the legend and the notes (a histogram's tails)."""
 
-    def __init__(self, title: str):
+    def __init__(self, title: str, width: float = W):
         self.title = title
-        self.lines = _wrap(title, W - 20)
+        self.w = width
+        self.lines = _wrap(title, width - 20)
         self.top = 10 + TITLE_LINE * len(self.lines) + 10
         self.bottom = self.top + PLOT_H
         self.under = 0.0  # what slanted x labels need under the axis
@@ -82,7 +84,7 @@ class _Frame:
 
         for t in ticks:
             self.parts.append(
-                f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{fmt(y(t))}" '
+                f'<line class="grid" x1="{LEFT}" x2="{self.w - RIGHT}" y1="{fmt(y(t))}" '
                 f'y2="{fmt(y(t))}" stroke="#e6e6e6"/><text class="tick ytick" x="{LEFT - 6}" '
                 f'y="{fmt(y(t) + 4)}" text-anchor="end" fill="#555">'
                 f'{tick_text(t, signed, percent)}</text>')
@@ -111,43 +113,48 @@ class _Frame:
     def finish(self, x_label: str, entries: list[tuple[str, str, str]],
                notes: list[str] = ()) -> str:
         out = self.parts + [
-            f'<line class="axis" x1="{LEFT}" x2="{W - RIGHT}" y1="{self.bottom}" '
+            f'<line class="axis" x1="{LEFT}" x2="{self.w - RIGHT}" y1="{self.bottom}" '
             f'y2="{self.bottom}" stroke="{AXIS}"/>',
             f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{self.top}" y2="{self.bottom}" '
             f'stroke="{AXIS}"/>']
         below = self.bottom + 24 + self.under
         if x_label:
-            out.append(f'<text class="axis-label xlabel" x="{fmt((LEFT + W - RIGHT) / 2)}" '
+            out.append(f'<text class="axis-label xlabel" x="{fmt((LEFT + self.w - RIGHT) / 2)}" '
                        f'y="{below + 9}" text-anchor="middle" fill="#333">'
                        f'{escape(x_label)}</text>')
             below += 16
-        parts, height = legend(entries, LEFT, below, W - LEFT - RIGHT)
+        parts, height = legend(entries, LEFT, below, self.w - LEFT - RIGHT)
         out += parts
         below += height + 4
         for note in notes:
             below += ROW
             out.append(f'<text class="note" x="{LEFT}" y="{below - 4}" fill="#555">'
                        f'{escape(note)}</text>')
-        return document(W, below + 8, self.title, out)
+        return document(self.w, below + 8, self.title, out,
+                        "chart wide" if self.w > W else "chart")
 
 
 def bars(title: str, groups: list[str], series: list[dict], y_label: str,
          x_label: str = "", y_min: float | None = None,
          reference: tuple[float, str] | None = None, percent: bool = False,
-         signed: bool = False, interval: str = "95% interval") -> str:
+         signed: bool = False, interval: str = "95% interval", width: float = W,
+         group_colours: list[tuple[str, str]] | None = None) -> str:
     """Grouped bars, each with its interval: series [{name, points: [(y, lo, hi) | None per
-    group]}]; `reference` (value, its legend text): a dashed horizontal line; percent: the
-    values are shares; signed: they are differences (a sign on every tick)."""
+    group], colour (optional: the palette's in order)}]; `reference` (value, its legend
+    text): a dashed horizontal line; percent: the values are shares; signed: they are
+    differences (a sign on every tick).  `group_colours` [(colour, legend text)] per group:
+    a one-series chart whose groups are arms coloured as the arms are everywhere else (the
+    legend then names each colour once)."""
     values = [v for s in series for p in s["points"] if p for v in p if v is not None]
     lo = y_min if y_min is not None else min([0.0] + values)
     hi = max(values + ([reference[0]] if reference else []) + [lo + 1e-9])
     hi += 0.05 * (hi - lo or 1.0)
     if percent and not signed and max(values + [0.0]) <= 1.0:
         hi = min(hi, 1.0)  # a share's axis ends at 100%
-    frame = _Frame(title)
+    frame = _Frame(title, width)
     y = frame.y_axis(lo, hi, y_label, percent, signed)
     base = y(min(max(0.0, frame.lo), frame.hi))
-    gw = (W - LEFT - RIGHT) / max(len(groups), 1)
+    gw = (frame.w - LEFT - RIGHT) / max(len(groups), 1)
     bw = gw * 0.8 / max(len(series), 1)
     frame.x_ticks([(LEFT + gw * (gi + 0.5), group) for gi, group in enumerate(groups)], gw - 4)
     for gi, group in enumerate(groups):
@@ -163,7 +170,8 @@ def bars(title: str, groups: list[str], series: list[dict], y_label: str,
             frame.parts.append(
                 f'<rect class="bar" x="{fmt(x)}" y="{fmt(min(y(v), base))}" '
                 f'width="{fmt(max(bw - 2, 1))}" height="{fmt(abs(base - y(v)))}" '
-                f'fill="{colour(si)}"><title>{escape(tip)}</title></rect>')
+                f'fill="{group_colours[gi][0] if group_colours else s.get("colour", colour(si))}">'
+                f'<title>{escape(tip)}</title></rect>')
             if plo is not None and phi is not None:
                 cx = x + (bw - 2) / 2
                 for x1, x2, y1, y2 in ((cx, cx, y(plo), y(phi)), (cx - 4, cx + 4, y(plo), y(plo)),
@@ -171,10 +179,12 @@ def bars(title: str, groups: list[str], series: list[dict], y_label: str,
                     frame.parts.append(
                         f'<line class="errorbar" x1="{fmt(x1)}" x2="{fmt(x2)}" y1="{fmt(y1)}" '
                         f'y2="{fmt(y2)}" stroke="#111" stroke-width="1.3"/>')
-    entries = [("block", colour(i), s["name"]) for i, s in enumerate(series)]
+    entries = ([("block", c, text) for c, text in dict.fromkeys(group_colours)]
+               if group_colours else
+               [("block", s.get("colour", colour(i)), s["name"]) for i, s in enumerate(series)])
     entries.append(("interval", "#111", interval))
     if reference:
-        frame.parts.append(f'<line class="reference" x1="{LEFT}" x2="{W - RIGHT}" '
+        frame.parts.append(f'<line class="reference" x1="{LEFT}" x2="{frame.w - RIGHT}" '
                            f'y1="{fmt(y(reference[0]))}" y2="{fmt(y(reference[0]))}" '
                            'stroke="#777" stroke-dasharray="5 4"/>')
         entries.append(("dash", "#777", reference[1]))
@@ -183,10 +193,11 @@ def bars(title: str, groups: list[str], series: list[dict], y_label: str,
 
 def stacked_bars(title: str, groups: list[str], segments: list[dict],
                  y_label: str = "share of games", x_label: str = "") -> str:
-    """Shares stacked per group from 0 up to 1: segments [{name, values: [share per group]}]."""
+    """Shares stacked per group from 0 up to 1: segments [{name, values: [share per group],
+    colour (optional)}]."""
     frame = _Frame(title)
     y = frame.y_axis(0.0, 1.0, y_label, percent=True)
-    gw = (W - LEFT - RIGHT) / max(len(groups), 1)
+    gw = (frame.w - LEFT - RIGHT) / max(len(groups), 1)
     bw = min(gw * 0.6, 90)
     frame.x_ticks([(LEFT + gw * (gi + 0.5), group) for gi, group in enumerate(groups)], gw - 4)
     for gi, group in enumerate(groups):
@@ -198,18 +209,20 @@ def stacked_bars(title: str, groups: list[str], segments: list[dict],
                 continue
             frame.parts.append(
                 f'<rect class="segment" x="{fmt(x)}" y="{fmt(y(base + v))}" width="{fmt(bw)}" '
-                f'height="{fmt(y(base) - y(base + v))}" fill="{colour(si)}"><title>'
+                f'height="{fmt(y(base) - y(base + v))}" fill="{s.get("colour", colour(si))}"><title>'
                 f'{escape(group)}, {escape(s["name"])}: {value_text(v, percent=True)}</title></rect>')
             base += v
-    return frame.finish(x_label, [("block", colour(i), s["name"])
+    return frame.finish(x_label, [("block", s.get("colour", colour(i)), s["name"])
                                   for i, s in enumerate(segments)])
 
 
 def histogram(title: str, edges: list[float], series: list[dict], x_label: str,
               clip_words: str = "") -> str:
     """Overlaid step histograms as shares of each series' games: series [{name, counts,
-    below, above}] on shared edges; the games outside the edges (`below`, `above`, left out
-    by clipping, named by `clip_words`) are counted in a note under the chart."""
+    below, above, colour (optional)}] on shared edges; the games outside the edges (`below`,
+    `above`, left out by clipping, named by `clip_words`) are counted in a note under the
+    chart.  A series equal to an earlier one is drawn dashed over it and said under the
+    chart (its legend entry alone would name a curve nobody can see)."""
     shares = []
     for s in series:
         total = (sum(s["counts"]) + s.get("below", 0) + s.get("above", 0)) or 1
@@ -220,19 +233,26 @@ def histogram(title: str, edges: list[float], series: list[dict], x_label: str,
     x0, x1 = edges[0], edges[-1]
 
     def x(v: float) -> float:
-        return LEFT + (W - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
+        return LEFT + (frame.w - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
 
     frame.x_ticks([(x(t), tick_text(t)) for t in nice_ticks(x0, x1, 8)], 60)
+    colours = [s.get("colour", colour(i)) for i, s in enumerate(series)]
+    over = coinciding(shares, 1e-12)
     for si, (s, row) in enumerate(zip(series, shares)):
         d = f"M {fmt(x(x0))} {fmt(y(0))}"
         for i, v in enumerate(row):
             d += f" L {fmt(x(edges[i]))} {fmt(y(v))} L {fmt(x(edges[i + 1]))} {fmt(y(v))}"
         d += f" L {fmt(x(x1))} {fmt(y(0))}"
-        frame.parts.append(f'<path class="hist" d="{d}" stroke="{colour(si)}" '
-                           f'stroke-width="1.5" fill="{colour(si)}" fill-opacity="0.15">'
+        dash = ' stroke-dasharray="6 4" stroke-width="2"' if si in over else \
+            ' stroke-width="1.5"'
+        frame.parts.append(f'<path class="hist" d="{d}" stroke="{colours[si]}"{dash} '
+                           f'fill="{colours[si]}" fill-opacity="{0 if si in over else 0.15}">'
                            f'<title>{escape(s["name"])}</title></path>')
-    return frame.finish(x_label, [("block", colour(i), s["name"]) for i, s in
-                                  enumerate(series)], tail_notes(series, edges, clip_words))
+    notes = [f"{series[k]['name']} is the same as {series[j]['name']}: drawn dashed over it."
+             for k, j in over.items()]
+    return frame.finish(x_label, [("dash" if i in over else "block", colours[i], s["name"])
+                                  for i, s in enumerate(series)],
+                        notes + tail_notes(series, edges, clip_words))
 
 
 def tail_notes(series: list[dict], edges: list[float], clip_words: str = "") -> list[str]:
@@ -284,17 +304,17 @@ def curves(title: str, series: list[dict], x_label: str, y_label: str,
     x0, x1 = min(xs), max(xs)
 
     def x(v: float) -> float:
-        return LEFT + (W - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
+        return LEFT + (frame.w - LEFT - RIGHT) * (v - x0) / ((x1 - x0) or 1.0)
 
     frame.x_ticks([(x(t), tick_text(t)) for t in nice_ticks(x0, x1, 10)], 40)
     entries = []
     if reference:
         if strip:
             frame.parts.append(f'<rect class="strip" x="{LEFT}" y="{fmt(y(reference[0] + strip))}"'
-                               f' width="{W - LEFT - RIGHT}" height="'
+                               f' width="{frame.w - LEFT - RIGHT}" height="'
                                f'{fmt(y(reference[0] - strip) - y(reference[0] + strip))}" '
                                'fill="#eeeeee"/>')
-        frame.parts.append(f'<line class="reference" x1="{LEFT}" x2="{W - RIGHT}" '
+        frame.parts.append(f'<line class="reference" x1="{LEFT}" x2="{frame.w - RIGHT}" '
                            f'y1="{fmt(y(reference[0]))}" y2="{fmt(y(reference[0]))}" '
                            'stroke="#777" stroke-dasharray="5 4"/>')
         entries.append(("dash", "#777", reference[1]))

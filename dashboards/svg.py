@@ -9,6 +9,12 @@ from html import escape
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+# Outcomes (how games end) and seats (the ladder's series) in hues of their own, so that on
+# one page a colour names one arm, one outcome or one seat, never two things.
+OUTCOME_PALETTE = ["#bdb76b", "#708090", "#deb887", "#66cdaa", "#d8bfd8", "#2f4f4f",
+                   "#f0e68c", "#a9a9a9"]
+SEAT_PALETTE = ["#5b5b5b", "#a0a0a0", "#8c6d31", "#d6c7a1", "#3b3b3b", "#c8c8c8",
+                "#6b4f1d", "#e8dcc0"]
 FONT = 11          # px, the figures' text
 CHAR = 0.6 * FONT  # a character's width, about (sans-serif), for layout without a renderer
 ROW = 16           # a legend row's height

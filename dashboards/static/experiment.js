@@ -58,7 +58,9 @@
     const p = exp.progress;
     $("status-line").replaceChildren(M.h("span", {id: "status", class: `status-${exp.status}`},
       exp.status), " ", M.progressBar(exp), " ",
-      p.games_per_second ? `${M.plural(Math.round(p.games_per_second), "game")}/s` : "",
+      // a live rate and an ETA while it runs only: an ended run has neither
+      exp.status === "running" && p.games_per_second
+        ? `${M.plural(Math.round(p.games_per_second), "game")}/s` : "",
       exp.status === "running" ? ` · ETA ${M.duration(p.eta_seconds)}` : "",
       exp.error ? M.h("span", {class: "error"}, ` ${exp.error}`) : "");
     const finished = FINISHED.includes(exp.status);

@@ -36,8 +36,9 @@
       M.h("td", {class: "status"}, exp.status),
       M.h("td", {}, M.progressBar(exp)),
       verdictCell(exp),
-      M.h("td", {}, exp.progress.games_per_second ? M.num(exp.progress.games_per_second, 0) : "–"),
-      M.h("td", {}, exp.status === "running" ? M.duration(exp.progress.eta_seconds) : "–"),
+      M.h("td", {class: "rate"}, exp.status === "running" && exp.progress.games_per_second
+        ? M.num(exp.progress.games_per_second, 0) : "–"),  // live figures of a running job only
+      M.h("td", {class: "eta"}, exp.status === "running" ? M.duration(exp.progress.eta_seconds) : "–"),
       M.h("td", {}, M.when(exp.created_at)),
       M.h("td", {}, exp.error ? M.h("span", {class: "error", title: exp.error}, "error") : ""));
   }

@@ -134,3 +134,76 @@ def test_the_services_mistakes_are_listed_one_a_line_in_the_forms_words(server, 
     (item,) = _wait(browser, lambda d: _css(d, "#form-errors li"), 10, "no message")
     assert item.get_attribute("data-field") == "agents" and "one player count" in item.text
     _no_page_errors(browser)
+
+
+LEGENDS = """return [...document.querySelectorAll('.chart-box')].map((box) => ({
+  key: box.dataset.figure,
+  width: box.querySelector('svg').getBoundingClientRect().width,
+  legend: [...box.querySelectorAll('text.legend-entry')].map((t) => {
+    const mark = t.previousElementSibling;
+    return [t.textContent, mark.getAttribute('fill') || mark.getAttribute('stroke')];
+  }),
+  bars: [...box.querySelectorAll('rect.bar, rect.segment, path.hist')].map(
+    (m) => m.getAttribute('fill'))}));"""
+
+
+def _colours_of(figures, arms):
+    """arm -> every colour its legend entries have, over the figures; outcome colours."""
+    seen, others = {a: set() for a in arms}, set()
+    for f in figures:
+        for text, colour in f["legend"]:
+            if text in seen:
+                seen[text].add(colour)
+            elif not text.startswith(("95%", "fair", "no ", "confidence")):
+                others.add(colour)
+    return seen, others
+
+
+def test_one_arm_has_one_colour_in_every_chart_of_its_page_and_report(server, browser,
+                                                                      tmp_path):
+    """Three difficulties of the Forbidden Desert: the team win rate, the difference, how
+    games end, per adventurer and game length all give an arm one colour, the endings
+    colours of their own; the answer's figures are wide; the ended run shows no rate."""
+    arms = ["novice", "normal", "elite"]
+    spec = {"name": "three difficulties", "game": "forbidden_desert", "players": 3,
+            "agents": "planner", "arms": {a: {"difficulty": a} for a in arms},
+            "games_per_arm": 200, "shard_size": 100, "seed": 5}
+    request = urllib.request.Request(server + "/api/experiments", json.dumps(spec).encode(),
+                                     {"Content-Type": "application/json"})
+    eid = json.loads(urllib.request.urlopen(request).read())["id"]
+    browser.get("about:blank")
+    browser.get_log("browser")
+    browser.get(f"{server}/experiments/{eid}")
+    _wait(browser, lambda d: _css(d, "#status") and _css(d, "#status")[0].text == "done"
+          and len(_css(d, ".chart-box svg.chart")) >= 5 and not _css(d, "#interim"), 120,
+          "no final figures")
+    time.sleep(0.5)
+    page = browser.execute_script(LEGENDS)
+    seen, outcomes = _colours_of(page, arms)
+    assert all(len(c) == 1 for c in seen.values()), seen  # one colour per arm, everywhere
+    arm_colours = {next(iter(c)) for c in seen.values()}
+    assert len(arm_colours) == 3 and outcomes and not outcomes & arm_colours
+    keys = [f["key"] for f in page]
+    assert sum(len([1 for t, _ in f["legend"] if t in arms]) > 0 for f in page) >= 4, keys
+    for f in page:  # every bar and curve of an arm's chart in an arm's colour
+        if f["key"].endswith(("team", "difference", "length", "adventurer")):
+            assert set(f["bars"]) <= arm_colours, f["key"]
+    wide = {f["key"]: f["width"] for f in page}
+    assert wide["3p-team"] > 900 and wide["3p-length"] < 600  # the answer full width
+    browser.set_window_size(1300, browser.execute_script(
+        "return document.documentElement.scrollHeight") + 60)
+    browser.save_screenshot(str(SCREENS / "experiment-colours.png"))
+    browser.set_window_size(1300, 1000)
+    status = _css(browser, "#status-line")[0].text
+    assert "/s" not in status and "ETA" not in status  # an ended run: no live rate
+    path = tmp_path / "report.html"
+    path.write_bytes(urllib.request.urlopen(f"{server}/api/experiments/{eid}/report.html").read())
+    browser.get(path.as_uri())
+    _wait(browser, lambda d: _css(d, ".chart-box svg.chart"), 10, "no figure in the report")
+    in_report, _ = _colours_of(browser.execute_script(LEGENDS), arms)
+    assert in_report == seen
+    browser.get(server + "/")
+    row = _wait(browser, lambda d: _css(d, f"tr[data-id='{eid}']"), 20, "not listed")[0]
+    assert row.find_element("css selector", "td.rate").text == "–"
+    assert row.find_element("css selector", "td.eta").text == "–"
+    _no_page_errors(browser)
