@@ -41,14 +41,20 @@ def _seat(s: int | None) -> str:
     return "team" if s is None else str(s + 1)
 
 
+def _level(rows: list[dict]) -> str:
+    """'95%': the level of the rows' intervals (the run's 1 - stop_when.alpha)."""
+    level = rows[0].get("interval_level") if rows else None
+    return "" if level is None else f"{100 * level:.3g}% "
+
+
 def _intervals(rows: list[dict]) -> str:
-    return "95% confidence sequences, interim" if any(r.get("interim") for r in rows) \
-        else "95% intervals"
+    return f"{_level(rows)}confidence sequences, interim" if any(
+        r.get("interim") for r in rows) else f"{_level(rows)}intervals"
 
 
 def _interval_entry(rows: list[dict]) -> str:
-    return "95% confidence sequence (valid at any look)" if any(
-        r.get("interim") for r in rows) else "95% interval"
+    return f"{_level(rows)}confidence sequence (valid at any look)" if any(
+        r.get("interim") for r in rows) else f"{_level(rows)}interval"
 
 
 def _win_share(players: int, rows: list[dict], arms: list[str], paint: dict) -> dict:

@@ -75,7 +75,8 @@ def _collect(path: str, include_truncated: bool, look: Look,
     cells = cells.join(wide, on=CELL, how="left").with_columns(
         pl.col("^end_.*$").fill_null(0.0)).sort(CELL)
     cells = _rate_columns(cells, "team_win_rate", "team_var", "units", "team_win", look)
-    cells = cells.with_columns(interim=pl.lit(look.interim), cooperative=pl.lit(stats.cooperative))
+    cells = cells.with_columns(interim=pl.lit(look.interim), cooperative=pl.lit(stats.cooperative),
+                               interval_level=pl.lit(1 - look.alpha))
     notes = _truncation_notes(cells, include_truncated)
     if stats.cooperative:  # one team result per game: no seats, ties or margins
         verdicts = _team_verdicts(cells, look)
@@ -104,7 +105,7 @@ def _collect(path: str, include_truncated: bool, look: Look,
                                pl.col("^end_.*$"))
 
 
-CELL_COLUMNS = ["verdict", "decided", "interim", "cooperative", "truncated", "truncated_share",
+CELL_COLUMNS = ["verdict", "decided", "interim", "interval_level", "cooperative", "truncated", "truncated_share",
                 "engine_version", "team_win_rate", "team_win_lo", "team_win_hi",
                 "seat_stat", "seat_p_value", "seat_p_adjusted", "p_adjust", "tie_rate",
                 "no_winner_share", "fair_share",
@@ -116,7 +117,7 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     """Per (arm, players): games (truncated ones left out), units (what the intervals count:
     the games, or with pairing 'rotations' the complete deals) and `unit`, a one-sentence
     verdict, whether
-    the figures are interim, truncated games (count and share of all played), the engine
+    the figures are interim and the level of their intervals (1 - look.alpha), truncated games (count and share of all played), the engine
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
     test (Hotelling T^2 on the seats' shares against each other: a permutation test
     below 500 units; p-value, Benjamini-Hochberg adjusted over the cells), tie rate, the

@@ -538,7 +538,8 @@ def _add_other_commands(sub) -> None:
                        "short pilot run")
     p.add_argument("spec", help="experiment spec file (.json or .toml)")
     p.add_argument("--half-width", type=float, default=None,
-                   help="target 95%% half-width on win shares, a fraction: 0.01 is 1 point "
+                   help="target half-width on win shares (of the interval at the level 1 - "
+                   "stop_when.alpha, 95%% by default), a fraction: 0.01 is 1 point "
                    "(default: the spec's stop_when.half_width, else 0.01)")
     p.add_argument("--delta", type=float, default=None,
                    help="difference from the baseline to detect with 80%% power, a fraction: "

@@ -10,10 +10,11 @@ outcome, such as a seat that wins 3%, is seen pipelines.stopping.PILOT_EVENTS ti
 the games planned for a rate are about proportional to it.  It measures the spread of each
 win share (team win rate) and of each paired difference from the baseline, and the games per CPU-second.  The plan is for the rule
 the run will stop by (`rule`):
-- fixed (no stop_when) and stop_when.half_width: games per cell for every 95% interval to be
-  narrower than +-half_width (the interval the run shows, at the pilot's rates and
-  spreads; the precision rule also waits for st.PRECISION_MIN_COUNT wins and losses), and
-  to detect a difference `delta` from the baseline with 80% power at 5% two-sided,
+- fixed (no stop_when) and stop_when.half_width: games per cell for every interval at the
+  run's level (1 - stop_when.alpha: 95% by default) to be narrower than +-half_width (the
+  interval the run shows, at the pilot's rates and spreads; the precision rule also waits
+  for st.PRECISION_MIN_COUNT wins and losses), and to detect a difference `delta` from the
+  baseline with 80% power at stop_when.alpha (5%) two-sided,
   Bonferroni over the comparisons (the run's Benjamini-Hochberg family is at least as
   powerful);
 - stop_when.delta: the decision rule itself simulated on the pilot's means and covariances
@@ -58,8 +59,9 @@ class PlanRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     spec: ExperimentSpec
-    half_width: float | None = Field(default=None, ge=0.001, lt=0.5, description="target 95% "
-                                     "half-width on win shares (default: the spec's "
+    half_width: float | None = Field(default=None, ge=0.001, lt=0.5, description="target "
+                                     "half-width on win shares, of the interval at the "
+                                     "level 1 - stop_when.alpha (default: the spec's "
                                      "stop_when.half_width, else 0.01)")
     delta: float | None = Field(default=None, ge=0.001, lt=1, description="difference from the "
                                 "baseline to detect with 80% power (default: the spec's "
@@ -217,6 +219,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     delta = delta or (rule.delta if rule and rule.delta else None)
     if half_width is None and delta is None:
         half_width = DEFAULT_HALF_WIDTH
+    alpha = rule.alpha if rule is not None else st.ALPHA  # the level the run stops at
     workers = workers or os.cpu_count() or 1
     cooperative = core_cy.load(spec.game).cooperative
     baseline = spec.baseline_arm()
@@ -237,7 +240,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
         if half_width is not None:  # the interval the run shows (and, stopping, its counts)
             need = (st.games_for_precision if rule is not None and rule.half_width
                     else st.games_for_rate_half_width)(shares.mean(axis=0), shares.var(axis=0),
-                                                       half_width)
+                                                       half_width, alpha)
             row["games_for_half_width"] = per_unit * int(min(np.max(need), 10 ** 12))
         if not cooperative:
             blocks["seats"].append((shares.mean(axis=0), np.cov(shares, rowvar=False),
@@ -247,7 +250,7 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             diff = _differences(frame, base, cooperative)
             row["diff_sd"] = diff.std(axis=0, ddof=1).tolist()
             row["games_for_delta"] = per_unit * int(np.max(st.games_for_power(
-                diff.std(axis=0, ddof=1), delta, st.ALPHA / max(comparisons, 1))))
+                diff.std(axis=0, ddof=1), delta, alpha / max(comparisons, 1))))
             blocks["diff"].append((diff.mean(axis=0), np.cov(diff, rowvar=False), len(diff),
                                    per_unit))
         cells.append(row)
@@ -269,14 +272,14 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
             "stop_when.half_width" if rule is not None else "fixed",
             "half_width": half_width, "delta": delta,
             "power": st.POWER if delta is not None and not sequential else None,
-            "alpha": rule.alpha if sequential else st.ALPHA,
+            "alpha": alpha,
             "comparisons": comparisons, "pilot_games_per_cell": pilot_games,
             "workers": workers, "cells": cells, "games_per_cell": per_cell,
             "total_games": per_cell * len(cells), "wall_seconds": wall, **spread,
             "p90_wall_seconds": spread["p90_games_per_cell"] * cpu_per_game / workers,
             "verdict": (_sequential_verdict(spread, len(cells), wall, workers, delta, spec)
                         if sequential else
-                        _verdict(per_cell, len(cells), wall, workers, half_width, delta)
+                        _verdict(per_cell, len(cells), wall, workers, half_width, delta, alpha)
                         + _beyond_max(spec, per_cell) + _below_games_per_arm(spec, per_cell))}
 
 
@@ -345,11 +348,11 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
     return text
 
 
-def _verdict(per_cell, cells, wall, workers, half_width, delta) -> str:
+def _verdict(per_cell, cells, wall, workers, half_width, delta, alpha=st.ALPHA) -> str:
     goals = []
     if half_width is not None:
         goals.append(f"to measure every win share to ±{100 * half_width:g} "
-                     f"point{'' if half_width == 0.01 else 's'} (95%)")
+                     f"point{'' if half_width == 0.01 else 's'} ({100 * (1 - alpha):.3g}%)")
     if delta is not None:
         goals.append(f"to detect a difference of {100 * delta:g} points from the baseline "
                      "with 80% power")
@@ -397,8 +400,9 @@ class PlanCell(BaseModel):
     games_per_cpu_second: float
     win_sd: list[float] = Field(description="per seat (cooperative: the team) the standard "
                                 "deviation of the win share per unit (game or deal)")
-    games_for_half_width: int | None = Field(default=None, description="games for every 95% "
-                                             "interval to be within +-half_width")
+    games_for_half_width: int | None = Field(default=None, description="games for every "
+                                             "interval (level 1 - alpha) to be within "
+                                             "+-half_width")
     diff_sd: list[float] | None = Field(default=None, description="per seat the standard "
                                         "deviation of the paired difference from the baseline")
     games_for_delta: int | None = Field(default=None, description="games to detect `delta` "

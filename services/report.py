@@ -99,7 +99,7 @@ def question(spec) -> str:
 
 # ---- the headline ------------------------------------------------------------------------
 def _level_of_cells(cell: dict) -> str:
-    return cell.get("p_adjust") or "95% intervals"
+    return cell.get("p_adjust") or f"{100 * cell['interval_level']:.3g}% intervals"
 
 
 def seat_block(spec, cells: list[dict]) -> dict:
@@ -121,7 +121,7 @@ def team_block(spec, cells: list[dict]) -> dict:
         items.append({"arm": c["arm"], "players": c["players"], "agent": short,
                       "agent_full": full, "decided": None, "status": "estimate",
                       "title": f"{c['arm']}, {c['players']} players, {short}",
-                      "sentences": [c["verdict"]], "level": "95% interval"})
+                      "sentences": [c["verdict"]], "level": _level_of_cells(c)})
     return {"kind": "team", "title": "Team win rate", "items": items}
 
 

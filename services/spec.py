@@ -123,8 +123,9 @@ class Cell(NamedTuple):
 class StopWhen(BaseModel):
     """Play in waves of `games_per_arm` and stop after a wave (never before `min_games` per
     cell) once a rule holds, or at `max_games` per cell:
-    - half_width, the precision rule: every seat's 95% interval on win share (a cooperative
-      game: the team win rate's) is narrower than +-half_width and rests on at least 10 wins
+    - half_width, the precision rule: every seat's interval on win share at the level
+      1 - alpha (95% by default; a cooperative game: the team win rate's) is narrower than
+      +-half_width and rests on at least 10 wins
       and 10 losses, or on 30/half_width games (so that a seat that never wins ends the run
       there, not at max_games);
     - delta, the decision rule: the question is decided at +-delta, that is every arm either

@@ -40,7 +40,7 @@ def number(v, lo=None, hi=None, signed: bool = False) -> str:
     return f.format(v) + ("" if lo is None else f" [{f.format(lo)}, {f.format(hi)}]")
 
 
-def level_text(interim: bool, level: float = 0.95, adjust: str | None = None) -> str:
+def level_text(interim: bool, level: float, adjust: str | None = None) -> str:
     """How a table's intervals are to be read, said once per table."""
     if interim:
         return (f"Intervals: {100 * level:.3g}% confidence sequences, valid at any look "
@@ -110,7 +110,8 @@ def seat_table(players: int, seats: list[dict], interim: bool) -> dict:
             + [f"{r['games']:,}", rate(r["win_share"], r["win_lo"], r["win_hi"]),
                number(r["score_mean"], r["score_lo"], r["score_hi"])] for r in seats]
     small = [r for r in seats if r["small_n"]]
-    note = level_text(interim) + (" Fewer than 30 games: approximate." if small else "")
+    note = level_text(interim, seats[0]["interval_level"]) + (
+        " Fewer than 30 games: approximate." if small else "")
     return _table(f"{players}p-seats", "Seats", head, rows, note,
                   _agents_line([r["agent"] for r in seats]))
 
@@ -133,7 +134,8 @@ def game_table(players: int, cells: list[dict], interim: bool) -> dict:
                     + [f"{c['length_mean']:.1f} ({c['length_p10']:.0f}, "
                        f"{c['length_p50']:.0f}, {c['length_p90']:.0f})",
                        ", ".join(f"{k} {pct(v)}" for k, v in reasons)])
-    note = (level_text(interim) if cooperative else "") + " Truncated games (ended by a " \
+    note = (level_text(interim, cells[0]["interval_level"]) if cooperative else "") + \
+        " Truncated games (ended by a " \
         "simulator safety) are left out of every other figure."
     return _table(f"{players}p-games", "Games", head, rows, note.strip())
 
@@ -185,7 +187,7 @@ def label_tables(root: str, players: int, game, look, interim: bool) -> list[dic
                              ["arm", name, "team win rate"],
                              [[r["arm"], str(r["value"]), rate(r["win_rate"], r["win_lo"],
                                                                r["win_hi"])] for r in rows],
-                             level_text(interim)))
+                             level_text(interim, 1 - look.alpha)))
     return tables
 
 
@@ -211,8 +213,8 @@ def agent_table(root: str, players: int, look, interim: bool) -> dict | None:
     return _table(f"{players}p-agents", "Win share per agent (per seat held; each game once)",
                   ["arm", "agent", "games", "win share", "mean score",
                    "rating (Elo scale, reference = 0)"], rows,
-                  level_text(interim) + " Ratings: Bradley-Terry over the games where the "
-                  "agents met.", _agents_line([a["agent"] for a in agents]))
+                  level_text(interim, 1 - look.alpha) + " Ratings: Bradley-Terry over the "
+                  "games where the agents met.", _agents_line([a["agent"] for a in agents]))
 
 
 def compare_table(players: int, rows: list[dict]) -> dict:
@@ -241,15 +243,16 @@ def compare_table(players: int, rows: list[dict]) -> dict:
 
 
 def ladder_table(spec, root: str) -> dict:
-    """The seat win shares per rung of the strength ladder, weakest first."""
-    from pipelines import ladder
+    """The seat win shares per rung of the strength ladder, weakest first (95%: the
+    ladder's intervals are not the run's setting)."""
+    from pipelines import ladder, stats
 
     seats = report._in_arm_order(spec, ladder.ladder_summary(root, spec.ladder).to_dicts())
     return _table("ladder", "Seat win share per rung, weakest first",
                   ["arm", "players", "rung", "seat", "win share"],
                   [[r["base"], str(r["players"]), short_agent(r["rung"]), str(r["seat"] + 1),
                     rate(r["win_share"], r["win_lo"], r["win_hi"])] for r in seats],
-                  level_text(False), _agents_line(list(spec.ladder)))
+                  level_text(False, 1 - stats.ALPHA), _agents_line(list(spec.ladder)))
 
 
 def provenance_table(spec, root: str) -> dict:

@@ -154,6 +154,26 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
     assert "first, " in printed and "games per CPU-second" in printed
 
 
+def test_plan_sizes_a_precision_run_at_the_level_it_stops_at(tmp_path):
+    """stop_when.alpha = 0.01: the run stops once every 99% interval is narrow enough, so
+    its plan (the same pilot) asks about (z_0.995 / z_0.975)^2 = 1.73 times the games of
+    alpha = 0.05, and says the level."""
+    from scipy import stats
+
+    plans = {}
+    for alpha in (0.05, 0.01):
+        spec = ExperimentSpec.from_file(_write_spec(tmp_path, games_per_arm=10, stop_when={
+            "half_width": 0.03, "alpha": alpha, "max_games": 100_000}))
+        plans[alpha] = plan_experiment(spec, pilot_games=100, workers=2)
+    expected = (stats.norm.ppf(0.995) / stats.norm.ppf(0.975)) ** 2
+    for wide, narrow in zip(plans[0.05]["cells"], plans[0.01]["cells"]):
+        ratio = narrow["games_for_half_width"] / wide["games_for_half_width"]
+        assert abs(ratio - expected) < 0.1, ratio
+    assert abs(plans[0.01]["games_per_cell"] / plans[0.05]["games_per_cell"] - expected) < 0.1
+    assert plans[0.01]["alpha"] == 0.01 and "(99%)" in plans[0.01]["verdict"]
+    assert "(95%)" in plans[0.05]["verdict"]
+
+
 def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     """stop_when.delta: the plan is the rule's own (simulated): expected games, the median and
     the p10-p90 range in whole waves, at most max_games, and what share of runs would end
