@@ -342,6 +342,29 @@ def test_the_dashboard_asks_for_the_token_once_per_session(tmp_path, browser):
     browser.execute_script("sessionStorage.clear()")
 
 
+def test_the_form_asks_before_an_experiment_above_the_cost_limit(tmp_path, browser):
+    """Issue 51: above MEEPLELAB_CONFIRM_CPU_SECONDS the API refuses naming confirm_cost; the
+    form shows its estimate in a question: no queues nothing, yes queues it."""
+    settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
+                        confirm_cpu_seconds=1)
+    app = create_app(settings, run_worker=False)
+    with _running(app) as url:
+        _open_form(browser, url)
+        _css(browser, "input[name=preset][value=strongest]")[0].click()
+        for answer in ("dismiss", "accept"):
+            _css(browser, "#submit")[0].click()
+            question = _wait(browser, lambda d: _alert(d), 20, "no question")
+            assert "estimated CPU cost" in question.text
+            getattr(question, answer)()
+            if answer == "dismiss":
+                _wait(browser, lambda d: "CPU" in _css(d, "#form-errors")[0].text, 10,
+                      "the refusal not shown")
+                assert app.state.registry.count() == 0
+        _wait(browser, lambda d: "/experiments/" in d.current_url, 20, "not redirected")
+        [record] = app.state.registry.list(10, 0)
+        assert record["spec"]["agents"] == PRESETS[GAME]["presets"]["strongest"]["agent"]
+
+
 def _alert(driver):
     from selenium.common.exceptions import NoAlertPresentException
 
