@@ -83,7 +83,9 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     `win_significant` (`score_significant`) when the adjusted p-value of the win-share (score)
     test is at most alpha, which is exactly when its interval excludes 0 (interval_level,
     score_interval_level); `decided` when the win-share question is answered at +-delta; a
-    one-sentence `verdict` per row, from the win-share test.  `stats` and `pairs`: the
+    one-sentence `verdict` per row, from the win-share test (when every pair is `identical`,
+    the same game in both arms, it says so: the option never changed a decision).  `stats`
+    and `pairs`: the
     experiment's merged statistics and pair tables when already at hand."""
     stats = sf.statistics(path) if stats is None else stats
     arms = stats.table["arm"].unique().to_list()
@@ -121,7 +123,8 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     df = df.rename({"win_diff": "win_share_diff"}).with_columns(
         decided=pl.Series([v[0] for v in verdicts], dtype=pl.Boolean),
         verdict=pl.Series([v[1] for v in verdicts], dtype=pl.String))
-    return df.select("arm", "baseline", "players", "seat", "pairs", "unit", "verdict", "decided",
+    return df.select("arm", "baseline", "players", "seat", "pairs", "identical", "unit",
+                     "verdict", "decided",
                      "win_share_diff", "win_diff_lo", "win_diff_hi", "win_p", "win_p_adjusted",
                      "win_significant", "score_diff", "score_diff_lo", "score_diff_hi",
                      "score_p", "score_p_adjusted", "score_significant", "test", "small_n",

@@ -33,7 +33,7 @@ from pipelines.shard_tables import (PAIR_SUMS, SHARE_SCALE, pair_table, read_sto
 
 PAIRS_DIR = "pairs"
 PAIR_SUFFIX = ".pairs"
-PAIR_VERSION = 1
+PAIR_VERSION = 2  # 2: with `same`
 _PAIRS: dict[tuple, pl.DataFrame] = {}  # (arm shard id, baseline shard id) -> its pair table
 _MERGED: dict[tuple, tuple[frozenset, pl.DataFrame]] = {}  # (root, baseline) -> last merge
 _SPANS: dict[tuple, tuple | None] = {}  # shard id -> (arm, players, first, last game_index)
@@ -182,7 +182,8 @@ def paired_frame(pairs: pl.DataFrame, include_truncated: bool, cooperative: bool
                  ) -> pl.DataFrame:
     """Per (arm, players, seat): pairs, and of the win-share and score differences the
     mean (win_diff, score_diff), sd (ddof 1), and how many are positive and negative;
-    mirrored: seat 1 of a two-player cell whose share differences cancel in every pair."""
+    mirrored: seat 1 of a two-player cell whose share differences cancel in every pair;
+    identical: the pairs in which both arms played the same game."""
     rows = []
     for r in pairs.filter(pl.col("scope") == sf._scope(include_truncated),
                           pl.col("n") > 0).iter_rows(named=True):
@@ -195,14 +196,16 @@ def paired_frame(pairs: pl.DataFrame, include_truncated: bool, cooperative: bool
                      "win_neg": r["wneg"], "score_diff": score, "score_sd": score_sd,
                      "score_pos": r["spos"], "score_neg": r["sneg"],
                      "mirrored": (r["players"] == 2 and r["seat"] == 1
-                                  and r["unmirrored"] == 0)})
+                                  and r["unmirrored"] == 0),
+                     "identical": r["same"]})
     return pl.DataFrame(rows, schema=PAIRED_SCHEMA, orient="row").sort(SEAT)
 
 
 PAIRED_SCHEMA = {"arm": pl.String, "players": pl.Int8, "seat": pl.Int8, "pairs": pl.UInt32,
                  "win_diff": pl.Float64, "win_sd": pl.Float64, "win_pos": pl.UInt32,
                  "win_neg": pl.UInt32, "score_diff": pl.Float64, "score_sd": pl.Float64,
-                 "score_pos": pl.UInt32, "score_neg": pl.UInt32, "mirrored": pl.Boolean}
+                 "score_pos": pl.UInt32, "score_neg": pl.UInt32, "mirrored": pl.Boolean,
+                 "identical": pl.UInt32}
 
 
 def pairs_from_rows(path: str, baseline: str, stats: sf.Statistics) -> pl.DataFrame:

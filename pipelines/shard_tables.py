@@ -261,7 +261,8 @@ def _values(cell: pa.Table, by: str, team: bool, c: _Cell, keep: np.ndarray) -> 
 
 
 # ---- paired differences between two arms' games (compare) ----------------------------------
-PAIR_SUMS = ["n", "g", "w", "ww", "wpos", "wneg", "s", "ss", "spos", "sneg", "unmirrored"]
+PAIR_SUMS = ["n", "g", "w", "ww", "wpos", "wneg", "s", "ss", "spos", "sneg", "unmirrored",
+             "same"]
 
 
 def _paired_units(rows: pa.Table, players: int, safety_end_reasons, cooperative: bool,
@@ -289,7 +290,9 @@ def pair_table(rows: pa.Table, baseline: pa.Table, safety_end_reasons=(),
     wneg how many are positive / negative, s / ss / spos / sneg the same of the score
     differences (a cooperative game: of the seats' score sums), and unmirrored the units
     whose share differences do not cancel over the seats (a two-player cell where none
-    does: seat 1's test mirrors seat 0's).  Every unit's pair is in one pair of shards, so
+    does: seat 1's test mirrors seat 0's), and same the units in which both arms played
+    the same game (every seat's share and score equal: the option changed no decision).
+    Every unit's pair is in one pair of shards, so
     the sums over the pairs of shards whose games overlap are the experiment's."""
     players = int(rows.column("players")[0].as_py())
     out = []
@@ -302,6 +305,7 @@ def pair_table(rows: pa.Table, baseline: pa.Table, safety_end_reasons=(),
                                          return_indices=True)
         share, score = shares[mine] - base_shares[theirs], scores[mine] - base_scores[theirs]
         unmirrored = int(np.count_nonzero(share.sum(axis=1)))
+        same = int(np.count_nonzero(~(share.any(axis=1) | score.any(axis=1))))
         for seat in range(share.shape[1]):
             w, s = share[:, seat], score[:, seat]
             out.append({"scope": scope, "seat": None if cooperative else seat, "n": len(w),
@@ -310,7 +314,7 @@ def pair_table(rows: pa.Table, baseline: pa.Table, safety_end_reasons=(),
                         "wpos": int((w > 0).sum()), "wneg": int((w < 0).sum()),
                         "s": int(s.sum()), "ss": int((s * s).sum()),
                         "spos": int((s > 0).sum()), "sneg": int((s < 0).sum()),
-                        "unmirrored": unmirrored})
+                        "unmirrored": unmirrored, "same": same})
     table = pa.Table.from_pylist(out, schema=pa.schema(
         [("scope", pa.string()), ("seat", pa.int8())] + [(c, pa.int64()) for c in PAIR_SUMS]))
     arm, base = (t.column("arm")[0].as_py() for t in (rows, baseline))

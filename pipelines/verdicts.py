@@ -99,8 +99,18 @@ def _truncation_notes(cells: pl.DataFrame, include_truncated: bool) -> list[str]
     return notes
 
 
+def identical_sentence(row: dict) -> str:
+    """An arm whose every paired game is the baseline's game: no interval to weigh."""
+    unit = "deals" if row["unit"] == "game" else "deals of rotations"
+    return (f"{row['arm']} against {row['baseline']} ({row['players']} players): the two "
+            f"arms played identical games in {row['pairs']:,} {unit}: this option never "
+            "changed a decision.")
+
+
 def _comparison_verdict(row: dict, look: Look) -> tuple[bool, str]:
     """(decided, sentence) for one comparison row (win share, or team win rate)."""
+    if row["pairs"] and row["identical"] == row["pairs"]:
+        return True, identical_sentence(row)
     d, lo, hi, delta = row["win_share_diff"], row["win_diff_lo"], row["win_diff_hi"], look.delta
     what = "the team win rate" if row["seat"] is None else f"seat {row['seat'] + 1}'s win share"
     unit = "games" if row["unit"] == "game" else "deals"

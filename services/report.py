@@ -279,6 +279,16 @@ def _seat_arm_answer(item: dict, rows: list[dict], look) -> tuple[str, str]:
             item["status"])
 
 
+def _identical_answer(item: dict, rows: list[dict]) -> tuple[str, str] | None:
+    """When every paired game of the arm is the baseline's own game: that, and nothing else."""
+    if not rows or not all(r["pairs"] and r["identical"] == r["pairs"] for r in rows):
+        return None
+    who = (f"{item['arm']} against {item['baseline']}, {item['players']} players, "
+           f"{_seated(item['agent'])}")
+    return (f"{who}: the two arms played identical games in {rows[0]['pairs']:,} deals: this "
+            "option never changed a decision.", "identical games: never changed a decision")
+
+
 def add_answers(blocks: list[dict], tables: dict, look) -> None:
     """Gives every headline item its `answer` (one or two sentences naming the arm, the
     players and the agent, with the figures and their intervals) and `short` (the answer's
@@ -295,7 +305,7 @@ def add_answers(blocks: list[dict], tables: dict, look) -> None:
                 item["answer"], item["short"] = _team_answer(item, cells[key])
             elif block["kind"] == "arms":
                 rows = [r for r in tables["compare"] if (r["arm"], r["players"]) == key]
-                item["answer"], item["short"] = (
+                item["answer"], item["short"] = _identical_answer(item, rows) or (
                     _team_arm_answer(item, rows[0], cells, look) if rows[0]["seat"] is None
                     else _seat_arm_answer(item, rows, look))
             else:

@@ -55,10 +55,11 @@ def _free_port() -> int:
 
 
 def write_finished(registry, results, raw: dict, owner: str = "", status: str = "done",
-                   error: str | None = None, games: int | None = None
+                   error: str | None = None, games: int | None = None, agent: str = "random"
                    ) -> tuple[str, "Path", dict]:
     """A finished experiment of the spec `raw` in `registry` (`status`: done, or cancelled or
-    failed with `error` after the first `games` of each cell), its shards written as the
+    failed with `error` after the first `games` of each cell; `agent` in every seat), its
+    shards written as the
     runner writes them (the shard task's writer, then the manifest) without Ray: (id, its
     folder, its manifest)."""
     from pathlib import Path
@@ -74,7 +75,7 @@ def write_finished(registry, results, raw: dict, owner: str = "", status: str = 
     game, entries = core_cy.load(spec.game), []
     for cell in spec.cells():
         for start in range(0, games or spec.games_per_arm, spec.shard_size):
-            rows = batch.play(game, cell.players, cell.rules, "random", seed=spec.seed,
+            rows = batch.play(game, cell.players, cell.rules, agent, seed=spec.seed,
                               start=start, count=spec.shard_size, experiment=eid, arm=cell.arm)
             entries.append(storage.write_shard(storage.storage_table(rows), fs, base, start,
                                                spec.shard_size))

@@ -105,3 +105,23 @@ def test_a_cancelled_run_says_so_with_its_games_in_page_report_and_terminal(serv
     for text in (page, report, _words(printed)):
         assert _words(sentence) in text
         assert "Interim figures" in text  # not the final fixed-n figures of a done run
+
+
+def test_an_option_that_never_changed_a_game_is_said_so(service, capsys):
+    """The Golden Island's exact_move_required against the book at 3 players, greedy, 300
+    games: every paired game is the same game, and the CLI and the page say that (no
+    interval, no equivalence)."""
+    client, results = service
+    raw = {"name": "exact", "game": "golden_island", "players": 3, "agents": "greedy",
+           "arms": {"book": {}, "exact": {"exact_move_required": True}}, "baseline": "book",
+           "games_per_arm": 300, "shard_size": 150, "seed": 1}
+    eid, root, _ = write_finished(client.app.state.registry, results, raw, agent="greedy")
+    said = ("the two arms played identical games in 300 deals: this option never changed a "
+            "decision.")
+    page = _html_text(client.get(f"/api/experiments/{eid}/view").json()["html"])
+    cli.print_results(str(root), ExperimentSpec.model_validate(raw))
+    printed = _words(capsys.readouterr().out)
+    for text in (page, printed):
+        assert f"exact against book, 3 players, greedy in every seat: {said}" in text
+        assert f"exact against book (3 players): {said}" in text  # the verdict
+        assert "not shown to matter" not in text and "equivalent" not in text
