@@ -84,11 +84,11 @@ def pairwise(cols: dict, seat_is_candidate: np.ndarray) -> np.ndarray:
     return out
 
 
-def head_to_head(game, players: int, agent: str, games: int,
-                 seed: int = SEED) -> tuple[float, float, float]:
-    """Mean pairwise score of `agent` in one seat against BASELINE in the others, 95% CI
+def head_to_head(game, players: int, agent: str, games: int, seed: int = SEED,
+                 baseline: str = BASELINE) -> tuple[float, float, float]:
+    """Mean pairwise score of `agent` in one seat against `baseline` in the others, 95% CI
     (another seed: the same agents on other deals)."""
-    agents = [agent] + [BASELINE] * (players - 1)
+    agents = [agent] + [baseline] * (players - 1)
     cols = batch.play_columns(game, players, None, agents, seed=seed, start=0, count=games,
                               rotate=True)
     names = np.asarray([list(a) for a in cols["seat_agent"]], dtype=object)

@@ -7,9 +7,11 @@ cdef enum AgentKind:
     AGENT_POLICY = 2     # the engine's own policy number `policy` (e.g. a team planner)
     AGENT_MCTS = 3       # information-set Monte Carlo tree search (mcts.pxi)
     AGENT_NONE = 4       # rollouts only: no rollout moves (the heuristic judges the new leaf)
+    AGENT_PRIOR = 5      # rollouts only: moves drawn from the fitted move prior
 
 cdef enum:
     MAX_FORBID = 8       # forbidden action kinds per agent (forbid=kind+kind...)
+    MAX_KINDS = 16       # action kinds of a game the move prior weighs (one weight pair each)
 
 # An agent with its parameters (the parsed form of "mcts(iterations=400, rollout=greedy)").
 ctypedef struct AgentSpec:
@@ -22,7 +24,7 @@ ctypedef struct AgentSpec:
     # AGENT_MCTS only:
     int iterations       # simulations per decision
     double exploration   # the UCT exploration constant
-    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY or AGENT_NONE: the rollout policy
+    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY, AGENT_NONE or AGENT_PRIOR
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
     bint rollout_memory  # that policy keeps memory in its scratch (emptied every rollout)
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value
@@ -38,6 +40,15 @@ ctypedef struct AgentSpec:
                          # leads every other by more than stop_lead x the iterations left
     double stop_lead     # stop: the share of the iterations left the lead must exceed (1: exact)
     bint fitted          # a cut-off rollout is judged by the engine's leaf_values (if any)
+    # The move prior (prior=fitted; data/move_prior.json of the game): an action's logit is
+    # prior_value[k] * (its one-ply value - the best one-ply value) + prior_offset[k], k its
+    # action kind (the kinds start at kind_lo, ascending).  It orders a node's untried
+    # actions and weighs the selection (PUCT: exploration x prior x sqrt(avail) / (1 + visits)).
+    bint prior
+    int n_kinds
+    int kind_lo[MAX_KINDS]
+    double prior_value[MAX_KINDS]
+    double prior_offset[MAX_KINDS]
     # A light decision (one where an action id in [light_lo[j], light_hi[j]) is legal: an
     # action kind the agent string names) searches light_iterations instead of iterations.
     int light_iterations
@@ -69,6 +80,7 @@ ctypedef struct Node:
     int avail            # iterations in which this node's action was legal (ISMCTS)
     int order            # where the node's next expansion candidates start in Tree.order
     int order_n          # how many are left there (0: value the untried actions again)
+    double prior         # the move prior's probability of `action` when it was expanded
 
 # A search tree with every buffer it needs, allocated once per agent (never per move).
 ctypedef struct Tree:
@@ -86,6 +98,7 @@ ctypedef struct Tree:
     int* untried         # MAX_LEGAL ints: the untried legal actions of a node, to rank them
     double* values       # MAX_LEGAL action values (greedy rollouts)
     int* order           # order_capacity ints: batches of expansion candidates, best first
+    double* order_prior  # order_capacity doubles: with a move prior, each candidate's probability
     int order_capacity
     int order_size       # ints in use (a bump arena, emptied when the root moves)
     void* scratch        # POLICY_SCRATCH bytes for engine-policy rollouts

@@ -305,7 +305,7 @@ class Param:
 # one (a cheap estimate that plays close to greedy and keeps no memory between its calls, so
 # that a rollout need not clear the policy scratch), else the greedy move.
 QUICK = "quick"
-ROLLOUT_KINDS = ("random", "greedy", "none", QUICK)
+ROLLOUT_KINDS = ("random", "greedy", "none", QUICK, "prior")
 
 
 def mcts_params(game):
@@ -334,7 +334,8 @@ def mcts_params(game):
               0.0, 100.0),
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation: greedy, "
               "random, none (no rollout moves: the heuristic judges the new leaf), quick (the "
-              "game's cheap `quick` policy where it has one, else greedy) or an engine "
+              "game's cheap `quick` policy where it has one, else greedy), prior (moves drawn "
+              "from the game's fitted move prior, see `prior`) or an engine "
               "policy; greedy unless a game sets its own (random rollouts with cutoff=8 win "
               "0.18 of Maori and none of Mondo against greedy; quick rollouts simulate "
               "0.5-0.76 of the random agent's moves per second against greedy's 0.12-0.20 "
@@ -385,6 +386,12 @@ def mcts_params(game):
               "margin (a logistic of the seat's heuristic margin over its best rival) or "
               "fitted (the engine's chances to win fitted to game outcomes, where it has "
               "them and a seat has rivals; else margin)", choices=("margin", "fitted")),
+        Param("prior", "enum", "none", "a move prior in the tree: none, or fitted (the game's "
+              "conditional logit over the legal actions on their one-ply values and kinds, "
+              "fitted to the search's own choices, data/move_prior.json): a node tries its "
+              "untried actions most probable first, and selection adds exploration x prior x "
+              "sqrt(visits of the parent) / (1 + visits) (PUCT) instead of the UCB1 term",
+              choices=("none", "fitted")),
     )
 
 
@@ -579,6 +586,10 @@ def parse_agent(game, text):
             raise ValueError(f"parameter {key!r} of agent {name!r} is given twice")
         seen.add(key)
         values[key] = table[key].parse(name, raw)
+    for key, fitted in (("prior", "fitted"), ("rollout", "prior")):
+        if values.get(key) == fitted and game.move_prior is None:
+            raise ValueError(f"parameter {key!r} of agent {name!r}: {game.name} has no fitted "
+                             f"move prior (data/move_prior.json)")
     if values.get("light") and values["light_iterations"] > values["iterations"]:
         raise ValueError(f"parameter 'light_iterations' of agent {name!r} must be at most its "
                          f"iterations ({values['iterations']}), got {values['light_iterations']}")
@@ -594,6 +605,8 @@ def canonical_agent(game, text):
         unused.add("forbid")
     if not values.get("stop") or values.get("stop_lead") == 1.0:
         unused.add("stop_lead")
+    if values.get("prior") == "none":     # the searches before the prior spell as they did
+        unused.add("prior")
     table = [p for p in agent_params(game, name) if p.name not in unused]
     if not table:     # no parameters, or only an unused forbid: the name alone
         return name
@@ -611,7 +624,10 @@ def agent_spec(game, text):
             "rollout_kind": AGENT_RANDOM, "rollout_policy": 0, "rollout_memory": False,
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
-            "widen": 0.0, "turns": False, "stop": False, "stop_lead": 1.0, "fitted": False, "n_forbid": len(kinds),
+            "widen": 0.0, "turns": False, "stop": False, "stop_lead": 1.0, "fitted": False,
+            "prior": False, "n_kinds": 0, "kind_lo": [0] * MAX_KINDS,
+            "prior_value": [0.0] * MAX_KINDS, "prior_offset": [0.0] * MAX_KINDS,
+            "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "forbid_hi": [k.base + k.size for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
             "light_iterations": 0, "n_light": len(light),
@@ -625,7 +641,16 @@ def agent_spec(game, text):
     elif name == "mcts":
         rollout = values.pop("rollout")
         spec.update(values, kind=AGENT_MCTS, fitted=values.pop("judge") == "fitted",
+                    prior=values.pop("prior") == "fitted",
                     expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
+        if rollout == "prior":
+            spec["rollout_kind"] = AGENT_PRIOR
+        if spec["prior"] or rollout == "prior":
+            every = game.actions.kinds
+            weights, pad = game.move_prior, MAX_KINDS - len(every)
+            spec.update(n_kinds=len(every), kind_lo=[k.base for k in every] + [0] * pad,
+                        prior_value=[weights[k.name][0] for k in every] + [0.0] * pad,
+                        prior_offset=[weights[k.name][1] for k in every] + [0.0] * pad)
         if rollout == "greedy":
             spec["rollout_kind"] = AGENT_GREEDY
         elif rollout == "none":
@@ -762,6 +787,30 @@ def decision_iterations(State state, name, int plies, unsigned long long seed=0)
             agent_seen(a, action)
     finally:
         workspace_free(&w)
+    return out
+
+
+def search_priors(State state, name, unsigned long long seed=0):
+    """{action: the move prior's probability stored in its root child} after agent `name`
+    (an mcts string with prior=fitted) searched `state` as search_stats does (for tests)."""
+    spec = agent_spec(state.game, name)
+    if spec["kind"] != AGENT_MCTS or not spec["prior"]:
+        raise ValueError(f"agent {name!r} does not search with a move prior")
+    if state.is_terminal():
+        raise ValueError("the game is over: nothing to search")
+    cdef EngineHandle h = state.handle
+    cdef Agents agents = Agents(h, [spec])
+    cdef Tree* t = &agents.agents[0].tree
+    cdef Rng rng
+    cdef int seat = state.current_player, c
+    rng_seed(&rng, seed, 0, 0, STREAM_SEAT + seat)
+    with nogil:
+        mcts_act(h.engine, state.buf, seat, &agents.agents[0].spec, t, &rng)
+    out = {}
+    c = t.nodes[t.root].child if t.size > 0 else -1
+    while c >= 0:
+        out[t.nodes[c].action] = t.nodes[c].prior
+        c = t.nodes[c].sibling
     return out
 
 

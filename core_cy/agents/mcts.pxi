@@ -53,9 +53,11 @@ cdef int tree_init(Tree* t, const Engine* e, int iterations) noexcept nogil:
     t.order_capacity = t.capacity * ORDER_PER_NODE
     t.order_size = 0
     t.order = <int*>malloc(t.order_capacity * sizeof(int))
+    t.order_prior = <double*>malloc(t.order_capacity * sizeof(double))
     if (t.nodes == NULL or t.value == NULL or t.remap == NULL or t.sim == NULL
             or t.trial == NULL or t.legal == NULL or t.root_legal == NULL or t.slot == NULL or t.untried == NULL
-            or t.values == NULL or t.scratch == NULL or t.order == NULL):
+            or t.values == NULL or t.scratch == NULL or t.order == NULL
+            or t.order_prior == NULL):
         tree_free(t)
         return -1
     return 0
@@ -74,13 +76,14 @@ cdef void tree_free(Tree* t) noexcept nogil:
     free(t.values)
     free(t.scratch)
     free(t.order)
+    free(t.order_prior)
     memset(t, 0, sizeof(Tree))
 
 
 cdef size_t tree_bytes(const Tree* t, const Engine* e) noexcept nogil:
     """The memory one search agent holds (the pool and its buffers), fixed for its life."""
     return (t.capacity * (sizeof(Node) + MAX_SEATS * sizeof(double) + sizeof(int)
-                          + ORDER_PER_NODE * sizeof(int))
+                          + ORDER_PER_NODE * (sizeof(int) + sizeof(double)))
             + 2 * e.state_size + MAX_LEGAL * (4 * sizeof(int) + sizeof(double)) + POLICY_SCRATCH)
 
 
@@ -99,6 +102,7 @@ cdef int new_node(Tree* t, int parent, int action) noexcept nogil:
     n.visits = 0
     n.avail = 0
     n.order_n = 0
+    n.prior = 1.0
     memset(&t.value[i * MAX_SEATS], 0, MAX_SEATS * sizeof(double))
     if parent >= 0:
         n.sibling = t.nodes[parent].child
@@ -178,10 +182,11 @@ cdef inline bint ranks_above(double v, uint32_t key, double w, uint32_t other) n
 
 
 cdef int best_first(const double* values, const int* actions, int m, int k, int* out,
-                    Rng* rng) noexcept nogil:
-    """Writes the k best of the m actions into out, best first, and returns how many (at
-    most k).  Ties go in a random order: each action's tie key is a hash of it with one
-    random salt per call (one pass with a sorted buffer of k, no draw per comparison)."""
+                    double* out_values, Rng* rng) noexcept nogil:
+    """Writes the k best of the m actions into out (their values into out_values unless it
+    is NULL), best first, and returns how many (at most k).  Ties go in a random order: each
+    action's tie key is a hash of it with one random salt per call (one pass with a sorted
+    buffer of k, no draw per comparison)."""
     cdef double top_v[ORDER_BATCH]
     cdef uint32_t top_key[ORDER_BATCH]
     cdef uint64_t salt = rng_next(rng)
@@ -202,39 +207,89 @@ cdef int best_first(const double* values, const int* actions, int m, int k, int*
         out[j] = actions[i]
         if size < k:
             size += 1
+    if out_values != NULL:
+        for j in range(size):
+            out_values[j] = top_v[j]
     return size
 
 
+cdef inline int kind_index(const AgentSpec* a, int action) noexcept nogil:
+    """The move prior's index of the action's kind (the last kind starting at or below it)."""
+    cdef int k = a.n_kinds - 1
+    while k > 0 and action < a.kind_lo[k]:
+        k -= 1
+    return k
+
+
+cdef void prior_probabilities(const AgentSpec* a, const int* actions, double* values,
+                              int m) noexcept nogil:
+    """Replaces the m actions' one-ply values by the move prior's probabilities over them: a
+    softmax of prior_value[kind] x (value - the best value) + prior_offset[kind] (the
+    conditional logit of benchmarks/prior_fit.py)."""
+    cdef double best = -1e300, top = -1e300, total = 0.0
+    cdef int i, k
+    for i in range(m):
+        if values[i] > best:
+            best = values[i]
+    for i in range(m):
+        k = kind_index(a, actions[i])
+        values[i] = a.prior_value[k] * (values[i] - best) + a.prior_offset[k]
+        if values[i] > top:
+            top = values[i]
+    for i in range(m):
+        values[i] = exp(values[i] - top)
+        total += values[i]
+    for i in range(m):
+        values[i] /= total
+
+
 cdef int untried_pick(const Engine* e, Tree* t, int node, int n, int untried, int actor,
-                      const AgentSpec* a, Rng* rng) noexcept nogil:
+                      const AgentSpec* a, Rng* rng, double* prior) noexcept nogil:
     """The index (in t.legal) of the untried action to expand: the best one-ply value for the
-    actor first (a.expand == AGENT_GREEDY; ties at random), or one at random.  The untried
-    actions are valued once for a batch of ORDER_BATCH expansions of the node (kept in
-    t.order, best first); a kept candidate that is illegal or tried in this determinization
-    is skipped, and an empty batch values the untried actions of the determinization at hand
-    again."""
+    actor first (a.expand == AGENT_GREEDY; ties at random), the most probable by the move
+    prior first (a.prior, whatever a.expand; its probability among every action of the
+    node in this determinization goes to prior[0], else 1 / n), or one at random.  The untried actions are valued
+    once for a batch of ORDER_BATCH expansions of the node (kept in t.order, best first); a
+    kept candidate that is illegal or tried in this determinization is skipped, and an empty
+    batch values the untried actions of the determinization at hand again."""
     cdef Node* nd = &t.nodes[node]
     cdef int i, m = 0, k, pick
-    if a.expand == AGENT_GREEDY and untried > 1:
+    prior[0] = 1.0 / n
+    if (a.expand == AGENT_GREEDY and untried > 1) or a.prior:
         while nd.order_n > 0:
             nd.order_n -= 1
             nd.order += 1
             i = find_action(t.legal, n, t.order[nd.order - 1])
             if i >= 0 and t.slot[i] < 0:
+                prior[0] = t.order_prior[nd.order - 1]
                 return i
-        for i in range(n):
-            if t.slot[i] < 0:
-                t.untried[m] = t.legal[i]
-                m += 1
-        if e.action_values == NULL or not e.action_values(t.sim, actor, t.untried, m, t.values):
-            one_ply_values(e, t.sim, actor, t.untried, m, t.values, t.trial)
+        if a.prior:     # the probabilities over every action here, kept for the untried
+            if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
+                one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
+            prior_probabilities(a, t.legal, t.values, n)
+            for i in range(n):
+                if t.slot[i] < 0:
+                    t.untried[m] = t.legal[i]
+                    t.values[m] = t.values[i]     # m <= i: read before written
+                    m += 1
+        else:
+            for i in range(n):
+                if t.slot[i] < 0:
+                    t.untried[m] = t.legal[i]
+                    m += 1
+            if e.action_values == NULL or not e.action_values(t.sim, actor, t.untried, m,
+                                                              t.values):
+                one_ply_values(e, t.sim, actor, t.untried, m, t.values, t.trial)
         if t.order_size + ORDER_BATCH > t.order_capacity:     # full: this expansion only
-            best_first(t.values, t.untried, m, 1, &pick, rng)
+            best_first(t.values, t.untried, m, 1, &pick, prior if a.prior else NULL, rng)
             return find_action(t.legal, n, pick)
-        k = best_first(t.values, t.untried, m, ORDER_BATCH, &t.order[t.order_size], rng)
+        k = best_first(t.values, t.untried, m, ORDER_BATCH, &t.order[t.order_size],
+                       &t.order_prior[t.order_size] if a.prior else NULL, rng)
         nd.order = t.order_size + 1
         nd.order_n = k - 1
         t.order_size += k
+        if a.prior:
+            prior[0] = t.order_prior[nd.order - 1]
         return find_action(t.legal, n, t.order[nd.order - 1])
     pick = <int>rng_below(rng, untried)
     for i in range(n):
@@ -271,7 +326,7 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
     cdef int n = tree_actions(e, a, t.sim, t.legal)
     cdef int actor = st_current(e, t.sim)
     cdef int i, c, untried = 0, best = -1
-    cdef double score, best_score = -1e300
+    cdef double score, prior, best_score = -1e300
     if actor == t.searcher:     # restricted play: the searcher's own decisions (sorted kept)
         n = keep_allowed(a, t.legal, n)
     for i in range(n):
@@ -288,15 +343,22 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
             untried += 1
     expanded[0] = False
     if untried > 0 and t.size < t.capacity and not widened(t, node, n - untried, a):
-        c = new_node(t, node, t.legal[untried_pick(e, t, node, n, untried, actor, a, rng)])
+        c = new_node(t, node, t.legal[untried_pick(e, t, node, n, untried, actor, a, rng,
+                                                   &prior)])
         t.nodes[c].avail = 1
+        t.nodes[c].prior = prior
         expanded[0] = True
         return c
     for i in range(n):
         c = t.slot[i]
         if c >= 0:
-            score = (t.value[c * MAX_SEATS + actor] / t.nodes[c].visits
-                     + a.exploration * sqrt(log(<double>t.nodes[c].avail) / t.nodes[c].visits))
+            if a.prior:     # PUCT: the exploration bonus in proportion to the move prior
+                score = (t.value[c * MAX_SEATS + actor] / t.nodes[c].visits
+                         + a.exploration * t.nodes[c].prior * sqrt(<double>t.nodes[c].avail)
+                         / (1.0 + t.nodes[c].visits))
+            else:
+                score = (t.value[c * MAX_SEATS + actor] / t.nodes[c].visits
+                         + a.exploration * sqrt(log(<double>t.nodes[c].avail) / t.nodes[c].visits))
             if score > best_score:
                 best_score = score
                 best = c
@@ -308,9 +370,24 @@ cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) 
     look-ahead needs no further redraw).  A greedy move with a.sample > 0 values only a random
     sample of that many legal actions (the engine's action values cost about one evaluation per
     action valued, so this bounds a rollout move's cost whatever the branching)."""
-    cdef int n, actor
+    cdef int n, actor, i
+    cdef double r
     if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
         return e.policy(t.sim, a.rollout_policy, a.params, rng, t.scratch)
+    if a.rollout_kind == AGENT_PRIOR:     # a move drawn from the move prior
+        n = e.legal_actions(t.sim, t.legal)
+        if n == 1:
+            return t.legal[0]
+        actor = st_current(e, t.sim)
+        if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
+            one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
+        prior_probabilities(a, t.legal, t.values, n)
+        r = rng_uniform(rng)
+        for i in range(n - 1):
+            r -= t.values[i]
+            if r < 0.0:
+                return t.legal[i]
+        return t.legal[n - 1]
     if a.rollout_kind != AGENT_GREEDY and e.random_action != NULL:
         return e.random_action(t.sim, rng)     # the same draw as below, without listing
     n = e.legal_actions(t.sim, t.legal)

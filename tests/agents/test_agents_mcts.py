@@ -30,7 +30,7 @@ def test_agent_strings_parse_with_defaults_filled_in():
                       "epsilon": 0.0, "sample": 0, "reuse": True, "top_up": True,
                       "margin": 0.0, "expand": "greedy", "widen": 0.0, "turns": False,
                       "stop": False, "stop_lead": 1.0, "light": "", "light_iterations": 50, "judge": "margin",
-                      "forbid": ""}
+                      "prior": "none", "forbid": ""}
     assert agents.parse_agent(GENERIC, "greedy") == ("greedy", {"forbid": ""})
     assert agents.parse_agent(GENERIC, "mcts()")[1]["iterations"] == 200
     assert agents.canonical_agent(GENERIC, "mcts(reuse=False,iterations=9)") == (
@@ -111,10 +111,10 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
-    assert props["rollout"]["enum"] == ["random", "greedy", "none", "quick"]
+    assert props["rollout"]["enum"] == ["random", "greedy", "none", "quick", "prior"]
     # A game's own `quick` policy is the generic choice, not listed twice.
-    assert desert.info()["agents"]["mcts"]["parameters"]["properties"]["rollout"]["enum"][:4] \
-        == ["random", "greedy", "none", "quick"]
+    assert desert.info()["agents"]["mcts"]["parameters"]["properties"]["rollout"]["enum"][:5] \
+        == ["random", "greedy", "none", "quick", "prior"]
     assert list(info["greedy"]["parameters"]["properties"]) == ["forbid"]   # restricted play
     assert "description" in info["random"]
 
@@ -203,10 +203,11 @@ def test_the_node_pool_is_fixed_and_freed():
     big = "mcts(iterations=2000, cutoff=1)"
     per_agent = agents.memory_bytes(MAORI, big)
     assert 4000 * 24 < per_agent < 2_000_000
-    # Two searches' worth of nodes (a reused subtree plus the next search), 132 bytes each
-    # (32 the node, 64 its values, 4 for compacting, 32 its share of the expansion order).
+    # Two searches' worth of nodes (a reused subtree plus the next search), 204 bytes each
+    # (40 the node with its prior, 64 its values, 4 for compacting, 96 its share of the
+    # expansion order and the candidates' prior probabilities).
     grown = agents.memory_bytes(MAORI, "mcts(iterations=20000, cutoff=1)") - per_agent
-    assert grown == 2 * 18000 * 132
+    assert grown == 2 * 18000 * 204
     state = MAORI.new(2, seed=3)
     agents.choose(state, big, seed=0)
     before = _rss_bytes()
