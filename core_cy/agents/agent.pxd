@@ -7,7 +7,6 @@ cdef enum AgentKind:
     AGENT_POLICY = 2     # the engine's own policy number `policy` (e.g. a team planner)
     AGENT_MCTS = 3       # information-set Monte Carlo tree search (mcts.pxi)
     AGENT_NONE = 4       # rollouts only: no rollout moves (the heuristic judges the new leaf)
-    AGENT_PRIOR = 5      # rollouts only: moves drawn from the fitted move prior
 
 cdef enum:
     MAX_FORBID = 8       # forbidden action kinds per agent (forbid=kind+kind...)
@@ -24,7 +23,7 @@ ctypedef struct AgentSpec:
     # AGENT_MCTS only:
     int iterations       # simulations per decision
     double exploration   # the UCT exploration constant
-    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY, AGENT_NONE or AGENT_PRIOR
+    int rollout_kind     # AGENT_RANDOM, AGENT_GREEDY, AGENT_POLICY or AGENT_NONE: the rollout policy
     int rollout_policy   # the engine policy number when rollout_kind is AGENT_POLICY
     bint rollout_memory  # that policy keeps memory in its scratch (emptied every rollout)
     int expand           # AGENT_GREEDY: untried actions in the order of their one-ply value

@@ -305,7 +305,7 @@ class Param:
 # one (a cheap estimate that plays close to greedy and keeps no memory between its calls, so
 # that a rollout need not clear the policy scratch), else the greedy move.
 QUICK = "quick"
-ROLLOUT_KINDS = ("random", "greedy", "none", QUICK, "prior")
+ROLLOUT_KINDS = ("random", "greedy", "none", QUICK)
 
 
 def mcts_params(game):
@@ -334,8 +334,7 @@ def mcts_params(game):
               0.0, 100.0),
         Param("rollout", "enum", "greedy", "the policy that plays out a simulation: greedy, "
               "random, none (no rollout moves: the heuristic judges the new leaf), quick (the "
-              "game's cheap `quick` policy where it has one, else greedy), prior (moves drawn "
-              "from the game's fitted move prior, see `prior`) or an engine "
+              "game's cheap `quick` policy where it has one, else greedy) or an engine "
               "policy; greedy unless a game sets its own (random rollouts with cutoff=8 win "
               "0.18 of Maori and none of Mondo against greedy; quick rollouts simulate "
               "0.5-0.76 of the random agent's moves per second against greedy's 0.12-0.20 "
@@ -586,10 +585,9 @@ def parse_agent(game, text):
             raise ValueError(f"parameter {key!r} of agent {name!r} is given twice")
         seen.add(key)
         values[key] = table[key].parse(name, raw)
-    for key, fitted in (("prior", "fitted"), ("rollout", "prior")):
-        if values.get(key) == fitted and game.move_prior is None:
-            raise ValueError(f"parameter {key!r} of agent {name!r}: {game.name} has no fitted "
-                             f"move prior (data/move_prior.json)")
+    if values.get("prior") == "fitted" and game.move_prior is None:
+        raise ValueError(f"parameter 'prior' of agent {name!r}: {game.name} has no fitted "
+                         f"move prior (data/move_prior.json)")
     if values.get("light") and values["light_iterations"] > values["iterations"]:
         raise ValueError(f"parameter 'light_iterations' of agent {name!r} must be at most its "
                          f"iterations ({values['iterations']}), got {values['light_iterations']}")
@@ -643,9 +641,7 @@ def agent_spec(game, text):
         spec.update(values, kind=AGENT_MCTS, fitted=values.pop("judge") == "fitted",
                     prior=values.pop("prior") == "fitted",
                     expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
-        if rollout == "prior":
-            spec["rollout_kind"] = AGENT_PRIOR
-        if spec["prior"] or rollout == "prior":
+        if spec["prior"]:
             every = game.actions.kinds
             weights, pad = game.move_prior, MAX_KINDS - len(every)
             spec.update(n_kinds=len(every), kind_lo=[k.base for k in every] + [0] * pad,

@@ -370,24 +370,9 @@ cdef int rollout_action(const Engine* e, Tree* t, const AgentSpec* a, Rng* rng) 
     look-ahead needs no further redraw).  A greedy move with a.sample > 0 values only a random
     sample of that many legal actions (the engine's action values cost about one evaluation per
     action valued, so this bounds a rollout move's cost whatever the branching)."""
-    cdef int n, actor, i
-    cdef double r
+    cdef int n, actor
     if a.rollout_kind == AGENT_POLICY and e.policy != NULL:
         return e.policy(t.sim, a.rollout_policy, a.params, rng, t.scratch)
-    if a.rollout_kind == AGENT_PRIOR:     # a move drawn from the move prior
-        n = e.legal_actions(t.sim, t.legal)
-        if n == 1:
-            return t.legal[0]
-        actor = st_current(e, t.sim)
-        if e.action_values == NULL or not e.action_values(t.sim, actor, t.legal, n, t.values):
-            one_ply_values(e, t.sim, actor, t.legal, n, t.values, t.trial)
-        prior_probabilities(a, t.legal, t.values, n)
-        r = rng_uniform(rng)
-        for i in range(n - 1):
-            r -= t.values[i]
-            if r < 0.0:
-                return t.legal[i]
-        return t.legal[n - 1]
     if a.rollout_kind != AGENT_GREEDY and e.random_action != NULL:
         return e.random_action(t.sim, rng)     # the same draw as below, without listing
     n = e.legal_actions(t.sim, t.legal)

@@ -111,10 +111,10 @@ def test_engine_policies_are_rollout_choices_and_the_catalogue_lists_parameters(
     props = info["mcts"]["parameters"]["properties"]
     assert props["iterations"]["type"] == "integer" and props["iterations"]["default"] == 200
     assert props["cutoff"]["default"] == 4 and props["rollout"]["default"] == "greedy"
-    assert props["rollout"]["enum"] == ["random", "greedy", "none", "quick", "prior"]
+    assert props["rollout"]["enum"] == ["random", "greedy", "none", "quick"]
     # A game's own `quick` policy is the generic choice, not listed twice.
-    assert desert.info()["agents"]["mcts"]["parameters"]["properties"]["rollout"]["enum"][:5] \
-        == ["random", "greedy", "none", "quick", "prior"]
+    assert desert.info()["agents"]["mcts"]["parameters"]["properties"]["rollout"]["enum"][:4] \
+        == ["random", "greedy", "none", "quick"]
     assert list(info["greedy"]["parameters"]["properties"]) == ["forbid"]   # restricted play
     assert "description" in info["random"]
 
