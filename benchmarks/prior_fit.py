@@ -1,7 +1,7 @@
 """Fits a game's move prior (mcts(prior=fitted)) to the search's own choices.
 
 Plays --games 3-player games of --game with --agent (default: the game's `strong` preset of
-dashboards/static/presets.json; seed --seed, one decision at a time) and, at every --every-th
+its presets.json; seed --seed, one decision at a time) and, at every --every-th
 decision with a choice, searches the position afresh with --search (default: the same
 agent without light decisions, so that every kind of decision gets its full budget) and
 records every legal action's one-ply value for the acting seat (the engine's action values,
@@ -35,15 +35,15 @@ import numpy as np  # noqa: E402
 from scipy.optimize import minimize  # noqa: E402
 
 import core_cy  # noqa: E402
-from benchmarks.strong_play import PRESETS  # noqa: E402
 from core_cy import agents  # noqa: E402
 from core_cy.agents.game import MOVE_PRIOR  # noqa: E402
+from core_cy.catalogue import presets  # noqa: E402
 
 PLAYERS = 3
 
 
 def strong_preset(name: str) -> str:
-    return json.loads(PRESETS.read_text())["games"][name]["presets"]["strong"]["agent"]
+    return presets(name)["presets"]["strong"]["agent"]
 
 
 def search_agent(game, agent: str) -> str:
