@@ -32,6 +32,7 @@ against where the plain figure changes sign.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import subprocess
 import sys
 import time
@@ -48,13 +49,31 @@ SINGLE_GAMES = 3000           # games per value of a single wave
 WAVE_GAMES, MAX_GAMES = 1000, 400_000
 
 
-def truth(name: str, players: int):
-    """(p(x), lo, hi, x*) of a named truth at `players` players."""
+def _logistic(players: int, per_unit: float, star: float):
+    """p(x) crossing the fair share at `star`, `per_unit` of share a unit there, logit-linear."""
     fair = (1 - NOBODY) / players
-    if name == "logistic":
-        slope = 0.03 / (fair * (1 - fair))            # 3 points of share per unit at x*
-        star, lo, hi = 3.4, 0, 8
-        return (lambda x: fv.expit(fv.logit(fair) + slope * (x - star))), lo, hi, star
+    slope = per_unit / (fair * (1 - fair))
+    return lambda x: fv.expit(fv.logit(fair) + slope * (np.asarray(x, dtype=float) - star))
+
+
+def truth(name: str, players: int):
+    """(p(x), lo, hi, x*) of a named truth at `players` players (x*: where p crosses the fair
+    share; two crossings: the first; outside the range: beyond it)."""
+    fair = (1 - NOBODY) / players
+    if name == "logistic":                            # 3 points of share per unit at x*
+        return _logistic(players, 0.03, 3.4), 0, 8, 3.4
+    if name == "steep":                               # 25 points a unit at x* (issue 52)
+        return _logistic(players, 0.25, 3.4), 0, 8, 3.4
+    if name == "concave":                             # flattening as it rises: 2.7 a unit at x*
+        return (lambda x: fair + 0.08 * (1 - np.exp(-(np.asarray(x, float) - 3.4) / 3))), \
+            0, 8, 3.4
+    if name == "edge":                                # the logistic, crossing near the top
+        return _logistic(players, 0.03, 7.6), 0, 8, 7.6
+    if name == "outside":                             # ... crossing above the range
+        return _logistic(players, 0.03, 9.5), 0, 8, 9.5
+    if name == "two crossings":                       # a hump: up through 2.4, down through 6.3
+        return (lambda x: fair + 0.04 * (1 - ((np.asarray(x, float) - 4.35) / 1.95) ** 2)), \
+            0, 8, 2.4
     if name == "linear":
         star, lo, hi = 3.4, 0, 8
         return (lambda x: fair + 0.03 * (x - star)), lo, hi, star
@@ -62,12 +81,26 @@ def truth(name: str, players: int):
         # -4: about 9 points below fair, -2..0 nearly flat about 2 below, fair at +3.4
         star, lo, hi = 3.4, -4, 4
         return (lambda x: fair + 0.006 * (x - star) - 0.08 * np.exp(-(x - lo) / 0.8)), lo, hi, star
-    if name == "non-monotone":
+    if name in ("non-monotone", "bump"):
         # rises to a bump at 1.5 (still below fair), falls back by 3, then rises through x*
         star, lo, hi = 5.4, 0, 8
         return (lambda x: fair + 0.03 * (x - star) + 0.1 * np.exp(-((x - 1.5) / 0.9) ** 2)
                 - 0.1 * np.exp(-((star - 1.5) / 0.9) ** 2)), lo, hi, star
     raise ValueError(name)
+
+
+def fair_values(name: str, players: int) -> tuple[list, str | None]:
+    """(values, side): the integer option's true fair values, where the line between the true
+    figures at neighbouring integers meets the target (a designer sets integers; between
+    them the fair value is that line's, which is what the search estimates), and, when there
+    is none in the range, the side of the range the fair value lies on."""
+    p, lo, hi, star = truth(name, players)
+    xs = np.arange(lo, hi + 1, dtype=float)
+    off = np.clip(p(xs), 0.0, 1.0 - NOBODY) - (1 - NOBODY) / players
+    out = [float(xs[j] + off[j] / (off[j] - off[j + 1])) for j in range(len(xs) - 1)
+           if off[j] < 0 <= off[j + 1] or off[j] > 0 >= off[j + 1]]
+    side = None if out else ("above" if off[-1] * (off[-1] - off[0]) < 0 else "below")
+    return out, side
 
 
 def player(rng, p, players):
@@ -83,30 +116,74 @@ def player(rng, p, players):
     return play
 
 
-def coverage_row(name, players, mode, reps, rng) -> dict:
+def covers(ans, values: list, side: str | None) -> float:
+    """The share of the true fair values the answer leaves possible; with none in the range,
+    1 when the answer says the value lies beyond the range on the right side (or leaves that
+    end possible), else 0."""
+    if values:
+        return float(np.mean([any(a <= x <= b for a, b in ans.pieces) for x in values]))
+    if ans.status == "outside_range":
+        return float(ans.side == side)
+    end = ans.hi if side == "above" else ans.lo
+    return float(any(a <= end <= b for a, b in ans.pieces))
+
+
+def width(ans) -> float:
+    """The length of the values still possible (the pieces, within the range)."""
+    return float(sum(b - a for a, b in ans.pieces))
+
+
+IDEAL_GAMES, IDEAL_REPS = 20_000, 200
+
+
+def ideal_width(name: str, players: int, rng) -> float | None:
+    """The mean width of the ideal design's interval at IDEAL_GAMES games: one wave of common
+    deals on the integers on either side of each true fair value (where a search that knew
+    the answer would play), equal games a value.  None when no fair value is in the range."""
+    p, lo, hi, _ = truth(name, players)
+    values, _ = fair_values(name, players)
+    if not values:
+        return None
+    ints = sorted({int(np.clip(f(x), lo, hi)) for x in values for f in (np.floor, np.ceil)})
+    if len(ints) == 1:
+        ints = sorted({ints[0], ints[0] + 1 if ints[0] < hi else ints[0] - 1})
+    out = []
+    for _ in range(IDEAL_REPS):
+        y = player(rng, p, players)(ints, 0, IDEAL_GAMES // len(ints))
+        c = fv.fit([(np.asarray(ints, float), y)])
+        out.append(width(fv.answer(c, lo, hi, fv.fair_share(players), integer=True)))
+    return float(np.mean(out))
+
+
+def coverage_row(name, players, mode, reps, rng, ideal: float | None = None) -> dict:
     p, lo, hi, star = truth(name, players)
+    values, side = fair_values(name, players)
     target = fv.fair_share(players)
     covered = named = not_monotone = 0
-    games = []
+    games, ratios, of_star = [], [], 0
     for _ in range(reps):
         play = player(rng, p, players)
         if mode == "single":
-            values = fv.grid(lo, hi, 5, True)
-            c = fv.fit([(np.asarray(values, float), play(values, 0, SINGLE_GAMES))])
+            grid = fv.grid(lo, hi, 5, True)
+            c = fv.fit([(np.asarray(grid, float), play(grid, 0, SINGLE_GAMES))])
             ans = fv.answer(c, lo, hi, target, integer=True)
         else:
             ans, c, _ = fv.search(play, lo, hi, target, 0.5, WAVE_GAMES, MAX_GAMES,
                                   integer=True)
-        covered += any(a <= star <= b for a, b in ans.pieces)
+        covered += covers(ans, values, side)
+        of_star += any(a <= star <= b for a, b in ans.pieces) if values else covers(ans, [], side)
         named += ans.status == "found"
         not_monotone += ans.not_monotone
         games.append(c.games)
+        if ideal and ans.pieces:
+            ratios.append(width(ans) / (ideal * np.sqrt(IDEAL_GAMES / c.games)))
     return {"truth": name, "players": players, "mode": mode, "reps": reps,
-            "coverage": covered / reps, "named": named / reps,
-            "not_monotone": not_monotone / reps, "median_games": float(np.median(games))}
+            "coverage": covered / reps, "coverage_star": of_star / reps, "named": named / reps,
+            "not_monotone": not_monotone / reps, "median_games": float(np.median(games)),
+            "width_ratio": float(np.median(ratios)) if ratios else None}
 
 
-TRUTHS = ("logistic", "linear", "steep-ended", "non-monotone")
+TRUTHS = ("logistic", "steep", "concave", "bump", "two crossings", "edge", "outside")
 
 
 def reference(example: Path, values: list[int], games: int, seed: int) -> None:
@@ -139,6 +216,19 @@ def reference(example: Path, values: list[int], games: int, seed: int) -> None:
               "CPU-s)", flush=True)
 
 
+def _row_line(job) -> str:
+    name, players, mode, reps, seed = job
+    began = time.process_time()
+    rng = np.random.default_rng([seed, players, len(name), mode == "single"])
+    ideal = ideal_width(name, players, np.random.default_rng([seed, players, len(name), 7]))
+    row = coverage_row(name, players, mode, reps, rng, ideal)
+    ratio = "-" if row["width_ratio"] is None else f"{row['width_ratio']:.2f}"
+    return (f"| {name} | {players} | {mode} | {reps} | {100 * row['coverage']:.1f}% | "
+            f"{100 * row['coverage_star']:.1f}% | {100 * row['named']:.0f}% | "
+            f"{100 * row['not_monotone']:.0f}% | {row['median_games']:,.0f} | {ratio} | "
+            f"<!-- {time.process_time() - began:.0f} CPU-s -->")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reference", type=Path, help="an example spec: plain play at --values")
@@ -150,6 +240,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sequential", type=int, default=400, help="replicates of a search")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--truths", default=",".join(TRUTHS))
+    ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--players", default="2,3,4")
     args = ap.parse_args(argv)
     if args.reference:
@@ -160,22 +251,19 @@ def main(argv=None) -> int:
                             text=True, cwd=Path(__file__).resolve().parents[1]).stdout.strip()
     print(f"commit {commit}; nobody wins {NOBODY:.0%}; shared draws {SHARED:.0%}; single wave "
           f"{SINGLE_GAMES:,} games per value; search to +-0.5 from {WAVE_GAMES:,} games per "
-          f"value, at most {MAX_GAMES:,}")
-    print("| truth | players | mode | replicates | coverage of x* | named a fair value | said "
-          "not monotone | median games |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name in args.truths.split(","):
-        for players in (int(k) for k in args.players.split(",")):
-            for mode, reps in (("single", args.single), ("sequential", args.sequential)):
-                if reps <= 0:
-                    continue
-                began = time.process_time()
-                row = coverage_row(name, players, mode, reps,
-                                   np.random.default_rng([args.seed, players, len(name)]))
-                print(f"| {name} | {players} | {mode} | {reps} | {100 * row['coverage']:.1f}% | "
-                      f"{100 * row['named']:.0f}% | {100 * row['not_monotone']:.0f}% | "
-                      f"{row['median_games']:,.0f} |", flush=True)
-                print(f"<!-- {time.process_time() - began:.0f} CPU-s -->", file=sys.stderr)
+          f"value, at most {MAX_GAMES:,}; ideal design at {IDEAL_GAMES:,} games, "
+          f"{IDEAL_REPS} replicates")
+    print("| truth | players | mode | replicates | coverage | coverage of x* | named a fair "
+          "value | said not monotone | median games | width / ideal (median) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    jobs = [(name, players, mode, reps, args.seed)
+            for name in args.truths.split(",")
+            for players in (int(k) for k in args.players.split(","))
+            for mode, reps in (("single", args.single), ("sequential", args.sequential))
+            if reps > 0]
+    with multiprocessing.Pool(args.workers) as pool:
+        for line in pool.imap(_row_line, jobs):
+            print(line, flush=True)
     return 0
 
 

@@ -399,61 +399,176 @@ def grid(lo: float, hi: float, points: int, integer: bool) -> list:
     return [float(v) for v in values]
 
 
-def next_values(ans: Answer, integer: bool) -> list:
-    """The next wave's values: the estimate and the ends of the pieces still possible,
-    clamped to the range (integers: those on both sides); without a piece to aim at, the
-    range's ends and middle."""
+def _points_of_interest(ans: Answer, faint: dict) -> list:
+    """(x, weight) of the values the answer rests on: the estimate and the ends of the pieces
+    still possible (an end at the range's end is the range's end); a piece that is all but
+    excluded (ALL_BUT_EXCLUDED) weighs LIGHT; without a piece to aim at, the range's ends and
+    middle."""
     lo, hi = ans.lo, ans.hi
-    if ans.status in ("found", "edge"):
-        points = [a for p in ans.pieces for a in p]
-        if ans.estimate is not None:
-            points.append(ans.estimate)
-    else:
-        points = [lo, (lo + hi) / 2, hi]
-    points = [min(max(v, lo), hi) for v in points]
+    if ans.status not in ("found", "edge"):
+        return [(lo, 1.0), ((lo + hi) / 2, 1.0), (hi, 1.0)]
+    out = [] if ans.estimate is None else [(min(max(ans.estimate, lo), hi), 1.0)]
+    for a, b in ans.pieces:
+        held = ans.estimate is not None and a <= ans.estimate <= b
+        weight = 1.0 if held or not faint.get((a, b)) else LIGHT
+        out += [(a, weight), (b, weight)]
+    return out
+
+
+LIGHT = 0.15                  # the weight of a piece all but excluded, beside 1
+ALL_BUT_EXCLUDED = 0.8        # ... a piece whose best point is this share of z from the target
+
+
+def _bracket(x: float, lo: float, hi: float, integer: bool, precision: float) -> list:
+    """[(value, coefficient)]: the values to play around x and their coefficients in the
+    interpolated curve there (integers: floor and ceil; a real option: x -+ precision / 2)."""
     if integer:
-        out = set()
-        for v in points:
-            out.add(int(math.floor(v)))
-            out.add(int(math.ceil(v)))
-        values = sorted(v for v in out if lo <= v <= hi)
-        if len(values) == 1:         # a segment needs two ends
-            v = values[0]
-            values = sorted({v, v + 1 if v + 1 <= hi else v - 1})
-        return values
-    return sorted(set(float(v) for v in points))
+        a, b = int(math.floor(x)), int(math.ceil(x))
+        if a == b:
+            return [(a, 1.0)]
+    else:
+        half = precision / 2
+        a, b = max(lo, x - half), min(hi, x + half)
+        if b - a <= 1e-12:
+            return [(float(a), 1.0)]
+    t = (x - a) / (b - a)
+    return [(a, 1.0 - t), (b, t)]
 
 
-def done(ans: Answer, precision: float) -> bool:
-    """Stop: the values still possible lie within +-precision, or the range surely holds
-    none (every value is shown off the target)."""
-    return ans.status == "outside_range" or (ans.status == "found"
-                                             and ans.half_width <= precision)
+def next_wave(ans: Answer, c: Curve, integer: bool, precision: float = 0.5,
+              alpha=st.ALPHA) -> dict:
+    """The next wave's values and their shares of its games: the values around the estimate
+    and around the ends of the pieces still possible (_points_of_interest, clamped to the
+    range), each weighted by the information it carries there.  A value's share is Neyman's
+    for the variance of the curve at those points: sd x sqrt(sum of its squared
+    interpolation coefficients x the point's weight), so the integers on either side of the
+    estimate get most of the games, the nearer one more, and the ends of a piece all but
+    excluded few.  A value gets at least MIN_SHARE of the largest share (every segment keeps
+    both ends)."""
+    lo, hi = ans.lo, ans.hi
+    need: dict = {}
+    faint = _faint_pieces(ans, c, alpha) if len(c.values) else {}
+    for x, weight in _points_of_interest(ans, faint):
+        x = min(max(x, lo), hi)
+        for v, coef in _bracket(x, lo, hi, integer, precision):
+            v = int(v) if integer else float(v)
+            if lo <= v <= hi:
+                need[v] = need.get(v, 0.0) + weight * coef * coef
+    if integer and len(need) == 1:         # a segment needs two ends
+        v = next(iter(need))
+        need[v + 1 if v + 1 <= hi else v - 1] = 0.0
+    sd_max = float(np.max(c.sd)) if len(c.sd) else 0.5
+    shares = {}
+    for v, w in need.items():
+        i = c.index(v)
+        sd = float(c.sd[i]) if i is not None and c.counts[i] > 1 else sd_max
+        shares[v] = max(sd, 1e-3) * math.sqrt(w)
+    top = max(shares.values())
+    shares = {v: max(s, MIN_SHARE * top) for v, s in shares.items()}
+    total = sum(shares.values())
+    return {v: s / total for v, s in sorted(shares.items())}
+
+
+MIN_SHARE = 0.2
+
+
+def next_values(ans: Answer, integer: bool) -> list:
+    """The values the next wave plays (next_wave's, without their shares)."""
+    empty = Curve(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 0)), np.zeros(0),
+                  np.zeros(2), np.zeros((2, 2)), 0)
+    return list(next_wave(ans, empty, integer))
+
+
+def _played_around(values: np.ndarray, x: float, integer: bool, precision: float) -> bool:
+    """Whether the curve at x rests on values played close enough for a straight line between
+    them to be the option's own curve: an integer option, the integers on both sides of x
+    (x itself when it is one); a real option, the played values around x within precision of
+    each other."""
+    if integer:
+        need = {int(math.floor(x + 1e-9)), int(math.ceil(x - 1e-9))}
+        return need <= {int(v) for v in values if float(v).is_integer()}
+    below, above = values[values <= x + 1e-12], values[values >= x - 1e-12]
+    return bool(len(below) and len(above) and above.min() - below.max() <= precision + 1e-12)
+
+
+def done(ans: Answer, precision: float, c: Curve | None = None, integer: bool = False) -> bool:
+    """Stop: the range surely holds no fair value (every value is shown off the target), or
+    the values still possible lie within +-precision *and* rest on values played around them
+    (_played_around: the estimate and every end of a piece it names, within the range), so
+    the search never stops on a segment whose inside was never played (the straight line
+    there is exact only if the curve is).  Without the curve (c None) the second condition
+    cannot be checked and the search does not stop but on the first."""
+    if ans.status == "outside_range":
+        return True
+    if ans.status != "found" or ans.half_width > precision or c is None:
+        return False
+    points = [ans.estimate] + [e for p in ans.pieces for e in p]
+    return all(_played_around(c.values, min(max(x, ans.lo), ans.hi), integer, precision)
+               for x in points)
+
+
+def _faint_pieces(ans: Answer, c: Curve, alpha: float) -> dict:
+    """{(a, b): True} for the pieces all but excluded: at their best point (the middle) the
+    curve is still ALL_BUT_EXCLUDED x z standard errors from the target."""
+    z = sps.norm.ppf(1 - alpha / 2)
+    out = {}
+    for a, b in ans.pieces:
+        mean, se = c.at((a + b) / 2)
+        out[(a, b)] = bool(abs(mean[0] - ans.target) > ALL_BUT_EXCLUDED * z * max(se[0], 1e-12))
+    return out
+
+
+def _wave_counts(shares: dict, total: int) -> list:
+    """The wave's games split by shares into nested waves of common deals: [(values, count)],
+    the first playing every value, each later one the values that get more."""
+    want = {v: max(1, int(round(total * s))) for v, s in shares.items()}
+    out, given = [], 0
+    for level in sorted(set(want.values())):
+        values = [v for v in shares if want[v] >= level]
+        out.append((values, level - given))
+        given = level
+    return out
 
 
 def search(play, lo: float, hi: float, target: float, precision: float, wave_games: int,
            max_games: int, integer: bool = False, first_points: int = 5,
            alpha=st.ALPHA, on_wave=None) -> tuple[Answer, Curve, list]:
     """The sequential search.  play(values, start, count) -> Y (count deals x len(values))
-    plays deals start..start+count-1 at every value (the same deals for each).  Waves go on
-    until done() or max_games games in all; returns (answer, curve, waves).  on_wave(answer,
-    curve, waves), when given, sees every interim answer."""
+    plays deals start..start+count-1 at every value (the same deals for each).  The first
+    look plays a grid over the range (wave_games games a value); each later look plays
+    about as many games again as all before (few looks), spread by next_wave over the values
+    that inform the answer most, as nested waves of common deals (several play calls, each
+    on deals of its own).  It goes on until done() or max_games games in all; returns
+    (answer, curve, waves).  on_wave(answer, curve, waves), when given, sees every interim
+    answer (after each look)."""
     waves, start, used = [], 0, 0
-    values = grid(lo, hi, first_points, integer)
+    plan = [(grid(lo, hi, first_points, integer), None)]
     while True:
-        # waves grow geometrically (each about doubles the games), so there are few looks
-        want = wave_games if not waves else max(wave_games, used // len(values))
-        count = max(1, min(want, (max_games - used) // max(len(values), 1)))
-        y = np.asarray(play(values, start, count), dtype=np.float64)
-        waves.append((np.asarray(values, dtype=np.float64), y))
-        start += count
-        used += count * len(values)
+        if waves:
+            total = max(wave_games * len(shares), used)
+            total = min(total, max_games - used)
+            plan = _wave_counts(shares, total)
+        else:
+            values = plan[0][0]
+            plan = [(values, max(1, min(wave_games, max_games // max(len(values), 1))))]
+        before, first = used, not waves
+        for values, count in plan:
+            if not first:
+                count = min(count, (max_games - used) // len(values))
+            if count <= 0:
+                continue
+            y = np.asarray(play(values, start, count), dtype=np.float64)
+            waves.append((np.asarray(values, dtype=np.float64), y))
+            start += count
+            used += count * len(values)
+        if used == before:                   # max_games leaves no game to play
+            return ans, c, waves
         c = fit(waves)
         ans = answer(c, lo, hi, target, alpha, integer)
         if on_wave:
             on_wave(ans, c, waves)
-        values = next_values(ans, integer)
-        if done(ans, precision) or used + len(values) > max_games:
+        shares = next_wave(ans, c, integer, precision, alpha)
+        if done(ans, precision, c, integer) or used + len(shares) > max_games:
             return ans, c, waves
 
 
