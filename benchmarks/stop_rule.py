@@ -35,6 +35,7 @@ two-sided) at theta = 0, delta/2, delta, 2 delta, with max_games 4 x n80 and 100
     nice -n 19 python -m benchmarks.stop_rule       # about 8 minutes
     nice -n 19 python -m benchmarks.stop_rule tree  # the candidates alone, about 6
     nice -n 19 python -m benchmarks.stop_rule stored  # the rule with a stored spread
+    nice -n 19 python -m benchmarks.stop_rule guard   # its guard, the spread stored wrong
 """
 from __future__ import annotations
 
@@ -415,6 +416,58 @@ def main_stored(rng) -> None:
                       flush=True)
 
 
+def _paired(rng, reps: int, total: int, shift: float, rho: float) -> np.ndarray:
+    """reps x total paired differences of two arms' 0/1 results at a base rate of 0.3, arm B
+    `shift` better; with probability rho the two results are the same (common deals)."""
+    a = rng.random((reps, total)) < 0.3
+    b = rng.random((reps, total)) < 0.3 + shift
+    same = rng.random((reps, total)) < rho
+    return np.where(same & (shift == 0), a, b).astype(float) - a
+
+
+def guard_runs(rng, theta: float, rho: float, reps: int, factor: float = 1.0, delta: float = 0.05,
+          guard: bool = True):
+    """(games / n80, 'different', 'equivalent') of runs of the stored-spread rule at 100 looks
+    up to 4 x n80, the spread stored at `factor` x the true sd, guarded as the product does
+    (or not)."""
+    sd = np.sqrt(_paired(rng, 1, 200_000, theta * delta, rho).var())
+    n80 = (st.power_quantile(0.05) * sd / delta) ** 2
+    total = int(4 * n80)
+    looks = np.unique(np.linspace(total / 100, total, 100).astype(int))
+    d = _paired(rng, reps, total, theta * delta, rho)
+    s1, s2 = np.cumsum(d, axis=1)[:, looks - 1], np.cumsum(d * d, axis=1)[:, looks - 1]
+    mean = s1 / looks
+    running = np.sqrt(np.maximum(s2 / looks - mean ** 2, 0))
+    spread = st.guarded_spread(factor * sd, running, looks, mean) if guard else factor * sd
+    different, equivalent = st.triangle_decisions(mean, spread, looks, delta, 0.05,
+                                                  np.diff(np.concatenate([[0], looks])))
+    done = different | equivalent
+    first = np.where(done.any(axis=1), np.argmax(done, axis=1), len(looks) - 1)
+    rows = np.arange(reps)
+    return looks[first] / n80, different[rows, first], equivalent[rows, first] & \
+        ~different[rows, first]
+
+
+GUARD_ROWS = [(rho, delta) for rho in (0.0, 0.5, 0.9) for delta in (0.05, 0.02)]
+
+
+def main_guard(rng, reps: int = 1000) -> None:
+    """The guard (stats.guarded_spread) with the spread stored at 0.5x, 1x and 2x the truth
+    (issue 52): false 'different' at no difference, false 'equivalent' at delta, the runs
+    undecided at max_games (4 x n80) and the games / n80 at no difference."""
+    print("rho | delta | stored | 'different' at 0 | 'equivalent' at delta | undecided at 0 | "
+          "games / n80 at 0")
+    print("|---|---|---|---|---|---|---|")
+    for rho, delta in GUARD_ROWS:
+        for factor in (0.5, 1.0, 2.0):
+            games, different, equivalent = guard_runs(rng, 0.0, rho, reps, factor, delta)
+            _, _, at_delta = guard_runs(rng, 1.0, rho, reps, factor, delta)
+            print(f"| {rho:g} | {100 * delta:g} points | {factor:g} x | "
+                  f"{100 * different.mean():.1f}% | {100 * at_delta.mean():.1f}% | "
+                  f"{100 * (~different & ~equivalent).mean():.1f}% | {games.mean():.2f} |",
+                  flush=True)
+
+
 def main() -> None:
     rng = np.random.default_rng(371)
     c1, eta = pampallona_tsiatis()
@@ -446,6 +499,8 @@ if __name__ == "__main__":
         main_tree(np.random.default_rng(372))
     elif sys.argv[1:] == ["stored"]:
         main_stored(np.random.default_rng(373))
+    elif sys.argv[1:] == ["guard"]:
+        main_guard(np.random.default_rng(52))
     else:
         main()
         main_tree(np.random.default_rng(372))

@@ -530,6 +530,9 @@ def _wave_counts(shares: dict, total: int) -> list:
     return out
 
 
+MIN_LOOKS = 3
+
+
 def search(play, lo: float, hi: float, target: float, precision: float, wave_games: int,
            max_games: int, integer: bool = False, first_points: int = 5,
            alpha=st.ALPHA, on_wave=None) -> tuple[Answer, Curve, list]:
@@ -543,10 +546,11 @@ def search(play, lo: float, hi: float, target: float, precision: float, wave_gam
     answer (after each look)."""
     waves, start, used = [], 0, 0
     plan = [(grid(lo, hi, first_points, integer), None)]
+    planned, looks = None, 0
     while True:
         if waves:
-            total = max(wave_games * len(shares), used)
-            total = min(total, max_games - used)
+            total = used if planned is None else min(max(planned - used, used // 2), 3 * used)
+            total = min(max(total, wave_games * len(shares)), max_games - used)
             plan = _wave_counts(shares, total)
         else:
             values = plan[0][0]
@@ -568,8 +572,13 @@ def search(play, lo: float, hi: float, target: float, precision: float, wave_gam
         if on_wave:
             on_wave(ans, c, waves)
         shares = next_wave(ans, c, integer, precision, alpha)
-        if done(ans, precision, c, integer) or used + len(shares) > max_games:
+        looks += 1
+        reached = planned is not None and used >= planned and looks >= MIN_LOOKS
+        if ans.status == "outside_range" or (reached and done(ans, precision, c, integer)) \
+                or used + len(shares) > max_games:
             return ans, c, waves
+        more = games_to_precision(ans, c, precision, alpha)
+        planned = None if more is None or not math.isfinite(more) else used + int(more)
 
 
 def at_value(c: Curve, value) -> tuple[float, float]:

@@ -284,7 +284,8 @@ FAMILY_METHOD = "Benjamini-Hochberg"
 
 
 # ---- seat balance ------------------------------------------------------------------------------
-PERMUTATION_BELOW = 500  # fewer units than this (one stratum): a seat-permutation test
+PERMUTATION_NEAR = 0.2  # one stratum: the seat-permutation test wherever the F p-value is
+#                          at most this (the F tail is liberal where Benjamini-Hochberg looks)
 PERMUTATION_REFINE = 4  # the permutation test draws more while at most this many draws reach
 PERMUTATION_RESOLUTION = 20  # ... up to this many times tests / alpha draws (at least 999)
 
@@ -359,11 +360,15 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA, counts=N
     With `strata` (one label per game: the agents' seating when agents rotate) the contrast
     means are averaged over strata with equal weight and the covariance is pooled within
     strata, so the agents' strength neither biases the test nor swamps it with variance.
-    p-value: with one stratum and fewer than PERMUTATION_BELOW games a seat-permutation test
-    (the F approximation is too liberal in its far tail at small n: 12 fair cells of 100
-    four-player games were called unbalanced 9% of the time at BH 5%) with up to
-    permutation_draws(tests, alpha) draws, so its resolution is below the threshold of a
-    family of `tests` tests at `alpha`; otherwise the F approximation of T^2.  With `counts`
+    p-value: with one stratum, a seat-permutation test at any n wherever the F approximation
+    of T^2 gives at most PERMUTATION_NEAR (the F approximation is too liberal in its far tail,
+    where a family's Benjamini-Hochberg thresholds lie: 12 fair cells of 100 four-player games
+    were called unbalanced 9% of the time at BH 5%, and 1,000 fair cells of 500 games 7-8%),
+    with up to permutation_draws(tests, alpha) draws, so its resolution is below the threshold
+    of a family of `tests` tests at `alpha`; above PERMUTATION_NEAR (no threshold of a family
+    at alpha <= PERMUTATION_NEAR can reject there) and with several strata (rotated agents)
+    the F approximation.  The reported p is valid: P(p <= u) <= u for every u up to
+    PERMUTATION_NEAR, the permutation test's.  With `counts`
     each row of `shares` (and of `strata`) stands for that many games (frequency weights: the
     distinct share vectors of a cell and their counts, pipelines.sufficient).  Returns
     (statistic T^2, p-value); p is NaN when there is nothing to test."""
@@ -400,12 +405,13 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA, counts=N
     if not np.any(var_of_mean > 0):
         return (0.0, 1.0) if np.allclose(mean, 0) else (np.inf, P_FLOOR)
     t2 = float(mean @ np.linalg.pinv(var_of_mean) @ mean)
-    if count == 1 and sizes[0] == n and n < PERMUTATION_BELOW:
+    f = (within_df - dim + 1) / (dim * within_df) * t2
+    p_f = float(floor_p(stats.f.sf(f, dim, within_df - dim + 1)))
+    if count == 1 and sizes[0] == n and p_f <= PERMUTATION_NEAR:
         kinds, inverse = np.unique(shares, axis=0, return_inverse=True)
         sizes = np.bincount(inverse.reshape(-1), weights=weights).astype(np.int64)
         return t2, float(_permutation_p(kinds, sizes, t2, permutation_draws(tests, alpha)))
-    f = (within_df - dim + 1) / (dim * within_df) * t2
-    return t2, float(floor_p(stats.f.sf(f, dim, within_df - dim + 1)))
+    return t2, p_f
 
 
 # ---- always-valid (interim) figures ----------------------------------------------------------
@@ -482,6 +488,8 @@ SIEGMUND = 0.5826  # a boundary watched every h (information) is one watched alw
 TRIANGLE_STEPS = 150  # looks of the numerical recursion that solves the design
 GUARD_Z = 2.326  # a stored spread below the running sd's one-sided 99% lower bound is contradicted
 GUARD_UPPER_Z = 1.0  # ... and replaced by the running sd's upper bound at this z
+GUARD_MIN_COUNT = 20  # below this many differing units (sum of squares) the data cannot check
+#                       a stored spread: the triangle scales by no less than their upper bound
 
 
 def power_quantile(alpha) -> float:
@@ -557,15 +565,43 @@ def sd_bound(sd, n, mean, z):
                            0, None))
 
 
+def _count_bounds(sd, n, mean, z):
+    """(low, high) one-sided bounds at z of an outcome's sd from the information its units
+    hold: the sum of squares x = n (sd^2 + mean^2), at most the count of non-zero outcomes (a
+    paired difference in [-1, 1] on common deals is mostly 0), taken as x events out of n
+    (beta bounds, exact for a -1/0/+1 difference: its variance is the share of non-zero
+    differences less mean^2), so a handful of differing pairs bounds the spread as loosely
+    as it should where the normal bound (sd_bound) is too tight."""
+    sd, n, mean = _arr(sd), np.maximum(_arr(n), 1), _arr(mean)
+    x = np.clip(n * (sd ** 2 + mean ** 2), 0, n)
+    a = stats.norm.sf(z)
+    with np.errstate(invalid="ignore"):
+        low = np.where(x > 0, stats.beta.ppf(a, np.maximum(x, 1e-12), n - x + 1), 0.0)
+        high = stats.beta.ppf(1 - a, x + 1, np.maximum(n - x, 1e-12))
+    return (np.sqrt(np.clip(low - mean ** 2, 0, None)),
+            np.sqrt(np.clip(high - mean ** 2, 0, None)))
+
+
 def guarded_spread(spread, sd, n, mean=0.0):
     """The spread the triangle scales by at one look: the stored one, unless the look's data
-    contradict it (the running sd's one-sided lower bound at GUARD_Z, sd_bound, is above
-    it: a spread stored too low raises false 'different' without bound), then the running
-    sd's upper bound at GUARD_UPPER_Z (conservative: the running sd moves with the
-    estimate)."""
+    contradict it, on either side, at one-sided GUARD_Z, by the information actually present
+    (the normal bound of the variance, sd_bound, and the count bound of the units that
+    differ, _count_bounds, the tighter of the two each way: with common deals most paired
+    differences are 0 and the count of the others, not n, is the information):
+    - stored too low (a spread below the data's lower bound raises false 'different'
+      without bound): the running sd's upper bound at GUARD_UPPER_Z (the larger of the two);
+    - stored too high (above the data's upper bound: the run would end undecided at
+      max_games): that upper bound (still above the truth but for 1% of looks)."""
     spread = _arr(spread)
-    contradicted = sd_bound(sd, n, mean, -GUARD_Z) > spread
-    return np.where(contradicted, sd_bound(sd, n, mean, GUARD_UPPER_Z), spread)
+    c_low, c_high = _count_bounds(sd, n, mean, GUARD_Z)
+    low = np.maximum(sd_bound(sd, n, mean, -GUARD_Z), c_low)
+    high = np.minimum(sd_bound(sd, n, mean, GUARD_Z), c_high)
+    raised = np.maximum(sd_bound(sd, n, mean, GUARD_UPPER_Z),
+                        _count_bounds(sd, n, mean, GUARD_UPPER_Z)[1])
+    x = np.maximum(_arr(n), 1) * (_arr(sd) ** 2 + _arr(mean) ** 2)
+    checked = np.where(spread > high, high, spread)
+    unchecked = np.maximum(spread, _count_bounds(sd, n, mean, GUARD_UPPER_Z)[1])
+    return np.where(spread < low, raised, np.where(x < GUARD_MIN_COUNT, unchecked, checked))
 
 
 def triangle_half_widths(spread, n, delta, alpha, wave):

@@ -27,6 +27,7 @@ import core_cy
 from core_cy.agents import canonical_agent
 from pipelines import fair_value as fv
 from pipelines import stats as st
+from pipelines.figures import half_the_time
 
 CONFIRM_SEED_OFFSET = 1   # the confirmation's fresh deals: the spec's seed + 1
 CURVE_POINTS = 41
@@ -170,8 +171,8 @@ def confirm(spec, players: int, value: int, c: fv.Curve | None = None,
     elif verdict == "unfair":
         sentence += ": not fair"
     elif math.isfinite(more):
-        sentence += (f": not decided at +-{100 * b.delta:g} points; about {more - n:,.0f} more "
-                     "fresh games would decide it")
+        sentence += (f": not decided at +-{100 * b.delta:g} points; "
+                     + half_the_time(more - n).replace(" more game", " more fresh game"))
     else:
         sentence += (f": not decided at +-{100 * b.delta:g} points, and it sits at the margin: "
                      "no number of games would decide it")
@@ -252,7 +253,7 @@ def run_fair_value(spec, progress=None) -> dict:
         more = fv.games_to_precision(ans, c, b.precision)
         if ans.status in ("found", "edge", "unresolved") and more != 0:
             text += (f"; not decided to +-{b.precision:g}: " + (
-                f"about {more:,.0f} more games would narrow it that far" if more is not None
+                half_the_time(more, would="narrow it that far") if more is not None
                 else "the figure is not shown to depend on the option, so no number of "
                 "games can be named"))
         confirmations = []

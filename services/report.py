@@ -2,8 +2,8 @@
 
 `headline` turns pipelines' figures into the blocks a designer reads first (seat balance per
 cell, each arm against the baseline, the strength ladder's stability): each item names the
-arm, the players and the agent, says "decided" or "not decided yet (about N more games)" and
-the level the verdict used.  The dashboard shows these blocks as they are (no sentence is
+arm, the players and the agent, says "decided" or "not decided yet (about half the time within
+N more games)" and the level the verdict used.  The dashboard shows these blocks as they are (no sentence is
 rebuilt in JavaScript), the terminal prints them (services.cli), and `render` writes them into
 one self-contained HTML file (dashboards/report.py's markup) with the page's figures inline
 (dashboards/experiment_figures.py), the provenance of the rows and the command that
@@ -12,18 +12,17 @@ reproduces them (`meeplelab report`, GET /api/experiments/{eid}/report.html).
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime, timezone
 
 import polars as pl
 
 import pipelines
 from pipelines import ladder as ladder_stats
+from pipelines.figures import MORE_GAMES, half_the_time
 from pipelines.figures import _margin_text as margin_text
 from dashboards import experiment_figures
 from dashboards import report as report_page
 
-MORE_GAMES = re.compile(r"about ([\d,]+) more games?\b")
 
 
 # ---- words -------------------------------------------------------------------------------
@@ -63,7 +62,7 @@ def status_text(decided: bool | None, sentence: str | None) -> str:
     found = MORE_GAMES.search(sentence or "")
     if found:
         n = int(found.group(1).replace(",", ""))
-        return f"not decided yet (about {plural(n, 'more game')})"
+        return f"not decided yet (about half the time within {plural(n, 'more game')})"
     return "not decided yet"
 
 
@@ -142,7 +141,8 @@ def arm_block(spec, rows: list[dict]) -> dict | None:
             needs = [int(m.group(1).replace(",", "")) for r in open_rows
                      if (m := MORE_GAMES.search(r["verdict"] or ""))]
             if needs:
-                status = f"not decided yet (about {plural(max(needs), 'more game')})"
+                status = (f"not decided yet (about half the time within "
+                          f"{plural(max(needs), 'more game')})")
         level = part[0]["p_adjust"] or ""
         items.append({"arm": arm, "players": players, "agent": short, "agent_full": full,
                       "baseline": part[0]["baseline"], "decided": decided, "status": status,
@@ -205,7 +205,7 @@ def _more(item: dict) -> str:
     found = MORE_GAMES.search(item["status"])
     if not found:
         return "more games would decide"
-    return f"about {plural(int(found.group(1).replace(',', '')), 'more game')} would decide"
+    return half_the_time(int(found.group(1).replace(',', '')))
 
 
 def _seated(agent: str) -> str:

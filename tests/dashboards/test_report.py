@@ -63,8 +63,9 @@ def test_plurals_and_short_agents():
     assert report.agents_text(["greedy", "random", "random"]) == (
         "greedy / random / random", "greedy / random / random")
     assert report.agents_text(["mcts(iterations=4)"] * 3) == ("mcts", "mcts(iterations=4)")
-    assert report.status_text(False, "x: undecided; about 1 more games per cell would decide.") \
-        == "not decided yet (about 1 more game)"
+    sentence = "x: undecided; 1 more game per cell would decide it about half the time."
+    assert report.status_text(False, sentence) \
+        == "not decided yet (about half the time within 1 more game)"
     assert report.status_text(True, "") == "decided"
     assert report.status_text(None, "The team wins") == "estimate"
 

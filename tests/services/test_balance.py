@@ -258,7 +258,7 @@ def test_the_confirmation_is_sized_to_decide_and_says_when_its_cap_is_too_small(
     got = sb.confirm(capped, 2, 1, near, None)
     assert got["games"] == 200 and got["verdict"] == "not decided"
     assert got["games_needed"] > 200 and "confirm_games caps it at 200" in got["sentence"]
-    assert "more fresh games would decide it" in got["sentence"]
+    assert "more fresh games would decide it about half the time" in got["sentence"]
 
 
 def test_a_confirmation_that_disagrees_with_the_search_says_both(monkeypatch):
