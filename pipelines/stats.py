@@ -284,8 +284,9 @@ FAMILY_METHOD = "Benjamini-Hochberg"
 
 
 # ---- seat balance ------------------------------------------------------------------------------
-PERMUTATION_NEAR = 0.2  # one stratum: the seat-permutation test wherever the F p-value is
-#                          at most this (the F tail is liberal where Benjamini-Hochberg looks)
+PERMUTATION_BELOW = 500  # fewer units than this (one stratum): the seat-permutation test
+PERMUTATION_NEAR = 0.2  # ... and at any n wherever the F p-value is at most this (the F tail
+#                          is liberal where Benjamini-Hochberg looks)
 PERMUTATION_REFINE = 4  # the permutation test draws more while at most this many draws reach
 PERMUTATION_RESOLUTION = 20  # ... up to this many times tests / alpha draws (at least 999)
 
@@ -360,14 +361,14 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA, counts=N
     With `strata` (one label per game: the agents' seating when agents rotate) the contrast
     means are averaged over strata with equal weight and the covariance is pooled within
     strata, so the agents' strength neither biases the test nor swamps it with variance.
-    p-value: with one stratum, a seat-permutation test at any n wherever the F approximation
-    of T^2 gives at most PERMUTATION_NEAR (the F approximation is too liberal in its far tail,
+    p-value: with one stratum, a seat-permutation test below PERMUTATION_BELOW units and at
+    any n wherever the F approximation of T^2 gives at most PERMUTATION_NEAR (the F approximation is too liberal in its far tail,
     where a family's Benjamini-Hochberg thresholds lie: 12 fair cells of 100 four-player games
     were called unbalanced 9% of the time at BH 5%, and 1,000 fair cells of 500 games 7-8%),
     with up to permutation_draws(tests, alpha) draws, so its resolution is below the threshold
-    of a family of `tests` tests at `alpha`; above PERMUTATION_NEAR (no threshold of a family
-    at alpha <= PERMUTATION_NEAR can reject there) and with several strata (rotated agents)
-    the F approximation.  The reported p is valid: P(p <= u) <= u for every u up to
+    of a family of `tests` tests at `alpha`; from PERMUTATION_BELOW units on above
+    PERMUTATION_NEAR (no threshold of a family at alpha <= PERMUTATION_NEAR can reject
+    there) and with several strata (rotated agents) the F approximation.  The reported p is valid: P(p <= u) <= u for every u up to
     PERMUTATION_NEAR, the permutation test's.  With `counts`
     each row of `shares` (and of `strata`) stands for that many games (frequency weights: the
     distinct share vectors of a cell and their counts, pipelines.sufficient).  Returns
@@ -407,7 +408,7 @@ def seat_balance_test(shares, strata=None, tests: int = 1, alpha=ALPHA, counts=N
     t2 = float(mean @ np.linalg.pinv(var_of_mean) @ mean)
     f = (within_df - dim + 1) / (dim * within_df) * t2
     p_f = float(floor_p(stats.f.sf(f, dim, within_df - dim + 1)))
-    if count == 1 and sizes[0] == n and p_f <= PERMUTATION_NEAR:
+    if count == 1 and sizes[0] == n and (n < PERMUTATION_BELOW or p_f <= PERMUTATION_NEAR):
         kinds, inverse = np.unique(shares, axis=0, return_inverse=True)
         sizes = np.bincount(inverse.reshape(-1), weights=weights).astype(np.int64)
         return t2, float(_permutation_p(kinds, sizes, t2, permutation_draws(tests, alpha)))

@@ -684,3 +684,27 @@ def test_an_unreachable_half_width_asks_for_endless_games_without_a_warning():
         assert np.isinf(st.games_for_half_width(0.5, 1e-300))
         assert np.isinf(st.games_for(0.5, 0.0))
         assert st.games_for_half_width(0.5, 0.01) == np.ceil((stats.norm.ppf(0.975) * 50) ** 2)
+
+
+def test_the_seat_test_is_the_permutation_one_near_a_familys_thresholds_at_any_n():
+    """Issue 52: from 500 games on the F approximation alone called some cell of 1,000 fair
+    cells unbalanced in 6-8% of families (its far tail is liberal).  Wherever F says at most
+    PERMUTATION_NEAR the p-value is the permutation test's, at 1,000 games too (above
+    PERMUTATION_BELOW); above it F's."""
+    rng = np.random.default_rng(52)
+    kinds = np.vstack([np.eye(3), np.zeros((1, 3))])
+    seen = set()
+    for _ in range(50):
+        counts = rng.multinomial(1000, [0.95 / 3] * 3 + [0.05])
+        t2, p = st.seat_balance_test(kinds, tests=1000, counts=counts)
+        f = (999 - 2 + 1) / (2 * 999) * t2
+        p_f = float(stats.f.sf(f, 2, 999 - 2 + 1))
+        if p_f <= st.PERMUTATION_NEAR:
+            distinct, inverse = np.unique(kinds, axis=0, return_inverse=True)
+            sizes = np.bincount(inverse.reshape(-1), weights=counts).astype(np.int64)
+            assert p == st._permutation_p(distinct, sizes, t2, st.permutation_draws(1000))
+            seen.add("permutation")
+        else:
+            assert p == pytest.approx(p_f)
+            seen.add("F")
+    assert seen == {"permutation", "F"}

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 import pipelines
+from benchmarks.stop_rule import _paired
 from benchmarks.stop_rule import guard_runs as _runs
 from pipelines import stats as st
 from pipelines.figures import Look
