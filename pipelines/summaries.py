@@ -62,6 +62,38 @@ def _seat_tests(cells: pl.DataFrame, matrices: dict, look: Look) -> pl.DataFrame
                                               f"test(s)"))
 
 
+def _seat_gaps(seats: pl.DataFrame, kinds: dict, look: Look) -> pl.DataFrame:
+    """Per cell the gap between its best and its worst seat (by win share) in the same
+    units: the mean of the per-unit difference of their shares with its interval (a t
+    interval, interim: a confidence sequence), from the distinct share vectors."""
+    rows = []
+    for (arm, players), part in seats.group_by(CELL):
+        rate = part.sort("seat")["win_share"].to_numpy()
+        shares, _, counts = kinds.get((arm, players), (np.zeros((0, players)), None, None))
+        if len(rate) < 2 or not len(shares) or counts.sum() < 2:
+            continue
+        best, worst = int(np.argmax(rate)), int(np.argmin(rate))
+        d, n = shares[:, best] - shares[:, worst], int(counts.sum())
+        mean = float((d * counts).sum() / n)
+        sd = float(np.sqrt(((d - mean) ** 2 * counts).sum() / (n - 1)))
+        if look.interim:
+            half = float(st.cs_half_width(sd, n, look.alpha, look.planned_games,
+                                          st.DIFF_PRIOR_VAR))
+            lo, hi = mean - half, mean + half
+        else:
+            lo, hi = (float(x) for x in st.mean_interval(mean, sd, n, look.alpha))
+        rows.append({"arm": arm, "players": players, "best_seat": best, "worst_seat": worst,
+                     "seat_gap": mean, "seat_gap_lo": lo, "seat_gap_hi": hi})
+    return pl.DataFrame(rows, schema={"arm": seats.schema["arm"],
+                                      "players": seats.schema["players"],
+                                      "best_seat": pl.Int8, "worst_seat": pl.Int8,
+                                      "seat_gap": pl.Float64, "seat_gap_lo": pl.Float64,
+                                      "seat_gap_hi": pl.Float64})
+
+
+GAP_COLUMNS = ["best_seat", "worst_seat", "seat_gap", "seat_gap_lo", "seat_gap_hi"]
+
+
 def _collect(path: str, include_truncated: bool, look: Look,
              stats: sf.Statistics | None = None):
     """(seat frame or None for a cooperative game, cell frame), from the experiment's
@@ -82,15 +114,19 @@ def _collect(path: str, include_truncated: bool, look: Look,
         verdicts = _team_verdicts(cells, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("tie_rate", "no_winner_share", "fair_share",
-                                      "margin_mean", "seat_stat",
+                                      "margin_mean", "seat_gap", "seat_gap_lo", "seat_gap_hi",
+                                      "seat_stat",
                                       "seat_p_value",
-                                      "seat_p_adjusted")), p_adjust=pl.lit(None, pl.String))
+                                      "seat_p_adjusted")), p_adjust=pl.lit(None, pl.String),
+                                   best_seat=pl.lit(None, pl.Int8),
+                                   worst_seat=pl.lit(None, pl.Int8))
         seats = None
     else:
         seats = _finish_seats(seats, look)
-        cells = _seat_tests(cells, sf.share_kinds(stats, include_truncated), look).join(
+        kinds = sf.share_kinds(stats, include_truncated)
+        cells = _seat_tests(cells, kinds, look).join(
             seats.group_by(CELL).agg(fair_share=pl.col("win_share").mean()), on=CELL,
-            how="left")
+            how="left").join(_seat_gaps(seats, kinds, look), on=CELL, how="left")
         verdicts = _seat_verdicts(cells, seats, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("team_win_rate", "team_win_lo", "team_win_hi")))
@@ -108,7 +144,7 @@ def _collect(path: str, include_truncated: bool, look: Look,
 CELL_COLUMNS = ["verdict", "decided", "interim", "interval_level", "cooperative", "truncated", "truncated_share",
                 "engine_version", "team_win_rate", "team_win_lo", "team_win_hi",
                 "seat_stat", "seat_p_value", "seat_p_adjusted", "p_adjust", "tie_rate",
-                "no_winner_share", "fair_share",
+                "no_winner_share", "fair_share", *GAP_COLUMNS,
                 "margin_mean", "length_mean", "length_p10", "length_p50", "length_p90"]
 
 
@@ -122,7 +158,9 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     test (Hotelling T^2 on the seats' shares against each other: a permutation test
     below 500 units; p-value, Benjamini-Hochberg adjusted over the cells), tie rate, the
     share of games without a winner (no_winner_share), the fair share of a seat (the
-    mean of the cell's seat shares: 1/k less the games without a winner, fair_share),
+    mean of the cell's seat shares: 1/k less the games without a winner, fair_share), the
+    gap between the best and the worst seat's win share in the same games with its interval
+    (best_seat, worst_seat, seat_gap, seat_gap_lo, seat_gap_hi),
     mean margin of the first over the second, game length mean and p10/p50/p90, and the
     share of every end reason among all games played (end_<reason>)."""
     return _collect(path, include_truncated, look)[1]

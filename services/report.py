@@ -213,22 +213,32 @@ def _seated(agent: str) -> str:
     return agent if " / " in agent else f"{agent} in every seat"
 
 
+def _gap(cell: dict) -> str:
+    """'the best seat (2) wins +8.0 points [+1.2, +14.8] more than the worst (3)'."""
+    if cell.get("seat_gap") is None:
+        return ""
+    return (f"; the best seat ({cell['best_seat'] + 1}) wins "
+            f"{_points(cell['seat_gap'], cell['seat_gap_lo'], cell['seat_gap_hi'])} more "
+            f"than the worst ({cell['worst_seat'] + 1}) in the same games")
+
+
 def _seat_answer(item: dict, seats: list[dict], look) -> tuple[str, str]:
     who = f"{item['arm']}, {item['players']} players, {_seated(item['agent'])}"
     if not seats:
         return f"{who}: no game finished by the rules yet.", item["status"]
     top = max(seats, key=lambda r: r["win_share"])
     fair = pct(seats[0]["fair_share"])  # the verdicts' and the chart's fair line
+    gap = _gap(seats[0])
     best = (f"seat {top['seat'] + 1} wins "
             f"{interval(top['win_share'], top['win_lo'], top['win_hi'])}")
     if item["decided"] and "unbalanced" in (item["sentences"][0] or ""):
-        return (f"{who}: the seats are unbalanced, {best} against a fair {fair}.",
+        return (f"{who}: the seats are unbalanced, {best} against a fair {fair}{gap}.",
                 f"seat {top['seat'] + 1} favoured: {pct(top['win_share'])} against {fair}")
     margin = margin_text(look.delta)
     if item["decided"]:
         return (f"{who}: balanced, every seat wins within {margin} of a fair {fair} (the "
-                f"most: {best}).", f"balanced within {margin}")
-    return (f"{who}: not decided yet at {margin}, {best} against a fair {fair}; "
+                f"most: {best}){gap}.", f"balanced within {margin}")
+    return (f"{who}: not decided yet at {margin}, {best} against a fair {fair}{gap}; "
             f"{_more(item)}.", item["status"])
 
 

@@ -125,3 +125,30 @@ def test_an_option_that_never_changed_a_game_is_said_so(service, capsys):
         assert f"exact against book, 3 players, greedy in every seat: {said}" in text
         assert f"exact against book (3 players): {said}" in text  # the verdict
         assert "not shown to matter" not in text and "equivalent" not in text
+
+
+def test_the_gap_between_the_best_and_the_worst_seat_agrees_with_the_rows(service, capsys):
+    """The seat gap the answer states (best minus worst seat's win share in the same games,
+    with its t interval) is the one computed from the rows themselves."""
+    import numpy as np
+    import polars as pl
+    from scipy import stats
+
+    import pipelines
+
+    client, results = service
+    eid, root, _ = write_finished(client.app.state.registry, results, small_spec())
+    cells = pipelines.cell_summary(str(root)).to_dicts()
+    rows = pipelines.results(str(root)).collect()
+    for c in cells:
+        part = rows.filter((pl.col("arm") == c["arm"]) & (pl.col("players") == c["players"]))
+        shares = np.array(part["seat_win_share"].to_list(), dtype=float)
+        d = shares[:, c["best_seat"]] - shares[:, c["worst_seat"]]
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+        assert abs(c["seat_gap"] - d.mean()) < 1e-9
+        assert abs(c["seat_gap_lo"] - (d.mean() - half)) < 1e-9
+        assert shares.mean(axis=0)[c["best_seat"]] == shares.mean(axis=0).max()
+        assert shares.mean(axis=0)[c["worst_seat"]] == shares.mean(axis=0).min()
+    answers = client.get(f"/api/experiments/{eid}/headline").json()
+    seats = [i for b in answers["blocks"] if b["kind"] == "seats" for i in b["items"]]
+    assert seats and all("more than the worst (" in i["answer"] for i in seats)
