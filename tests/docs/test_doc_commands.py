@@ -36,7 +36,7 @@ NOT_RUN = {
     "bash": "scripts/test.sh is the suite itself",
     "docker": "builds and pushes the image: tests/deploy builds it",
     "kubectl": "needs a Kubernetes cluster: tests/deploy checks the manifests",
-    "ray": "starts a multi-host Ray cluster: tests/services/test_multinode.py",
+    "ray": "starts a multi-host Ray cluster: tests/services/test_cluster.py runs these",
     "export": "the environment of a multi-host cluster (docs/deployment.md)",
 }
 DEPLOYMENT = "docs/deployment.md"  # its commands need a cluster (NOT_RUN's reasons)
