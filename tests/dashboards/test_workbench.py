@@ -54,6 +54,8 @@ def test_the_form_reads_in_a_designers_words(server, browser):
     assert len(seats) == 3  # the preset's 3 players
     assert "Seat compensation (gold)" in _css(
         browser, "fieldset.arm div[data-option='seat_bonus_gold']")[0].text
+    form = _css(browser, "#experiment-form")[0].text  # what shows (the spec reference folded)
+    assert "seat 0" not in form.lower() and "seat_0" not in form  # seats count from 1
     assert not _css(browser, "#f-seed")[0].is_displayed()
     assert not _css(browser, "#f-shard")[0].is_displayed()
     labels = [e.text for e in _css(browser, ".restrict-seat .label")]
