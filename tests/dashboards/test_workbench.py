@@ -209,3 +209,24 @@ def test_one_arm_has_one_colour_in_every_chart_of_its_page_and_report(server, br
     assert row.find_element("css selector", "td.rate").text == "–"
     assert row.find_element("css selector", "td.eta").text == "–"
     _no_page_errors(browser)
+
+
+def test_the_plan_of_an_until_decided_question_is_beside_its_cap(server, browser):
+    """Until decided: the cap's cost at the preset's measured speed, and Plan simulates the
+    stopping rule itself (its expected games), with nothing submitted."""
+    _open(browser, server)
+    _css(browser, "input[name=preset][value=fast]")[0].click()
+    _css(browser, "#f-stop-decided")[0].click()
+    for field, value in (("#f-games", "100"), ("#f-margin", "10"), ("#f-cap", "2000")):
+        _type(browser, field, value)
+    cost = _css(browser, "#cap-help")[0].text
+    assert "At most 2,000 games in all (1 arm × 1 player count)" in cost
+    assert "of one core at the preset's measured speed" in cost
+    assert not _css(browser, "#f-half-width")[0].is_displayed()  # the run's own rule is planned
+    _css(browser, "#plan")[0].click()
+    verdict = _wait(browser, lambda d: (e := _css(d, "#plan-verdict")) and e[0].text and e[0],
+                    90, "no plan shown")
+    assert "stop_when.delta" in verdict.text and "±10 points" in verdict.text
+    assert _css(browser, "#plan-games")[0].text.replace(",", "").isdigit()
+    assert browser.current_url.endswith("/new")
+    _no_page_errors(browser)
