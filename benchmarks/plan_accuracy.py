@@ -12,6 +12,7 @@ show the spread.
 """
 from __future__ import annotations
 
+import tempfile
 import time
 
 import numpy as np
@@ -21,6 +22,7 @@ import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
 from pipelines import stats as st  # noqa: E402
 from services.plan import plan_experiment  # noqa: E402
+from services.runner import Player  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402
 
 STEP = 100
@@ -81,7 +83,10 @@ def main() -> None:
                 "games_per_arm": STEP, **data, "seed": seed,
                 "stop_when": {"half_width": half_width, "max_games": 3_000_000}})
             began = time.process_time()
-            plan = plan_experiment(spec, half_width=half_width, pilot_games=200, workers=1)
+            with tempfile.TemporaryDirectory() as folder:
+                pilot = Player(spec.game, folder, "pilot", seed=spec.seed)
+                plan = plan_experiment(spec, pilot, half_width=half_width, pilot_games=200,
+                                       workers=1)
             needed = games_needed(spec, half_width, 3 * plan["games_per_cell"] + STEP)
             ratio = plan["games_per_cell"] / needed if needed else float("nan")
             print(f"{label:<38} {seed:>4} {plan['games_per_cell']:>6} {needed or '-':>6} "

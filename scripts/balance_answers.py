@@ -22,6 +22,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,16 +39,21 @@ def _spec_text(name: str) -> dict:
 
 def play(name: str) -> dict:
     from services.balance import answer_lines, run_balance
-    from services.cli import _balance_progress
+    from services.cli import _job_progress
+    from services.runner import Player
     from services.spec import ExperimentSpec
 
     raw = _spec_text(name)
     spec = ExperimentSpec.model_validate(raw)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=ROOT).stdout.strip()
-    began, wall = time.process_time(), time.monotonic()
-    result = run_balance(spec, progress=_balance_progress(sys.stderr))  # as meeplelab balance
-    stored = {"spec": raw, "commit": commit, "cpu_seconds": time.process_time() - began,
+    wall = time.monotonic()
+    with tempfile.TemporaryDirectory() as folder:  # as meeplelab balance: shard tasks
+        player = Player(spec.game, folder, name, seed=spec.seed,
+                        progress=_job_progress(sys.stderr))
+        result = run_balance(spec, player)
+        player.finish()
+    stored = {"spec": raw, "commit": commit, "cpu_seconds": player.cpu_seconds,
               "wall_seconds": time.monotonic() - wall, "date": time.strftime("%Y-%m-%d"),
               "result": result}
     ANSWERS.mkdir(exist_ok=True)

@@ -8,18 +8,19 @@
   fresh deals (the spec's seed + 1) with a verdict at +-delta.
 - run_forbid_value: the same deals with the seat's agent as given and restricted
   (agent(forbid=kind)): the paired difference in win share and score of every seat.
-Both play in the calling process (the nogil loop, one core), so the answer is the same on any
-machine; the service runs them as jobs of its one queue (services.worker: a niced process of
-their own under a CPU budget, ended at once by a cancel).  `progress(event)` hears after
-every value of a wave and every confirmation: {"players", "games" (new since the last event),
-"left" (about how many games the question still needs: None until that is known),
-"detail" (where it stands, in words)}.  The statistics are pipelines.fair_value's (this
+Both play every game as shard tasks of the one runner (services.runner.Player): the values of
+a wave (and the two arms of restricted play, the confirmations) in parallel over the cluster's
+CPUs, into the job's own results folder, so the games are kept, verifiable and downloadable
+like an experiment's, and a job whose process died resumes from the shards it wrote with the
+same answer; the answer is the same for a spec and seed on any cluster.  The service runs them
+as jobs of its one queue (services.worker), under a CPU budget, ended at once by a cancel.
+Progress goes through the Player (`expect`: the games still expected, where the job stands).
+The statistics are pipelines.fair_value's (this
 module only plays and words).
 """
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from core_cy.agents import canonical_agent
 from pipelines import fair_value as fv
 from pipelines import stats as st
 from pipelines.figures import half_the_time
+from services.runner import Part, Player
 
 CONFIRM_SEED_OFFSET = 1   # the confirmation's fresh deals: the spec's seed + 1
 CURVE_POINTS = 41
@@ -40,24 +42,34 @@ def _figure(spec, players: int, shares: np.ndarray) -> np.ndarray:
     return shares[:, b.seat_of(players)]
 
 
-def _play(spec, players, rules, agents, seed, start, count) -> dict:
+def _part(spec, arm: str, players: int, rules: dict, agents: list[str], seed: int,
+          start: int, count: int) -> Part:
     """Units start..start+count-1 (a game, or with pairing 'rotations' a deal: `players`
-    games) of the cell with `rules` and the seat `agents`, played as the runner plays a cell
-    (spec.play_arguments) and made units as its statistics make them (pipelines.units):
-    seat_win_share and seat_score (units, seats), a unit per row in order, a row of NaN for a
-    unit left out (a game ended at a simulator safety; a deal missing one), so that the
-    values of a search stay paired by deal; seat_forced (games, seats) of every game with
-    restricted play; games and truncated, the games played and those left out."""
+    games) of the cell with `rules` and the seat `agents`, as a Part of the job's results
+    folder (arm `arm`), played as the runner plays a cell (spec.play_arguments)."""
+    from services.spec import Cell
+
+    cell = Cell(arm, rules, players)
+    how = spec.play_arguments(cell, agents)
+    per = how["games_per_deal"]
+    return Part(cell, how, seed, start * per, count * per)
+
+
+def _units(player: Player, spec, part: Part) -> dict:
+    """The part's games (written by `player`) made units as the runner's statistics make them
+    (pipelines.units): seat_win_share and seat_score (units, seats), a unit per row in order,
+    a row of NaN for a unit left out (a game ended at a simulator safety; a deal missing
+    one), so that the values of a search stay paired by deal; seat_forced (games, seats) of
+    every game with restricted play; games and truncated, the games played and those left
+    out."""
     import polars as pl
 
     import pipelines
-    from core_cy.play.batch import play
-    from services.spec import Cell
 
     game = core_cy.load(spec.game)
-    how = spec.play_arguments(Cell(next(iter(spec.arm_rules())), rules, players), agents)
-    per = how["games_per_deal"]
-    rows = pl.from_arrow(play(game, seed=seed, start=start * per, count=count * per, **how))
+    players, per = part.cell.players, part.play["games_per_deal"]
+    start, count = part.start // per, part.count // per
+    rows = pl.from_arrow(player.rows(part))
     kept = pipelines.units(rows, game.safety_end_reasons)
     at = kept["game_index"].to_numpy() - start
     out = {"games": len(rows), "truncated": int(rows["end_reason"].is_in(
@@ -69,6 +81,19 @@ def _play(spec, players, rules, agents, seed, start, count) -> dict:
     if "seat_forced" in rows.columns:
         out["seat_forced"] = np.array(rows["seat_forced"].to_list()).reshape(-1, players)
     return out
+
+
+def _play(player: Player, spec, parts: list[Part]) -> list[dict]:
+    """Plays `parts` together (as shard tasks spread over the cluster) and reads them back
+    as units (_units), in order."""
+    player.play(parts)
+    return [_units(player, spec, part) for part in parts]
+
+
+def _value_arm(option: str, value, fresh: bool = False) -> str:
+    """The results folder's arm of one value searched (`fresh`: its confirmation's deals)."""
+    text = f"{option}={int(value) if float(value).is_integer() else value}"
+    return text + (",confirmation" if fresh else "")
 
 
 def budget_games(spec) -> int:
@@ -127,18 +152,27 @@ def confirm_games(spec, players: int, value: int, c: fv.Curve) -> tuple[int, flo
     return plan, needed
 
 
-def confirm(spec, players: int, value: int, c: fv.Curve | None = None,
-            ans: fv.Answer | None = None) -> dict:
-    """The value on fresh deals (the spec's seed + 1): the seat's figure with its interval
-    and a verdict at +-delta, on as many games as should decide it (confirm_games), saying so
-    when that cap is too small, and saying both when it disagrees with the search's interval."""
+def confirm(player: Player, spec, players: int, values: list[int],
+            c: fv.Curve | None = None, ans: fv.Answer | None = None) -> list[dict]:
+    """Each value on fresh deals (the spec's seed + 1), played together: the seat's figure
+    with its interval and a verdict at +-delta, on as many games as should decide it
+    (confirm_games), saying so when that cap is too small, and saying both when it disagrees
+    with the search's interval."""
+    seed = spec.seed + CONFIRM_SEED_OFFSET
+    plans = [confirm_games(spec, players, v, c) if c is not None
+             else (spec.balance.confirm_games, math.nan) for v in values]
+    parts = [_part(spec, _value_arm(spec.balance.option, v, fresh=True), players,
+                   spec.searched_rules(players, v), spec.agent_list(players), seed, 0, plan)
+             for v, (plan, _) in zip(values, plans)]
+    return [_confirmation(spec, players, v, out, needed, seed, ans)
+            for v, out, (_, needed) in zip(values, _play(player, spec, parts), plans)]
+
+
+def _confirmation(spec, players: int, value: int, out: dict, needed: float, seed: int,
+                  ans: fv.Answer | None) -> dict:
+    """One value's confirmation (confirm) from its fresh games `out` (_units)."""
     b = spec.balance
     seat = b.seat_of(players)
-    seed = spec.seed + CONFIRM_SEED_OFFSET
-    plan, needed = (confirm_games(spec, players, value, c) if c is not None
-                    else (b.confirm_games, math.nan))
-    out = _play(spec, players, spec.searched_rules(players, value), spec.agent_list(players),
-                seed, 0, plan)
     shares = out["seat_win_share"]
     shares = shares[~np.isnan(shares).any(axis=1)]  # units that finished by the rules
     n = len(shares)
@@ -208,43 +242,39 @@ def curve(c: fv.Curve, ans: fv.Answer, delta: float, conv, figure: str) -> dict:
             "window": [min(inside), max(inside)] if inside else None, "figure": figure}
 
 
-def run_fair_value(spec, progress=None) -> dict:
+def run_fair_value(spec, player: Player) -> dict:
     """The fair-value search of every player count (spec.balance.option); see the module."""
     b = spec.balance
     game = core_cy.load(spec.game)
     cells = []
-    confirming = 2 * b.confirm_games  # the confirmation's games, at most
     counts = spec.player_counts()
     for players in counts:
         later = len(counts) - 1 - counts.index(players)  # player counts still to search
         agents = spec.agent_list(players)
         seat = b.seat_of(players)
+        per = spec.games_per_deal(players)
+        confirming = 2 * b.confirm_games * per  # the confirmation's games, at most
 
         seen: list = []  # the waves so far, for the progress's estimate of what is left
 
         def play(values, start, count, players=players, agents=agents, seen=seen,
-                 later=later):
+                 later=later, per=per, confirming=confirming):
             used = sum(y.size for _, y in seen)
             left = _search_left(seen, spec, players, used)
-            cols = []
-            for k, v in enumerate(values):
-                out = _play(spec, players, spec.searched_rules(players, v), agents, spec.seed,
-                            start, count)
-                cols.append(_figure(spec, players, out["seat_win_share"]))
-                if progress:
-                    wave = (len(values) - k - 1) * count  # the wave's games still to play
-                    here = None if left is None else \
-                        max(left - (k + 1) * count, wave) + confirming
-                    # each player count still to search: about as many games as this one
-                    progress({"players": players, "games": count,
-                              "left": None if here is None else
-                              here + later * (used + (k + 1) * count + here),
-                              "detail": f"{players} players: searching {b.option}, wave "
-                                        f"{len(seen) + 1}, {used + (k + 1) * count:,} games"})
+            here = None if left is None else max(left, len(values) * count) * per + confirming
+            # each player count still to search: about as many games as this one
+            player.expect(None if here is None else here + later * (used * per + here),
+                          f"{players} players: searching {b.option}, wave {len(seen) + 1} "
+                          f"({len(values)} values x {count:,} games), {used:,} games so far")
+            parts = [_part(spec, _value_arm(b.option, v), players,
+                           spec.searched_rules(players, v), agents, spec.seed, start, count)
+                     for v in values]
+            cols = [_figure(spec, players, out["seat_win_share"])
+                    for out in _play(player, spec, parts)]
             seen.append((np.asarray(values, dtype=np.float64), np.column_stack(cols)))
             return seen[-1][1]
 
-        started = time.process_time()
+        started = player.cpu_seconds
         ans, c, waves = fv.search(play, b.range[0], b.range[1], _target(spec, players),
                                   b.precision, b.wave_games, b.max_games, integer=True)
         who = "the team" if game.cooperative else f"seat {seat + 1} of {players}"
@@ -257,19 +287,18 @@ def run_fair_value(spec, progress=None) -> dict:
                 else "the figure is not shown to depend on the option, so no number of "
                 "games can be named"))
         confirmations = []
-        for k, v in enumerate(ans.nearest if b.confirm_games else []):
-            confirmations.append(confirm(spec, players, v, c, ans))
-            if progress:
-                mine = sum(w[1].size for w in waves) + len(ans.nearest) * b.confirm_games
-                progress({"players": players, "games": confirmations[-1]["games"],
-                          "left": (len(ans.nearest) - k - 1) * b.confirm_games + later * mine,
-                          "detail": f"{players} players: confirmed {b.option} = {v}"})
+        if b.confirm_games and ans.nearest:
+            mine = sum(w[1].size for w in waves) * per
+            player.expect(len(ans.nearest) * b.confirm_games * per + later * mine,
+                          f"{players} players: confirming {b.option} = "
+                          + " and ".join(map(str, ans.nearest)) + " on fresh deals")
+            confirmations = confirm(player, spec, players, list(ans.nearest), c, ans)
         cells.append({"players": players, "seat": seat, "agent": agents[seat],
                       "answer": ans.as_dict(), "sentence": text,
                       "games": int(sum(w[1].size for w in waves)),
                       "waves": [{"values": w[0].tolist(), "games_per_value": int(w[1].shape[0])}
                                 for w in waves],
-                      "cpu_seconds": time.process_time() - started,
+                      "cpu_seconds": player.cpu_seconds - started,
                       "chart": curve(c, ans, b.delta, _points(spec, players),
                                      "seat share less the others' mean"
                                      if b.target == "equal" else "win rate"),
@@ -308,23 +337,27 @@ def with_forbid(game, agent: str, kinds: str) -> str:
     return canonical_agent(game, text)
 
 
-def run_forbid_value(spec, progress=None) -> dict:
+def run_forbid_value(spec, player: Player) -> dict:
     """The value of action kinds (spec.balance.forbid) to a seat, per player count: the same
-    deals with the seat's agent as given and restricted, paired by game."""
+    deals with the seat's agent as given and restricted, paired by game (played together)."""
     b = spec.balance
     game = core_cy.load(spec.game)
     rules = next(iter(spec.arm_rules().values()))
     cells = []
-    for players in spec.player_counts():
+    counts = spec.player_counts()
+    for players in counts:
         seat = b.seat_of(players)
         agents = spec.agent_list(players)
         restricted = list(agents)
         restricted[seat] = with_forbid(game, agents[seat], b.forbid)
-        free = _play(spec, players, rules, agents, spec.seed, 0, b.confirm_games)
-        kept = _play(spec, players, rules, restricted, spec.seed, 0, b.confirm_games)
-        if progress:
-            progress({"players": players, "games": 2 * b.confirm_games, "left": None,
-                      "detail": f"{players} players: {b.forbid} measured"})
+        per = spec.games_per_deal(players)
+        player.expect(2 * b.confirm_games * per * (len(counts) - counts.index(players)),
+                      f"{players} players: {b.forbid} allowed and forbidden, "
+                      f"{b.confirm_games:,} paired games")
+        free, kept = _play(player, spec, [
+            _part(spec, "as given", players, rules, agents, spec.seed, 0, b.confirm_games),
+            _part(spec, f"forbid={b.forbid}", players, rules, restricted, spec.seed, 0,
+                  b.confirm_games)])
         seats = []
         for k in range(1 if game.cooperative else players):
             row = {"seat": k}
@@ -368,10 +401,12 @@ def answer_lines(result: dict) -> list[str]:
     return lines
 
 
-def run_balance(spec, progress=None) -> dict:
-    """The spec's balance question (a fair-value search, or the value of an action kind)."""
+def run_balance(spec, player: Player) -> dict:
+    """The spec's balance question (a fair-value search, or the value of an action kind),
+    its games played by `player` (services.runner.Player: shard tasks of the job's results
+    folder); Stopped when the job is cancelled, a task fails or its budget is spent."""
     if spec.balance is None:
         raise ValueError("the spec has no balance section")
     if spec.balance.option is not None:
-        return run_fair_value(spec, progress)
-    return run_forbid_value(spec, progress)
+        return run_fair_value(spec, player)
+    return run_forbid_value(spec, player)

@@ -391,8 +391,17 @@ def report_command(target: str, out: str, spec_path: str | None,
     return 0
 
 
-def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
-    from services.plan import PilotUnfinished, PlanRequest, plan_experiment
+def plan_spec_file(path, half_width, delta, pilot_games, workers, seconds: float = 120.0
+                   ) -> int:
+    """`meeplelab plan SPEC`: the pilot plays as shard tasks (on every core, or the cluster
+    of RAY_ADDRESS) in a temporary results folder, deleted afterwards, within `seconds`;
+    its progress goes to stderr."""
+    import shutil
+    import tempfile
+
+    from services.plan import PilotTooSlow, PilotUnfinished, PlanRequest, plan_experiment
+    from services.runner import Player, init_ray
+    from services.settings import Settings
     from services.spec import ExperimentSpec
 
     flags = {"half_width": half_width, "delta": delta, "pilot_games": pilot_games}
@@ -412,13 +421,21 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
     if flag_errors:
         return _flag_errors(flag_errors, flags)
     request = PlanRequest(spec=spec, **flags)
+    settings = Settings.without_tokens()
+    init_ray(num_cpus=workers, address=settings.ray_address)
+    folder = tempfile.mkdtemp(prefix="meeplelab-plan-")
     try:
-        result = plan_experiment(request.spec, half_width=request.half_width,
+        player = Player(request.spec.game, folder, "pilot", seed=request.spec.seed,
+                        progress=_job_progress(sys.stderr), nice=settings.worker_nice)
+        result = plan_experiment(request.spec, player, half_width=request.half_width,
                                  delta=request.delta, pilot_games=request.pilot_games,
-                                 workers=workers)
-    except PilotUnfinished as exc:
+                                 workers=workers, seconds=seconds)
+        player.finish("done")
+    except (PilotUnfinished, PilotTooSlow) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     print(result["verdict"])
     if "games_per_arm" not in request.spec.model_fields_set:
         print(f"  (the spec sets no games_per_arm: it would play the default "
@@ -434,30 +451,43 @@ def plan_spec_file(path, half_width, delta, pilot_games, workers) -> int:
     return 0
 
 
-def balance_spec_file(path, as_json: bool = False, out=None) -> int:
-    """`meeplelab balance SPEC`: the spec's balance question (services/balance.py), played
-    here on one core; prints its sentences (or the whole result as JSON)."""
+def balance_spec_file(path, as_json: bool = False, out=None, out_dir: str = "results",
+                      workers: int | None = None) -> int:
+    """`meeplelab balance SPEC`: the spec's balance question (services/balance.py), its games
+    played as shard tasks (every core, or the cluster of RAY_ADDRESS) into
+    <out_dir>/<name>-<hash>/ (run again, it resumes from the games written, with the same
+    answer); prints its sentences (or the whole result as JSON)."""
     import json
 
     from services.balance import answer_lines, run_balance
+    from services.runner import Budget, Player, Stopped, experiment_path, init_ray
     from services.settings import Settings
     from services.spec import ExperimentSpec
 
     out = out or sys.stdout
+    settings = Settings.without_tokens()
     try:
-        spec = ExperimentSpec.from_file(path, Settings.without_tokens().spec_limits())
+        spec = ExperimentSpec.from_file(path, settings.spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
     if spec.balance is None:
         print(f"error: spec {path} has no balance section (services/spec.py Balance)",
               file=sys.stderr)
         return 2
-    if spec.cpu_seconds is not None:  # never a budget silently not kept
-        print(f"error: spec {path} sets cpu_seconds, a budget the service's balance searches "
-              "keep (POST /api/balance); `meeplelab balance` plays here until it is done "
-              "(Ctrl-C stops it): leave cpu_seconds out", file=sys.stderr)
-        return 2
-    result = run_balance(spec, progress=_balance_progress(sys.stderr))
+    init_ray(num_cpus=workers, address=settings.ray_address)
+    job = experiment_id(spec)
+    _write_spec(spec, experiment_path(out_dir, job))
+    print(f"balance {job}: its games -> {experiment_path(out_dir, job)}", file=sys.stderr)
+    player = Player(spec.game, out_dir, job, seed=spec.seed, progress=_job_progress(sys.stderr),
+                    budget=Budget(spec.cpu_seconds), nice=settings.worker_nice)
+    try:
+        result = run_balance(spec, player)
+    except Stopped as exc:
+        player.finish(exc.status, exc.error)
+        print(f"error: the balance search {exc.status}: {exc.error or exc.status}",
+              file=sys.stderr)
+        return 1
+    player.finish("done")
     if as_json:
         print(json.dumps(result, indent=1), file=out)
         return 0
@@ -466,28 +496,28 @@ def balance_spec_file(path, as_json: bool = False, out=None) -> int:
     return 0
 
 
-def _balance_progress(out, every: float = 2.0):
-    """A balance search's progress callback printing at most one line every `every` seconds:
-    where it stands, its games per second (over a recent window) and an ETA from the games
-    it still needs ("ETA -" until that is known, never the max_games bound)."""
+def _job_progress(out, every: float = 2.0):
+    """A plan's or a balance search's progress callback (services.runner.Progress) printing
+    a line when where it stands changes, and otherwise at most one every `every` seconds:
+    where it stands, the games played, their rate and an ETA from the games it still
+    expects ("ETA -" until that is known)."""
     import time
 
+    from services.demo import duration
     from services.report import games_per_second
-    from services.worker import Rate
 
-    rate, seen, last = Rate(), [0], [0.0]
+    last = {"at": 0.0, "detail": None}
 
-    def progress(event: dict) -> None:
-        seen[0] += event["games"]
-        per_s = rate.add(seen[0])
-        if time.monotonic() - last[0] < every and event["left"] != 0:
+    def progress(p) -> None:
+        now = time.monotonic()
+        if p.status == "running" and p.detail == last["detail"] and \
+                now - last["at"] < every:
             return
-        last[0] = time.monotonic()
-        left = event["left"]
-        eta = ("ETA -" if left is None or not per_s else
-               f"about {left:,} more games, ETA {_eta(left / per_s)}")
-        speed = f", {games_per_second(per_s)}" if per_s else ""
-        print(f"  {event['detail']}{speed}; {eta}", file=out, flush=True)
+        last.update(at=now, detail=p.detail)
+        speed = f", {games_per_second(p.games_per_s)}" if p.games_per_s else ""
+        eta = f"ETA {duration(p.eta_s)}" if p.eta_s is not None else "ETA -"
+        print(f"  {p.detail or p.status}: {p.done:,} games{speed}; {eta}", file=out,
+              flush=True)
     return progress
 
 
@@ -545,12 +575,19 @@ def _add_other_commands(sub) -> None:
                    help="difference from the baseline to detect with 80%% power, a fraction: "
                    "0.05 is 5 points")
     p.add_argument("--pilot-games", type=int, default=200, help="pilot games per cell")
-    p.add_argument("--workers", type=int, default=None, help="cores the run will use "
-                   "(default: every core)")
+    p.add_argument("--workers", type=int, default=None, help="cores the run will use, and "
+                   "the local Ray worker processes the pilot plays on (default: every core)")
+    p.add_argument("--seconds", type=float, default=120.0, help="the most the pilot may play, "
+                   "in seconds (default 120): a cell that cannot play enough games in it is "
+                   "named")
     p = sub.add_parser("balance", help="answer a spec's balance question: the fair value of a "
                        "rule option, or the value of an action kind")
     p.add_argument("spec", help="experiment spec file with a balance section")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.add_argument("--out", default="results", help="results folder or pyarrow.fs URI for "
+                   "its games (default ./results); run again, it resumes from them")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local Ray worker processes (default: every core)")
     p = sub.add_parser("report", help="write one self-contained HTML report (verdicts, "
                        "figures, provenance, the command that reproduces it) of an experiment")
     p.add_argument("target", help="an experiment id of the service (MEEPLELAB_DB) or a "
@@ -627,13 +664,15 @@ def _command(argv: list[str] | None) -> int:
     if getattr(args, "workers", None) is not None and args.workers < 1:
         p.error("--workers must be >= 1")
     if args.command == "plan":
+        if args.seconds <= 0:
+            p.error("--seconds must be > 0")
         return plan_spec_file(args.spec, args.half_width, args.delta, args.pilot_games,
-                              args.workers)
+                              args.workers, args.seconds)
     if args.command == "games":
         print_catalogue()
         return 0
     if args.command == "balance":
-        return balance_spec_file(args.spec, args.json)
+        return balance_spec_file(args.spec, args.json, out_dir=args.out, workers=args.workers)
     if args.command == "replay":
         return replay_command(args.target, args.spec, args.workers)
     every = 10.0 if args.interim_every is None else args.interim_every

@@ -1,10 +1,11 @@
 """Sample-size planning before a run: `meeplelab plan SPEC` and the API's plan jobs
 (`POST /api/plans`, then `GET /api/plans/{id}`: a job of the service's one queue,
-services.worker, whose pilot plays in a niced process of its own within a time budget, so no
-request waits for a pilot and a cancel ends it at once).
+services.worker, whose pilot plays as shard tasks of the one runner within a time budget, so
+no request waits for a pilot and a cancel ends it at once).
 
-A short pilot plays `pilot_games` games of every cell in this process (its own seed, so the
-pilot is not the run's first games), and goes on (the same deals for every arm, at most
+A short pilot plays `pilot_games` games of every cell, all cells together as shard tasks
+spread over the cluster (services.runner.Player; its own seed, so the pilot is not the run's
+first games), and goes on (the same deals for every arm, at most
 pipelines.stopping.PILOT_GROWTH times as many, within the time budget) until its rarest
 outcome, such as a seat that wins 3%, is seen pipelines.stopping.PILOT_EVENTS times, since
 the games planned for a rate are about proportional to it.  It measures the spread of each
@@ -33,16 +34,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Literal
+from typing import Literal
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 import pipelines
 from pipelines import stats as st
 from pipelines.stopping import PILOT_SE_PER_DELTA
+from services.runner import Part, Player
 from services.spec import MAX_SEED, ExperimentSpec, check_fraction
 
 PILOT_GAMES = 200
@@ -50,8 +51,6 @@ DEFAULT_HALF_WIDTH = 0.01
 ROUGH_PILOT = 1.3  # a stop_when.delta plan is called rough when its pilot's errors are
 # more than this many times their goal, delta / PILOT_SE_PER_DELTA
 MIN_PILOT_UNITS = 20  # fewer games (deals) than this in the pilot give no usable spread
-PIECE_SECONDS = 0.5  # a pilot plays in pieces of about this long (the first: one game),
-# checking its stop flag and its time budget between pieces
 
 
 class PlanRequest(BaseModel):
@@ -82,74 +81,56 @@ class PilotTooSlow(ValueError):
     """The pilot could not play enough games within its time budget."""
 
 
-class PilotStopped(RuntimeError):
-    """The pilot was stopped (its plan cancelled, or the service stopping)."""
-
-
 class PilotUnfinished(ValueError):
     """Too few of the pilot's games finished by the rules (the rest ended at a simulator
     safety), so there is no spread to plan from."""
 
 
-def _play_pilot(spec: ExperimentSpec, cell, games: int, seconds: float | None,
-                stop: Callable[[], bool], first: int = 0) -> tuple[pa.Table, float]:
-    """(the pilot's games of one cell from deal `first` on, CPU seconds per game): in pieces
-    of about PIECE_SECONDS
-    (the first is one game), ending early once `seconds` have passed; PilotStopped as soon as
-    `stop()` says so (checked before every piece: a stop waits for one piece at most).
-    Deals a piece or the budget cuts in two are left out by _pilot_cell."""
-    import core_cy
-    from core_cy.play import batch
-
-    game = core_cy.load(spec.game)
+def _pilot_part(spec: ExperimentSpec, cell, units: int, first: int = 0) -> Part:
+    """Units first..first+units-1 of the pilot of `cell` (its own seed, the run's + 1, so the
+    pilot is not the run's first games)."""
     per_deal = spec.games_per_deal(cell.players)
-    games *= per_deal  # `games` units: the spreads rest on units, so many of them
-    began, cpu = time.monotonic(), time.thread_time()  # this thread's CPU: the pilot's own
-    batches, piece = [], 1
-    played = 0
-    while played < games:
-        if stop():
-            raise PilotStopped("the pilot was stopped")
-        batches.append(batch.play(game, seed=(spec.seed + 1) % MAX_SEED,
-                                  start=first * per_deal + played,
-                                  count=min(piece, games - played),
-                                  **spec.play_arguments(cell)))
-        played += batches[-1].num_rows
-        elapsed = time.monotonic() - began
-        if seconds is not None and elapsed >= seconds:
-            break
-        rate = played / max(elapsed, 1e-6)  # the next piece: about PIECE_SECONDS of play,
-        left = PIECE_SECONDS if seconds is None else min(PIECE_SECONDS, seconds - elapsed)
-        piece = max(1, int(rate * left))  # and never past the budget
-    if stop():
-        raise PilotStopped("the pilot was stopped")
-    if played < MIN_PILOT_UNITS * per_deal:
-        raise PilotTooSlow(f"the pilot played only {played} games of arm {cell.arm!r} with "
-                           f"{cell.players} players in {time.monotonic() - began:.0f} s (at "
-                           f"least {MIN_PILOT_UNITS * per_deal} are needed): plan with faster "
-                           "agents, or with `meeplelab plan` (no time limit)")
-    return pa.Table.from_batches(batches), max(time.thread_time() - cpu, 1e-9) / played
+    return Part(cell, spec.play_arguments(cell), (spec.seed + 1) % MAX_SEED,
+                first * per_deal, units * per_deal)
 
 
-def _pilot_cell(spec: ExperimentSpec, cell, games: int, seconds: float | None = None,
-                stop: Callable[[], bool] = lambda: False, first: int = 0
-                ) -> tuple[pl.DataFrame, float]:
-    """(rows of the pilot with truncated games left out, or with rotations one row per
-    complete deal holding its mean shares; CPU seconds per game)."""
+def _play_pilot(player: Player, spec: ExperimentSpec, cells: list, units: int,
+                seconds: float | None, first: int = 0) -> dict:
+    """Plays units first..first+units-1 of the pilot of every cell of `cells` together, as
+    shard tasks of the one runner (player), for at most about `seconds` (the games of tasks
+    still playing then are not used); returns (arm, players) -> (rows of the pilot with
+    truncated games left out, or with rotations one row per complete deal holding its mean
+    shares; CPU seconds per game).  PilotTooSlow names a cell with fewer than
+    MIN_PILOT_UNITS units written in the time, PilotUnfinished one whose games ended at a
+    simulator safety."""
     import core_cy
 
     game = core_cy.load(spec.game)
-    per_deal = spec.games_per_deal(cell.players)
-    rows, seconds = _play_pilot(spec, cell, games, seconds, stop, first)
-    frame = pipelines.units(pl.from_arrow(rows), game.safety_end_reasons)
-    if len(frame) < MIN_PILOT_UNITS:
-        raise PilotUnfinished(
-            f"only {len(frame) * per_deal} of the pilot's {rows.num_rows} games of arm "
-            f"{cell.arm!r} with {cell.players} players finished by the rules (the others ended "
-            f"at a simulator safety: {', '.join(game.safety_end_reasons)}); at least "
-            f"{MIN_PILOT_UNITS * per_deal} are needed: raise the safety limit in the rules or "
-            "use agents whose games finish")
-    return frame, seconds
+    parts = [_pilot_part(spec, c, units, first) for c in cells]
+    began = time.monotonic()
+    player.play(parts, seconds)
+    out = {}
+    for cell, part in zip(cells, parts):
+        per_deal = spec.games_per_deal(cell.players)
+        rows = pl.from_arrow(player.rows(part))
+        if len(rows) < MIN_PILOT_UNITS * per_deal:
+            limit = "" if seconds is None else f"; the plan's time limit is {seconds:g} s"
+            raise PilotTooSlow(
+                f"the pilot played only {len(rows)} games of arm {cell.arm!r} with "
+                f"{cell.players} players in {time.monotonic() - began:.0f} s (at least "
+                f"{MIN_PILOT_UNITS * per_deal} are needed{limit}): give the plan more time "
+                "(the service's MEEPLELAB_PLAN_SECONDS, `meeplelab plan --seconds`), fewer "
+                "cells, or faster agents")
+        frame = pipelines.units(rows, game.safety_end_reasons)
+        if len(frame) < MIN_PILOT_UNITS:
+            raise PilotUnfinished(
+                f"only {len(frame) * per_deal} of the pilot's {len(rows)} games of arm "
+                f"{cell.arm!r} with {cell.players} players finished by the rules (the others "
+                f"ended at a simulator safety: {', '.join(game.safety_end_reasons)}); at "
+                f"least {MIN_PILOT_UNITS * per_deal} are needed: raise the safety limit in "
+                "the rules or use agents whose games finish")
+        out[(cell.arm, cell.players)] = (frame, player.cpu_per_game(cell) or 1e-9)
+    return out
 
 
 def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
@@ -168,8 +149,8 @@ def _differences(frame: pl.DataFrame, base: pl.DataFrame, cooperative: bool) -> 
     return own - np.array(paired["base_share"].to_list(), dtype=np.float64)[:, :own.shape[1]]
 
 
-def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, began: float,
-                   seconds: float | None, stop, delta: float | None = None,
+def _longer_pilots(player: Player, spec, pilots: dict, pilot_games: int, cooperative: bool,
+                   began: float, seconds: float | None, delta: float | None = None,
                    baseline: str | None = None) -> dict:
     """The pilots extended (same deals for every arm of a player count, so the differences
     stay paired) until their rarest outcome is seen pipelines.stopping.PILOT_EVENTS times
@@ -185,32 +166,31 @@ def _longer_pilots(spec, pilots: dict, pilot_games: int, cooperative: bool, bega
                                       for c in cells], pilot_games, delta, decisive)
         if need <= pilot_games:
             continue
+        left = None if seconds is None else seconds - (time.monotonic() - began)
+        if left is not None and left <= 0:
+            return pilots
+        player.expect(None, f"pilot: {players} players, {need:,} units a cell for its rarest "
+                            "outcome")
+        try:
+            more = _play_pilot(player, spec, cells, need - pilot_games, left,
+                               first=pilot_games)
+        except (PilotTooSlow, PilotUnfinished):
+            continue  # the first pilot stands
         for c in cells:
-            left = None if seconds is None else seconds - (time.monotonic() - began)
-            if left is not None and left <= 0:
-                return pilots
-            frame, per_game = pilots[(c.arm, players)]
-            try:
-                more, more_per_game = _pilot_cell(spec, c, need - pilot_games,
-                                                  None if left is None else left / len(cells),
-                                                  stop, first=pilot_games)
-            except (PilotTooSlow, PilotUnfinished):
-                continue  # the first pilot stands
-            played = (len(frame), len(more))
-            pilots[(c.arm, players)] = (pl.concat([frame, more], how="vertical_relaxed"),
-                                        (per_game * played[0] + more_per_game * played[1])
-                                        / sum(played))
+            frame, _ = pilots[(c.arm, players)]
+            extra, per_game = more[(c.arm, players)]
+            pilots[(c.arm, players)] = (pl.concat([frame, extra], how="vertical_relaxed"),
+                                        per_game)
     return pilots
 
 
-def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
+def plan_experiment(spec: ExperimentSpec, player: Player, half_width: float | None = None,
                     delta: float | None = None, pilot_games: int = PILOT_GAMES,
-                    workers: int | None = None, seconds: float | None = None,
-                    stop: Callable[[], bool] = lambda: False) -> dict:
-    """The plan as a JSON-ready dict (see the module docstring).  `seconds`: a time budget
-    for the whole pilot (shared by the cells; PilotTooSlow when a cell cannot play
-    MIN_PILOT_UNITS games in its share); `stop`: checked between pieces of the pilot
-    (PilotStopped once it says so)."""
+                    workers: int | None = None, seconds: float | None = None) -> dict:
+    """The plan as a JSON-ready dict (see the module docstring), its pilot played by
+    `player` (services.runner.Player: shard tasks over the cluster; Stopped when the plan
+    is cancelled).  `seconds`: a time budget for the whole pilot (its cells play together;
+    PilotTooSlow when a cell cannot play MIN_PILOT_UNITS games in it)."""
     import core_cy
 
     began = time.monotonic()
@@ -223,12 +203,13 @@ def plan_experiment(spec: ExperimentSpec, half_width: float | None = None,
     workers = workers or os.cpu_count() or 1
     cooperative = core_cy.load(spec.game).cooperative
     baseline = spec.baseline_arm()
-    per_cell_seconds = None if seconds is None else seconds / len(spec.cells())
-    pilots = {(c.arm, c.players): _pilot_cell(spec, c, pilot_games, per_cell_seconds, stop)
-              for c in spec.cells()}
+    player.expect(pilot_games * sum(spec.games_per_deal(c.players) for c in spec.cells()),
+                  f"pilot: {pilot_games:,} units of each of {len(spec.cells())} cells")
+    pilots = _play_pilot(player, spec, spec.cells(), pilot_games, seconds)
     sequential = rule is not None and rule.delta is not None
-    pilots = _longer_pilots(spec, pilots, pilot_games, cooperative, began, seconds, stop,
+    pilots = _longer_pilots(player, spec, pilots, pilot_games, cooperative, began, seconds,
                             delta if sequential else None, baseline)
+    player.expect(0, "pilot played: planning")
     comparisons = sum(1 for c in spec.cells() if c.arm != baseline) * \
         (1 if cooperative else max(spec.player_counts()))
     cells, blocks = [], {"diff": [], "seats": []}

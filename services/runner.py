@@ -16,6 +16,7 @@ kills the tasks in flight at once.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import posixpath
 import queue
@@ -25,11 +26,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import ray
@@ -38,11 +39,13 @@ from services.shard import ProgressTally, play_shards, warm_up
 from services.spec import Cell, ExperimentSpec
 from services.storage import (cell_dir, experiment_path, filesystem, read_manifest,
                               remove_manifest, remove_stale_temporaries, shard_entry,
-                              shard_name, shard_start, write_manifest, written_shards)
+                              shard_files, shard_name, shard_start, write_manifest,
+                              written_shards)
 
 InFlight = int | Callable[[], int]  # tasks in flight: a number, or asked as a run goes (_run_wave)
 
-__all__ = ["Budget", "Progress", "init_ray", "run_experiment", "experiment_path", "filesystem"]
+__all__ = ["Budget", "Part", "Player", "Progress", "Stopped", "init_ray", "run_experiment",
+           "experiment_path", "filesystem"]
 log = logging.getLogger("meeplelab.runner")
 
 # How long a failed or cancelled run waits for its killed tasks to stop before it cleans up
@@ -58,6 +61,8 @@ RATE_WINDOW_SECONDS = 30.0
 # rate), fewer when the wave's shards left shared among the CPUs are fewer (_task_size):
 # the driver's cost is per task (docs/lab/scaling.md).
 TASK_SECONDS = 10.0
+# Shards sized by time hold at most this many games (a file's rows stay a modest table).
+MAX_TIMED_SHARD = 5000
 
 
 @dataclass
@@ -78,6 +83,7 @@ class Progress:
     written: int | None = None  # games of the shards written (done, less those playing)
     cpu_seconds: float = 0.0  # CPU-seconds the job's shard tasks have used, as they report
     # them (finished, cut short and playing; earlier runs of the job included: Budget.spent)
+    detail: str | None = None  # where a job that is not an experiment stands, in words
 
 
 @dataclass
@@ -218,23 +224,102 @@ def _tally():
 
 
 # ---- the driver --------------------------------------------------------------------------
-def _shards(begin: int, end: int, size: int) -> Iterator[tuple[int, int]]:
-    """(start, count) of the shards that play games begin..end-1 of a cell, lazily."""
-    return ((s, min(size, end - s)) for s in range(begin, end, size))
+@dataclass(frozen=True)
+class Part:
+    """Games start..start+count-1 of one cell, to be played as the runner plays every game:
+    `cell` names the folder (its arm and player count), `play` is how it is played
+    (ExperimentSpec.play_arguments), `seed` deals it.  An experiment's wave is one Part per
+    cell; a fair-value wave one per value searched; a pilot or a confirmation one per cell."""
+
+    cell: Cell
+    play: dict
+    seed: int
+    start: int
+    count: int
+
+
+def _gaps(covered: list[tuple[int, int]], begin: int, end: int) -> list[tuple[int, int]]:
+    """The (start, end) ranges of begin..end-1 that no range of `covered` ((start, end)
+    each, not overlapping) holds."""
+    gaps, at = [], begin
+    for first, last in sorted(covered):
+        if last <= at or first >= end:
+            continue
+        if first > at:
+            gaps.append((at, first))
+        at = max(at, last)
+    if at < end:
+        gaps.append((at, end))
+    return gaps
+
+
+def _block_games(state: dict) -> int:
+    """How many games of each part the next block of tasks plays (shards sized by time):
+    before any task has finished, 1, 2, 4, ... (the blocks issued so far without a rate: so
+    every CPU plays from the first second, whatever a game costs), then about TASK_SECONDS
+    of play at the seconds per game measured so far."""
+    games = state.get("task_games", 0)
+    if not games:
+        state["blind"] = state.get("blind", 0) + 1
+        return 1 << min(state["blind"] - 1, 30)
+    per_game = max(state["task_seconds"] / games, 1e-7)
+    return max(1, int(TASK_SECONDS / per_game))
 
 
 def _task_size(state: dict, left: int, cpus: int) -> int:
-    """How many shards the next task plays: one until a task has finished (no rate yet:
-    a long first task would hold CPUs that other jobs' tasks wait for), then about
-    TASK_SECONDS of play at the seconds per shard measured so far, and at most the `left`
-    shards to submit shared among the cluster's `cpus` (tasks shrink as the wave's end
-    nears, so its last ones still spread over every CPU)."""
+    """With a fixed shard_size: how many shards the next task plays: one until a task has
+    finished, then about TASK_SECONDS of play at the seconds per shard measured so far, and
+    at most the `left` shards to submit shared among the cluster's `cpus`."""
     most = max(1, -(-left // cpus))
     shards = state.get("task_shards", 0)
     if not shards:
         return 1
     per_shard = max(state["task_seconds"] / shards, 1e-6)
     return max(1, min(int(TASK_SECONDS / per_shard), most))
+
+
+def _tasks(game: str, parts: list[Part], covered: dict, state: dict, cpus: int,
+           shard_size: int | None, job_id: str, root_uri: str, nice: int, tally
+           ) -> Iterator[tuple[int, dict]]:
+    """The tasks that play `parts` (lazily, a block of consecutive games at a time: one task
+    per part with the block's games not yet `covered`, so the parts' shards start at the
+    same games and pair one to one).  `covered`: (arm, players) -> the (start, end) of its
+    shards written, updated here as tasks are issued.  Shards are sized by time (_block_games;
+    each at most MAX_TIMED_SHARD games) or, with a `shard_size`, on its fixed grid from each
+    part's start (_task_size shards a task)."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, part in enumerate(parts):
+        groups.setdefault((part.start, part.count), []).append(i)
+    for (start, count), members in groups.items():
+        end, at = start + count, start
+        # a shard holds whole deals (with pairing 'rotations' a deal is k consecutive games)
+        deal = math.lcm(*(parts[i].play.get("games_per_deal", 1) for i in members))
+        tail = None  # the end's block: the games left then, shared among the CPUs
+        while at < end:
+            left = end - at
+            if shard_size:
+                shards = _task_size(state, -(-left // shard_size) * len(members), cpus)
+                block = min(left, shards * shard_size)
+                piece = shard_size
+            else:
+                block = _block_games(state)
+                if tail is None and block * len(members) * 2 > left * len(members) // cpus:
+                    tail = max(1, -(-left * len(members) // cpus))
+                block = min(left, -(-min(block, tail or block) // deal) * deal)
+                piece = max(deal, MAX_TIMED_SHARD // deal * deal)
+            for i in members:
+                part = parts[i]
+                key = (part.cell.arm, part.cell.players)
+                mine = [(s, min(piece, e - s)) for a, e in _gaps(covered.setdefault(key, []),
+                                                                  at, at + block)
+                        for s in range(a, e, piece)]
+                if mine:
+                    covered[key].extend((s, s + n) for s, n in mine)
+                    yield i, {"game": game, "play": part.play, "seed": part.seed,
+                              "shards": mine, "experiment": job_id, "root": root_uri,
+                              "nice": nice, "key": (job_id, *key, mine[0][0]),
+                              "tally": tally, "report_s": REPORT_SECONDS}
+            at += block
 
 
 def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set],
@@ -276,6 +361,16 @@ def _list_cut_short(fs, root: str, root_uri: str, cells: list[Cell], state: dict
                 if entry is not None:
                     state["shards"][entry["path"]] = entry
                     state["done"] += entry["games"]
+
+
+def _covered(fs, root: str, cells: list[Cell], written: list[set]) -> dict:
+    """(arm, players) -> the (start, end) game ranges of the shards found written."""
+    covered = {}
+    for cell, names in zip(cells, written):
+        covered[(cell.arm, cell.players)] = [
+            (start, start + _read_games(fs, root, cell, start))
+            for start in sorted(shard_start(n) for n in names)]
+    return covered
 
 
 def _read_games(fs, root: str, cell: Cell, start: int) -> int:
@@ -385,7 +480,7 @@ class _Clock:
         then, before = self.samples[0]
         return (played - before) / (now - then) if now > then else 0.0
 
-    def __call__(self, state: dict, status="running", error=None) -> None:
+    def __call__(self, state: dict, status="running", error=None, detail=None) -> None:
         if self.progress is None:
             return
         playing = sum(state["playing"].values())
@@ -395,7 +490,7 @@ class _Clock:
         if status != "running":
             eta = None
         self.progress(Progress(done, self.total, rate, eta, status, error, state["done"],
-                               _cpu(state)))
+                               _cpu(state), detail))
 
 
 def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
@@ -469,18 +564,13 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
 
     slots, cpus = max_in_flight or _default_in_flight(), _cluster_cpus()
 
+    covered = _covered(fs, root, cells, written)
+
     def to_play(begin: int, end: int) -> Iterator[tuple[int, dict]]:
-        """The wave's tasks, lazily: per block of consecutive shards (_task_size of them),
-        one task per cell with the block's shards it has not written."""
-        shards, left = _shards(begin, end, spec.shard_size), -(-(end - begin) // spec.shard_size)
-        while left > 0:
-            block = list(islice(shards, _task_size(state, left * len(cells), cpus)))
-            left -= len(block)
-            for i in range(len(cells)):
-                mine = [(s, count) for s, count in block if shard_name(s) not in written[i]]
-                if mine:
-                    job = _job(spec, experiment_id, root_uri, cells[i], mine, nice)
-                    yield i, {**job, "tally": tally, "report_s": REPORT_SECONDS}
+        """The wave's tasks, lazily (_tasks: one Part per cell, games begin..end-1)."""
+        parts = [Part(c, spec.play_arguments(c), spec.seed, begin, end - begin) for c in cells]
+        return _tasks(spec.game, parts, covered, state, cpus, spec.shard_size, experiment_id,
+                      root_uri, nice, tally)
 
     mixed = _check_provenance(spec, fs, root, cells, written)
     if mixed:  # the files found are not this run's: no manifest lists them
@@ -508,6 +598,163 @@ def run_experiment(spec: ExperimentSpec, results: str, experiment_id: str, *,
     # again by the retry, and every task of this run has returned: nothing writes now.
     remove_stale_temporaries(root_uri)
     return finish("done")
+
+
+class Stopped(Exception):
+    """A job's games stopped before all were played: `status` cancelled, or failed with
+    `error` (a task's error, or the CPU budget spent)."""
+
+    def __init__(self, status: str, error: str | None = None):
+        super().__init__(error or status)
+        self.status, self.error = status, error
+
+
+class Player:
+    """Plays the games of a job that is not an experiment (a fair-value search's waves and
+    confirmations, restricted play, a plan's pilot) into the job's own results folder
+    <results>/<job_id>/, exactly as an experiment's are played: shard tasks of the one
+    runner (_tasks, _run_wave), the same files, checksums, manifest, CPU budget, progress
+    and cancel.  Games found written (a job resumed after its process died) are read, not
+    played again, so a resumed job gives the same answer; damaged shards are played again.
+
+    `play(parts)` returns once every game of the parts is written (Stopped when the job is
+    cancelled, a task fails or the budget is spent); `rows(part)` reads them back, a row per
+    game in game order.  `expect(left, detail)` says how many more games the job expects to
+    play (None: not known) and where it stands, for the progress (its total and ETA).
+    `finish(status)` writes the manifest of every shard written (not after a stop of the
+    service, which resumes the job)."""
+
+    def __init__(self, game: str, results: str, job_id: str, *, seed: int = 0,
+                 progress: Callable[[Progress], None] | None = None,
+                 cancel: threading.Event | None = None, budget: Budget | None = None,
+                 nice: int = 0, max_in_flight: int | None = None,
+                 shard_done: Callable[[float, int], None] | None = None,
+                 stopped: Callable[[], bool] | None = None):
+        init_ray()
+        self.game, self.job_id, self.seed, self.nice = game, job_id, seed, nice
+        self.budget = budget or Budget()
+        self.root_uri = experiment_path(results, job_id)
+        self.fs, self.root = filesystem(self.root_uri)
+        remove_stale_temporaries(self.root_uri)  # no task of this job is writing now
+        self.state = {"done": 0, "played": 0, "playing": {}, "cpu": self.budget.spent,
+                      "cpu_playing": {}, "shards": {}}
+        self.covered: dict = {}
+        for path, _rel in shard_files(self.root_uri):
+            entry = shard_entry(self.fs, self.root, path)
+            if entry is None:
+                self.fs.delete_file(path)  # damaged or empty: played again when asked
+                log.warning("a damaged shard of %s will be played again: %s", job_id, _rel)
+                continue
+            self.state["shards"][entry["path"]] = entry
+            self.state["done"] += entry["games"]
+            self.covered.setdefault((entry["arm"], entry["players"]), []).append(
+                (entry["start"], entry["start"] + entry["games"]))
+        self.cancelled = (lambda: False) if cancel is None else cancel.is_set
+        self.stopped = stopped
+        self.shard_done = shard_done
+        self.slots = max_in_flight or _default_in_flight()
+        self.tally = _tally()
+        self.clock = _Clock(progress, 1, None, self.state["done"])
+        self.detail: str | None = None
+
+    def expect(self, left: int | None, detail: str | None = None) -> None:
+        """The games the job still expects to play (None: not known) and where it stands."""
+        self.detail = detail if detail is not None else self.detail
+        done = self.state["done"] + sum(self.state["playing"].values())
+        self.clock.end = None if left is None else done + max(int(left), 0)
+        self.clock.total = done if left is None else done + max(int(left), 0)
+        self.report()
+
+    def report(self, status="running", error=None) -> None:
+        self.clock(self.state, status, error, self.detail)
+
+    def play(self, parts: list[Part], seconds: float | None = None) -> None:
+        """Plays every game of `parts` not yet written.  With `seconds`: at most about that
+        long; the tasks still in flight then are cancelled (the shards they finished are
+        kept) and play returns: rows() has what was written."""
+        if self.cancelled():
+            raise Stopped("cancelled")
+        deadline = None if seconds is None else time.monotonic() + seconds
+        cancelled = self.cancelled if deadline is None else \
+            (lambda: self.cancelled() or time.monotonic() >= deadline)
+        jobs = _tasks(self.game, parts, self.covered, self.state, _cluster_cpus(), None,
+                      self.job_id, self.root_uri, self.nice, self.tally)
+        outcome = _run_wave(jobs, self.slots, self.state, cancelled, self.report,
+                            self.shard_done, _Poll(self.tally, self.job_id), self.budget)
+        if outcome is not None:
+            remove_stale_temporaries(self.root_uri)  # the killed tasks have stopped
+            self._recover()
+            if outcome[0] == "cancelled" and not self.cancelled():
+                return  # the time bound: what was written is kept
+            raise Stopped(*outcome)
+
+    def _recover(self) -> None:
+        """After tasks were cut short: the shards they had finished are listed and counted,
+        and the ranges they had not written are free to be played again."""
+        _settle(self.state)
+        known = set(self.state["shards"])
+        self.covered = {}
+        for path, rel in shard_files(self.root_uri):
+            entry = self.state["shards"].get(rel)
+            if entry is None and rel not in known:
+                entry = shard_entry(self.fs, self.root, path)
+                if entry is None:
+                    continue
+                self.state["shards"][entry["path"]] = entry
+                self.state["done"] += entry["games"]
+            if entry is not None:
+                self.covered.setdefault((entry["arm"], entry["players"]), []).append(
+                    (entry["start"], entry["start"] + entry["games"]))
+
+    def rows(self, part: Part, columns: list[str] | None = None) -> pa.Table:
+        """The rows of the part's games written, one per game in game order (games not
+        written, e.g. past a time bound, are absent)."""
+        folder = cell_dir(self.root, part.cell.arm, part.cell.players)
+        end = part.start + part.count
+        tables = []
+        for start, stop in sorted(self.covered.get((part.cell.arm, part.cell.players), [])):
+            if stop <= part.start or start >= end:
+                continue
+            table = pq.read_table(posixpath.join(folder, shard_name(start)), columns=columns,
+                                  filesystem=self.fs)
+            index = table.column("game_index")
+            keep = pa.compute.and_(pa.compute.greater_equal(index, part.start),
+                                   pa.compute.less(index, end))
+            tables.append(table.filter(keep))
+        if not tables:
+            return pa.table({})
+        return pa.concat_tables(tables).sort_by("game_index")
+
+    @property
+    def cpu_seconds(self) -> float:
+        return _cpu(self.state)
+
+    def cpu_per_game(self, cell: Cell) -> float | None:
+        """The CPU-seconds a game of `cell` took to play in the tasks of this Player (games
+        read back from an earlier run are not timed: None when none was played here)."""
+        games, cpu = self.state.get("cells", {}).get((cell.arm, cell.players), (0, 0.0))
+        return max(cpu, 1e-9) / games if games else None
+
+    def finish(self, status: str = "done", error: str | None = None) -> str:
+        """Ends the job's play: the manifest of every shard written, how the job ended (not
+        when it was cancelled by a stop of the service: it resumes at the next start)."""
+        _settle(self.state)
+        if self.tally is not None:
+            try:
+                self.tally.take.remote(self.job_id, [])
+            except Exception:  # noqa: BLE001
+                pass
+        if not (status == "cancelled" and self.stopped is not None and self.stopped()) \
+                and self.state["shards"]:
+            try:
+                write_manifest(self.root_uri, list(self.state["shards"].values()),
+                               self.job_id, self.seed, status, error)
+            except OSError:
+                if status == "done":
+                    raise
+                log.warning("the manifest of %s was not written", self.job_id, exc_info=True)
+        self.report(status, error)
+        return status
 
 
 def _settle(state: dict) -> None:
@@ -716,6 +963,10 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit: InFlight, state,
             state["cpu"] += out["cpu_seconds"]
             state["task_seconds"] = state.get("task_seconds", 0.0) + out["seconds"]
             state["task_shards"] = state.get("task_shards", 0) + len(out["shards"])
+            state["task_games"] = state.get("task_games", 0) + out["games"]
+            cell = state.setdefault("cells", {}).setdefault(tuple(key[1:3]), [0, 0.0])
+            cell[0] += out["games"]
+            cell[1] += out.get("play_cpu_seconds", out["cpu_seconds"])
             state.setdefault("shards", {}).update((e["path"], e) for e in out["shards"])
             report()
     return ("cancelled", None) if cancelled() else None

@@ -26,8 +26,8 @@
     MEEPLELAB_MAX_RUNNING_PER_TOKEN   running or queued jobs of each kind (experiments,
                                  plans, balance searches) per token (429 beyond)
     MEEPLELAB_MAX_QUEUED         running or queued jobs of every kind and token (429 beyond)
-    MEEPLELAB_JOB_CPU_SECONDS    CPU budget of one plan or balance search (its process ends
-                                 when spent: the job fails saying so)
+    MEEPLELAB_JOB_CPU_SECONDS    CPU budget of one plan or balance search (its shard tasks'
+                                 CPU-seconds: when spent the job fails saying so)
     MEEPLELAB_EXPERIMENT_CPU_SECONDS  CPU budget of one experiment (its shard tasks'
                                  CPU-seconds): it stops when spent, its shards written
                                  kept; a request's cpu_seconds may ask for less
@@ -98,8 +98,8 @@ class Settings(BaseSettings):
                                        "(experiments, plans, balance searches) per token")
     max_queued: int = Field(64, ge=1, description="unfinished jobs of every kind and token")
     job_cpu_seconds: int = Field(3600, ge=1, description="CPU budget of one plan or balance "
-                                 "search: its process ends when it is spent (a balance "
-                                 "request's cpu_seconds may ask for less)")
+                                 "search, its shard tasks' CPU-seconds: the job fails when it "
+                                 "is spent (a balance request's cpu_seconds may ask for less)")
     experiment_cpu_seconds: int = Field(
         86_400, ge=1, description="CPU budget of one experiment, the CPU-seconds its shard "
         "tasks use (across restarts): once spent it issues no more shards, cancels those in "

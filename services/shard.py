@@ -26,7 +26,8 @@ def play_shards(job: dict) -> dict:
     file and statistics table as soon as it is played; returns {"games": the games written,
     "shards": their manifest entries (services.storage.shard_entry's keys, hashed from the
     bytes written), "seconds": the wall time of the task's play and writes, "cpu_seconds": its
-CPU-seconds (the job's budget counts them)}.
+CPU-seconds (the job's budget counts them), "play_cpu_seconds": those of playing the games
+alone (what a game costs, for a plan)}.
 
     One task plays several shards so that the driver issues fewer tasks (its cost is per
     task); each shard's file is the one a task of that shard alone would write.  The games
@@ -44,13 +45,17 @@ CPU-seconds (the job's budget counts them)}.
     began = time.monotonic()
     progress = _Progress(job, sum(count for _, count in job["shards"]), cpu)
     fs, root = filesystem(job["root"])
-    entries = []
+    entries, playing = [], 0.0
     for start, count in job["shards"]:
-        table = storage_table(_play(game, job, start, count, progress))
+        played = time.process_time()
+        rows = _play(game, job, start, count, progress)
+        playing += time.process_time() - played
+        table = storage_table(rows)
         entry = write_shard(table, fs, root, start, count)
         entries.append({**entry, "statistics": write_statistics(table, fs, root, entry)})
     return {"games": sum(e["rows"] for e in entries), "shards": entries,
-            "seconds": time.monotonic() - began, "cpu_seconds": time.process_time() - cpu}
+            "seconds": time.monotonic() - began, "cpu_seconds": time.process_time() - cpu,
+            "play_cpu_seconds": playing}
 
 
 class _Progress:

@@ -354,13 +354,15 @@ class ExperimentSpec(BaseModel):
                                "count; with stop_when, the size of each wave")
     seed: int = Field(default=0, ge=0, le=MAX_SEED, description="the experiment's seed; every "
                       "arm plays the same deals game by game")
-    shard_size: int = Field(default=5000, ge=100, le=MAX_SHARD, description="games per Ray "
-                            "task and per Parquet file")
+    shard_size: int | None = Field(
+        default=None, ge=100, le=MAX_SHARD, description="games per Parquet file on a fixed "
+        "grid (an override); unset: shards sized by time, so that every CPU plays from the "
+        "first seconds whatever a game costs (docs/service.md)")
     stop_when: StopWhen | None = Field(default=None, description="stop early once every "
                                        "seat's win share is precise enough")
     cpu_seconds: float | None = Field(
         default=None, gt=0, le=1e9, allow_inf_nan=False, description="the most CPU-seconds "
-        "its shard tasks may use (a balance search: its process): once spent the run issues "
+        "its shard tasks may use (a balance search's too): once spent the run issues "
         "no more shards and ends failed saying so, its shards written kept and counted; the "
         "service's limit when unset, and never more (422)")
     balance: Balance | None = Field(default=None, description="what to change: a fair-value "
@@ -416,7 +418,7 @@ class ExperimentSpec(BaseModel):
             if not isinstance(value, bool):
                 raise ValueError(f"rotate_agents must be true or false, got {value!r}")
         elif not all(map(_is_number, value if isinstance(value, list) else [value])) \
-                and not (info.field_name == "speeds" and value is None):
+                and not (info.field_name in ("speeds", "shard_size") and value is None):
             raise ValueError(f"{info.field_name} must be a number or a list of numbers, got "
                              f"{value!r}" if info.field_name in ("players", "speeds") else
                              f"{info.field_name} must be an integer, got {value!r}")

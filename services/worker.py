@@ -3,17 +3,16 @@ kinds), each kind with its places (`lanes`: how many run at once, the global cap
 submission order with the owners (tokens) in turn; a token runs at most `places_per_token`
 jobs of a kind at once, so one token's long jobs never hold another's back (an admin token's
 jobs have places of their own beyond the cap), and running jobs of different tokens share the
-cluster's CPUs (each experiment's shard tasks in flight bounded by its owner's share:
+cluster's CPUs (each job's shard tasks in flight bounded by its owner's share:
 Worker._in_flight, which the runner asks as it goes).
 
 The registry is the source of truth: the worker reads a job's request from it, writes status,
 progress and result back, and on start re-queues every unfinished job (a `running` one was
-interrupted by a stop or a crash; an experiment's runner skips the shards it had already
-written).  Heavy work never runs in the API process: an experiment's shards are niced Ray
-tasks (a cancel force-cancels them), and a plan's pilot or a balance search plays in a niced
-process of its own (JOB_PROCESS, `run_job`) under a CPU-time limit (its
-budget: RLIMIT_CPU), which a cancel or a stop ends at once (SIGKILL), a game in the middle
-or not, so its place is free within a poll (JOB_POLL_SECONDS).
+interrupted by a stop or a crash; a runner skips the shards it had already written).  Heavy
+work never runs in the API process: every game is a niced Ray shard task of the one runner
+(services.runner: an experiment's run, and a plan's pilot or a balance search through a
+Player of the job's own results folder), under the job's CPU budget; a cancel force-cancels
+the tasks in flight, so the job's place is free within a second.
 """
 from __future__ import annotations
 
@@ -21,10 +20,7 @@ import json
 import logging
 import math
 import os
-import queue
-import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -37,13 +33,7 @@ log = logging.getLogger("meeplelab.worker")
 PROGRESS_INTERVAL_S = 0.5  # at most two registry writes a second per running job
 STUCK_SECONDS = 120.0  # a worker thread silent this long is reported stuck (/readyz)
 RETRY_SECONDS = 0.5  # between attempts of a registry write that failed
-JOB_POLL_SECONDS = 0.05  # how often a job process's thread looks at its cancel and its output
-RATE_WINDOW_S = 30.0  # a job's games per second: over about the last this many seconds
 CPUS_SECONDS = 5.0  # the cluster's CPUs (for the owners' shares) are asked at most this often
-# A job process: the installed product, never the working directory's sources ('' leaves the
-# path before anything is imported: `python -P` on Python 3.11+ only).
-JOB_PROCESS = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-               "from services.worker import _job_process; _job_process()")
 
 _ray_lock = threading.Lock()
 _ray_thread: threading.Thread | None = None
@@ -107,21 +97,6 @@ class _Watched(threading.Event):
         return super().is_set()
 
 
-class Rate:
-    """Games per second over about the last RATE_WINDOW_S seconds (None until two reports)."""
-
-    def __init__(self):
-        self._seen: list[tuple[float, int]] = []
-
-    def add(self, done: int) -> float | None:
-        now = time.monotonic()
-        self._seen.append((now, done))
-        while len(self._seen) > 2 and now - self._seen[1][0] > RATE_WINDOW_S:
-            self._seen.pop(0)
-        (t0, d0), (t1, d1) = self._seen[0], self._seen[-1]
-        return (d1 - d0) / (t1 - t0) if t1 > t0 and d1 > d0 else None
-
-
 class Worker:
     """The job queue's threads: `lanes[kind]` places per job kind (experiments:
     MEEPLELAB_MAX_RUNNING; plans and balance searches: theirs), so a long experiment never
@@ -163,9 +138,8 @@ class Worker:
         self._served: dict[tuple[str, str], float] = {}  # (kind, owner) -> last start
         self._taken: dict[str, tuple[str, str]] = {}  # job in a place -> (kind, owner)
         self._wake = threading.Condition()  # guards _pending, _served and _taken
-        self._lock = threading.Lock()  # guards _running, _procs and queued->running
+        self._lock = threading.Lock()  # guards _running and queued->running
         self._running: dict[str, threading.Event] = {}
-        self._procs: dict[str, subprocess.Popen] = {}  # running plan or balance -> process
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._beats: dict[str, float] = {}
@@ -222,8 +196,6 @@ class Worker:
         with self._lock:
             for event in self._running.values():
                 event.set()
-            for proc in self._procs.values():
-                _end(proc)
         with self._wake:
             self._wake.notify_all()
         deadline = time.monotonic() + timeout
@@ -247,9 +219,6 @@ class Worker:
             self.registry.request_cancel(eid)
             if eid in self._running:
                 self._running[eid].set()
-                if eid in self._procs:
-                    _end(self._procs[eid])
-                    self.registry.set_status(eid, "cancelled")
             else:
                 self.registry.set_status(eid, "cancelled")
         with self._wake:
@@ -339,23 +308,21 @@ class Worker:
                 self._wake.notify_all()
 
     def _loop(self, kind: str) -> None:
-        if kind == "experiment":
-            try:
-                start_ray(self.ray_address)  # pay Ray's start-up once, before work arrives
-            except Exception:
-                log.exception("Ray did not start; experiments will fail until it does")
+        try:
+            start_ray(self.ray_address)  # pay Ray's start-up once, before work arrives
+        except Exception:
+            log.exception("Ray did not start; jobs will fail until it does")
         while not self._stopping.is_set():
             self._beat()
             eid = self._next(kind)
             if eid is None:
                 continue
             try:
-                (self._run if kind == "experiment" else self._run_process)(eid)
+                (self._run if kind == "experiment" else self._run_job)(eid)
             except Exception as exc:  # never let one job kill the worker
                 log.exception("job %s crashed the worker step", eid)
                 with self._lock:
                     self._running.pop(eid, None)
-                    self._procs.pop(eid, None)
                 self._written.pop(eid, None)
                 self._write(self.registry.set_status, eid, "failed",
                             self._public(f"{type(exc).__name__}: {exc}"))
@@ -382,7 +349,6 @@ class Worker:
         queued for the next start); a job the cancel recorded already stays as it is."""
         with self._lock:
             self._running.pop(eid, None)
-            self._procs.pop(eid, None)
             record = self.registry.get(eid)
         if record is None or record["status"] in FINISHED:
             return
@@ -413,23 +379,8 @@ class Worker:
         seconds, name = self._budget(spec.cpu_seconds, self.experiment_cpu_seconds,
                                      "MEEPLELAB_EXPERIMENT_CPU_SECONDS")
         budget = Budget(seconds, record["cpu_seconds"] or 0.0, name)
-        last = [0.0]
         errors: list[str] = []
-
-        def progress(p) -> None:
-            now = time.monotonic()
-            if p.error:
-                errors.append(p.error)
-            if p.written is not None:
-                self._written[eid] = p.written
-            if p.status == "running" and now - last[0] < PROGRESS_INTERVAL_S:
-                return
-            last[0] = now
-            try:  # progress is a hint: a failed write is made good by the next one
-                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s,
-                                           cpu_seconds=p.cpu_seconds)
-            except sqlite3.Error as exc:
-                log.warning("progress of %s not written: %s", eid, exc)
+        progress = self._progress(eid, errors)
 
         try:
             outcome = run_experiment(
@@ -445,84 +396,71 @@ class Worker:
         self._finish(eid, outcome, errors[-1] if errors else None)
         self._written.pop(eid, None)  # the registry's games done are the games written now
 
-    def _run_process(self, eid: str) -> None:
-        """A plan or a balance search in a job process of its own (run_job): its progress
-        and result read from its output, ended at once on a cancel or a stop."""
+    def _progress(self, eid: str, errors: list[str]) -> Callable:
+        """A run's progress callback (services.runner.Progress): to the registry at most every
+        PROGRESS_INTERVAL_S while it runs, always at its end; errors collected in `errors`."""
+        last = [0.0]
+
+        def progress(p) -> None:
+            now = time.monotonic()
+            if p.error:
+                errors.append(p.error)
+            if p.written is not None:
+                self._written[eid] = p.written
+            if p.status == "running" and now - last[0] < PROGRESS_INTERVAL_S:
+                return
+            last[0] = now
+            try:  # progress is a hint: a failed write is made good by the next one
+                self.registry.set_progress(eid, p.done, p.total, p.games_per_s, p.eta_s,
+                                           detail=p.detail, cpu_seconds=p.cpu_seconds)
+            except sqlite3.Error as exc:
+                log.warning("progress of %s not written: %s", eid, exc)
+        return progress
+
+    def _run_job(self, eid: str) -> None:
+        """A plan or a balance search: its games are shard tasks of the one runner (a
+        services.runner.Player of the job's own results folder: the cluster's CPUs, the
+        job's CPU budget, progress, cancel, resume), its statistics in this thread.  A
+        plan's pilot games are deleted once it has its answer; a balance search's are kept,
+        with their manifest, like an experiment's."""
+        from services.plan import PlanRequest
+        from services.runner import Budget, Player, Stopped
+        from services.spec import ExperimentSpec
+        from services.storage import remove_experiment
+
         cancel = self._claim(eid)
         if cancel is None:
             return
         record = self.registry.get(eid)
-        asked = record["spec"].get("cpu_seconds") if record["kind"] == "balance" else None
+        kind = record["kind"]
+        asked = record["spec"].get("cpu_seconds") if kind == "balance" else None
         seconds, name = self._budget(asked, self.job_cpu_seconds, "MEEPLELAB_JOB_CPU_SECONDS")
-        order = {"kind": record["kind"], "request": record["spec"], "limits": self.limits,
-                 "plan_seconds": self.plan_seconds, "nice": self.worker_nice,
-                 "cpu_seconds": seconds}
-        proc = subprocess.Popen([sys.executable, "-c", JOB_PROCESS],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        with self._lock:
-            self._procs[eid] = proc
-            if cancel.is_set():
-                _end(proc)
-        lines: queue.Queue = queue.Queue()
-        tail: list[str] = []
-        threading.Thread(target=_pump, args=(proc.stdout, lines.put), daemon=True).start()
-        threading.Thread(target=_pump, args=(proc.stderr, _keep(tail)), daemon=True).start()
+        errors: list[str] = []
+        spec = (PlanRequest.model_validate(record["spec"], context=self.limits).spec
+                if kind == "plan" else
+                ExperimentSpec.model_validate(record["spec"], context=self.limits))
+        player = Player(spec.game, self.results, eid, seed=spec.seed,
+                        progress=self._progress(eid, errors), cancel=cancel,
+                        budget=Budget(seconds, record["cpu_seconds"] or 0.0, name),
+                        nice=self.worker_nice, shard_done=self.shard_done,
+                        max_in_flight=lambda: self._in_flight(eid),
+                        stopped=lambda: self._stopping.is_set() and not self.registry.get(eid)[
+                            "cancel_requested"])
         try:
-            proc.stdin.write(json.dumps(order))
-            proc.stdin.close()
-        except OSError:  # ended before it read its order (a cancel)
-            pass
-        answer: dict = {}
-        self._follow(eid, proc, lines, cancel, answer)
-        proc.wait()
-        if cancel.is_set():
-            self._finish(eid, "cancelled")
-        elif "result" in answer:
-            self._finish(eid, "done", result=answer["result"])
-        elif proc.returncode == -signal.SIGXCPU:
-            self._finish(eid, "failed", f"the job used its CPU budget of {seconds:g} "
-                         f"CPU-seconds ({name})")
-        else:
-            self._finish(eid, "failed", answer.get("error") or
-                         f"the job's process ended with code {proc.returncode}: "
-                         + " ".join(tail[-3:]).strip())
-
-    def _follow(self, eid: str, proc, lines: queue.Queue, cancel, answer: dict) -> None:
-        """Reads a job process's messages until it ends (or a cancel ends it): progress to
-        the registry (at most every PROGRESS_INTERVAL_S), the result or error to `answer`."""
-        rate, last, done = Rate(), 0.0, 0
-        while True:
-            self._beat()
-            try:
-                line = lines.get(timeout=JOB_POLL_SECONDS)
-            except queue.Empty:
-                if cancel.is_set():
-                    _end(proc)
-                    return
-                continue
-            if line is None:
-                return
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if "progress" not in message:
-                answer.update(message)
-                continue
-            p = message["progress"]
-            done += int(p.get("games", 0))
-            per_s = rate.add(done)
-            left = p.get("left")
-            eta = left / per_s if per_s and left is not None else None
-            if time.monotonic() - last < PROGRESS_INTERVAL_S:
-                continue
-            last = time.monotonic()
-            try:
-                self.registry.set_progress(eid, done, None if left is None else done + left,
-                                           per_s, eta, detail=p.get("detail"))
-            except sqlite3.Error as exc:
-                log.warning("progress of %s not written: %s", eid, exc)
+            result = run_job(kind, record["spec"], self.limits, player, self.plan_seconds)
+        except Stopped as exc:
+            player.finish(exc.status, exc.error)
+            self._finish(eid, exc.status, exc.error)
+            return
+        except Exception as exc:  # the job's error, as the client sees it
+            log.warning("job %s failed", eid, exc_info=True)
+            player.finish("failed", f"{type(exc).__name__}: {exc}")
+            self._finish(eid, "failed", f"{type(exc).__name__}: {exc}")
+            return
+        player.finish("done")
+        if kind == "plan":
+            remove_experiment(player.root_uri)
+        self._finish(eid, "done", result=result)
 
     def _public(self, text: str) -> str:
         """An error text as clients may see it: the server's results folder and working
@@ -533,75 +471,23 @@ class Worker:
         return text[:2000]
 
 
-def _end(proc: subprocess.Popen) -> None:
-    """End a job process at once (it holds no file of the service: nothing to clean)."""
-    if proc.poll() is None:
-        proc.kill()
-
-
-def _pump(stream, put: Callable) -> None:
-    for line in stream:
-        put(line)
-    put(None)
-
-
-def _keep(tail: list[str]) -> Callable:
-    def put(line):
-        if line is not None:
-            tail.append(line.strip())
-            del tail[:-20]
-    return put
-
-
-# ---- the job process -----------------------------------------------------------------------
-def run_job(order: dict, emit: Callable[[dict], None]) -> dict:
-    """A plan's or a balance search's answer (JSON-ready), from its order: the request as
-    stored, the service's limits, the pilot's time budget; `emit(progress)` reports how far
-    it has come."""
-    kind = order["kind"]
+def run_job(kind: str, request: dict, limits: dict, player, plan_seconds: float | None
+            ) -> dict:
+    """A plan's or a balance search's answer (JSON-ready), from its request as stored and the
+    service's limits, its games played by `player` (services.runner.Player); a plan's pilot
+    within `plan_seconds`."""
     if kind == "plan":
         from services.plan import Plan, PlanRequest, plan_experiment
 
-        request = PlanRequest.model_validate(order["request"], context=order["limits"])
-        plan = plan_experiment(request.spec, half_width=request.half_width,
-                               delta=request.delta, pilot_games=request.pilot_games,
-                               seconds=order.get("plan_seconds"))
+        plan_request = PlanRequest.model_validate(request, context=limits)
+        plan = plan_experiment(plan_request.spec, player, half_width=plan_request.half_width,
+                               delta=plan_request.delta, pilot_games=plan_request.pilot_games,
+                               seconds=plan_seconds)
         return Plan.model_validate(plan).model_dump(mode="json")
     if kind == "balance":
         from services.balance import run_balance
         from services.spec import ExperimentSpec
 
-        spec = ExperimentSpec.model_validate(order["request"], context=order["limits"])
-        return json.loads(json.dumps(run_balance(spec, progress=emit), default=float))
-    raise ValueError(f"no job process runs a job of kind {kind!r}")
-
-
-def _job_process() -> None:
-    """A job process (JOB_PROCESS): one job, its order read from stdin, its messages
-    written to stdout one JSON object a line (progress, then its result or error); niced
-    and under its CPU budget before it plays."""
-    import ctypes
-    import resource
-
-    try:  # ends with the thread that started it, even when the service is killed
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    out = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # anything else printed goes to stderr, not into the messages
-    order = json.loads(sys.stdin.read())
-    niceness = int(order.get("nice") or 0)
-    if os.nice(0) < niceness:  # raised to the setting, never lowered (os.nice only adds)
-        os.nice(niceness - os.nice(0))
-    if order.get("cpu_seconds"):
-        limit = math.ceil(order["cpu_seconds"])
-        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
-
-    def emit(progress: dict) -> None:
-        out.write(json.dumps({"progress": progress}, default=float) + "\n")
-
-    try:
-        out.write(json.dumps({"result": run_job(order, emit)}) + "\n")
-    except Exception as exc:  # reported as the job's error
-        out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
-    out.flush()
+        spec = ExperimentSpec.model_validate(request, context=limits)
+        return json.loads(json.dumps(run_balance(spec, player), default=float))
+    raise ValueError(f"no job of kind {kind!r}")

@@ -14,9 +14,9 @@ from test_browser import _css, _no_page_errors, _wait, browser  # noqa: F401  (f
 
 from dashboards.balance_chart import chart_svg
 from dashboards.svg import nice_ticks
-from services import worker as worker_module
 from services.app import create_app
 from services.balance import run_balance
+from services.runner import Player
 from services.spec import ExperimentSpec
 
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
@@ -26,15 +26,10 @@ SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """A served app whose worker answers balance searches (they need no Ray)."""
-    started = worker_module.start_ray
-    worker_module.start_ray = lambda address=None: None
+    """A served app whose worker answers balance searches (their games: shard tasks)."""
     root = tmp_path_factory.mktemp("balance-page")
-    try:
-        with _running(create_app(db=str(root / "r.db"), results=str(root / "res"))) as url:
-            yield url
-    finally:
-        worker_module.start_ray = started
+    with _running(create_app(db=str(root / "r.db"), results=str(root / "res"))) as url:
+        yield url
 
 
 @pytest.mark.parametrize("lo, hi, integer, expected", [
@@ -47,8 +42,9 @@ def test_the_ticks_are_round(lo, hi, integer, expected):
     assert nice_ticks(lo, hi, 10 if integer else 6, integer=integer) == expected
 
 
-def test_the_chart_has_round_ticks_labelled_axes_and_a_legend_for_every_mark():
-    result = run_balance(ExperimentSpec.model_validate(SEARCH))
+def test_the_chart_has_round_ticks_labelled_axes_and_a_legend_for_every_mark(tmp_path):
+    spec = ExperimentSpec.model_validate(SEARCH)
+    result = run_balance(spec, Player(spec.game, str(tmp_path), "b", seed=spec.seed))
     (cell,) = result["cells"]
     svg = chart_svg(cell, result["option"])
     for tick in re.findall(r'class="ytick"[^>]*>([^<]*)<', svg):

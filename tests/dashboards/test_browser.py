@@ -118,10 +118,11 @@ def test_form_shows_the_field_of_a_rejected_spec(server, browser):
     assert browser.current_url.endswith("/new")
 
 
-def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser):
+def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser, tmp_path):
     """The form's Plan button queues a plan job and shows its result: the games per arm are
     those the plan of the same spec gives (the pilot is seeded), with a wall time."""
     from services.plan import plan_experiment
+    from services.runner import Player
     from services.spec import ExperimentSpec
 
     _open_form(browser, server)
@@ -137,7 +138,8 @@ def test_plan_button_shows_the_games_and_time_the_spec_needs(server, browser):
         "game": GAME, "players": PRESETS[GAME]["players"],
         "agents": PRESETS[GAME]["presets"]["fast"]["agent"],
         "arms": {"baseline": {}}, "games_per_arm": 300, "seed": 0})
-    expected = plan_experiment(spec, half_width=0.05)["games_per_cell"]
+    pilot = Player(spec.game, str(tmp_path), "pilot", seed=spec.seed)
+    expected = plan_experiment(spec, pilot, half_width=0.05)["games_per_cell"]
     assert int(games.text.replace(",", "")) == expected
     assert _css(browser, "#plan-time")[0].text.endswith("s")
     assert _css(browser, "#plan-verdict")[0].text.startswith("About ")

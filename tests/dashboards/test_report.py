@@ -15,7 +15,6 @@ from core_cy.play import batch
 from dashboards import charts, experiment_figures
 from dashboards.report import STYLESHEET
 from services import cli, datasets, report
-from services.runner import _shards
 from services.spec import ExperimentSpec
 from services.storage import cell_dir, filesystem, shard_name, storage_table, write_atomically
 
@@ -26,7 +25,8 @@ def play_into(root: str, raw: dict) -> ExperimentSpec:
     game = core_cy.load(spec.game)
     fs, base = filesystem(root)
     for cell in spec.cells():
-        for start, count in _shards(0, spec.max_games_per_cell(), spec.shard_size):
+        games, size = spec.max_games_per_cell(), spec.shard_size
+        for start, count in ((s, min(size, games - s)) for s in range(0, games, size)):
             rows = batch.play(game, seed=spec.seed, start=start, count=count,
                               experiment="t", **spec.play_arguments(cell))
             write_atomically(storage_table(rows), fs, posixpath.join(

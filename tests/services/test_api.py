@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 
 import pytest
 from fastapi.testclient import TestClient
+from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import GAME, INFO, enum_option, small_spec, wait_for
 
 import core_cy
 import pipelines
-from services import worker as worker_module
 from services.app import DASHBOARD, create_app
 from services.runner import experiment_path
 from services.settings import Settings
@@ -199,9 +199,8 @@ def _plan_result(client, pid: str, timeout: float = 120) -> dict:
 
 
 @pytest.fixture
-def planner(tmp_path, monkeypatch):
-    """An app whose worker runs plans (in their job processes; Ray is not started)."""
-    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)
+def planner(tmp_path, ray_local):  # noqa: F811
+    """An app whose worker runs plans (their pilots: shard tasks on the test's local Ray)."""
     app = create_app(Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
                               plan_seconds=60), run_worker=True)
     with TestClient(app) as client:
@@ -235,15 +234,16 @@ def test_plan_is_a_background_job_that_estimates_games_and_time(planner):
     assert idle.get("/api/plans/no-such-plan").status_code == 404
 
 
-def test_plan_jobs_report_a_too_slow_pilot_and_a_full_queue(tmp_path, monkeypatch):
-    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)
+def test_plan_jobs_report_a_too_slow_pilot_and_a_full_queue(tmp_path, ray_local):  # noqa: F811
     settings = Settings(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
-                        plan_seconds=0.001)  # the pilot stops after its first piece: one game
+                        plan_seconds=0.001)  # the pilot's tasks are cut at once
     with TestClient(create_app(settings, run_worker=True)) as client:
         job = client.post("/api/plans", json={"spec": small_spec(), "pilot_games": 100}).json()
         failed = _plan_result(client, job["id"])
         assert failed["status"] == "failed" and failed["result"] is None
-        assert "the pilot played only 1 games" in failed["error"]
+        assert re.search(r"the pilot played only \d+ games of arm '\w+' with \d players", 
+                         failed["error"]) and "the plan's time limit is 0.001 s" in failed["error"]
+        assert "MEEPLELAB_PLAN_SECONDS" in failed["error"]
     full = Settings(db=str(tmp_path / "full.db"), results=str(tmp_path / "res"), max_queued=1)
     with TestClient(create_app(full, run_worker=False)) as client:
         assert client.post("/api/plans", json={"spec": small_spec()}).status_code == 202

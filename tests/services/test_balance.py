@@ -15,9 +15,9 @@ from pipelines import fair_value as fv
 from pipelines import stats as st
 from services.app import create_app
 from services import balance as sb
-from services import worker as worker_module
 from services.balance import run_balance
 from services.cli import main
+from services.runner import Budget, Player, Stopped
 from services.settings import Settings
 from services.spec import ExperimentSpec
 
@@ -28,6 +28,20 @@ SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy
 SHORT_TURNS = 80
 VALUE = {"name": "gi-steal", "game": "golden_island", "players": 2, "agents": "greedy",
          "seed": 4, "balance": {"forbid": "steal", "seat": 0, "confirm_games": 40}}
+
+
+def _answer(spec, folder, job: str = "b", budget: "Budget | None" = None) -> tuple[dict, Player]:
+    """The spec's balance answer, its games played by a Player of <folder>/<job>."""
+    player = Player(spec.game, str(folder), job, seed=spec.seed, budget=budget)
+    result = run_balance(spec, player)
+    player.finish()
+    return result, player
+
+
+def _without_cost(result: dict) -> dict:
+    for c in result["cells"]:
+        c.pop("cpu_seconds", None)
+    return result
 
 
 def _fields(spec: dict) -> set:
@@ -68,13 +82,17 @@ def test_a_cooperative_game_needs_a_team_rate():
     assert "balance.target" in _fields(spec)
 
 
-def test_the_search_plays_common_deals_and_answers_with_an_interval():
+def test_the_search_plays_common_deals_and_answers_with_an_interval(ray_local, tmp_path):
     spec = ExperimentSpec.model_validate(SEARCH)
-    result = run_balance(spec)
-    again = run_balance(spec)               # reproducible: the same deals and agents
-    for c in result["cells"] + again["cells"]:
-        c.pop("cpu_seconds")
-    assert result == again
+    result, player = _answer(spec, tmp_path, "first")
+    again, _ = _answer(spec, tmp_path, "again")  # reproducible: the same deals and agents
+    assert _without_cost(result) == _without_cost(again)
+    # its games are kept like an experiment's: shards with a manifest that verifies
+    from pipelines.dataset import verify
+
+    manifest = json.loads((tmp_path / "first" / "manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["games"] == player.state["done"] > 0
+    assert not verify(str(tmp_path / "first")).damaged
     (cell,) = result["cells"]
     ans = cell["answer"]
     assert ans["status"] in ("found", "edge", "outside_range", "no_dependence", "unresolved")
@@ -91,8 +109,34 @@ def test_the_search_plays_common_deals_and_answers_with_an_interval():
     assert svg.startswith("<svg") and 'class="band"' in svg and "<script" not in svg
 
 
-def test_restricted_play_reports_the_paired_value_of_a_kind():
-    result = run_balance(ExperimentSpec.model_validate(VALUE))
+def test_a_search_stopped_midway_resumes_from_its_shards_with_the_same_answer(ray_local,
+                                                                          tmp_path):
+    """A search whose job dies midway (here after its first wave, as a killed process would)
+    keeps the shards it wrote; started again on the same folder it plays only the games
+    missing and gives the answer of a search never stopped."""
+    spec = ExperimentSpec.model_validate(SEARCH)
+    whole, _ = _answer(spec, tmp_path, "whole")
+
+    class Dies(Player):
+        def play(self, parts, seconds=None):
+            if self.state["done"]:
+                raise Stopped("failed", "the process died")
+            super().play(parts, seconds)
+
+    cut = Dies(spec.game, str(tmp_path), "cut", seed=spec.seed)
+    with pytest.raises(Stopped):
+        run_balance(spec, cut)
+    assert 0 < cut.state["done"] < whole["cells"][0]["games"]
+    resumed, player = _answer(spec, tmp_path, "cut")
+    assert player.state["played"] < player.state["done"]   # the shards found were not played
+    assert _without_cost(resumed) == _without_cost(whole)
+    again = Player(spec.game, str(tmp_path), "cut", seed=spec.seed)
+    assert _without_cost(run_balance(spec, again)) == _without_cost(whole)
+    assert again.state["played"] == 0                       # every game read, none played
+
+
+def test_restricted_play_reports_the_paired_value_of_a_kind(ray_local, tmp_path):
+    result, _ = _answer(ExperimentSpec.model_validate(VALUE), tmp_path)
     (cell,) = result["cells"]
     assert cell["restricted_agent"] == "greedy(forbid=steal)"
     assert cell["sentence"].startswith("using steal is worth ")
@@ -101,19 +145,19 @@ def test_restricted_play_reports_the_paired_value_of_a_kind():
     assert cell["forced_decisions"] >= 0
 
 
-def test_the_cli_prints_the_answer_and_its_confirmation(tmp_path, capsys):
+def test_the_cli_prints_the_answer_and_its_confirmation(ray_local, tmp_path, capsys):
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(SEARCH))
-    assert main(["balance", str(path)]) == 0
+    assert main(["balance", str(path), "--out", str(tmp_path / "res")]) == 0
     printed = capsys.readouterr()
     out = printed.out
     assert "seat 1 of 2 under greedy" in out and "values within" in out
     # progress on stderr while it plays: where it stands, and an ETA (or "ETA -" until the
     # games it still needs are known), never silent
-    progress = printed.err.splitlines()
+    progress = [line for line in printed.err.splitlines() if line.startswith("  ")]
     assert progress and all("ETA" in line for line in progress), printed.err
     assert "searching seat_bonus_gold, wave 1" in progress[0]
-    assert any("confirmed seat_bonus_gold" in line for line in progress)
+    assert any("confirming seat_bonus_gold" in line for line in progress)
     path.write_text(json.dumps({**SEARCH, "balance": {"option": "nope", "range": [0, 1]}}))
     assert main(["balance", str(path)]) == 2
     assert "balance.option" in capsys.readouterr().err
@@ -149,8 +193,7 @@ def test_a_balance_request_is_read_as_an_experiment_is(tmp_path):
         assert any(e["field"] == "games_per_arm" for e in big.json()["detail"])
 
 
-def test_the_api_answers_in_the_background_with_a_chart(tmp_path, monkeypatch):
-    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)  # no Ray needed
+def test_the_api_answers_in_the_background_with_a_chart(ray_local, tmp_path):
     app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"),
                      run_worker=True)
     with TestClient(app) as client:
@@ -194,7 +237,9 @@ def test_the_search_plays_the_runners_games_and_drops_truncated_ones(ray_local, 
                        "wave_games": 10, "max_games": 60, "confirm_games": 0}}
     spec = ExperimentSpec.model_validate(raw)
     rules = spec.searched_rules(players, 2)
-    out = balance._play(spec, players, rules, spec.agent_list(players), spec.seed, 0, units)
+    player = Player(spec.game, str(tmp_path), "search", seed=spec.seed)
+    (out,) = balance._play(player, spec, [balance._part(
+        spec, "v", players, rules, spec.agent_list(players), spec.seed, 0, units)])
 
     per = spec.games_per_deal(players)
     ran = ExperimentSpec.model_validate({**{k: v for k, v in raw.items() if k != "balance"},
@@ -216,10 +261,9 @@ def test_the_search_plays_the_runners_games_and_drops_truncated_ones(ray_local, 
     cells = pipelines.cell_summary(tmp_path / "e")
     assert cells["units"][0] == len(kept) and cells["truncated"][0] == truncated
     # and the whole search runs on such units (NaN-aware fit), the same twice
-    first, again = balance.run_balance(spec), balance.run_balance(spec)
-    for c in first["cells"] + again["cells"]:
-        c.pop("cpu_seconds")
-    assert first == again and first["cells"][0]["games"] > 0
+    first, _ = _answer(spec, tmp_path, "one")
+    again, _ = _answer(spec, tmp_path, "two")
+    assert _without_cost(first) == _without_cost(again) and first["cells"][0]["games"] > 0
 def _curve(mean: float, values=(0, 1, 2), games=2000, players=2):
     """A search's curve whose figure at `values` has the given mean (0/1 games)."""
     rng = np.random.default_rng(1)
@@ -229,12 +273,16 @@ def _curve(mean: float, values=(0, 1, 2), games=2000, players=2):
 
 def _fake_play(win: float, calls: list):
     """A stand-in for services.balance._play: the seat 0 of 2 wins a `win` share of games."""
-    def play(spec, players, rules, agents, seed, start, count):
-        calls.append(count)
-        shares = np.zeros((count, players))
-        won = np.arange(count) < round(win * count)
-        shares[won, 0], shares[~won, 1] = 1.0, 1.0
-        return {"seat_win_share": shares}
+    def play(player, spec, parts):
+        out = []
+        for part in parts:
+            count, players = part.count, part.cell.players
+            calls.append(count)
+            shares = np.zeros((count, players))
+            won = np.arange(count) < round(win * count)
+            shares[won, 0], shares[~won, 1] = 1.0, 1.0
+            out.append({"seat_win_share": shares})
+        return out
     return play
 
 
@@ -248,14 +296,14 @@ def test_the_confirmation_is_sized_to_decide_and_says_when_its_cap_is_too_small(
     assert plan == max(math.ceil(1.5 * needed), 100) < 100_000
     calls = []
     monkeypatch.setattr(sb, "_play", _fake_play(0.53, calls))
-    got = sb.confirm(spec, 2, 1, c, None)
+    (got,) = sb.confirm(None, spec, 2, [1], c, None)
     assert calls == [plan] and got["games"] == plan and got["verdict"] == "unfair"
     # near the margin it would need more than the cap: it plays the cap and says so
     capped = ExperimentSpec.model_validate({**SEARCH, "balance": {
         **SEARCH["balance"], "confirm_games": 200, "delta": 0.02}})
     near = _curve(0.51)
     monkeypatch.setattr(sb, "_play", _fake_play(0.51, calls))
-    got = sb.confirm(capped, 2, 1, near, None)
+    (got,) = sb.confirm(None, capped, 2, [1], near, None)
     assert got["games"] == 200 and got["verdict"] == "not decided"
     assert got["games_needed"] > 200 and "confirm_games caps it at 200" in got["sentence"]
     assert "more fresh games would decide it about half the time" in got["sentence"]
@@ -267,7 +315,7 @@ def test_a_confirmation_that_disagrees_with_the_search_says_both(monkeypatch):
     ans = fv.answer(c, 0, 2, 0.5, integer=True)
     assert any(a <= 1 <= b for a, b in ans.pieces)
     monkeypatch.setattr(sb, "_play", _fake_play(0.7, []))     # fresh deals: far from fair
-    got = sb.confirm(spec, 2, 1, c, ans)
+    (got,) = sb.confirm(None, spec, 2, [1], c, ans)
     assert got["verdict"] == "unfair"
     assert "not fair; yet the search's interval still allows 1" in got["sentence"]
 

@@ -8,6 +8,7 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 import core_cy
 from services import cli
 from services.plan import ROUGH_PILOT, Plan, plan_experiment
+from services.runner import Player, Progress
 from services.spec import ExperimentSpec
 
 GAME = next(g for g in core_cy.game_names() if not core_cy.load(g).cooperative)  # a competitive game
@@ -142,7 +143,7 @@ def test_run_prints_interim_figures_while_it_goes(ray_local, tmp_path, capsys):
     assert all(w > 100 * (h - lo) for w, lo, h in zip(widths, final["win_lo"], final["win_hi"]))
 
 
-def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
+def test_plan_prints_games_in_whole_waves(ray_local, tmp_path, capsys):
     """A spec with stop_when stops between waves of games_per_arm: the plan says so."""
     spec_path = _write_spec(tmp_path, games_per_arm=70,
                             stop_when={"half_width": 0.05, "max_games": 140})
@@ -154,7 +155,7 @@ def test_plan_prints_games_in_whole_waves(tmp_path, capsys):
     assert "first, " in printed and "games per CPU-second" in printed
 
 
-def test_plan_sizes_a_precision_run_at_the_level_it_stops_at(tmp_path):
+def test_plan_sizes_a_precision_run_at_the_level_it_stops_at(ray_local, tmp_path):
     """stop_when.alpha = 0.01: the run stops once every 99% interval is narrow enough, so
     its plan (the same pilot) asks about (z_0.995 / z_0.975)^2 = 1.73 times the games of
     alpha = 0.05, and says the level."""
@@ -164,7 +165,8 @@ def test_plan_sizes_a_precision_run_at_the_level_it_stops_at(tmp_path):
     for alpha in (0.05, 0.01):
         spec = ExperimentSpec.from_file(_write_spec(tmp_path, games_per_arm=10, stop_when={
             "half_width": 0.03, "alpha": alpha, "max_games": 100_000}))
-        plans[alpha] = plan_experiment(spec, pilot_games=100, workers=2)
+        pilot = Player(spec.game, str(tmp_path), f"pilot-{alpha}", seed=spec.seed)
+        plans[alpha] = plan_experiment(spec, pilot, pilot_games=100, workers=2)
     expected = (stats.norm.ppf(0.995) / stats.norm.ppf(0.975)) ** 2
     for wide, narrow in zip(plans[0.05]["cells"], plans[0.01]["cells"]):
         ratio = narrow["games_for_half_width"] / wide["games_for_half_width"]
@@ -174,7 +176,7 @@ def test_plan_sizes_a_precision_run_at_the_level_it_stops_at(tmp_path):
     assert "(95%)" in plans[0.05]["verdict"]
 
 
-def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
+def test_plan_of_a_decision_rule_simulates_it(ray_local, tmp_path, capsys):
     """stop_when.delta: the plan is the rule's own (simulated): expected games, the median and
     the p10-p90 range in whole waves, at most max_games, and what share of runs would end
     undecided."""
@@ -195,7 +197,9 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
     # errors of +-0.25 points need about 35,000 games, and the pilot stops at 20 x 100
     assert re.search(r"The pilot's errors reach ±[\d.]+ points, over the ±0.25 a close "
                      r"plan needs: the plan is rough", printed), printed
-    plan = plan_experiment(ExperimentSpec.from_file(spec_path), pilot_games=100, workers=2)
+    spec = ExperimentSpec.from_file(spec_path)
+    plan = plan_experiment(spec, Player(spec.game, str(tmp_path), "pilot", seed=spec.seed),
+                           pilot_games=100, workers=2)
     shown = Plan.model_validate(plan)  # what the API answers
     assert shown.rule == "stop_when.delta" and shown.undecided_share > 0.5
     assert shown.games_per_cell == shown.expected_games_per_cell <= shown.p90_games_per_cell
@@ -210,7 +214,7 @@ def test_plan_of_a_decision_rule_simulates_it(tmp_path, capsys):
                      r"spread", printed), printed
 
 
-def test_plan_from_a_pilot_with_small_enough_errors_is_not_called_rough(tmp_path, capsys):
+def test_plan_from_a_pilot_with_small_enough_errors_is_not_called_rough(ray_local, tmp_path, capsys):
     """At +-20 points a pilot of 100 games (grown a little for the differences) has errors of
     about delta / 4: the plan says nothing of a rough pilot."""
     spec_path = _write_spec(tmp_path, games_per_arm=100,
@@ -220,12 +224,12 @@ def test_plan_from_a_pilot_with_small_enough_errors_is_not_called_rough(tmp_path
     assert "(stop_when.delta)" in printed and "rough" not in printed, printed
 
 
-def test_plan_of_games_that_never_finish_is_a_clear_error(tmp_path, capsys):
+def test_plan_of_games_that_never_finish_is_a_clear_error(ray_local, tmp_path, capsys):
     path = tmp_path / "cut.json"
     path.write_text(json.dumps({"game": "forbidden_desert", "players": 2,
                                 "arms": {"cut": {"max_turns": 1}}}))
     assert cli.main(["plan", str(path), "--pilot-games", "20"]) == 2
-    err = capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()[-1]
     assert err.startswith("error: only 0 of the pilot's 20 games of arm 'cut' with 2 players "
                           "finished by the rules") and "turn_limit" in err
 
@@ -329,7 +333,7 @@ def test_spec_errors_carry_no_pydantic_prefix(tmp_path, capsys):
     assert "Value error" not in err
 
 
-def test_run_and_plan_say_when_games_per_arm_is_the_default(tmp_path, capsys):
+def test_run_and_plan_say_when_games_per_arm_is_the_default(ray_local, tmp_path, capsys):
     data = json.loads(_write_spec(tmp_path).read_text())
     del data["games_per_arm"]
     path = tmp_path / "no-games.json"
@@ -472,17 +476,23 @@ def test_report_and_run_name_a_damaged_shard_and_replay_restores_it(ray_local, t
     assert "nothing to replay" in capsys.readouterr().err
 
 
-def test_balance_progress_shows_a_slow_search_rate_instead_of_zero(monkeypatch):
+def test_job_progress_says_where_it_stands_with_a_rate_and_an_eta(monkeypatch):
+    """A plan's or a balance search's progress: a line whenever where it stands changes,
+    else at most one every `every` seconds; a slow rate shown as it is (never "0 games/s"),
+    an unknown ETA as "ETA -"."""
     import io
     import time
 
     now = [0.0]
     monkeypatch.setattr(time, "monotonic", lambda: now[0])
     out = io.StringIO()
-    progress = cli._balance_progress(out, every=0.0)
-    for games, left, detail in [(2, 40, "at 1 coin"), (4, 36, "at 1 coin"), (4, 32, "at 2 coins")]:
-        progress({"games": games, "left": left, "detail": detail})
-        now[0] += 10.0
+    progress = cli._job_progress(out, every=5.0)
+    for done, rate, eta, detail in [(2, 0.2, None, "at 1 coin"), (4, 0.2, 160.0, "at 1 coin"),
+                                    (6, 0.4, 80.0, "at 1 coin"), (8, 0.4, 60.0, "at 2 coins")]:
+        progress(Progress(done, 40, rate, eta, detail=detail))
+        now[0] += 3.0
     lines = out.getvalue().splitlines()
-    assert lines[-1].startswith("  at 2 coins, 0.40 games/s; about 32 more games, ETA")
+    assert len(lines) == 3  # the second report came 3 s after the first, with no change
+    assert lines[0] == "  at 1 coin: 2 games, 0.20 games/s; ETA -"
+    assert lines[-1].startswith("  at 2 coins: 8 games, 0.40 games/s; ETA ")
     assert not re.search(r"(?<![\d.])0 games/s", out.getvalue())

@@ -41,7 +41,7 @@ def test_defaults_give_one_default_arm():
     assert spec.name == "experiment"
     assert spec.arm_rules() == {"default": {}}
     assert spec.baseline_arm() == "default"
-    assert spec.shard_size == 5000
+    assert spec.shard_size is None  # shards sized by time
     assert spec.cells() == [("default", {}, _game().min_players, None)]  # no ladder rung
 
 
@@ -235,18 +235,26 @@ def test_cells_cover_arms_times_player_counts():
     assert spec.total_games() == 40
 
 
-@settings(max_examples=50, deadline=None)
-@given(games=st.integers(1, 20000), shard=st.integers(100, 3000))
-def test_shards_tile_the_games_exactly(games, shard):
-    from services.runner import _shards
+def _grid(spec, begin: int, end: int) -> list[tuple[int, int]]:
+    """The (start, count) shards the runner writes for games begin..end-1 of one cell."""
+    from services.runner import Part, _tasks
 
+    cell = spec.cells()[0]
+    part = Part(cell, spec.play_arguments(cell), spec.seed, begin, end - begin)
+    return sorted(s for _, task in _tasks(spec.game, [part], {}, {}, 2, spec.shard_size, "e",
+                                         "/x", 0, None) for s in task["shards"])
+
+
+@settings(max_examples=50, deadline=None)
+@given(games=st.integers(1, 20000), shard=st.one_of(st.none(), st.integers(100, 3000)))
+def test_shards_tile_the_games_exactly(games, shard):
     spec = ExperimentSpec.model_validate(_base(games_per_arm=games, shard_size=shard))
-    shards = list(_shards(0, spec.max_games_per_cell(), spec.shard_size))
+    shards = _grid(spec, 0, spec.max_games_per_cell())
     assert shards[0][0] == 0
     for (s, c), (s2, _) in zip(shards, shards[1:]):
-        assert s + c == s2 and c == shard
+        assert s + c == s2 and (shard is None or c == shard)
     assert sum(c for _, c in shards) == games
-    assert all(0 < c <= shard for _, c in shards)
+    assert all(0 < c <= (shard or 5000) for _, c in shards)
 
 
 def test_waves_with_stop_when():
@@ -254,10 +262,8 @@ def test_waves_with_stop_when():
         _base(games_per_arm=300, stop_when={"half_width": 0.05, "max_games": 1000}))
     assert list(spec.waves()) == [300, 600, 900, 1000]
     # the runner's shards never straddle a wave boundary (each wave extends every cell)
-    from services.runner import _shards
-
     ends = list(spec.waves())
-    waves = [list(_shards(b, e, spec.shard_size)) for b, e in zip([0] + ends, ends)]
+    waves = [_grid(spec, b, e) for b, e in zip([0] + ends, ends)]
     assert [sum(c for _, c in w) for w in waves] == [300, 300, 300, 100]
     assert all(b <= s and s + c <= e for w, b, e in zip(waves, [0] + ends, ends)
                for s, c in w)
