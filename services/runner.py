@@ -63,6 +63,8 @@ RATE_WINDOW_SECONDS = 30.0
 TASK_SECONDS = 10.0
 # Shards sized by time hold at most this many games (a file's rows stay a modest table).
 MAX_TIMED_SHARD = 5000
+# Before a run has timed a task, its first block is about this long at the catalogue's cost.
+FIRST_BLOCK_SECONDS = 1.0
 
 
 @dataclass
@@ -255,15 +257,31 @@ def _gaps(covered: list[tuple[int, int]], begin: int, end: int) -> list[tuple[in
 
 def _block_games(state: dict) -> int:
     """How many games of each part the next block of tasks plays (shards sized by time):
-    before any task has finished, 1, 2, 4, ... (the blocks issued so far without a rate: so
-    every CPU plays from the first second, whatever a game costs), then about TASK_SECONDS
-    of play at the seconds per game measured so far."""
+    before any task has finished, state["first_block"] (_first_block: about a second of play
+    at the catalogue's estimate, else 1) and then twice as many each block, so every CPU
+    plays from the first seconds whatever a game costs; then about TASK_SECONDS of play at
+    the seconds per game measured so far."""
     games = state.get("task_games", 0)
     if not games:
         state["blind"] = state.get("blind", 0) + 1
-        return 1 << min(state["blind"] - 1, 30)
+        return state.get("first_block", 1) << min(state["blind"] - 1, 30)
     per_game = max(state["task_seconds"] / games, 1e-7)
     return max(1, int(TASK_SECONDS / per_game))
+
+
+def _first_block(game: str, parts: list[Part]) -> int:
+    """The games of the first block of `parts` before any is timed: about FIRST_BLOCK_SECONDS
+    of play at the catalogue's estimated cost of a game (core_cy.catalogue.game_cost) of the
+    dearest part; 1 when no estimate can be made.  An estimate ten times too low costs a
+    first task of ten seconds, never a silent long one."""
+    import core_cy
+
+    try:
+        cost = max(core_cy.catalogue.game_cost(game, list(p.play["agents"]),
+                                               p.cell.players).seconds for p in parts)
+    except (ValueError, KeyError, AttributeError, TypeError, OSError):
+        return 1
+    return max(1, min(int(FIRST_BLOCK_SECONDS / max(cost, 1e-9)), MAX_TIMED_SHARD))
 
 
 def _task_size(state: dict, left: int, cpus: int) -> int:
@@ -287,6 +305,8 @@ def _tasks(game: str, parts: list[Part], covered: dict, state: dict, cpus: int,
     shards written, updated here as tasks are issued.  Shards are sized by time (_block_games;
     each at most MAX_TIMED_SHARD games) or, with a `shard_size`, on its fixed grid from each
     part's start (_task_size shards a task)."""
+    if not shard_size and not state.get("task_games") and "first_block" not in state:
+        state["first_block"] = _first_block(game, parts)
     groups: dict[tuple[int, int], list[int]] = {}
     for i, part in enumerate(parts):
         groups.setdefault((part.start, part.count), []).append(i)

@@ -99,3 +99,31 @@ def test_a_fixed_shard_size_keeps_its_grid():
 
 def test_the_ramp_is_the_runners_own():
     assert runner.TASK_SECONDS == TASK_SECONDS and MAX_TIMED_SHARD == 5000
+
+
+def test_the_first_block_is_about_a_second_at_the_catalogues_cost():
+    """Before a task is timed the first block plays about FIRST_BLOCK_SECONDS at the
+    catalogue's estimated cost of the dearest part (so a cheap game does not start with
+    files of one game, and a strong agent's first task is short), then doubles."""
+    import core_cy
+
+    def part(arm, agents):
+        return Part(Cell(arm, {}, 3), {"agents": [agents] * 3, "games_per_deal": 1}, 7, 0,
+                    10**6)
+
+    cheap = core_cy.catalogue.game_cost("maori", ["random"] * 3, 3).seconds
+    dear = core_cy.catalogue.game_cost("maori", ["mcts"] * 3, 3).seconds
+    assert dear > 10 * cheap
+    for parts, cost in (([part("a", "random")], cheap),
+                        ([part("a", "random"), part("b", "mcts")], dear)):
+        state: dict = {}
+        blocks = []
+        for i, task in _tasks("maori", parts, {}, state, 64, None, "job", "/x", 0, None):
+            if i == 0:
+                blocks.append(sum(n for _, n in task["shards"]))
+            if len(blocks) == 3:
+                break
+        first = max(1, int(runner.FIRST_BLOCK_SECONDS / cost))
+        assert blocks == [first, 2 * first, 4 * first]
+    bad = [Part(Cell("a", {}, 3), {"agents": ["no_such_agent"] * 3}, 7, 0, 100)]
+    assert runner._first_block("maori", bad) == 1  # no estimate: one game
