@@ -4,7 +4,7 @@ import json
 import time
 import urllib.request
 
-from test_balance_page import SEARCH, server  # noqa: F401  (fixture: balance jobs, no Ray)
+from test_balance_page import SEARCH, server  # noqa: F401  (fixture: balance jobs)
 from test_browser import _css, _no_page_errors, _wait, browser  # noqa: F401  (fixture)
 
 SCREENS = __import__("pathlib").Path("/work/screens")

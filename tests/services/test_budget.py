@@ -175,26 +175,35 @@ def test_a_replay_counts_against_its_owners_places_and_the_cap(tmp_path):
         assert queued.status_code == 202 and queued.json()["status"] == "queued"
 
 
-def test_a_balance_request_may_lower_its_process_budget(tmp_path, monkeypatch):
-    from services import worker as worker_module
+def _long_search(**more) -> dict:
+    """A balance search of greedy games that would play far longer than its budget."""
+    return {**SEARCH, **more, "balance": {**SEARCH["balance"], "wave_games": 2000,
+                                          "max_games": 100_000, "precision": 0.05}}
 
-    monkeypatch.setattr(worker_module, "start_ray", lambda address=None: None)  # no Ray
+
+def test_a_balance_request_may_lower_its_budget(tmp_path, ray_local):  # noqa: F811
+    """Its shard tasks' CPU-seconds count against the request's cpu_seconds (below the
+    service's): spent, the search fails naming that budget, its games written kept."""
     with TestClient(_app(tmp_path)) as c:
-        body = {**SEARCH, "agents": "mcts(iterations=100000)", "cpu_seconds": 1.5}
-        jid = c.post("/api/balance", json=body, headers=AS[A]).json()["id"]
+        jid = c.post("/api/balance", json=_long_search(cpu_seconds=1.5),
+                     headers=AS[A]).json()["id"]
         deadline = time.monotonic() + 90
         while (job := c.get(f"/api/balance/{jid}").json())["status"] in ("queued", "running"):
             assert time.monotonic() < deadline, job
             time.sleep(0.1)
         assert job["status"] == "failed", job
-        assert "CPU budget of 1.5 CPU-seconds (the request's cpu_seconds)" in job["error"]
+        assert "of 1.5 CPU-seconds (the request's cpu_seconds) used" in job["error"]
 
 
-def test_the_command_lines_balance_search_refuses_a_budget_it_would_not_keep(tmp_path,
-                                                                              capsys):
+def test_the_command_lines_balance_search_keeps_its_budget(tmp_path, capsys,
+                                                         ray_local):  # noqa: F811
     from services.cli import main
 
     path = tmp_path / "spec.json"
-    path.write_text(json.dumps({**SEARCH, "cpu_seconds": 10}))
-    assert main(["balance", str(path)]) == 2
-    assert "sets cpu_seconds" in capsys.readouterr().err
+    path.write_text(json.dumps(_long_search(cpu_seconds=1.5)))
+    assert main(["balance", str(path), "--out", str(tmp_path / "res")]) == 1
+    err = capsys.readouterr().err
+    assert "the balance search failed: stopped at its CPU budget" in err
+    assert "of 1.5 CPU-seconds (cpu_seconds) used" in err
+    manifest = json.loads(next((tmp_path / "res").glob("*/manifest.json")).read_text())
+    assert manifest["status"] == "failed" and manifest["games"] > 0
