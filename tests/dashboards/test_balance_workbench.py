@@ -133,3 +133,23 @@ def test_answers_of_different_options_do_not_share_a_chart(server):
         raise AssertionError("a missing answer was drawn")
     except urllib.error.HTTPError as error:
         assert error.code == 404
+
+
+def test_two_answers_of_one_search_open_side_by_side_from_their_address(server, browser):
+    """A search's answers (here its two player counts; a rung each once a search asks per
+    rung) side by side by address: both sentences and both curves on one chart."""
+    bid = _queue(server, {**SEARCH, "name": "gi 2-3", "players": [2, 3]})
+    job = _done(server, bid)
+    assert job["status"] == "done" and len(job["result"]["cells"]) == 2
+    _fresh(browser)
+    browser.get(f"{server}/balance/searches?answer={bid}:0&answer={bid}:1")
+    chart = _wait(browser, lambda d: (c := _css(d, "#compare-chart svg")) and c[0], 30,
+                  "no chart side by side")
+    assert len(chart.find_elements("css selector", "polyline.curve")) == 2
+    legend = [t.text for t in chart.find_elements("css selector", "text.legend-entry")]
+    assert any(t.startswith("2 players, greedy") for t in legend), legend
+    assert any(t.startswith("3 players, greedy") for t in legend), legend
+    texts = [b.text for b in _css(browser, "#compare-answers .answer-box")]
+    for cell, text in zip(job["result"]["cells"], texts):
+        assert cell["sentence"] in text
+    _no_page_errors(browser)
