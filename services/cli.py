@@ -203,6 +203,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
                           "{postfix}]", postfix="ETA –")
     last = {"shown": time.monotonic()}
     verdicts = VerdictLog(spec, path)
+    looks = LookLines(spec)
 
     def progress(p):
         bar.total = p.total
@@ -213,7 +214,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
         if p.status == "running" and now - last["shown"] >= interim_every \
                 and has_results(path):
             last["shown"] = now
-            for line in interim_lines(path, spec) + verdicts.new_lines():
+            for line in looks.lines(p, interim_lines(path, spec), verdicts):
                 bar.write(line, file=sys.stderr)
 
     status = run_experiment(spec, out_dir, exp_id, progress=progress,
@@ -228,6 +229,38 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
         return 1
     print_results(path, spec)
     return 0
+
+
+class LookLines:
+    """What the terminal prints at a look of a running experiment: the games played, the
+    rate and the ETA ('–' until known), then each cell's interim line and each new verdict,
+    only when something changed since the last look; and once, for a stop-when-decided run
+    whose cap is too small for what its open questions need, that it will likely end
+    undecided at its cap."""
+
+    def __init__(self, spec):
+        self.spec, self.shown, self.warned = spec, {}, False
+
+    def lines(self, p, cells: list[str], verdicts) -> list[str]:
+        from services.demo import duration
+        from services.report import games_per_second
+
+        changed = [line for line in cells if self.shown.get(line.split(":", 1)[0]) != line]
+        self.shown.update((line.split(":", 1)[0], line) for line in changed)
+        out = changed + verdicts.new_lines()
+        rule = self.spec.stop_when
+        more = verdicts.most_more_games
+        cells_n = max(len(self.spec.cells()), 1)
+        if rule is not None and rule.delta and more and not self.warned \
+                and p.done / cells_n + more > rule.max_games:
+            self.warned = True
+            out.append(f"this run will likely end undecided at its cap: its open questions "
+                       f"need about {more:,} more games per cell, stop_when.max_games allows "
+                       f"{max(rule.max_games - p.done // cells_n, 0):,} more")
+        if not out:
+            return []
+        speed = games_per_second(p.games_per_s) if p.games_per_s else "– games/s"
+        return [f"look: {p.done:,} of {p.total:,} games, {speed}, ETA {duration(p.eta_s)}"] + out
 
 
 def _write_spec(spec, path: str) -> None:

@@ -38,18 +38,26 @@ def games_per_second(rate: float) -> str:
     return f"{rate:,.{digits}f} games/s"
 
 
-def short_agent(agent: str) -> str:
+def short_agent(agent: str, game: str | None = None) -> str:
     """An agent string as a designer reads it: the name without its parameters
-    ('mcts(iterations=400, ...)' -> 'mcts')."""
-    return agent.split("(", 1)[0].strip()
+    ('mcts(iterations=400, ...)' -> 'mcts'), and with `game` the preset it is, when its
+    parameters are one of the game's presets ('the strong preset (mcts)')."""
+    short = agent.split("(", 1)[0].strip()
+    if game is not None and short != agent.strip():
+        from core_cy.catalogue import presets
+
+        for name, preset in presets(game)["presets"].items():
+            if preset["agent"] == agent:
+                return f"the {name} preset ({short})"
+    return short
 
 
-def agents_text(agents: list[str]) -> tuple[str, str]:
+def agents_text(agents: list[str], game: str | None = None) -> tuple[str, str]:
     """(short, full) text of a cell's seat agents: one name when every seat plays the same
-    agent, else the seats' names in seat order."""
+    agent, else the seats' names in seat order (presets named, with `game`)."""
     if len(set(agents)) == 1:
-        return short_agent(agents[0]), agents[0]
-    return " / ".join(short_agent(a) for a in agents), " / ".join(agents)
+        return short_agent(agents[0], game), agents[0]
+    return " / ".join(short_agent(a, game) for a in agents), " / ".join(agents)
 
 
 def status_text(decided: bool | None, sentence: str | None) -> str:
@@ -68,7 +76,7 @@ def status_text(decided: bool | None, sentence: str | None) -> str:
 
 def _cell_agents(spec, arm: str, players: int) -> tuple[str, str]:
     cell = next((c for c in spec.cells() if c.arm == arm and c.players == players), None)
-    return agents_text(spec.agent_list(players, cell))
+    return agents_text(spec.agent_list(players, cell), spec.game)
 
 
 def question(spec) -> str:
@@ -80,7 +88,7 @@ def question(spec) -> str:
     who = (f"{counts[0]} players" if len(counts) == 1
            else ", ".join(map(str, counts[:-1])) + f" and {counts[-1]} players")
     arms = [a for a in spec.result_arms() if a != spec.baseline_arm()]
-    agent = (short_agent(spec.agents) if isinstance(spec.agents, str) and not spec.ladder
+    agent = (short_agent(spec.agents, spec.game) if isinstance(spec.agents, str) and not spec.ladder
              else None)
     under = f" with {agent} in every seat" if agent else ""
     if game.cooperative:
@@ -475,6 +483,7 @@ class VerdictLog:
 
     def __init__(self, spec, root: str):
         self.spec, self.root, self.seen = spec, root, set()
+        self.most_more_games = 0  # the most games an open item said it needs, at the last look
 
     def look(self, interim: bool = True) -> pipelines.Look:
         return self.spec.look(interim=interim)
@@ -485,6 +494,9 @@ class VerdictLog:
 
     def new_lines(self, interim: bool = True) -> list[str]:
         head = headline(self.spec, self.root, self.look(interim))
+        needs = [int(m.group(1).replace(",", "")) for b in head["blocks"] for i in b["items"]
+                 if i["decided"] is False and (m := MORE_GAMES.search(i["status"]))]
+        self.most_more_games = max(needs, default=0)
         lines = []
         for block in head["blocks"]:
             for item in block["items"]:

@@ -88,32 +88,33 @@ def ended(root: str, status: str | None = None, games: int | None = None,
 
 
 # ---- the tables ----------------------------------------------------------------------------
-def _agents_line(agents: list[str]) -> str:
+def _agents_line(agents: list[str], game: str | None = None) -> str:
     """The agents of a table, named once: 'agents: greedy in every seat' or each short name
     with its full string."""
     distinct = list(dict.fromkeys(agents))
     if len(distinct) == 1:
-        short = short_agent(distinct[0])
+        short = short_agent(distinct[0], game)
         full = "" if short == distinct[0] else f" = {distinct[0]}"
         return f"agents: {short} in every seat{full}"
-    named = [a if short_agent(a) == a else f"{short_agent(a)} = {a}" for a in distinct]
+    named = [a if short_agent(a, game) == a else f"{short_agent(a, game)} = {a}"
+             for a in distinct]
     return "agents: " + "; ".join(named)
 
 
-def seat_table(players: int, seats: list[dict], interim: bool) -> dict:
+def seat_table(players: int, seats: list[dict], interim: bool, game: str) -> dict:
     """Win share and mean score per arm and seat; the agent column only when seats differ."""
     one_agent = len({r["agent"] for r in seats}) == 1
     head = ["arm", "seat"] + ([] if one_agent else ["agent"]) + [
         "games", "win share", "mean score"]
     rows = [[r["arm"], str(r["seat"] + 1)]
-            + ([] if one_agent else [_cell(short_agent(r["agent"]), r["agent"])])
+            + ([] if one_agent else [_cell(short_agent(r["agent"], game), r["agent"])])
             + [f"{r['games']:,}", rate(r["win_share"], r["win_lo"], r["win_hi"]),
                number(r["score_mean"], r["score_lo"], r["score_hi"])] for r in seats]
     small = [r for r in seats if r["small_n"]]
     note = level_text(interim, seats[0]["interval_level"]) + (
         " Fewer than 30 games: approximate." if small else "")
     return _table(f"{players}p-seats", "Seats", head, rows, note,
-                  _agents_line([r["agent"] for r in seats]))
+                  _agents_line([r["agent"] for r in seats], game))
 
 
 def game_table(players: int, cells: list[dict], interim: bool) -> dict:
@@ -191,7 +192,7 @@ def label_tables(root: str, players: int, game, look, interim: bool) -> list[dic
     return tables
 
 
-def agent_table(root: str, players: int, look, interim: bool) -> dict | None:
+def agent_table(root: str, players: int, look, interim: bool, game: str) -> dict | None:
     """Win share per agent (per seat held; each game once) and head-to-head ratings, when
     the seats' agents differ."""
     from pipelines import ladder
@@ -207,14 +208,15 @@ def agent_table(root: str, players: int, look, interim: bool) -> dict | None:
         r = ratings.get((a["arm"], a["agent"]))
         elo = "–" if r is None else (r["note"] if r["elo"] is None else
                                      f"{r['elo']:+.0f} [{r['elo_lo']:+.0f}, {r['elo_hi']:+.0f}]")
-        rows.append([a["arm"], _cell(short_agent(a["agent"]), a["agent"]), f"{a['games']:,}",
+        rows.append([a["arm"], _cell(short_agent(a["agent"], game), a["agent"]),
+                     f"{a['games']:,}",
                      rate(a["win_share"], a["win_lo"], a["win_hi"]), number(a["score_mean"]),
                      elo])
     return _table(f"{players}p-agents", "Win share per agent (per seat held; each game once)",
                   ["arm", "agent", "games", "win share", "mean score",
                    "rating (Elo scale, reference = 0)"], rows,
                   level_text(interim, 1 - look.alpha) + " Ratings: Bradley-Terry over the "
-                  "games where the agents met.", _agents_line([a["agent"] for a in agents]))
+                  "games where the agents met.", _agents_line([a["agent"] for a in agents], game))
 
 
 def compare_table(players: int, rows: list[dict]) -> dict:
@@ -250,9 +252,9 @@ def ladder_table(spec, root: str) -> dict:
     seats = report._in_arm_order(spec, ladder.ladder_summary(root, spec.ladder).to_dicts())
     return _table("ladder", "Seat win share per rung, weakest first",
                   ["arm", "players", "rung", "seat", "win share"],
-                  [[r["base"], str(r["players"]), short_agent(r["rung"]), str(r["seat"] + 1),
-                    rate(r["win_share"], r["win_lo"], r["win_hi"])] for r in seats],
-                  level_text(False, 1 - stats.ALPHA), _agents_line(list(spec.ladder)))
+                  [[r["base"], str(r["players"]), short_agent(r["rung"], spec.game),
+                    str(r["seat"] + 1), rate(r["win_share"], r["win_lo"], r["win_hi"])] for r in seats],
+                  level_text(False, 1 - stats.ALPHA), _agents_line(list(spec.ladder), spec.game))
 
 
 def provenance_table(spec, root: str) -> dict:
@@ -266,7 +268,7 @@ def provenance_table(spec, root: str) -> dict:
                      ", ".join(c["engine_version"]), ", ".join(c["rules_fingerprint"]),
                      _cell("; ".join(agents_text(a.split(" / "))[0] for a in c["seat_agent"]),
                            "; ".join(agents_text(a.split(" / "))[1] for a in c["seat_agent"]))]
-                    for c in prov["cells"]], agents=_agents_line(agents).replace(
+                    for c in prov["cells"]], agents=_agents_line(agents, spec.game).replace(
                         " in every seat", ""))
     return {**table, "game": prov["game"], "meeplelab": prov["meeplelab"],
             "seed": prov["seed"]}
@@ -304,13 +306,14 @@ def build(spec, root: str, look: pipelines.Look, *, status: str | None = None,
         seats = [r for r in tables["summary"] if r["players"] == players]
         diffs = [r for r in tables["compare"] if r["players"] == players]
         present = [c["arm"] for c in cells]
-        parts = ([] if game.cooperative else [seat_table(players, seats, look.interim)]) + [
+        parts = ([] if game.cooperative else [seat_table(players, seats, look.interim,
+                                                          spec.game)]) + [
             game_table(players, cells, look.interim)]
         parts += label_tables(root, players, game, look, look.interim) \
             if game.cooperative else []
         parts += outcome_tables(spec, root, players, present, game)
         if len(set(spec.agent_list(players))) > 1:
-            parts.append(agent_table(root, players, look, look.interim))
+            parts.append(agent_table(root, players, look, look.interim, spec.game))
         if diffs:
             parts.append(compare_table(players, diffs))
         sections.append({

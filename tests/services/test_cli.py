@@ -496,3 +496,34 @@ def test_job_progress_says_where_it_stands_with_a_rate_and_an_eta(monkeypatch):
     assert lines[0] == "  at 1 coin: 2 games, 0.20 games/s; ETA -"
     assert lines[-1].startswith("  at 2 coins: 8 games, 0.40 games/s; ETA ")
     assert not re.search(r"(?<![\d.])0 games/s", out.getvalue())
+
+
+def test_a_look_prints_games_rate_and_eta_only_when_something_changed():
+    """The terminal of `meeplelab run` at each look: the games, the rate and the ETA ('–'
+    until known) above the lines that changed; nothing at a look where nothing did; and
+    once, when the open questions need more games than the cap allows, that the run will
+    likely end undecided at its cap."""
+    from services.runner import Progress
+
+    spec = ExperimentSpec.model_validate({
+        "game": GAME, "players": 2, "arms": {"a": {}, "b": {}}, "baseline": "a",
+        "games_per_arm": 100, "stop_when": {"delta": 0.01, "max_games": 1000}})
+
+    class Verdicts:
+        most_more_games, said = 0, []
+
+        def new_lines(self):
+            return self.said
+
+    looks, verdicts = cli.LookLines(spec), Verdicts()
+    cells = ["interim (valid at any look) arm 'a', 2 players, 100 games: seat 1 50.0% [...]"]
+    first = looks.lines(Progress(200, 2000, 0.0, None), cells, verdicts)
+    assert first == ["look: 200 of 2,000 games, – games/s, ETA –"] + cells
+    assert looks.lines(Progress(200, 2000, 40.0, 45.0), cells, verdicts) == []  # unchanged
+    verdicts.most_more_games = 5_000
+    later = looks.lines(Progress(400, 2000, 40.0, 45.0), cells, verdicts)
+    assert later[0] == "look: 400 of 2,000 games, 40 games/s, ETA 45 s"
+    assert later[1].startswith("this run will likely end undecided at its cap: its open "
+                               "questions need about 5,000 more games per cell, "
+                               "stop_when.max_games allows 800 more")
+    assert looks.lines(Progress(400, 2000, 40.0, 45.0), cells, verdicts) == []  # said once

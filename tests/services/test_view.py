@@ -152,3 +152,20 @@ def test_the_gap_between_the_best_and_the_worst_seat_agrees_with_the_rows(servic
     answers = client.get(f"/api/experiments/{eid}/headline").json()
     seats = [i for b in answers["blocks"] if b["kind"] == "seats" for i in b["items"]]
     assert seats and all("more than the worst (" in i["answer"] for i in seats)
+
+
+def test_a_presets_agent_is_named_by_its_preset(tmp_path, capsys):
+    """A spec whose agent string is a game's strong preset: the answer, the tables and the
+    terminal name the preset, the full string said once."""
+    from core_cy.catalogue import presets
+
+    strong = presets("golden_island")["presets"]["strong"]["agent"]
+    raw = {"name": "p", "game": "golden_island", "players": 2, "agents": strong,
+           "games_per_arm": 100, "shard_size": 100, "seed": 1}
+    spec = ExperimentSpec.model_validate(raw)
+    assert view.report.agents_text(spec.agent_list(2), "golden_island")[0] == \
+        f"the strong preset ({strong.split('(')[0]})"
+    assert view._agents_line([strong], "golden_island") == \
+        f"agents: the strong preset (mcts) in every seat = {strong}"
+    assert view.report.short_agent("greedy", "golden_island") == "greedy"  # no parameters
+    assert "the strong preset (mcts) in every seat" in view.report.question(spec)
