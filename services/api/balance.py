@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Security
-from fastapi.responses import HTMLResponse, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field, StringConstraints
 
 from dashboards.balance_chart import chart_svg, compare_svg
-from services import report
+from services import datasets, report
 from services.api.deps import bearer_scheme, get_registry, get_settings, require_token, \
     spec_body
 from services.api.errors import ErrorBody, error_items, responses
@@ -24,6 +25,7 @@ from services.balance import budget_games
 from services.registry import Registry
 from services.settings import Settings
 from services.spec import stored_spec
+from services.storage import experiment_path, has_results
 
 BalanceId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                 description="a balance job id (from POST /api/balance)")]
@@ -244,8 +246,8 @@ async def get_balance(bid: BalanceId, registry: Registry = Depends(get_registry)
              responses={**responses(401, 403, 409, 422), 404: _NONE})
 def cancel_balance(bid: BalanceId, request: Request, owner: str = Depends(require_token),
                    credentials: HTTPAuthorizationCredentials | None = Security(bearer_scheme)):
-    """Cancel a queued or running balance search now: its process is ended at once (a game
-    in the middle or not) and its place goes to the next search.  Only the token that
+    """Cancel a queued or running balance search now: its shard tasks are force-cancelled
+    (a game in the middle or not) and its place goes to the next search.  Only the token that
     asked for it or an admin token may (403); 409 once it has finished."""
     return BalanceJob.of(cancel_job(request, "balance", bid, owner, credentials))
 
@@ -284,3 +286,24 @@ async def get_balance_report(bid: BalanceId, registry: Registry = Depends(get_re
                             "comes once it is done")
     return HTMLResponse(report.render_balance(job), headers={
         "Content-Disposition": f'attachment; filename="{bid}-balance-report.html"'})
+
+
+@reads.get("/{bid}/results.zip", response_class=StreamingResponse,
+           responses={**responses(401, 422), 404: _NONE, 409: {
+               "model": ErrorBody, "description": "the search has written no games yet"},
+               200: {"content": {"application/zip": {"schema": {"type": "string",
+                                                                "format": "binary"}}},
+                     "description": "the search's shard files as a zip"}})
+async def get_balance_games(bid: BalanceId, registry: Registry = Depends(get_registry),
+                            settings: Settings = Depends(get_settings)):
+    """Every game a balance search has played (its waves, confirmations or restricted play),
+    as an experiment's: its shard files in a zip (arm=<option>=<value>[,confirmation]/
+    players=<n>/shard-*.parquet, the manifest once it has ended), those that verify against
+    its manifest."""
+    job = job_of(registry, "balance", bid)
+    root = experiment_path(settings.results, job["id"])
+    if not await run_in_threadpool(has_results, root):
+        raise HTTPException(409, f"balance search {bid!r} has written no games yet")
+    return StreamingResponse(datasets.zip_bytes(root), media_type="application/zip",
+                             headers={"Content-Disposition":
+                                      f'attachment; filename="{bid}-games.zip"'})

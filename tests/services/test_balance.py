@@ -215,6 +215,16 @@ def test_the_api_answers_in_the_background_with_a_chart(ray_local, tmp_path):
         assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg")
         assert client.get(url + "/chart.svg?players=3").status_code == 404
         assert client.get("/api/balance/nothing-here").status_code == 404
+        # its games are kept like an experiment's: the shards of every value it played
+        import io
+        import zipfile
+
+        games = client.get(url + "/results.zip")
+        assert games.status_code == 200
+        names = zipfile.ZipFile(io.BytesIO(games.content)).namelist()
+        arms = {n.split("/")[0] for n in names if n.endswith(".parquet")}
+        assert {f"arm=seat_bonus_gold%3D{v}" for v in (0, 5, 10, 15, 20)} <= arms, arms
+        assert client.get("/api/balance/nothing-here/results.zip").status_code == 404
 
 
 @pytest.mark.parametrize("pairing", [{"rotate_agents": True}, {"pairing": "rotations"}])
