@@ -11,6 +11,9 @@ cdef enum AgentKind:
 cdef enum:
     MAX_FORBID = 8       # forbidden action kinds per agent (forbid=kind+kind...)
     MAX_KINDS = 16       # action kinds of a game the move prior weighs (one weight pair each)
+    PRIOR_NONE = 0       # AgentSpec.prior: no move prior
+    PRIOR_ORDER = 1      # the prior orders a node's untried actions
+    PRIOR_PUCT = 2       # ... and weighs the selection
 
 # An agent with its parameters (the parsed form of "mcts(iterations=400, rollout=greedy)").
 ctypedef struct AgentSpec:
@@ -42,8 +45,9 @@ ctypedef struct AgentSpec:
     # The move prior (prior=fitted; data/move_prior.json of the game): an action's logit is
     # prior_value[k] * (its one-ply value - the best one-ply value) + prior_offset[k], k its
     # action kind (the kinds start at kind_lo, ascending).  It orders a node's untried
-    # actions and weighs the selection (PUCT: exploration x prior x sqrt(avail) / (1 + visits)).
-    bint prior
+    # actions (prior >= PRIOR_ORDER) and weighs the selection (prior == PRIOR_PUCT: exploration
+    # x prior x sqrt(avail) / (1 + visits) instead of UCB1's term).
+    int prior
     int n_kinds
     int kind_lo[MAX_KINDS]
     double prior_value[MAX_KINDS]

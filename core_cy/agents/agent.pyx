@@ -385,12 +385,12 @@ def mcts_params(game):
               "margin (a logistic of the seat's heuristic margin over its best rival) or "
               "fitted (the engine's chances to win fitted to game outcomes, where it has "
               "them and a seat has rivals; else margin)", choices=("margin", "fitted")),
-        Param("prior", "enum", "none", "a move prior in the tree: none, or fitted (the game's "
-              "conditional logit over the legal actions on their one-ply values and kinds, "
-              "fitted to the search's own choices, data/move_prior.json): a node tries its "
-              "untried actions most probable first, and selection adds exploration x prior x "
-              "sqrt(visits of the parent) / (1 + visits) (PUCT) instead of the UCB1 term",
-              choices=("none", "fitted")),
+        Param("prior", "enum", "none", "a move prior in the tree (the game's conditional "
+              "logit over the legal actions on their one-ply values and kinds, fitted to the "
+              "search's own choices, data/move_prior.json): none; order (a node tries its "
+              "untried actions most probable first); fitted (that order, and selection adds "
+              "exploration x prior x sqrt(visits of the parent) / (1 + visits), PUCT, "
+              "instead of the UCB1 term)", choices=("none", "order", "fitted")),
     )
 
 
@@ -585,7 +585,7 @@ def parse_agent(game, text):
             raise ValueError(f"parameter {key!r} of agent {name!r} is given twice")
         seen.add(key)
         values[key] = table[key].parse(name, raw)
-    if values.get("prior") == "fitted" and game.move_prior is None:
+    if values.get("prior", "none") != "none" and game.move_prior is None:
         raise ValueError(f"parameter 'prior' of agent {name!r}: {game.name} has no fitted "
                          f"move prior (data/move_prior.json)")
     if values.get("light") and values["light_iterations"] > values["iterations"]:
@@ -623,7 +623,7 @@ def agent_spec(game, text):
             "expand": AGENT_RANDOM,
             "cutoff": 0, "epsilon": 0.0, "sample": 0, "reuse": False, "top_up": False, "margin": 0.0,
             "widen": 0.0, "turns": False, "stop": False, "stop_lead": 1.0, "fitted": False,
-            "prior": False, "n_kinds": 0, "kind_lo": [0] * MAX_KINDS,
+            "prior": PRIOR_NONE, "n_kinds": 0, "kind_lo": [0] * MAX_KINDS,
             "prior_value": [0.0] * MAX_KINDS, "prior_offset": [0.0] * MAX_KINDS,
             "n_forbid": len(kinds),
             "forbid_lo": [k.base for k in kinds] + [0] * (MAX_FORBID - len(kinds)),
@@ -639,7 +639,7 @@ def agent_spec(game, text):
     elif name == "mcts":
         rollout = values.pop("rollout")
         spec.update(values, kind=AGENT_MCTS, fitted=values.pop("judge") == "fitted",
-                    prior=values.pop("prior") == "fitted",
+                    prior=("none", "order", "fitted").index(values.pop("prior")),
                     expand=AGENT_GREEDY if values["expand"] == "greedy" else AGENT_RANDOM)
         if spec["prior"]:
             every = game.actions.kinds
@@ -790,7 +790,7 @@ def search_priors(State state, name, unsigned long long seed=0):
     """{action: the move prior's probability stored in its root child} after agent `name`
     (an mcts string with prior=fitted) searched `state` as search_stats does (for tests)."""
     spec = agent_spec(state.game, name)
-    if spec["kind"] != AGENT_MCTS or not spec["prior"]:
+    if spec["kind"] != AGENT_MCTS or spec["prior"] == PRIOR_NONE:
         raise ValueError(f"agent {name!r} does not search with a move prior")
     if state.is_terminal():
         raise ValueError("the game is over: nothing to search")

@@ -352,7 +352,7 @@ cdef int descend(const Engine* e, Tree* t, int node, const AgentSpec* a, Rng* rn
     for i in range(n):
         c = t.slot[i]
         if c >= 0:
-            if a.prior:     # PUCT: the exploration bonus in proportion to the move prior
+            if a.prior == PRIOR_PUCT:     # the exploration bonus in proportion to the prior
                 score = (t.value[c * MAX_SEATS + actor] / t.nodes[c].visits
                          + a.exploration * t.nodes[c].prior * sqrt(<double>t.nodes[c].avail)
                          / (1.0 + t.nodes[c].visits))

@@ -112,8 +112,10 @@ def test_the_prior_orders_the_untried_actions(monkeypatch):
     assert MAORI.actions.kind_of(next(iter(one))) == "take"
     for kind in ("pass", "remove"):
         monkeypatch.setitem(agent_game._PRIORS, "maori", _flat(1.0, **{kind: 10.0}))
-        first = agents.search_stats(state, "mcts(iterations=1, cutoff=8, prior=fitted)", seed=3)[0]
-        assert [MAORI.actions.kind_of(a) for a in first] == [kind]
+        for prior in ("order", "fitted"):
+            first = agents.search_stats(state, f"mcts(iterations=1, cutoff=8, prior={prior})",
+                                        seed=3)[0]
+            assert [MAORI.actions.kind_of(a) for a in first] == [kind]
     prior = _flat(0.5, store=3.0, take=-1.0)
     monkeypatch.setitem(agent_game._PRIORS, "maori", prior)
     logits = _logits(state, prior)
@@ -142,8 +144,8 @@ def test_a_child_holds_its_probability_among_every_action_of_the_node(monkeypatc
 def test_puct_spends_the_visits_in_proportion_to_the_prior(monkeypatch):
     """Selection adds exploration x prior x sqrt(visits) / (1 + visits): where the bonus
     outweighs the values (exploration 100), the visits follow the prior (a store 7.4 times as
-    probable as any other action gets several times the visits), where UCB1 (no prior) gives
-    every child about as many."""
+    probable as any other action gets several times the visits), where UCB1 (no prior, or
+    the prior's order alone) gives every child about as many."""
     state = _state()
     agent = "mcts(iterations=200, cutoff=8, widen=0.3, exploration=100{})"
     monkeypatch.setitem(agent_game._PRIORS, "maori", _flat(0.0, store=2.0))
@@ -154,6 +156,10 @@ def test_puct_spends_the_visits_in_proportion_to_the_prior(monkeypatch):
     assert min(stores) > 3 * max(others)
     even = agents.search_stats(state, agent.format(""), seed=3)[0]
     assert max(even.values()) < 2 * min(even.values())
+    # prior=order: the same children in the prior's order, chosen among by UCB1 (even visits)
+    ordered = agents.search_stats(state, agent.format(", prior=order"), seed=3)[0]
+    assert set(ordered) == set(visits)
+    assert max(ordered.values()) < 2 * min(ordered.values())
 
 
 def test_the_prior_search_is_reproducible_and_plays_to_the_end(monkeypatch):
