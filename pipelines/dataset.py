@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -260,22 +259,9 @@ def _games_in(path: str, lf: pl.LazyFrame) -> list[GameFacts]:
     return list(game_facts(path, names).values())
 
 
-def _is_cooperative(games: list[GameFacts]) -> bool:
-    return any(g.cooperative for g in games)
-
-
 def _truncated(reasons) -> pl.Expr:
     """Whether a game ended at one of the end reasons `reasons` (a simulator safety)."""
     return pl.col("end_reason").cast(pl.String).is_in(sorted(set(reasons)))
-
-
-@dataclass
-class _Data:
-    everything: pl.LazyFrame  # every row, truncated games included
-    rows: pl.LazyFrame  # the rows the figures use
-    cooperative: bool
-    deals: bool  # pairing 'rotations': the deal is the unit
-    units: pl.LazyFrame  # one row per unit (a game, or a complete deal), unit_games in it
 
 
 def _complete_deals(lf: pl.LazyFrame) -> pl.LazyFrame:
@@ -315,52 +301,10 @@ def units(games: pl.LazyFrame | pl.DataFrame, safety_end_reasons=()
     return out.collect() if isinstance(games, pl.DataFrame) else out
 
 
-def _data(path: str, include_truncated: bool = False) -> _Data:
-    lf = scan(path)
-    games = _games_in(path, lf)
-    safeties = sorted({r for g in games for r in g.safety_end_reasons})
-    lf = lf.with_columns(truncated=_truncated(safeties))
-    kept = lf if include_truncated else lf.filter(~pl.col("truncated"))
-    deals = "deal" in lf.collect_schema().names()
-    return _Data(lf, kept, _is_cooperative(games), deals, units(kept))
-
-
 def results(path: str, include_truncated: bool = False) -> pl.LazyFrame:
-    """The rows every figure uses: truncated games left out unless include_truncated."""
-    return _data(path, include_truncated).rows
-
-
-def _one_row_per_seat(lf: pl.LazyFrame) -> pl.LazyFrame:
-    """(arm, players, game_index, seat, agent, score, share[, unit_games]): the list columns
-    exploded."""
-    return (lf.select(*CELL, "game_index", pl.col("^unit_games$"), agent="seat_agent",
-                      score="seat_score", share="seat_win_share")
-            .with_columns(seat=pl.int_ranges(0, pl.col("score").list.len(), dtype=pl.Int8))
-            .explode("seat", "agent", "score", "share"))
-
-
-def _agent_of_seat() -> pl.Expr:
-    """The seat's agent, or "rotated" when the agent in that seat changes from game to game."""
-    return (pl.when(pl.col("agent").n_unique() == 1).then(pl.col("agent").first())
-            .otherwise(pl.lit("rotated")).alias("agent"))
-
-
-def _team_share() -> pl.Expr:
-    return pl.col("seat_win_share").cast(pl.List(pl.Float64)).list.first()
-
-
-def _top_two_gap(scores: pl.Series) -> pl.Series:
-    """Per game, best score minus second best (0 for a tie at the top).  Numpy partition on
-    the flat list values: a per-row list sort in Polars is ~50x slower on a million games."""
-    lengths = scores.list.len().to_numpy().astype(np.int64)
-    flat = scores.explode().to_numpy()
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    gap = np.full(len(scores), np.nan)
-    for width in np.unique(lengths):
-        if width < 2:
-            continue
-        rows = np.flatnonzero(lengths == width)
-        block = flat[starts[rows, None] + np.arange(width)]
-        top = np.partition(block, width - 2, axis=1)
-        gap[rows] = top[:, -1] - top[:, -2]
-    return pl.Series(gap, dtype=pl.Float64)
+    """The rows every figure uses: truncated games (ended at a game's simulator safety) left
+    out unless include_truncated."""
+    lf = scan(path)
+    safeties = sorted({r for g in _games_in(path, lf) for r in g.safety_end_reasons})
+    lf = lf.with_columns(truncated=_truncated(safeties))
+    return lf if include_truncated else lf.filter(~pl.col("truncated"))

@@ -153,11 +153,6 @@ def _blaker_bounds(x, m, alpha, scan: int = 12, steps: int = 30):
     return bounds[0], bounds[1]
 
 
-def rate_half_width(rate, var, n, alpha=ALPHA):
-    low, high = rate_interval(rate, var, n, alpha)
-    return (high - low) / 2
-
-
 PRECISION_MIN_COUNT = 10  # the precision rule stops only after this many wins and losses
 PRECISION_ESCAPE = 3  # ... or after PRECISION_ESCAPE * PRECISION_MIN_COUNT / half_width games
 
