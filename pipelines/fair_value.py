@@ -474,13 +474,6 @@ def next_wave(ans: Answer, c: Curve, integer: bool, precision: float = 0.5,
 MIN_SHARE = 0.2
 
 
-def next_values(ans: Answer, integer: bool) -> list:
-    """The values the next wave plays (next_wave's, without their shares)."""
-    empty = Curve(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 0)), np.zeros(0),
-                  np.zeros(2), np.zeros((2, 2)), 0)
-    return list(next_wave(ans, empty, integer))
-
-
 def _played_around(values: np.ndarray, x: float, integer: bool, precision: float) -> bool:
     """Whether the curve at x rests on values played close enough for a straight line between
     them to be the option's own curve: an integer option, the integers on both sides of x
