@@ -22,6 +22,7 @@ import threading
 import time
 from importlib import resources
 
+from services.registry import FINISHED
 from services.spec import ExperimentSpec
 
 DEMO_FILE = "demo.json"
@@ -129,7 +130,7 @@ class TerminalReport(threading.Thread):
                     seen_games = done
                     for line in log.new_lines():
                         self.say(f"{tag} {line}")
-            if status in ("done", "failed", "cancelled"):
+            if status in FINISHED:
                 self.ended(log, record, tag)
                 self.say(f"{tag} figures and charts: {self.url}experiments/{eid}")
                 return status

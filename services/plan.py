@@ -44,6 +44,7 @@ import pipelines
 from pipelines import stats as st
 from pipelines.stopping import PILOT_SE_PER_DELTA
 from services.runner import Part, Player
+from services.registry import STATUSES
 from services.spec import MAX_SEED, ExperimentSpec, check_fraction
 
 PILOT_GAMES = 200
@@ -368,7 +369,7 @@ def _duration(seconds: float) -> str:
 
 
 # ---- the API's plan jobs -------------------------------------------------------------------
-PlanStatus = Literal["queued", "running", "done", "failed", "cancelled"]
+PlanStatus = Literal[STATUSES]
 
 
 class PlanCell(BaseModel):

@@ -19,9 +19,12 @@ import threading
 import time
 import uuid
 
-STATUSES = ("queued", "running", "done", "failed", "cancelled")
-KINDS = ("experiment", "plan", "balance")
+# A job's statuses, spelled here only: the API's models, the pages (a job's `finished`) and
+# the runner read them from here.
+ACTIVE = ("queued", "running")
 FINISHED = ("done", "failed", "cancelled")
+STATUSES = ACTIVE + FINISHED
+KINDS = ("experiment", "plan", "balance")
 
 _COLUMNS = ("id", "name", "game", "spec", "status", "games_done", "games_total",
             "games_per_second", "eta_seconds", "created_at", "started_at", "finished_at",

@@ -80,7 +80,7 @@
     $("b-title").textContent = job.name;
     $("b-status").textContent = job.status;
     $("b-status").className = `status status-${job.status}`;
-    $("b-cancel").hidden = !["queued", "running"].includes(job.status);
+    $("b-cancel").hidden = job.finished;
     const p = job.progress, eta = p.eta_seconds;
     $("b-progress").replaceChildren(p.total ? M.progressBar(job) : M.h("div", {class: "progress"},
       M.h("span", {}, M.plural(p.done, "game"))));
@@ -143,7 +143,7 @@
         fill = false;
       }
       await show(job);
-      if (!["queued", "running"].includes(job.status)) return;
+      if (job.finished) return;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }

@@ -7,7 +7,6 @@
 (function (M) {
   const POLL_MS = 1000;
   const RESULTS_EVERY = 2;  // while running, reload the (partial) results every 2 polls
-  const FINISHED = ["done", "failed", "cancelled"];
   const id = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
   const api = `/api/experiments/${encodeURIComponent(id)}`;
   const $ = (x) => document.getElementById(x);
@@ -32,7 +31,7 @@
       view = await M.getJSON(`${api}/view`);
     } catch (e) {
       // no shard written yet; or, once finished, none that verifies (the detail names them)
-      if (e.status === 409 && !FINISHED.includes(exp.status)) return false;
+      if (e.status === 409 && !exp.finished) return false;
       throw e;
     }
     const box = M.h("div", {});
@@ -63,7 +62,7 @@
         ? `${M.plural(Math.round(p.games_per_second), "game")}/s` : "",
       exp.status === "running" ? ` · ETA ${M.duration(p.eta_seconds)}` : "",
       exp.error ? M.h("span", {class: "error"}, ` ${exp.error}`) : "");
-    const finished = FINISHED.includes(exp.status);
+    const finished = exp.finished;  // the service's statuses (services/registry.py)
     $("cancel").hidden = finished;
     try {
       if (finished && !shownFinal) shownFinal = await loadResults(exp) || true;

@@ -22,7 +22,7 @@ from services.api.errors import ErrorBody, error_items, responses
 from services.api.jobs import cancel_job, check_cpu_budget, job_of, queue_job
 from services.api.models import ProgressView, Status
 from services.balance import budget_games
-from services.registry import Registry
+from services.registry import FINISHED, Registry
 from services.settings import Settings
 from services.spec import stored_spec
 from services.storage import experiment_path, has_results
@@ -54,6 +54,8 @@ class BalanceJob(BaseModel):
     cancel_requested: bool
     result: dict[str, Any] | None = None
     error: str | None = None
+    finished: bool = Field(default=False, description="whether its status is a final one: "
+                           "it changes no more")
 
     @classmethod
     def of(cls, record: dict) -> "BalanceJob":
@@ -66,7 +68,7 @@ class BalanceJob(BaseModel):
                    started_at=record["started_at"], finished_at=record["finished_at"],
                    cancel_requested=record["cancel_requested"],
                    result=record["result"] if record["status"] == "done" else None,
-                   error=record["error"])
+                   error=record["error"], finished=record["status"] in FINISHED)
 
 
 _NONE = {"model": ErrorBody, "description": "no balance job with this id"}

@@ -5,7 +5,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Status = Literal["queued", "running", "done", "failed", "cancelled"]
+from services.registry import FINISHED, STATUSES
+
+Status = Literal[STATUSES]
 
 
 class AgentInfo(BaseModel):
@@ -70,6 +72,8 @@ class ExperimentView(BaseModel):
     cancel_requested: bool
     cpu_seconds: float | None = Field(default=None, description="CPU-seconds its shard "
                                       "tasks have used so far (its CPU budget counts them)")
+    finished: bool = Field(default=False, description="whether its status is a final one "
+                           "(done, failed, cancelled): it changes no more")
 
     @classmethod
     def of(cls, record: dict) -> "ExperimentView":
@@ -79,7 +83,8 @@ class ExperimentView(BaseModel):
                    created_at=record["created_at"], started_at=record["started_at"],
                    finished_at=record["finished_at"], error=record["error"],
                    cancel_requested=record["cancel_requested"],
-                   cpu_seconds=record["cpu_seconds"])
+                   cpu_seconds=record["cpu_seconds"],
+                   finished=record["status"] in FINISHED)
 
 
 class Submitted(BaseModel):

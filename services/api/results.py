@@ -19,6 +19,7 @@ from services.api.deps import dataset, experiment, get_settings, owned_experimen
 from services.api.errors import responses, unprocessable
 from services.api.jobs import requeue_job
 from services.api.models import ExperimentView, Row
+from services.registry import ACTIVE
 from services.settings import Settings
 from services.storage import experiment_path
 from services.spec import ExperimentSpec
@@ -78,7 +79,7 @@ async def integrity(record: dict, root: str, rows: bool = True) -> dict | None:
     sentence the page shows (`notice`); None when every shard verifies or the run has not
     finished (no manifest yet).  `rows=False`: the figure reads the statistics tables only
     (pipelines.dataset.verify: a shard as its writer recorded it is not read)."""
-    if record["status"] in ("queued", "running"):
+    if record["status"] in ACTIVE:
         return None
     found = await run_in_threadpool(datasets.integrity, root, rows)
     if found is not None:
@@ -227,7 +228,7 @@ async def replay(request: Request, record: dict = Depends(owned_experiment),
     running, when it has no manifest (it has not ended since manifests were kept), or when
     every shard verifies."""
     eid = record["id"]
-    if record["status"] in ("queued", "running"):
+    if record["status"] in ACTIVE:
         raise HTTPException(409, f"experiment {eid!r} is {record['status']}")
     root = experiment_path(settings.results, eid)
     found = await run_in_threadpool(dataset_integrity, root)
