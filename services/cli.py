@@ -704,8 +704,12 @@ def _command(argv: list[str] | None) -> int:
     if args.command == "games":
         print_catalogue()
         return 0
-    if args.command == "balance":
-        return balance_spec_file(args.spec, args.json, out_dir=args.out, workers=args.workers)
+    if args.command == "balance":  # the answer alone on stdout: Ray's driver prints a
+        import contextlib  # cluster's events there (a node lost), which would break --json
+
+        answer = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            return balance_spec_file(args.spec, args.json, answer, args.out, args.workers)
     if args.command == "replay":
         return replay_command(args.target, args.spec, args.workers)
     every = 10.0 if args.interim_every is None else args.interim_every

@@ -289,3 +289,16 @@ def namespace_cluster(workers: int, cpus: int = 1, env: dict | None = None,
                     node.starter.wait(timeout=30)
             for folder in [node.temp for node in nodes] + [own]:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+TIMINGS = ("seconds", "elapsed")  # keys of a result that say how long, not what
+
+
+def answer_of(result):
+    """A balance search's result (`meeplelab balance --json`) less its figures of time: what
+    must be identical whatever the hosts and cores."""
+    if isinstance(result, dict):
+        return {k: answer_of(v) for k, v in result.items() if not any(t in k for t in TIMINGS)}
+    if isinstance(result, list):
+        return [answer_of(v) for v in result]
+    return result
