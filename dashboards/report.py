@@ -115,12 +115,13 @@ def results(view: dict, notice: str = "") -> str:
 
 
 def experiment_report(view: dict, title: str, made: str, command: str,
-                      spec_json: str) -> str:
-    """The experiment's report: the results view (`results`), its provenance and the spec
-    that reproduces it."""
+                      spec_json: str, damage: str | None = None) -> str:
+    """The experiment's report: the results view (`results`, with the `damage` sentence
+    naming the shards that do not verify), its provenance and the spec that reproduces it."""
     provenance = view["provenance"]
     body = [f"<h1>{_e(title)} ({_e(view['game'])})</h1><p class='help'>meeplelab report, "
-            f"made {_e(made)}</p>", results(view),
+            f"made {_e(made)}</p>", results(view, "" if damage is None else
+                                            f"<p class='error' id='damage'>{_e(damage)}</p>"),
             "<h2>Provenance</h2>"
             f"<p>Game {_e(provenance['game'])}; meeplelab {_e(provenance['meeplelab'])}; "
             f"experiment seed {_e(provenance['seed'])} (game i of every arm is dealt from the "

@@ -434,10 +434,11 @@ def _made() -> str:
 def render(spec, root: str, look: pipelines.Look, title: str | None = None,
            command: str = "meeplelab run spec.json", drawn: list[dict] | None = None,
            status: str | None = None, games: int | None = None,
-           error: str | None = None) -> str:
+           error: str | None = None, replay: str = "`meeplelab replay`") -> str:
     """The whole report: the results view (services.view) in one HTML document with its
     stylesheet and figures inline (`drawn`: already drawn by experiment_figure_list);
-    status/games/error: the registry's record of a service's run."""
+    status/games/error: the registry's record of a service's run; the shards that do not
+    verify against the manifest are named, with how to `replay` them."""
     from services import view as results_view
 
     model = results_view.build(spec, root, look, status=status, games=games, error=error,
@@ -448,9 +449,13 @@ def render(spec, root: str, look: pipelines.Look, title: str | None = None,
                                   and f["players"] == section["players"]]
         if model["ladder"]:
             model["ladder"]["figures"] = [f for f in drawn if f["section"] == "ladder"]
+    from services import datasets
+
+    found = datasets.integrity(root, rows=False)
     spec_json = json.dumps(spec.model_dump(mode="json", exclude_unset=True), indent=2)
-    return report_page.experiment_report(model, title or spec.name, _made(), command,
-                                          spec_json)
+    return report_page.experiment_report(
+        model, title or spec.name, _made(), command, spec_json,
+        None if found is None else datasets.damage_notice(found, replay))
 
 
 def render_balance(record: dict) -> str:

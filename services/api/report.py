@@ -105,6 +105,7 @@ async def report_html(figures: pipelines.Look = Depends(look),
     and the command that reproduces them.  Sent as a download."""
     spec = spec_of(record)
     answer = await _kept(record, root, ("report", figures), lambda: report.render(
-        spec, root, figures, record["name"], **_state(record)), media_type="text/html")
+        spec, root, figures, record["name"], replay=f"POST /api/experiments/{record['id']}/replay",
+        **_state(record)), media_type="text/html")
     answer.headers["Content-Disposition"] = f'attachment; filename="{record["id"]}-report.html"'
     return answer

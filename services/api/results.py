@@ -6,6 +6,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable
 
+import polars as pl
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
@@ -14,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 import core_cy
 import pipelines
 from services import datasets
+from pipelines import dataset as pipelines_dataset
 from pipelines.dataset import verify as dataset_integrity
 from services.api.deps import dataset, experiment, get_settings, owned_experiment
 from services.api.errors import responses, unprocessable
@@ -29,6 +31,8 @@ router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
                    responses=responses(401, 404, 409, 422))
 # The figures the dashboard polls, kept per set of finished shards (benchmarks/api_load.py).
 CACHE = datasets.ShardCache()
+# What reading a shard changed in place raises (pyarrow's errors are OSError and ValueError).
+READ_ERRORS = (OSError, ValueError, pl.exceptions.ComputeError)
 
 
 @lru_cache(maxsize=256)
@@ -63,9 +67,19 @@ async def _kept(record: dict, root: str, question: tuple,
         question = (*question, "settled", version)  # never answered by an older version
 
     def encoded() -> bytes:
+        try:
+            found, text = bad, answer()
+        except READ_ERRORS:  # a shard changed in place: find it, name it, answer without it
+            if record["status"] in ACTIVE:
+                raise
+            pipelines_dataset.suspect(root)
+            found = _with_notice(record, datasets.integrity(root, rows))
+            if found is None:
+                raise
+            text = answer()
         if media_type != "application/json":  # a document (the report): its text
-            return answer().encode()
-        return JSONResponse(jsonable_encoder(named(answer(), bad))).body
+            return text.encode()
+        return JSONResponse(jsonable_encoder(named(text, found))).body
 
     found, body = CACHE.kept(root, question, version, encoded)
     if not found:
@@ -81,7 +95,11 @@ async def integrity(record: dict, root: str, rows: bool = True) -> dict | None:
     (pipelines.dataset.verify: a shard as its writer recorded it is not read)."""
     if record["status"] in ACTIVE:
         return None
-    found = await run_in_threadpool(datasets.integrity, root, rows)
+    return _with_notice(record, await run_in_threadpool(datasets.integrity, root, rows))
+
+
+def _with_notice(record: dict, found: dict | None) -> dict | None:
+    """The integrity of an experiment with the sentence the page shows (`notice`)."""
     if found is not None:
         found["notice"] = datasets.damage_notice(
             found, f"POST /api/experiments/{record['id']}/replay")

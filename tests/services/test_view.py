@@ -169,3 +169,36 @@ def test_a_presets_agent_is_named_by_its_preset(tmp_path, capsys):
         f"agents: the strong preset (mcts) in every seat = {strong}"
     assert view.report.short_agent("greedy", "golden_island") == "greedy"  # no parameters
     assert "the strong preset (mcts) in every seat" in view.report.question(spec)
+
+
+ROUTES = ["summary", "compare", "histograms", "figures", "headline", "view", "report.html",
+          "download/results.parquet", "download/summary.csv", "download/results.zip"]
+
+
+def test_a_shard_flipped_in_place_is_named_by_every_route(service):
+    """A finished experiment's shard changed in place while the service runs (its size and
+    mtime kept, so no listing tells): the first reader that fails on it marks the shards
+    unverified and hashes them; from then every route answers 200 and names the shard."""
+    import os
+
+    client, results = service
+    eid, root, manifest = write_finished(client.app.state.registry, results, small_spec())
+    for route in ROUTES:  # every answer computed and kept, every shard verified once
+        assert client.get(f"/api/experiments/{eid}/{route}").status_code == 200, route
+    entry = manifest["shards"][1]
+    shard = root / entry["path"]
+    before = shard.stat()
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 64] = bytes(b ^ 0xFF for b in
+                                                     data[len(data) // 2:len(data) // 2 + 64])
+    shard.write_bytes(bytes(data))
+    os.utime(shard, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert shard.stat().st_size == before.st_size
+    # the download reads every row: the first reader to fail on it
+    for route in ["download/results.parquet"] + ROUTES:
+        answer = client.get(f"/api/experiments/{eid}/{route}")
+        assert answer.status_code == 200, (route, answer.text[:300])
+        assert entry["path"] in answer.text + str(answer.headers), route
+    rows = client.get(f"/api/experiments/{eid}/summary").json()
+    counted = sum(r["games"] for r in rows if r["seat"] == 0)
+    assert counted == manifest["games"] - entry["games"]  # its games are not counted
