@@ -8,7 +8,9 @@ with an ETA, and whether every core plays: an experiment played through the runn
     python -m benchmarks.first_progress --seconds 120         # cancel after 120 s
 
 Prints the seconds from the start (Ray already up) to the first progress with an ETA, the
-games then, the run's games per second, and each core's busy share over the run.
+games then, the run's games per second, the CPU-seconds its shard tasks used per second of
+wall time (2.0: both cores of a 2-core machine playing its games all along), and each core's
+busy share over the run (every process, the run's and any other).
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ def main() -> None:
         if p.eta_s is not None and "first_eta" not in seen:
             seen["first_eta"] = (now, p.done, p.eta_s)
         seen["last"] = (now, p.done)
+        seen["cpu"] = p.cpu_seconds
         if args.seconds is not None and now >= args.seconds:
             cancel.set()
 
@@ -77,6 +80,8 @@ def main() -> None:
     if "first_eta" in seen:
         at, done, eta = seen["first_eta"]
         print(f"  first progress with an ETA after {at:.1f} s ({done} games, ETA {eta:.0f} s)")
+    print(f"  the run's shard tasks used {seen.get('cpu', 0):.0f} CPU-seconds in {wall:.0f} s: "
+          f"{seen.get('cpu', 0) / wall:.2f} cores busy with its games on average")
     for k, ((b0, t0), (b1, t1)) in enumerate(zip(before, after)):
         print(f"  core {k}: busy {100 * (b1 - b0) / max(t1 - t0, 1):.0f}% of the run")
 
