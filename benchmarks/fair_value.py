@@ -197,7 +197,7 @@ def reference(example: Path, values: list[int], games: int, seed: int) -> None:
     spec = json.loads(example.read_text())
     b, players = spec["balance"], spec["players"]
     game = core_cy.load(spec["game"])
-    seat = b["seat"] % players
+    seat = players - 1 if b["seat"] < 0 else b["seat"] - 1    # the spec counts from 1
     agents = spec["agents"] if isinstance(spec["agents"], list) else [spec["agents"]] * players
     print(f"{example.name}: {spec['game']}, {players} players, {agents[seat]}, seat "
           f"{seat + 1}, {games:,} games a value, seed {seed}")

@@ -227,8 +227,8 @@ class Balance(BaseModel):
     forbid: str | None = Field(default=None, min_length=1, max_length=200,
                                description="instead: action kinds ('+'-joined) whose value "
                                "to measure for `seat`")
-    seat: int = Field(default=-1, ge=-1, le=7, description="the seat compensated, judged or "
-                      "restricted (-1: the last seat)")
+    seat: int = Field(default=-1, ge=-1, le=8, description="the seat compensated, judged or "
+                      "restricted, counted from 1 (1: the first player; -1: the last seat)")
     range: list[int] | None = Field(default=None, min_length=2, max_length=2,
                                     description="[low, high] of the option's values to search")
     target: Literal["equal"] | float = Field(default="equal", description="'equal' (the seat "
@@ -254,6 +254,10 @@ class Balance(BaseModel):
             raise ValueError(f"{info.field_name} must be a number, got {value!r}")
         if info.field_name == "delta":
             return check_fraction(value, "delta", 1)
+        if info.field_name == "seat" and value == 0:
+            raise ValueError("seats are counted from 1 (1: the first player, 2: the second, "
+                             "...; -1: the last seat): seat 0 was the first seat when they "
+                             "were counted from 0, now write 1")
         return value
 
     @field_validator("target", mode="before")
@@ -282,7 +286,8 @@ class Balance(BaseModel):
         return []
 
     def seat_of(self, players: int) -> int:
-        return players - 1 if self.seat < 0 else self.seat
+        """The seat's index in the data (0-based; the spec counts from 1)."""
+        return players - 1 if self.seat < 0 else self.seat - 1
 
 
 def _error(loc: tuple, message: str, value: Any, kind: str = "spec") -> InitErrorDetails:
@@ -548,9 +553,9 @@ class ExperimentSpec(BaseModel):
             return []
         errors = b.question_errors()
         for n in counts:
-            if b.seat >= n:
+            if b.seat > n:
                 errors.append(_error(("balance", "seat"), f"seat {b.seat} does not exist with "
-                                     f"{n} players (seats 0..{n - 1}; -1: the last)", b.seat,
+                                     f"{n} players (seats 1..{n}; -1: the last)", b.seat,
                                      CROSS))
         if game.cooperative and b.target == "equal" and b.option is not None:
             errors.append(_error(("balance", "target"), f"{game.name} is cooperative: its "

@@ -34,7 +34,7 @@
       M.h("option", {value: a})));
     $("b-seat").replaceChildren(M.h("option", {value: "-1"}, "the last seat"),
       ...Array.from({length: info.max_players}, (_, k) =>
-        M.h("option", {value: String(k)}, `seat ${k + 1}`)));
+        M.h("option", {value: String(k + 1)}, `seat ${k + 1}`)));
     fillOption();
   }
 

@@ -20,7 +20,7 @@ from services.runner import Player
 from services.spec import ExperimentSpec
 
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
-          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+          "balance": {"option": "seat_bonus_gold", "seat": 1, "range": [0, 20],
                       "wave_games": 40, "max_games": 600, "confirm_games": 60}}
 
 
@@ -68,7 +68,7 @@ def _fill(browser, server, agents: str, max_games: int, confirm: int):  # noqa: 
     _wait(browser, lambda d: _css(d, "#b-option option"), 30, "the form was not built")
     Select(_css(browser, "#b-game")[0]).select_by_value("golden_island")
     Select(_css(browser, "#b-option")[0]).select_by_value("seat_bonus_gold")
-    Select(_css(browser, "#b-seat")[0]).select_by_value("0")
+    Select(_css(browser, "#b-seat")[0]).select_by_value("1")
     for box in _css(browser, "input.b-players"):
         if box.is_selected() != (box.get_attribute("value") == "2"):
             box.click()

@@ -22,12 +22,12 @@ from services.settings import Settings
 from services.spec import ExperimentSpec
 
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
-          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+          "balance": {"option": "seat_bonus_gold", "seat": 1, "range": [0, 20],
                       "wave_games": 40, "max_games": 600, "confirm_games": 60}}
 # A Maori pro turn limit that cuts some games of greedy and random agents short, not all.
 SHORT_TURNS = 80
 VALUE = {"name": "gi-steal", "game": "golden_island", "players": 2, "agents": "greedy",
-         "seed": 4, "balance": {"forbid": "steal", "seat": 0, "confirm_games": 40}}
+         "seed": 4, "balance": {"forbid": "steal", "seat": 1, "confirm_games": 40}}
 
 
 def _answer(spec, folder, job: str = "b", budget: "Budget | None" = None) -> tuple[dict, Player]:
@@ -64,6 +64,25 @@ def _fields(spec: dict) -> set:
 ])
 def test_a_bad_balance_section_names_its_field(balance, field):
     assert field in _fields({**SEARCH, "balance": balance})
+
+
+def test_seats_count_from_one_and_an_old_zero_based_seat_is_refused():
+    """Issue 52: seat 2 is the second seat (the data's index 1), -1 the last; seat 0, the
+    first seat when seats were counted from 0, is refused with a message that says how
+    they are counted now, and the last seat of the player count is allowed, one more not."""
+    spec = ExperimentSpec.model_validate({**SEARCH, "players": 3, "balance": {
+        **SEARCH["balance"], "seat": 2}})
+    assert spec.balance.seat_of(3) == 1
+    assert ExperimentSpec.model_validate({**SEARCH, "players": 3, "balance": {
+        **SEARCH["balance"], "seat": -1}}).balance.seat_of(3) == 2
+    assert ExperimentSpec.model_validate({**SEARCH, "players": 3, "balance": {
+        **SEARCH["balance"], "seat": 3}}).balance.seat_of(3) == 2
+    with pytest.raises(ValidationError) as info:
+        ExperimentSpec.model_validate({**SEARCH, "balance": {**SEARCH["balance"], "seat": 0}})
+    error = info.value.errors()[0]
+    assert error["loc"] == ("balance", "seat") and "counted from 1" in error["msg"]
+    assert _fields({**SEARCH, "players": 3, "balance": {**SEARCH["balance"], "seat": 4}}) \
+        == {"balance.seat"}
 
 
 def test_every_mistake_of_a_balance_section_comes_at_once():
@@ -244,7 +263,7 @@ def test_the_search_plays_the_runners_games_and_drops_truncated_ones(ray_local, 
            "games_per_arm": units * players, "agents": ["greedy", "random", "random"],
            **pairing,
            "arms": {"short": {"mode": "pro", "max_turns": SHORT_TURNS}},
-           "balance": {"option": "seat_bonus_shells", "seat": 0, "range": [0, 4],
+           "balance": {"option": "seat_bonus_shells", "seat": 1, "range": [0, 4],
                        "wave_games": 10, "max_games": 60, "confirm_games": 0}}
     spec = ExperimentSpec.model_validate(raw)
     rules = spec.searched_rules(players, 2)

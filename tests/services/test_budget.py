@@ -24,7 +24,7 @@ A, B = "budget-test-token-aaaa", "budget-test-token-bbbb"
 AS = {t: {"Authorization": f"Bearer {t}"} for t in (A, B)}
 LONG = {"games_per_arm": 10**6, "shard_size": 100}  # far more than any test plays
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
-          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+          "balance": {"option": "seat_bonus_gold", "seat": 1, "range": [0, 20],
                       "wave_games": 40, "max_games": 600, "confirm_games": 60}}
 
 

@@ -22,7 +22,7 @@ AS = {name: {"Authorization": f"Bearer {token}"} for name, token in
       (("a", A), ("b", B), ("admin", ADMIN))}
 ENDLESS = "mcts(iterations=100000)"  # one game of it takes minutes: it is cut in the middle
 SEARCH = {"name": "gi", "game": "golden_island", "players": 2, "agents": "greedy", "seed": 3,
-          "balance": {"option": "seat_bonus_gold", "seat": 0, "range": [0, 20],
+          "balance": {"option": "seat_bonus_gold", "seat": 1, "range": [0, 20],
                       "wave_games": 40, "max_games": 600, "confirm_games": 60}}
 ROUTES = {"experiment": "/api/experiments", "plan": "/api/plans", "balance": "/api/balance"}
 
