@@ -96,32 +96,32 @@ def _pilot_part(spec: ExperimentSpec, cell, units: int, first: int = 0) -> Part:
 
 
 def _play_pilot(player: Player, spec: ExperimentSpec, cells: list, units: int,
-                seconds: float | None, first: int = 0) -> dict:
+                seconds: float | None, first: int = 0) -> tuple[dict, list[dict]]:
     """Plays units first..first+units-1 of the pilot of every cell of `cells` together, as
     shard tasks of the one runner (player), for at most about `seconds` (the games of tasks
-    still playing then are not used); returns (arm, players) -> (rows of the pilot with
+    still playing then are not used); returns ((arm, players) -> (rows of the pilot with
     truncated games left out, or with rotations one row per complete deal holding its mean
-    shares; CPU seconds per game).  PilotTooSlow names a cell with fewer than
-    MIN_PILOT_UNITS units written in the time, PilotUnfinished one whose games ended at a
-    simulator safety."""
+    shares; CPU seconds per game), the cells it could not estimate: those with fewer than
+    MIN_PILOT_UNITS units written in the time, each {"arm", "players", "games", "reason"}).
+    PilotUnfinished names a cell whose games ended at a simulator safety."""
     import core_cy
 
     game = core_cy.load(spec.game)
     parts = [_pilot_part(spec, c, units, first) for c in cells]
     began = time.monotonic()
     player.play(parts, seconds)
-    out = {}
+    out, slow = {}, []
     for cell, part in zip(cells, parts):
         per_deal = spec.games_per_deal(cell.players)
         rows = pl.from_arrow(player.rows(part))
         if len(rows) < MIN_PILOT_UNITS * per_deal:
             limit = "" if seconds is None else f"; the plan's time limit is {seconds:g} s"
-            raise PilotTooSlow(
-                f"the pilot played only {len(rows)} games of arm {cell.arm!r} with "
-                f"{cell.players} players in {time.monotonic() - began:.0f} s (at least "
-                f"{MIN_PILOT_UNITS * per_deal} are needed{limit}): give the plan more time "
-                "(the service's MEEPLELAB_PLAN_SECONDS, `meeplelab plan --seconds`), fewer "
-                "cells, or faster agents")
+            slow.append({"arm": cell.arm, "players": cell.players, "games": len(rows),
+                         "reason": f"the pilot played only {len(rows)} games of arm "
+                         f"{cell.arm!r} with {cell.players} players in "
+                         f"{time.monotonic() - began:.0f} s (at least "
+                         f"{MIN_PILOT_UNITS * per_deal} are needed{limit})"})
+            continue
         frame = pipelines.units(rows, game.safety_end_reasons)
         if len(frame) < MIN_PILOT_UNITS:
             raise PilotUnfinished(
@@ -131,7 +131,31 @@ def _play_pilot(player: Player, spec: ExperimentSpec, cells: list, units: int,
                 f"least {MIN_PILOT_UNITS * per_deal} are needed: raise the safety limit in "
                 "the rules or use agents whose games finish")
         out[(cell.arm, cell.players)] = (frame, player.cpu_per_game(cell) or 1e-9)
-    return out
+    return out, slow
+
+
+MORE_TIME = ("give the plan more time (the service's MEEPLELAB_PLAN_SECONDS, `meeplelab plan "
+             "--seconds`), fewer cells, or faster agents")
+
+
+def _estimable(spec: ExperimentSpec, pilots: dict, slow: list[dict], baseline: str
+               ) -> list[dict]:
+    """The cells the plan cannot estimate: those the pilot could not play enough of, and
+    every cell of a player count whose baseline it could not (their differences need it);
+    their pilots are dropped.  PilotTooSlow when no cell is left."""
+    missing = list(slow)
+    for players in spec.player_counts():
+        if (baseline, players) in pilots or len(spec.arm_rules()) == 1:
+            continue
+        for cell in spec.cells():
+            if cell.players == players and pilots.pop((cell.arm, players), None) is not None:
+                missing.append({"arm": cell.arm, "players": players, "games": 0,
+                                "reason": f"its baseline arm {baseline!r} with {players} "
+                                "players could not be estimated, and its differences "
+                                "need it"})
+    if not pilots:
+        raise PilotTooSlow(f"{missing[0]['reason']}: {MORE_TIME}")
+    return missing
 
 
 def _shares(frame: pl.DataFrame, cooperative: bool) -> np.ndarray:
@@ -159,7 +183,9 @@ def _longer_pilots(player: Player, spec, pilots: dict, pilot_games: int, coopera
     from `baseline` or else the win shares, are small enough: pipelines.pilot_units), within
     what is left of the time budget."""
     for players in spec.player_counts():
-        cells = [c for c in spec.cells() if c.players == players]
+        cells = [c for c in spec.cells() if c.players == players and (c.arm, players) in pilots]
+        if not cells:
+            continue
         others = [c for c in cells if delta and baseline is not None and c.arm != baseline]
         decisive = [_differences(pilots[(c.arm, players)][0], pilots[(baseline, players)][0],
                                  cooperative) for c in others] or None  # a delta plan reads them
@@ -173,10 +199,12 @@ def _longer_pilots(player: Player, spec, pilots: dict, pilot_games: int, coopera
         player.expect(None, f"pilot: {players} players, {need:,} units a cell for its rarest "
                             "outcome")
         try:
-            more = _play_pilot(player, spec, cells, need - pilot_games, left,
-                               first=pilot_games)
-        except (PilotTooSlow, PilotUnfinished):
+            more, slow = _play_pilot(player, spec, cells, need - pilot_games, left,
+                                     first=pilot_games)
+        except PilotUnfinished:
             continue  # the first pilot stands
+        if slow:
+            continue  # the first pilot stands: the same deals for every arm, or none
         for c in cells:
             frame, _ = pilots[(c.arm, players)]
             extra, per_game = more[(c.arm, players)]
@@ -190,8 +218,9 @@ def plan_experiment(spec: ExperimentSpec, player: Player, half_width: float | No
                     workers: int | None = None, seconds: float | None = None) -> dict:
     """The plan as a JSON-ready dict (see the module docstring), its pilot played by
     `player` (services.runner.Player: shard tasks over the cluster; Stopped when the plan
-    is cancelled).  `seconds`: a time budget for the whole pilot (its cells play together;
-    PilotTooSlow when a cell cannot play MIN_PILOT_UNITS games in it)."""
+    is cancelled).  `seconds`: a time budget for the whole pilot (its cells play together);
+    a cell that cannot play MIN_PILOT_UNITS games in it is named in `not_estimated` and the
+    verdict, and the plan is that of the others (PilotTooSlow when none could be)."""
     import core_cy
 
     began = time.monotonic()
@@ -206,7 +235,8 @@ def plan_experiment(spec: ExperimentSpec, player: Player, half_width: float | No
     baseline = spec.baseline_arm()
     player.expect(pilot_games * sum(spec.games_per_deal(c.players) for c in spec.cells()),
                   f"pilot: {pilot_games:,} units of each of {len(spec.cells())} cells")
-    pilots = _play_pilot(player, spec, spec.cells(), pilot_games, seconds)
+    pilots, slow = _play_pilot(player, spec, spec.cells(), pilot_games, seconds)
+    missing = _estimable(spec, pilots, slow, baseline)
     sequential = rule is not None and rule.delta is not None
     pilots = _longer_pilots(player, spec, pilots, pilot_games, cooperative, began, seconds,
                             delta if sequential else None, baseline)
@@ -257,12 +287,26 @@ def plan_experiment(spec: ExperimentSpec, player: Player, half_width: float | No
             "alpha": alpha,
             "comparisons": comparisons, "pilot_games_per_cell": pilot_games,
             "workers": workers, "cells": cells, "games_per_cell": per_cell,
-            "total_games": per_cell * len(cells), "wall_seconds": wall, **spread,
+            "total_games": per_cell * len(spec.cells()), "wall_seconds": wall, **spread,
             "p90_wall_seconds": spread["p90_games_per_cell"] * cpu_per_game / workers,
-            "verdict": (_sequential_verdict(spread, len(cells), wall, workers, delta, spec)
+            "not_estimated": missing,
+            "verdict": (_sequential_verdict(spread, len(spec.cells()), wall, workers, delta,
+                                            spec)
                         if sequential else
-                        _verdict(per_cell, len(cells), wall, workers, half_width, delta, alpha)
-                        + _beyond_max(spec, per_cell) + _below_games_per_arm(spec, per_cell))}
+                        _verdict(per_cell, len(spec.cells()), wall, workers, half_width, delta,
+                                 alpha)
+                        + _beyond_max(spec, per_cell) + _below_games_per_arm(spec, per_cell))
+            + _not_estimated(missing)}
+
+
+def _not_estimated(missing: list[dict]) -> str:
+    """What the plan could not estimate, in words (empty when it estimated every cell)."""
+    if not missing:
+        return ""
+    named = "; ".join(f"arm {m['arm']!r} with {m['players']} players ({m['reason']})"
+                      for m in missing)
+    return (f" Not estimated: {named}. The games per cell are those of the cells estimated; "
+            f"the wall time leaves the others' games out: {MORE_TIME}.")
 
 
 def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precision) -> dict:
@@ -391,6 +435,15 @@ class PlanCell(BaseModel):
                                         "from the baseline with 80% power")
 
 
+class NotEstimated(BaseModel):
+    """A cell the plan could not estimate, and why."""
+
+    arm: str
+    players: int
+    games: int = Field(description="the pilot's games of it written in the time")
+    reason: str
+
+
 class Plan(BaseModel):
     """What an experiment needs: games per cell, in all, and wall time (plan_experiment)."""
 
@@ -429,6 +482,10 @@ class Plan(BaseModel):
     pilot_error: float | None = Field(default=None, description="stop_when.delta: the largest "
                                       "standard error of the pilot's estimates the plan "
                                       "simulates (the pilot grows until it is delta / 4)")
+    not_estimated: list[NotEstimated] = Field(
+        default_factory=list, description="the cells the pilot could not play enough games "
+        "of within the plan's time (and those whose baseline it could not): not in "
+        "games_per_cell or the wall time")
     verdict: str = Field(description="the plan in one sentence")
 
 
