@@ -5,16 +5,14 @@ engine hands back columns (core_cy.play.batch.play_columns); the layout and the 
 they take, the game's facts with them, are services.storage's."""
 from __future__ import annotations
 
-import json
 import os
-import posixpath
 import time
 
 import numpy as np
 import ray
 
-from services.storage import FACTS_KEY, filesystem, result_batch, storage_table, \
-    write_atomically, write_shard
+from services.storage import filesystem, result_batch, storage_table, write_shard, \
+    write_statistics
 
 TASK_RETRIES = 3
 
@@ -97,19 +95,6 @@ def _play(game, job: dict, start: int, count: int, progress: _Progress):
         progress.add(games)
     return result_batch({name: np.concatenate([p[name] for p in pieces]) for name in pieces[0]},
                         batch.game_facts(game, job["play"]["players"]))
-
-
-def write_statistics(table, fs, root: str, entry: dict) -> dict:
-    """Writes the statistics table of the shard just written (its manifest `entry`) beside
-    it (pipelines.shard_tables: the figures read it instead of the shard's rows); returns
-    its {"path", "bytes", "sha256"}, which the manifest keeps under the shard's entry."""
-    from pipelines.shard_tables import stats_path, stored_bytes
-
-    facts = json.loads(table.schema.metadata[FACTS_KEY])
-    path = stats_path(entry["path"])
-    written = write_atomically(stored_bytes(table, facts, entry["bytes"]), fs,
-                               posixpath.join(root, path))
-    return {"path": path, **written}
 
 
 @ray.remote(num_cpus=0)

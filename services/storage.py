@@ -134,7 +134,9 @@ def _write_bytes(data, fs: pafs.FileSystem, path: str) -> None:
 
 def shard_entry(fs: pafs.FileSystem, root: str, path: str) -> dict | None:
     """A written shard's manifest entry ({"path" under `root`, "arm", "players", "start",
-    "rows", "games", "bytes", "sha256", "mtime_ns"}), its bytes read once and parsed with
+    "rows", "games", "bytes", "sha256", "mtime_ns", and its statistics table's entry,
+    statistics_entry: so a resumed run's manifest lists every shard's}), its bytes read once
+    and parsed with
     their page checksums verified; None when it is empty or cannot be read (damaged: a flipped byte
     fails its page's CRC, a damaged footer fails to parse)."""
     try:
@@ -146,11 +148,54 @@ def shard_entry(fs: pafs.FileSystem, root: str, path: str) -> dict | None:
         return None
     if table.num_rows == 0:
         return None
-    return {"path": posixpath.relpath(path, root), "arm": table.column("arm")[0].as_py(),
-            "players": int(table.column("players")[0].as_py()),
-            "start": shard_start(posixpath.basename(path)), "rows": table.num_rows,
-            "games": table.num_rows, "bytes": data.size,
-            "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": mtime_ns}
+    entry = {"path": posixpath.relpath(path, root), "arm": table.column("arm")[0].as_py(),
+             "players": int(table.column("players")[0].as_py()),
+             "start": shard_start(posixpath.basename(path)), "rows": table.num_rows,
+             "games": table.num_rows, "bytes": data.size,
+             "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": mtime_ns}
+    if FACTS_KEY in (table.schema.metadata or {}):  # the figures' table beside it, listed
+        try:
+            entry["statistics"] = statistics_entry(table, fs, root, entry)
+        except OSError:  # not writable now (a full disk): the figures read the shard's rows
+            pass
+    return entry
+
+
+def write_statistics(table: pa.Table, fs: pafs.FileSystem, root: str, entry: dict
+                     ) -> dict:
+    """Writes the statistics table of the shard just written (its manifest `entry`, its rows
+    `table`) beside it (pipelines.shard_tables: the figures read it instead of the shard's
+    rows); returns its {"path", "bytes", "sha256"}, which the manifest keeps under the
+    shard's entry."""
+    from pipelines.shard_tables import stats_path, stored_bytes
+
+    facts = json.loads(table.schema.metadata[FACTS_KEY])
+    path = stats_path(entry["path"])
+    written = write_atomically(stored_bytes(table, facts, entry["bytes"]), fs,
+                               posixpath.join(root, path))
+    return {"path": path, **written}
+
+
+def statistics_entry(table: pa.Table, fs: pafs.FileSystem, root: str, entry: dict) -> dict:
+    """The manifest entry ({"path", "bytes", "sha256", "mtime_ns"}) of the statistics table
+    of a shard found written (a resume, a run cut short): the table beside it when it
+    describes this shard (its bytes and rows, this version), else written anew from its
+    rows `table`."""
+    from pipelines.shard_tables import STATS_VERSION, read_stored, stats_path
+
+    path = stats_path(entry["path"])
+    try:
+        mtime_ns = fs.get_file_info(posixpath.join(root, path)).mtime_ns
+        with fs.open_input_stream(posixpath.join(root, path)) as src:
+            data = src.read()
+        described = read_stored(data)[1]
+    except (OSError, ValueError):
+        return write_statistics(table, fs, root, entry)
+    if (described.get("version"), described.get("shard_bytes"), described.get("rows")) != \
+            (STATS_VERSION, entry["bytes"], entry["rows"]):
+        return write_statistics(table, fs, root, entry)
+    return {"path": path, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+            "mtime_ns": mtime_ns}
 
 
 def read_manifest(root: str) -> dict | None:

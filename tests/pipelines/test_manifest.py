@@ -53,8 +53,12 @@ def test_the_manifest_holds_what_each_shard_is(written):
         assert entry["bytes"] == len(data)
         assert entry["sha256"] == hashlib.sha256(data).hexdigest()
         assert entry["mtime_ns"] == (root / entry["path"]).stat().st_mtime_ns
-        # the entry a resume rebuilds from the file (one page-checksum-verified read)
-        assert storage.shard_entry(fs, base, posixpath.join(base, entry["path"])) == entry
+        # the entry a resume rebuilds from the file (one page-checksum-verified read), with
+        # its statistics table's (written beside it when missing) and then that table's again
+        rebuilt = storage.shard_entry(fs, base, posixpath.join(base, entry["path"]))
+        assert {k: v for k, v in rebuilt.items() if k != "statistics"} == entry
+        assert rebuilt["statistics"]["path"] == entry["path"] + ".stats"
+        assert storage.shard_entry(fs, base, posixpath.join(base, entry["path"])) == rebuilt
     assert dataset.verify(str(root)).damaged == ()
 
 

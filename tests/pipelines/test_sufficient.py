@@ -21,7 +21,7 @@ from pipelines import dataset
 from pipelines.dataset import verify
 from pipelines.figures import Look
 from pipelines.summaries import summary
-from services.shard import write_statistics
+from services.storage import write_statistics
 from services.storage import filesystem, write_manifest, write_shard
 
 GAMES = core_cy.game_names()

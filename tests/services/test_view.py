@@ -6,6 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 from fastapi.testclient import TestClient
+from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec, write_finished
 
 from services import cli, view
@@ -202,3 +203,31 @@ def test_a_shard_flipped_in_place_is_named_by_every_route(service):
     rows = client.get(f"/api/experiments/{eid}/summary").json()
     counted = sum(r["games"] for r in rows if r["seat"] == 0)
     assert counted == manifest["games"] - entry["games"]  # its games are not counted
+
+
+def test_a_resumed_runs_manifest_lists_every_shards_statistics(ray_local, tmp_path):  # noqa: F811
+    """A run interrupted before its manifest (and one shard's statistics table lost) is
+    resumed: its manifest lists the statistics table of every shard, those written before
+    the restart included (the lost one written anew), and every file verifies."""
+    import json as jsonlib
+
+    from pipelines.dataset import verify
+    from services.runner import run_experiment
+    from services.storage import MANIFEST
+
+    spec = ExperimentSpec.model_validate(small_spec(games_per_arm=200, shard_size=100))
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    root = tmp_path / "exp"
+    (root / MANIFEST).unlink()  # as if the first run had been stopped before its end
+    shards = sorted(root.rglob("*.parquet"))
+    shards[0].unlink()
+    (shards[0].parent / (shards[0].name + ".stats")).unlink()
+    (shards[1].parent / (shards[1].name + ".stats")).unlink()
+    assert run_experiment(spec, str(tmp_path), "exp") == "done"
+    manifest = jsonlib.loads((root / MANIFEST).read_text())
+    assert len(manifest["shards"]) == len(shards)
+    for entry in manifest["shards"]:
+        stats = entry["statistics"]
+        assert stats["path"] == entry["path"] + ".stats" and (root / stats["path"]).exists()
+    found = verify(str(root))
+    assert not found.damaged and len(found.sound) == len(shards)
