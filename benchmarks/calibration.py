@@ -28,13 +28,11 @@ Prints, per property, the goal and the measured figure with its Monte Carlo +- (
 """
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from pipelines import stats as st  # noqa: E402
 
 

@@ -40,8 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-if __name__ == "__main__":      # run as a script from the checkout (the suite imports it)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipelines import fair_value as fv  # noqa: E402
 
 NOBODY, SHARED = 0.05, 0.7

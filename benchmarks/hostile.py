@@ -26,7 +26,6 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 GAME = "maori"
 TOKENS = ("hostile-token-one", "hostile-token-two")
 ADMIN = "hostile-admin-token"

@@ -25,12 +25,10 @@ real runs per truth.
 """
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from pipelines import simulate_decision  # noqa: E402
 from pipelines import stats as st  # noqa: E402
 

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import sys
 
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from pipelines import stats as st  # noqa: E402
 
 CELLS, NOBODY, SCREEN = 1000, 0.05, 0.002

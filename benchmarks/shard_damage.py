@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 TOKEN = "shard-damage-benchmark-token"
 SPEC = {"name": "damage", "game": "maori", "players": 3, "arms": {"a": {}, "b": {}},
         "baseline": "a", "games_per_arm": 1000, "shard_size": 100, "seed": 38}

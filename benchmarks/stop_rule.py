@@ -39,13 +39,11 @@ two-sided) at theta = 0, delta/2, delta, 2 delta, with max_games 4 x n80 and 100
 """
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 from scipy import optimize, stats
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from benchmarks.calibration import _differences, sequential  # noqa: E402
 from pipelines import stats as st  # noqa: E402
 from pipelines.stopping import PLAN_SPREAD_Z  # noqa: E402
