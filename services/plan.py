@@ -174,6 +174,25 @@ def _differences(frame: pl.DataFrame, base: pl.DataFrame, cooperative: bool) -> 
     return own - np.array(paired["base_share"].to_list(), dtype=np.float64)[:, :own.shape[1]]
 
 
+def _identical_pairs(frame: pl.DataFrame, base: pl.DataFrame) -> int:
+    """The units both arms played in which the arm played the baseline's own game: every
+    seat's win share and score the same (its option changed no decision)."""
+    paired = frame.join(base.select("game_index", base_share="seat_win_share",
+                                    base_score="seat_score"), on="game_index", how="inner")
+    return sum(a == b and c == d for a, b, c, d in zip(
+        paired["seat_win_share"].to_list(), paired["base_share"].to_list(),
+        paired["seat_score"].to_list(), paired["base_score"].to_list()))
+
+
+def _identical_text(cells: list[dict], baseline: str) -> str:
+    """For each arm whose pilot games were all the baseline's own games: that sentence."""
+    return "".join(f" {c['arm']} against {baseline} ({c['players']} players): the two arms "
+                   f"played identical games in {c['pairs']:,} pilot deals: this option never "
+                   "changed a decision there, and no number of games would show a difference "
+                   "it does not make." for c in cells
+                   if c.get("pairs") and c.get("identical_pairs") == c["pairs"])
+
+
 def _longer_pilots(player: Player, spec, pilots: dict, pilot_games: int, cooperative: bool,
                    began: float, seconds: float | None, delta: float | None = None,
                    baseline: str | None = None) -> dict:
@@ -261,6 +280,7 @@ def plan_experiment(spec: ExperimentSpec, player: Player, half_width: float | No
         if delta is not None and arm != baseline:
             diff = _differences(frame, base, cooperative)
             row["diff_sd"] = diff.std(axis=0, ddof=1).tolist()
+            row["pairs"], row["identical_pairs"] = len(diff), _identical_pairs(frame, base)
             row["games_for_delta"] = per_unit * int(np.max(st.games_for_power(
                 diff.std(axis=0, ddof=1), delta, alpha / max(comparisons, 1))))
             blocks["diff"].append((diff.mean(axis=0), np.cov(diff, rowvar=False), len(diff),
@@ -296,7 +316,7 @@ def plan_experiment(spec: ExperimentSpec, player: Player, half_width: float | No
                         _verdict(per_cell, len(spec.cells()), wall, workers, half_width, delta,
                                  alpha)
                         + _beyond_max(spec, per_cell) + _below_games_per_arm(spec, per_cell))
-            + _not_estimated(missing)}
+            + _not_estimated(missing) + _identical_text(cells, baseline)}
 
 
 def _not_estimated(missing: list[dict]) -> str:
@@ -433,6 +453,12 @@ class PlanCell(BaseModel):
                                         "deviation of the paired difference from the baseline")
     games_for_delta: int | None = Field(default=None, description="games to detect `delta` "
                                         "from the baseline with 80% power")
+    pairs: int | None = Field(default=None, description="with delta: the pilot's units both "
+                              "this arm and the baseline played")
+    identical_pairs: int | None = Field(default=None, description="of those, the units in "
+                                        "which both played the same game (every seat's share "
+                                        "and score equal): all of them, and the option "
+                                        "changed no decision")
 
 
 class NotEstimated(BaseModel):

@@ -231,3 +231,22 @@ def test_a_resumed_runs_manifest_lists_every_shards_statistics(ray_local, tmp_pa
         assert stats["path"] == entry["path"] + ".stats" and (root / stats["path"]).exists()
     found = verify(str(root))
     assert not found.damaged and len(found.sound) == len(shards)
+
+
+def test_the_plan_says_when_an_option_never_changed_a_pilot_game(ray_local, tmp_path):  # noqa: F811
+    """exact_move_required against the book (Golden Island, 3 players, greedy): every pilot
+    game is the same in both arms, and the plan says so instead of sizing a difference."""
+    from services.plan import plan_experiment
+    from services.runner import Player
+
+    spec = ExperimentSpec.model_validate({
+        "name": "exact", "game": "golden_island", "players": 3, "agents": "greedy",
+        "arms": {"book": {}, "exact": {"exact_move_required": True}}, "baseline": "book",
+        "games_per_arm": 100, "seed": 1})
+    plan = plan_experiment(spec, Player(spec.game, str(tmp_path), "pilot", seed=spec.seed),
+                           delta=0.05, pilot_games=100, workers=2)
+    (cell,) = [c for c in plan["cells"] if c["arm"] == "exact"]
+    assert cell["pairs"] >= 100 and cell["identical_pairs"] == cell["pairs"]
+    assert (f"exact against book (3 players): the two arms played identical games in "
+            f"{cell['pairs']:,} pilot deals: this option never changed a decision") \
+        in plan["verdict"]
