@@ -21,6 +21,7 @@ module only plays and words).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,7 +30,9 @@ from core_cy.agents import canonical_agent
 from pipelines import fair_value as fv
 from pipelines import stats as st
 from pipelines.figures import half_the_time
-from services.runner import Part, Player
+
+if TYPE_CHECKING:  # the runner imports Ray: only a job that plays needs it (services.app does not)
+    from services.runner import Part, Player
 
 CONFIRM_SEED_OFFSET = 1   # the confirmation's fresh deals: the spec's seed + 1
 CURVE_POINTS = 41
@@ -47,6 +50,7 @@ def _part(spec, arm: str, players: int, rules: dict, agents: list[str], seed: in
     """Units start..start+count-1 (a game, or with pairing 'rotations' a deal: `players`
     games) of the cell with `rules` and the seat `agents`, as a Part of the job's results
     folder (arm `arm`), played as the runner plays a cell (spec.play_arguments)."""
+    from services.runner import Part
     from services.spec import Cell
 
     cell = Cell(arm, rules, players)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import polars as pl
@@ -43,7 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 import pipelines
 from pipelines import stats as st
 from pipelines.stopping import PILOT_SE_PER_DELTA
-from services.runner import Part, Player
+if TYPE_CHECKING:  # the runner imports Ray: only a job that plays needs it (services.app does not)
+    from services.runner import Part, Player
 from services.registry import STATUSES
 from services.spec import MAX_SEED, ExperimentSpec, check_fraction
 
@@ -91,6 +92,8 @@ def _pilot_part(spec: ExperimentSpec, cell, units: int, first: int = 0) -> Part:
     """Units first..first+units-1 of the pilot of `cell` (its own seed, the run's + 1, so the
     pilot is not the run's first games)."""
     per_deal = spec.games_per_deal(cell.players)
+    from services.runner import Part
+
     return Part(cell, spec.play_arguments(cell), (spec.seed + 1) % MAX_SEED,
                 first * per_deal, units * per_deal)
 

@@ -228,7 +228,8 @@ class Balance(BaseModel):
                                description="instead: action kinds ('+'-joined) whose value "
                                "to measure for `seat`")
     seat: int = Field(default=-1, ge=-1, le=8, description="the seat compensated, judged or "
-                      "restricted, counted from 1 (1: the first player; -1: the last seat)")
+                      "restricted, counted from 1 (1: the first player; -1: the last seat)",
+                      json_schema_extra={"not": {"const": 0}})  # 0: the old 0-based count
     range: list[int] | None = Field(default=None, min_length=2, max_length=2,
                                     description="[low, high] of the option's values to search")
     target: Literal["equal"] | float = Field(default="equal", description="'equal' (the seat "
