@@ -712,19 +712,17 @@ class Player:
         """After tasks were cut short: the shards they had finished are listed and counted,
         and the ranges they had not written are free to be played again."""
         _settle(self.state)
-        known = set(self.state["shards"])
         self.covered = {}
         for path, rel in shard_files(self.root_uri):
             entry = self.state["shards"].get(rel)
-            if entry is None and rel not in known:
+            if entry is None:  # finished by a task cut short: listed and counted now
                 entry = shard_entry(self.fs, self.root, path)
                 if entry is None:
                     continue
                 self.state["shards"][entry["path"]] = entry
                 self.state["done"] += entry["games"]
-            if entry is not None:
-                self.covered.setdefault((entry["arm"], entry["players"]), []).append(
-                    (entry["start"], entry["start"] + entry["games"]))
+            self.covered.setdefault((entry["arm"], entry["players"]), []).append(
+                (entry["start"], entry["start"] + entry["games"]))
 
     def rows(self, part: Part, columns: list[str] | None = None) -> pa.Table:
         """The rows of the part's games written, one per game in game order (games not

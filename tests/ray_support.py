@@ -97,3 +97,32 @@ def local_cluster(workers: int, cpus: int = 1, timeout: float = 120) -> Iterator
                 os.environ[name] = value
     left = processes_using(temp)
     assert not left, f"processes of the local Ray cluster outlived it: {left}"
+
+
+def wait_until(condition, what: str, timeout: float, every: float = 0.05):
+    """condition()'s first true value, asked every `every` s; AssertionError naming `what`
+    after `timeout` s."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+    return found
+
+
+def shard_rows(root, drop: tuple[str, ...] = ()) -> list[dict]:
+    """Every row of the shard files under `root` (less the columns `drop`), in (arm, players,
+    game_index) order: runs of the same spec compared row by row, whatever their shards."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    rows = []
+    for path in sorted(Path(root).rglob("shard-*.parquet")):
+        rows += pq.read_table(path).to_pylist()
+    for row in rows:
+        for column in drop:
+            row.pop(column)
+    return sorted(rows, key=lambda r: (r["arm"], r["players"], r["game_index"]))

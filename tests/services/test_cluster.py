@@ -16,12 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from cluster_support import (ONE_MACHINE_FLAGS, Host, NamespacesUnavailable, answer_of,
                              namespace_cluster, require_namespaces, start_args)
 from product import PRODUCT, product_env
-from ray_support import ray_local  # noqa: F401  (session fixture)
+from ray_support import ray_local, shard_rows, wait_until  # noqa: F401  (session fixture)
 
 from pipelines.dataset import verify
 from services import cli
@@ -54,19 +53,11 @@ def cluster():
 
 
 def _wait(condition, what: str, timeout: float = TIMEOUT_S, every: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(every)
-    return found
+    return wait_until(condition, what, timeout, every)
 
 
 def _rows(root: Path) -> list[dict]:
-    rows = []
-    for path in sorted(root.rglob("shard-*.parquet")):
-        rows += pq.read_table(path).to_pylist()
-    return sorted(rows, key=lambda r: (r["arm"], r["players"], r["game_index"]))
+    return shard_rows(root)
 
 
 def _checksums(root: Path) -> dict[str, str]:

@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 from product import PRODUCT, product_path
-from ray_support import LOOPBACK_ENV, local_cluster, ray_local  # noqa: F401  (fixture)
+from ray_support import (LOOPBACK_ENV, local_cluster, ray_local,  # noqa: F401  (fixture)
+                         shard_rows, wait_until)
 
 from services import runner
 from services.runner import init_ray, run_experiment
@@ -32,21 +32,11 @@ SHARDS = 48
 
 
 def _wait(condition, what: str, timeout: float = TIMEOUT_S, every: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(every)
-    return found
+    return wait_until(condition, what, timeout, every)
 
 
 def _rows(root: Path) -> list[dict]:
-    rows = []
-    for path in sorted(root.rglob("shard-*.parquet")):
-        rows += pq.read_table(path).to_pylist()
-    for row in rows:
-        row.pop("experiment")  # the CLI names the experiment after the spec's hash
-    return sorted(rows, key=lambda r: (r["arm"], r["players"], r["game_index"]))
+    return shard_rows(root, drop=("experiment",))  # the CLI names it after the spec's hash
 
 
 @pytest.fixture
