@@ -132,26 +132,48 @@ def experiment_report(view: dict, title: str, made: str, command: str,
     return document(f"meeplelab report · {title}", body)
 
 
-def balance_report(name: str, game: str, made: str, cells: list[dict], version: str,
-                   seed, spec_json: str) -> str:
-    """A balance search's report.  cells: per player count {players, sentence,
-    confirmations: [sentence], chart (an SVG or None), waves: (head, rows) or None, games}."""
-    body = [f"<h1>{_e(name)} ({_e(game)})</h1><p class='help'>meeplelab balance report, "
-            f"made {_e(made)}</p>"]
-    for cell in cells:
-        body.append(f"<h2>{_e(cell['players'])} players</h2><div class='headline-item "
-                    f"decided'><p class='sentence'>{_e(cell['sentence'])}</p></div>")
+def balance_results(cells: list[dict], strength: list[dict]) -> str:
+    """A balance search's answers as the page shows them (GET /api/balance/{id}/view) and
+    the report in its body.  cells: per answer (a player count; a rung when asked per
+    strength) {players, agent, rung, recommendation (or None), sentence, confirmations:
+    [sentence], chart (an SVG or None), waves: (head, rows) or None, games}; strength: per
+    player count {players, verdict, sentence}, said after its rungs."""
+    body, said = [], {s["players"]: s for s in strength}
+    for k, cell in enumerate(cells):
+        if k == 0 or cells[k - 1]["players"] != cell["players"]:
+            body.append(f"<h2>{_e(cell['players'])} players</h2>")
+        rung = (f"<h3 class='rung'>under {_e(cell['rung'])}</h3>" if cell.get("rung") else "")
+        lead = (f"<p class='recommendation'>{_e(cell['recommendation'])}</p>"
+                if cell.get("recommendation") else "")
+        body.append(f"<section class='balance-answer' data-players='{_e(cell['players'])}' "
+                    f"data-agent='{_e(cell.get('agent') or '')}'>{rung}"
+                    f"<div class='headline-item decided'>{lead}"
+                    f"<p class='verdict answer'>{_e(cell['sentence'])}</p></div>")
         for sentence in cell["confirmations"]:
-            body.append(f"<div class='headline-item'><p class='sentence'>confirmation: "
+            body.append(f"<div class='headline-item'><p class='confirmation'>confirmation: "
                         f"{_e(sentence)}</p></div>")
         if cell["chart"]:
             body.append(f"<figure class='balance-chart'>{cell['chart']}</figure>")
         if cell["waves"]:
             body.append(table(*cell["waves"]))
-        body.append(f"<p class='help'>{cell['games']:,} games</p>")
-    body.append("<h2>Reproduce it</h2>"
-                f"<p>meeplelab {_e(version)}, seed {_e(seed)} (the confirmation plays the next "
-                "seed). Save this spec as <code>spec.json</code> and run:</p>"
-                "<pre>meeplelab balance spec.json</pre>"
-                f"<pre class='spec'>{escape(spec_json, quote=False)}</pre>")
+        body.append(f"<p class='help'>{cell['games']:,} games</p></section>")
+        last = k + 1 == len(cells) or cells[k + 1]["players"] != cell["players"]
+        if last and cell["players"] in said:
+            s = said[cell["players"]]
+            body.append(f"<p class='strength' data-players='{_e(cell['players'])}' "
+                        f"data-verdict='{_e(s['verdict'])}'>{_e(s['sentence'])}</p>")
+    return "\n".join(body)
+
+
+def balance_report(name: str, game: str, made: str, answers: str, version: str,
+                   seed, spec_json: str) -> str:
+    """A balance search's report: its answers (balance_results) and the spec that
+    reproduces it."""
+    body = [f"<h1>{_e(name)} ({_e(game)})</h1><p class='help'>meeplelab balance report, "
+            f"made {_e(made)}</p>", answers,
+            "<h2>Reproduce it</h2>"
+            f"<p>meeplelab {_e(version)}, seed {_e(seed)} (the confirmation plays the next "
+            "seed). Save this spec as <code>spec.json</code> and run:</p>"
+            "<pre>meeplelab balance spec.json</pre>"
+            f"<pre class='spec'>{escape(spec_json, quote=False)}</pre>"]
     return document(f"meeplelab balance report · {name}", body)

@@ -631,8 +631,21 @@ def paired_difference(diff) -> dict:
     return {"mean": mean, "low": float(low), "high": float(high), "n": n}
 
 
-def _num(x: float) -> str:
-    return f"{x:+.2f}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
+def bound_text(x: float, lo: float, hi: float, signed: bool = False) -> str:
+    """One end of an interval on the fair value: the number, or for an end open to a side
+    (the values still possible reach the end of the range) which end of the range it reaches
+    ('at or below the range's low end 0'), never an infinity."""
+    if math.isfinite(x):
+        return f"{x:+.2f}" if signed else f"{x:.2f}"
+    return (f"at or below the range's low end {lo:g}" if x < 0
+            else f"at or above the range's high end {hi:g}")
+
+
+def interval_text(ans: Answer, signed: bool = False) -> str:
+    """The answer's interval on the fair value in words: '[0.37, 1.20]', or with an end open
+    to a side '[at or below the range's low end 0, 3.13]' (bound_text)."""
+    return (f"[{bound_text(ans.low, ans.lo, ans.hi, signed)}, "
+            f"{bound_text(ans.high, ans.lo, ans.hi, signed)}]")
 
 
 def _pieces_text(pieces: list) -> str:
@@ -656,7 +669,7 @@ def sentence(ans: Answer, option: str, unit: str, what: str) -> str:
     [+1.40, +3.10] gold (...)"."""
     rng = f"{ans.lo:g}..{ans.hi:g}"
     if ans.status == "found":
-        text = (f"{what} at {option} = {ans.estimate:.2f} [{_num(ans.low)}, {_num(ans.high)}] "
+        text = (f"{what} at {option} = {ans.estimate:.2f} {interval_text(ans, signed=True)} "
                 f"{unit} (95% interval on the value; searched {rng})")
         if len(ans.pieces) > 1:
             text += f"; the values still possible: {_pieces_text(ans.pieces)}"

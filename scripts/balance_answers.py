@@ -81,24 +81,30 @@ def _answer_block(name: str) -> str:
 
 
 def _rungs_block(names: list[str]) -> str:
-    rows = ["| agent | players | answer | interval | games (search + confirming) | CPU-s | "
-            "CPU-ms a game |",
-            "|---|---|---|---|---|---|---|"]
+    """One row per answer of the stored results `names` (several answers of one question
+    asked per strength, or one answer each): the agent, what to do, the fair value with its
+    interval (an open end names the range's end it reaches) and the cost."""
+    from pipelines.fair_value import bound_text
+
+    rows = ["| agent | players | what to do | fair value | interval | games (search + "
+            "confirming) | CPU-s | CPU-ms a game |",
+            "|---|---|---|---|---|---|---|---|"]
     for name in names:
         stored = _stored(name)
         for cell in stored["result"]["cells"]:
             a = cell["answer"]
+            lo, hi = a["range"]
             est = "-" if a["estimate"] is None else f"{a['estimate']:.2f}"
             if a["status"] != "found":
                 est += f" ({a['status'].replace('_', ' ')})"
-
-            def v(x, inf):
-                return inf if x is None else f"{x:.2f}"
+            low = bound_text(float("-inf") if a["low"] is None else a["low"], lo, hi)
+            high = bound_text(float("inf") if a["high"] is None else a["high"], lo, hi)
             interval = ("; ".join(f"{p[0]:.2f}..{p[1]:.2f}" for p in a["possible"])
-                        or f"[{v(a['low'], '-inf')}, {v(a['high'], '+inf')}]")
+                        or f"{low} to {high}")
+            todo = (cell.get("recommendation") or {}).get("sentence", "-").split(":")[0]
             confirming = sum(k["games"] for k in cell["confirmations"])
-            rows.append(f"| {cell['agent']} | {cell['players']} | {est} | {interval} | "
-                        f"{cell['games']:,} + {confirming:,} | {cell['cpu_seconds']:,.0f} | "
+            rows.append(f"| {cell['agent']} | {cell['players']} | {todo} | {est} | {interval} "
+                        f"| {cell['games']:,} + {confirming:,} | {cell['cpu_seconds']:,.0f} | "
                         f"{1000 * cell['cpu_seconds'] / (cell['games'] + confirming):,.2f} |")
     return "\n".join(rows) + "\n"
 

@@ -458,17 +458,18 @@ def render(spec, root: str, look: pipelines.Look, title: str | None = None,
         None if found is None else datasets.damage_notice(found, replay))
 
 
-def render_balance(record: dict) -> str:
-    """The shareable report of a finished balance search (a registry record of kind
-    'balance'): one HTML document, styles and charts inline (the page's SVG,
-    dashboards/balance_chart.py), with the answer in words per player count, its
-    confirmations, the waves played and the spec that reproduces it."""
-    from core_cy.engine.game import PACKAGE_VERSION
+def balance_answers(result: dict) -> str:
+    """A finished balance search's answers as HTML (dashboards/report.balance_results): per
+    answer its recommendation, sentence, confirmations, sensitivity chart (the page's SVG,
+    dashboards/balance_chart.py) and waves; per player count asked per strength, whether the
+    fair value moves with strength.  The page shows it, the report holds it."""
     from dashboards.balance_chart import chart_svg
 
-    result, spec = record["result"], record["spec"]
     fair_value = result["kind"] == "fair_value"
-    cells = [{"players": cell["players"], "sentence": cell["sentence"],
+    cells = [{"players": cell["players"], "agent": cell.get("agent"), "rung": cell.get("rung")
+              if len(result.get("strength", [])) else None,
+              "recommendation": (cell.get("recommendation") or {}).get("sentence"),
+              "sentence": cell["sentence"],
               "confirmations": [c["sentence"] for c in cell.get("confirmations", [])],
               "chart": chart_svg(cell, result["option"]) if fair_value else None,
               "waves": (["wave", "values", "games per value"],
@@ -476,9 +477,19 @@ def render_balance(record: dict) -> str:
                           f"{w['games_per_value']:,}"]
                          for k, w in enumerate(cell.get("waves", []))]) if fair_value else None,
               "games": cell["games"]} for cell in result["cells"]]
+    return report_page.balance_results(cells, result.get("strength", []))
+
+
+def render_balance(record: dict) -> str:
+    """The shareable report of a finished balance search (a registry record of kind
+    'balance'): one HTML document, styles and charts inline, with its answers
+    (balance_answers) and the spec that reproduces it."""
+    from core_cy.engine.game import PACKAGE_VERSION
+
+    spec = record["spec"]
     return report_page.balance_report(
-        record["name"], record["game"], _made(), cells, PACKAGE_VERSION, spec.get("seed", 0),
-        json.dumps(spec, indent=2, ensure_ascii=False))
+        record["name"], record["game"], _made(), balance_answers(record["result"]),
+        PACKAGE_VERSION, spec.get("seed", 0), json.dumps(spec, indent=2, ensure_ascii=False))
 
 
 class VerdictLog:

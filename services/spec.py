@@ -59,6 +59,7 @@ BAD_VALUE = (ValueError, TypeError, KeyError, IndexError, AttributeError)  # wit
 
 MAX_NAME = 200  # characters of an experiment's or an arm's name
 MAX_AGENT = 400  # characters of an agent string
+MAX_RUNGS = 8  # agents of a balance question asked per strength (each a search of its own)
 MAX_DEPTH = 32  # nesting of lists and objects in a spec (data-valued rules are a few deep)
 MAX_SHARD = 20_000  # games per shard: one task holds its shard (1.3-2.9 KB a game) in memory
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -175,9 +176,12 @@ class StopWhen(BaseModel):
 
 
 def stored_spec(raw: dict, spec: "ExperimentSpec") -> dict:
-    """A submitted spec as it is stored: as sent, but with the agents and the ladder as
-    validated (a preset's name becomes its agent string)."""
-    return {**raw, **{key: getattr(spec, key) for key in ("agents", "ladder") if key in raw}}
+    """A submitted spec as it is stored: as sent, but with the agents, the ladder and the
+    balance section's agents as validated (a preset's name becomes its agent string)."""
+    out = {**raw, **{key: getattr(spec, key) for key in ("agents", "ladder") if key in raw}}
+    if isinstance(raw.get("balance"), dict) and "agents" in raw["balance"]:
+        out["balance"] = {**raw["balance"], "agents": spec.balance.agents}
+    return out
 
 
 def cost_statement(spec: "ExperimentSpec", budget: float | None) -> tuple[float, str]:
@@ -246,6 +250,12 @@ class Balance(BaseModel):
                                "forbid: games per arm")
     delta: float = Field(default=0.02, gt=0, lt=1, description="the confirmation's margin: "
                          "fair within +-delta of win share")
+    agents: str | list[str] | None = Field(
+        default=None, description="a fair-value search per strength: an agent string or a "
+        "preset of the game (fast, strong, strongest) for every seat, or a list of them from "
+        f"weakest to strongest (at most {MAX_RUNGS}); each is its own search of the same "
+        "question, and the answer says whether the fair value moves with strength (the "
+        "spec's `agents` then stays unset); unset: the spec's agents")
 
     @field_validator("seat", "wave_games", "max_games", "confirm_games", "precision", "delta",
                      mode="before")
@@ -259,6 +269,25 @@ class Balance(BaseModel):
             raise ValueError("seats are counted from 1 (1: the first player, 2: the second, "
                              "...; -1: the last seat): seat 0 was the first seat when they "
                              "were counted from 0, now write 1")
+        return value
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _rungs(cls, value):
+        """Agent strings are stored with every row: bounded text, at least one (the game's
+        checks, with the presets, come with the spec's: _rung_errors)."""
+        if value is None:
+            return value
+        if isinstance(value, list) and not value:
+            raise ValueError("agents lists no agent: name one or more, weakest first (e.g. "
+                             "['fast', 'strong'])")
+        if isinstance(value, list) and len(value) > MAX_RUNGS:
+            raise ValueError(f"agents lists {len(value):,} agents (at most {MAX_RUNGS}: each "
+                             "is a search of its own)")
+        for text in value if isinstance(value, list) else [value]:
+            problem = text_problem(text, MAX_AGENT)
+            if problem:
+                raise ValueError(f"agents: agent string {problem}")
         return value
 
     @field_validator("target", mode="before")
@@ -396,16 +425,21 @@ class ExperimentSpec(BaseModel):
             raise ValueError(f"{info.field_name} lists {len(value):,} agents (at most 64)")
         return value
 
-    @field_validator("agents", "ladder")
+    @field_validator("agents", "ladder", "balance")
     @classmethod
     def _presets(cls, value, info: ValidationInfo):
         """A form preset's name (fast, strong, strongest) stands for that preset's agent
         string of the game (core_cy.catalogue.presets), which the spec holds from then on:
-        the stored spec and every row name the agent played, whatever the presets become."""
+        the stored spec and every row name the agent played, whatever the presets become
+        (balance.agents too)."""
         game = info.data.get("game")
         if value is None or game is None:
             return value
         resolve = lambda text: core_cy.catalogue.preset_agent(game, text) or text  # noqa: E731
+        if isinstance(value, Balance):
+            if value.agents is not None:
+                value.agents = cls._presets(value.agents, info)
+            return value
         return resolve(value) if isinstance(value, str) else [resolve(v) for v in value]
 
     @field_validator("game")
@@ -552,7 +586,7 @@ class ExperimentSpec(BaseModel):
         b = self.balance
         if b is None:
             return []
-        errors = b.question_errors()
+        errors = b.question_errors() + self._rung_errors(game)
         for n in counts:
             if b.seat > n:
                 errors.append(_error(("balance", "seat"), f"seat {b.seat} does not exist with "
@@ -596,6 +630,35 @@ class ExperimentSpec(BaseModel):
                 except BAD_VALUE as exc:
                     errors.append(_error(("balance", "range"), f"value {v} with {n} players: "
                                          f"{exc}", b.range, CROSS))
+        return errors
+
+    def _rung_errors(self, game) -> list:
+        """balance.agents: agents of the game (a preset's name already resolved), and the
+        spec's own agents unset (every seat plays the rung's agent)."""
+        rungs = self.balance.agents
+        if rungs is None:
+            return []
+        errors = []
+        for i, name in enumerate([rungs] if isinstance(rungs, str) else rungs):
+            try:
+                parse_agent(game, name)
+            except ValueError as exc:
+                presets = sorted(core_cy.catalogue.presets(game.name)["presets"])
+                errors.append(_error(("balance", "agents") + (() if isinstance(rungs, str)
+                                                                else (i,)),
+                                     f"{exc} (or a preset: {', '.join(presets)})", name))
+        if isinstance(rungs, list) and len(set(rungs)) != len(rungs):
+            errors.append(_error(("balance", "agents"), f"balance.agents names an agent twice "
+                                 f"(presets as their agents): {rungs}", rungs))
+        if self.balance.forbid is not None:
+            errors.append(_error(("balance", "agents"), "balance.agents asks a fair-value "
+                                 "search per strength (option); the value of an action kind "
+                                 "plays the spec's agents: leave it unset with forbid", rungs,
+                                 CROSS))
+        if "agents" in self.model_fields_set or self.rotate_agents or self.ladder:
+            errors.append(_error(("balance", "agents"), "balance.agents sets every seat's "
+                                 "agent per rung: leave the spec's agents, rotate_agents and "
+                                 "ladder unset", rungs, CROSS))
         return errors
 
     def _arm_loc(self, arm: str, option: str | None = None) -> tuple:
@@ -753,6 +816,12 @@ class ExperimentSpec(BaseModel):
         if cell is not None and cell.agent is not None:
             return [cell.agent] * players
         return [self.agents] * players if isinstance(self.agents, str) else list(self.agents)
+
+    def balance_rungs(self) -> list[str | None]:
+        """The agents a balance question is answered for, one answer each (every seat that
+        agent); [None]: once, with the spec's agents."""
+        rungs = self.balance.agents if self.balance is not None else None
+        return [None] if rungs is None else [rungs] if isinstance(rungs, str) else list(rungs)
 
     def play_arguments(self, cell: Cell, agents: list[str] | None = None) -> dict:
         """How `cell` is played, the one answer for the runner's shards, the plan's pilot and

@@ -1,9 +1,10 @@
 // The balance page (/balance): a form built from the catalogue (game, option, seat, range,
-// target, player counts, agents) that queues a fair-value search (POST /api/balance), then
-// follows the job: its progress and ETA while it runs, a Cancel button, and once done the
-// answer sentences and the sensitivity chart of every player count
-// (GET /api/balance/{id}/chart.svg, drawn by dashboards/balance_chart.py: the same picture
-// as the report's).  ?job=<id> opens a job.
+// target, player counts, agents or an answer per strength from the game's presets) that
+// queues a fair-value search (POST /api/balance), then follows the job: its progress and
+// ETA while it runs, a Cancel button, and once done its answers as the service renders them
+// (GET /api/balance/{id}/view: per answer the recommendation, the sentences and the
+// sensitivity chart, per strength whether the fair value moves; the report's markup).
+// ?job=<id> opens a job.
 "use strict";
 
 (function (M) {
@@ -32,6 +33,9 @@
     }
     $("b-agent-list").replaceChildren(...Object.keys(info.agents).map((a) =>
       M.h("option", {value: a})));
+    $("b-rungs").replaceChildren(...Object.entries(info.presets.presets).map(([name, p]) =>
+      M.h("label", {class: "inline", title: p.agent},
+          M.h("input", {type: "checkbox", class: "b-rung", value: name}), ` ${name} `)));
     $("b-seat").replaceChildren(M.h("option", {value: "-1"}, "the last seat"),
       ...Array.from({length: info.max_players}, (_, k) =>
         M.h("option", {value: String(k + 1)}, `seat ${k + 1}`)));
@@ -54,26 +58,20 @@
     const players = [...document.querySelectorAll("input.b-players:checked")]
       .map((b) => Number(b.value));
     const agents = $("b-agents").value.trim();
+    const rungs = [...document.querySelectorAll("input.b-rung:checked")].map((b) => b.value);
     const balance = {
       option: $("b-option").value, seat: Number($("b-seat").value),
       range: [Number($("b-low").value), Number($("b-high").value)],
       target: $("b-target").value === "equal" ? "equal" : Number($("b-rate").value) / 100,
       precision: Number($("b-precision").value), max_games: Number($("b-max-games").value),
       confirm_games: Number($("b-confirm").value)};
-    return {name: `${$("b-game").value} ${balance.option}`, game: $("b-game").value,
-            players: players.length === 1 ? players[0] : players,
-            agents: agents.includes(",") ? agents.split(",").map((a) => a.trim()) : agents,
-            seed: Number($("b-seed").value), balance};
+    const asked = {name: `${$("b-game").value} ${balance.option}`, game: $("b-game").value,
+                   players: players.length === 1 ? players[0] : players,
+                   seed: Number($("b-seed").value), balance};
+    if (rungs.length) balance.agents = rungs;   // every seat that agent, one answer each
+    else asked.agents = agents.includes(",") ? agents.split(",").map((a) => a.trim()) : agents;
+    return asked;
   }
-
-  M.balanceChart = async function (jobId, players, into) {
-    const response = await M.fetch(`/api/balance/${encodeURIComponent(jobId)}/chart.svg` +
-                                   `?players=${players}`);
-    if (!response.ok) return;
-    const holder = M.h("figure", {class: "balance-chart"});
-    holder.innerHTML = await response.text();   // our own SVG: no script inside
-    into.appendChild(holder);
-  };
 
   async function show(job) {
     $("balance-job").hidden = false;
@@ -96,12 +94,10 @@
     const link = M.h("a", {id: "b-report"}, "Download the report (one HTML file)");
     M.downloadLink(link, `/api/balance/${encodeURIComponent(job.id)}/report.html`);
     out.appendChild(M.h("p", {}, link));
-    for (const cell of job.result.cells) {
-      out.appendChild(M.h("p", {class: "verdict answer"}, cell.sentence));
-      for (const c of cell.confirmations || [])
-        out.appendChild(M.h("p", {class: "confirmation"}, "confirmation: " + c.sentence));
-      if (job.result.kind === "fair_value") await M.balanceChart(job.id, cell.players, out);
-    }
+    const answers = M.h("div", {id: "b-answers"});
+    // the service's own markup (escaped there; the charts are our SVG, no script inside)
+    answers.innerHTML = (await M.getJSON(`/api/balance/${encodeURIComponent(job.id)}/view`)).html;
+    out.appendChild(answers);
   }
 
   // The form as a job's spec asked it (a job opened by its link shows its own question).
@@ -121,6 +117,10 @@
     $("b-rate-box").style.display = $("b-target").value === "equal" ? "none" : "";
     if ($("b-target").value === "rate") $("b-rate").value = String(100 * b.target);
     $("b-agents").value = [].concat(asked.agents || "greedy").join(", ");
+    const rungs = [].concat(b.agents || []);
+    const presets = (games.find((g) => g.name === asked.game).presets || {}).presets || {};
+    for (const box of document.querySelectorAll("input.b-rung"))
+      box.checked = rungs.includes(presets[box.value].agent) || rungs.includes(box.value);
     for (const [id, key] of [["b-precision", "precision"], ["b-max-games", "max_games"],
                              ["b-confirm", "confirm_games"]])
       if (b[key] !== undefined) $(id).value = String(b[key]);
@@ -154,7 +154,8 @@
     "balance.range.1": "to", "balance.target": "Target", "balance.precision": "Precision",
     "balance.max_games": "Games of the search, at most",
     "balance.confirm_games": "Confirmation games per value", "balance.wave_games":
-    "Games per value in the first wave", players: "Player counts", agents: "Agents",
+    "Games per value in the first wave", "balance.agents": "Answer per strength",
+    players: "Player counts", agents: "Agents",
     seed: "Seed", balance: "Question"};
   const labelOf = (field) => LABELS[field] || LABELS[field.split(".").slice(0, 2).join(".")]
     || LABELS[field.split(".")[0]] || field;
@@ -171,7 +172,7 @@
         errors.push({field, label: labelOf(field), msg: "is empty: give a number"});
     if (!document.querySelector("input.b-players:checked"))
       errors.push({field: "players", label: labelOf("players"), msg: "tick at least one"});
-    if (!$("b-agents").value.trim())
+    if (!$("b-agents").value.trim() && !document.querySelector("input.b-rung:checked"))
       errors.push({field: "agents", label: labelOf("agents"), msg: "name an agent, e.g. greedy"});
     return errors;
   }

@@ -1,9 +1,10 @@
 """What to change, as jobs of the service's one queue (services.worker: each search plays in
 a niced process of its own under a CPU budget): POST /api/balance (a spec with a `balance`
 section), GET /api/balance/{bid} (status and progress, then the result: services/balance.py),
-POST /api/balance/{bid}/cancel, GET /api/balance/{bid}/chart.svg (the sensitivity chart
-of one player count) and GET /api/balance/{bid}/report.html (the shareable report); GET
-/api/balance lists the searches, GET /api/balance/compare.svg draws answers side by side.  No request waits for a search."""
+POST /api/balance/{bid}/cancel, GET /api/balance/{bid}/chart.svg (the sensitivity chart of
+one player count), GET /api/balance/{bid}/view (the answers as the page shows them) and GET
+/api/balance/{bid}/report.html (the shareable report); GET /api/balance lists the searches,
+GET /api/balance/compare.svg draws answers side by side.  No request waits for a search."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -113,6 +114,8 @@ class BalanceAnswer(BaseModel):
     agent: str | None
     short: str = Field(description="the answer's short form, e.g. 'seat_bonus_gold = 2.31 "
                        "[1.90, 2.75]'")
+    recommendation: str | None = Field(default=None, description="what to do, in one "
+                                       "sentence (a fair-value search)")
 
 
 class BalanceListed(BaseModel):
@@ -183,7 +186,8 @@ def _answer(k: int, cell: dict, result: dict) -> BalanceAnswer:
     seat = cell.get("seat")
     return BalanceAnswer(cell=k, players=cell["players"],
                          seat=None if seat is None else seat + 1, agent=cell.get("agent"),
-                         short=short)
+                         short=short,
+                         recommendation=(cell.get("recommendation") or {}).get("sentence"))
 
 
 MAX_PAGE = 500
@@ -271,6 +275,28 @@ async def get_balance_chart(bid: BalanceId,
     if not cells:
         raise HTTPException(404, f"the job has no {players}-player cell")
     return Response(chart_svg(cells[0], result["option"]), media_type="image/svg+xml")
+
+
+class BalanceView(BaseModel):
+    """A finished search's answers as the page shows them."""
+
+    html: str = Field(description="the answers' HTML fragment (services.report."
+                      "balance_answers): per answer its recommendation, sentence, "
+                      "confirmations, chart and waves; asked per strength, per player count "
+                      "whether the fair value moves with strength")
+
+
+@reads.get("/{bid}/view", response_model=BalanceView,
+           responses={**responses(401, 422), 404: _NONE, 409: {
+               "model": ErrorBody, "description": "the search has not finished (done)"}})
+async def get_balance_view(bid: BalanceId, registry: Registry = Depends(get_registry)):
+    """The answers of a finished search as the page shows them (rendered here, as the
+    report renders them)."""
+    job = job_of(registry, "balance", bid)
+    if job["status"] != "done" or not job["result"]:
+        raise HTTPException(409, f"balance search {bid!r} is {job['status']}: its answers "
+                            "come once it is done")
+    return BalanceView(html=await run_in_threadpool(report.balance_answers, job["result"]))
 
 
 @reads.get("/{bid}/report.html", response_class=Response,

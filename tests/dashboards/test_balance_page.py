@@ -130,3 +130,30 @@ def test_a_running_search_is_cancelled_from_the_page(server, browser):  # noqa: 
     assert _css(browser, "#b-game")[0].get_attribute("value") == "golden_island"
     assert _css(browser, "#b-high")[0].get_attribute("value") == "20"
     _no_page_errors(browser)
+
+
+def test_a_search_per_strength_shows_each_rung_then_the_strength_sentence(server, browser):  # noqa: F811
+    """A question asked per strength (balance.agents): the page shows the service's answers,
+    one section per rung leading with its recommendation, then the sentence on strength;
+    the job opened by its link ticks the presets it asked."""
+    import json
+
+    spec = {**SEARCH, "balance": {**SEARCH["balance"], "agents": ["random", "greedy"]}}
+    del spec["agents"]
+    request = urllib.request.Request(f"{server}/api/balance", json.dumps(spec).encode(),
+                                     {"Content-Type": "application/json"})
+    jid = json.loads(urllib.request.urlopen(request).read())["id"]
+    browser.get(f"{server}/balance?job={jid}")
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "done", 240, "not done")
+    sections = _wait(browser, lambda d: _css(d, "section.balance-answer"), 20)
+    assert [s.get_attribute("data-agent") for s in sections] == ["random", "greedy"]
+    for section in sections:
+        lead = section.find_element("css selector", "p.recommendation").text
+        assert re.match(r"(Give|Take|No |Cannot yet decide)", lead), lead
+    strength = _css(browser, "p.strength")[0]
+    assert strength.get_attribute("data-verdict") in ("moves", "holds", "undecided")
+    assert "strength" in strength.text and "inf" not in strength.text
+    # the form shows the job's question: the rung that is a preset (greedy: fast) ticked
+    assert [b.get_attribute("value") for b in _css(browser, "input.b-rung")
+            if b.is_selected()] == ["fast"]
+    _no_page_errors(browser)
