@@ -4,8 +4,11 @@ A ladder experiment (spec option `ladder`) plays every cell once per rung, all s
 agent; its arms are named `<arm>@<agent>` (agent strings never hold '@').  `ladder_summary`
 gives per rung the seat win shares with their intervals and the seat advantage (share minus the
 cell's mean share per seat, 1/players in a competitive game); `ladder_verdicts` says per cell
-whether the seat verdict is stable between the two strongest rungs: every seat's advantage
-agrees within the 95% interval of its difference.
+whether the seat advantages are stable between the two strongest rungs: every seat's advantage
+agrees within the 95% interval of its difference.  `rung_agreement` says, from each rung's seat
+answer and intervals at the run's level, whether each stronger rung agrees with the rung below
+it: the same answer, both decided (AGREES); the stronger one undecided; or the stronger one
+decides otherwise (REVERSES).
 
 `ratings` fits a Bradley-Terry model to one experiment whose seats hold different agents
 (rotated, so that seat effects cancel): every pair of seats with different agents in a game
@@ -79,6 +82,63 @@ def ladder_verdicts(path: str, rungs: list[str]) -> pl.DataFrame:
               "second": pl.String, "seat": pl.Int64, "change": pl.Float64,
               "half_width": pl.Float64, "stable": pl.Boolean}
     return pl.DataFrame(rows, schema=schema)
+
+
+AGREES, REVERSES = "agrees", "reverses"
+STRONGER_UNDECIDED, WEAKER_UNDECIDED = "stronger undecided", "weaker undecided"
+
+
+def _side(seat: dict, fair: float) -> int:
+    """+1 when a seat's win-share interval lies above the fair share, -1 below, else 0."""
+    return 1 if seat["win_lo"] > fair else -1 if seat["win_hi"] < fair else 0
+
+
+def _agreement(weak: dict, strong: dict, seat: dict | None) -> str:
+    """How the stronger rung's seat answer stands to the weaker's; `seat`: the stronger
+    rung's row of the seat the weaker rung favours (None when it found the seats balanced)."""
+    if weak["seat_answer"] == "undecided":
+        return WEAKER_UNDECIDED
+    if seat is not None and _side(seat, strong["fair_share"]) < 0:
+        return REVERSES  # the favoured seat is shown below fair one rung up
+    if strong["seat_answer"] == "undecided":
+        return STRONGER_UNDECIDED
+    if seat is None:
+        return AGREES if strong["seat_answer"] == "balanced" else REVERSES
+    same_seat = strong["best_seat"] == seat["seat"] or _side(seat, strong["fair_share"]) > 0
+    return AGREES if strong["seat_answer"] == "unbalanced" and same_seat else REVERSES
+
+
+def rung_agreement(cells: list[dict], seats: list[dict], rungs: list[str]) -> list[dict]:
+    """Per (base arm, players) of a competitive game and each rung played with the next
+    stronger rung played: `agreement` (AGREES: both decided, the same answer: the seats
+    balanced at both, or the seat the weaker favours favoured again or its interval above the
+    fair share; STRONGER_UNDECIDED; REVERSES: the stronger decides otherwise, or the favoured
+    seat's interval lies below the fair share there; WEAKER_UNDECIDED: nothing to confirm),
+    with both cells (`weaker_cell`, `stronger_cell`: cell_summary rows) and the weaker
+    rung's favoured seat at both rungs (`weaker_seat`, `stronger_seat`: summary rows, None
+    when it found the seats balanced or undecided).  `cells`, `seats`: the cell_summary and
+    summary rows of one look, in the order the items are to be given."""
+    rows: dict[tuple, dict] = {}
+    for s in seats:
+        rows[(s["arm"], s["players"], s["seat"])] = s
+    played: dict[tuple, dict] = {}
+    for c in cells:
+        base, rung = split_arm(c["arm"])
+        if rung in rungs and c["seat_answer"] is not None:
+            played.setdefault((base, c["players"]), {})[rung] = c
+    out = []
+    for (base, players), by_rung in played.items():
+        ordered = [r for r in rungs if r in by_rung]
+        for weaker, stronger in zip(ordered, ordered[1:]):
+            weak, strong = by_rung[weaker], by_rung[stronger]
+            k = weak["best_seat"] if weak["seat_answer"] == "unbalanced" else None
+            seat = None if k is None else rows.get((strong["arm"], players, k))
+            out.append({"base": base, "players": players, "weaker": weaker,
+                        "stronger": stronger, "agreement": _agreement(weak, strong, seat),
+                        "weaker_cell": weak, "stronger_cell": strong,
+                        "weaker_seat": None if k is None else rows.get((weak["arm"], players, k)),
+                        "stronger_seat": seat})
+    return out
 
 
 # ---- head-to-head ratings ------------------------------------------------------------------

@@ -132,8 +132,9 @@ def _collect(path: str, include_truncated: bool, look: Look,
                                      ("team_win_rate", "team_win_lo", "team_win_hi")))
     cells = cells.with_columns(
         verdict=pl.Series([None if v is None else v + note
-                           for (_, v), note in zip(verdicts, notes)], dtype=pl.String),
-        decided=pl.Series([d for d, _ in verdicts], dtype=pl.Boolean),
+                           for (_, v, _), note in zip(verdicts, notes)], dtype=pl.String),
+        decided=pl.Series([d for d, _, _ in verdicts], dtype=pl.Boolean),
+        seat_answer=pl.Series([a for _, _, a in verdicts], dtype=pl.String),
         unit=pl.when(pl.col("unit_games") > 1).then(pl.format("deal of {} rotations",
                                                               "unit_games"))
         .otherwise(pl.lit("game")))
@@ -141,7 +142,8 @@ def _collect(path: str, include_truncated: bool, look: Look,
                                pl.col("^end_.*$"))
 
 
-CELL_COLUMNS = ["verdict", "decided", "interim", "interval_level", "cooperative", "truncated", "truncated_share",
+CELL_COLUMNS = ["verdict", "decided", "seat_answer", "interim", "interval_level", "cooperative",
+                "truncated", "truncated_share",
                 "engine_version", "team_win_rate", "team_win_lo", "team_win_hi",
                 "seat_stat", "seat_p_value", "seat_p_adjusted", "p_adjust", "tie_rate",
                 "no_winner_share", "fair_share", *GAP_COLUMNS,
@@ -152,7 +154,8 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
                  ) -> pl.DataFrame:
     """Per (arm, players): games (truncated ones left out), units (what the intervals count:
     the games, or with pairing 'rotations' the complete deals) and `unit`, a one-sentence
-    verdict, whether
+    verdict, whether it is decided and the seat answer ('unbalanced', 'balanced' or
+    'undecided'; null in a cooperative game), whether
     the figures are interim and the level of their intervals (1 - look.alpha), truncated games (count and share of all played), the engine
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
     test (Hotelling T^2 on the seats' shares against each other: a permutation test

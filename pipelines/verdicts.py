@@ -9,8 +9,8 @@ from pipelines.figures import Look, _margin_text, _more_games, _pct, _unit_text,
 
 
 def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list[tuple]:
-    """(decided, sentence) per competitive cell: which seat is favoured, or balanced within
-    +-delta, or undecided (with the games that would decide).  The seats are judged among
+    """(decided, sentence, answer) per competitive cell: which seat is favoured ('unbalanced'),
+    or balanced within +-delta ('balanced'), or 'undecided' (with the games that would decide).  The seats are judged among
     themselves: a fair share is the mean of the cell's seat shares, (1 - no-winner share)/k,
     and 'unbalanced' is the seat-balance test of the table (seat_p_adjusted)."""
     family = max(int(seats.height), 1)  # Bonferroni over every seat rate of the experiment
@@ -18,7 +18,7 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
     for cell in cells.iter_rows(named=True):
         part = seats.filter(arm=cell["arm"], players=cell["players"]).sort("seat")
         if part.is_empty():
-            out.append((None, None))
+            out.append((None, None, None))
             continue
         n, per_unit = cell["units"], cell["unit_games"]
         rate = part["win_share"].to_numpy()
@@ -46,15 +46,16 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
         if unbalanced:
             low = int(np.argmin(rate))
             out.append((True, f"{tag}{lead}: the seats are unbalanced (seat {top + 1} favoured, "
-                       f"seat {low + 1} least)."))
+                       f"seat {low + 1} least).", "unbalanced"))
         elif balanced:
             out.append((True, f"{tag}Every seat wins within {_margin_text(look.delta)} of a fair "
                        f"{_pct(fair)}{_no_winner_text(cell)} over {_unit_text(n, per_unit)}: "
-                       "balanced."))
+                       "balanced.", "balanced"))
         else:
             total = _games_for_seats(rate - fair, sd, n, strict, look, per_unit)
             out.append((False, f"{tag}{lead}: no seat advantage shown yet, undecided at "
-                        f"{_margin_text(look.delta)}; {_more_games(total, n, per_unit)}."))
+                        f"{_margin_text(look.delta)}; {_more_games(total, n, per_unit)}.",
+                        "undecided"))
     return out
 
 
@@ -81,8 +82,8 @@ def _games_for_seats(deviation, sd, n, alpha, look: Look, per_unit) -> float:
 def _team_verdicts(cells: pl.DataFrame, look: Look) -> list[tuple]:
     tag = "Interim: " if look.interim else ""
     return [(None, f"{tag}The team wins {_pct(c['team_win_rate'])} [{_pct(c['team_win_lo'])}, "
-            f"{_pct(c['team_win_hi'])}] of {_unit_text(c['units'], c['unit_games'])}.")
-            if c["units"] else (None, None)  # every game truncated: nothing to say
+            f"{_pct(c['team_win_hi'])}] of {_unit_text(c['units'], c['unit_games'])}.", None)
+            if c["units"] else (None, None, None)  # every game truncated: nothing to say
             for c in cells.iter_rows(named=True)]
 
 

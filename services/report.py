@@ -99,8 +99,9 @@ def question(spec) -> str:
         named = ", ".join(arms[:3]) + (f" and {len(arms) - 3} more" if len(arms) > 3 else "")
         first += f", and what does {named} change against {spec.baseline_arm()}"
     if spec.ladder:
-        first += (f", and does the answer hold from {short_agent(spec.ladder[0])} up to "
-                  f"{short_agent(spec.ladder[-1])}")
+        names = rung_names(spec)
+        first += (f", and does the answer hold from {names[spec.ladder[0]]} up to "
+                  f"{names[spec.ladder[-1]]}")
     return first + "?"
 
 
@@ -160,26 +161,92 @@ def arm_block(spec, rows: list[dict]) -> dict | None:
             "items": items}
 
 
-def ladder_sentence(v: dict) -> str:
+def rung_names(spec) -> dict[str, str]:
+    """Each ladder rung as a designer reads it: its short name (the preset it is), or its
+    full string when two rungs would read the same ('mcts' twice)."""
+    short = {r: short_agent(r, spec.game) for r in spec.ladder}
+    return short if len(set(short.values())) == len(short) else {r: r for r in spec.ladder}
+
+
+def ladder_sentence(v: dict, names: dict[str, str]) -> str:
     word = "stable" if v["stable"] else "not stable"
-    return (f"{v['base']}, {v['players']} players: the seat verdict is {word} between "
-            f"{short_agent(v['second'])} and {short_agent(v['strongest'])} (the largest change "
+    return (f"{v['base']}, {v['players']} players: the seats' advantages are {word} between "
+            f"{names[v['second']]} and {names[v['strongest']]} (the largest change "
             f"of a seat's advantage is {100 * v['change']:+.2f} points, seat {v['seat'] + 1}, "
             f"against a 95% half-width of {100 * v['half_width']:.2f} points).")
 
 
-def ladder_block(spec, root: str) -> dict | None:
+AGREEMENT_STATUS = {ladder_stats.AGREES: "the stronger rung agrees",
+                    ladder_stats.STRONGER_UNDECIDED: "the stronger rung is undecided",
+                    ladder_stats.REVERSES: "the stronger rung reverses the answer",
+                    ladder_stats.WEAKER_UNDECIDED: "the weaker rung is undecided"}
+
+
+def _seat_wins(seat: dict, fair: float, where: str = "against") -> str:
+    """'80.0% [74.0%, 85.1%] against a fair 50.0%'."""
+    share = interval(seat["win_share"], seat["win_lo"], seat["win_hi"])
+    return f"{share} {where} a fair {pct(fair)}"
+
+
+def agreement_sentence(a: dict, names: dict[str, str], look) -> str:
+    """Whether the stronger rung agrees with the weaker, with both rungs' figures."""
+    weak, strong, how = a["weaker_cell"], a["stronger_cell"], a["agreement"]
+    seat, up = a["weaker_seat"], a["stronger_seat"]
+    k = None if seat is None else seat["seat"] + 1
+    w, s = f"under {names[a['weaker']]}", f"under {names[a['stronger']]}"
+    balanced = f"the seats are balanced within {margin_text(look.delta)}"
+    if how == ladder_stats.WEAKER_UNDECIDED:
+        said = (f"{w} the answer is not decided yet, so there is nothing for "
+                f"{names[a['stronger']]} to confirm")
+    else:
+        said = (f"{w} {balanced}" if seat is None else f"{w} seat {k} is "
+                f"favoured, winning {_seat_wins(seat, weak['fair_share'])}")
+        fair = strong["fair_share"]
+        if how == ladder_stats.STRONGER_UNDECIDED:
+            said += f"; {s} not decided yet" + ("" if up is None else
+                                                 f" (seat {k} wins {_seat_wins(up, fair)})")
+        elif strong["seat_answer"] == "balanced":
+            said += f"; {s} too" if how == ladder_stats.AGREES else f"; {s} {balanced}"
+        elif how == ladder_stats.AGREES:
+            said += f"; {s} seat {k} wins {_seat_wins(up, fair)}"
+        elif up is not None and up["win_hi"] < fair:
+            said += f"; {s} seat {k} wins {_seat_wins(up, fair, 'below')}"
+        else:
+            said += (f"; {s} the seats are unbalanced, seat {strong['best_seat'] + 1} favoured"
+                     + ("" if up is None else f" (seat {k} wins {_seat_wins(up, fair)})"))
+    return f"{a['base']}, {a['players']} players: {AGREEMENT_STATUS[how]}: {said}."
+
+
+def ladder_block(spec, root: str, tables: dict, look) -> dict | None:
+    """One item per rung and the next stronger one (per base arm and player count): whether
+    the stronger rung agrees (pipelines.ladder.rung_agreement), with, for the two strongest,
+    whether the seats' advantages are stable between them (ladder_verdicts; alone when the
+    cells have no seat answer)."""
     if not spec.ladder:
         return None
-    table = ladder_stats.ladder_verdicts(root, spec.ladder)
-    items = [{"arm": v["base"], "players": v["players"], "agent": short_agent(v["strongest"]),
-              "agent_full": f"{v['second']} -> {v['strongest']}", "decided": True,
-              "stable": bool(v["stable"]),
-              "status": "stable" if v["stable"] else "not stable",
-              "title": f"{v['base']}, {v['players']} players, {short_agent(v['second'])} -> "
-                       f"{short_agent(v['strongest'])}",
-              "sentences": [ladder_sentence(v)], "level": "95% interval of each change"}
-             for v in table.iter_rows(named=True)]
+    names = rung_names(spec)
+    stable = {(v["base"], v["players"], v["second"], v["strongest"]): v for v in
+              ladder_stats.ladder_verdicts(root, spec.ladder).iter_rows(named=True)}
+    def item(base, players, weaker, stronger, **fields) -> dict:
+        return {"arm": base, "players": players, "agent": names[stronger],
+                "agent_full": f"{weaker} -> {stronger}",
+                "title": f"{base}, {players} players, {names[weaker]} -> {names[stronger]}",
+                **fields}
+
+    items = []
+    for a in ladder_stats.rung_agreement(tables["cells"], tables["summary"], spec.ladder):
+        v = stable.pop((a["base"], a["players"], a["weaker"], a["stronger"]), None)
+        how = a["agreement"]
+        items.append(item(a["base"], a["players"], a["weaker"], a["stronger"], agreement=how,
+                          decided=how in (ladder_stats.AGREES, ladder_stats.REVERSES),
+                          status=AGREEMENT_STATUS[how],
+                          sentences=[agreement_sentence(a, names, look)]
+                          + ([ladder_sentence(v, names)] if v else []),
+                          level=_level_of_cells(a["stronger_cell"])))
+    items += [item(v["base"], v["players"], v["second"], v["strongest"], decided=True,
+                   status="stable" if v["stable"] else "not stable",
+                   sentences=[ladder_sentence(v, names)], level="95% interval of each change")
+              for v in stable.values()]  # a cooperative game's: no seat answer to agree on
     return {"kind": "ladder", "title": "Strength ladder", "items": items}
 
 
@@ -345,7 +412,7 @@ def headline(spec, root: str, look: pipelines.Look, tables: dict | None = None) 
     cells = tables["cells"]
     cooperative = bool(cells) and cells[0]["cooperative"]
     blocks = [team_block(spec, cells) if cooperative else seat_block(spec, cells),
-              arm_block(spec, tables["compare"]), ladder_block(spec, root)]
+              arm_block(spec, tables["compare"]), ladder_block(spec, root, tables, look)]
     blocks = [b for b in blocks if b]
     add_answers(blocks, tables, look)
     questions = [i for b in blocks for i in b["items"] if i["decided"] is not None]

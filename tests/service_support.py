@@ -55,13 +55,13 @@ def _free_port() -> int:
 
 
 def write_finished(registry, results, raw: dict, owner: str = "", status: str = "done",
-                   error: str | None = None, games: int | None = None, agent: str = "random"
-                   ) -> tuple[str, "Path", dict]:
+                   error: str | None = None, games: int | None = None, agent: str = "random",
+                   edit=None) -> tuple[str, "Path", dict]:
     """A finished experiment of the spec `raw` in `registry` (`status`: done, or cancelled or
-    failed with `error` after the first `games` of each cell; `agent` in every seat), its
-    shards written as the
+    failed with `error` after the first `games` of each cell; `agent` in every seat, a ladder
+    rung's in a rung's cells), its shards written as the
     runner writes them (the shard task's writer, then the manifest) without Ray: (id, its
-    folder, its manifest)."""
+    folder, its manifest).  `edit(cell, table)`: the table to store instead of a shard's."""
     from pathlib import Path
 
     from core_cy.play import batch
@@ -75,10 +75,12 @@ def write_finished(registry, results, raw: dict, owner: str = "", status: str = 
     game, entries = core_cy.load(spec.game), []
     for cell in spec.cells():
         for start in range(0, games or spec.games_per_arm, spec.shard_size):
-            rows = batch.play(game, cell.players, cell.rules, agent, seed=spec.seed,
-                              start=start, count=spec.shard_size, experiment=eid, arm=cell.arm)
-            entries.append(storage.write_shard(storage.storage_table(rows), fs, base, start,
-                                               spec.shard_size))
+            rows = batch.play(game, cell.players, cell.rules, cell.agent or agent,
+                              seed=spec.seed, start=start, count=spec.shard_size,
+                              experiment=eid, arm=cell.arm)
+            table = storage.storage_table(rows)
+            entries.append(storage.write_shard(edit(cell, table) if edit else table, fs, base,
+                                               start, spec.shard_size))
     manifest = storage.write_manifest(str(root), entries, eid, spec.seed, status, error)
     registry.set_progress(eid, manifest["games"], manifest["games"], None, None)
     registry.set_status(eid, status, error)

@@ -128,8 +128,11 @@ def test_the_cli_prints_the_ladder_and_its_verdict(tmp_path):
     out = io.StringIO()
     print_results(str(tmp_path / "exp"), spec, out)
     text = out.getvalue()
-    assert "== strength ladder ==" in text and "default, 2 players: the seat verdict" in text
+    assert "== strength ladder ==" in text
+    assert "default, 2 players: the seats' advantages are" in text
     assert "between random and greedy" in text
+    assert "default, 2 players: the stronger rung" in text or \
+        "default, 2 players: the weaker rung is undecided" in text
     assert "Each arm against default@greedy:" in text
 
 
@@ -157,3 +160,37 @@ def test_the_api_reports_the_ladder_and_rejects_a_bad_one(tmp_path):
         assert len(got["seats"]) == 4 and len(got["verdicts"]) == 1
         assert got["verdicts"][0]["strongest"] == "greedy"
         assert client.get(f"/api/experiments/{eid}/ratings").json() == []
+
+
+def _rung(arm, answer, best=0, shares=((0.5, 0.45, 0.55), (0.5, 0.45, 0.55))):
+    cell = {"arm": arm, "players": 2, "seat_answer": answer, "best_seat": best,
+            "fair_share": 0.5}
+    seats = [{"arm": arm, "players": 2, "seat": k, "win_share": s, "win_lo": lo,
+              "win_hi": hi} for k, (s, lo, hi) in enumerate(shares)]
+    return cell, seats
+
+
+@pytest.mark.parametrize("weak, strong, expected", [
+    (("balanced",), ("balanced",), ladder.AGREES),
+    (("balanced",), ("unbalanced", 1, ((0.4, 0.35, 0.45), (0.6, 0.55, 0.65))), ladder.REVERSES),
+    (("balanced",), ("undecided",), ladder.STRONGER_UNDECIDED),
+    # seat 1 favoured below; one rung up seat 2 tops the table but seat 1 is still above fair
+    (("unbalanced", 0, ((0.6, 0.55, 0.65), (0.4, 0.35, 0.45))),
+     ("unbalanced", 1, ((0.6, 0.52, 0.68), (0.62, 0.55, 0.69))), ladder.AGREES),
+    (("unbalanced", 0, ((0.6, 0.55, 0.65), (0.4, 0.35, 0.45))),
+     ("unbalanced", 1, ((0.5, 0.45, 0.55), (0.6, 0.55, 0.65))), ladder.REVERSES),
+    (("unbalanced", 0, ((0.6, 0.55, 0.65), (0.4, 0.35, 0.45))), ("balanced",), ladder.REVERSES),
+    # undecided one rung up, but the favoured seat's interval already lies below fair there
+    (("unbalanced", 0, ((0.6, 0.55, 0.65), (0.4, 0.35, 0.45))),
+     ("undecided", 1, ((0.44, 0.41, 0.47), (0.5, 0.4, 0.6))), ladder.REVERSES),
+    (("undecided",), ("unbalanced",), ladder.WEAKER_UNDECIDED),
+])
+def test_whether_the_stronger_rung_agrees_is_read_from_answers_and_intervals(weak, strong,
+                                                                           expected):
+    (wc, ws), (sc, ss) = _rung("a@weak", *weak), _rung("a@strong", *strong)
+    other_cell, other_seats = _rung("a@other", "balanced")  # not a rung: left out
+    [row] = ladder.rung_agreement([wc, sc, other_cell], ws + ss + other_seats,
+                                  ["weak", "strong"])
+    assert (row["base"], row["weaker"], row["stronger"]) == ("a", "weak", "strong")
+    assert row["agreement"] == expected
+    assert (row["stronger_seat"] is None) == (weak[0] != "unbalanced")

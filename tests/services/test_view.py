@@ -250,3 +250,63 @@ def test_the_plan_says_when_an_option_never_changed_a_pilot_game(ray_local, tmp_
     assert (f"exact against book (3 players): the two arms played identical games in "
             f"{cell['pairs']:,} pilot deals: this option never changed a decision") \
         in plan["verdict"]
+
+
+# seat 1's win share per (arm, rung) of the ladder test, out of 200 two-player games
+RUNG_SHARES = {"agree": (80, 70), "reverse": (80, 20), "open": (80, 55), "none": (55, 80)}
+
+
+def _seat_one_wins(cell, table):
+    """The table with seat 1 winning the first p of every 100 games (RUNG_SHARES)."""
+    import pyarrow as pa
+
+    from pipelines.ladder import split_arm
+
+    base, rung = split_arm(cell.arm)
+    p = RUNG_SHARES[base][["random", "greedy"].index(rung)]
+    shares = [[1.0, 0.0] if i % 100 < p else [0.0, 1.0]
+              for i in table.column("game_index").to_pylist()]
+    return table.set_column(table.schema.get_field_index("seat_win_share"), "seat_win_share",
+                            pa.array(shares, pa.list_(pa.float64())))
+
+
+def test_the_answer_says_whether_the_stronger_rung_agrees(service, capsys):
+    """A ladder (random, then greedy) whose rungs answer the seat question alike, the other
+    way, undecided above, and undecided below: the answer says so from the intervals, the
+    same sentence on the page, in the report and in the terminal."""
+    client, results = service
+    raw = {"name": "rungs", "game": "maori", "players": 2,
+           "arms": {name: {} for name in RUNG_SHARES}, "ladder": ["random", "greedy"],
+           "games_per_arm": 200, "shard_size": 100, "seed": 3}
+    eid, root, _ = write_finished(client.app.state.registry, results, raw, edit=_seat_one_wins)
+    spec = ExperimentSpec.model_validate(raw)
+    model = view.build(spec, str(root), spec.look(interim=False), drawn=False)
+    [block] = [b for b in model["headline"]["blocks"] if b["kind"] == "ladder"]
+    items = {i["arm"]: i for i in block["items"]}
+    assert {a: i["agreement"] for a, i in items.items()} == {
+        "agree": "agrees", "reverse": "reverses", "open": "stronger undecided",
+        "none": "weaker undecided"}
+    assert [items[a]["decided"] for a in RUNG_SHARES] == [True, True, False, False]
+    agree, reverse, open_, none = (items[a]["answer"] for a in RUNG_SHARES)
+    assert agree.startswith("agree, 2 players: the stronger rung agrees: under random seat 1 "
+                            "is favoured, winning 80.0% [")
+    assert "; under greedy seat 1 wins 70.0% [" in agree
+    assert reverse.startswith("reverse, 2 players: the stronger rung reverses the answer: "
+                              "under random seat 1 is favoured")
+    assert "; under greedy seat 1 wins 20.0% [" in reverse and "below a fair 50.0%" in reverse
+    assert "the stronger rung is undecided: " in open_
+    assert "; under greedy not decided yet (seat 1 wins 55.0% [" in open_
+    assert none == ("none, 2 players: the weaker rung is undecided: under random the answer "
+                    "is not decided yet, so there is nothing for greedy to confirm.")
+    # the intervals behind the words: the weaker's favoured seat one rung up
+    cells = {c["arm"]: c for c in view.report.figures(spec, str(root), spec.look(False))[
+        "summary"] if c["seat"] == 0}
+    assert cells["agree@greedy"]["win_lo"] > 0.5 and cells["reverse@greedy"]["win_hi"] < 0.5
+    assert cells["open@greedy"]["win_lo"] < 0.5 < cells["open@greedy"]["win_hi"]
+    page = _html_text(client.get(f"/api/experiments/{eid}/view").json()["html"])
+    report = _html_text(client.get(f"/api/experiments/{eid}/report.html").text)
+    cli.print_results(str(root), spec)
+    printed = _words(capsys.readouterr().out)
+    for sentence in (agree, reverse, open_, none):
+        for name, text in (("page", page), ("report", report), ("terminal", printed)):
+            assert _words(sentence) in text, (name, sentence)
