@@ -61,7 +61,8 @@ from services import runner  # noqa: E402
 from services.runner import init_ray, run_experiment  # noqa: E402
 from services.shard import write_statistics  # noqa: E402
 from services.spec import ExperimentSpec  # noqa: E402
-from services.storage import cell_dir, filesystem, shard_name, write_shard  # noqa: E402
+from pipelines.folder import (STATS_SUFFIX, cell_dir, filesystem, pair_path,  # noqa: E402
+                              shard_name, write_shard)
 from services.worker import PROGRESS_INTERVAL_S  # noqa: E402
 
 
@@ -323,14 +324,14 @@ def _linked_shards(real: str, root: str, starts: list[int], players: int, arm: s
     for start in starts:  # every table after its shard, as the task writes them
         path = os.path.join(folder, shard_name(start))
         if spans:  # the table says which games the shard holds: a copy of its own
-            with open(real + sufficient.STATS_SUFFIX, "rb") as f:
+            with open(real + STATS_SUFFIX, "rb") as f:
                 table, described = read_stored(f.read())
             first, last = described["game_index"]
             described["game_index"] = [start + first, start + last]
-            with open(path + sufficient.STATS_SUFFIX, "wb") as f:
+            with open(path + STATS_SUFFIX, "wb") as f:
                 f.write(table_bytes(table, described))
         else:
-            os.link(real + sufficient.STATS_SUFFIX, path + sufficient.STATS_SUFFIX)
+            os.link(real + STATS_SUFFIX, path + STATS_SUFFIX)
 
 
 def _timed(fn) -> tuple[float, float]:
@@ -351,7 +352,7 @@ def at_scale(games: int, shard: int, players: int, spec: ExperimentSpec) -> None
         entry = write_shard(table, fs, base, 0, shard)
         real = os.path.join(base, entry["path"])
         took = _timed(lambda: write_statistics(table, fs, base, entry))
-        stats_bytes = os.path.getsize(real + sufficient.STATS_SUFFIX)
+        stats_bytes = os.path.getsize(real + STATS_SUFFIX)
         print(f"at scale: one real shard of {shard:,} games ({os.path.getsize(real) / 2**20:.2f}"
               f" MiB) played in {played:.1f} CPU s; its statistics table "
               f"({stats_bytes / 1024:.1f} KiB) written in {1000 * took[1]:.0f} ms CPU = "
@@ -388,7 +389,7 @@ def _stored_pairs(root: str, starts: list[int], players: int, table: pa.Table) -
     for start in starts:
         shards = [fs.get_file_info(os.path.join(cell_dir(base, arm, players),
                                                 shard_name(start))) for arm in "ba"]
-        path = paired._pair_path(base, *(os.path.relpath(s.path, base) for s in shards))
+        path = pair_path(base, *(os.path.relpath(s.path, base) for s in shards))
         paired._store_pair(fs, path, table, paired._described(base, shards, facts))
 
 

@@ -165,7 +165,7 @@ def read_cost(client, eid: str, root: Path) -> dict:
     """Seconds per summary request of the finished experiment (kept answer, kept verdicts),
     per cold verify (every shard hashed) and per warm verify of 1,000 shards."""
     from pipelines import dataset
-    from services import storage
+    from pipelines import folder
 
     auth = {"Authorization": f"Bearer {TOKEN}"}
     client.get(f"/api/experiments/{eid}/summary", headers=auth)
@@ -201,7 +201,7 @@ def read_cost(client, eid: str, root: Path) -> dict:
         dataset.verify(str(root))
     warm = (time.perf_counter() - began) / n
     with tempfile.TemporaryDirectory() as tmp:  # 1,000 shards: 50 copies of the 20
-        manifest = storage.read_manifest(str(root))
+        manifest = folder.read_manifest(str(root))
         entries = []
         for copy in range(50):
             for e in manifest["shards"]:
@@ -212,7 +212,7 @@ def read_cost(client, eid: str, root: Path) -> dict:
                     shutil.copy2(root / file["path"], Path(tmp) / rel)  # times kept (cp -p)
                     file["path"] = rel
                 entries.append(entry)
-        storage.write_manifest(tmp, entries, "copy", 0)
+        folder.write_manifest(tmp, entries, "copy", 0)
         dataset._VERDICTS.clear()
         began = time.perf_counter()
         dataset.verify(tmp, rows=False)
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
             eid = client.post("/api/experiments", json=SPEC, headers=auth).json()["id"]
             assert _wait_done(client, eid, auth)["status"] == "done"
             root = Path(tmp) / "res" / eid
-            from services.storage import read_manifest
+            from pipelines.folder import read_manifest
             manifest = read_manifest(str(root))
             for how in ("empty", "truncated"):
                 entry = manifest["shards"][3]

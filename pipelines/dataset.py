@@ -1,12 +1,12 @@
 """Reading an experiment's dataset: the scan, the rows the figures use (truncated games
 left out), the units (a game, or with pairing 'rotations' a complete deal), and the facts about
 the game the figures need (cooperative, its safety end reasons), which every file carries in
-its Parquet schema metadata: never from an engine import."""
+its Parquet schema metadata: never from an engine import.  The folder's format (paths,
+manifest, facts key) is pipelines.folder's."""
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,11 +14,10 @@ import polars as pl
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipelines.folder import FACTS_KEY, filesystem, read_manifest, shard_infos
+
 CELL = ["arm", "players"]
 SEAT = ["arm", "players", "seat"]
-# The schema metadata key under which every shard file carries its game's facts (JSON; the
-# writer is core_cy.play.schema.facts_metadata, which a test holds to this key).
-FACTS_KEY = b"meeplelab.game_facts"
 # The facts of the catalogue's games for datasets written before shards carried them: data,
 # so that reading an old dataset imports no engine (a test holds it to the catalogue).
 CATALOGUE_FACTS = Path(__file__).with_name("catalogue_facts.json")
@@ -69,15 +68,7 @@ def _local(path) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
 
-def _filesystem(path: str) -> tuple[pafs.FileSystem, str]:
-    return (pafs.FileSystem.from_uri(path) if "://" in path
-            else (pafs.LocalFileSystem(), os.path.abspath(path)))
-
-
 # ---- the manifest: what a finished experiment wrote, and what its files hold now ----------
-# The manifest's name and format tag (services.storage writes it; a test holds them equal).
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = "meeplelab.manifest/1"
 
 
 @dataclass(frozen=True)
@@ -130,7 +121,7 @@ def suspect(path: str) -> None:
     manifest = read_manifest(path)
     if manifest is None:
         return
-    _, base = _filesystem(path)
+    _, base = filesystem(path)
     names = {f"{base}/{f['path']}" for e in manifest["shards"]
              for f in [e, *(v for v in e.values() if isinstance(v, dict) and "sha256" in v)]}
     _SUSPECT.update(names)
@@ -169,18 +160,6 @@ def _problem(fs: pafs.FileSystem, info: pafs.FileInfo, entry: dict, as_written: 
     return None if _same_bytes(fs, info, entry["sha256"]) else "damaged"
 
 
-def read_manifest(path: str) -> dict | None:
-    """The experiment's manifest (None: it has none, or it cannot be read)."""
-    fs, base = _filesystem(_local(path))
-    try:
-        with fs.open_input_stream(f"{base}/{MANIFEST}") as src:
-            manifest = json.loads(src.read())
-    except (OSError, ValueError):
-        return None
-    return manifest if isinstance(manifest, dict) and \
-        manifest.get("format") == MANIFEST_FORMAT else None
-
-
 def verify(path: str, rows: bool = True) -> Integrity:
     """The experiment's files against its manifest: each shard (and each companion file an
     entry names: a nested {"path", "bytes", "sha256"}) must have its written byte size and
@@ -195,7 +174,7 @@ def verify(path: str, rows: bool = True) -> Integrity:
     manifest = read_manifest(path)
     if manifest is None:
         return Integrity()
-    fs, base = _filesystem(path)
+    fs, base = filesystem(path)
     found = {i.path: i for i in fs.get_file_info(
         pafs.FileSelector(base, recursive=True, allow_not_found=True))}
     scheme = path.split("://")[0] + "://" if "://" in path else ""
@@ -235,14 +214,12 @@ def stored_facts(path: str) -> dict[str, GameFacts]:
     """Game name -> its facts, as the dataset's files carry them (FACTS_KEY): those that
     verify against the manifest, when there is one."""
     path = _local(path)
-    fs, base = _filesystem(path)
+    fs, base = filesystem(path)
     sound = verify(path).sound
     sound = None if sound is None else {s.split("://")[-1] for s in sound}
     found: dict[str, GameFacts] = {}
-    for info in fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
-        if (info.type != pafs.FileType.File or not info.base_name.endswith(".parquet")
-                or info.base_name.startswith(".") or (sound is not None
-                                                      and info.path not in sound)):
+    for info, _ in shard_infos(fs, base):
+        if sound is not None and info.path not in sound:
             continue
         facts = _file_facts(fs, info)
         if facts is not None:

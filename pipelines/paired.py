@@ -17,10 +17,8 @@ when its pair is computed is named (sufficient.DamagedShard), never left out sil
 from __future__ import annotations
 
 import bisect
-import hashlib
 import math
 import posixpath
-import uuid
 
 import polars as pl
 import pyarrow as pa
@@ -28,20 +26,14 @@ import pyarrow.fs as pafs
 
 from pipelines import sufficient as sf
 from pipelines.dataset import SEAT, scan
+from pipelines.folder import pair_path, write_atomically
 from pipelines.shard_tables import (PAIR_SUMS, SHARE_SCALE, pair_table, read_stored,
                                     table_bytes)
 
-PAIRS_DIR = "pairs"
-PAIR_SUFFIX = ".pairs"
 PAIR_VERSION = 2  # 2: with `same`
 _PAIRS: dict[tuple, pl.DataFrame] = {}  # (arm shard id, baseline shard id) -> its pair table
 _MERGED: dict[tuple, tuple[frozenset, pl.DataFrame]] = {}  # (root, baseline) -> last merge
 _SPANS: dict[tuple, tuple | None] = {}  # shard id -> (arm, players, first, last game_index)
-
-
-def _pair_path(base: str, mine: str, theirs: str) -> str:
-    digest = hashlib.sha256(f"{mine}\n{theirs}".encode()).hexdigest()[:32]
-    return posixpath.join(base, PAIRS_DIR, digest + PAIR_SUFFIX)
 
 
 def _described(base: str, shards, facts: dict) -> dict:
@@ -65,20 +57,12 @@ def _stored_pair(fs: pafs.FileSystem, path: str, shards, described: dict
 
 
 def _store_pair(fs: pafs.FileSystem, path: str, table: pa.Table, described: dict) -> None:
-    """Stores the pair table (a temporary dot-name renamed onto `path`); a folder that
-    cannot be written (read-only results) keeps it in memory only."""
-    folder = posixpath.dirname(path)
-    tmp = posixpath.join(folder, f".{posixpath.basename(path)}.{uuid.uuid4().hex}.tmp")
+    """Stores the pair table (pipelines.folder.write_atomically); a folder that cannot be
+    written (read-only results) keeps it in memory only."""
     try:
-        fs.create_dir(folder, recursive=True)
-        with fs.open_output_stream(tmp) as out:
-            out.write(table_bytes(table, described))
-        fs.move(tmp, path)
+        write_atomically(table_bytes(table, described), fs, path)
     except OSError:
-        try:
-            fs.delete_file(tmp)
-        except OSError:
-            pass
+        pass
 
 
 def _facts_key(facts: dict) -> tuple:
@@ -91,8 +75,8 @@ def _pair(fs: pafs.FileSystem, base: str, mine: pafs.FileInfo, theirs: pafs.File
     if key not in _PAIRS:
         if len(_PAIRS) >= sf.MAX_TABLES:
             _PAIRS.clear()
-        path = _pair_path(base, posixpath.relpath(mine.path, base),
-                          posixpath.relpath(theirs.path, base))
+        path = pair_path(base, posixpath.relpath(mine.path, base),
+                         posixpath.relpath(theirs.path, base))
         described = _described(base, (mine, theirs), facts)
         table = _stored_pair(fs, path, (mine, theirs), described)
         if table is None:

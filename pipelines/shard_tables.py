@@ -30,7 +30,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 SHARE_SCALE = 2520  # lcm(1..10): a share of a tie of up to 10 seats times this is an integer
-STATS_SUFFIX = ".stats"  # the table of shard-<start>.parquet is shard-<start>.parquet.stats
 STATS_KEY = b"meeplelab.shard_stats"  # schema metadata: what the table describes
 STATS_VERSION = 2  # 2: the breakdowns' rows, the shard's game_index span
 SEP = "\x1f"  # joins the seats' agents of a seating (an agent's name may hold '+')
@@ -380,10 +379,6 @@ def game_span(rows: pa.Table) -> list[int] | None:
         return None
     low, high = pc.min_max(rows.column("game_index")).values()
     return [low.as_py(), high.as_py()]
-
-
-def stats_path(shard_path: str) -> str:
-    return shard_path + STATS_SUFFIX
 
 
 def _body(table: pa.Table) -> bytes:

@@ -14,7 +14,6 @@ merge is incremental (statistics): a look after new shards are written reads onl
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 from dataclasses import dataclass
 
@@ -24,11 +23,12 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipelines.dataset import (CELL, FACTS_KEY, GameFacts, UnsoundData, _local,
-                               catalogue_facts, game_facts, scan, verify)
-from pipelines.shard_tables import (KEYS, ROTATED, SEP, SHARE_SCALE, STATS_SUFFIX,
-                                    STATS_VERSION, breakdown_what, game_span, read_stored,
-                                    shard_table, stats_path, value_scale)
+from pipelines.dataset import (CELL, GameFacts, UnsoundData, _local, catalogue_facts,
+                               game_facts, scan, verify)
+from pipelines.folder import FACTS_KEY, filesystem, shard_infos
+from pipelines.shard_tables import (KEYS, ROTATED, SEP, SHARE_SCALE, STATS_VERSION,
+                                    breakdown_what, game_span, read_stored, shard_table,
+                                    value_scale)
 
 
 class DamagedShard(ValueError):
@@ -76,18 +76,6 @@ def _stored(fs: pafs.FileSystem, shard: pafs.FileInfo, stats: pafs.FileInfo | No
             or described.get("shard_bytes") != shard.size):
         return None
     return pl.from_arrow(table), described.get("facts"), described.get("game_index")
-
-
-def shard_infos(fs: pafs.FileSystem, base: str
-                ) -> list[tuple[pafs.FileInfo, pafs.FileInfo | None]]:
-    """(shard, its statistics table or None) for every finished shard file of an
-    experiment, sorted (dot-named temporary files are neither)."""
-    found = [f for f in fs.get_file_info(pafs.FileSelector(base, recursive=True,
-                                                            allow_not_found=True))
-             if f.type == pafs.FileType.File and not f.base_name.startswith(".")]
-    tables = {f.path: f for f in found if f.base_name.endswith(".parquet" + STATS_SUFFIX)}
-    return sorted(((f, tables.get(stats_path(f.path))) for f in found
-                   if f.base_name.endswith(".parquet")), key=lambda pair: pair[0].path)
 
 
 # ---- an experiment's statistics: the stored tables merged ------------------------------------
@@ -173,8 +161,7 @@ def _sound_shards(path: str) -> tuple[pafs.FileSystem, str, list]:
     in every figure (pipelines.dataset.verify: a shard whose table is damaged is named
     there).  FileNotFoundError when no shard is written yet."""
     path = _local(path)
-    fs, base = (pafs.FileSystem.from_uri(path) if "://" in path
-                else (pafs.LocalFileSystem(), os.path.abspath(path)))
+    fs, base = filesystem(path)
     infos = shard_infos(fs, base)
     # a finished experiment: only the shards that verify count (their tables are read)
     integrity = verify(path, rows=False)

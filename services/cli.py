@@ -180,7 +180,7 @@ def run_spec(spec, out_dir: str, workers: int | None, interim_every: float = 10.
 
     from services.runner import Budget, experiment_path, init_ray, run_experiment
     from services.settings import Settings
-    from services.storage import has_results
+    from pipelines.folder import has_results
 
     from services.demo import duration
     from services.report import VerdictLog
@@ -376,7 +376,7 @@ def report_command(target: str, out: str, spec_path: str | None,
     from services import report
     from services.settings import Settings
     from services.spec import ExperimentSpec
-    from services.storage import experiment_path, has_results
+    from pipelines.folder import experiment_path, has_results
 
     name, command = None, "meeplelab run spec.json"
     if os.path.isdir(target) or "://" in target:

@@ -1,7 +1,7 @@
 """What the API serves from an experiment's result dataset besides the pipelines' tables:
 histograms, JSON-safe records, CSV, and the raw shards as one Parquet file or a zip.
 
-Every function takes the dataset root (`services.storage.experiment_path(results, id)`), a
+Every function takes the dataset root (`pipelines.folder.experiment_path(results, id)`), a
 local folder or a pyarrow.fs URI, and reads it through pyarrow.fs / Polars lazy scans.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 import pipelines
 from pipelines import dataset
-from services.storage import filesystem, shard_files
+from pipelines.folder import filesystem, shard_files
 
 log = logging.getLogger("meeplelab.figures")
 

@@ -106,7 +106,7 @@ class TerminalReport(threading.Thread):
     def follow(self, registry, eid: str, tag: str) -> str | None:
         """Follows one experiment to its end; its final status (None: stopped first)."""
         from services.report import VerdictLog
-        from services.storage import experiment_path, has_results
+        from pipelines.folder import experiment_path, has_results
 
         record = registry.get(eid)
         spec = ExperimentSpec.model_validate(record["spec"])

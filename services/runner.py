@@ -1,7 +1,7 @@
 """Plays an experiment on Ray: one Parquet file per shard, and tasks that play one or more
 consecutive shards of a cell each (about TASK_SECONDS of play: the driver's cost is per task).
 
-The layout and schema of the results are services.storage's; the task is services.shard's.
+The layout and schema of the results are pipelines.folder's; the task is services.shard's.
 A shard task is a pure function of its arguments (game i depends only on the seed and i),
 writes each file under a temporary name in the same folder and renames it, so a retried or
 restarted task can only ever produce the same files, and a file that exists is complete;
@@ -37,7 +37,7 @@ import ray
 
 from services.shard import ProgressTally, play_shards, warm_up
 from services.spec import Cell, ExperimentSpec
-from services.storage import (cell_dir, experiment_path, filesystem, read_manifest,
+from pipelines.folder import (cell_dir, experiment_path, filesystem, read_manifest,
                               remove_manifest, remove_stale_temporaries, shard_entry,
                               shard_files, shard_name, shard_start, write_manifest,
                               written_shards)
@@ -344,7 +344,7 @@ def _tasks(game: str, parts: list[Part], covered: dict, state: dict, cpus: int,
 
 def _drop_damaged(fs, root: str, cells: list[Cell], written: list[set],
                   manifest: dict | None = None) -> dict[str, dict]:
-    """Deletes the shards found written that are damaged or empty (storage.shard_entry:
+    """Deletes the shards found written that are damaged or empty (folder.shard_entry:
     their page checksums), or whose bytes differ from the `manifest`'s entry, so that they
     are played again; returns the manifest entries of the sound ones, by path."""
     listed = {e["path"]: e for e in (manifest or {}).get("shards", [])}

@@ -1,8 +1,8 @@
 """The shard task (kept apart from the driver so that a Ray worker imports only this module,
-services.storage, core_cy, pipelines.shard_tables and pyarrow: no pydantic, Polars or SciPy
+pipelines.folder, core_cy, pipelines.shard_tables and pyarrow: no pydantic, Polars or SciPy
 per worker; tested).  It writes its shard's statistics table beside the shard.  The
 engine hands back columns (core_cy.play.batch.play_columns); the layout and the stored schema
-they take, the game's facts with them, are services.storage's."""
+they take, the game's facts with them, are pipelines.folder's."""
 from __future__ import annotations
 
 import os
@@ -11,8 +11,8 @@ import time
 import numpy as np
 import ray
 
-from services.storage import filesystem, result_batch, storage_table, write_shard, \
-    write_statistics
+from core_cy.play.schema import result_batch
+from pipelines.folder import filesystem, storage_table, write_shard, write_statistics
 
 TASK_RETRIES = 3
 
@@ -22,7 +22,7 @@ def play_shards(job: dict) -> dict:
     """Plays the shards job["shards"] ([start, count] each, of one cell: job["play"] is
     ExperimentSpec.play_arguments of it) one after the other, and writes each shard's Parquet
     file and statistics table as soon as it is played; returns {"games": the games written,
-    "shards": their manifest entries (services.storage.shard_entry's keys, hashed from the
+    "shards": their manifest entries (pipelines.folder.shard_entry's keys, hashed from the
     bytes written), "seconds": the wall time of the task's play and writes, "cpu_seconds": its
 CPU-seconds (the job's budget counts them), "play_cpu_seconds": those of playing the games
 alone (what a game costs, for a plan)}.
@@ -82,7 +82,7 @@ class _Progress:
 
 
 def _play(game, job: dict, start: int, count: int, progress: _Progress):
-    """The rows of games start..start+count-1 (services.storage.result_batch), in pieces."""
+    """The rows of games start..start+count-1 (core_cy.play.schema.result_batch), in pieces."""
     from core_cy.play import batch
 
     pieces, played = [], 0

@@ -70,7 +70,7 @@ def ended(root: str, status: str | None = None, games: int | None = None,
     budget): its status, the games it played and the sentence that says so; None for a
     run that is done or still going.  `status`: the registry's, when there is one (a
     service's run), else the manifest's."""
-    from services.storage import read_manifest
+    from pipelines.folder import read_manifest
 
     manifest = read_manifest(root) or {}
     status = status or manifest.get("status")

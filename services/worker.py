@@ -426,7 +426,7 @@ class Worker:
         from services.plan import PlanRequest
         from services.runner import Budget, Player, Stopped
         from services.spec import ExperimentSpec
-        from services.storage import remove_experiment
+        from pipelines.folder import remove_experiment
 
         cancel = self._claim(eid)
         if cancel is None:

@@ -65,23 +65,23 @@ def write_finished(registry, results, raw: dict, owner: str = "", status: str = 
     from pathlib import Path
 
     from core_cy.play import batch
-    from services import storage
+    from pipelines import folder
     from services.spec import ExperimentSpec
 
     spec = ExperimentSpec.model_validate(raw)
     eid = registry.create(raw, spec.name, spec.game, spec.total_games(), owner=owner)
-    root = Path(storage.experiment_path(str(results), eid))
-    fs, base = storage.filesystem(str(root))
+    root = Path(folder.experiment_path(str(results), eid))
+    fs, base = folder.filesystem(str(root))
     game, entries = core_cy.load(spec.game), []
     for cell in spec.cells():
         for start in range(0, games or spec.games_per_arm, spec.shard_size):
             rows = batch.play(game, cell.players, cell.rules, cell.agent or agent,
                               seed=spec.seed, start=start, count=spec.shard_size,
                               experiment=eid, arm=cell.arm)
-            table = storage.storage_table(rows)
-            entries.append(storage.write_shard(edit(cell, table) if edit else table, fs, base,
+            table = folder.storage_table(rows)
+            entries.append(folder.write_shard(edit(cell, table) if edit else table, fs, base,
                                                start, spec.shard_size))
-    manifest = storage.write_manifest(str(root), entries, eid, spec.seed, status, error)
+    manifest = folder.write_manifest(str(root), entries, eid, spec.seed, status, error)
     registry.set_progress(eid, manifest["games"], manifest["games"], None, None)
     registry.set_status(eid, status, error)
     return eid, root, manifest

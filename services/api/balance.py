@@ -26,7 +26,7 @@ from services.balance import budget_games
 from services.registry import FINISHED, Registry
 from services.settings import Settings
 from services.spec import stored_spec
-from services.storage import experiment_path, has_results
+from pipelines.folder import experiment_path, has_results
 
 BalanceId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                 description="a balance job id (from POST /api/balance)")]

@@ -20,7 +20,7 @@ from services.api.errors import error_items
 from services.registry import Registry
 from services.settings import Settings, owner_of
 from services.spec import ExperimentSpec
-from services.storage import experiment_path, has_results
+from pipelines.folder import experiment_path, has_results
 
 ExperimentId = Annotated[str, Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
                                    description="an experiment id (from POST /api/experiments)")]

@@ -13,7 +13,7 @@ from services.api.models import ExperimentView, Submitted
 from services.registry import FINISHED, Registry
 from services.settings import Settings
 from services.spec import cost_statement, stored_spec
-from services.storage import experiment_path, remove_experiment
+from pipelines.folder import experiment_path, remove_experiment
 
 router = APIRouter(prefix="/api/experiments", tags=["experiments"])
 _LIST = TypeAdapter(list[ExperimentView])

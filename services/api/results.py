@@ -23,7 +23,7 @@ from services.api.jobs import requeue_job
 from services.api.models import ExperimentView, Row
 from services.registry import ACTIVE
 from services.settings import Settings
-from services.storage import experiment_path
+from pipelines.folder import experiment_path
 from services.spec import ExperimentSpec
 from pipelines import ladder as ladder_stats
 

@@ -16,7 +16,7 @@ from dashboards import charts, experiment_figures
 from dashboards.report import STYLESHEET
 from services import cli, datasets, report
 from services.spec import ExperimentSpec
-from services.storage import cell_dir, filesystem, shard_name, storage_table, write_atomically
+from pipelines.folder import cell_dir, filesystem, shard_name, storage_table, write_atomically
 
 
 def play_into(root: str, raw: dict) -> ExperimentSpec:

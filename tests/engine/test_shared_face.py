@@ -1,6 +1,6 @@
 """The shared pieces every game's Python face is built on: the state codec
 (core_cy/engine/codec.py), named actions (core_cy/engine/actions.py), the GameHeader at the start of every
-state, and the results schema (engines hand back plain columns; services.storage gives them
+state, and the results schema (engines hand back plain columns; pipelines.folder gives them
 their types)."""
 import struct
 
@@ -12,7 +12,8 @@ import core_cy
 from core_cy.play import batch
 from core_cy.engine import codec
 from core_cy.engine.actions import ActionSpace, Kind
-from services.storage import OPTIONAL_COLUMNS, RESULT_COLUMNS, result_batch, storage_table
+from core_cy.play.schema import OPTIONAL_COLUMNS, RESULT_COLUMNS, result_batch
+from pipelines.folder import storage_table
 
 GAMES_WITH_ACTIONS = [n for n in core_cy.game_names() if core_cy.load(n).actions is not None]
 

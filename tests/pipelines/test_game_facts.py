@@ -15,8 +15,8 @@ import core_cy
 import pipelines
 from core_cy.play import batch
 from core_cy.play.schema import FACTS_KEY
-from pipelines import dataset
-from services.storage import cell_dir, filesystem, shard_name, storage_table, write_atomically
+from pipelines import dataset, folder
+from pipelines.folder import cell_dir, filesystem, shard_name, storage_table, write_atomically
 
 # Per game: players and rules whose random games end at a safety limit now and then, so the
 # truncated games are there to be left out.
@@ -92,12 +92,14 @@ def test_every_shard_carries_its_games_facts(tmp_path):
 
 
 def dataset_files(root):
-    from services.storage import shard_files
+    from pipelines.folder import shard_files
     return shard_files(str(root))
 
 
 def test_the_readers_key_is_the_writers():
-    assert dataset.FACTS_KEY == FACTS_KEY
+    """The engines' batches carry the facts under the key the results folder's format reads
+    (two layers that import neither the other)."""
+    assert folder.FACTS_KEY == FACTS_KEY
 
 
 def test_the_catalogue_table_holds_every_games_facts():

@@ -9,7 +9,7 @@ import core_cy
 from core_cy.play import batch
 from pipelines import ladder
 from services.spec import ExperimentSpec, ladder_arm
-from services.storage import storage_table
+from pipelines.folder import storage_table
 
 RUNGS = ["random", "greedy", "mcts(iterations=20)"]
 

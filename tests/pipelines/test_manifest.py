@@ -1,6 +1,6 @@
 """A finished experiment's manifest and the figures' verified reads: a missing, empty,
 truncated or damaged shard is named, its games are not counted, and no figure is ever
-computed from bytes other than those written (services.storage writes the manifest,
+computed from bytes other than those written (pipelines.folder writes the manifest,
 pipelines.dataset verifies against it)."""
 import hashlib
 import os
@@ -15,24 +15,24 @@ import core_cy
 import pipelines
 from core_cy.play import batch
 from pipelines import dataset
-from services import storage
+from pipelines import folder
 
 GAME, PLAYERS, PER_SHARD = "maori", 2, 25
 
 
 def write_experiment(root: Path, shards: int = 4, arms=("a", "b")) -> dict:
     """A finished experiment written as the runner writes one (its shards through
-    storage.write_shard, then the manifest); returns the manifest."""
+    folder.write_shard, then the manifest); returns the manifest."""
     game = core_cy.load(GAME)
-    fs, base = storage.filesystem(str(root))
+    fs, base = folder.filesystem(str(root))
     entries = []
     for arm in arms:
         for k in range(shards):
             rows = batch.play(game, PLAYERS, {}, "random", seed=11, start=k * PER_SHARD,
                               count=PER_SHARD, experiment="exp", arm=arm)
-            entries.append(storage.write_shard(storage.storage_table(rows), fs, base,
+            entries.append(folder.write_shard(folder.storage_table(rows), fs, base,
                                                k * PER_SHARD, PER_SHARD))
-    return storage.write_manifest(str(root), entries, "exp", 11)
+    return folder.write_manifest(str(root), entries, "exp", 11)
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +43,9 @@ def written(tmp_path_factory) -> tuple[Path, dict]:
 
 def test_the_manifest_holds_what_each_shard_is(written):
     root, manifest = written
-    assert storage.MANIFEST == dataset.MANIFEST and \
-        storage.MANIFEST_FORMAT == dataset.MANIFEST_FORMAT
-    assert dataset.read_manifest(str(root)) == storage.read_manifest(str(root)) == manifest
+    assert folder.read_manifest(str(root)) == manifest
     assert manifest["games"] == 8 * PER_SHARD and len(manifest["shards"]) == 8
-    fs, base = storage.filesystem(str(root))
+    fs, base = folder.filesystem(str(root))
     for entry in manifest["shards"]:
         data = (root / entry["path"]).read_bytes()
         assert entry["bytes"] == len(data)
@@ -55,10 +53,10 @@ def test_the_manifest_holds_what_each_shard_is(written):
         assert entry["mtime_ns"] == (root / entry["path"]).stat().st_mtime_ns
         # the entry a resume rebuilds from the file (one page-checksum-verified read), with
         # its statistics table's (written beside it when missing) and then that table's again
-        rebuilt = storage.shard_entry(fs, base, posixpath.join(base, entry["path"]))
+        rebuilt = folder.shard_entry(fs, base, posixpath.join(base, entry["path"]))
         assert {k: v for k, v in rebuilt.items() if k != "statistics"} == entry
         assert rebuilt["statistics"]["path"] == entry["path"] + ".stats"
-        assert storage.shard_entry(fs, base, posixpath.join(base, entry["path"])) == rebuilt
+        assert folder.shard_entry(fs, base, posixpath.join(base, entry["path"])) == rebuilt
     assert dataset.verify(str(root)).damaged == ()
 
 
@@ -168,7 +166,7 @@ def test_an_old_manifest_without_write_times_is_hashed_by_every_reader(tmp_path,
     manifest = write_experiment(tmp_path, shards=2, arms=("a",))
     for entry in manifest["shards"]:
         del entry["mtime_ns"]
-    storage.write_manifest(str(tmp_path), manifest["shards"], "exp", 11)
+    folder.write_manifest(str(tmp_path), manifest["shards"], "exp", 11)
     hashed = []
     real = hashlib.sha256
     monkeypatch.setattr(dataset.hashlib, "sha256", lambda *a: hashed.append(1) or real(*a))

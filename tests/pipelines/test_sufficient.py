@@ -21,8 +21,8 @@ from pipelines import dataset
 from pipelines.dataset import verify
 from pipelines.figures import Look
 from pipelines.summaries import summary
-from services.storage import write_statistics
-from services.storage import filesystem, write_manifest, write_shard
+from pipelines.folder import (PAIRS_DIR, filesystem, stats_path, write_manifest, write_shard,
+                              write_statistics)
 
 GAMES = core_cy.game_names()
 POOL = 48  # games per (game, players, pairing, arm) in the pool the datasets are cut from
@@ -138,9 +138,9 @@ def datasets(draw):
 def _damage(fates) -> None:
     for path, fate, where in fates:
         if fate == "damaged table":
-            _flip(shard_tables.stats_path(path), where)
+            _flip(stats_path(path), where)
         elif fate == "replayed":  # written again after its table (identical rows)
-            stamp = os.stat(shard_tables.stats_path(path)).st_mtime_ns
+            stamp = os.stat(stats_path(path)).st_mtime_ns
             os.utime(path, ns=(stamp + 10**9, stamp + 10**9))
         elif fate == "damaged shard":  # its sound table stands for it
             _flip(path, 0.5)
@@ -245,7 +245,7 @@ def test_the_figures_match_independent_arithmetic_on_the_rows(tmp_path):
 def test_a_damaged_shard_without_a_sound_table_is_named(tmp_path):
     paths = _write_cell(tmp_path, _pool("reef_encounter", 2, False, "a"), 16)
     _flip(paths[1], 0.1)  # a data page: its checksum fails
-    _flip(shard_tables.stats_path(paths[1]), 0.5)
+    _flip(stats_path(paths[1]), 0.5)
     _forget()
     with pytest.raises(pipelines.DamagedShard, match="players=2/shard-000000000016.parquet"):
         pipelines.summary(tmp_path)
@@ -255,9 +255,9 @@ def test_a_table_of_other_bytes_is_never_taken_for_the_shards(tmp_path):
     """A table left beside a shard of the same name but other rows (stale) is not read."""
     rows = _pool("mondo", 2, False, "a")
     paths = _write_cell(tmp_path, rows.slice(0, 20), 20)
-    old_table = open(shard_tables.stats_path(paths[0]), "rb").read()
+    old_table = open(stats_path(paths[0]), "rb").read()
     _write_cell(tmp_path, rows.slice(20, 20), 20, tables=False)
-    open(shard_tables.stats_path(paths[0]), "wb").write(old_table)
+    open(stats_path(paths[0]), "wb").write(old_table)
     _forget()
     shares = np.array(rows.slice(20, 20).column("seat_win_share").to_pylist())
     np.testing.assert_allclose(pipelines.summary(tmp_path)["win_share"], shares.mean(axis=0))
@@ -293,7 +293,7 @@ def test_the_manifest_covers_the_tables(tmp_path):
     write_manifest(str(tmp_path), entries, "t", 7)
     _forget()
     assert pipelines.summary(tmp_path)["games"][0] == 48
-    _flip(shard_tables.stats_path(os.path.join(base, entries[1]["path"])), 0.5)
+    _flip(stats_path(os.path.join(base, entries[1]["path"])), 0.5)
     _forget()
     assert [d.path for d in verify(str(tmp_path)).damaged] == [entries[1]["path"]]
     shares = np.array(rows.slice(0, 24).column("seat_win_share").to_pylist())
@@ -310,7 +310,7 @@ def _two_arms(root, game="maori", players=3, sizes=(12, 12)) -> list[str]:
 
 
 def _pair_files(root) -> list[str]:
-    folder = os.path.join(root, paired.PAIRS_DIR)
+    folder = os.path.join(root, PAIRS_DIR)
     return sorted(os.path.join(folder, f) for f in os.listdir(folder)) if \
         os.path.isdir(folder) else []
 

@@ -14,7 +14,7 @@ from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec, wait_for, write_finished
 
 import pipelines
-from services import storage
+from pipelines import folder
 from services.app import create_app
 from services.runner import Budget, run_experiment
 from services.settings import Settings, owner_of
@@ -120,7 +120,7 @@ def test_a_cancelled_run_keeps_a_manifest_and_its_replay_ends_cancelled(ray_loca
         wait_for(c, eid, ("running",), condition=lambda e: e["progress"]["done"] >= 400)
         assert c.post(f"/api/experiments/{eid}/cancel", headers=AS[A]).status_code == 200
         job = wait_for(c, eid, ("cancelled",), timeout=30)
-        root = Path(storage.experiment_path(str(tmp_path / "res"), eid))
+        root = Path(folder.experiment_path(str(tmp_path / "res"), eid))
         manifest = _manifest(root)
         assert manifest["status"] == "cancelled" and manifest["games"] == \
             c.get(f"/api/experiments/{eid}").json()["progress"]["done"] > 0
@@ -145,7 +145,7 @@ def test_a_stop_writes_no_manifest_and_the_next_start_plays_on(ray_local, tmp_pa
     with TestClient(_app(tmp_path)) as c:
         eid = c.post("/api/experiments", json=body, headers=AS[A]).json()["id"]
         wait_for(c, eid, ("running",), condition=lambda e: e["progress"]["done"] >= 200)
-    root = Path(storage.experiment_path(str(tmp_path / "res"), eid))
+    root = Path(folder.experiment_path(str(tmp_path / "res"), eid))
     assert not (root / "manifest.json").exists()
     with TestClient(_app(tmp_path)) as c:
         done = wait_for(c, eid, timeout=240)

@@ -27,7 +27,7 @@ from services import cli
 from services.cli import experiment_id
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
-from services.storage import read_manifest
+from pipelines.folder import read_manifest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "deployment.md"
 TIMEOUT_S = 150  # generous: the machine may be shared and loaded

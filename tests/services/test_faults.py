@@ -13,10 +13,10 @@ import pytest
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec
 
-from services import storage
+from pipelines import folder
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
-from services.storage import cell_dir, experiment_path
+from pipelines.folder import cell_dir, experiment_path
 
 def _rows(root: str) -> list[dict]:
     rows = []
@@ -39,7 +39,7 @@ def test_an_unwritable_results_location_fails_cleanly(ray_local, tmp_path):  # n
 def test_a_write_that_fails_midway_leaves_no_file(tmp_path, monkeypatch):
     """A shard write that fails midway (as on a full disk) leaves neither the shard nor its
     temporary file; the error reaches the caller (the task is retried, then fails)."""
-    local, root = storage.filesystem(str(tmp_path))
+    local, root = folder.filesystem(str(tmp_path))
 
     class FullDisk:  # the local filesystem, whose disk fills up after a few bytes
         def __getattr__(self, name):
@@ -52,7 +52,7 @@ def test_a_write_that_fails_midway_leaves_no_file(tmp_path, monkeypatch):
             raise OSError(errno.ENOSPC, "No space left on device")
 
     with pytest.raises(OSError, match="No space"):
-        storage.write_atomically(pa.table({"x": [1]}), FullDisk(),
+        folder.write_atomically(pa.table({"x": [1]}), FullDisk(),
                                  f"{root}/a/shard-000000000000.parquet")
     assert [p.name for p in tmp_path.rglob("*")] == ["a"]
 

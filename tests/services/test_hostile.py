@@ -471,7 +471,7 @@ def test_a_damaged_or_empty_shard_is_played_again_on_resume(ray_local, tmp_path)
     import pyarrow.parquet as pq
 
     from services.runner import run_experiment
-    from services.storage import experiment_path
+    from pipelines.folder import experiment_path
 
     spec = ExperimentSpec.model_validate(small_spec(games_per_arm=300))
     assert run_experiment(spec, str(tmp_path), "exp") == "done"

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import small_spec, wait_for, write_finished
 
-from services import storage
+from pipelines import folder
 from services.app import create_app
 from services.settings import Settings
 
@@ -136,7 +136,7 @@ def test_a_replay_through_the_queue_restores_identical_shards(ray_local, tmp_pat
     with TestClient(app) as client:
         eid = client.post("/api/experiments", json=small_spec(), headers=AUTH).json()["id"]
         assert wait_for(client, eid)["status"] == "done"
-        root = Path(storage.experiment_path(str(tmp_path / "res"), eid))
+        root = Path(folder.experiment_path(str(tmp_path / "res"), eid))
         manifest = json.loads((root / "manifest.json").read_text())
         before = {e["path"]: (root / e["path"]).read_bytes() for e in manifest["shards"]}
         summary = client.get(f"/api/experiments/{eid}/summary").json()

@@ -26,7 +26,7 @@ from services.app import create_app
 from services.registry import Registry
 from services.settings import Settings
 from services.spec import ExperimentSpec
-from services.storage import (cell_dir, experiment_path, filesystem, shard_name, storage_table,
+from pipelines.folder import (cell_dir, experiment_path, filesystem, shard_name, storage_table,
                               write_atomically)
 
 TOKEN = "ops-token-for-tests"

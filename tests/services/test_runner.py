@@ -102,7 +102,7 @@ def test_same_files_whatever_shards_a_task_plays(ray_local, tmp_path, monkeypatc
     every shard's file and table are byte for byte those of one task per shard, and the
     manifest lists the same entries, whatever the grouping and the tasks in flight."""
     from services import runner
-    from services.storage import read_manifest
+    from pipelines.folder import read_manifest
 
     spec = _spec(games_per_arm=750)  # 8 shards per cell, the last of 50 games
     assert run_experiment(spec, str(tmp_path / "one"), "exp", max_in_flight=3) == "done"
@@ -511,7 +511,7 @@ def test_a_finished_run_keeps_a_manifest_and_a_replay_rebuilds_exactly_its_bad_s
     the same bytes, and leaves every other shard untouched."""
     import hashlib
 
-    from services.storage import read_manifest
+    from pipelines.folder import read_manifest
 
     spec = _spec()
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
@@ -556,7 +556,7 @@ def test_a_replay_reads_each_written_shards_bytes_once(ray_local, tmp_path, monk
 
 
 def test_a_replay_whose_shard_comes_out_different_fails_naming_it(ray_local, tmp_path):
-    from services.storage import read_manifest
+    from pipelines.folder import read_manifest
 
     spec = _spec(games_per_arm=200)
     assert run_experiment(spec, str(tmp_path), "exp") == "done"
@@ -571,7 +571,7 @@ def test_a_replay_whose_shard_comes_out_different_fails_naming_it(ray_local, tmp
 
 def test_a_replay_rebuilds_a_shard_whose_statistics_table_is_damaged(ray_local, tmp_path):
     from pipelines.dataset import verify
-    from services.storage import read_manifest
+    from pipelines.folder import read_manifest
 
     spec = _spec(games_per_arm=200)
     assert run_experiment(spec, str(tmp_path), "exp") == "done"

@@ -205,6 +205,30 @@ def test_a_shard_flipped_in_place_is_named_by_every_route(service):
     assert counted == manifest["games"] - entry["games"]  # its games are not counted
 
 
+def test_the_report_is_rendered_once_per_verified_shard_set(service, monkeypatch):
+    """report.html is kept per (experiment, verified shard set), as the figures are: asked
+    again, the same bytes without rendering; once a shard goes missing, rendered anew
+    without it and naming it."""
+    from services import report
+
+    client, results = service
+    eid, root, manifest = write_finished(client.app.state.registry, results, small_spec())
+    rendered = []
+    monkeypatch.setattr(report, "render", lambda *a, render=report.render, **k: (
+        rendered.append(1), render(*a, **k))[1])
+    first = client.get(f"/api/experiments/{eid}/report.html")
+    again = client.get(f"/api/experiments/{eid}/report.html")
+    assert first.status_code == again.status_code == 200 and first.content == again.content
+    assert len(rendered) == 1
+    lost = manifest["shards"][0]["path"]
+    (root / lost).unlink()
+    after = client.get(f"/api/experiments/{eid}/report.html")
+    assert after.status_code == 200 and len(rendered) == 2
+    assert lost in after.text and lost not in first.text
+    assert client.get(f"/api/experiments/{eid}/report.html").content == after.content
+    assert len(rendered) == 2
+
+
 def test_a_resumed_runs_manifest_lists_every_shards_statistics(ray_local, tmp_path):  # noqa: F811
     """A run interrupted before its manifest (and one shard's statistics table lost) is
     resumed: its manifest lists the statistics table of every shard, those written before
@@ -213,7 +237,7 @@ def test_a_resumed_runs_manifest_lists_every_shards_statistics(ray_local, tmp_pa
 
     from pipelines.dataset import verify
     from services.runner import run_experiment
-    from services.storage import MANIFEST
+    from pipelines.folder import MANIFEST
 
     spec = ExperimentSpec.model_validate(small_spec(games_per_arm=200, shard_size=100))
     assert run_experiment(spec, str(tmp_path), "exp") == "done"

@@ -9,7 +9,7 @@ import core_cy
 from core_cy.play import batch
 from services import cli
 from services.spec import ExperimentSpec
-from services.storage import storage_table
+from pipelines.folder import storage_table
 
 GAME = core_cy.load("golden_island")
 

@@ -1,26 +1,35 @@
-"""Where results live and what a stored row is: the layout, the schema, atomic writes.
+"""The results folder's format, defined here once: where each file of an experiment is, what
+a stored row is, and how every file is written (atomically).  The service writes through this
+module (services.shard, services.runner, the API) and the statistics read through it
+(pipelines.dataset, sufficient, paired); nothing else spells a path, a suffix or the manifest.
 
-Ray-free on purpose: the API reads, lists and deletes results through this module without
-importing Ray (Ray is imported only when work is submitted, in services.shard / runner).
+Ray-free and Polars-free on purpose: the API reads, lists and deletes results through this
+module without importing Ray, and a Ray worker writes through it with pyarrow alone.
 
 Layout of the results (a hive-partitioned Parquet dataset):
 
     <results>/<experiment_id>/arm=<arm>/players=<n>/shard-<start:012d>.parquet
+    <results>/<experiment_id>/arm=<arm>/players=<n>/shard-<start:012d>.parquet.stats
+    <results>/<experiment_id>/pairs/<digest>.pairs
+    <results>/<experiment_id>/manifest.json
 
 `<arm>` is percent-encoded (urllib.parse.quote, safe="") so that any arm name is one path
 segment.  Every file also holds the `arm` and `players` columns, so readers need not parse
-paths.  A shard is written under a temporary dot-name in its folder and renamed, so a file
+paths, and the game's facts in its Parquet schema metadata (FACTS_KEY).  Beside each shard its
+statistics table (stats_path: pipelines.shard_tables' format), and under pairs/ the pair
+tables of an arm's shard with the baseline's (pair_path: pipelines.paired's).  Every file is
+written under a temporary dot-name in its folder and renamed (write_atomically), so a file
 with a shard's name is complete; temporary files left by a crash are removed on resume.
 Shards are written with Parquet page checksums; a resume reads every shard found back
 whole with them verified (shard_entry), and plays again any that is damaged or empty.
 
-An experiment whose run has ended (done, or early: cancelled, failed) keeps a manifest,
-<results>/<experiment_id>/manifest.json (MANIFEST), saying how it ended:
+An experiment whose run has ended (done, or early: cancelled, failed) keeps a manifest
+(MANIFEST), saying how it ended:
 per shard its path under the experiment, cell, first game, rows, games, byte size, the
 SHA-256 of its bytes and its modification time just after it was written, as the shard task
-wrote it (write_atomically hashes the bytes it writes).  Every read of the figures compares
-the files against it (pipelines.dataset.verify), and a replay (services.runner.replay) plays
-again exactly the shards that differ.
+wrote it (write_atomically hashes the bytes it writes), and its statistics table's entry.
+Every read of the figures compares the files against it (pipelines.dataset.verify), and a
+replay (services.runner.replay) plays again exactly the shards that differ.
 """
 from __future__ import annotations
 
@@ -35,14 +44,18 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from core_cy.play.schema import (FACTS_KEY, OPTIONAL_COLUMNS, RESULT_COLUMNS,  # noqa: F401
-                                 result_batch)
-
+# The schema metadata key under which every shard carries its game's facts (JSON: the game,
+# cooperative, safety_end_reasons, players).  The engines' batches are written with it
+# (core_cy.play.schema.facts_metadata: the engine layer imports no statistics, and the
+# statistics import no engine, so that writer spells it too and a test holds the two equal).
+FACTS_KEY = b"meeplelab.game_facts"
 TEMP_SUFFIX = ".tmp"
-# The manifest's file name in an experiment's folder and its format tag (the reader,
-# pipelines.dataset, names both too: a test holds them equal).
+STATS_SUFFIX = ".stats"  # the table of shard-<start>.parquet is shard-<start>.parquet.stats
+PAIRS_DIR, PAIR_SUFFIX = "pairs", ".pairs"
+# The manifest's file name in an experiment's folder and its format tag.
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "meeplelab.manifest/1"
+
 
 # ---- paths -------------------------------------------------------------------------------
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -71,18 +84,26 @@ def shard_start(name: str) -> int:
     return int(name[len("shard-"):-len(".parquet")])
 
 
+def stats_path(shard_path: str) -> str:
+    """The statistics table's path of a shard's (either relative or full)."""
+    return shard_path + STATS_SUFFIX
+
+
+def pair_path(base: str, mine: str, theirs: str) -> str:
+    """The pair table of two shards (their paths under the experiment's folder `base`)."""
+    digest = hashlib.sha256(f"{mine}\n{theirs}".encode()).hexdigest()[:32]
+    return posixpath.join(base, PAIRS_DIR, digest + PAIR_SUFFIX)
+
+
 def _is_temporary(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
 # ---- the stored table ----------------------------------------------------------------------
 def storage_table(batch: pa.RecordBatch) -> pa.Table:
-    """A result batch (core_cy.play.batch.play, result_batch) as the table a shard file stores:
-    the result columns, and the game's facts in the schema metadata (FACTS_KEY), which the
-    statistics read (pipelines.dataset) instead of asking an engine."""
-    missing = [f.name for f in RESULT_COLUMNS if f.name not in batch.schema.names]
-    if missing:
-        raise ValueError(f"the engine's batch lacks result columns {missing}")
+    """A result batch (core_cy.play.schema.result_batch, which checks its result columns) as
+    the table a shard file stores: the game's facts in the schema metadata (FACTS_KEY),
+    which the statistics read (pipelines.dataset) instead of asking an engine."""
     if FACTS_KEY not in (batch.schema.metadata or {}):
         raise ValueError("the engine's batch lacks the game's facts (result_batch(columns, "
                          "core_cy.play.batch.game_facts(game, players)))")
@@ -167,7 +188,7 @@ def write_statistics(table: pa.Table, fs: pafs.FileSystem, root: str, entry: dic
     `table`) beside it (pipelines.shard_tables: the figures read it instead of the shard's
     rows); returns its {"path", "bytes", "sha256"}, which the manifest keeps under the
     shard's entry."""
-    from pipelines.shard_tables import stats_path, stored_bytes
+    from pipelines.shard_tables import stored_bytes
 
     facts = json.loads(table.schema.metadata[FACTS_KEY])
     path = stats_path(entry["path"])
@@ -181,7 +202,7 @@ def statistics_entry(table: pa.Table, fs: pafs.FileSystem, root: str, entry: dic
     of a shard found written (a resume, a run cut short): the table beside it when it
     describes this shard (its bytes and rows, this version), else written anew from its
     rows `table`."""
-    from pipelines.shard_tables import STATS_VERSION, read_stored, stats_path
+    from pipelines.shard_tables import STATS_VERSION, read_stored
 
     path = stats_path(entry["path"])
     try:
@@ -237,21 +258,23 @@ def remove_manifest(root: str) -> None:
 
 
 # ---- an experiment's files -----------------------------------------------------------------
-def _files(root: str) -> tuple[pafs.FileSystem, str, list[pafs.FileInfo]]:
-    fs, base = filesystem(root)
-    if fs.get_file_info(base).type != pafs.FileType.Directory:
-        return fs, base, []
-    found = fs.get_file_info(pafs.FileSelector(base, recursive=True))
-    return fs, base, [f for f in found if f.type == pafs.FileType.File]
+def shard_infos(fs: pafs.FileSystem, base: str
+                ) -> list[tuple[pafs.FileInfo, pafs.FileInfo | None]]:
+    """(shard, its statistics table or None) for every finished shard file of the
+    experiment's folder `base`, sorted (dot-named temporary files are neither)."""
+    found = [f for f in fs.get_file_info(pafs.FileSelector(base, recursive=True,
+                                                            allow_not_found=True))
+             if f.type == pafs.FileType.File and not f.base_name.startswith(".")]
+    tables = {f.path: f for f in found if f.base_name.endswith(".parquet" + STATS_SUFFIX)}
+    return sorted(((f, tables.get(stats_path(f.path))) for f in found
+                   if f.base_name.endswith(".parquet")), key=lambda pair: pair[0].path)
 
 
 def shard_files(root: str) -> list[tuple[str, str]]:
     """(path in the filesystem, path relative to the root) of every finished shard, sorted.
     Temporary files of shards being written (dot-names) are not shards yet."""
-    _fs, base, files = _files(root)
-    found = [(f.path, posixpath.relpath(f.path, base)) for f in files
-             if f.base_name.endswith(".parquet") and not f.base_name.startswith(".")]
-    return sorted(found, key=lambda p: p[1])
+    fs, base = filesystem(root)
+    return [(f.path, posixpath.relpath(f.path, base)) for f, _ in shard_infos(fs, base)]
 
 
 def has_results(root: str) -> bool:
@@ -270,8 +293,10 @@ def written_shards(root: str, arm: str, players: int) -> set[str]:
 def remove_stale_temporaries(root: str) -> int:
     """Deletes temporary files left by shard writes that never finished (a crash or a kill);
     returns how many.  Called before a run resumes, when no task of it is writing."""
-    fs, _base, files = _files(root)
-    stale = [f.path for f in files if _is_temporary(f.base_name)]
+    fs, base = filesystem(root)
+    stale = [f.path for f in fs.get_file_info(pafs.FileSelector(base, recursive=True,
+                                                                 allow_not_found=True))
+             if f.type == pafs.FileType.File and _is_temporary(f.base_name)]
     for path in stale:
         fs.delete_file(path)
     return len(stale)
