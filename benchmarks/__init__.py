@@ -16,3 +16,22 @@ studies and tuners.  Each module's docstring gives its options.
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout these benchmarks measure
+
+
+def share_interval(share: float, n: int) -> tuple[float, float]:
+    """(low, high) of a share of n 0/1 outcomes by the product's interval for a rate
+    (pipelines.stats.rate_interval at 95%), for a benchmark's summary line."""
+    from pipelines.stats import rate_interval
+
+    low, high = rate_interval(share, share * (1 - share), n)
+    return float(low), float(high)
+
+
+def wilson_interval(p, n, z: float = 1.959963984540054):
+    """(low, high) of Wilson's score interval, which the product does not use: a candidate
+    the calibration benchmark compares with rate_interval, and stop_rule's bound on a
+    variance."""
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * ((p * (1 - p) / n + z2n / (4 * n)) ** 0.5) / (1 + z2n)
+    return centre - half, centre + half

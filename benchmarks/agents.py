@@ -50,11 +50,12 @@ import numpy as np  # noqa: E402
 import core_cy  # noqa: E402
 from core_cy import agents  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import games_for_half_width, wilson_interval  # noqa: E402
+from pipelines.stats import games_for_half_width
+from benchmarks import share_interval
 
 
 def _share_text(share: float, n: int) -> str:
-    lo, hi = wilson_interval(share, n)
+    lo, hi = share_interval(share, n)
     return f"{share:.3f} [{lo:.3f}, {hi:.3f}] over {n} games"
 
 
@@ -286,7 +287,7 @@ def cmd_truncation(args) -> None:
     cpu = time.process_time() - t0
     reasons = rows.column("end_reason").to_pylist()
     cut = sum(r in game.safety_end_reasons for r in reasons)
-    lo, hi = wilson_interval(cut / len(reasons), len(reasons))
+    lo, hi = share_interval(cut / len(reasons), len(reasons))
     print(f"maori pro 3p, {agent}: {cut} of {len(reasons)} games truncated "
           f"({100 * cut / len(reasons):.2f}% [{100 * lo:.2f}, {100 * hi:.2f}]), "
           f"{cpu / len(reasons):.3f} CPU s/game")
@@ -334,7 +335,7 @@ def budget_run(name: str, players: int, agent: str, games: int, seed: int,
           f"{int((~kept).sum())} truncated")
     for seat in range(players):
         share = float(shares[kept, seat].mean())
-        lo, hi = wilson_interval(share, int(kept.sum()))
+        lo, hi = share_interval(share, int(kept.sum()))
         print(f"  seat {seat}: {share:.4f} [{lo:.4f}, {hi:.4f}] (half-width "
               f"{100 * (hi - lo) / 2:.2f} points; even {1 / players:.4f})")
 

@@ -33,7 +33,8 @@ import sys
 import numpy as np
 from scipy import stats
 
-from pipelines import stats as st  # noqa: E402
+from benchmarks import wilson_interval
+from pipelines import stats as st
 
 
 def _pm(hits: np.ndarray) -> str:
@@ -175,7 +176,7 @@ def _wilson_modified(x, n, alpha=0.05):
     or 3 (n <= 100) successes the lower bound is the Poisson one, chi2(alpha/2, 2x) / 2n
     (mirrored for failures)."""
     x = np.asarray(x, np.float64)
-    low, high = st.wilson_interval(x / n, n, stats.norm.isf(alpha / 2))
+    low, high = wilson_interval(x / n, n, stats.norm.isf(alpha / 2))
     top = 2 if n <= 50 else 3
     poisson = lambda k: 0.5 * stats.chi2.ppf(alpha / 2, 2 * np.maximum(k, 1e-9)) / n  # noqa: E731
     low = np.where((x >= 1) & (x <= top), poisson(x), low)

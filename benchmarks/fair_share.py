@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks.job_queue import HEADERS, serve, wait
+from services.registry import FINISHED
 
 SLOW = {"name": "slow", "game": "maori", "players": 3, "agents": "mcts(iterations=100000)",
         "games_per_arm": 100, "shard_size": 100, "seed": 1}
@@ -38,7 +39,7 @@ def small_run(client, seed: int) -> tuple[float, float]:
         now = time.monotonic() - began
         if first is None and job["progress"]["done"] > 0:
             first = now
-        if job["status"] in ("done", "failed", "cancelled"):
+        if job["status"] in FINISHED:
             assert job["status"] == "done", job
             return first if first is not None else now, now
         if now > 600:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import httpx
 
+from services.registry import FINISHED
+
 ROOT = Path(__file__).resolve().parents[1]
 GAME = "maori"
 TOKENS = ("hostile-token-one", "hostile-token-two")
@@ -316,7 +318,7 @@ def registry_outage_probe(folder: Path, seconds: float = 10.0) -> None:
                  "(every 0.5 s, in order)")
             began = time.monotonic()
             while server.client.get(f"/api/experiments/{eid}").json()["status"] not in \
-                    ("done", "failed", "cancelled") and time.monotonic() - began < 300:
+                    FINISHED and time.monotonic() - began < 300:
                 time.sleep(0.5)
             after = post(server, "/api/experiments", spec()).json()["id"]
             while server.client.get(f"/api/experiments/{after}").json()["status"] != \

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import wilson_interval  # noqa: E402
+from benchmarks import share_interval
 
 
 def value(text: str):
@@ -34,7 +34,7 @@ def value(text: str):
 
 def share(flags: np.ndarray) -> str:
     k, n = int(flags.sum()), len(flags)
-    lo, hi = wilson_interval(k / n, n)
+    lo, hi = share_interval(k / n, n)
     return f"{100 * k / n:5.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 

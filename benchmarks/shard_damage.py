@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from services.registry import FINISHED
+
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "shard-damage-benchmark-token"
 SPEC = {"name": "damage", "game": "maori", "players": 3, "arms": {"a": {}, "b": {}},
@@ -38,7 +40,7 @@ def _wait_done(client, eid: str, auth: dict, timeout: float = 600) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         exp = client.get(f"/api/experiments/{eid}", headers=auth).json()
-        if exp["status"] in ("done", "failed", "cancelled"):
+        if exp["status"] in FINISHED:
             return exp
         assert time.monotonic() < deadline, exp
         time.sleep(0.2)

@@ -44,9 +44,10 @@ import sys
 import numpy as np
 from scipy import optimize, stats
 
-from benchmarks.calibration import _differences, sequential  # noqa: E402
-from pipelines import stats as st  # noqa: E402
-from pipelines.stopping import PLAN_SPREAD_Z  # noqa: E402
+from benchmarks import wilson_interval
+from benchmarks.calibration import _differences, sequential
+from pipelines import stats as st
+from pipelines.stopping import PLAN_SPREAD_Z
 
 Z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)  # n80 = (Z sigma / delta)^2
 THETAS = (0.0, 0.5, 1.0, 2.0)  # in units of delta
@@ -284,7 +285,7 @@ def tree_on_outcomes(rng, design, looks, theta: float, rho: float, information: 
             "internal": np.concatenate([sd[:, :frozen],
                                         np.repeat(sd[:, [frozen]], len(at) - frozen, 1)], 1),
             "pilot": np.repeat(_pilot_sd(rng, reps, theta, rho, delta)[:, None], len(at), 1),
-            "bounded": np.sqrt(st.wilson_interval(np.clip(var, 0, 1), at, 1.0)[1])}[information]
+            "bounded": np.sqrt(wilson_interval(np.clip(var, 0, 1), at, 1.0)[1])}[information]
     different, equal = decisions(sd if statistic == "t" else info, info)
     if information == "tilted":
         tilted = _tilted_sd(mean, sd, delta)

@@ -33,15 +33,6 @@ def _arr(x) -> np.ndarray:
 
 
 # ---- rates: Jeffreys' and Blaker's intervals --------------------------------------------
-def wilson_interval(p, n, z: float = Z95):
-    """(low, high) of the Wilson score interval (operators only: works on Polars expressions
-    too).  Kept for the benchmarks' quick summaries; the product shows rate_interval."""
-    z2n = z * z / n
-    centre = (p + z2n / 2) / (1 + z2n)
-    half = z * ((p * (1 - p) / n + z2n / (4 * n)) ** 0.5) / (1 + z2n)
-    return centre - half, centre + half
-
-
 def effective_count(rate, var, n):
     """n scaled by p(1-p) / var: the count of 0/1 trials with the same information as n
     outcomes of variance var (ties make win shares less variable than 0/1 results)."""

@@ -22,7 +22,7 @@ import threading
 import time
 from importlib import resources
 
-from services.registry import FINISHED
+from services.registry import ENDED_EARLY, FINISHED
 from services.spec import ExperimentSpec
 
 DEMO_FILE = "demo.json"
@@ -49,7 +49,7 @@ def ensure_demo(registry) -> list[str]:
     for raw in demo_specs():
         spec = ExperimentSpec.model_validate(raw)
         found = next((r["id"] for r in records if r["spec"] == raw
-                      and r["status"] not in ("failed", "cancelled")), None)
+                      and r["status"] not in ENDED_EARLY), None)
         ids.append(found or registry.create(raw, spec.name, spec.game,
                                             games_total=spec.total_games()))
     return ids

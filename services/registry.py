@@ -22,7 +22,8 @@ import uuid
 # A job's statuses, spelled here only: the API's models, the pages (a job's `finished`) and
 # the runner read them from here.
 ACTIVE = ("queued", "running")
-FINISHED = ("done", "failed", "cancelled")
+ENDED_EARLY = ("failed", "cancelled")  # finished before the spec's end
+FINISHED = ("done", *ENDED_EARLY)
 STATUSES = ACTIVE + FINISHED
 KINDS = ("experiment", "plan", "balance")
 

@@ -41,7 +41,8 @@ import numpy as np
 
 import core_cy
 from core_cy.play import batch
-from pipelines.stats import mean_interval, sign_test_p, wilson_interval
+from pipelines.stats import mean_interval, sign_test_p
+from benchmarks import share_interval
 
 SOLO = {"easy": 3, "medium": 2, "hard": 1}      # win if the penalty is below this
 
@@ -54,7 +55,7 @@ def played(game, players, rules, agent, games, seed):
 
 
 def rate_text(wins, games, cpu):
-    lo, hi = wilson_interval(wins / games, games)
+    lo, hi = share_interval(wins / games, games)
     return f"win {wins / games:7.2%} [{lo:.2%}, {hi:.2%}] over {games} games, {games / cpu:,.0f} games per CPU-second"
 
 
@@ -181,8 +182,8 @@ def endgame(args):
         ends = [res[g]["end"] for g in games]
         won = sum(e == "win" for e in ends)
         cpu = sum(res[g]["cpu"] for g in games)
-        lo, hi = wilson_interval(won / len(games), len(games))
-        wlo, whi = wilson_interval(won / args.games, args.games)
+        lo, hi = share_interval(won / len(games), len(games))
+        wlo, whi = share_interval(won / args.games, args.games)
         losses = collections.Counter(e for e in ends if e != "win")
         print(f"{agent}: won {won} of {len(games)} endgames ({won / len(games):.1%} [{lo:.1%}, "
               f"{hi:.1%}]), losses {dict(sorted(losses.items()))}; "

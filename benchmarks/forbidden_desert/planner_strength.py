@@ -29,7 +29,8 @@ import numpy as np
 
 import core_cy
 from core_cy.play import batch
-from pipelines.stats import mean_interval, wilson_interval
+from pipelines.stats import mean_interval
+from benchmarks import share_interval
 
 
 def run(game, players, difficulty, agent, games, seed=1, weights=None):
@@ -49,7 +50,7 @@ def run(game, players, difficulty, agent, games, seed=1, weights=None):
                                 for r, h in zip(rb.column("end_reason").to_pylist(), held)
                                 if r != "win")
     wins = reasons.get("win", 0)
-    lo, hi = wilson_interval(wins / games, games)
+    lo, hi = share_interval(wins / games, games)
     moves = int(np.sum(rb.column("length").to_numpy()))
     parts = float(np.mean(rb.column("parts_collected").to_numpy()))
     turns = float(np.mean(rb.column("turns").to_numpy()))

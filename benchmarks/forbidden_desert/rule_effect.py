@@ -22,7 +22,8 @@ import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import mean_interval, t_test_p, wilson_interval  # noqa: E402
+from pipelines.stats import mean_interval, t_test_p
+from benchmarks import share_interval
 
 
 def value(text):
@@ -66,7 +67,7 @@ def main():
         d = b - a
         lo, hi = mean_interval(d.mean(), d.std(ddof=1), n)
         p = float(t_test_p(d.mean(), d.std(ddof=1), n))
-        (alo, ahi), (blo, bhi) = wilson_interval(a.mean(), n), wilson_interval(b.mean(), n)
+        (alo, ahi), (blo, bhi) = share_interval(a.mean(), n), share_interval(b.mean(), n)
         print(f"{players}p  {base_value}: {a.mean():6.2%} [{alo:.2%}, {ahi:.2%}]   "
               f"{other_value}: {b.mean():6.2%} [{blo:.2%}, {bhi:.2%}]   "
               f"difference {d.mean():+.2%} [{lo:+.2%}, {hi:+.2%}] p={p:.3g}   "

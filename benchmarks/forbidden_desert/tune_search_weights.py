@@ -47,7 +47,8 @@ import core_cy  # noqa: E402
 from core_cy import agents  # noqa: E402
 from core_cy.play import batch  # noqa: E402
 from core_cy.games.forbidden_desert import engine as fd  # noqa: E402
-from pipelines.stats import mean_interval, wilson_interval  # noqa: E402
+from pipelines.stats import mean_interval
+from benchmarks import share_interval
 
 NAMES = list(fd.SEARCH_WEIGHT_NAMES)  # the engine's names: weights are lists in this order
 PARAMS = {p.name: p for p in fd.GAME.policy_params.params}
@@ -264,7 +265,7 @@ def validate(args):
             rb, cpu = play(game, args.agent, wts, players, args.val_seed, n)
             reasons = collections.Counter(rb.column("end_reason").to_pylist())
             k = reasons.get("win", 0)
-            lo, hi = wilson_interval(k / n, n)
+            lo, hi = share_interval(k / n, n)
             parts = rb.column("parts_collected").to_numpy().mean()
             turns = rb.column("turns").to_numpy().mean()
             losses = ", ".join(f"{r} {reasons.get(r, 0) / n:.1%}"

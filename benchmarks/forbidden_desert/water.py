@@ -21,7 +21,7 @@ import time
 
 from core_cy import agents  # noqa: E402
 from core_cy.games.forbidden_desert.engine import GAME  # noqa: E402
-from pipelines.stats import wilson_interval  # noqa: E402
+from benchmarks import share_interval
 
 
 def waters(d):
@@ -147,7 +147,7 @@ def play(agent, args):
             tally["thirst losses"] += 1
     cpu = time.process_time() - cpu
     wins = ends.get("win", 0)
-    lo, hi = wilson_interval(wins / args.games, args.games)
+    lo, hi = share_interval(wins / args.games, args.games)
     print(f"{agent}, {args.players} players, {args.difficulty}: win {wins / args.games:.1%} "
           f"[{lo:.1%}, {hi:.1%}] over {args.games} games ({args.games / cpu:.1f} games per "
           f"CPU-second through the Python face); ends {dict(ends)}")

@@ -26,7 +26,7 @@ import numpy as np
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import wilson_interval  # noqa: E402
+from benchmarks import share_interval
 
 GAME = core_cy.load("golden_island")
 SECTIONS = ("truncated", "duel", "seats", "memory", "speed", "search")
@@ -51,7 +51,7 @@ def by_rules(d):
 
 
 def share_text(wins, n):
-    lo, hi = wilson_interval(wins / n, n)
+    lo, hi = share_interval(wins / n, n)
     return f"{100 * wins / n:5.1f}% [{100 * lo:5.1f}, {100 * hi:5.1f}]"
 
 
@@ -121,7 +121,7 @@ def memory(args):
         for name, d in (("notes", on), ("forgetful", off)):
             kept = by_rules(d)
             elim = np.array(d["seat_eliminated"])[kept]
-            lo, hi = wilson_interval(elim.mean(), elim.size)
+            lo, hi = share_interval(elim.mean(), elim.size)
             nw = np.mean(np.array(d["no_winner"])[kept])
             gold = np.array(d["seat_gold_total"])[kept][np.array(d["seat_win_share"])[kept] > 0]
             print(f"  {p}p {name:<9} eliminated {100 * elim.mean():5.1f}% [{100 * lo:.1f}, "

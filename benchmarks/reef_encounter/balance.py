@@ -31,14 +31,15 @@ import numpy as np  # noqa: E402
 
 import core_cy  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import seat_balance_test, wilson_interval  # noqa: E402
+from pipelines.stats import seat_balance_test
+from benchmarks import share_interval
 
 GAME = core_cy.load("reef_encounter")
 
 
 def share(values) -> str:
     p, n = float(np.mean(values)), len(values)
-    lo, hi = wilson_interval(p, n)
+    lo, hi = share_interval(p, n)
     return f"{p:.3f} [{lo:.3f}, {hi:.3f}]"
 
 

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 import core_cy  # noqa: E402
 from core_cy import agents  # noqa: E402
 from core_cy.play import batch  # noqa: E402
-from pipelines.stats import wilson_interval  # noqa: E402
+from benchmarks import share_interval
 
 GAME = "reef_encounter"
 
@@ -63,7 +63,7 @@ def duel(a: str, b: str, games: int, players: int, seed: int, workers: int,
         results = list(pool.map(_duel_part, *zip(*parts)))
     won, n = sum(r[0] for r in results), sum(r[1] for r in results)
     share = won / n
-    lo, hi = wilson_interval(share, n)
+    lo, hi = share_interval(share, n)
     return {"a": a, "b": b, "players": players, "games": n, "share": share, "low": lo,
             "high": hi, "moves": sum(r[2] for r in results) / sum(r[3] for r in results),
             "wall_s": time.time() - t0}

@@ -11,7 +11,7 @@ from scipy import stats
 import core_cy
 import pipelines
 from core_cy.play.schema import facts_metadata
-from pipelines.stats import benjamini_hochberg, wilson_interval
+from pipelines.stats import benjamini_hochberg
 from services.runner import run_experiment
 from services.spec import ExperimentSpec
 
@@ -57,13 +57,6 @@ def _game(score, length=10, end="normal", agents=None):
     if agents:
         row["agents"] = agents
     return row
-
-
-def test_wilson_known_values():
-    low, high = wilson_interval(0.5, 100)
-    assert (round(low, 4), round(high, 4)) == (0.4038, 0.5962)
-    low, high = wilson_interval(0.0, 10)
-    assert low == pytest.approx(0.0, abs=1e-12) and round(high, 4) == 0.2775
 
 
 def test_benjamini_hochberg_adjustment():
