@@ -188,6 +188,47 @@ def mean_interval(mean, sd, n, alpha=ALPHA):
     return _arr(mean) - half, _arr(mean) + half
 
 
+SIMULTANEOUS_DRAWS = 100_000
+
+
+def simultaneous_z(corr, alpha=ALPHA, draws: int = SIMULTANEOUS_DRAWS) -> float:
+    """The critical value c with P(max_i |Z_i| <= c) = 1 - alpha for jointly normal Z_i of
+    correlation matrix `corr` (singular allowed): intervals estimate_i +- c se_i then hold
+    all together at 1 - alpha (the max-|z| method; between the plain z and Bonferroni's,
+    Sidak's for uncorrelated estimates).  From `draws` seeded normal draws (the same c for
+    the same matrix, its correlations to 3 decimals): its error is about 0.0006 in
+    coverage at the default."""
+    corr = np.atleast_2d(_arr(corr))
+    if len(corr) == 1:
+        return float(stats.norm.ppf(1 - alpha / 2))
+    return _max_z(tuple(map(tuple, np.round(corr, 3))), float(alpha), draws)
+
+
+@functools.lru_cache(maxsize=256)
+def _max_z(corr: tuple, alpha: float, draws: int) -> float:
+    values, vectors = np.linalg.eigh(np.array(corr))
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    z = _normal_draws(draws, len(corr)) @ root.T
+    return float(np.quantile(np.abs(z).max(axis=1), 1 - alpha))
+
+
+@functools.lru_cache(maxsize=8)
+def _normal_draws(draws: int, dims: int) -> np.ndarray:
+    """Seeded standard normal draws (draws, dims), drawn once per shape."""
+    out = np.random.default_rng(0).standard_normal((draws, dims))
+    out.flags.writeable = False
+    return out
+
+
+def correlation(cov) -> np.ndarray:
+    """A covariance matrix's correlations (a zero variance: uncorrelated)."""
+    sd = np.sqrt(np.clip(np.diag(_arr(cov)), 0.0, None))
+    safe = np.where(sd > 0, sd, 1.0)
+    out = _arr(cov) / np.outer(safe, safe)
+    np.fill_diagonal(out, 1.0)
+    return out
+
+
 def floor_p(p):
     return np.where(np.isnan(_arr(p)), np.nan, np.maximum(_arr(p), P_FLOOR))
 

@@ -723,6 +723,9 @@ def run_balance(spec, player: Player) -> dict:
     folder); Stopped when the job is cancelled, a task fails or its budget is spent."""
     if spec.balance is None:
         raise ValueError("the spec has no balance section")
+    if spec.balance.all_seats:  # every seat's value at once
+        from services.all_seats import run_all_seats
+        return run_all_seats(spec, player)
     if spec.balance.option is not None:
         return run_fair_value(spec, player)
     return run_forbid_value(spec, player)

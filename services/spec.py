@@ -18,7 +18,7 @@ import math
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Any, Iterator, Literal, NamedTuple
+from typing import Annotated, Any, Iterator, Literal, NamedTuple
 
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo,
                       field_validator, model_validator)
@@ -220,7 +220,8 @@ class Balance(BaseModel):
       seats on average) or wins at `target` (a rate, e.g. 0.3; a cooperative game: the team),
       to +-`precision` of the option's unit, then confirm the nearest integers on fresh deals
       (the next seed) with a verdict at +-`delta`.  A per-seat option (e.g. seat_bonus_gold)
-      varies `seat`'s value, the others 0;
+      varies `seat`'s value, the others 0; with seat 'all', every seat's value at once, the
+      first at 0 (services/all_seats.py);
     - the value of an action kind (`forbid`): the same deals played with `seat`'s agent as
       given and restricted (agent(forbid=kind)), a paired difference per seat.
     Both play the spec's first arm's rules and agents, in this process (one core)."""
@@ -231,9 +232,12 @@ class Balance(BaseModel):
     forbid: str | None = Field(default=None, min_length=1, max_length=200,
                                description="instead: action kinds ('+'-joined) whose value "
                                "to measure for `seat`")
-    seat: int = Field(default=-1, ge=-1, le=8, description="the seat compensated, judged or "
-                      "restricted, counted from 1 (1: the first player; -1: the last seat)",
-                      json_schema_extra={"not": {"const": 0}})  # 0: the old 0-based count
+    seat: Annotated[int, Field(ge=-1, le=8)] | Literal["all"] = Field(
+        default=-1, description="the seat compensated, judged or restricted, counted from 1 "
+        "(1: the first player; -1: the last seat); 'all': a per-seat option balanced for "
+        "every seat at once (services/all_seats.py: the first seat at 0, the book, the "
+        "others' values found together)", json_schema_extra={"not": {"const": 0}})
+    # 0: the old 0-based count
     range: list[int] | None = Field(default=None, min_length=2, max_length=2,
                                     description="[low, high] of the option's values to search")
     target: Literal["equal"] | float = Field(default="equal", description="'equal' (the seat "
@@ -261,14 +265,21 @@ class Balance(BaseModel):
                      mode="before")
     @classmethod
     def _json_number(cls, value, info: ValidationInfo):
+        if info.field_name == "seat" and value == "all" and isinstance(value, str):
+            return value
         if not _is_number(value):
-            raise ValueError(f"{info.field_name} must be a number, got {value!r}")
+            raise ValueError(f"{info.field_name} must be a number"
+                             + (" or 'all'" if info.field_name == "seat" else "")
+                             + f", got {value!r}")
         if info.field_name == "delta":
             return check_fraction(value, "delta", 1)
         if info.field_name == "seat" and value == 0:
             raise ValueError("seats are counted from 1 (1: the first player, 2: the second, "
                              "...; -1: the last seat): seat 0 was the first seat when they "
                              "were counted from 0, now write 1")
+        if info.field_name == "seat" and not (float(value).is_integer() and -1 <= value <= 8):
+            raise ValueError(f"seat must be a whole number from 1 to 8, -1 (the last seat) "
+                             f"or 'all', got {value!r}")
         return value
 
     @field_validator("agents", mode="before")
@@ -315,8 +326,15 @@ class Balance(BaseModel):
                                f"low < high, got {self.range}", self.range, CROSS)]
         return []
 
+    @property
+    def all_seats(self) -> bool:
+        """Whether every seat's value is searched at once (seat 'all')."""
+        return self.seat == "all"
+
     def seat_of(self, players: int) -> int:
-        """The seat's index in the data (0-based; the spec counts from 1)."""
+        """The seat's index in the data (0-based; the spec counts from 1); not with 'all'."""
+        if self.all_seats:
+            raise ValueError("seat 'all' names no one seat")
         return players - 1 if self.seat < 0 else self.seat - 1
 
 
@@ -587,8 +605,9 @@ class ExperimentSpec(BaseModel):
         if b is None:
             return []
         errors = b.question_errors() + self._rung_errors(game)
+        errors += self._all_seats_errors(game)
         for n in counts:
-            if b.seat > n:
+            if not b.all_seats and b.seat > n:
                 errors.append(_error(("balance", "seat"), f"seat {b.seat} does not exist with "
                                      f"{n} players (seats 1..{n}; -1: the last)", b.seat,
                                      CROSS))
@@ -660,6 +679,23 @@ class ExperimentSpec(BaseModel):
                                  "agent per rung: leave the spec's agents, rotate_agents and "
                                  "ladder unset", rungs, CROSS))
         return errors
+
+    def _all_seats_errors(self, game) -> list:
+        """seat 'all' asks for every seat's value of a per-seat option at once (equal
+        seats): not with forbid, an integer option or a target rate."""
+        b = self.balance
+        if not b.all_seats:
+            return []
+        kinds = {o.name: o.kind for o in game.options}
+        if b.forbid is not None or (b.option is not None and kinds.get(b.option) == "int"):
+            what = "forbid" if b.forbid is not None else f"{b.option!r}, one value for all"
+            return [_error(("balance", "seat"), f"seat 'all' balances a per-seat option (one "
+                           f"value per seat) for every seat at once, not {what}: name one "
+                           "seat (1..k, -1: the last)", b.seat, CROSS)]
+        if b.target != "equal":
+            return [_error(("balance", "target"), "seat 'all' makes every seat fair (target "
+                           "'equal'); a win rate is asked of one seat", b.target, CROSS)]
+        return []
 
     def _arm_loc(self, arm: str, option: str | None = None) -> tuple:
         where = ("arms", arm) if self.arms and arm in self.arms else ("sweep",)
@@ -766,11 +802,16 @@ class ExperimentSpec(BaseModel):
 
     def searched_rules(self, players: int, value) -> dict:
         """The rules one value of the balance search plays: the first arm's rules with the
-        searched option set (a per-seat option: `value` at the seat, 0 elsewhere)."""
+        searched option set (a per-seat option: `value` at the seat, 0 elsewhere; with seat
+        'all', at every seat but the first; a list: every seat's value)."""
         b = self.balance
         rules = dict(next(iter(self.arm_rules().values())))
         opt = next(o for o in core_cy.load(self.game).options if o.name == b.option)
-        if opt.kind == "seats":
+        if opt.kind == "seats" and isinstance(value, (list, tuple)):
+            rules[b.option] = [int(v) for v in value]
+        elif opt.kind == "seats" and b.all_seats:
+            rules[b.option] = [0] + [int(value)] * (players - 1)
+        elif opt.kind == "seats":
             seats = [0] * players
             seats[b.seat_of(players)] = int(value)
             rules[b.option] = seats

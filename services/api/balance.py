@@ -129,7 +129,7 @@ class BalanceListed(BaseModel):
     owner: str = Field(description="the token's name that asked for it ('' without tokens)")
     status: Status
     question: str = Field(description="the option searched, or the action kinds valued")
-    kind: Literal["fair_value", "forbid_value"]
+    kind: Literal["fair_value", "all_seats", "forbid_value"]
     players: list[int]
     answers: list[BalanceAnswer] = Field(description="one per cell, once done")
     games_played: int
@@ -145,7 +145,8 @@ class BalanceListed(BaseModel):
         return cls(id=record["id"], url=f"/api/balance/{record['id']}", name=record["name"],
                    game=record["game"], owner=record["owner"] or "", status=record["status"],
                    question=b.get("option") or b.get("forbid") or "",
-                   kind="fair_value" if b.get("option") else "forbid_value",
+                   kind=("all_seats" if b.get("seat") == "all" else "fair_value")
+                   if b.get("option") else "forbid_value",
                    players=players if isinstance(players, list) else [players],
                    answers=[_answer(k, c, result) for k, c in
                             enumerate((result or {}).get("cells", []))],
@@ -168,7 +169,11 @@ _STATUS_WORDS = {"edge": "at the range's edge", "outside_range": "outside the ra
 
 def _answer(k: int, cell: dict, result: dict) -> BalanceAnswer:
     """A cell's answer in short: the fair value with its interval, or what it is worth."""
-    if result.get("kind") == "fair_value":
+    if result.get("kind") == "all_seats":
+        ans = cell.get("answer") or {}
+        short = (f"{result['option']} = {ans['vector']}" if ans.get("vector")
+                 else f"{result['option']}: not decided")
+    elif result.get("kind") == "fair_value":
         ans = cell.get("answer") or {}
         if ans.get("status") == "found" and ans.get("estimate") is not None:
             bounds = [f"{v:.2f}" if v is not None else "open" for v in (ans.get("low"),

@@ -1,0 +1,162 @@
+"""Every seat at once (balance.seat "all", services/all_seats.py): the spec's new input, the
+search on a real engine through the runner's Player, its answer in words, and the CLI and
+API faces."""
+import json
+import time
+from urllib.parse import unquote
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from pydantic import ValidationError
+from ray_support import ray_local  # noqa: F401  (session fixture)
+
+from pipelines import fair_vector as fvec
+from services import all_seats as sa
+from services.app import create_app
+from services.balance import answer_lines, run_balance
+from services.cli import main
+from services.runner import Player
+from services.spec import ExperimentSpec
+
+ALL = {"name": "gi-all", "game": "golden_island", "players": 3, "agents": "greedy", "seed": 3,
+       "balance": {"option": "seat_bonus_gold", "seat": "all", "range": [0, 4],
+                   "wave_games": 40, "max_games": 900, "confirm_games": 80, "delta": 0.05}}
+LEADS = ("Give ", "Probably give ", "Not decided", "No values")
+
+
+def _errors(balance: dict, **spec) -> list:
+    with pytest.raises(ValidationError) as info:
+        ExperimentSpec.model_validate({**ALL, **spec, "balance": {**ALL["balance"], **balance}})
+    return [(".".join(map(str, e["loc"])), e["msg"]) for e in info.value.errors()]
+
+
+@settings(max_examples=120, deadline=None)
+@given(seat=hs.one_of(hs.integers(-4, 12), hs.text(max_size=4), hs.sampled_from(
+    ["all", "All", "all ", 2.0, 2.5, True, None, [], {}]), hs.floats(allow_nan=True)))
+def test_a_seat_is_a_seat_from_1_the_last_or_all_and_anything_else_names_balance_seat(seat):
+    """balance.seat takes 1..k (k: the players), -1 (the last seat) or 'all'; anything else
+    is refused naming balance.seat and nothing else."""
+    whole = isinstance(seat, (int, float)) and not isinstance(seat, bool) and seat == seat \
+        and float(seat).is_integer()
+    if seat == "all" or (whole and (seat == -1 or 1 <= seat <= 3)):
+        spec = ExperimentSpec.model_validate({**ALL, "balance": {**ALL["balance"],
+                                                                 "seat": seat}})
+        assert spec.balance.all_seats == (seat == "all")
+        return
+    errors = _errors({"seat": seat})
+    assert errors and {loc for loc, _ in errors} == {"balance.seat"}, errors
+
+
+def test_all_seats_asks_a_per_seat_option_with_equal_seats():
+    [(loc, msg)] = _errors({"option": None, "range": None, "forbid": "steal"})
+    assert loc == "balance.seat" and "not forbid" in msg
+    [(loc, msg)] = _errors({"option": "max_rounds", "range": [5, 9]})
+    assert loc == "balance.seat" and "one value for all" in msg
+    [(loc, msg)] = _errors({"target": 0.3})
+    assert loc == "balance.target" and "every seat fair" in msg
+    # the range is checked with every seat but the first at its ends
+    spec = ExperimentSpec.model_validate(ALL)
+    assert spec.searched_rules(3, 4) == {"seat_bonus_gold": [0, 4, 4]}
+    assert spec.searched_rules(3, [0, 1, 2]) == {"seat_bonus_gold": [0, 1, 2]}
+    with pytest.raises(ValueError):
+        spec.balance.seat_of(3)
+
+
+def test_the_answer_says_what_to_give_each_seat():
+    assert sa.give_text([0, 1, 2, 3], "polyps") == (
+        "give seat 2 one extra polyp, seat 3 two extra polyps and seat 4 three extra polyps "
+        "(seat 1 as the book has it)")
+    assert sa.give_text([0, -1, 0], "gold") == ("give seat 2 one gold fewer and seat 3 "
+                                                 "nothing (seat 1 as the book has it)")
+    ans = fvec.Answer(3, "found", 0, 4, 0, [1.2, 1.9], [0.8, 1.5], [1.6, 2.3], [0, 1, 2])
+    seats = [{"seat": s, "mean": m, "low": m - 0.01, "high": m + 0.01}
+             for s, m in enumerate((0.004, -0.002, 0.001))]
+    fair = {"games": 5000, "seed": 4, "seats": seats, "verdict": "fair", "off": []}
+    assert sa.lead_sentence(ans, fair, "seat_bonus_gold", 0.02) == (
+        "Give seat 2 one extra gold and seat 3 two extra gold (seat 1 as the book has it): "
+        "every seat fair within +-2 points, shown on 5,000 fresh games (seed 4)")
+    off = {**fair, "verdict": "unfair", "off": [1], "seats": [
+        {**seats[1], "mean": -0.05, "high": -0.01} if r["seat"] == 1 else r for r in seats]}
+    text = sa.lead_sentence(ans, off, "seat_bonus_gold", 0.02)
+    assert text.startswith("Not decided") and "seat 2 (-5.0 points) is shown not fair" in text
+    unsure = sa.lead_sentence(ans, {**fair, "verdict": "not decided"}, "seat_bonus_gold", 0.02)
+    assert unsure.startswith("Probably give seat 2 one extra gold") and "not yet" in unsure
+    out = fvec.Answer(3, "outside_range", 0, 4, 0, [9.0, 2.0], [6.0, 1.0], [12.0, 3.0],
+                      [0, 4, 2])
+    assert "seat 2's lies above it" in sa.lead_sentence(out, None, "seat_bonus_gold", 0.02)
+
+
+def _answer(spec, folder, job):
+    player = Player(spec.game, str(folder), job, seed=spec.seed)
+    result = run_balance(spec, player)
+    player.finish()
+    return result, player
+
+
+def test_every_seat_is_searched_through_the_runner_and_confirmed(ray_local, tmp_path):
+    spec = ExperimentSpec.model_validate(ALL)
+    result, player = _answer(spec, tmp_path, "first")
+    again, _ = _answer(spec, tmp_path, "again")     # the same deals and agents: the same answer
+    for r in (result, again):
+        for c in r["cells"]:
+            c.pop("cpu_seconds")
+    assert result == again and result["kind"] == "all_seats"
+    (cell,) = result["cells"]
+    ans = cell["answer"]
+    # the first look: the book's vector and each free seat at the range's grid
+    assert cell["looks"][0]["vectors"] == [[0, 0, 0], [0, 2, 0], [0, 4, 0], [0, 0, 2],
+                                           [0, 0, 4]]
+    played = sum(len(k["vectors"]) * k["games_per_vector"] for k in cell["looks"])
+    assert played == cell["games"] <= 900
+    [conf] = cell["confirmations"]
+    assert conf["seed"] == 4 and conf["games"] <= 80 and len(conf["seats"]) == 3
+    assert player.state["done"] == cell["games"] + 80     # the search and the confirmation
+    assert ans["vector"][0] == 0 and all(0 <= v <= 4 for v in ans["vector"])
+    assert cell["sentence"].startswith(LEADS) and conf["sentence"] in answer_lines(result)[1]
+    # the games are the job's own, one arm a vector
+    arms = {unquote(p.name) for p in (tmp_path / "first").iterdir()
+            if p.name.startswith("arm=")}
+    assert "arm=seat_bonus_gold=[0,0,0]" in arms, arms
+    assert f"arm=seat_bonus_gold={ans['vector']},confirmation".replace(" ", "") in arms
+
+
+def test_the_cli_leads_with_what_to_give(ray_local, tmp_path, capsys):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(ALL))
+    assert main(["balance", str(path), "--out", str(tmp_path / "res")]) == 0
+    printed = capsys.readouterr()
+    lines = printed.out.splitlines()
+    assert lines[0].startswith(LEADS) and "seat_bonus_gold for every seat at once" in lines[0]
+    assert lines[1].startswith("  confirmation: seat_bonus_gold = [0, ")
+    assert "every seat's seat_bonus_gold, the first look" in printed.err
+    path.write_text(json.dumps({**ALL, "balance": {**ALL["balance"], "seat": "every"}}))
+    assert main(["balance", str(path)]) == 2
+    assert "balance.seat" in capsys.readouterr().err
+
+
+def test_the_api_answers_every_seat_in_the_background(ray_local, tmp_path):
+    app = create_app(db=str(tmp_path / "r.db"), results=str(tmp_path / "res"), run_worker=True)
+    with TestClient(app) as client:
+        for bad, field in (({"seat": "every"}, "balance.seat"),
+                           ({"target": 0.3}, "balance.target")):
+            got = client.post("/api/balance", json={**ALL, "balance": {**ALL["balance"],
+                                                                        **bad}})
+            assert got.status_code == 422 and got.json()["detail"][0]["field"] == field
+        job = client.post("/api/balance", json=ALL)
+        assert job.status_code == 202, job.text
+        url = job.json()["url"]
+        deadline = time.monotonic() + 180
+        while (got := client.get(url).json())["status"] not in ("done", "failed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert got["status"] == "done", got
+        assert got["result"]["cells"][0]["sentence"].startswith(LEADS)
+        [listed] = client.get("/api/balance").json()
+        vector = got["result"]["cells"][0]["answer"]["vector"]
+        assert listed["kind"] == "all_seats"
+        assert listed["answers"][0]["short"] == f"seat_bonus_gold = {vector}"
+        report = client.get(url + "/report.html")
+        assert report.status_code == 200 and "every seat at once" in report.text
+        assert client.get(url + "/chart.svg").status_code == 409
