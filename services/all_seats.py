@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipelines import fair_vector as fvec
+from pipelines.figures import _margin_text as margin_text
 from pipelines.figures import half_the_time
 from services import balance as sb
 
@@ -34,13 +35,17 @@ FIRST = 0                 # the first seat's value: the book (every option's 0)
 WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
-def _arm(option: str, vector, fresh: bool = False) -> str:
-    """The results folder's arm of one vector (`fresh`: its confirmation's deals)."""
-    return f"{option}=[{','.join(str(int(v)) for v in vector)}]" + (
+def _arm(option: str, vector, fresh: bool = False, rung: str | None = None) -> str:
+    """The results folder's arm of one vector (`fresh`: its confirmation's deals; `rung`:
+    the agent of a question asked per strength, '<arm>@<agent>')."""
+    from services.spec import ladder_arm
+
+    text = f"{option}=[{','.join(str(int(v)) for v in vector)}]" + (
         ",confirmation" if fresh else "")
+    return text if rung is None else ladder_arm(text, rung)
 
 
-def _amount(value: int, unit: str) -> str:
+def _seat_amount(value: int, unit: str) -> str:
     """'one extra polyp', 'three extra polyps', 'two polyps fewer', 'nothing'."""
     if value == 0:
         return "nothing"
@@ -53,9 +58,9 @@ def _amount(value: int, unit: str) -> str:
 def give_text(vector: list, unit: str) -> str:
     """'give seat 2 one extra polyp, seat 3 two extra polyps and seat 4 three extra polyps
     (seat 1 as the book has it)'."""
-    parts = [f"seat {s + 1} {_amount(v, unit)}" for s, v in enumerate(vector) if s > 0]
+    parts = [f"seat {s + 1} {_seat_amount(v, unit)}" for s, v in enumerate(vector) if s > 0]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    first = "as the book has it" if vector[0] == 0 else _amount(vector[0], unit)
+    first = "as the book has it" if vector[0] == 0 else _seat_amount(vector[0], unit)
     return f"give {listed} (seat 1 {first})"
 
 
@@ -83,7 +88,7 @@ def lead_sentence(ans: fvec.Answer, conf: dict | None, option: str, delta: float
         return (f"{give[0].upper() + give[1:]}: the search's nearest integer values, not "
                 "confirmed on fresh games (confirm_games is 0)")
     n, seed = conf["games"], conf["seed"]
-    margin = f"+-{100 * delta:g} points"
+    margin = margin_text(delta)
     if conf["verdict"] == "fair":
         return (f"{give[0].upper() + give[1:]}: every seat fair within {margin}, shown on "
                 f"{n:,} fresh games (seed {seed})")
@@ -97,20 +102,22 @@ def lead_sentence(ans: fvec.Answer, conf: dict | None, option: str, delta: float
 
 
 def answer_sentence(ans: fvec.Answer, option: str, precision: float,
-                    more: float | None) -> str:
+                    more: float | None, agent: str) -> str:
     """The search's answer: every free seat's fair value with its simultaneous interval and
     the integer vectors still possible."""
     if ans.status == "not_identified":
-        return f"{option}: no fair values can be solved for from the games played"
+        return (f"{option} for every seat at once, {ans.players} players, under {agent}: no "
+                "fair values can be solved for from the games played")
     unit = sb._unit(option)
+
     def bound(x):   # a bound beyond the range: the interval reaches that end
         return (f"below {ans.lo:g}" if x < ans.lo else f"above {ans.hi:g}" if x > ans.hi
                 else f"{x:.2f}")
     seats = ", ".join(f"seat {s + 2} {v:.2f} [{bound(lo)}, {bound(hi)}]" for s, (v, lo, hi)
                       in enumerate(zip(ans.estimate, ans.low, ans.high)))
     k = ans.players
-    text = (f"{option} for every seat at once, {k} players: {seats} {unit} with seat 1 at "
-            f"{ans.first} (95% for all {k - 1} intervals together: each at "
+    text = (f"{option} for every seat at once, {k} players, under {agent}: {seats} {unit} "
+            f"with seat 1 at {ans.first} (95% for all {k - 1} intervals together: each at "
             f"{100 * (1 - ans.seat_alpha):.1f}%; searched {ans.lo:g}..{ans.hi:g})")
     if ans.possible_count:
         named = "; ".join(str(v) for v in ans.possible)
@@ -118,7 +125,7 @@ def answer_sentence(ans: fvec.Answer, option: str, precision: float,
                  + (f" and {ans.possible_count - len(ans.possible)} more"
                     if ans.possible_count > len(ans.possible) else ""))
     if ans.half_width > precision:
-        text += f"; not decided to +-{precision:g}" + (
+        text += f"; not decided to ±{precision:g}" + (
             f": {half_the_time(more, would='narrow it that far')}" if more else "")
     return text
 
@@ -127,69 +134,83 @@ def confirmation_sentence(conf: dict, option: str, vector: list, players: int,
                           delta: float) -> str:
     seats = ", ".join(f"seat {r['seat'] + 1} {100 * r['mean']:+.1f} [{100 * r['low']:+.1f}, "
                       f"{100 * r['high']:+.1f}]" for r in conf["seats"])
-    verdict = {"fair": f"every seat fair within +-{100 * delta:g} points",
+    verdict = {"fair": f"every seat fair within {margin_text(delta)}",
                "unfair": "not fair: " + _seats_text(conf["seats"], conf["off"]) + " shown off",
-               "not decided": f"not decided at +-{100 * delta:g} points"}[conf["verdict"]]
+               "not decided": f"not decided at {margin_text(delta)}"}[conf["verdict"]]
     return (f"{option} = {vector}, {players} players: each seat's win share less the others' "
             f"mean, {seats} points (95% together) over {conf['games']:,} fresh games (seed "
             f"{conf['seed']}): {verdict}")
 
 
 def run_all_seats(spec, player: Player) -> dict:
-    """Every player count's search and confirmation (see the module)."""
+    """Every player count's search and confirmation (see the module), and asked per
+    strength (balance.agents), every rung's."""
+    rungs = spec.balance_rungs()
+    questions = [(n, rung) for n in spec.player_counts() for rung in rungs]
+    cells = [_cell(spec, player, players, rung, len(rungs) > 1, len(questions) - 1 - k)
+             for k, (players, rung) in enumerate(questions)]
+    return {"kind": "all_seats", "game": spec.game, "option": spec.balance.option,
+            "cells": cells}
+
+
+def _cell(spec, player: Player, players: int, rung: str | None, named: bool,
+          later: int) -> dict:
+    """One answer: the search of one player count under one rung's agents (rung None: the
+    spec's agents; `named`: the rung names its arms), its confirmation and its sentences;
+    `later`: the answers still to search after it (for the progress's estimate)."""
     b = spec.balance
-    counts = spec.player_counts()
-    cells = []
-    for players in counts:
-        agents = spec.agent_list(players)
-        per = spec.games_per_deal(players)
-        later = len(counts) - 1 - counts.index(players)
-        truncated = [0]
+    agents = spec.agent_list(players) if rung is None else [rung] * players
+    per = spec.games_per_deal(players)
+    arm_rung = rung if named else None
+    under = f" under {rung}" if named else ""
+    truncated = [0]
 
-        def play(vectors, start, count, players=players, agents=agents, truncated=truncated):
-            full = [[FIRST] + [int(x) for x in v] for v in vectors]
-            parts = [sb._part(spec, _arm(b.option, v), players,
-                              spec.searched_rules(players, v), agents, spec.seed, start, count)
-                     for v in full]
-            outs = sb._play(player, spec, parts)
-            truncated[0] += sum(out["truncated"] for out in outs)
-            return np.stack([fvec.figures(out["seat_win_share"]) for out in outs], axis=1)
+    def play(vectors, start, count):
+        full = [[FIRST] + [int(x) for x in v] for v in vectors]
+        parts = [sb._part(spec, _arm(b.option, v, rung=arm_rung), players,
+                          spec.searched_rules(players, v), agents, spec.seed, start, count)
+                 for v in full]
+        outs = sb._play(player, spec, parts)
+        truncated[0] += sum(out["truncated"] for out in outs)
+        return np.stack([fvec.figures(out["seat_win_share"]) for out in outs], axis=1)
 
-        def on_look(ans, c, waves, planned, players=players, per=per, later=later):
-            used = sum(y.shape[0] * y.shape[1] for _, y in waves)
-            here = (planned - used + b.confirm_games) * per
-            player.expect(here + later * (planned + b.confirm_games) * per,
-                          f"{players} players: every seat's {b.option}, look {len(waves)}, "
-                          f"around {ans.vector}, {used:,} games so far")
+    def on_look(ans, c, waves, planned):
+        used = sum(y.shape[0] * y.shape[1] for _, y in waves)
+        here = (planned - used + b.confirm_games) * per
+        player.expect(here + later * (planned + b.confirm_games) * per,
+                      f"{players} players{under}: every seat's {b.option}, look {len(waves)}, "
+                      f"around {ans.vector}, {used:,} games so far")
 
-        player.expect(None, f"{players} players: every seat's {b.option}, the first look")
-        started = player.cpu_seconds
-        ans, c, waves = fvec.search(play, players, b.range[0], b.range[1], b.precision,
-                                    b.wave_games, b.max_games, base=FIRST, on_look=on_look)
-        conf = None
-        if b.confirm_games and ans.status != "not_identified":
-            player.expect(b.confirm_games * per, f"{players} players: confirming {b.option} = "
-                          f"{ans.vector} on fresh deals")
-            seed = spec.seed + sb.CONFIRM_SEED_OFFSET
-            [out] = sb._play(player, spec, [sb._part(
-                spec, _arm(b.option, ans.vector, fresh=True), players,
-                spec.searched_rules(players, ans.vector), agents, seed, 0, b.confirm_games)])
-            truncated[0] += out["truncated"]
-            conf = {**fvec.confirmation(out["seat_win_share"], b.delta), "seed": seed}
-            conf["sentence"] = confirmation_sentence(conf, b.option, ans.vector, players,
-                                                     b.delta)
-        more = fvec.games_to_precision(ans, c, b.precision)
-        sentence = (lead_sentence(ans, conf, b.option, b.delta) + ". "
-                    + answer_sentence(ans, b.option, b.precision, more))
-        if truncated[0]:
-            sentence += (f"; {truncated[0]:,} games ended at a simulator safety were left "
-                         "out (not counted)")
-        cells.append({"players": players, "seat": None, "agent": ", ".join(sorted(set(agents))),
-                      "answer": ans.as_dict(), "sentence": sentence,
-                      "games": int(sum(y.shape[0] * y.shape[1] for _, y in waves)),
-                      "truncated": truncated[0],
-                      "looks": [{"vectors": [[FIRST] + [int(x) for x in v] for v in vs],
-                                 "games_per_vector": int(y.shape[0])} for vs, y in waves],
-                      "cpu_seconds": player.cpu_seconds - started,
-                      "confirmations": [conf] if conf else []})
-    return {"kind": "all_seats", "game": spec.game, "option": b.option, "cells": cells}
+    player.expect(None, f"{players} players{under}: every seat's {b.option}, the first look")
+    started = player.cpu_seconds
+    ans, c, waves = fvec.search(play, players, b.range[0], b.range[1], b.precision,
+                                b.wave_games, b.max_games, base=FIRST, on_look=on_look)
+    conf = None
+    if b.confirm_games and ans.status != "not_identified":
+        player.expect(b.confirm_games * per, f"{players} players{under}: confirming "
+                      f"{b.option} = {ans.vector} on fresh deals")
+        seed = spec.seed + sb.CONFIRM_SEED_OFFSET
+        [out] = sb._play(player, spec, [sb._part(
+            spec, _arm(b.option, ans.vector, fresh=True, rung=arm_rung), players,
+            spec.searched_rules(players, ans.vector), agents, seed, 0, b.confirm_games)])
+        truncated[0] += out["truncated"]
+        conf = {**fvec.confirmation(out["seat_win_share"], b.delta), "seed": seed}
+        conf["sentence"] = confirmation_sentence(conf, b.option, ans.vector, players, b.delta)
+    more = fvec.games_to_precision(ans, c, b.precision)
+    who = ", ".join(sorted(set(agents)))
+    sentence = answer_sentence(ans, b.option, b.precision, more, who)
+    if truncated[0]:
+        sentence += (f"; {truncated[0]:,} games ended at a simulator safety were left out "
+                     "(not counted)")
+    return {"players": players, "seat": None, "agent": who,
+            "rung": rung, "answer": ans.as_dict(),
+            "recommendation": {"verdict": conf["verdict"] if conf else ans.status,
+                               "vector": ans.vector,
+                               "sentence": lead_sentence(ans, conf, b.option, b.delta)},
+            "sentence": sentence,
+            "games": int(sum(y.shape[0] * y.shape[1] for _, y in waves)),
+            "truncated": truncated[0],
+            "looks": [{"vectors": [[FIRST] + [int(x) for x in v] for v in vs],
+                       "games_per_vector": int(y.shape[0])} for vs, y in waves],
+            "cpu_seconds": player.cpu_seconds - started,
+            "confirmations": [conf] if conf else []}

@@ -76,7 +76,7 @@ def test_the_answer_says_what_to_give_each_seat():
     fair = {"games": 5000, "seed": 4, "seats": seats, "verdict": "fair", "off": []}
     assert sa.lead_sentence(ans, fair, "seat_bonus_gold", 0.02) == (
         "Give seat 2 one extra gold and seat 3 two extra gold (seat 1 as the book has it): "
-        "every seat fair within +-2 points, shown on 5,000 fresh games (seed 4)")
+        "every seat fair within ±2 points, shown on 5,000 fresh games (seed 4)")
     off = {**fair, "verdict": "unfair", "off": [1], "seats": [
         {**seats[1], "mean": -0.05, "high": -0.01} if r["seat"] == 1 else r for r in seats]}
     text = sa.lead_sentence(ans, off, "seat_bonus_gold", 0.02)
@@ -114,7 +114,9 @@ def test_every_seat_is_searched_through_the_runner_and_confirmed(ray_local, tmp_
     assert conf["seed"] == 4 and conf["games"] <= 80 and len(conf["seats"]) == 3
     assert player.state["done"] == cell["games"] + 80     # the search and the confirmation
     assert ans["vector"][0] == 0 and all(0 <= v <= 4 for v in ans["vector"])
-    assert cell["sentence"].startswith(LEADS) and conf["sentence"] in answer_lines(result)[1]
+    lines = answer_lines(result)
+    assert lines[0].startswith(cell["recommendation"]["sentence"]) and lines[0].startswith(LEADS)
+    assert lines[1] == "  search: " + cell["sentence"] and conf["sentence"] in lines[2]
     # the games are the job's own, one arm a vector
     arms = {unquote(p.name) for p in (tmp_path / "first").iterdir()
             if p.name.startswith("arm=")}
@@ -128,8 +130,10 @@ def test_the_cli_leads_with_what_to_give(ray_local, tmp_path, capsys):
     assert main(["balance", str(path), "--out", str(tmp_path / "res")]) == 0
     printed = capsys.readouterr()
     lines = printed.out.splitlines()
-    assert lines[0].startswith(LEADS) and "seat_bonus_gold for every seat at once" in lines[0]
-    assert lines[1].startswith("  confirmation: seat_bonus_gold = [0, ")
+    assert lines[0].startswith(LEADS) and lines[0].endswith("CPU-s]")
+    assert lines[1].startswith("  search: seat_bonus_gold for every seat at once, 3 players, "
+                               "under greedy: seat 2 ")
+    assert lines[2].startswith("  confirmation: seat_bonus_gold = [0, ")
     assert "every seat's seat_bonus_gold, the first look" in printed.err
     path.write_text(json.dumps({**ALL, "balance": {**ALL["balance"], "seat": "every"}}))
     assert main(["balance", str(path)]) == 2
@@ -152,11 +156,12 @@ def test_the_api_answers_every_seat_in_the_background(ray_local, tmp_path):
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert got["status"] == "done", got
-        assert got["result"]["cells"][0]["sentence"].startswith(LEADS)
+        assert got["result"]["cells"][0]["recommendation"]["sentence"].startswith(LEADS)
         [listed] = client.get("/api/balance").json()
         vector = got["result"]["cells"][0]["answer"]["vector"]
         assert listed["kind"] == "all_seats"
         assert listed["answers"][0]["short"] == f"seat_bonus_gold = {vector}"
+        assert listed["answers"][0]["recommendation"].startswith(LEADS)
         report = client.get(url + "/report.html")
         assert report.status_code == 200 and "every seat at once" in report.text
         assert client.get(url + "/chart.svg").status_code == 409
