@@ -31,9 +31,12 @@ values over the range (the others at the book); each later look plays the *star*
 rounded estimate (that vector and each free value one up and one down, within the range) on
 common deals, as many games as the previous look said the precision needs, and refits on the
 vectors around the new estimate (a Newton step on a small grid).  It stops from the third
-look on when the estimate rounds to the star's centre (it rests on the integers played
-around it), every seat's interval is within +-precision and the look played what was
-planned; or at max_games.
+look on when the estimate lies inside the star (every free value within one unit of its
+centre: the integers on either side of it were played), every seat's interval is within
++-precision and the look played what was planned; or at max_games.  The star moves only when
+the estimate leaves it (a stop that waited for the estimate to round to the centre would
+choose the estimate's side of a half-integer by luck: the intervals covered 87% at 3 players
+with cross effects).
 """
 from __future__ import annotations
 
@@ -346,14 +349,18 @@ def search(play, players: int, lo: int, hi: int, precision: float, wave_games: i
         c = fit(waves, centre)
         ans = answer(c, players, lo, hi, base, alpha)
         found = ans.status != "not_identified"
-        rests = centre is not None and found and tuple(ans.vector[1:]) == tuple(centre)
-        if rests and looks >= MIN_LOOKS and (ans.status == "outside_range" or (
-                ans.half_width <= precision and (planned is None or used >= planned))):
+        inside = centre is not None and found and bool(np.all(
+            np.abs(np.subtract(ans.estimate, centre)) <= REACH + 1e-9))
+        at_edge = centre is not None and found and tuple(ans.vector[1:]) == tuple(centre)
+        if looks >= MIN_LOOKS and ((ans.status == "outside_range" and at_edge) or (
+                inside and ans.half_width <= precision
+                and (planned is None or used >= planned))):
             break
         more = games_to_precision(ans, c, precision) if found else None
-        # a Newton step (at most MAX_STEP a seat): the star around the new estimate
+        # a Newton step (at most MAX_STEP a seat) once the estimate leaves the star: the
+        # star around it (inside, the star already holds the integers on either side of it)
         last = book if centre is None else centre
-        centre = _step(last, ans.vector[1:]) if found else last
+        centre = _step(last, ans.vector[1:]) if found and not inside else last
         vectors = star(centre, lo, hi)
         total = used if more is None or looks == 1 else min(max(more, used // 2), 3 * used)
         total = min(max(total, wave_games * len(vectors)), max_games - used)
