@@ -32,8 +32,8 @@ from pipelines.folder import read_manifest
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "deployment.md"
 TIMEOUT_S = 150  # generous: the machine may be shared and loaded
 SPEC = {"name": "hosts", "game": "maori", "players": 3, "agents": "random",
-        "games_per_arm": 120_000, "seed": 47, "shard_size": 2_000}
-SHARDS = 60
+        "games_per_arm": 60_000, "seed": 47, "shard_size": 2_000}
+SHARDS = 30
 # a fair-value search of a fixed budget (no search reaches that precision): 3 waves of 2
 # values, then the confirmation of the nearest integers
 BALANCE = {"name": "hosts-balance", "game": "reef_encounter", "players": 3, "agents": "greedy",

@@ -1,7 +1,7 @@
 """Faults of the results location: an unwritable one (the experiment fails with a clear
 error, nothing half-written visible), a write that fails midway, and temporary files of
 interrupted shard writes removed when a run resumes or finishes, and a results disk that
-really fills up.  (A worker node killed mid-experiment: tests/test_multinode.py.)"""
+really fills up.  (A host lost mid-experiment: tests/services/test_cluster.py.)"""
 import contextlib
 import errno
 import subprocess

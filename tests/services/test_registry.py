@@ -59,7 +59,7 @@ def test_stopped_service_resumes_on_restart(tmp_path):
     registry finishes it with exactly the planned rows."""
     db, results = str(tmp_path / "r.db"), tmp_path / "res"
     # Large enough (80,000 games) that the stop comes well before the end on a fast machine.
-    spec = small_spec(games_per_arm=20_000, shard_size=500)
+    spec = small_spec(games_per_arm=5_000, shard_size=250)
     with TestClient(create_app(db=db, results=str(results))) as client:
         eid = client.post("/api/experiments", json=spec).json()["id"]
         wait_for(client, eid, ("running",), condition=lambda e: e["progress"]["done"] > 0)
@@ -132,7 +132,7 @@ def test_killed_service_process_resumes(tmp_path):
     try:
         base = f"http://127.0.0.1:{port}"
         _wait(f"{base}/api/games", lambda r: r.status_code == 200)
-        spec = small_spec(games_per_arm=20_000, shard_size=500)  # stops well before its end
+        spec = small_spec(games_per_arm=5_000, shard_size=250)  # stops well before its end
         eid = httpx.post(f"{base}/api/experiments", json=spec).json()["id"]
         _wait(f"{base}/api/experiments/{eid}", lambda r: r.json()["progress"]["done"] > 0)
     finally:
