@@ -358,31 +358,35 @@ MAX_ROUNDS = 8      # rounds of reconciling a search with its confirmation (reco
 MIN_MORE = 50       # fewer fresh games than this left in the budget: reconcile stops
 
 
-def _side(conf: dict, centre: float) -> str | None:
-    """Where a confirmed value leaves the seat: 'short' (shown below the target), 'over'
-    (shown above), None (a fair or undecided verdict)."""
-    if conf["verdict"] != "unfair":
-        return None
-    return "short" if conf["high"] < centre else "over"
+def _state(conf: dict, centre: float, delta: float) -> str:
+    """What a confirmed value shows for the recommendation: 'fair' (within +-delta of the
+    target), 'short' or 'over' (its whole interval beyond delta below or above it), else
+    'open' (it may still be fair within +-delta: a value shown off the target by less than
+    delta is not shown unfit)."""
+    if conf["verdict"] == "fair":
+        return "fair"
+    if conf["high"] < centre - delta:
+        return "short"
+    return "over" if conf["low"] > centre + delta else "open"
 
 
-def next_step(confs: dict, centre: float, rising: bool, lo: int, hi: int):
+def next_step(confs: dict, centre: float, delta: float, rising: bool, lo: int, hi: int):
     """What reconciling a search with its confirmation does next, from the confirmations so
-    far (value -> confirmation): None when they answer (a value shown fair; two neighbours
-    shown on either side of the target; every value on one side up to the range's end),
-    ('more', values) to play more fresh games on the values not decided, ('add', value) to
-    confirm the next integer toward the target when every value played is shown on one side
-    of it (`rising`: the figure rises with the option)."""
-    if any(c["verdict"] == "fair" for c in confs.values()):
+    far (value -> confirmation; _state): None when they answer (a value shown fair; two
+    neighbours shown beyond delta on either side of the target; every value beyond delta on
+    one side up to the range's end), ('more', values) to play more fresh games on the values
+    still open, ('add', value) to confirm the next integer toward the target when every value
+    played is beyond delta on one side of it (`rising`: the figure rises with the option)."""
+    states = {v: _state(c, centre, delta) for v, c in confs.items()}
+    if "fair" in states.values():
         return None
-    open_ = sorted(v for v, c in confs.items() if c["verdict"] == "not decided")
+    open_ = sorted(v for v, state in states.items() if state == "open")
     if open_:
         return ("more", open_)
-    sides = {v: _side(c, centre) for v, c in confs.items()}
-    values = sorted(sides)
-    if any(sides[a] != sides[b] for a, b in zip(values, values[1:]) if b == a + 1):
+    values = sorted(states)
+    if any(states[a] != states[b] for a, b in zip(values, values[1:]) if b == a + 1):
         return None                      # the target lies between two neighbours
-    up = (sides[values[0]] == "short") == rising
+    up = (states[values[0]] == "short") == rising
     new = values[-1] + 1 if up else values[0] - 1
     return ("add", new) if lo <= new <= hi and new not in confs else None
 
@@ -406,7 +410,7 @@ def reconcile(player: Player, spec, players: int, ans: fv.Answer, c: fv.Curve, b
     for _ in range(MAX_ROUNDS):
         confs.update({g["value"]: g for g in confirm(player, spec, players, todo, c, ans,
                                                      agents, rung, plans)})
-        step = next_step(confs, centre, rising, *b.range)
+        step = next_step(confs, centre, b.delta, rising, *b.range)
         left = budget - sum(plans.values())
         if step is None or left < MIN_MORE:
             break
@@ -512,38 +516,42 @@ def recommendation(spec, players: int, ans: fv.Answer, confs: list[dict], budget
                    + (f"the fair value lies {ans.side} the range (widen the range to find it)"
                       if ans.side else "every value is shown unfair, on both sides of the "
                       "target"))
-    if confs and all(c["verdict"] == "unfair" for c in confs):
+    states = {c["value"]: _state(c, centre, b.delta) for c in confs}
+    if confs and "open" not in states.values():
         split = [(c, by[c["value"] + 1]) for c in confs if c["value"] + 1 in by
-                 and _side(c, centre) != _side(by[c["value"] + 1], centre)]
+                 and states[c["value"]] != states[c["value"] + 1]]
         if split:
             a, z = split[0]
             return say("between", f"no whole number is {on_target}: {b.option} = {shown(a)}, "
                        f"{z['value']} at {_shown(spec, players, z)} ({z['games']:,} fresh "
                        "games); the fair value lies between them", [a["value"], z["value"]])
-        up = (_side(confs[0], centre) == "short") == rising
+        up = (states[confs[0]["value"]] == "short") == rising
         end = confs[-1] if up else confs[0]
-        if next_step(by, centre, rising, lo, hi) is None:
+        if next_step(by, centre, b.delta, rising, lo, hi) is None:
             return say("outside", f"no value of {b.option} in {lo:g}..{hi:g} makes {who} "
                        f"{goal}: even at the range's {'high' if up else 'low'} end "
                        f"{b.option} = {shown(end)}")
         return say("undecided", f"cannot yet decide within the budget ({budget:,} games): "
-                   f"every value confirmed leaves {who} on one side of the target, the "
-                   f"closest {b.option} = {shown(end)}", [end["value"]])
+                   f"every value confirmed leaves {who} beyond {margin_text(b.delta)} on one "
+                   f"side of the target, the closest {b.option} = {shown(end)}",
+                   [end["value"]])
     if confs:
         near = (lambda c: abs(c["value"] - ans.estimate)) if ans.estimate is not None \
             else (lambda c: 0)
-        open_ = sorted((c for c in confs if c["verdict"] == "not decided"), key=near)
+        open_ = sorted((c for c in confs if states[c["value"]] == "open"), key=near)
         pick = open_[:2] if len(open_) > 1 else open_ + sorted(
             (by[v] for v in (open_[0]["value"] - 1, open_[0]["value"] + 1) if v in by),
             key=near)[:1]
         pick.sort(key=lambda c: c["value"])
-        states = "; ".join(
-            f"{c['value']} {'not fair' if c['verdict'] == 'unfair' else c['verdict']} "
-            f"({_shown(spec, players, c)}, {c['games']:,} fresh games)" for c in pick)
+        words = {"open": "not decided", "short": "not fair (short)", "over": "not fair (ahead)"}
+        states_text = "; ".join(
+            f"{c['value']} {words[states[c['value']]]} ({_shown(spec, players, c)}, "
+            f"{c['games']:,} fresh games)" for c in pick)
         which = (f"between {pick[0]['value']} and {pick[1]['value']}" if len(pick) > 1
                  else f"whether {pick[0]['value']} is {goal}")
         return say("undecided", f"cannot yet decide {which} ({b.option}) within the budget "
-                   f"({budget:,} games): {states}", [c["value"] for c in pick])
+                   f"({budget:,} games) at {margin_text(b.delta)}: {states_text}",
+                   [c["value"] for c in pick])
     if ans.status in ("found", "edge") and ans.estimate is not None:
         value = int(min(max(round(ans.estimate), lo), hi))
         return say("unconfirmed", f"{action(spec, players, value)}: the search's estimate "
