@@ -160,6 +160,12 @@ class ShardCache:
             return kept
         return None
 
+    def fresh(self, root: str, question: tuple, version: Hashable) -> Any:
+        """The answer of this version when it is kept, else None; never waits."""
+        with self._lock:
+            kept = self._fresh((root, question), version)
+        return None if kept is None else kept[1]
+
     def kept(self, root: str, question: tuple, version: Hashable,
              compute: Callable[[], Any]) -> tuple[bool, Any]:
         """Never waits (the event loop calls it): (True, answer) with the answer of this

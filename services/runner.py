@@ -82,7 +82,8 @@ class Progress:
     # is not known (no rate yet, or a stop rule that cannot tell), and once the run has ended
     status: str = "running"  # running | done | cancelled | failed
     error: str | None = None
-    written: int | None = None  # games of the shards written (done, less those playing)
+    written: int | None = None  # games of the shards written (done, less those playing;
+    # the shards a task in flight has written count, as it reports them)
     cpu_seconds: float = 0.0  # CPU-seconds the job's shard tasks have used, as they report
     # them (finished, cut short and playing; earlier runs of the job included: Budget.spent)
     detail: str | None = None  # where a job that is not an experiment stands, in words
@@ -509,7 +510,8 @@ class _Clock:
         eta = None if left is None or rate <= 0 else left / rate
         if status != "running":
             eta = None
-        self.progress(Progress(done, self.total, rate, eta, status, error, state["done"],
+        written = state["done"] + sum(state.get("written_playing", {}).values())
+        self.progress(Progress(done, self.total, rate, eta, status, error, written,
                                _cpu(state), detail))
 
 
@@ -779,6 +781,7 @@ def _settle(state: dict) -> None:
     """A run's tally at its end: games of unwritten shards are not results, the CPU they
     used was spent all the same."""
     state["playing"].clear()
+    state.get("written_playing", {}).clear()  # a cut task's shards: _list_cut_short's
     state["cpu"] = _cpu(state)
     state["cpu_playing"].clear()
 
@@ -905,6 +908,7 @@ class _Poll:
             flying = {key for _, key, _ in pending.values()}
             state["playing"] = {k: v[0] for k, v in played.items() if k in flying}
             state["cpu_playing"] = {k: v[1] for k, v in played.items() if k in flying}
+            state["written_playing"] = {k: v[2] for k, v in played.items() if k in flying}
             changed = True
         now = time.monotonic()
         if self.answer is None and pending and now - self.asked >= POLL_SECONDS:
@@ -969,6 +973,7 @@ def _run_wave(jobs: Iterator[tuple[int, dict]], limit: InFlight, state,
             tasks.pop(ref, None)
             state["playing"].pop(key, None)
             state["cpu_playing"].pop(key, None)
+            state.get("written_playing", {}).pop(key, None)
             try:
                 out = ray.get(ref)
             except Exception as exc:  # the task failed after its retries
@@ -997,6 +1002,7 @@ def _preempt(refs: list, pending: dict, tasks: dict, again: deque, state: dict) 
         ray.cancel(ref, force=True)
         _, key, _ = pending.pop(ref)
         state["playing"].pop(key, None)
+        state.get("written_playing", {}).pop(key, None)
         state["cpu"] += state["cpu_playing"].pop(key, 0.0)
         again.append(tasks.pop(ref))
     log.info("%d tasks preempted (the run's share of the cluster shrank)", len(refs))

@@ -31,7 +31,9 @@ alone (what a game costs, for a plan)}.
     task); each shard's file is the one a task of that shard alone would write.  The games
     are played in pieces of about job["report_s"] seconds; after each piece but the task's
     last, the games it has played so far go to job["tally"] (a ProgressTally, when given)
-    under job["key"], so a long task shows progress while it plays.  The pieces join into the
+    under job["key"], so a long task shows progress while it plays, and after each shard
+    but the last the games of the shards it has written, so the interim figures count them
+    within a poll of the driver (the last is in the task's answer).  The pieces join into the
     rows one call would give (game i depends only on the seed and i), so every file is a pure
     function of the job: a retry writes the same files again, reporting only adds calls, and
     a lost report never fails the task."""
@@ -51,6 +53,7 @@ alone (what a game costs, for a plan)}.
         table = storage_table(rows)
         entry = write_shard(table, fs, root, start, count)
         entries.append({**entry, "statistics": write_statistics(table, fs, root, entry)})
+        progress.wrote(sum(e["rows"] for e in entries))
     return {"games": sum(e["rows"] for e in entries), "shards": entries,
             "seconds": time.monotonic() - began, "cpu_seconds": time.process_time() - cpu,
             "play_cpu_seconds": playing}
@@ -64,6 +67,7 @@ class _Progress:
     def __init__(self, job: dict, total: int, cpu: float):
         self.tally, self.key, self.total, self.cpu = job.get("tally"), job.get("key"), total, cpu
         self.every, self.played, self.began = job.get("report_s", 2.0), 0, time.monotonic()
+        self.written = 0
 
     def piece(self, left: int) -> int:
         if not self.played:
@@ -73,10 +77,18 @@ class _Progress:
 
     def add(self, games: int) -> None:
         self.played += games
+        self._report()
+
+    def wrote(self, games: int) -> None:
+        """The games of the task's shards written so far."""
+        self.written = games
+        self._report()
+
+    def _report(self) -> None:
         if self.tally is not None and self.played < self.total:
             try:
                 self.tally.report.remote(self.key, self.played,  # fire and forget
-                                         time.process_time() - self.cpu)
+                                         time.process_time() - self.cpu, self.written)
             except Exception:  # noqa: BLE001  (a lost tally costs progress, never the shard)
                 self.tally = None
 
@@ -99,20 +111,22 @@ def _play(game, job: dict, start: int, count: int, progress: _Progress):
 
 @ray.remote(num_cpus=0)
 class ProgressTally:
-    """Games played and CPU-seconds used so far by the shards still playing, as their tasks
-    report them: per experiment, per shard key.  A retried shard reports from its start
-    again; the most reported is kept, so progress never goes back."""
+    """Games played, CPU-seconds used and games of shards written so far by the tasks still
+    playing, as they report them: per experiment, per task key.  A retried task reports from
+    its start again; the most reported is kept, so progress never goes back (a retry writes
+    the same files again)."""
 
     def __init__(self):
         self.played: dict[str, dict] = {}
 
-    def report(self, key: tuple, played: int, cpu_seconds: float = 0.0) -> None:
+    def report(self, key: tuple, played: int, cpu_seconds: float = 0.0, written: int = 0
+               ) -> None:
         shards = self.played.setdefault(key[0], {})
-        games, cpu = shards.get(key, (0, 0.0))
-        shards[key] = (max(games, played), max(cpu, cpu_seconds))
+        before = shards.get(key, (0, 0.0, 0))
+        shards[key] = tuple(max(a, b) for a, b in zip(before, (played, cpu_seconds, written)))
 
     def take(self, experiment: str, keys: list) -> dict:
-        """(games played, CPU-seconds) so far per shard of `keys` (the driver's shards of
+        """(games played, CPU-seconds, games written) so far per task of `keys` (those of
         `experiment` in flight); the experiment's other keys (finished or cancelled shards)
         are forgotten, and all of them with no keys (the run's end)."""
         wanted = set(map(tuple, keys))

@@ -1,6 +1,7 @@
 """Statistics of an experiment's results (pipelines' tables as JSON)."""
 from __future__ import annotations
 
+import asyncio
 import json
 from enum import Enum
 from functools import lru_cache
@@ -31,6 +32,9 @@ router = APIRouter(prefix="/api/experiments/{eid}", tags=["results"],
                    responses=responses(401, 404, 409, 422))
 # The figures the dashboard polls, kept per set of finished shards (benchmarks/api_load.py).
 CACHE = datasets.ShardCache()
+# A poll that finds new shards waits this long for their figures (asynchronously) before it
+# is given the last ones: the page then shows the shards written before its previous look.
+FRESH_WAIT_S = 1.0
 # What reading a shard changed in place raises (pyarrow's errors are OSError and ValueError).
 READ_ERRORS = (OSError, ValueError, pl.exceptions.ComputeError)
 
@@ -52,7 +56,7 @@ async def _kept(record: dict, root: str, question: tuple,
                 media_type: str = "application/json") -> Response:
     """The answer as JSON, encoded once per set of finished shards (a repeat is bytes, served
     from the event loop); a computation runs in a thread, in the background when there is a
-    last answer to give meanwhile.  The set is named by the registry's status and the games
+    last answer to give meanwhile (after up to FRESH_WAIT_S for the new one, asynchronously).  The set is named by the registry's status and the games
     written (deps.experiment), so a poll of a running experiment lists no files; a finished
     one's adds its shards checked against the manifest (integrity: a listing, each file
     hashed once), so a shard damaged or replayed since changes the answer.  The last answer
@@ -81,10 +85,25 @@ async def _kept(record: dict, root: str, question: tuple,
             return text.encode()
         return JSONResponse(jsonable_encoder(named(text, found))).body
 
-    found, body = CACHE.kept(root, question, version, encoded)
-    if not found:
-        body = await run_in_threadpool(CACHE.get, root, question, version, encoded)
+    body = CACHE.fresh(root, question, version)
+    if body is None:
+        found, body = CACHE.kept(root, question, version, encoded)
+        if not found:
+            body = await run_in_threadpool(CACHE.get, root, question, version, encoded)
+        else:  # the recompute runs: its answer if it comes soon, else the last one
+            body = await _fresh_soon(root, question, version) or body
     return Response(body, media_type=media_type)
+
+
+async def _fresh_soon(root: str, question: tuple, version) -> bytes | None:
+    """The answer of this version if it is computed within FRESH_WAIT_S (looked at every
+    50 ms, without holding a thread), else None."""
+    for _ in range(int(FRESH_WAIT_S / 0.05)):
+        await asyncio.sleep(0.05)
+        body = CACHE.fresh(root, question, version)
+        if body is not None:
+            return body
+    return None
 
 
 async def integrity(record: dict, root: str, rows: bool = True) -> dict | None:

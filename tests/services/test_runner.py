@@ -504,6 +504,30 @@ def test_progress_moves_while_a_single_slow_shard_plays(ray_local, tmp_path, mon
     assert _rows(tmp_path / "exp") == direct
 
 
+def test_a_tasks_shards_count_as_written_as_it_writes_them(ray_local, tmp_path, monkeypatch):
+    """A task of several shards reports each shard it has written (services.shard), so the
+    games written that the progress says (the interim figures' version) grow while the task
+    plays, and never count a game that is not on disk."""
+    from services import runner
+
+    monkeypatch.setattr(runner, "REPORT_SECONDS", 0.1)
+    monkeypatch.setattr(runner, "POLL_SECONDS", 0.1)
+    monkeypatch.setattr(runner, "_task_size", lambda state, left, cpus: 4)  # 4 shards a task
+    spec = _spec(arms={"a": {}}, games_per_arm=400, shard_size=100, agents=SLOW_AGENT)
+    root, seen = tmp_path / "exp", []
+
+    def progress(p):
+        on_disk = sum(pq.read_metadata(f).num_rows for f in _files(root))
+        seen.append((p.status, p.written, on_disk))
+
+    assert run_experiment(spec, str(tmp_path), "exp", progress=progress,
+                          max_in_flight=1) == "done"
+    running = [(w, d) for status, w, d in seen if status == "running"]
+    assert all(w <= d for w, d in running), running
+    assert {100, 200, 300} & {w for w, _ in running}, running  # before the task's end
+    assert seen[-1][1] == 400
+
+
 def test_a_finished_run_keeps_a_manifest_and_a_replay_rebuilds_exactly_its_bad_shards(
         ray_local, tmp_path):
     """The manifest names every shard as written (rows, games, bytes, SHA-256); run again, a

@@ -334,3 +334,41 @@ def test_the_answer_says_whether_the_stronger_rung_agrees(service, capsys):
     for sentence in (agree, reverse, open_, none):
         for name, text in (("page", page), ("report", report), ("terminal", printed)):
             assert _words(sentence) in text, (name, sentence)
+
+
+def test_a_poll_after_new_shards_gets_their_figures_when_they_come_within_a_wait(tmp_path):
+    """While a run goes, a poll that finds more games written waits (asynchronously, up to
+    FRESH_WAIT_S) for their figures instead of answering the last ones, so the page's next
+    look counts them; a recompute slower than that leaves the last answer, at once after
+    the wait, and the poll after it gets the new one."""
+    import asyncio
+    import json as jsonlib
+    import time
+
+    from services.api import results as routes
+
+    root, question = str(tmp_path / "exp"), ("test-fresh",)
+
+    def record(games: int) -> dict:
+        return {"id": "exp", "status": "running", "games_written": games}
+
+    async def ask(games: int, answer) -> tuple[dict, float]:
+        began = time.monotonic()
+        body = (await routes._kept(record(games), root, question, answer)).body
+        return jsonlib.loads(body), time.monotonic() - began
+
+    def slow():
+        time.sleep(routes.FRESH_WAIT_S + 0.5)
+        return {"games": 300}
+
+    async def polls():
+        first = await ask(100, lambda: {"games": 100})
+        fresh = await ask(200, lambda: {"games": 200})
+        late = await ask(300, slow)
+        await asyncio.sleep(1.0)
+        return first, fresh, late, await ask(300, slow)
+
+    (first, _), (fresh, _), (late, waited), (after, _) = asyncio.run(polls())
+    assert first == {"games": 100} and fresh == {"games": 200}
+    assert late == {"games": 200} and routes.FRESH_WAIT_S <= waited < routes.FRESH_WAIT_S + 0.4
+    assert after == {"games": 300}
