@@ -57,7 +57,9 @@ def _seat_amount(value: int, unit: str) -> str:
 
 def give_text(vector: list, unit: str) -> str:
     """'give seat 2 one extra polyp, seat 3 two extra polyps and seat 4 three extra polyps
-    (seat 1 as the book has it)'."""
+    (seat 1 as the book has it)'; every value 0: 'leave every seat as the book has it'."""
+    if not any(vector):
+        return "leave every seat as the book has it"
     parts = [f"seat {s + 1} {_seat_amount(v, unit)}" for s, v in enumerate(vector) if s > 0]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     first = "as the book has it" if vector[0] == 0 else _seat_amount(vector[0], unit)

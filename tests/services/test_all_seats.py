@@ -70,6 +70,7 @@ def test_the_answer_says_what_to_give_each_seat():
         "(seat 1 as the book has it)")
     assert sa.give_text([0, -1, 0], "gold") == ("give seat 2 one gold fewer and seat 3 "
                                                  "nothing (seat 1 as the book has it)")
+    assert sa.give_text([0, 0, 0], "points") == "leave every seat as the book has it"
     ans = fvec.Answer(3, "found", 0, 4, 0, [1.2, 1.9], [0.8, 1.5], [1.6, 2.3], [0, 1, 2])
     seats = [{"seat": s, "mean": m, "low": m - 0.01, "high": m + 0.01}
              for s, m in enumerate((0.004, -0.002, 0.001))]
