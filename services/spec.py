@@ -665,10 +665,10 @@ class ExperimentSpec(BaseModel):
                 presets = sorted(core_cy.catalogue.presets(game.name)["presets"])
                 errors.append(_error(("balance", "agents") + (() if isinstance(rungs, str)
                                                                 else (i,)),
-                                     f"{exc} (or a preset: {', '.join(presets)})", name))
+                                     f"{exc} (or a preset: {', '.join(presets)})", name, CROSS))
         if isinstance(rungs, list) and len(set(rungs)) != len(rungs):
             errors.append(_error(("balance", "agents"), f"balance.agents names an agent twice "
-                                 f"(presets as their agents): {rungs}", rungs))
+                                 f"(presets as their agents): {rungs}", rungs, CROSS))
         if self.balance.forbid is not None:
             errors.append(_error(("balance", "agents"), "balance.agents asks a fair-value "
                                  "search per strength (option); the value of an action kind "

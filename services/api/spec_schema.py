@@ -3,9 +3,9 @@
 rule options, so that what the schema allows is what the service accepts, up to the rules
 that JSON Schema cannot express.  Those answer 422 with an error `type` of:
 
-- `cross_field`: a rule between fields (one agent or speed per seat, rotate_agents or pairing
-  'rotations' with an agent list and whole deals, the baseline among the arms, options that
-  depend on the player count);
+- `cross_field`: a rule between fields (one agent or speed per seat, balance.agents naming
+  the game's agents and presets, rotate_agents or pairing 'rotations' with an agent list and
+  whole deals, the baseline among the arms, options that depend on the player count);
 - `data`: the inside of a data-valued rule option (tiles, decks, boards), checked by the game;
 - `limit`: the service's size limits (games and cells per experiment).
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 
 import core_cy
-from services.spec import MAX_NAME, ExperimentSpec
+from services.spec import MAX_AGENT, MAX_NAME, MAX_RUNGS, ExperimentSpec
 
 REF = "#/components/schemas/{model}"
 UNEXPRESSED = ("cross_field", "data", "limit")
@@ -50,9 +50,18 @@ def _ladder(info: dict, base: dict) -> dict:
 _NOT_TEXT = r"\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 
 
-def _text(pattern_extra: str = "") -> dict:
-    return {"type": "string", "minLength": 1, "maxLength": MAX_NAME,
+def _text(pattern_extra: str = "", longest: int = MAX_NAME) -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": longest,
             "pattern": f"^[^{pattern_extra}{_NOT_TEXT}]+$"}
+
+
+def _rungs(base: dict) -> dict:
+    """balance.agents: agent strings or presets (which ones depends on the game: cross_field),
+    one or a list of at most MAX_RUNGS."""
+    agent = _text(longest=MAX_AGENT)
+    return {"anyOf": [agent, {"type": "array", "items": agent, "minItems": 1,
+                              "maxItems": MAX_RUNGS, "uniqueItems": True}, {"type": "null"}],
+            "default": None, "description": base["description"]}
 
 
 def _arm_name() -> dict:
@@ -95,6 +104,8 @@ def spec_components(max_games: int) -> dict[str, dict]:
     base["properties"]["games_per_arm"]["maximum"] = max_games
     components = base.pop("$defs", {})
     components["StopWhen"]["properties"]["max_games"]["maximum"] = max_games
+    balance = components["Balance"]["properties"]
+    balance["agents"] = _rungs(balance["agents"])
     components["StopWhen"]["anyOf"] = [  # a rule: precision, decision, or both
         {"required": [rule], "properties": {rule: {"type": "number"}}}
         for rule in ("half_width", "delta")]
