@@ -8,7 +8,7 @@ import polars as pl
 from pipelines import paired
 from pipelines import stats as st
 from pipelines import sufficient as sf
-from pipelines.figures import Look, wave_units
+from pipelines.figures import Look, spread_warning, wave_units
 from pipelines.verdicts import _comparison_verdict
 
 
@@ -69,6 +69,24 @@ def _interval_columns(df: pl.DataFrame, name: str, look: Look, alpha: float,
     return df.with_columns(pl.Series(f"{name}_diff_lo", low), pl.Series(f"{name}_diff_hi", high))
 
 
+def _spread_warnings(df: pl.DataFrame, look: Look) -> list[str | None]:
+    """Per row, when the stored spread is the comparisons' (look.guards): the sentence that
+    says the games of its arm against the baseline (its player count's rows, each scaled by
+    its own guarded spread) contradict it (figures.spread_warning), else None."""
+    if not look.guards("comparisons") or df.is_empty():
+        return [None] * len(df)
+    c = {k: df[k].fill_null(0).to_numpy().astype(np.float64)
+         for k in ("win_diff", "win_sd", "pairs")}
+    used, side, bound = st.spread_guard(look.spread, c["win_sd"], c["pairs"], c["win_diff"])
+    keys = list(zip(df["arm"], df["players"]))
+    said = {}
+    for key in dict.fromkeys(keys):
+        rows = np.array([k == key for k in keys])
+        said[key] = spread_warning(look, used[rows], side[rows], bound[rows],
+                                   f"{key[0]} against {df['baseline'][0]}", one_spread=False)
+    return [said[k] for k in keys]
+
+
 def compare(path: str, baseline: str, include_truncated: bool = False, look: Look = Look(),
             stats: sf.Statistics | None = None, pairs: pl.DataFrame | None = None
             ) -> pl.DataFrame:
@@ -84,7 +102,9 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
     test is at most alpha, which is exactly when its interval excludes 0 (interval_level,
     score_interval_level); `decided` when the win-share question is answered at +-delta; a
     one-sentence `verdict` per row, from the win-share test (when every pair is `identical`,
-    the same game in both arms, it says so: the option never changed a decision).  `stats`
+    the same game in both arms, it says so: the option never changed a decision);
+    `spread_warning` when the games contradict a stored spread of the comparisons
+    (_spread_warnings; else null).  `stats`
     and `pairs`: the
     experiment's merged statistics and pair tables when already at hand."""
     stats = sf.statistics(path) if stats is None else stats
@@ -122,9 +142,10 @@ def compare(path: str, baseline: str, include_truncated: bool = False, look: Loo
         {"win_diff": "win_share_diff"}).iter_rows(named=True)]
     df = df.rename({"win_diff": "win_share_diff"}).with_columns(
         decided=pl.Series([v[0] for v in verdicts], dtype=pl.Boolean),
-        verdict=pl.Series([v[1] for v in verdicts], dtype=pl.String))
+        verdict=pl.Series([v[1] for v in verdicts], dtype=pl.String),
+        spread_warning=pl.Series(_spread_warnings(df, look), dtype=pl.String))
     return df.select("arm", "baseline", "players", "seat", "pairs", "identical", "unit",
-                     "verdict", "decided",
+                     "verdict", "decided", "spread_warning",
                      "win_share_diff", "win_diff_lo", "win_diff_hi", "win_p", "win_p_adjusted",
                      "win_significant", "score_diff", "score_diff_lo", "score_diff_hi",
                      "score_p", "score_p_adjusted", "score_significant", "test", "small_n",

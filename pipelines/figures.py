@@ -34,7 +34,12 @@ class Look:
     def triangle(self, rows: str) -> bool:
         """Whether `rows` ("comparisons" or "seats") are decided by the triangle at this look
         (interim, a stored spread that is theirs)."""
-        return self.interim and self.spread is not None and rows == self.spread_rows
+        return self.interim and self.spread is not None and self.guards(rows)
+
+    def guards(self, rows: str) -> bool:
+        """Whether the stored spread is that of `rows`, checked against their data at this
+        look, interim or final (the run's last look decided by it)."""
+        return self.spread is not None and rows == self.spread_rows
 
 
 def wave_units(look: Look, n, per_unit=1):
@@ -101,6 +106,30 @@ def _more_games(total: float, n: float, per_unit: int = 1) -> str:
     if total <= n:  # the estimates alone would decide now: the family's test does not yet
         return "its test is short of the family's threshold, so a few more games may decide"
     return half_the_time(int(max(total - n, 1)) * per_unit, " per cell")
+
+
+def spread_warning(look: Look, used, side, bound, whose: str, one_spread: bool
+                   ) -> str | None:
+    """What a designer reads when the games contradict the stored spread (stop_when.spread)
+    of one group of rows (stats.spread_guard's used, side, bound per row), None when they do
+    not: `whose` rows they are ("b's seats", "b against a"); `one_spread`: the group is
+    scaled by one spread, the largest guarded one (a cell's seats), so it is lowered only
+    when every row's is; else each row by its own.  A spread stored too low is said first
+    (it is the one that makes false claims)."""
+    used, side, bound = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in
+                         (used, side, bound))
+    low, high = side < 0, (side > 0) & (np.all(side > 0) if one_spread else True)
+    rows = low if low.any() else high
+    if not rows.any():
+        return None
+    run_used = float(np.max(used if one_spread else used[rows]))
+    word, why = (("at least", "so that noise is not called a difference") if low.any() else
+                 ("at most", "so that it can decide before max_games"))
+    return (f"The stored spread {look.spread:.3g} (stop_when.spread) is contradicted by the "
+            f"games of {whose} (their spread is {word} {float(np.max(bound[rows])):.3g}): "
+            f"the run used {run_used:.3g} instead, {why}; plan again (`meeplelab plan SPEC` "
+            "or POST /api/plans) and start with the spread it hands out, or leave "
+            "stop_when.spread out.")
 
 
 def _unit_text(n: int, per_unit: int) -> str:

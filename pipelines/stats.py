@@ -610,26 +610,40 @@ def _count_bounds(sd, n, mean, z):
             np.sqrt(np.clip(high - mean ** 2, 0, None)))
 
 
-def guarded_spread(spread, sd, n, mean=0.0):
-    """The spread the triangle scales by at one look: the stored one, unless the look's data
-    contradict it, on either side, at one-sided GUARD_Z, by the information actually present
-    (the normal bound of the variance, sd_bound, and the count bound of the units that
-    differ, _count_bounds, the tighter of the two each way: with common deals most paired
-    differences are 0 and the count of the others, not n, is the information):
+def spread_guard(spread, sd, n, mean=0.0):
+    """(used, side, bound) of a stored spread at one look: `used`, the spread the triangle
+    scales by: the stored one, unless the look's data contradict it, on either side, at
+    one-sided GUARD_Z, by the information actually present (the normal bound of the
+    variance, sd_bound, and the count bound of the units that differ, _count_bounds, the
+    tighter of the two each way: with common deals most paired differences are 0 and the
+    count of the others, not n, is the information):
     - stored too low (a spread below the data's lower bound raises false 'different'
       without bound): the running sd's upper bound at GUARD_UPPER_Z (the larger of the two);
     - stored too high (above the data's upper bound: the run would end undecided at
-      max_games): that upper bound (still above the truth but for 1% of looks)."""
+      max_games): that upper bound (still above the truth but for 1% of looks);
+    while fewer than GUARD_MIN_COUNT units differ the data cannot check it, and the spread
+    used is no less than the count's upper bound at GUARD_UPPER_Z.
+    `side`: -1 where the data contradict a spread stored too low, +1 too high, 0 where they
+    do not (raised for want of data is no contradiction); `bound`: the data's lower bound
+    (side -1) or upper bound (else), what they say the spread is at least / at most."""
     spread = _arr(spread)
     c_low, c_high = _count_bounds(sd, n, mean, GUARD_Z)
     low = np.maximum(sd_bound(sd, n, mean, -GUARD_Z), c_low)
     high = np.minimum(sd_bound(sd, n, mean, GUARD_Z), c_high)
-    raised = np.maximum(sd_bound(sd, n, mean, GUARD_UPPER_Z),
-                        _count_bounds(sd, n, mean, GUARD_UPPER_Z)[1])
+    upper = _count_bounds(sd, n, mean, GUARD_UPPER_Z)[1]
+    raised = np.maximum(sd_bound(sd, n, mean, GUARD_UPPER_Z), upper)
     x = np.maximum(_arr(n), 1) * (_arr(sd) ** 2 + _arr(mean) ** 2)
-    checked = np.where(spread > high, high, spread)
-    unchecked = np.maximum(spread, _count_bounds(sd, n, mean, GUARD_UPPER_Z)[1])
-    return np.where(spread < low, raised, np.where(x < GUARD_MIN_COUNT, unchecked, checked))
+    few = x < GUARD_MIN_COUNT
+    too_low, too_high = spread < low, ~few & (spread > high)
+    used = np.where(too_low, raised, np.where(few, np.maximum(spread, upper),
+                                              np.where(too_high, high, spread)))
+    side = np.where(too_low, -1, np.where(too_high, 1, 0))
+    return used, side, np.where(too_low, low, high)
+
+
+def guarded_spread(spread, sd, n, mean=0.0):
+    """The spread the triangle scales by at one look (spread_guard's `used`)."""
+    return spread_guard(spread, sd, n, mean)[0]
 
 
 def triangle_half_widths(spread, n, delta, alpha, wave):

@@ -10,7 +10,8 @@ from pipelines import stats as st
 from pipelines import sufficient as sf
 from pipelines.dataset import CELL, SEAT
 from pipelines.figures import Look, _mean_columns, _rate_columns
-from pipelines.verdicts import _seat_verdicts, _team_verdicts, _truncation_notes
+from pipelines.verdicts import (_seat_spread_warnings, _seat_verdicts, _team_verdicts,
+                                _truncation_notes)
 
 
 # ---- per seat ----------------------------------------------------------------------------
@@ -112,6 +113,7 @@ def _collect(path: str, include_truncated: bool, look: Look,
     notes = _truncation_notes(cells, include_truncated)
     if stats.cooperative:  # one team result per game: no seats, ties or margins
         verdicts = _team_verdicts(cells, look)
+        warned = [None] * len(cells)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("tie_rate", "no_winner_share", "fair_share",
                                       "margin_mean", "seat_gap", "seat_gap_lo", "seat_gap_hi",
@@ -128,6 +130,7 @@ def _collect(path: str, include_truncated: bool, look: Look,
             seats.group_by(CELL).agg(fair_share=pl.col("win_share").mean()), on=CELL,
             how="left").join(_seat_gaps(seats, kinds, look), on=CELL, how="left")
         verdicts = _seat_verdicts(cells, seats, look)
+        warned = _seat_spread_warnings(cells, seats, look)
         cells = cells.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in
                                      ("team_win_rate", "team_win_lo", "team_win_hi")))
     cells = cells.with_columns(
@@ -135,6 +138,7 @@ def _collect(path: str, include_truncated: bool, look: Look,
                            for (_, v, _), note in zip(verdicts, notes)], dtype=pl.String),
         decided=pl.Series([d for d, _, _ in verdicts], dtype=pl.Boolean),
         seat_answer=pl.Series([a for _, _, a in verdicts], dtype=pl.String),
+        spread_warning=pl.Series(warned, dtype=pl.String),
         unit=pl.when(pl.col("unit_games") > 1).then(pl.format("deal of {} rotations",
                                                               "unit_games"))
         .otherwise(pl.lit("game")))
@@ -142,7 +146,8 @@ def _collect(path: str, include_truncated: bool, look: Look,
                                pl.col("^end_.*$"))
 
 
-CELL_COLUMNS = ["verdict", "decided", "seat_answer", "interim", "interval_level", "cooperative",
+CELL_COLUMNS = ["verdict", "decided", "seat_answer", "spread_warning", "interim",
+                "interval_level", "cooperative",
                 "truncated", "truncated_share",
                 "engine_version", "team_win_rate", "team_win_lo", "team_win_hi",
                 "seat_stat", "seat_p_value", "seat_p_adjusted", "p_adjust", "tie_rate",
@@ -156,7 +161,9 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     the games, or with pairing 'rotations' the complete deals) and `unit`, a one-sentence
     verdict, whether it is decided and the seat answer ('unbalanced', 'balanced' or
     'undecided'; null in a cooperative game), whether
-    the figures are interim and the level of their intervals (1 - look.alpha), truncated games (count and share of all played), the engine
+    the figures are interim, `spread_warning` (a run whose stored spread, stop_when.spread,
+    is the seats': the sentence that says the games contradict it, and which spread the run
+    used instead; else null), the level of their intervals (1 - look.alpha), truncated games (count and share of all played), the engine
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
     test (Hotelling T^2 on the seats' shares against each other: a permutation test
     below 500 units; p-value, Benjamini-Hochberg adjusted over the cells), tie rate, the

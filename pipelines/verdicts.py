@@ -5,7 +5,8 @@ import numpy as np
 import polars as pl
 
 from pipelines import stats as st
-from pipelines.figures import Look, _margin_text, _more_games, _pct, _unit_text, wave_units
+from pipelines.figures import (Look, _margin_text, _more_games, _pct, _unit_text,
+                               spread_warning, wave_units)
 
 
 def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list[tuple]:
@@ -56,6 +57,23 @@ def _seat_verdicts(cells: pl.DataFrame, seats: pl.DataFrame, look: Look) -> list
             out.append((False, f"{tag}{lead}: no seat advantage shown yet, undecided at "
                         f"{_margin_text(look.delta)}; {_more_games(total, n, per_unit)}.",
                         "undecided"))
+    return out
+
+
+def _seat_spread_warnings(cells: pl.DataFrame, seats: pl.DataFrame, look: Look
+                          ) -> list[str | None]:
+    """Per cell, when the stored spread is the seats' (look.guards): the sentence that says
+    its games contradict it (figures.spread_warning: one spread per cell, the largest
+    guarded seat's, as the triangle uses it), else None."""
+    out = []
+    for cell in cells.iter_rows(named=True):
+        part = seats.filter(arm=cell["arm"], players=cell["players"])
+        if not look.guards("seats") or part.is_empty():
+            out.append(None)
+            continue
+        sd = np.sqrt(part["share_var"].to_numpy())
+        out.append(spread_warning(look, *st.spread_guard(look.spread, sd, cell["units"]),
+                                  f"{cell['arm']}'s seats", one_spread=True))
     return out
 
 

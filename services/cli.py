@@ -149,6 +149,9 @@ def run_spec_file(path, out_dir: str, workers: int | None, interim_every: float 
         spec = ExperimentSpec.from_file(path, Settings.without_tokens().spec_limits())
     except (ValidationError, ValueError) as exc:
         return _spec_error(path, exc)
+    warning = spec.spread_warning()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     if not cost_confirmed(spec, Settings.without_tokens().confirm_cpu_seconds, yes):
         return 2
     return run_spec(spec, out_dir, workers, interim_every)

@@ -362,7 +362,8 @@ def _sequential_games(spec, blocks, delta, pilots, baseline, cooperative, precis
             "median_games_per_cell": int(np.ceil(np.median(stops))),
             "p10_games_per_cell": int(np.ceil(np.percentile(stops, 10))),
             "p90_games_per_cell": int(np.ceil(np.percentile(stops, 90))),
-            "undecided_share": undecided, "pilot_error": error, "spread": spread}
+            "undecided_share": undecided, "pilot_error": error, "spread": spread,
+            "spread_check": None if spread is None else spec.spread_check_for(spread)}
 
 
 def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
@@ -380,8 +381,10 @@ def _sequential_verdict(spread, cells, wall, workers, delta, spec) -> str:
             + (f" by the triangle, with the spec's stop_when.spread ({rule.spread:.4g})."
                if rule.spread is not None else
                f" by the triangle, once the run is started with stop_when.spread = "
-               f"{spread['spread']:.4g} (this pilot's spread; without it the run decides by "
-               "confidence sequences, in more games)." if spread["spread"] is not None else
+               f"{spread['spread']:.4g} (this pilot's spread) and stop_when.spread_check = "
+               f"\"{spread['spread_check']}\" (which says this plan handed it out; without "
+               "the spread the run decides by confidence sequences, in more games)."
+               if spread["spread"] is not None else
                " by confidence sequences: the pilot's rows did not vary, so it has no spread "
                "to hand out."))
     share = spread["undecided_share"]
@@ -508,6 +511,10 @@ class Plan(BaseModel):
                                  "start the run with (stop_when.spread): the pilot's largest "
                                  "sd per unit of the rows that decide; the plan's games "
                                  "assume the run uses it (or the spec's own)")
+    spread_check: str | None = Field(default=None, description="with spread: the check to "
+                                     "start the run with beside it (stop_when.spread_check), "
+                                     "which says this plan handed the spread out for this "
+                                     "question (ExperimentSpec.spread_check_for)")
     pilot_error: float | None = Field(default=None, description="stop_when.delta: the largest "
                                       "standard error of the pilot's estimates the plan "
                                       "simulates (the pilot grows until it is delta / 4)")

@@ -12,9 +12,12 @@ agent list do the checking.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
+import re
+import reprlib
 import sys
 import unicodedata
 from pathlib import Path
@@ -34,6 +37,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 MAX_SEED = 2**63 - 1
+SPREAD_CHECK_PATTERN = r"^[0-9a-f]{8}$"  # stop_when.spread_check: what a plan hands out
 RUNG_SEPARATOR = "@"  # a ladder rung's arm is '<arm>@<agent>' (agent strings never hold '@')
 
 
@@ -135,7 +139,10 @@ class StopWhen(BaseModel):
       that hold at every look, so the error rate stays at most `alpha` however often the
       runner checks; with `spread` (the spread the plan hands out, from its pilot: the sd per
       unit of the rows that decide) by a double triangular test scaled by that spread
-      instead, which decides in fewer games (docs/statistics.md).
+      instead, which decides in fewer games (docs/statistics.md); with it `spread_check`,
+      the check the plan hands out beside it: a spread without its check is accepted with a
+      warning that no plan handed it out, and at a look whose games contradict the stored
+      spread the run uses another and its results say so.
     With both, the run stops at whichever holds first."""
 
     model_config = ConfigDict(extra="forbid")
@@ -149,6 +156,13 @@ class StopWhen(BaseModel):
                                  "rows that decide, the paired win-share differences or the "
                                  "seats' win shares); the run then decides by the triangle "
                                  "scaled by it, guarded by the run's own spread")
+    spread_check: str | None = Field(default=None, pattern=SPREAD_CHECK_PATTERN,
+                                     description="with spread: the check the plan hands out "
+                                     "with it (8 hex digits), which ties the spread to this "
+                                     "experiment's question (game, rules, players, agents, "
+                                     "pairing); a spread without it, or whose check does not "
+                                     "match, is one no plan handed out: the run is accepted "
+                                     "with a warning")
 
     @model_validator(mode="after")
     def _one_rule(self) -> "StopWhen":
@@ -172,6 +186,19 @@ class StopWhen(BaseModel):
         if info.field_name == "spread" and value is not None and info.data.get("delta", 0) is None:
             raise PydanticCustomError(CROSS, "spread needs delta: it scales the decision rule "
                                       "(stop_when.delta)")
+        return value
+
+    @field_validator("spread_check", mode="before")
+    @classmethod
+    def _check_text(cls, value, info: ValidationInfo):
+        if value is None:
+            return value
+        if not isinstance(value, str) or not re.fullmatch(SPREAD_CHECK_PATTERN, value):
+            raise ValueError("spread_check must be the 8 hex digits a plan hands out with its "
+                             f"spread (e.g. \"3f9a01c2\"), got {reprlib.repr(value)}")
+        if "spread" in info.data and info.data["spread"] is None:
+            raise PydanticCustomError(CROSS, "spread_check needs spread: it is the check of "
+                                      "the spread a plan hands out (stop_when.spread)")
         return value
 
 
@@ -906,6 +933,48 @@ class ExperimentSpec(BaseModel):
                               wave_games=self.games_per_arm if rule is not None else None,
                               spread_rows="comparisons" if len(self.arm_rules()) > 1
                               else "seats")
+
+    def spread_check_for(self, spread: float) -> str:
+        """The check a plan hands out with `spread` (stop_when.spread_check): 8 hex digits of
+        a hash of the spread as the plan writes it (4 significant digits) and of the question
+        it was measured on: the game, every cell's rules (fingerprint: the engine's version
+        and resolved rules), players and seat agents, which is the baseline, the pairing, the
+        agents' rotation and speeds, and which rows decide.  Not a secret: it tells a spread
+        a plan handed out for this question from a typed one or one carried over to another
+        question, not a forged one."""
+        game = core_cy.load(self.game)
+        baseline = self.baseline_arm() if len(self.arm_rules()) > 1 else None
+        cells = sorted(json.dumps([cell.arm == baseline,
+                                   game.rules_fingerprint(cell.rules, cell.players),
+                                   cell.players, self.agent_list(cell.players, cell)])
+                       for cell in self.cells())
+        blob = json.dumps([f"{spread:.4g}", self.game, cells, self.pairing, self.rotates(),
+                           self.speeds, self.look(interim=True).spread_rows])
+        return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+    def spread_warning(self) -> str | None:
+        """What a submission says of a stop_when.spread that no plan handed out for this
+        question (no spread_check, or one that does not match: spread_check_for), None for
+        one a plan handed out or no stored spread.  A warning, not a refusal: the run's guard
+        (pipelines.stats.spread_guard) replaces a spread its games contradict and its results
+        say so, so a spread from elsewhere costs games, not wrong answers."""
+        rule = self.stop_when
+        if rule is None or rule.spread is None:
+            return None
+        if rule.spread_check is not None and rule.spread_check == self.spread_check_for(
+                rule.spread):
+            return None
+        why = ("comes without the stop_when.spread_check a plan hands out with it"
+               if rule.spread_check is None else
+               f"does not match its stop_when.spread_check {rule.spread_check!r}: the plan "
+               "that handed it out was for another spread or another question (game, rules, "
+               "players, agents or pairing)")
+        return (f"stop_when.spread {rule.spread:.4g} was not handed out by a plan for this "
+                f"experiment (it {why}); the run decides by the triangle scaled by it, "
+                "replaced at any look whose games contradict it (the results then say so). "
+                "Plan it (`meeplelab plan SPEC` or POST /api/plans) and start with the "
+                "stop_when.spread and stop_when.spread_check it hands out, or leave "
+                "stop_when.spread out.")
 
     def waves(self) -> Iterator[int]:
         """Game counts per cell after which the runner may stop (stop_when), ascending; the

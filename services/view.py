@@ -275,14 +275,18 @@ def provenance_table(spec, root: str) -> dict:
 
 
 # ---- the view ------------------------------------------------------------------------------
-def warnings(cells: list[dict]) -> list[str]:
+def warnings(cells: list[dict], diffs: list[dict] = ()) -> list[str]:
+    """A player count's warnings: its truncated games, and each sentence that says the
+    games contradict the stored spread (the cells' and comparisons' spread_warning), once."""
     over = [c for c in cells if c["truncated"]]
+    spread = list(dict.fromkeys(r["spread_warning"] for r in [*cells, *diffs]
+                                if r.get("spread_warning")))
     if not over:
-        return []
+        return spread
     return ["Truncated games (ended by a simulator safety, left out of every figure): "
             + ", ".join(f"{c['arm']} {plural(c['truncated'], 'game')} "
                         f"({pct(c['truncated_share'])})" for c in over)
-            + ". The agents may stall in these rules."]
+            + ". The agents may stall in these rules."] + spread
 
 
 def build(spec, root: str, look: pipelines.Look, *, status: str | None = None,
@@ -320,7 +324,7 @@ def build(spec, root: str, look: pipelines.Look, *, status: str | None = None,
             "players": players, "title": f"{players} players",
             "sentences": [f"{c['arm']}: {c['verdict']}" for c in cells if c["verdict"]]
             + [r["verdict"] for r in diffs if r["verdict"]],
-            "warnings": warnings(cells),
+            "warnings": warnings(cells, diffs),
             "figures": [f for f in figures
                         if f["section"] == "players" and f["players"] == players],
             "tables": [t for t in parts if t]})

@@ -34,7 +34,8 @@ async def submit(request: Request, owner: str = Depends(require_token),
     cpu_seconds, at most MEEPLELAB_EXPERIMENT_CPU_SECONDS (422 naming cpu_seconds beyond),
     that setting when unset.  The answer states its estimated CPU cost; above
     MEEPLELAB_CONFIRM_CPU_SECONDS it is refused (422 naming confirm_cost, stating the
-    estimate) unless confirm_cost=true."""
+    estimate) unless confirm_cost=true.  `warnings`: a stop_when.spread no plan handed out
+    for this experiment (accepted: its run guards it)."""
     raw, spec = await spec_body(request, settings)
     check_cpu_budget(spec.cpu_seconds, settings.experiment_cpu_seconds,
                      "MEEPLELAB_EXPERIMENT_CPU_SECONDS")
@@ -48,8 +49,10 @@ async def submit(request: Request, owner: str = Depends(require_token),
     record = await queue_job(request, "experiment", stored_spec(raw, spec), spec.name,
                              spec.game, owner, games_total=spec.total_games())
     eid = record["id"]
+    warning = await run_in_threadpool(spec.spread_warning)
     return Submitted(id=eid, status="queued", url=f"/api/experiments/{eid}",
-                     estimated_cpu_seconds=seconds, cost=cost)
+                     estimated_cpu_seconds=seconds, cost=cost,
+                     warnings=[warning] if warning else [])
 
 
 @router.get("", response_model=list[ExperimentView], responses=responses(401, 422))

@@ -97,6 +97,10 @@ class Submitted(BaseModel):
     cost: str | None = Field(default=None, description="an experiment: that estimate in words, "
                              "where it comes from (measured or an estimate), and whether its "
                              "CPU budget would stop it first")
+    warnings: list[str] = Field(default_factory=list, description="what the service "
+                                "accepted but a designer should know: a stop_when.spread "
+                                "no plan handed out for this experiment "
+                                "(ExperimentSpec.spread_warning)")
 
 
 Row = dict[str, Any]  # a row of a results table (pipelines' columns)
