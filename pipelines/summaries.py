@@ -163,7 +163,8 @@ def cell_summary(path: str, include_truncated: bool = False, look: Look = Look()
     'undecided'; null in a cooperative game), whether
     the figures are interim, `spread_warning` (a run whose stored spread, stop_when.spread,
     is the seats': the sentence that says the games contradict it, and which spread the run
-    used instead; else null), the level of their intervals (1 - look.alpha), truncated games (count and share of all played), the engine
+    used instead; else null), the level of their intervals (1 - look.alpha), truncated
+    games (count and share of all played), the engine
     version, the team win rate with its 95% interval (cooperative games), the seat-balance
     test (Hotelling T^2 on the seats' shares against each other: a permutation test
     below 500 units; p-value, Benjamini-Hochberg adjusted over the cells), tie rate, the

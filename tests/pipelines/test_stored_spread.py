@@ -273,3 +273,53 @@ def test_a_seat_question_with_a_spread_is_judged_by_the_triangle(tmp_path):
                 more = int(max(min(differ.min(), equal.max()), n) - n)
                 assert f"{max(more, 1):,} more game" in cell["verdict"], cell["verdict"]
                 assert "about half the time" in cell["verdict"]
+
+
+def _plan_spread_of(pilot_root, diff) -> tuple[float, float]:
+    """(the comparisons', the seats') spread a plan hands out from an independent pilot
+    (pipelines.plan_spread of its blocks: the paired differences `diff` of b against a, and
+    each arm's seat shares as the product's seat_summary reads them)."""
+    compares = pipelines.plan_spread([(np.array([diff.mean()]), np.atleast_2d(diff.var()),
+                                       len(diff), 1)], seats=False)
+    table = pipelines.seat_summary(str(pilot_root))
+    blocks = [(part.sort("seat")["win_share"].to_numpy(),
+               np.diag(part.sort("seat")["share_var"].to_numpy()), int(part["units"][0]), 1)
+              for _, part in table.group_by("arm")]
+    return compares, pipelines.plan_spread(blocks, seats=True)
+
+
+@pytest.mark.parametrize("factor, word", [(0.5, "at least"), (2.0, "at most"),
+                                          (None, None)])
+def test_a_spread_the_games_contradict_is_said_and_the_plans_is_not(tmp_path, factor, word):
+    """Issue 52: where the guard replaces the stored spread the results say so.  Known
+    truth: b's paired difference from a is +-1 in a quarter of the deals (sd 0.5), every
+    seat's win share 0/1 at one half (sd 0.5); 2,000 deals.  Stored at 0.5x and 2x the
+    truth every comparison row and every cell (a finished run and one in progress) carries
+    the sentence: the stored spread, which side the games say (at least / at most their
+    bound) and the spread the run used (spread_guard's); stored at the spread a plan hands
+    out from an independent 1,000-deal pilot, none does."""
+    _dataset(tmp_path / "run", np.random.default_rng(5201), 2000, 0.0)
+    # a plan's pilot grows until its spread is within 3% (stopping._spread_units: 834 here)
+    pilot = _dataset(tmp_path / "pilot", np.random.default_rng(5202), 1000, 0.0)
+    planned = _plan_spread_of(tmp_path / "pilot", pilot)
+    root = str(tmp_path / "run")
+    for rows, plan in zip(("comparisons", "seats"), planned):
+        spread = plan if factor is None else factor * 0.5
+        for interim in (False, True):
+            look = Look(interim=interim, planned_games=4000, delta=0.05, spread=spread,
+                        wave_games=200, spread_rows=rows)
+            table = (pipelines.compare(root, "a", look=look) if rows == "comparisons" else
+                     pipelines.cell_summary(root, look=look))
+            said = table["spread_warning"].to_list()
+            if factor is None:
+                assert said == [None] * len(said), said
+                continue
+            for text in said:
+                assert text.startswith(f"The stored spread {spread:.3g} (stop_when.spread) "
+                                       "is contradicted by the games of "), text
+                assert f"(their spread is {word} 0.4" in text or \
+                    f"(their spread is {word} 0.5" in text, text
+                used = float(text.split("the run used ")[1].split(" ")[0])
+                assert 0.45 < used < 0.56 and "meeplelab plan" in text, text
+    other = Look(interim=True, delta=0.05, spread=0.25, spread_rows="comparisons")
+    assert pipelines.cell_summary(root, look=other)["spread_warning"].is_null().all()

@@ -71,6 +71,27 @@ def test_submit_returns_201_and_the_experiment_is_listed_and_shown(idle):
     assert exp["progress"]["done"] == 0
 
 
+def test_a_spread_no_plan_handed_out_is_accepted_with_a_warning(idle):
+    """Issue 52: a stop_when.spread typed by hand (no spread_check) is queued (201) with a
+    warning that names it and says how to get one a plan hands out; the spread and check a
+    plan hands out for this spec, and a spec without a stored spread, with none."""
+    from services.spec import ExperimentSpec
+
+    rule = {"delta": 0.03, "max_games": 400, "spread": 0.4}
+    typed = idle.post("/api/experiments", json=small_spec(stop_when=rule))
+    assert typed.status_code == 201, typed.text
+    [warning] = typed.json()["warnings"]
+    assert warning.startswith("stop_when.spread 0.4 was not handed out by a plan for this "
+                              "experiment") and "meeplelab plan SPEC" in warning, warning
+    check = ExperimentSpec.model_validate(small_spec(stop_when=rule)).spread_check_for(0.4)
+    planned = idle.post("/api/experiments", json=small_spec(
+        stop_when={**rule, "spread_check": check}))
+    assert planned.status_code == 201 and planned.json()["warnings"] == []
+    assert idle.post("/api/experiments", json=small_spec()).json()["warnings"] == []
+    assert idle.get(f"/api/experiments/{typed.json()['id']}").json()["spec"]["stop_when"] \
+        == rule  # stored as sent
+
+
 def test_newest_experiment_is_listed_first(idle):
     ids = [idle.post("/api/experiments", json=small_spec(seed=s)).json()["id"] for s in (1, 2)]
     assert [e["id"] for e in idle.get("/api/experiments").json()] == ids[::-1]
@@ -88,6 +109,10 @@ def test_newest_experiment_is_listed_first(idle):
     ({"stop_when": {"delta": 0.03, "max_games": 400, "spread": 1.5}}, "stop_when.spread"),
     ({"stop_when": {"delta": 0.03, "max_games": 400, "spread": "wide"}}, "stop_when.spread"),
     ({"stop_when": {"half_width": 0.03, "max_games": 400, "spread": 0.4}}, "stop_when.spread"),
+    ({"stop_when": {"delta": 0.03, "max_games": 400, "spread": 0.4, "spread_check": "plan"}},
+     "stop_when.spread_check"),
+    ({"stop_when": {"delta": 0.03, "max_games": 400, "spread_check": "0123abcd"}},
+     "stop_when.spread_check"),
 ])
 def test_bad_specs_are_422_naming_the_field(idle, change, field):
     response = idle.post("/api/experiments", json=small_spec(**change))

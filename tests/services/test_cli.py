@@ -212,6 +212,33 @@ def test_plan_of_a_decision_rule_simulates_it(ray_local, tmp_path, capsys):
     assert largest < shown.spread < 1.05 * largest
     assert re.search(r"once the run is started with stop_when.spread = 0\.\d+ \(this pilot's "
                      r"spread", printed), printed
+    # ... with the check that says a plan handed it out: copied from the sentence, or from
+    # the API's fields, the run is submitted without a warning; typed alone, with one
+    assert shown.spread_check == spec.spread_check_for(shown.spread)
+    spread, check = re.search(r"stop_when.spread = (0\.\d+) \(this pilot's spread\) and "
+                              r"stop_when.spread_check = \"([0-9a-f]{8})\"", printed).groups()
+    for value, code, warned in ((float(spread), check, False), (shown.spread,
+                                                                shown.spread_check, False),
+                                (float(spread), None, True)):
+        rule = {**spec.stop_when.model_dump(), "spread": value, "spread_check": code}
+        assert (spec.model_copy(update={"stop_when": type(spec.stop_when)(**rule)})
+                .spread_warning() is not None) == warned
+
+
+def test_run_warns_of_a_spread_no_plan_handed_out(tmp_path, capsys, monkeypatch):
+    """`meeplelab run` of a spec whose stop_when.spread was typed by hand prints the warning
+    (services.spec.spread_warning) before it plays; with the plan's check it prints none."""
+    monkeypatch.setattr(cli, "run_spec", lambda *args, **kwargs: 0)  # the warning, not a run
+    rule = {"delta": 0.05, "max_games": 600, "spread": 0.45}
+    path = _write_spec(tmp_path, stop_when=rule)
+    assert cli.main(["run", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: stop_when.spread 0.45 was not handed out by a plan for this experiment" \
+        in err, err
+    check = ExperimentSpec.from_file(path).spread_check_for(0.45)
+    path = _write_spec(tmp_path, stop_when={**rule, "spread_check": check})
+    assert cli.main(["run", str(path)]) == 0
+    assert "stop_when.spread" not in capsys.readouterr().err
 
 
 def test_plan_from_a_pilot_with_small_enough_errors_is_not_called_rough(ray_local, tmp_path, capsys):

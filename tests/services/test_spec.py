@@ -192,6 +192,67 @@ def test_stop_when_spread_is_a_number_in_0_1_with_delta(spread, delta):
     assert errors and all(loc == ("stop_when", "spread") for loc, _ in errors), errors
 
 
+@settings(max_examples=150, deadline=None)
+@given(check=st.one_of(st.text(max_size=10), st.text("0123456789abcdef", min_size=8,
+                                                      max_size=8),
+                       st.integers(), st.floats(), st.booleans(), st.none(),
+                       st.lists(st.integers(), max_size=2)),
+       spread=st.sampled_from([0.3, None]))
+def test_stop_when_spread_check_is_eight_hex_digits_with_a_spread(check, spread):
+    """stop_when.spread_check (what a plan hands out beside its spread): 8 lowercase hex
+    digits, only with spread; anything else is refused naming stop_when.spread_check."""
+    rule = {"max_games": 1000, "delta": 0.03, "spread": spread, "spread_check": check}
+    good = isinstance(check, str) and len(check) == 8 and set(check) <= set("0123456789abcdef")
+    if check is None or (good and spread is not None):
+        assert ExperimentSpec.model_validate(_base(stop_when=rule)).stop_when.spread_check \
+            == check
+        return
+    errors = _errors(_base(stop_when=rule))
+    assert errors and all(loc == ("stop_when", "spread_check") for loc, _ in errors), errors
+    assert all("spread" in msg for _, msg in errors)
+
+
+def _planned(spread: float, **change) -> ExperimentSpec:
+    """A spec stopped by the triangle, its spread and check as a plan hands them out for the
+    two-arm question (then `change`d)."""
+    option = _enum_option()
+    raw = _base(arms={"a": {option.name: option.choices[0]}, "b": {option.name:
+                                                                 option.choices[1]}},
+                stop_when={"max_games": 1000, "delta": 0.03, "spread": spread})
+    check = ExperimentSpec.model_validate(raw).spread_check_for(spread)
+    raw["stop_when"]["spread_check"] = check
+    return ExperimentSpec.model_validate({**raw, **change})
+
+
+@settings(max_examples=60, deadline=None)
+@given(spread=st.floats(1e-3, 1.0), typed=st.floats(1e-3, 1.0))
+def test_a_spread_no_plan_handed_out_for_the_question_is_warned_of(spread, typed):
+    """spread_warning: none for the spread and check a plan hands out (also as the plan
+    writes the spread, to 4 significant digits); a warning naming stop_when.spread for a
+    spread typed without its check, another spread under the check, or the check carried to
+    another question (other rules, players or agents)."""
+    planned = _planned(spread)
+    assert planned.spread_warning() is None
+    assert _planned(spread, name="renamed", seed=9).spread_warning() is None  # same question
+    written = planned.model_copy(update={"stop_when": planned.stop_when.model_copy(
+        update={"spread": float(f"{spread:.4g}")})})
+    assert written.spread_warning() is None
+    bare = planned.model_copy(update={"stop_when": planned.stop_when.model_copy(
+        update={"spread_check": None})})
+    assert "without the stop_when.spread_check" in bare.spread_warning()
+    if f"{typed:.4g}" != f"{spread:.4g}":
+        other = planned.model_copy(update={"stop_when": planned.stop_when.model_copy(
+            update={"spread": typed})})
+        assert "does not match" in other.spread_warning()
+    option = _enum_option()
+    for change in ({"players": _game().max_players}, {"agents": "greedy"},
+                   {"arms": {"a": {option.name: option.choices[0]},
+                             "b": {option.name: option.choices[0]}}}):
+        moved = _planned(spread).model_dump(exclude_unset=True)
+        warned = ExperimentSpec.model_validate({**moved, **change}).spread_warning()
+        assert warned and "stop_when.spread" in warned and "meeplelab plan" in warned, change
+
+
 def test_baseline_must_be_an_arm():
     [(loc, msg)] = _errors(_base(arms={"a": {}, "b": {}}, baseline="c"))
     assert loc == ("baseline",) and "'a'" in msg

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 from fastapi.testclient import TestClient
 from ray_support import ray_local  # noqa: F401  (session fixture)
-from service_support import small_spec, write_finished
+from service_support import enum_option, small_spec, write_finished
 
 from services import cli, view
 from services.app import create_app
@@ -372,3 +372,66 @@ def test_a_poll_after_new_shards_gets_their_figures_when_they_come_within_a_wait
     assert first == {"games": 100} and fresh == {"games": 200}
     assert late == {"games": 200} and routes.FRESH_WAIT_S <= waited < routes.FRESH_WAIT_S + 0.4
     assert after == {"games": 300}
+
+
+def _seat_plan_spread(root) -> float:
+    """The spread a plan hands out for a one-arm run (the seats' win shares) from the pilot
+    at `root`: pipelines.plan_spread of each cell's seat shares as seat_summary reads them."""
+    import numpy as np
+
+    import pipelines
+
+    table = pipelines.seat_summary(str(root))
+    blocks = [(part.sort("seat")["win_share"].to_numpy(),
+               np.diag(part.sort("seat")["share_var"].to_numpy()), int(part["units"][0]), 1)
+              for _, part in table.group_by(["arm", "players"])]
+    return pipelines.plan_spread(blocks, seats=True)
+
+
+def test_a_stored_spread_the_games_contradict_is_said_everywhere_and_the_plans_is_not(
+        service, capsys):
+    """Issue 52: a one-arm run (3 and 4 players, 200 games a cell, its seats decided by the
+    triangle) whose stop_when.spread is 0.5x or 2x the one a plan hands out (from an
+    independent 200-game pilot of the same cells): every player count's section says the
+    games contradict it, the same sentence in the page, the report and the terminal, and
+    the API's summary carries it as spread_warning; with the plan's spread and check, none
+    of them does."""
+    client, results = service
+    name, values = enum_option()
+    raw = small_spec(players=[3, 4], arms={"a": {name: values[0]}}, baseline="a",
+                     stop_when={"delta": 0.05, "max_games": 1000})
+    _, pilot, _ = write_finished(client.app.state.registry, results, {**raw, "seed": 77})
+    planned = _seat_plan_spread(pilot)
+    assert 0.4 < planned < 0.5
+    for factor in (0.5, 2.0, None):
+        rule = {**raw["stop_when"], "spread": planned * (factor or 1)}
+        if factor is None:
+            rule["spread_check"] = ExperimentSpec.model_validate(
+                {**raw, "stop_when": rule}).spread_check_for(planned)
+        run = {**raw, "stop_when": rule}
+        spec = ExperimentSpec.model_validate(run)
+        assert (spec.spread_warning() is None) == (factor is None)
+        eid, root, _ = write_finished(client.app.state.registry, results, run)
+        model = view.build(spec, str(root), spec.look(interim=False), drawn=False,
+                           provenance=False)
+        said = [w for part in model["sections"] for w in part["warnings"]
+                if "stop_when.spread" in w]
+        page = _html_text(client.get(f"/api/experiments/{eid}/view").json()["html"])
+        report = _html_text(client.get(f"/api/experiments/{eid}/report.html").text)
+        cli.print_results(str(root), spec)
+        terminal = _words(capsys.readouterr().out)
+        rows = client.get(f"/api/experiments/{eid}/summary").json()
+        if factor is None:
+            assert said == [] and all(r["spread_warning"] is None for r in rows)
+            for text in (page, report, terminal):
+                assert "is contradicted by the games" not in text
+            continue
+        assert len(said) == 2, said  # one per player count
+        word = "at least" if factor < 1 else "at most"
+        for sentence in said:
+            assert sentence.startswith(f"The stored spread {planned * factor:.3g} "
+                                       "(stop_when.spread) is contradicted by the games of "
+                                       f"a's seats (their spread is {word} ")
+            for where, text in (("page", page), ("report", report), ("terminal", terminal)):
+                assert _words(sentence) in text, (where, sentence)
+        assert {r["spread_warning"] for r in rows} == set(said)
