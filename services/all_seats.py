@@ -144,15 +144,64 @@ def confirmation_sentence(conf: dict, option: str, vector: list, players: int,
             f"{conf['seed']}): {verdict}")
 
 
+def _seat_spans(a: dict) -> list[tuple[float, float]]:
+    """A rung's interval of every free seat (an answer's dict, fvec.Answer.as_dict); an
+    unsolved answer: every value possible."""
+    if a["status"] == "not_identified" or not a["low"]:
+        return [(-math.inf, math.inf)] * (a["players"] - 1)
+    return [(-math.inf if lo is None else lo, math.inf if hi is None else hi)
+            for lo, hi in zip(a["low"], a["high"])]
+
+
+def strength_verdict(rungs: list[tuple[str, dict]], precision: float) -> dict:
+    """Whether the values that make every seat fair move with strength, from the rungs'
+    answers [(agent, answer dict)]: 'moves' when two rungs' intervals are disjoint on some
+    seat, 'holds' when every rung names every seat's value within +-precision and their
+    intervals overlap on every seat, else 'undecided'; {verdict, sentence}."""
+    spans = [_seat_spans(a) for _, a in rungs]
+    listed = "; ".join(
+        f"{agent}: " + (", ".join(f"seat {s + 2} {lo:.2f}..{hi:.2f}" for s, (lo, hi)
+                                  in enumerate(sp)) if a["status"] != "not_identified"
+                        else "not solved")
+        for (agent, a), sp in zip(rungs, spans))
+    what = "the compensation of every seat"
+    for i, (one, a) in enumerate(zip([r for r, _ in rungs], spans)):
+        for two, b in zip([r for r, _ in rungs][i + 1:], spans[i + 1:]):
+            apart = [s for s, (x, y) in enumerate(zip(a, b)) if x[1] < y[0] or y[1] < x[0]]
+            if apart:
+                seats = " and ".join(f"seat {s + 2}" for s in apart)
+                return {"verdict": "moves", "sentence": (
+                    f"{what} moves with strength: {seats}'s fair values under {one} and {two} "
+                    f"do not overlap ({listed})")}
+    narrow = [a["status"] == "found" and all((hi - lo) / 2 <= precision for lo, hi in sp)
+              for (_, a), sp in zip(rungs, spans)]
+    if all(narrow):
+        return {"verdict": "holds", "sentence": (
+            f"{what} holds across strengths: every rung names every seat's fair value to "
+            f"+-{precision:g} and their intervals overlap on every seat ({listed})")}
+    wide = [agent for (agent, _), ok in zip(rungs, narrow) if not ok]
+    return {"verdict": "undecided", "sentence": (
+        f"not decided yet whether {what} moves with strength: the intervals overlap on every "
+        f"seat, and {' and '.join(wide)} {'is' if len(wide) == 1 else 'are'} not known to "
+        f"+-{precision:g} ({listed})")}
+
+
 def run_all_seats(spec, player: Player) -> dict:
     """Every player count's search and confirmation (see the module), and asked per
-    strength (balance.agents), every rung's."""
+    strength (balance.agents), every rung's, then per player count whether the values move
+    with strength (strength_verdict)."""
     rungs = spec.balance_rungs()
     questions = [(n, rung) for n in spec.player_counts() for rung in rungs]
     cells = [_cell(spec, player, players, rung, len(rungs) > 1, len(questions) - 1 - k)
              for k, (players, rung) in enumerate(questions)]
-    return {"kind": "all_seats", "game": spec.game, "option": spec.balance.option,
-            "cells": cells}
+    result = {"kind": "all_seats", "game": spec.game, "option": spec.balance.option,
+              "cells": cells}
+    if len(rungs) > 1:
+        result["strength"] = [
+            {"players": n, **strength_verdict([(c["agent"], c["answer"]) for c in cells
+                                               if c["players"] == n], spec.balance.precision)}
+            for n in spec.player_counts()]
+    return result
 
 
 def _cell(spec, player: Player, players: int, rung: str | None, named: bool,

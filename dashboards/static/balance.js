@@ -1,6 +1,6 @@
-// The balance page (/balance): a form built from the catalogue (game, option, seat, range,
-// target, player counts, agents or an answer per strength from the game's presets) that
-// queues a fair-value search (POST /api/balance), then follows the job: its progress and
+// The balance page (/balance): a form built from the catalogue (game, option, one seat or
+// every seat at once, range, target, player counts, agents or an answer per strength from the
+// game's presets) that queues a fair-value search (POST /api/balance), then follows the job: its progress and
 // ETA while it runs, a Cancel button, and once done its answers as the service renders them
 // (GET /api/balance/{id}/view: per answer the recommendation, the sentences and the
 // sensitivity chart, per strength whether the fair value moves; the report's markup).
@@ -38,7 +38,8 @@
           M.h("input", {type: "checkbox", class: "b-rung", value: name}), ` ${name} `)));
     $("b-seat").replaceChildren(M.h("option", {value: "-1"}, "the last seat"),
       ...Array.from({length: info.max_players}, (_, k) =>
-        M.h("option", {value: String(k + 1)}, `seat ${k + 1}`)));
+        M.h("option", {value: String(k + 1)}, `seat ${k + 1}`)),
+      M.h("option", {value: "all"}, "every seat at once (seat 1 as the book has it)"));
     fillOption();
   }
 
@@ -52,6 +53,15 @@
     $("b-high").value = String(Math.min(bounds.maximum ?? low + 10, low + 10));
     $("b-option-help").textContent = schema["x-help"] || schema.description || "";
     $("b-seat").disabled = schema.type !== "array";
+    fillSeat();
+  }
+
+  // Every seat at once makes every seat fair: no win rate to aim at.
+  function fillSeat() {
+    const all = $("b-seat").value === "all" && !$("b-seat").disabled;
+    if (all) $("b-target").value = "equal";
+    $("b-target").disabled = all;
+    $("b-rate-box").style.display = $("b-target").value === "equal" ? "none" : "";
   }
 
   function spec() {
@@ -60,7 +70,8 @@
     const agents = $("b-agents").value.trim();
     const rungs = [...document.querySelectorAll("input.b-rung:checked")].map((b) => b.value);
     const balance = {
-      option: $("b-option").value, seat: Number($("b-seat").value),
+      option: $("b-option").value,
+      seat: $("b-seat").value === "all" ? "all" : Number($("b-seat").value),  // every seat
       range: [Number($("b-low").value), Number($("b-high").value)],
       target: $("b-target").value === "equal" ? "equal" : Number($("b-rate").value) / 100,
       precision: Number($("b-precision").value), max_games: Number($("b-max-games").value),
@@ -112,6 +123,7 @@
     for (const box of document.querySelectorAll("input.b-players"))
       box.checked = players.includes(box.value);
     $("b-seat").value = String(b.seat ?? -1);
+    fillSeat();
     if (b.range) [$("b-low").value, $("b-high").value] = b.range.map(String);
     $("b-target").value = b.target === undefined || b.target === "equal" ? "equal" : "rate";
     $("b-rate-box").style.display = $("b-target").value === "equal" ? "none" : "";
@@ -202,6 +214,7 @@
     $("b-game").replaceChildren(...games.map((g) => M.h("option", {value: g.name}, g.title)));
     $("b-game").addEventListener("change", fillGame);
     $("b-option").addEventListener("change", fillOption);
+    $("b-seat").addEventListener("change", fillSeat);
     $("b-target").addEventListener("change", () => {
       $("b-rate-box").style.display = $("b-target").value === "equal" ? "none" : "";
     });

@@ -61,16 +61,17 @@ def test_the_chart_has_round_ticks_labelled_axes_and_a_legend_for_every_mark(tmp
         cell["chart"]["window"])
 
 
-def _fill(browser, server, agents: str, max_games: int, confirm: int):  # noqa: F811
+def _fill(browser, server, agents: str, max_games: int, confirm: int,  # noqa: F811
+          seat: str = "1", players: str = "2"):
     from selenium.webdriver.support.ui import Select
 
     browser.get(f"{server}/balance")
     _wait(browser, lambda d: _css(d, "#b-option option"), 30, "the form was not built")
     Select(_css(browser, "#b-game")[0]).select_by_value("golden_island")
     Select(_css(browser, "#b-option")[0]).select_by_value("seat_bonus_gold")
-    Select(_css(browser, "#b-seat")[0]).select_by_value("1")
+    Select(_css(browser, "#b-seat")[0]).select_by_value(seat)
     for box in _css(browser, "input.b-players"):
-        if box.is_selected() != (box.get_attribute("value") == "2"):
+        if box.is_selected() != (box.get_attribute("value") == players):
             box.click()
     _css(browser, "details summary")[0].click()
     for field, value in (("#b-low", "0"), ("#b-high", "20"), ("#b-agents", agents),
@@ -129,6 +130,36 @@ def test_a_running_search_is_cancelled_from_the_page(server, browser):  # noqa: 
     assert _css(browser, "#b-agents")[0].get_attribute("value") == "mcts(iterations=100000)"
     assert _css(browser, "#b-game")[0].get_attribute("value") == "golden_island"
     assert _css(browser, "#b-high")[0].get_attribute("value") == "20"
+    _no_page_errors(browser)
+
+
+def test_the_form_asks_every_seat_at_once(server, browser):  # noqa: F811
+    """The seat list offers every seat at once: the request carries seat 'all' (the job's
+    spec), the target is fair (no win rate for every seat), and the page shows the answer
+    that says what to give each seat; the job's link shows the choice again."""
+    import json
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(f"{server}/balance")
+    _wait(browser, lambda d: _css(d, "#b-seat option"), 30, "the form was not built")
+    Select(_css(browser, "#b-game")[0]).select_by_value("golden_island")
+    Select(_css(browser, "#b-target")[0]).select_by_value("rate")
+    Select(_css(browser, "#b-seat")[0]).select_by_value("all")
+    target = _css(browser, "#b-target")[0]
+    assert target.get_attribute("value") == "equal" and not target.is_enabled()
+    jid = _fill(browser, server, "greedy", 900, 80, seat="all", players="3")
+    with urllib.request.urlopen(f"{server}/api/balance/{jid}") as sent:
+        job = json.loads(sent.read())
+    assert job["spec"]["balance"]["seat"] == "all" and job["spec"]["players"] == 3
+    assert job["spec"]["balance"]["target"] == "equal"
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "done", 240, "not done")
+    lead = _wait(browser, lambda d: _css(d, "p.recommendation"), 20)[0].text
+    assert lead.startswith(("Give ", "Probably give ", "Not decided", "No values")), lead
+    assert "seat_bonus_gold for every seat at once, 3 players" in _css(browser, "p.answer")[0].text
+    browser.get(f"{server}/balance?job={jid}")
+    _wait(browser, lambda d: _css(d, "#b-status")[0].text == "done", 20, "not shown")
+    assert Select(_css(browser, "#b-seat")[0]).first_selected_option.get_attribute(
+        "value") == "all"
     _no_page_errors(browser)
 
 

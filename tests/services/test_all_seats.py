@@ -166,3 +166,51 @@ def test_the_api_answers_every_seat_in_the_background(ray_local, tmp_path):
         report = client.get(url + "/report.html")
         assert report.status_code == 200 and "every seat at once" in report.text
         assert client.get(url + "/chart.svg").status_code == 409
+
+
+def _rung(players, status, low, high):
+    return {"status": status, "players": players, "low": low, "high": high}
+
+
+def test_the_strength_sentence_is_decided_from_every_seats_intervals():
+    """Per strength: two rungs apart on some seat move; every seat known to +-precision and
+    overlapping holds; overlapping but wide is not decided yet (never 'inf' in the words)."""
+    weak = _rung(3, "found", [0.8, 1.6], [1.6, 2.4])
+    apart = _rung(3, "found", [0.9, 2.6], [1.7, 3.4])       # seat 3: 2.6 > 2.4
+    near = _rung(3, "found", [1.0, 1.9], [1.8, 2.7])
+    wide = _rung(3, "found", [0.2, 1.0], [2.0, 3.0])
+    moves = sa.strength_verdict([("random", weak), ("greedy", apart)], 0.5)
+    assert moves["verdict"] == "moves" and "seat 3's fair values under random and greedy" \
+        in moves["sentence"] and moves["sentence"].startswith(
+            "the compensation of every seat moves with strength")
+    holds = sa.strength_verdict([("random", weak), ("greedy", near)], 0.5)
+    assert holds["verdict"] == "holds" and "holds across strengths" in holds["sentence"]
+    open_ = sa.strength_verdict([("random", weak), ("greedy", wide)], 0.5)
+    assert open_["verdict"] == "undecided" and "greedy is not known to +-0.5" in \
+        open_["sentence"]
+    unsolved = sa.strength_verdict([("random", weak), ("greedy", _rung(3, "not_identified",
+                                                                        [], []))], 0.5)
+    assert unsolved["verdict"] == "undecided" and "greedy: not solved" in unsolved["sentence"]
+    for said in (moves, holds, open_, unsolved):
+        assert "inf" not in said["sentence"]
+
+
+def test_every_seat_per_strength_answers_each_rung_then_the_strength(ray_local, tmp_path):
+    """seat 'all' with balance.agents a list: one answer per rung (its arms named by the
+    rung), then whether the values move with strength, in the CLI's lines and the page's
+    and report's markup."""
+    from services.report import balance_answers
+
+    spec = ExperimentSpec.model_validate({**{k: v for k, v in ALL.items() if k != "agents"},
+                                          "balance": {**ALL["balance"], "max_games": 500,
+                                                      "confirm_games": 40,
+                                                      "agents": ["random", "greedy"]}})
+    result, _ = _answer(spec, tmp_path, "rungs")
+    assert [c["rung"] for c in result["cells"]] == ["random", "greedy"]
+    [said] = result["strength"]
+    assert said["players"] == 3 and said["verdict"] in ("moves", "holds", "undecided")
+    lines = answer_lines(result)
+    assert lines[-1] == "3 players, per strength: " + said["sentence"]
+    page = balance_answers(result)
+    assert "class='rung'>under random" in page and f"data-verdict='{said['verdict']}'" in page
+    assert any(unquote(p.name).endswith("@greedy") for p in (tmp_path / "rungs").iterdir())
