@@ -162,8 +162,8 @@ def coverage_row(name, players, mode, reps, rng, ideal: float | None = None) -> 
     for _ in range(reps):
         play = player(rng, p, players)
         if mode == "single":
-            grid = fv.grid(lo, hi, 5, True)
-            c = fv.fit([(np.asarray(grid, float), play(grid, 0, SINGLE_GAMES))])
+            grid, count = fv.first_look(lo, hi, 5, True, SINGLE_GAMES)
+            c = fv.fit([(np.asarray(grid, float), play(grid, 0, count))])
             ans = fv.answer(c, lo, hi, target, integer=True)
         else:
             ans, c, _ = fv.search(play, lo, hi, target, 0.5, WAVE_GAMES, MAX_GAMES,

@@ -401,6 +401,21 @@ def grid(lo: float, hi: float, points: int, integer: bool) -> list:
     return [float(v) for v in values]
 
 
+ALL_INTEGERS = 13   # an integer range of at most this many values: the first look plays each
+
+
+def first_look(lo: float, hi: float, points: int, integer: bool, games: int) -> tuple:
+    """(values, games a value) of the first look, `points` x `games` games in all: an integer
+    range of at most ALL_INTEGERS values plays every integer (so no segment around an answer
+    has an inside never played: the straight line between neighbouring values is then the
+    integer option's own curve, and the first answer is as honest as a final one), a wider
+    range or a real option the grid of `points` values (games a value each)."""
+    if integer and hi - lo + 1 <= ALL_INTEGERS:
+        values = list(range(int(lo), int(hi) + 1))
+        return values, max(1, int(round(games * points / len(values))))
+    return grid(lo, hi, points, integer), games
+
+
 def _points_of_interest(ans: Answer, faint: dict) -> list:
     """(x, weight) of the values the answer rests on: the estimate and the ends of the pieces
     still possible (an end at the range's end is the range's end); a piece that is all but
@@ -544,7 +559,8 @@ def search(play, lo: float, hi: float, target: float, precision: float, wave_gam
     (answer, curve, waves).  on_wave(answer, curve, waves), when given, sees every interim
     answer (after each look)."""
     waves, start, used = [], 0, 0
-    plan = [(grid(lo, hi, first_points, integer), None)]
+    values, count = first_look(lo, hi, first_points, integer, wave_games)
+    plan = [(values, None)]
     planned, looks = None, 0
     while True:
         if waves:
@@ -552,8 +568,7 @@ def search(play, lo: float, hi: float, target: float, precision: float, wave_gam
             total = min(max(total, wave_games * len(shares)), max_games - used)
             plan = _wave_counts(shares, total)
         else:
-            values = plan[0][0]
-            plan = [(values, max(1, min(wave_games, max_games // max(len(values), 1))))]
+            plan = [(values, max(1, min(count, max_games // max(len(values), 1))))]
         before, first = used, not waves
         for values, count in plan:
             if not first:
