@@ -13,9 +13,11 @@ deal's draw is shared between values (common random numbers) with probability SH
 - steep-ended: like Reef Encounter at 3 players (docs/balance.md): far below fair at the low
   end of the range, nearly flat in its middle, crossing at its upper end;
 - non-monotone: a rising line with a bump that falls back (a shown rise and fall), away from
-  the crossing.
+  the crossing;
+- steep / logistic / gentle wide (WIDE): logistic curves (25, 3 and 0.5 points a unit)
+  through 13.4 in 0..40, wider than the first look plays every integer of.
 For each truth and player count: the coverage of x* by the interval of a single wave (the
-first grid, SINGLE_GAMES games per value) and by the sequential search (to +-0.5 unit, integer
+first look, fair_value.first_look: SINGLE_GAMES x 5 games in all) and by the sequential search (to +-0.5 unit, integer
 option), with the median games, how often the search said "not monotone", and how often it
 named the fair value.  A true 95% lands in 93.5-96.5% with probability 0.97 at 2,000
 replicates, and in 92-98% at 400.
@@ -65,6 +67,9 @@ def truth(name: str, players: int):
     if name == "concave":                             # flattening as it rises: 2.7 a unit at x*
         return (lambda x: fair + 0.08 * (1 - np.exp(-(np.asarray(x, float) - 3.4) / 3))), \
             0, 8, 3.4
+    if name.endswith(" wide"):                        # the same over 0..40: a first grid of five
+        per_unit = {"steep": 0.25, "logistic": 0.03, "gentle": 0.005}[name.split()[0]]
+        return _logistic(players, per_unit, 13.4), 0, 40, 13.4
     if name == "edge":                                # the logistic, crossing near the top
         return _logistic(players, 0.03, 7.6), 0, 8, 7.6
     if name == "outside":                             # ... crossing above the range
@@ -182,6 +187,8 @@ def coverage_row(name, players, mode, reps, rng, ideal: float | None = None) -> 
 
 
 TRUTHS = ("logistic", "steep", "concave", "bump", "two crossings", "edge", "outside")
+WIDE = ("steep wide", "logistic wide", "gentle wide")   # 0..40: more integers than the first
+#                                                        look plays (fair_value.ALL_INTEGERS)
 
 
 def reference(example: Path, values: list[int], games: int, seed: int) -> None:

@@ -309,6 +309,9 @@ class Answer:
     not_monotone: bool = False
     crossings_shown: int = 0
     side: str | None = None       # outside_range / edge: "above" or "below" the range
+    unplayed: list = field(default_factory=list)  # segments [a, b] under the values still
+    #                       possible whose inner integers were never played (_unplayed_inside)
+    curved: list = field(default_factory=list)    # ... of them, those shown curved: taken whole
 
     @property
     def half_width(self) -> float:
@@ -323,7 +326,8 @@ class Answer:
                 "possible": [[float(a), float(b)] for a, b in self.pieces],
                 "crossings": [float(x) for x in self.crossings],
                 "not_monotone": self.not_monotone, "crossings_shown": self.crossings_shown,
-                "side": self.side}
+                "side": self.side, "unplayed": [[float(a), float(b)] for a, b in self.unplayed],
+                "curved": [[float(a), float(b)] for a, b in self.curved]}
 
 
 def _trend_p(c: Curve) -> float:
@@ -347,16 +351,51 @@ def _beyond(c: Curve, target: float, side: str) -> float | None:
     return float(x) if ok else None
 
 
+def _slope_change(c: Curve, j: int) -> float:
+    """|z| of the change of slope between the segments j - 1 and j (meeting at values[j])."""
+    v = c.values
+    g = np.zeros(len(v))
+    g[j - 1], g[j + 1] = 1 / (v[j] - v[j - 1]), 1 / (v[j + 1] - v[j])
+    g[j] = -g[j - 1] - g[j + 1]
+    var = float(g @ c.cov @ g)
+    return abs(float(g @ c.means)) / math.sqrt(var) if var > 0 else 0.0
+
+
+def _unplayed_inside(c: Curve, pieces: list, alpha: float) -> tuple[list, list]:
+    """(unplayed, curved): the segments between neighbouring integers played that hold
+    integers never played and a piece of the values still possible, and of them those where
+    the curve is shown not straight (its slope differs from a neighbouring segment's, at
+    alpha, Bonferroni over the two).  On a curved one the line between the ends says
+    nothing of where inside the curve meets the target (the steep truth: the line from 2 to
+    4 meets it at 3.04, the curve's integers at 3.32), so the answer takes it whole."""
+    v = c.values
+    unplayed, curved = [], []
+    zc = sps.norm.ppf(1 - alpha / 4)
+    for j in range(len(v) - 1):
+        a, b = float(v[j]), float(v[j + 1])
+        if b - a <= 1 + 1e-9 or not any(p < b and q > a for p, q in pieces):
+            continue
+        unplayed.append([a, b])
+        near = [i for i in (j, j + 1) if 1 <= i <= len(v) - 2]
+        if any(_slope_change(c, i) > zc for i in near):
+            curved.append([a, b])
+    return unplayed, curved
+
+
 def answer(c: Curve, lo: float, hi: float, target: float, alpha=st.ALPHA,
            integer: bool = False) -> Answer:
-    """The fair value of a curve over the range [lo, hi]."""
+    """The fair value of a curve over the range [lo, hi].  An integer option's segment whose
+    inner integers were never played and that is shown curved is taken whole into the
+    values still possible (_unplayed_inside); the answer names such segments (not final)."""
     slope_p = _trend_p(c)
     pieces = confidence_set(c, target, lo, hi, alpha)
+    unplayed, curved = _unplayed_inside(c, pieces, alpha) if integer else ([], [])
+    pieces = _merge(pieces + [list(s) for s in curved])
     cross = crossings(c, target, lo, hi)
     sh = shape(c, target, alpha)
     common = dict(slope_p=slope_p, lo=lo, hi=hi, target=target, pieces=pieces,
                   crossings=cross, not_monotone=sh["not_monotone"],
-                  crossings_shown=sh["crossings_shown"])
+                  crossings_shown=sh["crossings_shown"], unplayed=unplayed, curved=curved)
     if not pieces:
         # every value in the range is shown off the target
         above = bool(np.all(c.means > target))
@@ -613,12 +652,17 @@ def games_to_precision(ans: Answer, c: Curve, precision: float,
     slope / z: the slope is the logistic trend's at the target (over all the games, so that
     a few noisy means do not set it), the fair value the estimate (or the end of the range
     beside it), and the se falls as one over the root of the games.  None when the figure is
-    not shown to depend on the option (no slope: no number of games can be named)."""
-    if ans.status == "outside_range" or (ans.status == "found"
-                                         and ans.half_width <= precision):
+    not shown to depend on the option (no slope: no number of games can be named).  A
+    segment taken whole for its unplayed inside (Answer.curved) is narrowed by playing it,
+    not by more games: the forecast is the straight lines' (confidence_set's)."""
+    half = ans.half_width
+    if ans.curved:
+        line = confidence_set(c, ans.target, ans.lo, ans.hi, alpha)
+        half = (line[-1][1] - line[0][0]) / 2 if line else 0.0
+    if ans.status == "outside_range" or (ans.status == "found" and half <= precision):
         return 0.0
-    if math.isfinite(ans.half_width):
-        return c.games * ((ans.half_width / precision) ** 2 - 1)
+    if math.isfinite(half):
+        return c.games * ((half / precision) ** 2 - 1)
     if ans.slope_p > alpha:
         return None
     t = min(max(ans.target, 1e-6), 1 - 1e-6)
@@ -670,6 +714,12 @@ def _pieces_text(pieces: list) -> str:
 def shape_text(ans: Answer) -> str:
     """The shape warnings of an answer ('' when there are none)."""
     out = []
+    if ans.unplayed:
+        spans = " and ".join(f"{a:g}..{b:g}" for a, b in ans.unplayed)
+        out.append(f"not final: the integers inside {spans} were not played yet" + (
+            " and the curve is shown curved there, so the interval takes "
+            + " and ".join(f"{a:g}..{b:g}" for a, b in ans.curved) + " whole"
+            if ans.curved else ", the interval assumes the curve straight there"))
     if ans.crossings_shown > 1:
         out.append("the curve crosses the target more than once (values shown on either side "
                    "of it in turn): several values are fair")
