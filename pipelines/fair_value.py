@@ -28,7 +28,9 @@ possible are named.  The answer also says when the means are shown not monotone 
 and a shown fall, Bonferroni over the pairs) and when the curve is shown to cross the target
 more than once (values shown above, below and above it again).
 
-The search is adaptive: after a first grid over the range each look plays the values that
+The search is adaptive: after a first look over the range (first_look: every integer of a
+short range, else a grid; a segment with unplayed integers inside that is shown curved is
+taken whole, _unplayed_inside) each look plays the values that
 inform the answer most (next_wave: the integers around the estimate and the pieces' ends,
 weighted by what they carry), as many games as the previous look said the precision needs
 (games_to_precision), until the set is narrower than asked and rests on values played
@@ -587,7 +589,7 @@ def search(play, lo: float, hi: float, target: float, precision: float, wave_gam
            alpha=st.ALPHA, on_wave=None) -> tuple[Answer, Curve, list]:
     """The sequential search.  play(values, start, count) -> Y (count deals x len(values))
     plays deals start..start+count-1 at every value (the same deals for each).  The first
-    look plays a grid over the range (wave_games games a value); each later look plays the
+    look is first_look's (first_points x wave_games games); each later look plays the
     games the previous look said the precision needs (games_to_precision; between half and
     three times the games so far, as many again while it cannot say), spread by next_wave
     over the values that inform the answer most, as nested waves of common deals (several

@@ -273,7 +273,9 @@ class Balance(BaseModel):
     precision: float = Field(default=0.5, gt=0, description="stop once the 95% interval on "
                              "the fair value is within +-precision (the option's unit)")
     wave_games: int = Field(default=400, ge=10, le=1_000_000, description="games per value "
-                            "in the first wave (later waves about double the total)")
+                            "in the first wave (a range of at most 13 integers plays each of "
+                            "them, 5 x this many games in all; later waves about double the "
+                            "total)")
     max_games: int = Field(default=40_000, ge=10, le=100_000_000, description="games of the "
                            "search in all (each value and deal counts one game)")
     confirm_games: int = Field(default=4000, ge=0, le=10_000_000, description="games per "
