@@ -289,8 +289,11 @@ def test_done_needs_the_values_around_the_answer_played():
     p, lo, hi, star = bench.truth("steep", 4)
     c = fv.fit([(np.array([0.0, 2, 4, 6, 8]),
                  bench.player(np.random.default_rng(1), p, 4)([0, 2, 4, 6, 8], 0, 1000))])
-    ans = fv.answer(c, lo, hi, fv.fair_share(4), integer=True)
-    assert ans.status == "found" and ans.half_width <= 0.5      # narrow, but on 2..4
+    line = fv.answer(c, lo, hi, fv.fair_share(4))              # the straight lines alone
+    assert line.status == "found" and line.half_width <= 0.5    # narrow, but on 2..4
+    assert not fv.done(line, 0.5, c, integer=True)
+    ans = fv.answer(c, lo, hi, fv.fair_share(4), integer=True)  # 2..4 shown curved: whole
+    assert ans.curved == [[2, 4]] and ans.low <= 2 and ans.high >= 4
     assert not fv.done(ans, 0.5, c, integer=True)
     assert set(fv.next_wave(ans, c, True)) >= {3, 4}
 
