@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from product import PRODUCT, product_env
+from ray_support import ray_local  # noqa: F401  (session fixture)
 
 from services.spec import ExperimentSpec
 
@@ -167,6 +168,21 @@ def _named_files(folder: Path) -> dict[str, Path]:
     return out
 
 
+def _cli_here(args: list[str], capsys) -> str:
+    """`meeplelab ARGS` in this process (services.cli.main, what the `meeplelab` script
+    calls), on the suite's one local Ray: the same checks as _cli without a Python and a Ray
+    started for each command (`meeplelab games` runs as a process of its own)."""
+    from services import cli
+
+    capsys.readouterr()
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    assert code == 0, f"meeplelab {' '.join(args)}: {code}\n{out[-2000:]}\n{err[-3000:]}"
+    assert out.strip(), f"meeplelab {' '.join(args)} printed nothing"
+    assert "Traceback" not in err
+    return out
+
+
 def _cli(args: list[str], cwd=PRODUCT, timeout=TIMEOUT) -> str:
     done = subprocess.run([sys.executable, "-m", "services.cli", *args], cwd=cwd,
                           env=product_env(MEEPLELAB_DB=os.environ.get("MEEPLELAB_DB", "")),
@@ -272,7 +288,8 @@ def _curl(argv: list[str], served: _Served, tmp: Path, ids: dict) -> str:
 
 
 @pytest.mark.ray
-def test_every_command_of_the_docs_runs(tmp_path):
+def test_every_command_of_the_docs_runs(tmp_path, ray_local, capsys, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("MEEPLELAB_DB", os.environ.get("MEEPLELAB_DB", ""))
     seen = commands()
     files = _named_files(tmp_path)
     shown = [(p, n, argv) for p, n, argv in seen if argv[0] in RUN and p != DEPLOYMENT]
@@ -283,7 +300,7 @@ def test_every_command_of_the_docs_runs(tmp_path):
             if argv[1] != kind:
                 continue
             for args in _expand(argv, files, tmp_path):
-                out = _cli(args)
+                out = _cli(args) if kind == "games" else _cli_here(args, capsys)
                 if kind == "games":
                     import core_cy
 
