@@ -51,11 +51,15 @@ def _clean_env(**extra) -> dict:
 
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory) -> Path:
-    """A fresh virtualenv with the wheel and its dependencies (no system site-packages)."""
+    """A fresh virtualenv with the wheel and its dependencies (no system site-packages).
+    --no-compile: pip would byte-compile every module of every dependency (Ray's thousands:
+    half of the install's CPU time); the commands compile what they import, as Python does
+    for any module without a cached .pyc."""
     home = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=300)
     subprocess.run([str(home / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                    str(wheel)], check=True, timeout=1800, env=_clean_env(), cwd=home)
+                    "--no-compile", str(wheel)], check=True, timeout=1800, env=_clean_env(),
+                   cwd=home)
     return home
 
 
