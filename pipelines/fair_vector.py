@@ -237,6 +237,40 @@ def solve(c: Fit) -> tuple[np.ndarray, np.ndarray] | None:
     return v, inv @ cov_u @ inv.T
 
 
+def _vector_cov(c: Fit, v: np.ndarray, inv: np.ndarray) -> np.ndarray:
+    """The delta method's covariance of the fair vector with the log odds' covariance taken
+    at `v` (B^-1 Cov(u(v)) B^-T)."""
+    _, cov_u = c.log_odds(v)
+    return inv @ cov_u @ inv.T
+
+
+def fieller_box(c: Fit, v: np.ndarray, z: float, span: float,
+                iterations: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Each free seat's interval: the ends of the region {w : u(w)' Cov(u(w))^-1 u(w) <= z^2}
+    along that seat (Fieller's construction, its critical value z the simultaneous one): the
+    log odds' covariance is taken at the end, not at the estimate, so a slope known only
+    roughly widens the side away from the vectors played (with one free seat, Fieller's
+    interval exactly).  Found as the fixed point end = v + z Cov_v(end) e_i / se_i(end); an
+    end that runs past `span` from the estimate is open (+-inf)."""
+    inv = np.linalg.inv(c.theta[:, 1:])
+    ends = np.empty((2, len(v)))
+    for i in range(len(v)):
+        for side, sign in enumerate((-1.0, 1.0)):
+            step = np.zeros(len(v))
+            for _ in range(iterations):
+                cov = _vector_cov(c, v + step, inv)
+                new = sign * z * cov[:, i] / math.sqrt(max(cov[i, i], 1e-300))
+                if abs(new[i]) > span:
+                    new[i] = sign * math.inf
+                    break
+                done = np.max(np.abs(new - step)) < 1e-7
+                step = new
+                if done:
+                    break
+            ends[side, i] = v[i] + step[i] if math.isfinite(new[i]) else new[i]
+    return ends[0], ends[1]
+
+
 def region_statistics(c: Fit, vectors) -> np.ndarray:
     """The chi-square statistics (k-1 degrees of freedom) of 'every seat is fair at v', one
     per row of `vectors` (m, k-1)."""
@@ -266,12 +300,11 @@ def answer(c: Fit | None, players: int, lo: float, hi: float, first: int = 0,
     v, cov = found
     z = st.simultaneous_z(st.correlation(cov), alpha)
     level = float(2 * sps.norm.sf(z))
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    low, high = v - z * se, v + z * se
+    low, high = fieller_box(c, v, z, hi - lo)
     vector = [first] + [int(x) for x in np.clip(np.round(v), lo, hi)]
     outside = bool(np.any(high < lo) or np.any(low > hi))
-    axes = [range(int(max(lo, math.ceil(a))), int(min(hi, math.floor(b))) + 1)
-            for a, b in zip(low, high)]
+    axes = [range(int(max(lo, math.ceil(max(a, lo - 1)))), int(min(hi, math.floor(
+        min(b, hi + 1)))) + 1) for a, b in zip(low, high)]
     sizes = [len(r) for r in axes]
     possible = []
     if 0 < math.prod(sizes) <= 20_000:
@@ -321,8 +354,9 @@ def _step(centre, estimate) -> tuple:
 
 def games_to_precision(ans: Answer, c: Fit, precision: float) -> float | None:
     """About how many more games would bring every seat's interval within +-precision (it
-    narrows as one over the root of the games); None without an answer."""
-    if ans.status == "not_identified" or c is None:
+    narrows as one over the root of the games); None without an answer or with an interval
+    open to a side (the slopes not yet shown: no number can be named)."""
+    if ans.status == "not_identified" or c is None or not math.isfinite(ans.half_width):
         return None
     return max(c.games * ((ans.half_width / precision) ** 2 - 1), 0.0)
 
@@ -340,7 +374,7 @@ def search(play, players: int, lo: int, hi: int, precision: float, wave_games: i
     vectors = screen(free, lo, hi, base)
     book = vectors[0]
     count = max(1, min(wave_games, max_games // len(vectors)))
-    planned, centre = None, None
+    planned, centre, moved = None, None, True
     c, ans = None, answer(None, players, lo, hi, base, alpha)
     while count > 0 and used + count * len(vectors) <= max_games:
         y = np.asarray(play(vectors, start, count), dtype=np.float64)
@@ -353,7 +387,7 @@ def search(play, players: int, lo: int, hi: int, precision: float, wave_games: i
             np.abs(np.subtract(ans.estimate, centre)) <= REACH + 1e-9))
         at_edge = centre is not None and found and tuple(ans.vector[1:]) == tuple(centre)
         if looks >= MIN_LOOKS and ((ans.status == "outside_range" and at_edge) or (
-                inside and ans.half_width <= precision
+                inside and not moved and ans.half_width <= precision
                 and (planned is None or used >= planned))):
             break
         more = games_to_precision(ans, c, precision) if found else None
@@ -361,6 +395,7 @@ def search(play, players: int, lo: int, hi: int, precision: float, wave_games: i
         # star around it (inside, the star already holds the integers on either side of it)
         last = book if centre is None else centre
         centre = _step(last, ans.vector[1:]) if found and not inside else last
+        moved = centre != last
         vectors = star(centre, lo, hi)
         total = used if more is None or looks == 1 else min(max(more, used // 2), 3 * used)
         total = min(max(total, wave_games * len(vectors)), max_games - used)
