@@ -17,11 +17,18 @@ cluster per deal of a wave, G/(G-1) corrected), and it uses only the vectors pla
 the current answer (every free value within one unit of it), so the log odds need be linear
 only over those neighbouring integers.
 
-The intervals: per free seat, the delta method's v*_i +- c se_i, with c the simultaneous
-critical value of the seats' correlated estimates (stats.simultaneous_z: the max-|z| over
-the seats, under the estimates' own correlation), so all k-1 hold together at 1 - alpha,
-neither more (Bonferroni's and Sidak's boxes are conservative here: every seat is judged
-against the same first seat, so the estimates are correlated) nor less; and a joint region,
+The intervals: per free seat, the ends along that seat of Fieller's region {w : u(w)'
+Cov(u(w))^-1 u(w) <= c^2} (fieller_box), with c the simultaneous critical value of the
+seats' correlated estimates (stats.simultaneous_z: the max-|z| over the seats, under the
+estimates' own correlation), so all k-1 hold together at 1 - alpha, neither more
+(Bonferroni's and Sidak's boxes are conservative here: every seat is judged against the same
+first seat, so the estimates are correlated) nor less.  Near the data it is the delta
+method's v*_i +- c se_i; but the log odds' covariance is taken at the interval's end, not at
+the estimate, so a slope known only roughly (the star spans one unit either side) widens the
+side away from the vectors played, as Fieller's interval of a ratio does (exactly his with
+one free seat).  The delta method's symmetric interval, its se taken at the estimate, held
+all seats together in 91% of searches at 4 players (docs/lab/2026-12-07-all-seats.md: the
+looks stop where that se happens to be small).  And a joint region,
 the vectors at which "every seat is fair" is not rejected (Fieller's construction in k-1
 dimensions: a chi-square test on u(v) with k-1 degrees of freedom), which names the integer
 vectors still possible.
@@ -32,7 +39,9 @@ rounded estimate (that vector and each free value one up and one down, within th
 common deals, as many games as the previous look said the precision needs, and refits on the
 vectors around the new estimate (a Newton step on a small grid).  It stops from the third
 look on when the estimate lies inside the star (every free value within one unit of its
-centre: the integers on either side of it were played), every seat's interval is within
+centre: the integers on either side of it were played), the star did not move for this look
+(a look on a new star rests on its first games and on the old star's neighbours: at a steep
+truth such stops erred by up to 1.6 times the stated se), every seat's interval is within
 +-precision and the look played what was planned; or at max_games.  The star moves only when
 the estimate leaves it (a stop that waited for the estimate to round to the centre would
 choose the estimate's side of a half-integer by luck: the intervals covered 87% at 3 players
@@ -246,12 +255,14 @@ def _vector_cov(c: Fit, v: np.ndarray, inv: np.ndarray) -> np.ndarray:
 
 def fieller_box(c: Fit, v: np.ndarray, z: float, span: float,
                 iterations: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Each free seat's interval: the ends of the region {w : u(w)' Cov(u(w))^-1 u(w) <= z^2}
-    along that seat (Fieller's construction, its critical value z the simultaneous one): the
-    log odds' covariance is taken at the end, not at the estimate, so a slope known only
-    roughly widens the side away from the vectors played (with one free seat, Fieller's
-    interval exactly).  Found as the fixed point end = v + z Cov_v(end) e_i / se_i(end); an
-    end that runs past `span` from the estimate is open (+-inf)."""
+    """Each free seat's interval, Fieller's construction with the simultaneous critical value
+    z: the ends are the fixed points end = v + z Cov_v(end) e_i / se_i(end), the delta
+    method's ellipsoid extreme with the log odds' covariance taken at the end, not at the
+    estimate, so a slope known only roughly widens the side away from the vectors played.
+    With one free seat that is Fieller's interval exactly; with more, about the ends along
+    the seat of the region {w : u(w)' Cov(u(w))^-1 u(w) <= z^2} (a few percent inside them
+    on a wide region, as the covariance's own slope is left out).  An end that runs past
+    `span` from the estimate is open (+-inf)."""
     inv = np.linalg.inv(c.theta[:, 1:])
     ends = np.empty((2, len(v)))
     for i in range(len(v)):

@@ -161,3 +161,33 @@ def test_the_confirmation_judges_every_seat_together():
     points = 1.5 * (fvec.figures(fair[:200])[:, 0] - 1 / 3)
     plain = st.mean_interval(points.mean(), points.std(ddof=1), 200)
     assert few["seats"][0]["high"] - few["seats"][0]["low"] > plain[1] - plain[0]
+
+
+def test_one_free_seats_interval_is_fiellers(bench):
+    """With one free seat (2 players) each interval is Fieller's exactly: the values x with
+    (a + b x)^2 <= z^2 Var(a + b x), roots of a quadratic computed here from the fit's
+    coefficients and covariance; on a weak slope it is wider on the side away from the
+    values played (the delta method's would be symmetric about the estimate)."""
+    waves, star = _one_wave(bench, "logit", 2, [(1,), (2,), (3,)], 1500, 11)
+    c = fvec.fit(waves)
+    ans = fvec.answer(c, 2, -4, 8)
+    (a, b), cov = c.theta[0], c.cov
+    z = st.Z95
+    roots = np.sort(np.roots([b * b - z * z * cov[1, 1], 2 * a * b - 2 * z * z * cov[0, 1],
+                              a * a - z * z * cov[0, 0]]).real)
+    assert np.allclose([ans.low[0], ans.high[0]], roots, atol=1e-6), (ans.low, ans.high, roots)
+    below, above = ans.estimate[0] - ans.low[0], ans.high[0] - ans.estimate[0]
+    assert below > 1.02 * above, (below, above)      # 0.7 lies below the values played
+
+
+def test_the_search_stops_only_where_its_star_stayed(bench):
+    """A stop on a look whose star has just moved rests on the first games around the new
+    centre and on the neighbours of the old one (the error at the fair value was 1.2-1.6
+    times its stated se in such stops, steep truth, 4 players): every search that stops
+    before max_games played its last two looks on the same star."""
+    u, star = bench.truth("logit", 2)
+    rng = np.random.default_rng([3, 2])
+    for _ in range(25):
+        ans, c, waves = fvec.search(bench.player(rng, u, 2), 2, -4, 8, 0.5, 1000, 400_000)
+        assert ans.half_width <= 0.5
+        assert np.array_equal(waves[-1][0], waves[-2][0]), [w[0].ravel() for w in waves]
