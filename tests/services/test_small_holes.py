@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 from product import PRODUCT, product_path
+from ray_support import ray_local  # noqa: F401  (session fixture)
 from service_support import PLAYERS, enum_option, small_spec, wait_for
 
 from services.app import create_app
@@ -161,14 +162,16 @@ def test_serve_with_a_short_token_refuses_to_start_in_one_message(tmp_path):
 
 # ---- meeplelab report checks spec.json against the rows ---------------------------------
 @pytest.fixture(scope="module")
-def results_folder(tmp_path_factory):
-    """A finished `meeplelab run` folder (its spec.json beside the rows)."""
+def results_folder(tmp_path_factory, ray_local):  # noqa: F811
+    """A finished `meeplelab run` folder (its spec.json beside the rows): the command run in
+    this process, on the suite's local Ray (the reports below are processes of their own)."""
+    from services import cli
+
     root = tmp_path_factory.mktemp("report")
     spec = small_spec(games_per_arm=100)
     (root / "spec.json").write_text(json.dumps(spec))
-    done = _cli(["run", str(root / "spec.json"), "--out", str(root / "out"), "--workers", "1"],
-                root)
-    assert done.returncode == 0, done.stderr
+    assert cli.main(["run", str(root / "spec.json"), "--out", str(root / "out"),
+                     "--workers", "1"]) == 0
     (folder,) = [p for p in (root / "out").iterdir() if p.is_dir()]
     return folder, spec
 
