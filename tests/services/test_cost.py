@@ -14,6 +14,8 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from product import PRODUCT, product_env
+from ray_support import wait_until
+from service_support import session_processes
 
 import core_cy
 from core_cy.catalogue import PRESET_NAMES, game_cost, presets
@@ -136,7 +138,11 @@ def test_ctrl_c_ends_run_and_plan_without_a_traceback(tmp_path, command):
     proc = subprocess.Popen(args, cwd=PRODUCT, env=product_env(), start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(12)  # Ray is up and games are playing
+        # Ray is up and games are playing: a shard task runs in the command's session
+        wait_until(lambda: proc.poll() is not None or any(
+            c.startswith("ray::play_shards") for c in session_processes(proc.pid)),
+            "a shard task of the command playing", timeout=120, every=0.2)
+        time.sleep(1)  # into its games
         assert proc.poll() is None, proc.communicate()
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
