@@ -421,8 +421,11 @@ def search(play, players: int, lo: int, hi: int, precision: float, wave_games: i
 def confirmation(shares: np.ndarray, delta: float, alpha=st.ALPHA) -> dict:
     """Every seat's figure at one vector on fresh deals, as 'its win share less the others'
     mean' (0 when fair), with t intervals at the level at which all k hold together at
-    1 - alpha (stats.simultaneous_z under the seats' observed correlation): 'fair' when every interval lies within +-delta, 'unfair' when
-    some interval excludes 0 (the seats shown off), else 'not decided'."""
+    1 - alpha (stats.simultaneous_z under the seats' observed correlation): 'fair' when every
+    interval lies within +-delta, 'unfair' when some interval lies wholly beyond +-delta (the
+    seats shown unfair: `beyond`), else 'not decided' (as the one-seat recommendation counts
+    a value not fair).  `off`: the seats whose interval excludes 0 (shown off fair, perhaps
+    by less than delta)."""
     shares = np.asarray(shares, dtype=np.float64)
     shares = shares[~np.isnan(shares).any(axis=1)]
     n, k = shares.shape
@@ -437,10 +440,12 @@ def confirmation(shares: np.ndarray, delta: float, alpha=st.ALPHA) -> dict:
         low, high = (float(x) for x in st.mean_interval(mean, sd, n, level))
         seats.append({"seat": s, "mean": mean, "low": low, "high": high})
     off = [r["seat"] for r in seats if r["high"] < 0 or r["low"] > 0]
+    beyond = [r["seat"] for r in seats if r["high"] < -delta or r["low"] > delta]
     if all(-delta <= r["low"] and r["high"] <= delta for r in seats):
         verdict = "fair"
-    elif off:
+    elif beyond:
         verdict = "unfair"
     else:
         verdict = "not decided"
-    return {"games": n, "seats": seats, "verdict": verdict, "off": off, "seat_alpha": level}
+    return {"games": n, "seats": seats, "verdict": verdict, "off": off, "beyond": beyond,
+            "seat_alpha": level}

@@ -96,9 +96,10 @@ def lead_sentence(ans: fvec.Answer, conf: dict | None, option: str, delta: float
                 f"{n:,} fresh games (seed {seed})")
     if conf["verdict"] == "unfair":
         return (f"Not decided: the search points to these values ({give}), but on {n:,} "
-                f"fresh games (seed {seed}) {_seats_text(conf['seats'], conf['off'])} "
-                f"{'is' if len(conf['off']) == 1 else 'are'} shown not fair; more games on "
-                "the search and on fresh deals would tell which is wrong")
+                f"fresh games (seed {seed}) {_seats_text(conf['seats'], conf['beyond'])} "
+                f"{'is' if len(conf['beyond']) == 1 else 'are'} shown more than {margin} "
+                "from fair; more games on the search and on fresh deals would tell which is "
+                "wrong")
     return (f"Probably {give}: the search's nearest integer values, not yet shown fair "
             f"within {margin} on {n:,} fresh games (seed {seed})")
 
@@ -137,8 +138,11 @@ def confirmation_sentence(conf: dict, option: str, vector: list, players: int,
     seats = ", ".join(f"seat {r['seat'] + 1} {100 * r['mean']:+.1f} [{100 * r['low']:+.1f}, "
                       f"{100 * r['high']:+.1f}]" for r in conf["seats"])
     verdict = {"fair": f"every seat fair within {margin_text(delta)}",
-               "unfair": "not fair: " + _seats_text(conf["seats"], conf["off"]) + " shown off",
-               "not decided": f"not decided at {margin_text(delta)}"}[conf["verdict"]]
+               "unfair": "not fair: " + _seats_text(conf["seats"], conf["beyond"])
+               + f" shown beyond {margin_text(delta)}",
+               "not decided": f"not decided at {margin_text(delta)}"
+               + (f" ({_seats_text(conf['seats'], conf['off'])} shown off fair, not beyond "
+                  f"{margin_text(delta)})" if conf["off"] else "")}[conf["verdict"]]
     return (f"{option} = {vector}, {players} players: each seat's win share less the others' "
             f"mean, {seats} points (95% together) over {conf['games']:,} fresh games (seed "
             f"{conf['seed']}): {verdict}")

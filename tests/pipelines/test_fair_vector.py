@@ -154,7 +154,13 @@ def test_the_confirmation_judges_every_seat_together():
     p = np.array([0.3, 0.3, 0.4])
     tilted = np.eye(3)[rng.choice(3, n, p=p)]
     conf = fvec.confirmation(tilted, 0.02)
-    assert conf["verdict"] == "unfair" and conf["off"] == [0, 1, 2]
+    assert conf["verdict"] == "unfair" and conf["off"] == conf["beyond"] == [0, 1, 2]
+    # seat 3 about two points ahead: shown off fair, but not beyond +-2 points: not decided
+    near = np.eye(3)[rng.choice(3, n, p=[0.3266, 0.3266, 0.3468])]
+    conf = fvec.confirmation(near, 0.02)
+    last = conf["seats"][2]
+    assert last["low"] > 0 and last["low"] < 0.02 < last["high"]
+    assert conf["verdict"] == "not decided" and 2 in conf["off"] and not conf["beyond"]
     few = fvec.confirmation(fair[:200], 0.02)
     assert few["verdict"] == "not decided" and not few["off"]
     # each seat's interval is wider than a plain 95% one (the family of k seats)

@@ -23,7 +23,7 @@ from services.spec import ExperimentSpec
 ALL = {"name": "gi-all", "game": "golden_island", "players": 3, "agents": "greedy", "seed": 3,
        "balance": {"option": "seat_bonus_gold", "seat": "all", "range": [0, 4],
                    "wave_games": 40, "max_games": 900, "confirm_games": 80, "delta": 0.05}}
-LEADS = ("Give ", "Probably give ", "Not decided", "No values")
+LEADS = ("Give ", "Probably give ", "Leave ", "Probably leave ", "Not decided", "No values")
 
 
 def _errors(balance: dict, **spec) -> list:
@@ -74,14 +74,25 @@ def test_the_answer_says_what_to_give_each_seat():
     ans = fvec.Answer(3, "found", 0, 4, 0, [1.2, 1.9], [0.8, 1.5], [1.6, 2.3], [0, 1, 2])
     seats = [{"seat": s, "mean": m, "low": m - 0.01, "high": m + 0.01}
              for s, m in enumerate((0.004, -0.002, 0.001))]
-    fair = {"games": 5000, "seed": 4, "seats": seats, "verdict": "fair", "off": []}
+    fair = {"games": 5000, "seed": 4, "seats": seats, "verdict": "fair", "off": [],
+            "beyond": []}
     assert sa.lead_sentence(ans, fair, "seat_bonus_gold", 0.02) == (
         "Give seat 2 one extra gold and seat 3 two extra gold (seat 1 as the book has it): "
         "every seat fair within ±2 points, shown on 5,000 fresh games (seed 4)")
-    off = {**fair, "verdict": "unfair", "off": [1], "seats": [
-        {**seats[1], "mean": -0.05, "high": -0.01} if r["seat"] == 1 else r for r in seats]}
+    off = {**fair, "verdict": "unfair", "off": [1], "beyond": [1], "seats": [
+        {**seats[1], "mean": -0.05, "high": -0.03} if r["seat"] == 1 else r for r in seats]}
     text = sa.lead_sentence(ans, off, "seat_bonus_gold", 0.02)
-    assert text.startswith("Not decided") and "seat 2 (-5.0 points) is shown not fair" in text
+    assert text.startswith("Not decided") and (
+        "seat 2 (-5.0 points) is shown more than ±2 points from fair" in text)
+    # shown off fair by less than the margin: not a 'not fair' (the one-seat rule)
+    near = {**fair, "verdict": "not decided", "off": [1], "beyond": [], "seats": [
+        {**seats[1], "mean": -0.015, "low": -0.025, "high": -0.005} if r["seat"] == 1 else r
+        for r in seats]}
+    text = sa.lead_sentence(ans, near, "seat_bonus_gold", 0.02)
+    assert text.startswith("Probably") and "not fair" not in text
+    line = sa.confirmation_sentence(near, "seat_bonus_gold", [0, 1, 2], 3, 0.02)
+    assert line.endswith("not decided at ±2 points (seat 2 (-1.5 points) shown off fair, not "
+                         "beyond ±2 points)")
     unsure = sa.lead_sentence(ans, {**fair, "verdict": "not decided"}, "seat_bonus_gold", 0.02)
     assert unsure.startswith("Probably give seat 2 one extra gold") and "not yet" in unsure
     out = fvec.Answer(3, "outside_range", 0, 4, 0, [9.0, 2.0], [6.0, 1.0], [12.0, 3.0],
