@@ -376,10 +376,20 @@ def next_step(confs: dict, centre: float, delta: float, rising: bool, lo: int, h
     neighbours shown beyond delta on either side of the target; every value beyond delta on
     one side up to the range's end), ('more', values) to play more fresh games on the values
     still open, ('add', value) to confirm the next integer toward the target when every value
-    played is beyond delta on one side of it (`rising`: the figure rises with the option)."""
+    played is shown off it on one side, beyond delta or by less (`rising`: the figure rises
+    with the option)."""
     states = {v: _state(c, centre, delta) for v, c in confs.items()}
     if "fair" in states.values():
         return None
+    # every value shown off the target on one side (perhaps by less than delta): the next
+    # integer toward it first, before more games on values that at best sit at the margin
+    sides = {-1 if c["high"] < centre else 1 if c["low"] > centre else 0
+             for c in confs.values()}
+    if len(sides) == 1 and 0 not in sides:
+        up = (sides == {-1}) == rising
+        new = max(confs) + 1 if up else min(confs) - 1
+        if lo <= new <= hi and new not in confs:
+            return ("add", new)
     open_ = sorted(v for v, state in states.items() if state == "open")
     if open_:
         return ("more", open_)
@@ -536,12 +546,11 @@ def recommendation(spec, players: int, ans: fv.Answer, confs: list[dict], budget
                    f"side of the target, the closest {b.option} = {shown(end)}",
                    [end["value"]])
     if confs:
-        near = (lambda c: abs(c["value"] - ans.estimate)) if ans.estimate is not None \
-            else (lambda c: 0)
-        open_ = sorted((c for c in confs if states[c["value"]] == "open"), key=near)
-        pick = open_[:2] if len(open_) > 1 else open_ + sorted(
-            (by[v] for v in (open_[0]["value"] - 1, open_[0]["value"] + 1) if v in by),
-            key=near)[:1]
+        def near(c):                     # the nearer the target on fresh deals, first
+            return abs(c["mean"] - centre)
+        best = min((c for c in confs if states[c["value"]] == "open"), key=near)
+        pick = [best] + sorted((by[v] for v in (best["value"] - 1, best["value"] + 1)
+                                if v in by), key=near)[:1]
         pick.sort(key=lambda c: c["value"])
         words = {"open": "not decided", "short": "not fair (short)", "over": "not fair (ahead)"}
         states_text = "; ".join(

@@ -155,6 +155,26 @@ def test_values_all_on_one_side_lead_to_the_next_integer(monkeypatch):
     assert rec["verdict"] == "give" and rec["value"] == 5
 
 
+def test_values_all_short_by_less_than_delta_lead_to_the_next_integer(monkeypatch):
+    """Reef Encounter's flat stretch at 3 players: the search points at 2.8, and on fresh
+    deals 2 and 3 polyps are both about a point short (shown off fair, not shown beyond
+    +-1 point) while 4 is fair.  The answer confirms the next integer up before playing on
+    at the margin, and gives 4 (it said 'cannot yet decide between 2 and 3' on the replayed
+    answer, spending its whole budget on the two)."""
+    monkeypatch.setattr(sb, "_play", Truth(lambda value, agent: {2: -1.0, 3: -1.05,
+                                                                  4: 0.0}[value]))
+    spec = _spec(delta=0.01, confirm_games=20_000)
+    c = _curve([2, 3], [-1.2, 0.2])
+    ans = fv.answer(c, -4, 8, 1 / PLAYERS, integer=True)
+    assert ans.nearest == [2, 3]
+    confs = sb.reconcile(Quiet(), spec, PLAYERS, ans, c, 250_000, ["greedy"] * PLAYERS)
+    by = {k["value"]: k for k in confs}
+    assert all(by[v]["high"] < 0 and by[v]["low"] < -0.01 for v in (2, 3))
+    assert 4 in by and by[4]["verdict"] == "fair"
+    rec = sb.recommendation(spec, PLAYERS, ans, confs, 250_000)
+    assert rec["verdict"] == "give" and rec["value"] == 4, rec
+
+
 def test_no_value_at_the_ranges_end_and_no_whole_number_between_are_said_plainly(
         monkeypatch):
     spec = _spec(range=[0, 8])
