@@ -169,14 +169,13 @@ def strength_verdict(rungs: list[tuple[str, dict]], precision: float) -> dict:
                         else "not solved")
         for (agent, a), sp in zip(rungs, spans))
     what = "the compensation of every seat"
-    for i, (one, a) in enumerate(zip([r for r, _ in rungs], spans)):
-        for two, b in zip([r for r, _ in rungs][i + 1:], spans[i + 1:]):
-            apart = [s for s, (x, y) in enumerate(zip(a, b)) if x[1] < y[0] or y[1] < x[0]]
-            if apart:
-                seats = " and ".join(f"seat {s + 2}" for s in apart)
-                return {"verdict": "moves", "sentence": (
-                    f"{what} moves with strength: {seats}'s fair values under {one} and {two} "
-                    f"do not overlap ({listed})")}
+    apart = sb.rungs_apart([agent for agent, _ in rungs], spans)
+    if apart:
+        one, two, coords = apart
+        seats = " and ".join(f"seat {s + 2}" for s in coords)
+        return {"verdict": "moves", "sentence": (
+            f"{what} moves with strength: {seats}'s fair values under {one} and {two} "
+            f"do not overlap ({listed})")}
     narrow = [a["status"] == "found" and all((hi - lo) / 2 <= precision for lo, hi in sp)
               for (_, a), sp in zip(rungs, spans)]
     if all(narrow):
@@ -184,10 +183,8 @@ def strength_verdict(rungs: list[tuple[str, dict]], precision: float) -> dict:
             f"{what} holds across strengths: every rung names every seat's fair value to "
             f"+-{precision:g} and their intervals overlap on every seat ({listed})")}
     wide = [agent for (agent, _), ok in zip(rungs, narrow) if not ok]
-    return {"verdict": "undecided", "sentence": (
-        f"not decided yet whether {what} moves with strength: the intervals overlap on every "
-        f"seat, and {' and '.join(wide)} {'is' if len(wide) == 1 else 'are'} not known to "
-        f"+-{precision:g} ({listed})")}
+    return sb.not_decided_sentence(what, "the intervals overlap on every seat", wide,
+                                   precision, listed)
 
 
 def run_all_seats(spec, player: Player) -> dict:

@@ -606,6 +606,27 @@ def _rung_text(agent: str, a: dict) -> str:
     return f"{agent}: {fv.bound_text(span[0], lo, hi)} to {fv.bound_text(span[1], lo, hi)}"
 
 
+def rungs_apart(names: list[str], spans: list[list[tuple]]):
+    """The first two rungs whose intervals are disjoint on some coordinate (spans: per rung,
+    an interval (lo, hi) per coordinate, a seat or the one fair value): (one, two, the
+    coordinates apart), or None."""
+    for i, (one, a) in enumerate(zip(names, spans)):
+        for two, b in zip(names[i + 1:], spans[i + 1:]):
+            apart = [k for k, (x, y) in enumerate(zip(a, b)) if x[1] < y[0] or y[1] < x[0]]
+            if apart:
+                return one, two, apart
+    return None
+
+
+def not_decided_sentence(what: str, overlap: str, wide: list[str], precision: float,
+                         listed: str) -> dict:
+    """The strength verdict while the rungs overlap and `wide` are not known to precision."""
+    return {"verdict": "undecided", "sentence": (
+        f"not decided yet whether {what} moves with strength: {overlap}, and "
+        f"{' and '.join(wide)} {'is' if len(wide) == 1 else 'are'} not known to "
+        f"+-{precision:g} ({listed})")}
+
+
 def strength_verdict(rungs: list[tuple[str, dict]], precision: float,
                      what: str = "the compensation") -> dict:
     """From the rungs' answers [(agent, answer dict)]: 'moves' when two rungs' intervals on
@@ -615,12 +636,11 @@ def strength_verdict(rungs: list[tuple[str, dict]], precision: float,
     spans = [_rung_set(a) for _, a in rungs]
     listed = "; ".join(_rung_text(agent, a) for agent, a in rungs)
     known = [(agent, s) for (agent, _), s in zip(rungs, spans) if s is not None]
-    for i, (one, a) in enumerate(known):
-        for two, b in known[i + 1:]:
-            if a[1] < b[0] or b[1] < a[0]:
-                return {"verdict": "moves", "sentence": (
-                    f"{what} moves with strength: the fair values under {one} and {two} do not "
-                    f"overlap ({listed})")}
+    apart = rungs_apart([agent for agent, _ in known], [[s] for _, s in known])
+    if apart:
+        return {"verdict": "moves", "sentence": (
+            f"{what} moves with strength: the fair values under {apart[0]} and {apart[1]} do "
+            f"not overlap ({listed})")}
     narrow = [a["status"] == "found" and a["low"] is not None and a["high"] is not None
               and (a["high"] - a["low"]) / 2 <= precision for _, a in rungs]
     if all(narrow) and len(known) == len(rungs):
@@ -628,10 +648,7 @@ def strength_verdict(rungs: list[tuple[str, dict]], precision: float,
             f"{what} holds across strengths: every rung's fair value is known to "
             f"+-{precision:g} and their intervals overlap ({listed})")}
     wide = [agent for (agent, _), ok in zip(rungs, narrow) if not ok]
-    return {"verdict": "undecided", "sentence": (
-        f"not decided yet whether {what} moves with strength: the intervals overlap, and "
-        f"{' and '.join(wide)} {'is' if len(wide) == 1 else 'are'} not known to "
-        f"+-{precision:g} ({listed})")}
+    return not_decided_sentence(what, "the intervals overlap", wide, precision, listed)
 
 
 def _answer_sentence(ans: fv.Answer, b, who: str, agent: str, aim: str) -> str:
